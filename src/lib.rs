@@ -1,0 +1,1 @@
+//! llmbound: capacity and throughput bounds for local LLM inference.
