@@ -1,1 +1,3 @@
-//! llmbound: capacity and throughput bounds for local LLM inference.
+//! llmbound: capacity, KV-cache and roofline bounds for running LLMs locally.
+
+pub mod core;

@@ -1,0 +1,412 @@
+//! Units, exact byte arithmetic, provenance and the number formats shared by every view.
+//! Pure: no I/O, no other top-level module.
+
+use std::fmt;
+
+/// Bytes in a gigabyte (decimal, vendor figures).
+pub const GB: u64 = 1_000_000_000;
+/// Bytes in a gibibyte (binary, OS figures).
+pub const GIB: u64 = 1 << 30;
+/// Bytes in a kibibyte.
+pub const KIB: u64 = 1 << 10;
+/// Bytes in a mebibyte.
+pub const MIB: u64 = 1 << 20;
+
+/// Where a number comes from. Ordered from least to most certain:
+/// `user < spec < derived < measured < file` (SPEC §1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Provenance {
+    /// Typed or chosen by the user.
+    User,
+    /// A vendor's published figure (peak, advertised count).
+    Spec,
+    /// Computed from other inputs.
+    Derived,
+    /// Measured on the machine, with date and method.
+    Measured,
+    /// Read from an artifact file.
+    File,
+}
+
+impl Provenance {
+    /// All provenances, least certain first.
+    pub const ALL: [Provenance; 5] = [
+        Provenance::User,
+        Provenance::Spec,
+        Provenance::Derived,
+        Provenance::Measured,
+        Provenance::File,
+    ];
+
+    /// The lower-case label used in reports and profiles.
+    pub fn label(self) -> &'static str {
+        match self {
+            Provenance::User => "user",
+            Provenance::Spec => "spec",
+            Provenance::Derived => "derived",
+            Provenance::Measured => "measured",
+            Provenance::File => "file",
+        }
+    }
+
+    /// Parse a label written by `label`.
+    pub fn parse(s: &str) -> Option<Provenance> {
+        Provenance::ALL.into_iter().find(|p| p.label() == s)
+    }
+
+    /// The least certain of several provenances (the one a result carries).
+    pub fn weakest<I: IntoIterator<Item = Provenance>>(items: I) -> Option<Provenance> {
+        items.into_iter().min()
+    }
+}
+
+impl fmt::Display for Provenance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// A value with its provenance and a free-text source (document, date, method).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sourced<T> {
+    /// The figure.
+    pub value: T,
+    /// Where it comes from.
+    pub provenance: Provenance,
+    /// Human-readable citation: document, command, date, method.
+    pub source: String,
+}
+
+impl<T> Sourced<T> {
+    /// A figure with a provenance and a source text.
+    pub fn new(value: T, provenance: Provenance, source: impl Into<String>) -> Self {
+        Sourced {
+            value,
+            provenance,
+            source: source.into(),
+        }
+    }
+}
+
+/// An exact byte count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Bytes(pub u64);
+
+impl Bytes {
+    /// Size in GB (10^9 bytes), for display only.
+    pub fn gb(self) -> f64 {
+        self.0 as f64 / GB as f64
+    }
+    /// Size in GiB (2^30 bytes), for display only.
+    pub fn gib(self) -> f64 {
+        self.0 as f64 / GIB as f64
+    }
+}
+
+/// A bandwidth in bytes per second.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default)]
+pub struct BytesPerSec(pub f64);
+
+/// A compute rate in FLOP per second (one multiply-add = 2 FLOP).
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default)]
+pub struct FlopPerSec(pub f64);
+
+/// Group the digits of an integer with commas: `19762149024` → `19,762,149,024`.
+pub fn group_digits(n: u128) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Group a signed integer's digits: `-1,234`.
+pub fn group_digits_signed(n: i128) -> String {
+    if n < 0 {
+        format!("-{}", group_digits(n.unsigned_abs()))
+    } else {
+        group_digits(n as u128)
+    }
+}
+
+/// `28,352,083,616 bytes = 26.405 GiB` style: exact bytes, then GiB with 3 decimals.
+pub fn bytes_gib(n: u64) -> String {
+    format!("{} bytes = {:.3} GiB", group_digits(n as u128), Bytes(n).gib())
+}
+
+/// GiB with three decimals and the unit: `18.405 GiB`.
+pub fn fmt_gib(n: u64) -> String {
+    format!("{:.3} GiB", Bytes(n).gib())
+}
+
+/// GB with three decimals and the unit: `19.762 GB`.
+pub fn fmt_gb(n: u64) -> String {
+    format!("{:.3} GB", Bytes(n).gb())
+}
+
+/// Signed GiB with three decimals: `-1.250 GiB`.
+pub fn fmt_gib_signed(n: i128) -> String {
+    format!("{:.3} GiB", n as f64 / GIB as f64)
+}
+
+/// The largest binary unit that divides the count exactly, for figures like KV/token:
+/// `262144` → `256 KiB`; otherwise bytes.
+pub fn exact_binary(n: u64) -> String {
+    for (unit, size) in [("GiB", GIB), ("MiB", MIB), ("KiB", KIB)] {
+        if n >= size && n % size == 0 {
+            return format!("{} {unit}", group_digits((n / size) as u128));
+        }
+    }
+    format!("{} bytes", group_digits(n as u128))
+}
+
+/// A compact human size in both units: `18.405 GiB (19.762 GB)`.
+pub fn fmt_both(n: u64) -> String {
+    format!("{} ({})", fmt_gib(n), fmt_gb(n))
+}
+
+/// Bandwidth with its decimal unit: `273 GB/s`, `4.354 TB/s`, `47.55 GB/s`.
+pub fn fmt_bandwidth(bw: BytesPerSec) -> String {
+    let v = bw.0;
+    let (scaled, unit) = if v >= 1e12 {
+        (v / 1e12, "TB/s")
+    } else if v >= 1e9 {
+        (v / 1e9, "GB/s")
+    } else if v >= 1e6 {
+        (v / 1e6, "MB/s")
+    } else {
+        (v, "B/s")
+    };
+    format!("{} {unit}", trim_float(scaled, 3))
+}
+
+/// Compute rate with its decimal unit: `989.5 TFLOP/s`.
+pub fn fmt_flops(c: FlopPerSec) -> String {
+    let v = c.0;
+    let (scaled, unit) = if v >= 1e15 {
+        (v / 1e15, "PFLOP/s")
+    } else if v >= 1e12 {
+        (v / 1e12, "TFLOP/s")
+    } else if v >= 1e9 {
+        (v / 1e9, "GFLOP/s")
+    } else {
+        (v, "FLOP/s")
+    };
+    format!("{} {unit}", trim_float(scaled, 3))
+}
+
+/// A float with at most `decimals` decimals and no trailing zeros: `273`, `4.354`.
+pub fn trim_float(v: f64, decimals: usize) -> String {
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// Tokens per second with two decimals: `13.81`.
+pub fn fmt_rate(tps: f64) -> String {
+    if !tps.is_finite() {
+        return "∞".to_string();
+    }
+    if tps >= 100_000.0 {
+        group_digits(tps.round() as u128)
+    } else {
+        format!("{tps:.2}")
+    }
+}
+
+/// Milliseconds per token with two decimals: `72.39`.
+pub fn fmt_ms(ms: f64) -> String {
+    format!("{ms:.2}")
+}
+
+/// Tokens with grouped digits: `32,768`.
+pub fn fmt_tokens(n: u64) -> String {
+    group_digits(n as u128)
+}
+
+/// Errors from parsing a size or rate written with units.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnitError(pub String);
+
+impl fmt::Display for UnitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn split_number(s: &str) -> Result<(f64, String), UnitError> {
+    let t = s.trim();
+    let end = t
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_digit() || matches!(c, '.' | '_' | ',' | 'e' | 'E' | '+' | '-')))
+        .map(|(i, _)| i)
+        .unwrap_or(t.len());
+    // "1e9" vs "1 EB": an 'e'/'E' followed by a letter belongs to the unit.
+    let (mut num, mut unit) = (t[..end].to_string(), t[end..].trim().to_string());
+    if (num.ends_with('e') || num.ends_with('E')) && !unit.is_empty() {
+        let last = num.pop().unwrap_or('e');
+        unit = format!("{last}{unit}");
+    }
+    let clean: String = num.chars().filter(|c| *c != '_' && *c != ',').collect();
+    if clean.is_empty() {
+        return Err(UnitError(format!("\"{s}\" has no number")));
+    }
+    let v: f64 = clean
+        .parse()
+        .map_err(|_| UnitError(format!("\"{s}\" is not a number with a unit")))?;
+    if !v.is_finite() {
+        return Err(UnitError(format!("\"{s}\" is not finite")));
+    }
+    Ok((v, unit))
+}
+
+/// Parse a size: `"48 GiB"`, `"19.762 GB"`, `"512 MiB"`, `"1234"` (bytes), `"2e9"`.
+/// The result must be a whole number of bytes and fit in u64.
+pub fn parse_bytes(s: &str) -> Result<u64, UnitError> {
+    let (v, unit) = split_number(s)?;
+    let mult: f64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" | "byte" | "bytes" => 1.0,
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        "kib" | "k" => KIB as f64,
+        "mib" | "m" => MIB as f64,
+        "gib" | "g" => GIB as f64,
+        "tib" | "t" => (1u64 << 40) as f64,
+        _ => {
+            return Err(UnitError(format!(
+                "\"{s}\": unknown size unit \"{unit}\" (use bytes, KB, MB, GB, TB, KiB, MiB, GiB, TiB)"
+            )));
+        }
+    };
+    let bytes = v * mult;
+    if bytes < 0.0 {
+        return Err(UnitError(format!("\"{s}\" is negative")));
+    }
+    if bytes >= u64::MAX as f64 {
+        return Err(UnitError(format!("\"{s}\" is too large")));
+    }
+    let rounded = bytes.round();
+    if (bytes - rounded).abs() > 1e-6 * bytes.max(1.0) {
+        return Err(UnitError(format!("\"{s}\" is not a whole number of bytes")));
+    }
+    Ok(rounded as u64)
+}
+
+/// Parse a bandwidth: `"273 GB/s"`, `"4.8 TB/s"`, `"273e9"` (bytes/s), `"64 GiB/s"`.
+pub fn parse_bandwidth(s: &str) -> Result<BytesPerSec, UnitError> {
+    let (v, unit) = split_number(s)?;
+    let u = unit.to_ascii_lowercase();
+    let base = u.strip_suffix("/s").or_else(|| u.strip_suffix("ps")).unwrap_or(&u);
+    let mult: f64 = match base.trim() {
+        "" | "b" | "bytes" => 1.0,
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        "kib" => KIB as f64,
+        "mib" => MIB as f64,
+        "gib" => GIB as f64,
+        "tib" => (1u64 << 40) as f64,
+        _ => {
+            return Err(UnitError(format!(
+                "\"{s}\": unknown bandwidth unit \"{unit}\" (use B/s, GB/s, TB/s, GiB/s)"
+            )));
+        }
+    };
+    let bw = v * mult;
+    if bw <= 0.0 || !bw.is_finite() {
+        return Err(UnitError(format!("\"{s}\": a bandwidth must be positive")));
+    }
+    Ok(BytesPerSec(bw))
+}
+
+/// Parse a compute rate: `"989.5 TFLOP/s"`, `"165 TFLOPS"`, `"1e15"`.
+pub fn parse_flops(s: &str) -> Result<FlopPerSec, UnitError> {
+    let (v, unit) = split_number(s)?;
+    let u = unit.to_ascii_lowercase();
+    let base = u
+        .strip_suffix("flop/s")
+        .or_else(|| u.strip_suffix("flops"))
+        .unwrap_or(&u);
+    let mult: f64 = match base.trim() {
+        "" => 1.0,
+        "k" => 1e3,
+        "m" => 1e6,
+        "g" => 1e9,
+        "t" => 1e12,
+        "p" => 1e15,
+        _ => {
+            return Err(UnitError(format!(
+                "\"{s}\": unknown compute unit \"{unit}\" (use FLOP/s, GFLOP/s, TFLOP/s, PFLOP/s)"
+            )));
+        }
+    };
+    let c = v * mult;
+    if c <= 0.0 || !c.is_finite() {
+        return Err(UnitError(format!("\"{s}\": a compute rate must be positive")));
+    }
+    Ok(FlopPerSec(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provenance_order_is_spec_order() {
+        use Provenance::*;
+        assert!(User < Spec && Spec < Derived && Derived < Measured && Measured < File);
+        assert_eq!(Provenance::weakest([File, Spec, Measured]), Some(Spec));
+    }
+
+    #[test]
+    fn digits_group() {
+        assert_eq!(group_digits(19_762_149_024), "19,762,149,024");
+        assert_eq!(group_digits(0), "0");
+        assert_eq!(group_digits(999), "999");
+        assert_eq!(group_digits_signed(-1234), "-1,234");
+    }
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_bytes("48 GiB").unwrap(), 51_539_607_552);
+        assert_eq!(parse_bytes("19762149024").unwrap(), 19_762_149_024);
+        assert_eq!(parse_bytes("2e9").unwrap(), 2_000_000_000);
+        assert_eq!(parse_bytes("1.5 KiB").unwrap(), 1536);
+        assert_eq!(parse_bytes("0").unwrap(), 0);
+        assert!(parse_bytes("-1 GB").is_err());
+        assert!(parse_bytes("12 parsecs").is_err());
+        assert!(parse_bytes("1e40").is_err());
+        assert!(parse_bytes("").is_err());
+        assert!(parse_bytes("0.5").is_err());
+    }
+
+    #[test]
+    fn rates_parse() {
+        assert_eq!(parse_bandwidth("273 GB/s").unwrap().0, 273e9);
+        assert_eq!(parse_bandwidth("273e9").unwrap().0, 273e9);
+        assert_eq!(parse_bandwidth("4.8 TB/s").unwrap().0, 4.8e12);
+        assert!(parse_bandwidth("0 GB/s").is_err());
+        assert!(parse_bandwidth("5 furlongs").is_err());
+        assert_eq!(parse_flops("989.5 TFLOP/s").unwrap().0, 989.5e12);
+        assert_eq!(parse_flops("1e15").unwrap().0, 1e15);
+    }
+
+    #[test]
+    fn formats() {
+        assert_eq!(exact_binary(262_144), "256 KiB");
+        assert_eq!(exact_binary(8_589_934_592), "8 GiB");
+        assert_eq!(fmt_gib(19_762_149_024), "18.405 GiB");
+        assert_eq!(fmt_bandwidth(BytesPerSec(273e9)), "273 GB/s");
+        assert_eq!(fmt_bandwidth(BytesPerSec(4.354e12)), "4.354 TB/s");
+    }
+}

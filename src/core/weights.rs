@@ -1,0 +1,183 @@
+//! Weight bytes: W (every file the runtime loads) and, from a tensor inventory, the bytes
+//! touched per decode step (SPEC §2, §4 inventory mode) and the linear parameters (SPEC §5).
+//! Pure: no I/O, no other top-level module.
+
+use super::units::{Provenance, Sourced};
+
+/// One file that the scenario loads (artifact shard, multimodal projector, draft model).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WeightFile {
+    /// What it is ("artifact", "mmproj", "draft") and its file name.
+    pub label: String,
+    /// Exact size in bytes.
+    pub bytes: Sourced<u64>,
+}
+
+/// The tensor inventory of an artifact reduced to what the bounds need (provenance `file`).
+/// Every field is an exact count taken from the GGUF tensor list.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Inventory {
+    /// Σ tensor bytes (llama-bench's `model_size`), bytes.
+    pub tensor_bytes: u64,
+    /// Σ tensor elements (the counted parameters).
+    pub parameters: u64,
+    /// Token embedding (`token_embd.weight`) bytes.
+    pub embedding_bytes: u64,
+    /// Bytes of one embedding row (what a lookup reads per token).
+    pub embedding_row_bytes: u64,
+    /// Elements of the token embedding.
+    pub embedding_elements: u64,
+    /// The output projection is tied to the token embedding (no `output.weight`).
+    pub tied_output: bool,
+    /// Bytes of the output layer (`output.weight`, `output_norm.*`), read fully per token.
+    pub output_bytes: u64,
+    /// Bytes in each repeating layer (`blk.N.*`), routed experts included in full; index = N.
+    pub layer_bytes: Vec<u64>,
+    /// Of `layer_bytes`, the routed expert tensors (`*_exps`) per layer.
+    pub layer_routed_expert_bytes: Vec<u64>,
+    /// Bytes of tensors outside layers, embedding and output (counted fully, host-placed).
+    pub other_bytes: u64,
+    /// Elements of 2-D/3-D weight matrices used per token, routed experts excluded
+    /// (the embedding excluded unless tied; the output projection included).
+    pub linear_dense_elements: u64,
+    /// Bytes of those dense linear matrices.
+    pub linear_dense_bytes: u64,
+    /// Elements of routed expert matrices (all experts).
+    pub linear_expert_elements: u64,
+}
+
+impl Inventory {
+    /// Routed expert bytes over all layers.
+    pub fn routed_expert_bytes(&self) -> u64 {
+        self.layer_routed_expert_bytes.iter().sum()
+    }
+}
+
+/// How many distinct routed experts B sequences touch per MoE layer per step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ExpertCount {
+    /// The expected distinct experts `n × (1 − (1 − k/n)^B)` (SPEC §4).
+    Expected,
+    /// The fewest possible: k (all sequences pick the same experts).
+    Minimum,
+}
+
+/// Fraction of routed expert bytes read per step for B sequences.
+pub fn expert_fraction(experts: u32, experts_used: u32, sequences: u64, mode: ExpertCount) -> f64 {
+    if experts == 0 {
+        return 1.0;
+    }
+    let n = experts as f64;
+    let k = (experts_used as f64).min(n);
+    match mode {
+        ExpertCount::Minimum => k / n,
+        ExpertCount::Expected => {
+            let b = sequences.max(1) as f64;
+            let distinct = n * (1.0 - (1.0 - k / n).powf(b));
+            distinct / n
+        }
+    }
+}
+
+/// Bytes of the weights read from memory per decode step in inventory mode (SPEC §4):
+/// one embedding row per sequence unless tied, routed experts scaled by the fraction touched,
+/// everything else in full. Rounded to whole bytes after scaling.
+pub fn inventory_read_bytes(
+    inv: &Inventory,
+    experts: Option<(u32, u32)>,
+    sequences: u64,
+    mode: ExpertCount,
+) -> u64 {
+    let routed = inv.routed_expert_bytes();
+    let dense_layers: u64 = inv.layer_bytes.iter().sum::<u64>().saturating_sub(routed);
+    let embedding = if inv.tied_output {
+        // The tied matrix is the output projection: read in full.
+        inv.embedding_bytes
+    } else {
+        inv.embedding_row_bytes
+            .saturating_mul(sequences.max(1))
+            .min(inv.embedding_bytes)
+    };
+    let frac = match experts {
+        Some((n, k)) => expert_fraction(n, k, sequences, mode),
+        None => 1.0,
+    };
+    let routed_read = (routed as f64 * frac).round() as u64;
+    dense_layers
+        .saturating_add(inv.output_bytes)
+        .saturating_add(inv.other_bytes)
+        .saturating_add(embedding)
+        .saturating_add(routed_read)
+}
+
+/// Linear parameters used per token P_linear (SPEC §5): dense matrices plus routed experts
+/// scaled by used/total.
+pub fn inventory_linear_parameters(inv: &Inventory, experts: Option<(u32, u32)>) -> f64 {
+    let frac = match experts {
+        Some((n, k)) if n > 0 => k as f64 / n as f64,
+        _ => 1.0,
+    };
+    inv.linear_dense_elements as f64 + inv.linear_expert_elements as f64 * frac
+}
+
+/// Total W over files, and the weakest provenance among them.
+pub fn total_bytes(files: &[WeightFile]) -> (u64, Provenance) {
+    let sum = files
+        .iter()
+        .fold(0u64, |acc, f| acc.saturating_add(f.bytes.value));
+    let prov = Provenance::weakest(files.iter().map(|f| f.bytes.provenance)).unwrap_or(Provenance::User);
+    (sum, prov)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inv() -> Inventory {
+        Inventory {
+            tensor_bytes: 1_000,
+            parameters: 2_000,
+            embedding_bytes: 100,
+            embedding_row_bytes: 1,
+            embedding_elements: 200,
+            tied_output: false,
+            output_bytes: 100,
+            layer_bytes: vec![400, 400],
+            layer_routed_expert_bytes: vec![320, 320],
+            other_bytes: 0,
+            linear_dense_elements: 500,
+            linear_dense_bytes: 250,
+            linear_expert_elements: 1000,
+        }
+    }
+
+    #[test]
+    fn embedding_is_one_row_unless_tied() {
+        let mut i = inv();
+        i.layer_routed_expert_bytes = vec![0, 0];
+        assert_eq!(inventory_read_bytes(&i, None, 1, ExpertCount::Expected), 800 + 100 + 1);
+        i.tied_output = true;
+        i.output_bytes = 0;
+        assert_eq!(inventory_read_bytes(&i, None, 1, ExpertCount::Expected), 800 + 100);
+    }
+
+    #[test]
+    fn experts_scale() {
+        // 8 of 64 experts: 640 routed bytes × 1/8 = 80, dense 160, output 100, embd row 1.
+        let r = inventory_read_bytes(&inv(), Some((64, 8)), 1, ExpertCount::Expected);
+        assert_eq!(r, 160 + 80 + 100 + 1);
+        let many = inventory_read_bytes(&inv(), Some((64, 8)), 64, ExpertCount::Expected);
+        let min = inventory_read_bytes(&inv(), Some((64, 8)), 64, ExpertCount::Minimum);
+        assert!(many > r);
+        assert_eq!(min, 160 + 80 + 100 + 64);
+    }
+
+    #[test]
+    fn expected_distinct_experts() {
+        let f = expert_fraction(128, 8, 1, ExpertCount::Expected);
+        assert!((f - 8.0 / 128.0).abs() < 1e-12);
+        let f4 = expert_fraction(128, 8, 4, ExpertCount::Expected);
+        let want = 1.0 - (1.0f64 - 8.0 / 128.0).powi(4);
+        assert!((f4 - want).abs() < 1e-12);
+    }
+}
