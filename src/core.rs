@@ -1,6 +1,16 @@
 //! The bounds engine: every formula of SPEC.md, once. Pure arithmetic: no I/O, no UI,
 //! no serialization, no imports from other top-level modules.
 
+pub mod cache;
+pub mod decode;
+pub mod evaluate;
+pub mod kv;
 pub mod model;
+pub mod roofline;
+pub mod scenario;
+pub mod tiers;
 pub mod units;
 pub mod weights;
+
+pub use evaluate::{ClaimCheck, Report, check_claim, evaluate};
+pub use scenario::Scenario;

@@ -1,0 +1,464 @@
+//! `evaluate(&Scenario) -> Report`: one pass over every bound, and the claim check.
+//! Pure: no I/O, no other top-level module.
+
+use super::decode::{self, BandwidthChoice, Ceiling, CurvePoint};
+use super::kv::{self, KvCache};
+use super::roofline::{self, Linear, Roofline, RooflineInput};
+use super::scenario::{Scenario, ScenarioError};
+use super::tiers::{self, Layout, TierLoad, WeightSplit, WeightsMode};
+use super::units::{self, Provenance};
+use super::weights::{self, ExpertCount};
+
+/// The artifact figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArtifactFigures {
+    /// W: exact bytes over every file the scenario loads.
+    pub bytes: u64,
+    /// Provenance of W.
+    pub provenance: Provenance,
+    /// Parameter count used for the density.
+    pub parameters: Option<u64>,
+    /// Its provenance (spec when advertised, file when counted).
+    pub parameters_provenance: Option<Provenance>,
+    /// True when the count is the tensor element count from the file ("counted").
+    pub parameters_counted: bool,
+    /// File density 8W / P_total, bits per parameter.
+    pub bits_per_parameter: Option<f64>,
+}
+
+/// The capacity check over the whole placement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Capacity {
+    /// W.
+    pub weights_bytes: u64,
+    /// K: logical attention cache plus recurrent state.
+    pub kv_bytes: u64,
+    /// A.
+    pub other_bytes: u64,
+    /// W + K + A.
+    pub total_bytes: u64,
+    /// M: capacity of the tiers the placement uses (Σ when several).
+    pub memory_bytes: u64,
+    /// M − W − K − A (may be negative).
+    pub headroom_bytes: i128,
+    /// Every used tier fits.
+    pub fits: bool,
+    /// Largest logical context per sequence that fits (None: memory sets no limit).
+    pub max_context_tokens: Option<u64>,
+    /// The largest context is above the model's native context.
+    pub max_context_exceeds_native: bool,
+    /// The tier that limits (least headroom).
+    pub limiting_tier: String,
+    /// Weakest provenance among W, K's model figures, M (and A when set).
+    pub provenance: Provenance,
+    /// The verdict in words.
+    pub verdict: String,
+}
+
+/// Decode ceilings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decode {
+    /// File mode, K_read = 0, headline bandwidth.
+    pub short_context: Ceiling,
+    /// File mode, K_read at N, headline bandwidth.
+    pub full_context: Ceiling,
+    /// Inventory mode (expected experts), short context.
+    pub inventory_short_context: Option<Ceiling>,
+    /// Inventory mode (expected experts), at N.
+    pub inventory_full_context: Option<Ceiling>,
+    /// The highest ceiling at N: fewest bytes (inventory, k experts) and the highest bandwidth
+    /// on record. Only this one can call a rate impossible, and only with an inventory.
+    pub highest: Ceiling,
+    /// The highest ceiling can call a rate impossible (there is a tensor inventory).
+    pub highest_decides: bool,
+    /// Ceiling over context.
+    pub curve: Vec<CurvePoint>,
+    /// The headline bandwidth uses a vendor figure.
+    pub optimistic_vendor: bool,
+}
+
+/// Everything `evaluate` computes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// Scenario name.
+    pub scenario: String,
+    /// The evaluated scenario (inputs echo).
+    pub inputs: Scenario,
+    /// Artifact figures.
+    pub artifact: ArtifactFigures,
+    /// KV cache.
+    pub kv: KvCache,
+    /// Capacity.
+    pub capacity: Capacity,
+    /// Placement.
+    pub layout: Layout,
+    /// Per-tier loads.
+    pub tiers: Vec<TierLoad>,
+    /// Weight split used for placement.
+    pub split: WeightSplit,
+    /// Decode ceilings.
+    pub decode: Decode,
+    /// Roofline and prefill.
+    pub roofline: Roofline,
+    /// Warnings about the inputs.
+    pub warnings: Vec<String>,
+}
+
+/// Linear parameters/bytes: from the inventory, else derived from advertised figures.
+fn linear(s: &Scenario, w: u64) -> Option<Linear> {
+    let experts = s.model.moe.map(|m| (m.experts, m.experts_used));
+    if let Some(inv) = &s.inventory {
+        let p = weights::inventory_linear_parameters(inv, experts);
+        let frac = experts.map_or(1.0, |(n, k)| if n > 0 { k as f64 / n as f64 } else { 1.0 });
+        let bytes = inv.linear_dense_bytes as f64 + inv.routed_expert_bytes() as f64 * frac;
+        return Some(Linear {
+            parameters: p,
+            bytes,
+            provenance: Provenance::File,
+            basis: "counted from the tensor inventory".into(),
+        });
+    }
+    let total = s.model.parameters_advertised.as_ref()?;
+    let used = s
+        .model
+        .active_parameters_advertised
+        .as_ref()
+        .map_or(total.value, |a| a.value) as f64;
+    let emb = if s.model.tied_embeddings {
+        0.0
+    } else {
+        (s.model.vocab_size * s.model.embedding_length) as f64
+    };
+    let p = (used - emb).max(0.0);
+    Some(Linear {
+        parameters: p,
+        bytes: w as f64 * p / total.value as f64,
+        provenance: Provenance::Derived,
+        basis: if s.model.tied_embeddings {
+            "advertised parameters (tied embedding counted once, as the output)".into()
+        } else {
+            "advertised parameters minus the token embedding (vocab × hidden)".into()
+        },
+    })
+}
+
+/// Run every bound of SPEC.md on a scenario.
+pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
+    s.validate()?;
+    let mut warnings = s.model.warnings.clone();
+    let w = s.weight_bytes();
+    let w_prov = s.weight_provenance();
+    let kv = kv::cache(&s.model, &s.cache);
+    if s.cache.type_v.is_quantized() && !s.cache.flash_attn && s.model.mla.is_none() {
+        warnings.push(format!(
+            "llama.cpp refuses a quantized V cache ({}) without flash attention: use -fa on",
+            s.cache.type_v
+        ));
+    }
+    if let Some(native) = s.model.native_context
+        && s.cache.context > native
+    {
+        warnings.push(format!(
+            "context {} is beyond the model's native {} tokens",
+            units::fmt_tokens(s.cache.context),
+            units::fmt_tokens(native)
+        ));
+    }
+    if let Some(inv) = &s.inventory
+        && inv.layer_bytes.len() != s.model.layers.len()
+    {
+        warnings.push(format!(
+            "the inventory has {} layers but the model {}: per-layer placement estimated",
+            inv.layer_bytes.len(),
+            s.model.layers.len()
+        ));
+    }
+
+    // Artifact density: advertised parameters first, else counted elements.
+    let (params, pprov, counted) = match (&s.model.parameters_advertised, &s.inventory) {
+        (Some(p), _) => (Some(p.value), Some(p.provenance), false),
+        (None, Some(inv)) if inv.parameters > 0 => (Some(inv.parameters), Some(Provenance::File), true),
+        _ => (None, None, false),
+    };
+    let artifact = ArtifactFigures {
+        bytes: w,
+        provenance: w_prov,
+        parameters: params,
+        parameters_provenance: pprov,
+        parameters_counted: counted,
+        bits_per_parameter: params.filter(|p| *p > 0).map(|p| 8.0 * w as f64 / p as f64),
+    };
+
+    let lay = tiers::layout(s);
+    let split = tiers::weight_split(s);
+    let loads = tiers::loads(s, &lay, &split, &kv);
+    let used: Vec<&TierLoad> = loads.iter().filter(|t| t.used).collect();
+    let k_total = kv.total_bytes();
+    let a = s.other_bytes.value;
+    let total = w.saturating_add(k_total).saturating_add(a);
+    let memory: u64 = used.iter().map(|t| t.capacity_bytes).fold(0u64, |x, y| x.saturating_add(y));
+    let fits = used.iter().all(|t| t.fits);
+    let limiting = used
+        .iter()
+        .min_by_key(|t| t.headroom_bytes)
+        .map(|t| t.name.clone())
+        .unwrap_or_default();
+    let max_ctx = used
+        .iter()
+        .filter_map(|t| t.max_context_tokens)
+        .min();
+    let headroom = if used.len() == 1 {
+        used[0].headroom_bytes
+    } else {
+        memory as i128 - total as i128
+    };
+    let mut cap_provs = vec![w_prov, s.model.provenance];
+    cap_provs.extend(used.iter().map(|t| s.machine.tiers[t.index].capacity.provenance));
+    if a > 0 {
+        cap_provs.push(s.other_bytes.provenance);
+    }
+    let verdict = if !fits {
+        let short: Vec<String> = used
+            .iter()
+            .filter(|t| !t.fits)
+            .map(|t| format!("{} is short by {}", t.name, units::bytes_gib((-t.headroom_bytes) as u64)))
+            .collect();
+        format!("does not fit: {}", short.join("; "))
+    } else if a == 0 {
+        "fits if everything else stays within the headroom".to_string()
+    } else {
+        "fits, with the other allocations counted".to_string()
+    };
+    let capacity = Capacity {
+        weights_bytes: w,
+        kv_bytes: k_total,
+        other_bytes: a,
+        total_bytes: total,
+        memory_bytes: memory,
+        headroom_bytes: headroom,
+        fits,
+        max_context_tokens: max_ctx,
+        max_context_exceeds_native: match (max_ctx, s.model.native_context) {
+            (Some(m), Some(n)) => m > n,
+            (None, Some(_)) => true,
+            _ => false,
+        },
+        limiting_tier: limiting,
+        provenance: Provenance::weakest(cap_provs).unwrap_or(Provenance::User),
+        verdict,
+    };
+
+    // Decode ceilings.
+    let n = s.cache.context;
+    let c = |mode, ex, bw, at| decode::ceiling(s, &lay, &split, mode, ex, bw, at);
+    use BandwidthChoice::*;
+    use WeightsMode::*;
+    let short = c(File, ExpertCount::Expected, Headline, 0);
+    let full = c(File, ExpertCount::Expected, Headline, n);
+    let has_inv = s.inventory.is_some();
+    let (inv_short, inv_full) = if has_inv {
+        (
+            Some(c(Inventory, ExpertCount::Expected, Headline, 0)),
+            Some(c(Inventory, ExpertCount::Expected, Headline, n)),
+        )
+    } else {
+        (None, None)
+    };
+    let highest = if has_inv {
+        c(Inventory, ExpertCount::Minimum, Highest, n)
+    } else {
+        c(File, ExpertCount::Minimum, Highest, n)
+    };
+    let curve = decode::curve_contexts(n, s.model.native_context)
+        .into_iter()
+        .map(|at| CurvePoint {
+            context_tokens: at,
+            file_tokens_per_second: c(File, ExpertCount::Expected, Headline, at).tokens_per_second,
+            inventory_tokens_per_second: has_inv
+                .then(|| c(Inventory, ExpertCount::Expected, Headline, at).tokens_per_second),
+        })
+        .collect();
+    let optimistic_vendor = short.bandwidth_provenance == Provenance::Spec;
+
+    // Roofline on the compute tier (or the tier moving most bytes).
+    let compute = s.machine.compute_for(&s.compute_path);
+    let bw_tier = compute
+        .and_then(|cr| s.machine.tiers.iter().find(|t| t.name == cr.tier))
+        .unwrap_or_else(|| {
+            let i = full
+                .tier_bytes
+                .iter()
+                .enumerate()
+                .max_by_key(|(_, b)| **b)
+                .map_or(0, |(i, _)| i);
+            &s.machine.tiers[i]
+        });
+    let prefill_weights = inv_short.as_ref().unwrap_or(&short).weight_read_bytes;
+    let roof: Roofline = roofline::roofline(RooflineInput {
+        model: &s.model,
+        linear: linear(s, w),
+        sequences: s.cache.sequences,
+        context: n,
+        decode_bytes: full.step_bytes,
+        prefill_weight_bytes: prefill_weights,
+        kv_bytes_per_token: kv.bytes_per_token_all_layers,
+        prompt_rows: s.prompt_rows,
+        compute_path: &s.compute_path,
+        compute: compute.map(|cr| (cr.rate.value, cr.rate.provenance)),
+        bandwidth: bw_tier.headline_bandwidth().value.0,
+    });
+
+    Ok(Report {
+        scenario: s.name.clone(),
+        inputs: s.clone(),
+        artifact,
+        kv,
+        capacity,
+        layout: lay,
+        tiers: loads,
+        split,
+        decode: Decode {
+            short_context: short,
+            full_context: full,
+            inventory_short_context: inv_short,
+            inventory_full_context: inv_full,
+            highest,
+            highest_decides: has_inv,
+            curve,
+            optimistic_vendor,
+        },
+        roofline: roof,
+        warnings,
+    })
+}
+
+/// One ceiling held against an observed or claimed rate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimLine {
+    /// Which ceiling.
+    pub ceiling: String,
+    /// Its value, tokens/s.
+    pub tokens_per_second: f64,
+    /// The rate is above it.
+    pub exceeded: bool,
+    /// What would have to be false for a rate above it.
+    pub assumptions: Vec<String>,
+}
+
+/// The verdict on a claimed rate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimCheck {
+    /// The claimed or observed aggregate rate, tokens/s.
+    pub tokens_per_second: f64,
+    /// Every ceiling, highest last.
+    pub lines: Vec<ClaimLine>,
+    /// Above the highest ceiling (and that ceiling can decide).
+    pub impossible: bool,
+    /// One-line verdict.
+    pub verdict: String,
+}
+
+/// Hold a claimed or observed aggregate decode rate against every ceiling (SPEC §4).
+pub fn check_claim(r: &Report, tps: f64) -> ClaimCheck {
+    let n = r.inputs.cache.context;
+    let d = &r.decode;
+    let mut lines = Vec::new();
+    let bw_text = |c: &Ceiling| {
+        format!(
+            "the {} bandwidth ({}) does not describe the path, or bytes were reused from a faster tier (cache) than the one counted",
+            c.bandwidth_provenance,
+            units::fmt_bandwidth(c.bandwidth)
+        )
+    };
+    let file_assumption = "not all file bytes are read per token (the token embedding is one row per token; unused experts are not read)".to_string();
+    let ctx_assumption = format!("fewer than {} tokens were retained", units::fmt_tokens(n));
+    let mut push = |name: String, c: &Ceiling, extra: Vec<String>| {
+        let mut a = extra;
+        a.push(bw_text(c));
+        lines.push(ClaimLine {
+            ceiling: name,
+            tokens_per_second: c.tokens_per_second,
+            exceeded: tps > c.tokens_per_second,
+            assumptions: a,
+        });
+    };
+    push(
+        format!("file mode, {} tokens", units::fmt_tokens(n)),
+        &d.full_context,
+        vec![file_assumption.clone(), ctx_assumption.clone()],
+    );
+    push("file mode, short context".into(), &d.short_context, vec![file_assumption]);
+    if let Some(c) = &d.inventory_full_context {
+        let mut a = vec![ctx_assumption.clone()];
+        if r.inputs.model.moe.is_some() && r.inputs.cache.sequences > 1 {
+            a.push("the sequences shared more experts than the expected number of distinct experts".into());
+        }
+        push(format!("inventory mode, {} tokens", units::fmt_tokens(n)), c, a);
+    }
+    let h = &d.highest;
+    let above_highest = tps > h.tokens_per_second;
+    let highest_name = if d.highest_decides {
+        format!(
+            "highest: inventory bytes, fewest experts, highest bandwidth on record, {} tokens",
+            units::fmt_tokens(n)
+        )
+    } else {
+        format!(
+            "highest without a tensor inventory: file bytes, highest bandwidth on record, {} tokens",
+            units::fmt_tokens(n)
+        )
+    };
+    let highest_assumptions = if d.highest_decides {
+        vec![
+            "the run is not the scenario: a different artifact, fewer retained tokens, or a smaller batch".into(),
+            "bytes were served from a faster tier (on-chip cache) than any counted".into(),
+            format!(
+                "the memory moved more than the highest bandwidth on record ({})",
+                units::fmt_bandwidth(h.bandwidth)
+            ),
+        ]
+    } else {
+        vec![
+            file_assumption_short(),
+            ctx_assumption,
+            format!("the bandwidth exceeded the highest on record ({})", units::fmt_bandwidth(h.bandwidth)),
+        ]
+    };
+    lines.push(ClaimLine {
+        ceiling: highest_name,
+        tokens_per_second: h.tokens_per_second,
+        exceeded: above_highest,
+        assumptions: highest_assumptions,
+    });
+    let impossible = above_highest && d.highest_decides;
+    let verdict = if impossible {
+        format!(
+            "IMPOSSIBLE: {} tokens/s is above the highest ceiling ({} tokens/s)",
+            units::fmt_rate(tps),
+            units::fmt_rate(h.tokens_per_second)
+        )
+    } else if above_highest {
+        format!(
+            "above every ceiling computed without a tensor inventory ({} tokens/s): open the GGUF to decide whether it is impossible",
+            units::fmt_rate(h.tokens_per_second)
+        )
+    } else if lines.iter().any(|l| l.exceeded) {
+        let names: Vec<&str> = lines.iter().filter(|l| l.exceeded).map(|l| l.ceiling.as_str()).collect();
+        format!(
+            "possible, but above the {} ceiling: an assumption listed there is false",
+            names.join(", the ")
+        )
+    } else {
+        "within every ceiling: possible (a rate below a ceiling identifies no cause)".to_string()
+    };
+    ClaimCheck {
+        tokens_per_second: tps,
+        lines,
+        impossible,
+        verdict,
+    }
+}
+
+fn file_assumption_short() -> String {
+    "not all file bytes are read per token".into()
+}

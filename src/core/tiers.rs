@@ -1,0 +1,360 @@
+//! Placement of weights and cache on a machine's memory tiers (llama.cpp `-ngl`,
+//! `--tensor-split`, `-nkvo`), per-tier capacity, and per-tier bytes moved per decode step
+//! (SPEC §6). Pure: no I/O, no other top-level module.
+
+use super::kv::{self, KvCache};
+use super::scenario::{Scenario, TierKind};
+use super::weights::{ExpertCount, expert_fraction};
+
+/// Where each piece of the model lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    /// Tier index of each repeating layer.
+    pub layer_tier: Vec<usize>,
+    /// Tier index of the output layer.
+    pub output_tier: usize,
+    /// Tier index of the token embedding (always host memory when there is one).
+    pub embedding_tier: usize,
+    /// Tier index of each layer's KV cache.
+    pub kv_tier: Vec<usize>,
+    /// Tier index that holds A (other allocations).
+    pub other_tier: usize,
+    /// Repeating layers on accelerators (the `-ngl` count minus the output layer).
+    pub offloaded_layers: u32,
+    /// The `-ngl` value in effect (L + 1 = all).
+    pub gpu_layers: u32,
+}
+
+/// Resident bytes of the model's pieces (exact from an inventory, else an even split of W).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WeightSplit {
+    /// Bytes of each repeating layer.
+    pub layer: Vec<u64>,
+    /// Routed-expert bytes of each layer.
+    pub layer_experts: Vec<u64>,
+    /// Output layer bytes (the tied embedding when tied).
+    pub output: u64,
+    /// Token embedding bytes.
+    pub embedding: u64,
+    /// Bytes of one embedding row.
+    pub embedding_row: u64,
+    /// Extra bytes outside the model file's layers (other tensors, projector, draft, header).
+    pub other: u64,
+    /// The split is exact (from a tensor inventory), not estimated.
+    pub exact: bool,
+}
+
+/// Split W over the model's pieces.
+pub fn weight_split(s: &Scenario) -> WeightSplit {
+    let w = s.weight_bytes();
+    let l = s.model.layers.len();
+    if let Some(inv) = &s.inventory
+        && inv.layer_bytes.len() == l
+    {
+        let tensor_sum = inv
+            .layer_bytes
+            .iter()
+            .sum::<u64>()
+            .saturating_add(inv.output_bytes)
+            .saturating_add(inv.embedding_bytes)
+            .saturating_add(inv.other_bytes);
+        let mut experts = inv.layer_routed_expert_bytes.clone();
+        experts.resize(l, 0);
+        return WeightSplit {
+            layer: inv.layer_bytes.clone(),
+            layer_experts: experts,
+            output: inv.output_bytes,
+            embedding: inv.embedding_bytes,
+            embedding_row: inv.embedding_row_bytes,
+            // header, padding, projector and draft files stay with the host copy of the file.
+            other: w.saturating_sub(tensor_sum).saturating_add(inv.other_bytes),
+            exact: true,
+        };
+    }
+    // Estimate: the embedding (and an untied output) at the file's mean density, the rest even.
+    let params = s
+        .model
+        .parameters_advertised
+        .as_ref()
+        .map(|p| p.value)
+        .filter(|p| *p > 0);
+    let emb = match params {
+        Some(p) => {
+            let per = s.model.vocab_size as u128 * s.model.embedding_length as u128 * w as u128 / p as u128;
+            u64::try_from(per).unwrap_or(0).min(w / 4)
+        }
+        None => 0,
+    };
+    let out = if s.model.tied_embeddings { 0 } else { emb };
+    let rest = w.saturating_sub(emb).saturating_sub(out);
+    let per = if l == 0 { 0 } else { rest / l as u64 };
+    let mut layer = vec![per; l];
+    if let Some(last) = layer.last_mut() {
+        *last += rest - per * l as u64;
+    }
+    let row = if s.model.vocab_size > 0 { emb / s.model.vocab_size } else { 0 };
+    WeightSplit {
+        layer,
+        layer_experts: vec![0; l],
+        output: if s.model.tied_embeddings { emb } else { out },
+        embedding: emb,
+        embedding_row: row,
+        other: 0,
+        exact: false,
+    }
+}
+
+/// Decide where each piece goes.
+pub fn layout(s: &Scenario) -> Layout {
+    let m = &s.machine;
+    let l = s.model.layers.len();
+    let accels = m.accelerators();
+    let host = m
+        .tiers
+        .iter()
+        .position(|t| t.kind == TierKind::Host)
+        .or_else(|| m.tiers.iter().position(|t| t.kind == TierKind::Unified))
+        .unwrap_or(0);
+    if accels.is_empty() {
+        let t = m
+            .tiers
+            .iter()
+            .position(|t| matches!(t.kind, TierKind::Unified | TierKind::Host))
+            .unwrap_or(0);
+        return Layout {
+            layer_tier: vec![t; l],
+            output_tier: t,
+            embedding_tier: t,
+            kv_tier: vec![t; l],
+            other_tier: t,
+            offloaded_layers: 0,
+            gpu_layers: 0,
+        };
+    }
+    let all = l as u32 + 1;
+    let ngl = s.offload.gpu_layers.unwrap_or(all).min(all);
+    let offloaded = ngl.saturating_sub(1) as usize;
+    let first_gpu_layer = l - offloaded.min(l);
+    // Proportions per accelerator: --tensor-split, else by capacity.
+    let weights: Vec<f64> = match &s.offload.tensor_split {
+        Some(split) => accels
+            .iter()
+            .enumerate()
+            .map(|(i, _)| split.get(i).copied().unwrap_or(0.0))
+            .collect(),
+        None => accels.iter().map(|&i| m.tiers[i].capacity.value as f64).collect(),
+    };
+    let total: f64 = weights.iter().sum::<f64>().max(f64::MIN_POSITIVE);
+    let mut cum = Vec::with_capacity(accels.len());
+    let mut acc = 0.0;
+    for w in &weights {
+        acc += w / total;
+        cum.push(acc);
+    }
+    // llama.cpp assigns the offloaded range (repeating layers then the output layer) by
+    // cumulative split fraction.
+    let span = (offloaded + 1) as f64;
+    let device_for = |pos: usize| -> usize {
+        let x = pos as f64 / span;
+        let d = cum.iter().position(|c| x < *c - 1e-12).unwrap_or(accels.len() - 1);
+        accels[d]
+    };
+    let layer_tier: Vec<usize> = (0..l)
+        .map(|il| {
+            if il >= first_gpu_layer {
+                device_for(il - first_gpu_layer)
+            } else {
+                host
+            }
+        })
+        .collect();
+    let output_tier = if ngl >= 1 { device_for(offloaded) } else { host };
+    let kv_tier = if s.offload.no_kv_offload {
+        vec![host; l]
+    } else {
+        layer_tier.clone()
+    };
+    let other_tier = if ngl >= 1 { accels[0] } else { host };
+    Layout {
+        layer_tier,
+        output_tier,
+        embedding_tier: host,
+        kv_tier,
+        other_tier,
+        offloaded_layers: offloaded as u32,
+        gpu_layers: ngl,
+    }
+}
+
+/// One tier's share of a scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TierLoad {
+    /// Tier index in the machine.
+    pub index: usize,
+    /// Tier name.
+    pub name: String,
+    /// Tier kind.
+    pub kind: TierKind,
+    /// Repeating layers placed here.
+    pub layers: u32,
+    /// Holds the output layer.
+    pub output: bool,
+    /// Holds the token embedding.
+    pub embedding: bool,
+    /// Resident weight bytes.
+    pub weights_bytes: u64,
+    /// Logical KV bytes (and recurrent state) of the layers whose cache is here, at N.
+    pub kv_bytes: u64,
+    /// Other allocations A placed here.
+    pub other_bytes: u64,
+    /// Capacity M_i.
+    pub capacity_bytes: u64,
+    /// M_i − W_i − K_i − A_i (may be negative).
+    pub headroom_bytes: i128,
+    /// W_i + K_i + A_i ≤ M_i.
+    pub fits: bool,
+    /// Largest context whose cache still fits here (None: no limit from this tier).
+    pub max_context_tokens: Option<u64>,
+    /// The tier holds anything at all.
+    pub used: bool,
+}
+
+/// Per-tier resident bytes and capacity checks at the scenario's N.
+pub fn loads(s: &Scenario, lay: &Layout, split: &WeightSplit, kv: &KvCache) -> Vec<TierLoad> {
+    let m = &s.machine;
+    let b = s.cache.sequences.max(1);
+    let recurrent_layers = s.model.layers.iter().filter(|l| l.recurrent).count() as u64;
+    let recurrent_per_layer = if recurrent_layers > 0 {
+        s.model.recurrent_bytes_per_sequence() / recurrent_layers * b
+    } else {
+        0
+    };
+    m.tiers
+        .iter()
+        .enumerate()
+        .map(|(ti, t)| {
+            let layers: Vec<usize> = (0..split.layer.len()).filter(|il| lay.layer_tier[*il] == ti).collect();
+            let mut weights: u64 = layers.iter().map(|il| split.layer[*il]).sum();
+            let output = lay.output_tier == ti;
+            let embedding = lay.embedding_tier == ti;
+            if output && !(s.model.tied_embeddings && embedding) {
+                weights = weights.saturating_add(split.output);
+            }
+            if embedding {
+                weights = weights.saturating_add(split.embedding).saturating_add(split.other);
+            }
+            let kv_layers: Vec<usize> = (0..kv.per_layer.len()).filter(|il| lay.kv_tier[*il] == ti).collect();
+            let kv_here: u64 = kv_layers
+                .iter()
+                .map(|il| {
+                    kv.per_layer[*il].bytes.saturating_add(if s.model.layers[*il].recurrent {
+                        recurrent_per_layer
+                    } else {
+                        0
+                    })
+                })
+                .sum();
+            let recurrent_here = kv_layers.iter().filter(|il| s.model.layers[**il].recurrent).count() as u64
+                * recurrent_per_layer;
+            let other = if lay.other_tier == ti { s.other_bytes.value } else { 0 };
+            let cap = t.capacity.value;
+            let headroom = cap as i128 - weights as i128 - kv_here as i128 - other as i128;
+            let used = weights > 0 || kv_here > 0 || other > 0 || !layers.is_empty();
+            let budget = cap as i128 - weights as i128 - other as i128 - recurrent_here as i128;
+            let on = |il: usize| lay.kv_tier.get(il) == Some(&ti);
+            let max_ctx = if kv_layers.is_empty() {
+                if budget >= 0 { None } else { Some(0) }
+            } else {
+                kv::max_context(&s.model, s.cache.type_k, s.cache.type_v, b, budget, &on)
+            };
+            TierLoad {
+                index: ti,
+                name: t.name.clone(),
+                kind: t.kind,
+                layers: layers.len() as u32,
+                output,
+                embedding,
+                weights_bytes: weights,
+                kv_bytes: kv_here,
+                other_bytes: other,
+                capacity_bytes: cap,
+                headroom_bytes: headroom,
+                fits: headroom >= 0,
+                max_context_tokens: max_ctx,
+                used,
+            }
+        })
+        .collect()
+}
+
+/// How weights are counted per decode step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WeightsMode {
+    /// W_read = every resident byte (the article's conservative proxy).
+    File,
+    /// Bytes actually touched per token from the tensor inventory.
+    Inventory,
+}
+
+/// Bytes each tier moves per decode step with the given counting, at retained length `n`.
+pub fn step_bytes(
+    s: &Scenario,
+    lay: &Layout,
+    split: &WeightSplit,
+    mode: WeightsMode,
+    experts: ExpertCount,
+    n: u64,
+) -> Vec<u64> {
+    let m = &s.machine;
+    let b = s.cache.sequences.max(1);
+    let frac = match (mode, s.model.moe) {
+        (WeightsMode::Inventory, Some(moe)) => expert_fraction(moe.experts, moe.experts_used, b, experts),
+        _ => 1.0,
+    };
+    let mut q = vec![0u64; m.tiers.len()];
+    for (il, bytes) in split.layer.iter().enumerate() {
+        let ex = split.layer_experts.get(il).copied().unwrap_or(0);
+        let read = match mode {
+            WeightsMode::File => *bytes,
+            WeightsMode::Inventory => bytes.saturating_sub(ex).saturating_add((ex as f64 * frac).round() as u64),
+        };
+        q[lay.layer_tier[il]] = q[lay.layer_tier[il]].saturating_add(read);
+    }
+    q[lay.output_tier] = q[lay.output_tier].saturating_add(split.output);
+    let emb = if s.model.tied_embeddings && mode == WeightsMode::Inventory {
+        // The tied matrix is read in full as the output projection; the lookup adds one row
+        // per sequence from the host copy when the output sits elsewhere.
+        if lay.output_tier == lay.embedding_tier { 0 } else { split.embedding_row.saturating_mul(b) }
+    } else if s.model.tied_embeddings {
+        if lay.output_tier == lay.embedding_tier { 0 } else { split.embedding }
+    } else {
+        match mode {
+            WeightsMode::File => split.embedding,
+            WeightsMode::Inventory => split.embedding_row.saturating_mul(b).min(split.embedding),
+        }
+    };
+    let other = match mode {
+        WeightsMode::File => split.other,
+        // Header bytes, padding and files such as a projector are not read per decoded token;
+        // non-layer tensors of the model are.
+        WeightsMode::Inventory => s.inventory.as_ref().map_or(0, |i| i.other_bytes),
+    };
+    q[lay.embedding_tier] = q[lay.embedding_tier].saturating_add(emb).saturating_add(other);
+    if n > 0 {
+        let recurrent_layers = s.model.layers.iter().filter(|l| l.recurrent).count() as u64;
+        let rec_per_layer = if recurrent_layers > 0 {
+            s.model.recurrent_bytes_per_sequence() / recurrent_layers * b
+        } else {
+            0
+        };
+        for (il, layer) in s.model.layers.iter().enumerate() {
+            let b32 = kv::layer_b32_per_token(&s.model, layer, s.cache.type_k, s.cache.type_v) as u128;
+            let cells = kv::read_cells(layer.attention, n) as u128;
+            let bytes = u64::try_from((b32 * cells * b as u128).div_ceil(32)).unwrap_or(u64::MAX);
+            let rec = if layer.recurrent { rec_per_layer } else { 0 };
+            let t = lay.kv_tier[il];
+            q[t] = q[t].saturating_add(bytes).saturating_add(rec);
+        }
+    }
+    q
+}
