@@ -1,0 +1,9 @@
+//! Machine, model and scenario profiles: TOML files (kebab-case, strict), the embedded
+//! presets, the user's profile directory, and conversion to core types. Depends on `core`
+//! only; never on the TUI or the reports.
+
+pub mod builtin;
+pub mod file;
+pub mod load;
+
+pub use load::{Catalog, Entry, Origin, ProfileError};
