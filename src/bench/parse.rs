@@ -1,0 +1,668 @@
+//! Reading llama-bench output: `-o json` (one array) and `-o jsonl` (one object per line),
+//! into `BenchRow`s. Field names and meanings follow llama-bench; every error is one line naming
+//! the file, the line and the row. Depends on nothing but serde_json.
+
+use serde_json::{Map, Value};
+use std::fmt;
+use std::path::Path;
+
+/// Where a row was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowSource {
+    /// The file, as named by the caller.
+    pub file: String,
+    /// 1-based position of the row in its file.
+    pub row: usize,
+    /// 1-based line where the row's object starts.
+    pub line: usize,
+}
+
+impl fmt::Display for RowSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: row {}", self.file, self.line, self.row)
+    }
+}
+
+/// llama-bench's `flash_attn`: an integer (−1 auto, 0 off, 1 on) since 2025, a bool before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlashAttn {
+    /// `-fa auto` (−1): llama.cpp decided; what it chose is not recorded.
+    Auto,
+    /// `-fa 0` or `false`.
+    Off,
+    /// `-fa 1` or `true`.
+    On,
+}
+
+impl FlashAttn {
+    /// `auto`, `off` or `on`.
+    pub fn label(self) -> &'static str {
+        match self {
+            FlashAttn::Auto => "auto",
+            FlashAttn::Off => "off",
+            FlashAttn::On => "on",
+        }
+    }
+}
+
+impl fmt::Display for FlashAttn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// What a llama-bench test measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestKind {
+    /// Prompt processing (`-p`): `n_prompt > 0`, `n_gen == 0`.
+    Prompt,
+    /// Token generation (`-n`): `n_prompt == 0`, `n_gen > 0`. The only kind a decode ceiling bounds.
+    Generation,
+    /// Prompt then generation (`-pg`): `avg_ts` counts both kinds of tokens together.
+    Combined,
+}
+
+impl TestKind {
+    /// llama-bench's short name: `pp`, `tg` or `pg`.
+    pub fn label(self) -> &'static str {
+        match self {
+            TestKind::Prompt => "pp",
+            TestKind::Generation => "tg",
+            TestKind::Combined => "pg",
+        }
+    }
+}
+
+impl fmt::Display for TestKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// One llama-bench result row: the fields llmbound uses, as llama-bench names them.
+/// Optional fields are `None` when the file (an older llama-bench) does not have them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchRow {
+    /// Where the row was read.
+    pub source: RowSource,
+    /// `build_commit`; llama-bench writes "unknown" when built outside git.
+    pub build_commit: Option<String>,
+    /// `build_number`.
+    pub build_number: Option<i64>,
+    /// `backends` ("CPU", "CUDA", "Metal", ...).
+    pub backends: Option<String>,
+    /// `cpu_info`.
+    pub cpu_info: Option<String>,
+    /// `gpu_info` (empty without a GPU).
+    pub gpu_info: Option<String>,
+    /// `model_filename`.
+    pub model_filename: Option<String>,
+    /// `model_type` (llama.cpp's description: "gemma3 270M Q4_K - Medium").
+    pub model_type: Option<String>,
+    /// `model_size`: Σ tensor bytes of the artifact (not the file size), bytes.
+    pub model_size: u64,
+    /// `model_n_params`: Σ tensor elements.
+    pub model_n_params: u64,
+    /// `n_batch`: logical batch.
+    pub n_batch: Option<u64>,
+    /// `n_ubatch`: physical micro-batch.
+    pub n_ubatch: Option<u64>,
+    /// `n_threads`: CPU threads.
+    pub n_threads: Option<u64>,
+    /// `type_k`: K cache type name (absent in old files: llama.cpp's default f16).
+    pub type_k: Option<String>,
+    /// `type_v`: V cache type name (absent in old files: f16).
+    pub type_v: Option<String>,
+    /// `n_gpu_layers`: llama.cpp `-ngl` (−1 = all; counts the output layer, SPEC §6).
+    pub n_gpu_layers: Option<i64>,
+    /// `n_cpu_moe`: the first n layers keep their routed experts in host memory.
+    pub n_cpu_moe: Option<i64>,
+    /// `split_mode`: "none", "layer" or "row".
+    pub split_mode: Option<String>,
+    /// `main_gpu`.
+    pub main_gpu: Option<i64>,
+    /// `no_kv_offload` (`-nkvo`).
+    pub no_kv_offload: Option<bool>,
+    /// `flash_attn`.
+    pub flash_attn: Option<FlashAttn>,
+    /// `tensor_split` as written ("0.00", "0.60/0.40").
+    pub tensor_split: Option<String>,
+    /// `tensor_buft_overrides` as written ("none" when there are none).
+    pub tensor_buft_overrides: Option<String>,
+    /// `n_prompt`: prompt tokens per repetition.
+    pub n_prompt: u64,
+    /// `n_gen`: generated tokens per repetition.
+    pub n_gen: u64,
+    /// `n_depth`: tokens already in the cache before the test (0 in files older than `-d`).
+    pub n_depth: u64,
+    /// `test_time` (ISO 8601).
+    pub test_time: Option<String>,
+    /// `avg_ts`: mean over repetitions of (n_prompt + n_gen) / seconds, tokens/s.
+    pub avg_ts: f64,
+    /// `stddev_ts`, tokens/s.
+    pub stddev_ts: Option<f64>,
+    /// `samples_ts`: each repetition's rate, tokens/s.
+    pub samples_ts: Vec<f64>,
+}
+
+impl BenchRow {
+    /// pp, tg or pg from `n_prompt` and `n_gen` (both 0 is rejected when loading).
+    pub fn test(&self) -> TestKind {
+        match (self.n_prompt, self.n_gen) {
+            (_, 0) => TestKind::Prompt,
+            (0, _) => TestKind::Generation,
+            _ => TestKind::Combined,
+        }
+    }
+
+    /// llama-bench's test name: `pp512`, `tg128`, `pp512+tg128`, with `@ d4096` at a depth.
+    pub fn test_name(&self) -> String {
+        let base = match self.test() {
+            TestKind::Prompt => format!("pp{}", self.n_prompt),
+            TestKind::Generation => format!("tg{}", self.n_gen),
+            TestKind::Combined => format!("pp{}+tg{}", self.n_prompt, self.n_gen),
+        };
+        if self.n_depth > 0 {
+            format!("{base} @ d{}", self.n_depth)
+        } else {
+            base
+        }
+    }
+
+    /// The best repetition (`max(samples_ts)`), tokens/s.
+    pub fn best_sample_ts(&self) -> Option<f64> {
+        self.samples_ts
+            .iter()
+            .copied()
+            .filter(|x| x.is_finite())
+            .reduce(f64::max)
+    }
+}
+
+/// A llama-bench file that cannot be read. One line; names the file, and the line and row
+/// for problems inside it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BenchError {
+    /// The file could not be read.
+    #[error("cannot read \"{path}\": {message}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The operating system's message.
+        message: String,
+    },
+    /// The file holds no rows.
+    #[error(
+        "{file}: no llama-bench rows (the file is empty; run llama-bench with -o json or -o jsonl)"
+    )]
+    Empty {
+        /// The file.
+        file: String,
+    },
+    /// Not valid JSON.
+    #[error("{file}:{line}:{column}: not valid JSON: {message}")]
+    Syntax {
+        /// The file.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// serde_json's message.
+        message: String,
+    },
+    /// Valid text but not llama-bench JSON output.
+    #[error("{file}: not llama-bench JSON output: {what}")]
+    Format {
+        /// The file.
+        file: String,
+        /// What it looks like instead.
+        what: String,
+    },
+    /// A row with a missing or wrong field.
+    #[error("{file}:{line}: row {row}: {message}")]
+    Row {
+        /// The file.
+        file: String,
+        /// 1-based line where the row starts.
+        line: usize,
+        /// 1-based row.
+        row: usize,
+        /// What is wrong, the bad value in quotes.
+        message: String,
+    },
+}
+
+/// Read a llama-bench `-o json` or `-o jsonl` file.
+pub fn load(path: impl AsRef<Path>) -> Result<Vec<BenchRow>, BenchError> {
+    let p = path.as_ref();
+    let name = p.display().to_string();
+    let text = std::fs::read_to_string(p).map_err(|e| BenchError::Io {
+        path: name.clone(),
+        message: e.to_string(),
+    })?;
+    parse_str(&name, &text)
+}
+
+/// Parse llama-bench output held in memory; `file` names it in errors and row sources.
+pub fn parse_str(file: &str, text: &str) -> Result<Vec<BenchRow>, BenchError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let start = text.find(|c: char| !c.is_whitespace());
+    let Some(start) = start else {
+        return Err(BenchError::Empty { file: file.into() });
+    };
+    let objects = match text.as_bytes()[start] {
+        b'[' => array_objects(file, text)?,
+        b'{' => stream_objects(file, text)?,
+        _ => {
+            return Err(BenchError::Format {
+                file: file.into(),
+                what: format!(
+                    "{}; run llama-bench with -o json or -o jsonl",
+                    looks_like(&text[start..])
+                ),
+            });
+        }
+    };
+    if objects.is_empty() {
+        return Err(BenchError::Empty { file: file.into() });
+    }
+    objects
+        .into_iter()
+        .enumerate()
+        .map(|(i, (line, v))| {
+            let src = RowSource {
+                file: file.into(),
+                row: i + 1,
+                line,
+            };
+            row_from_value(src, v)
+        })
+        .collect()
+}
+
+fn looks_like(s: &str) -> String {
+    let first = s.lines().next().unwrap_or("").trim();
+    if first.starts_with('|') {
+        "it starts with \"|\", which looks like llama-bench's markdown table".into()
+    } else if first.starts_with("build_commit,") || first.contains(",model_filename,") {
+        "it starts with a CSV header, which looks like llama-bench's -o csv output".into()
+    } else if first.to_ascii_uppercase().starts_with("CREATE TABLE")
+        || first.to_ascii_uppercase().starts_with("INSERT")
+    {
+        "it starts with SQL, which looks like llama-bench's -o sql output".into()
+    } else {
+        let shown: String = first.chars().take(24).collect();
+        format!("it starts with \"{shown}\", not \"[\" or \"{{\"")
+    }
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before
+        .rfind('\n')
+        .map_or(before.len(), |i| before.len() - i - 1)
+        + 1;
+    (line, col)
+}
+
+fn syntax(file: &str, e: &serde_json::Error) -> BenchError {
+    BenchError::Syntax {
+        file: file.into(),
+        line: e.line(),
+        column: e.column(),
+        message: e
+            .to_string()
+            .split(" at line ")
+            .next()
+            .unwrap_or("")
+            .to_string(),
+    }
+}
+
+/// The objects of a top-level array, each with the line where it starts.
+fn array_objects(file: &str, text: &str) -> Result<Vec<(usize, Value)>, BenchError> {
+    let v: Value = serde_json::from_str(text).map_err(|e| syntax(file, &e))?;
+    let Value::Array(items) = v else {
+        return Err(BenchError::Format {
+            file: file.into(),
+            what: "the top level is not an array".into(),
+        });
+    };
+    let starts = element_starts(text);
+    Ok(items
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| (starts.get(i).map_or(1, |o| line_col(text, *o).0), v))
+        .collect())
+}
+
+/// Byte offsets where each element of the top-level array starts (the text is valid JSON).
+fn element_starts(text: &str) -> Vec<usize> {
+    let mut starts = Vec::new();
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut expect_element = false;
+    for (i, c) in text.char_indices() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+            continue;
+        }
+        if expect_element && !c.is_whitespace() && c != ']' {
+            starts.push(i);
+            expect_element = false;
+        }
+        match c {
+            '"' => in_string = true,
+            '[' | '{' => {
+                depth += 1;
+                if depth == 1 && c == '[' {
+                    expect_element = true;
+                }
+            }
+            ']' | '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 1 => expect_element = true,
+            _ => {}
+        }
+    }
+    starts
+}
+
+/// Objects written one after another (jsonl, or concatenated objects), each with its line.
+fn stream_objects(file: &str, text: &str) -> Result<Vec<(usize, Value)>, BenchError> {
+    let mut out = Vec::new();
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+    let mut prev_end = 0usize;
+    loop {
+        let next = stream.next();
+        let Some(item) = next else { break };
+        let v = item.map_err(|e| syntax(file, &e))?;
+        let end = stream.byte_offset();
+        let start = text[prev_end..end]
+            .find(|c: char| !c.is_whitespace())
+            .map_or(prev_end, |o| prev_end + o);
+        prev_end = end;
+        out.push((line_col(text, start).0, v));
+    }
+    Ok(out)
+}
+
+struct Fields<'a> {
+    src: &'a RowSource,
+    map: &'a Map<String, Value>,
+}
+
+impl<'a> Fields<'a> {
+    fn err(&self, message: String) -> BenchError {
+        BenchError::Row {
+            file: self.src.file.clone(),
+            line: self.src.line,
+            row: self.src.row,
+            message,
+        }
+    }
+
+    fn get(&self, key: &str) -> Option<&'a Value> {
+        self.map.get(key).filter(|v| !v.is_null())
+    }
+
+    fn missing(&self, key: &str) -> BenchError {
+        self.err(format!("field \"{key}\" is missing"))
+    }
+
+    fn wrong(&self, key: &str, v: &Value, expected: &str) -> BenchError {
+        let shown: String = v.to_string().chars().take(40).collect();
+        self.err(format!("field \"{key}\" is {shown}, expected {expected}"))
+    }
+
+    fn u64_opt(&self, key: &str) -> Result<Option<u64>, BenchError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .map(Some)
+                .ok_or_else(|| self.wrong(key, v, "a whole number ≥ 0")),
+        }
+    }
+
+    fn u64_req(&self, key: &str) -> Result<u64, BenchError> {
+        self.u64_opt(key)?.ok_or_else(|| self.missing(key))
+    }
+
+    fn i64_opt(&self, key: &str) -> Result<Option<i64>, BenchError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_i64()
+                .map(Some)
+                .ok_or_else(|| self.wrong(key, v, "a whole number")),
+        }
+    }
+
+    fn f64_opt(&self, key: &str) -> Result<Option<f64>, BenchError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => match v.as_f64() {
+                Some(x) if x.is_finite() && x >= 0.0 => Ok(Some(x)),
+                _ => Err(self.wrong(key, v, "a number ≥ 0")),
+            },
+        }
+    }
+
+    fn string_opt(&self, key: &str) -> Result<Option<String>, BenchError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(v) => Err(self.wrong(key, v, "a string")),
+        }
+    }
+
+    fn bool_opt(&self, key: &str) -> Result<Option<bool>, BenchError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(v) => match v.as_i64() {
+                Some(0) => Ok(Some(false)),
+                Some(1) => Ok(Some(true)),
+                _ => Err(self.wrong(key, v, "true or false")),
+            },
+        }
+    }
+
+    fn flash_attn(&self) -> Result<Option<FlashAttn>, BenchError> {
+        let key = "flash_attn";
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(if *b { FlashAttn::On } else { FlashAttn::Off })),
+            Some(Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
+                "auto" | "-1" => Ok(Some(FlashAttn::Auto)),
+                "on" | "1" | "true" => Ok(Some(FlashAttn::On)),
+                "off" | "0" | "false" => Ok(Some(FlashAttn::Off)),
+                _ => Err(self.wrong(
+                    key,
+                    &Value::String(s.clone()),
+                    "-1 (auto), 0 (off) or 1 (on)",
+                )),
+            },
+            Some(v) => match v.as_i64() {
+                Some(-1) => Ok(Some(FlashAttn::Auto)),
+                Some(0) => Ok(Some(FlashAttn::Off)),
+                Some(1) => Ok(Some(FlashAttn::On)),
+                _ => Err(self.wrong(key, v, "-1 (auto), 0 (off) or 1 (on)")),
+            },
+        }
+    }
+
+    fn samples(&self) -> Result<Vec<f64>, BenchError> {
+        let key = "samples_ts";
+        match self.get(key) {
+            None => Ok(Vec::new()),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|x| match x.as_f64() {
+                    Some(f) if f.is_finite() && f >= 0.0 => Ok(f),
+                    _ => Err(self.wrong(key, x, "numbers ≥ 0")),
+                })
+                .collect(),
+            Some(v) => Err(self.wrong(key, v, "an array of numbers")),
+        }
+    }
+}
+
+fn row_from_value(src: RowSource, v: Value) -> Result<BenchRow, BenchError> {
+    let Value::Object(map) = &v else {
+        let shown: String = v.to_string().chars().take(40).collect();
+        return Err(BenchError::Row {
+            file: src.file.clone(),
+            line: src.line,
+            row: src.row,
+            message: format!("{shown} is not an object (a llama-bench row)"),
+        });
+    };
+    let f = Fields { src: &src, map };
+    if f.get("avg_ts").is_none() && f.get("n_prompt").is_none() && f.get("model_size").is_none() {
+        return Err(f.err(
+            "has none of \"avg_ts\", \"n_prompt\", \"model_size\": not a llama-bench row".into(),
+        ));
+    }
+    let n_prompt = f.u64_req("n_prompt")?;
+    let n_gen = f.u64_req("n_gen")?;
+    if n_prompt == 0 && n_gen == 0 {
+        return Err(f.err("n_prompt and n_gen are both 0: the row measured nothing".into()));
+    }
+    let avg_ts = f.f64_opt("avg_ts")?.ok_or_else(|| f.missing("avg_ts"))?;
+    let model_size = f.u64_req("model_size")?;
+    if model_size == 0 {
+        return Err(f.err("field \"model_size\" is 0: no artifact".into()));
+    }
+    let row = BenchRow {
+        build_commit: f.string_opt("build_commit")?,
+        build_number: f.i64_opt("build_number")?,
+        backends: f.string_opt("backends")?,
+        cpu_info: f.string_opt("cpu_info")?,
+        gpu_info: f.string_opt("gpu_info")?,
+        model_filename: f.string_opt("model_filename")?,
+        model_type: f.string_opt("model_type")?,
+        model_size,
+        model_n_params: f.u64_req("model_n_params")?,
+        n_batch: f.u64_opt("n_batch")?,
+        n_ubatch: f.u64_opt("n_ubatch")?,
+        n_threads: f.u64_opt("n_threads")?,
+        type_k: f.string_opt("type_k")?,
+        type_v: f.string_opt("type_v")?,
+        n_gpu_layers: f.i64_opt("n_gpu_layers")?,
+        n_cpu_moe: f.i64_opt("n_cpu_moe")?,
+        split_mode: f.string_opt("split_mode")?,
+        main_gpu: f.i64_opt("main_gpu")?,
+        no_kv_offload: f.bool_opt("no_kv_offload")?,
+        flash_attn: f.flash_attn()?,
+        tensor_split: f.string_opt("tensor_split")?,
+        tensor_buft_overrides: f.string_opt("tensor_buft_overrides")?,
+        n_prompt,
+        n_gen,
+        n_depth: f.u64_opt("n_depth")?.unwrap_or(0),
+        test_time: f.string_opt("test_time")?,
+        avg_ts,
+        stddev_ts: f.f64_opt("stddev_ts")?,
+        samples_ts: f.samples()?,
+        source: src.clone(),
+    };
+    Ok(row)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ROW: &str = r#"{"model_size": 100, "model_n_params": 50, "n_prompt": 0, "n_gen": 128,
+        "n_depth": 4096, "avg_ts": 10.5, "samples_ts": [10.0, 11.0], "flash_attn": 1,
+        "type_k": "q8_0", "type_v": "q8_0"}"#;
+
+    #[test]
+    fn array_rows_carry_their_lines() {
+        let text = format!("[\n  {ROW},\n  {ROW}\n]\n");
+        let rows = parse_str("a.json", &text).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].source.line, 2);
+        assert_eq!(rows[1].source.line, 5);
+        assert_eq!(rows[1].source.row, 2);
+        assert_eq!(rows[0].test(), TestKind::Generation);
+        assert_eq!(rows[0].test_name(), "tg128 @ d4096");
+        assert_eq!(rows[0].best_sample_ts(), Some(11.0));
+        assert_eq!(rows[0].flash_attn, Some(FlashAttn::On));
+    }
+
+    #[test]
+    fn jsonl_rows() {
+        let one = ROW.replace('\n', " ");
+        let text = format!("{one}\n\n{one}\n");
+        let rows = parse_str("a.jsonl", &text).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[1].source.line, 3);
+    }
+
+    #[test]
+    fn flash_attn_forms() {
+        for (v, want) in [
+            ("true", FlashAttn::On),
+            ("false", FlashAttn::Off),
+            ("-1", FlashAttn::Auto),
+            ("0", FlashAttn::Off),
+        ] {
+            let text = ROW.replace("\"flash_attn\": 1", &format!("\"flash_attn\": {v}"));
+            assert_eq!(
+                parse_str("x", &text).unwrap()[0].flash_attn,
+                Some(want),
+                "{v}"
+            );
+        }
+        let text = ROW.replace("\"flash_attn\": 1", "\"flash_attn\": 7");
+        let e = parse_str("x.json", &text).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "x.json:1: row 1: field \"flash_attn\" is 7, expected -1 (auto), 0 (off) or 1 (on)"
+        );
+    }
+
+    #[test]
+    fn errors_name_file_line_row() {
+        let text = format!("[\n{ROW},\n{}\n]", ROW.replace("\"avg_ts\": 10.5,", ""));
+        let e = parse_str("b.json", &text).unwrap_err().to_string();
+        assert_eq!(e, "b.json:4: row 2: field \"avg_ts\" is missing");
+        let e = parse_str("c.json", "[{\"n_prompt\": 1,}]")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("c.json:1:17: not valid JSON"), "{e}");
+        let e = parse_str("d.md", "| model | size |\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("markdown"), "{e}");
+        assert!(matches!(
+            parse_str("e.json", "  \n"),
+            Err(BenchError::Empty { .. })
+        ));
+        assert!(matches!(
+            parse_str("e.json", "[]"),
+            Err(BenchError::Empty { .. })
+        ));
+        let e = parse_str("f.json", &ROW.replace("\"n_gen\": 128", "\"n_gen\": 0"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("both 0"), "{e}");
+        let e = parse_str("g.json", &ROW.replace("\"n_gen\": 128", "\"n_gen\": -3"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "g.json:1: row 1: field \"n_gen\" is -3, expected a whole number ≥ 0"
+        );
+    }
+}

@@ -1,0 +1,595 @@
+//! Text and Markdown forms of a `BenchReport`: the same tables, aligned for a terminal or as
+//! Markdown. Every throughput is labelled observed or ceiling; efficiencies are percentages.
+//! Formats numbers with `core::units`; no arithmetic beyond ratios already in the report.
+
+use super::eval::{BandwidthFigure, BenchReport, RowReport};
+use super::parse::TestKind;
+use crate::core::units::{self, BytesPerSec};
+use std::io::{self, Write};
+
+#[derive(Clone, Copy, PartialEq)]
+enum Align {
+    Left,
+    Right,
+}
+
+struct Table {
+    headers: Vec<(&'static str, Align)>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    fn text(&self, w: &mut impl Write) -> io::Result<()> {
+        let n = self.headers.len();
+        let mut width: Vec<usize> = self
+            .headers
+            .iter()
+            .map(|(h, _)| h.chars().count())
+            .collect();
+        for r in &self.rows {
+            for (i, c) in r.iter().enumerate().take(n) {
+                width[i] = width[i].max(c.chars().count());
+            }
+        }
+        let line = |cells: Vec<&str>, w: &mut dyn Write| -> io::Result<()> {
+            let mut s = String::from(" ");
+            for (i, c) in cells.iter().enumerate() {
+                let pad = width[i].saturating_sub(c.chars().count());
+                s.push(' ');
+                match self.headers[i].1 {
+                    Align::Left => {
+                        s.push_str(c);
+                        if i + 1 < n {
+                            s.push_str(&" ".repeat(pad));
+                        }
+                    }
+                    Align::Right => {
+                        s.push_str(&" ".repeat(pad));
+                        s.push_str(c);
+                    }
+                }
+                if i + 1 < n {
+                    s.push(' ');
+                }
+            }
+            writeln!(w, "{}", s.trim_end())
+        };
+        line(self.headers.iter().map(|(h, _)| *h).collect(), w)?;
+        for r in &self.rows {
+            line(r.iter().map(String::as_str).collect(), w)?;
+        }
+        Ok(())
+    }
+
+    fn markdown(&self, w: &mut impl Write) -> io::Result<()> {
+        let esc = |s: &str| s.replace('|', "\\|");
+        writeln!(
+            w,
+            "| {} |",
+            self.headers
+                .iter()
+                .map(|(h, _)| esc(h))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        )?;
+        writeln!(
+            w,
+            "|{}|",
+            self.headers
+                .iter()
+                .map(|(_, a)| if *a == Align::Right { "---:" } else { "---" })
+                .collect::<Vec<_>>()
+                .join("|")
+        )?;
+        for r in &self.rows {
+            writeln!(
+                w,
+                "| {} |",
+                r.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | ")
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// `1–3, 5` for rows [1, 2, 3, 5].
+pub fn row_ranges(rows: &[usize]) -> String {
+    let mut v = rows.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let start = v[i];
+        let mut end = start;
+        while i + 1 < v.len() && v[i + 1] == end + 1 {
+            i += 1;
+            end = v[i];
+        }
+        out.push(if end == start {
+            start.to_string()
+        } else {
+            format!("{start}–{end}")
+        });
+        i += 1;
+    }
+    out.join(", ")
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or("—".into(), |x| format!("{:.1}%", x * 100.0))
+}
+
+fn rate(x: Option<f64>) -> String {
+    x.map_or("—".into(), units::fmt_rate)
+}
+
+fn bw_text(b: &BandwidthFigure) -> String {
+    format!(
+        "{} ({}, tier \"{}\")",
+        units::fmt_bandwidth(BytesPerSec(b.bytes_per_second)),
+        b.provenance,
+        b.tier
+    )
+}
+
+fn ngl(n: Option<i64>) -> String {
+    match n {
+        None => "—".into(),
+        Some(n) if n < 0 => "all".into(),
+        Some(n) => n.to_string(),
+    }
+}
+
+fn opt<T: ToString>(x: Option<T>) -> String {
+    x.map_or("—".into(), |v| v.to_string())
+}
+
+fn short_verdict(r: &RowReport) -> String {
+    if let Some(e) = &r.error {
+        return format!("not evaluated: {e}");
+    }
+    let Some(d) = &r.decode else {
+        return String::new();
+    };
+    if d.impossible {
+        "IMPOSSIBLE".into()
+    } else if !d.within_ceiling && d.ceiling.is_none() {
+        "above (no inventory: undecided)".into()
+    } else if !d.within_ceiling {
+        "above (artifact differs: not judged)".into()
+    } else if !d.exceeded.is_empty() {
+        "above a lower ceiling".into()
+    } else {
+        "within".into()
+    }
+}
+
+fn show_headline(r: &BenchReport) -> bool {
+    match (&r.bandwidth, &r.headline_bandwidth) {
+        (Some(a), Some(b)) => a.bytes_per_second != b.bytes_per_second,
+        _ => false,
+    }
+}
+
+fn decode_table(r: &BenchReport) -> Table {
+    let headline = show_headline(r);
+    let mut headers = vec![
+        ("#", Align::Right),
+        ("test", Align::Left),
+        ("K/V", Align::Left),
+        ("fa", Align::Left),
+        ("ngl", Align::Right),
+        ("thr", Align::Right),
+        ("retained", Align::Right),
+        ("observed t/s", Align::Right),
+        ("best t/s", Align::Right),
+        ("ceiling t/s", Align::Right),
+        ("efficiency", Align::Right),
+    ];
+    if headline {
+        headers.push(("ceiling at headline BW t/s", Align::Right));
+        headers.push(("eff. (headline)", Align::Right));
+    }
+    headers.push(("file ceiling t/s", Align::Right));
+    headers.push(("verdict", Align::Left));
+    let rows = r
+        .rows
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| x.test == TestKind::Generation)
+        .map(|(i, x)| {
+            let d = x.decode.as_ref();
+            let highest =
+                d.and_then(|d| d.ceiling.as_ref().or(d.ceiling_without_inventory.as_ref()));
+            let mut ceiling = rate(highest.map(|c| c.tokens_per_second));
+            if d.is_some_and(|d| d.ceiling.is_none()) {
+                ceiling.push_str(" (file bytes)");
+            }
+            let mut cells = vec![
+                (i + 1).to_string(),
+                x.name.clone(),
+                format!("{}/{}", x.type_k, x.type_v),
+                opt(x.flash_attn),
+                ngl(x.n_gpu_layers),
+                opt(x.n_threads),
+                x.retained_tokens.map_or("—".into(), units::fmt_tokens),
+                units::fmt_rate(x.observed_tokens_per_second),
+                rate(x.best_sample_tokens_per_second),
+                ceiling,
+                pct(d.and_then(|d| d.efficiency)),
+            ];
+            if headline {
+                cells.push(rate(
+                    d.and_then(|d| d.headline_ceiling.as_ref())
+                        .map(|c| c.tokens_per_second),
+                ));
+                cells.push(pct(d.and_then(|d| d.headline_efficiency)));
+            }
+            cells.push(rate(d.map(|d| d.file_ceiling.tokens_per_second)));
+            cells.push(short_verdict(x));
+            cells
+        })
+        .collect();
+    Table { headers, rows }
+}
+
+fn prefill_table(r: &BenchReport) -> Table {
+    let headers = vec![
+        ("#", Align::Right),
+        ("test", Align::Left),
+        ("K/V", Align::Left),
+        ("thr", Align::Right),
+        ("observed t/s", Align::Right),
+        ("best t/s", Align::Right),
+        ("intensity FLOP/B", Align::Right),
+        ("prefill ceiling t/s", Align::Right),
+        ("efficiency", Align::Right),
+    ];
+    let rows = r
+        .rows
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| x.test == TestKind::Prompt)
+        .map(|(i, x)| {
+            let p = x.prefill.as_ref();
+            vec![
+                (i + 1).to_string(),
+                x.name.clone(),
+                format!("{}/{}", x.type_k, x.type_v),
+                opt(x.n_threads),
+                units::fmt_rate(x.observed_tokens_per_second),
+                rate(x.best_sample_tokens_per_second),
+                p.map_or("—".into(), |p| format!("{:.1}", p.intensity)),
+                match p {
+                    Some(p) => p
+                        .ceiling_tokens_per_second
+                        .map_or("none".into(), units::fmt_rate),
+                    None => x
+                        .error
+                        .clone()
+                        .map_or("—".into(), |e| format!("not evaluated: {e}")),
+                },
+                pct(p.and_then(|p| p.efficiency)),
+            ]
+        })
+        .collect();
+    Table { headers, rows }
+}
+
+fn combined_table(r: &BenchReport) -> Table {
+    let headers = vec![
+        ("#", Align::Right),
+        ("test", Align::Left),
+        ("K/V", Align::Left),
+        ("observed t/s (prompt + generated)", Align::Right),
+        ("best t/s", Align::Right),
+    ];
+    let rows = r
+        .rows
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| x.test == TestKind::Combined)
+        .map(|(i, x)| {
+            vec![
+                (i + 1).to_string(),
+                x.name.clone(),
+                format!("{}/{}", x.type_k, x.type_v),
+                units::fmt_rate(x.observed_tokens_per_second),
+                rate(x.best_sample_tokens_per_second),
+            ]
+        })
+        .collect();
+    Table { headers, rows }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Style {
+    Text,
+    Markdown,
+}
+
+fn heading(w: &mut impl Write, style: Style, s: &str) -> io::Result<()> {
+    match style {
+        Style::Text => writeln!(w, "\n{s}"),
+        Style::Markdown => writeln!(w, "\n## {s}\n"),
+    }
+}
+
+fn item(w: &mut impl Write, style: Style, s: &str) -> io::Result<()> {
+    match style {
+        Style::Text => writeln!(w, "  {s}"),
+        Style::Markdown => writeln!(w, "- {s}"),
+    }
+}
+
+fn table(w: &mut impl Write, style: Style, t: &Table) -> io::Result<()> {
+    match style {
+        Style::Text => t.text(w),
+        Style::Markdown => t.markdown(w),
+    }
+}
+
+fn summary(r: &BenchReport) -> String {
+    let tg = r.rows.iter().filter(|x| x.decode.is_some()).count();
+    if r.impossible_rows > 0 {
+        format!(
+            "IMPOSSIBLE: {} of {tg} decode rows are above their highest ceiling; the assumptions listed for them cannot all hold (exit code 3)",
+            r.impossible_rows
+        )
+    } else if r.rows_above_without_inventory > 0 {
+        format!(
+            "{} of {tg} decode rows are above every ceiling computed from file bytes; without the GGUF's tensor inventory that cannot be called impossible",
+            r.rows_above_without_inventory
+        )
+    } else if r.rows_above_lower_ceiling > 0 {
+        format!(
+            "every decode row is below its highest ceiling; {} are above a lower ceiling (an assumption of that ceiling is false)",
+            r.rows_above_lower_ceiling
+        )
+    } else if tg > 0 {
+        format!("all {tg} decode rows are below every ceiling")
+    } else {
+        "no decode (tg) rows to hold against a decode ceiling".into()
+    }
+}
+
+fn write(r: &BenchReport, w: &mut impl Write, style: Style) -> io::Result<()> {
+    let title = "llama-bench import: observed rates against bounds (ceilings, not predictions)";
+    match style {
+        Style::Text => writeln!(w, "{title}")?,
+        Style::Markdown => writeln!(w, "# {title}\n")?,
+    }
+    let n = r.rows.len();
+    item(
+        w,
+        style,
+        &format!("Files: {} ({n} rows)", r.files.join(", ")),
+    )?;
+    item(w, style, &format!("Scenario: {}", r.scenario))?;
+    item(
+        w,
+        style,
+        &format!("Machine: {} ({})", r.machine_id, r.machine_name),
+    )?;
+    let inv = if r.from_gguf {
+        "model shape and tensor inventory read from the GGUF"
+    } else if r.has_inventory {
+        "tensor inventory known"
+    } else {
+        "profile figures, no tensor inventory: no rate can be called impossible (give the GGUF)"
+    };
+    item(
+        w,
+        style,
+        &format!("Model: {}; artifact {} ({inv})", r.model, r.artifact),
+    )?;
+    for a in &r.artifacts {
+        let mark = if a.matches { "matches" } else { "DIFFERS" };
+        item(
+            w,
+            style,
+            &format!(
+                "Artifact {mark} (rows {}): {}",
+                row_ranges(&a.rows),
+                a.detail
+            ),
+        )?;
+    }
+    if let Some(b) = &r.bandwidth {
+        item(
+            w,
+            style,
+            &format!(
+                "Bandwidth of the highest ceilings (highest on record): {}; source: {}",
+                bw_text(b),
+                b.source
+            ),
+        )?;
+    }
+    if show_headline(r)
+        && let Some(h) = &r.headline_bandwidth
+    {
+        item(
+            w,
+            style,
+            &format!(
+                "Headline bandwidth (measured when the profile has one): {}; source: {}",
+                bw_text(h),
+                h.source
+            ),
+        )?;
+    }
+
+    let tg: Vec<&RowReport> = r
+        .rows
+        .iter()
+        .filter(|x| x.test == TestKind::Generation)
+        .collect();
+    if !tg.is_empty() {
+        heading(
+            w,
+            style,
+            "Decode (tg): observed rate against the decode ceiling at the retained mean n_depth + n_gen/2, one sequence",
+        )?;
+        table(w, style, &decode_table(r))?;
+        if style == Style::Text {
+            writeln!(w)?;
+        }
+        item(
+            w,
+            style,
+            "ceiling = inventory bytes per token (the tensors a token reads) and the highest bandwidth on record: the only ceiling that can call a rate impossible; efficiency = observed / ceiling",
+        )?;
+        item(
+            w,
+            style,
+            "file ceiling = every byte of the file per token at the headline bandwidth (the conservative proxy); a rate above it only shows that not every file byte is read per token",
+        )?;
+        for (i, x) in r.rows.iter().enumerate() {
+            let Some(d) = &x.decode else { continue };
+            if d.within_ceiling && d.exceeded.is_empty() {
+                continue;
+            }
+            item(
+                w,
+                style,
+                &format!("row {} ({}): {}", i + 1, x.name, d.verdict),
+            )?;
+            for e in &d.exceeded {
+                item(
+                    w,
+                    style,
+                    &format!(
+                        "  above the {} ceiling ({} tokens/s) ⇒ one of these is false: {}",
+                        e.ceiling,
+                        units::fmt_rate(e.tokens_per_second),
+                        e.assumptions.join("; ")
+                    ),
+                )?;
+            }
+            if !d.assumptions.is_empty() {
+                item(
+                    w,
+                    style,
+                    &format!(
+                        "  above the highest ceiling ⇒ one of these is false: {}",
+                        d.assumptions.join("; ")
+                    ),
+                )?;
+            }
+        }
+    }
+
+    let pp: Vec<&RowReport> = r
+        .rows
+        .iter()
+        .filter(|x| x.test == TestKind::Prompt)
+        .collect();
+    if !pp.is_empty() {
+        heading(w, style, "Prefill (pp): observed rate against the roofline")?;
+        table(w, style, &prefill_table(r))?;
+        let mut reasons: Vec<&str> = Vec::new();
+        for x in &pp {
+            if let Some(p) = &x.prefill
+                && !reasons.contains(&p.reason.as_str())
+            {
+                reasons.push(&p.reason);
+            }
+        }
+        if style == Style::Text {
+            writeln!(w)?;
+        }
+        for reason in reasons {
+            let text = if reason.starts_with("none") {
+                format!("no prefill ceiling — {reason}; intensity and direction only")
+            } else {
+                reason.to_string()
+            };
+            item(w, style, &text)?;
+        }
+    }
+
+    let pg: Vec<&RowReport> = r
+        .rows
+        .iter()
+        .filter(|x| x.test == TestKind::Combined)
+        .collect();
+    if !pg.is_empty() {
+        heading(w, style, "Combined (pg): observed only")?;
+        table(w, style, &combined_table(r))?;
+        if style == Style::Text {
+            writeln!(w)?;
+        }
+        item(
+            w,
+            style,
+            "avg_ts of a pg test counts prompt and generated tokens over the whole run: it is never compared with a decode ceiling",
+        )?;
+    }
+
+    let notes: Vec<_> = r
+        .notes
+        .iter()
+        .filter(|n| !n.text.starts_with("pg: "))
+        .collect();
+    if !notes.is_empty() {
+        heading(w, style, "Notes")?;
+        for n in notes {
+            item(
+                w,
+                style,
+                &format!("rows {}: {}", row_ranges(&n.rows), n.text),
+            )?;
+        }
+    }
+
+    heading(w, style, "Measurement record (SPEC §8)")?;
+    for f in &r.record_present {
+        item(
+            w,
+            style,
+            &format!(
+                "present: {}: {} ({})",
+                f.field,
+                f.value.as_deref().unwrap_or(""),
+                f.note
+            ),
+        )?;
+    }
+    for f in &r.record_missing {
+        item(w, style, &format!("MISSING: {} — {}", f.field, f.note))?;
+    }
+
+    heading(w, style, "Verdict")?;
+    item(w, style, &summary(r))?;
+    item(
+        w,
+        style,
+        "a ceiling bounds what any runtime can reach; it does not predict what one will reach, and a rate below it identifies no cause",
+    )?;
+    Ok(())
+}
+
+/// Write the report as aligned text for a terminal.
+pub fn write_text(r: &BenchReport, w: &mut impl Write) -> io::Result<()> {
+    write(r, w, Style::Text)
+}
+
+/// Write the report as Markdown.
+pub fn write_markdown(r: &BenchReport, w: &mut impl Write) -> io::Result<()> {
+    write(r, w, Style::Markdown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        assert_eq!(row_ranges(&[1, 2, 3, 5]), "1–3, 5");
+        assert_eq!(row_ranges(&[4]), "4");
+        assert_eq!(row_ranges(&[]), "");
+        assert_eq!(row_ranges(&[2, 1, 7, 8]), "1–2, 7–8");
+    }
+}
