@@ -1,3 +1,4 @@
 //! llmbound: capacity, KV-cache and roofline bounds for running LLMs locally.
 
 pub mod core;
+pub mod gguf;
