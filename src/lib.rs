@@ -3,4 +3,5 @@
 pub mod bench;
 pub mod build;
 pub mod core;
+pub mod gguf;
 pub mod profile;
