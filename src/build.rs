@@ -99,7 +99,10 @@ pub fn scenario(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, BuildErr
                 None => {
                     return Err(flag(
                         "--model",
-                        format!("model \"{}\" has no known artifact: give its GGUF with --gguf", model.id),
+                        format!(
+                            "model \"{}\" has no known artifact: give its GGUF with --gguf",
+                            model.id
+                        ),
                     ));
                 }
             },
@@ -162,16 +165,26 @@ pub fn apply(s: &mut Scenario, o: &ScenarioOptions) -> Result<(), BuildError> {
     }
     if o.memory.is_some() || o.bandwidth.is_some() {
         let idx = match &o.tier {
-            Some(name) => s.machine.tiers.iter().position(|t| &t.name == name).ok_or_else(|| {
-                flag(
-                    "--tier",
-                    format!(
-                        "machine \"{}\" has no tier \"{name}\" (tiers: {})",
-                        s.machine.id,
-                        s.machine.tiers.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", ")
-                    ),
-                )
-            })?,
+            Some(name) => s
+                .machine
+                .tiers
+                .iter()
+                .position(|t| &t.name == name)
+                .ok_or_else(|| {
+                    flag(
+                        "--tier",
+                        format!(
+                            "machine \"{}\" has no tier \"{name}\" (tiers: {})",
+                            s.machine.id,
+                            s.machine
+                                .tiers
+                                .iter()
+                                .map(|t| t.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    )
+                })?,
             None => 0,
         };
         let tier = &mut s.machine.tiers[idx];

@@ -223,7 +223,11 @@ struct Built {
 fn build(cat: &Catalog, args: &ScenarioArgs) -> Result<Built, Failure> {
     let opts = args.options();
     let scen = build::scenario(cat, &opts).map_err(bad)?;
-    let model_path = scen.weights.first().map(|w| w.label.clone()).unwrap_or_default();
+    let model_path = scen
+        .weights
+        .first()
+        .map(|w| w.label.clone())
+        .unwrap_or_default();
     let report = core::evaluate(&scen).map_err(bad)?;
     Ok(Built { report, model_path })
 }
@@ -286,11 +290,14 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
             let c = core::check_claim(&b.report, tokens_per_second);
             match format {
                 OutFormat::Json => {
-                    serde_json::to_writer_pretty(&mut *out, &report::json::ClaimJson::from(&c)).map_err(bad)?;
+                    serde_json::to_writer_pretty(&mut *out, &report::json::ClaimJson::from(&c))
+                        .map_err(bad)?;
                     writeln!(out).map_err(io_fail)?;
                 }
                 OutFormat::Text => report::write_check(&c, Style::Text, out).map_err(io_fail)?,
-                OutFormat::Markdown => report::write_check(&c, Style::Markdown, out).map_err(io_fail)?,
+                OutFormat::Markdown => {
+                    report::write_check(&c, Style::Markdown, out).map_err(io_fail)?
+                }
             }
             Ok(if c.impossible { EXIT_IMPOSSIBLE } else { 0 })
         }
@@ -304,8 +311,24 @@ fn merge(outer: &ScenarioArgs, inner: ScenarioArgs) -> ScenarioArgs {
         ($($f:ident),*) => { ScenarioArgs { $($f: inner.$f.or(outer.$f.clone()),)* kv_unified: inner.kv_unified || outer.kv_unified, swa_full: inner.swa_full || outer.swa_full, no_kv_offload: inner.no_kv_offload || outer.no_kv_offload } };
     }
     pick!(
-        scenario, model, artifact, machine, context, sequences, cache_type_k, cache_type_v, overhead, gpu_layers,
-        prompt_rows, memory, bandwidth, tier, flash_attn, ubatch, tensor_split, compute_path
+        scenario,
+        model,
+        artifact,
+        machine,
+        context,
+        sequences,
+        cache_type_k,
+        cache_type_v,
+        overhead,
+        gpu_layers,
+        prompt_rows,
+        memory,
+        bandwidth,
+        tier,
+        flash_attn,
+        ubatch,
+        tensor_split,
+        compute_path
     )
 }
 
@@ -319,7 +342,12 @@ fn profiles(cat: &Catalog, action: ProfilesCmd, out: &mut impl Write) -> Result<
             let mut w = |s: String| writeln!(out, "{s}").map_err(io_fail);
             w("machines".into())?;
             for e in &cat.machines {
-                w(format!("  {:<34} {}  [{}]", e.id, e.value.name, origin(&e.origin)))?;
+                w(format!(
+                    "  {:<34} {}  [{}]",
+                    e.id,
+                    e.value.name,
+                    origin(&e.origin)
+                ))?;
             }
             w("models".into())?;
             for e in &cat.models {
@@ -339,7 +367,12 @@ fn profiles(cat: &Catalog, action: ProfilesCmd, out: &mut impl Write) -> Result<
             }
             w("scenarios".into())?;
             for e in &cat.scenarios {
-                w(format!("  {:<34} {}  [{}]", e.id, e.value.name, origin(&e.origin)))?;
+                w(format!(
+                    "  {:<34} {}  [{}]",
+                    e.id,
+                    e.value.name,
+                    origin(&e.origin)
+                ))?;
             }
             Ok(0)
         }

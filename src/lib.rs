@@ -1,7 +1,7 @@
 //! llmbound: capacity, KV-cache and roofline bounds for running LLMs locally.
 
+pub mod build;
+pub mod cli;
 pub mod core;
 pub mod profile;
-pub mod build;
 pub mod report;
-pub mod cli;

@@ -66,7 +66,13 @@ pub fn llama_cpp_command(r: &Report, model_path: &str) -> String {
         parts.push("-sm".into());
         parts.push("layer".into());
         parts.push("-ts".into());
-        parts.push(split.iter().map(|x| crate::core::units::trim_float(*x, 3)).collect::<Vec<_>>().join(","));
+        parts.push(
+            split
+                .iter()
+                .map(|x| crate::core::units::trim_float(*x, 3))
+                .collect::<Vec<_>>()
+                .join(","),
+        );
     }
     parts.push("-fit".into());
     parts.push("off".into());
@@ -83,7 +89,10 @@ pub fn llama_cpp_command(r: &Report, model_path: &str) -> String {
 }
 
 fn shell_quote(s: &str) -> String {
-    if s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:+@".contains(c)) && !s.is_empty() {
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_./=:+@".contains(c))
+        && !s.is_empty()
+    {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))

@@ -485,7 +485,12 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
                 .model
                 .layers
                 .iter()
-                .filter(|l| matches!(l.attention, Attention::Sliding { .. } | Attention::Chunked { .. }))
+                .filter(|l| {
+                    matches!(
+                        l.attention,
+                        Attention::Sliding { .. } | Attention::Chunked { .. }
+                    )
+                })
                 .count() as u32,
             tied_embeddings: s.model.tied_embeddings,
             provenance: s.model.provenance.label(),
@@ -521,10 +526,13 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
                 .collect(),
             provenance: r.artifact.provenance.label(),
             parameters: r.artifact.parameters,
-            parameters_basis: r
-                .artifact
-                .parameters
-                .map(|_| if r.artifact.parameters_counted { "counted" } else { "advertised" }),
+            parameters_basis: r.artifact.parameters.map(|_| {
+                if r.artifact.parameters_counted {
+                    "counted"
+                } else {
+                    "advertised"
+                }
+            }),
             parameters_provenance: r.artifact.parameters_provenance.map(|p| p.label()),
             bits_per_parameter: r.artifact.bits_per_parameter,
         },
@@ -595,7 +603,10 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
                         used: t.used,
                         bandwidth_bytes_per_second: mt.bandwidth.value.0,
                         bandwidth_provenance: mt.bandwidth.provenance.label(),
-                        measured_bandwidth_bytes_per_second: mt.measured_bandwidth.as_ref().map(|m| m.value.0),
+                        measured_bandwidth_bytes_per_second: mt
+                            .measured_bandwidth
+                            .as_ref()
+                            .map(|m| m.value.0),
                     }
                 })
                 .collect(),

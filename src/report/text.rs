@@ -6,8 +6,8 @@ use crate::core::decode::Ceiling;
 use crate::core::evaluate::ClaimCheck;
 use crate::core::model::Attention;
 use crate::core::units::{
-    self, Provenance, bytes_gib, exact_binary, fmt_bandwidth, fmt_flops, fmt_gb, fmt_gib, fmt_ms, fmt_rate,
-    fmt_tokens, group_digits, group_digits_signed,
+    self, Provenance, bytes_gib, exact_binary, fmt_bandwidth, fmt_flops, fmt_gb, fmt_gib, fmt_ms,
+    fmt_rate, fmt_tokens, group_digits, group_digits_signed,
 };
 use std::io::{self, Write};
 
@@ -67,11 +67,20 @@ pub fn inputs(r: &Report) -> Vec<(String, String, Provenance, String)> {
             "GGUF tensor list".into(),
         ));
     }
-    v.push(("machine".into(), format!("{} ({})", s.machine.name, s.machine.id), Provenance::Spec, String::new()));
+    v.push((
+        "machine".into(),
+        format!("{} ({})", s.machine.name, s.machine.id),
+        Provenance::Spec,
+        String::new(),
+    ));
     for t in &s.machine.tiers {
         v.push((
             format!("{} memory ({})", t.name, t.kind),
-            format!("{} bytes = {}", group_digits(t.capacity.value as u128), fmt_gib(t.capacity.value)),
+            format!(
+                "{} bytes = {}",
+                group_digits(t.capacity.value as u128),
+                fmt_gib(t.capacity.value)
+            ),
             t.capacity.provenance,
             t.capacity.source.clone(),
         ));
@@ -155,19 +164,36 @@ fn shape_summary(r: &Report) -> String {
         .filter(|x| matches!(x.attention, Attention::Sliding { .. }))
         .count();
     if let Some(w) = m.sliding_window() {
-        s.push_str(&format!(", sliding window {} on {} layers", fmt_tokens(w), sliding));
+        s.push_str(&format!(
+            ", sliding window {} on {} layers",
+            fmt_tokens(w),
+            sliding
+        ));
     }
-    if let Some(Attention::Chunked { chunk }) = l.iter().map(|x| x.attention).find(|a| matches!(a, Attention::Chunked { .. })) {
+    if let Some(Attention::Chunked { chunk }) = l
+        .iter()
+        .map(|x| x.attention)
+        .find(|a| matches!(a, Attention::Chunked { .. }))
+    {
         s.push_str(&format!(", chunked attention {} tokens", fmt_tokens(chunk)));
     }
     if let Some(mla) = m.mla {
-        s.push_str(&format!(", MLA latent {} + {} rope", mla.kv_lora_rank, mla.rope_dim));
+        s.push_str(&format!(
+            ", MLA latent {} + {} rope",
+            mla.kv_lora_rank, mla.rope_dim
+        ));
     }
     if let Some(moe) = m.moe {
-        s.push_str(&format!(", {} of {} experts", moe.experts_used, moe.experts));
+        s.push_str(&format!(
+            ", {} of {} experts",
+            moe.experts_used, moe.experts
+        ));
     }
     if m.ssm.is_some() {
-        s.push_str(&format!(", {} recurrent layers", l.iter().filter(|x| x.recurrent).count()));
+        s.push_str(&format!(
+            ", {} recurrent layers",
+            l.iter().filter(|x| x.recurrent).count()
+        ));
     }
     if m.tied_embeddings {
         s.push_str(", tied embeddings");
@@ -187,7 +213,10 @@ pub fn limitations(r: &Report) -> Vec<String> {
         v.push("No tensor inventory: file bytes are a conservative proxy for bytes read per token (open the GGUF for the inventory mode).".into());
     }
     if r.decode.optimistic_vendor {
-        v.push("The bandwidth is a vendor peak specification, not sustained application bandwidth.".into());
+        v.push(
+            "The bandwidth is a vendor peak specification, not sustained application bandwidth."
+                .into(),
+        );
     }
     if r.capacity.other_bytes == 0 {
         v.push("The capacity calculation excludes process overhead (A = 0): runtime, compute buffers, the OS share.".into());
@@ -259,7 +288,12 @@ impl<W: Write> Out<'_, W> {
 }
 
 /// Write the worksheet.
-pub fn write_worksheet<W: Write>(r: &Report, model_path: &str, style: Style, w: &mut W) -> io::Result<()> {
+pub fn write_worksheet<W: Write>(
+    r: &Report,
+    model_path: &str,
+    style: Style,
+    w: &mut W,
+) -> io::Result<()> {
     let s = &r.inputs;
     let mut o = Out { w, style };
     match style {
@@ -274,7 +308,10 @@ pub fn write_worksheet<W: Write>(r: &Report, model_path: &str, style: Style, w: 
 
     o.heading("Inputs")?;
     match style {
-        Style::Markdown => writeln!(o.w, "| input | value | provenance | source |\n|---|---|---|---|")?,
+        Style::Markdown => writeln!(
+            o.w,
+            "| input | value | provenance | source |\n|---|---|---|---|"
+        )?,
         Style::Text => {}
     }
     for (name, value, p, src) in inputs(r) {
@@ -305,33 +342,48 @@ pub fn write_worksheet<W: Write>(r: &Report, model_path: &str, style: Style, w: 
                 group_digits(a.bytes as u128),
                 group_digits(p as u128),
                 d,
-                if a.parameters_counted { "counted" } else { "advertised" },
+                if a.parameters_counted {
+                    "counted"
+                } else {
+                    "advertised"
+                },
                 a.parameters_provenance.map_or("", |p| p.label())
             ),
         )?;
     }
     o.row(
         "file size",
-        &format!("{} bytes = {} ({})", group_digits(a.bytes as u128), fmt_gib(a.bytes), fmt_gb(a.bytes)),
+        &format!(
+            "{} bytes = {} ({})",
+            group_digits(a.bytes as u128),
+            fmt_gib(a.bytes),
+            fmt_gb(a.bytes)
+        ),
     )?;
     o.row("KV per token", &kv_derivation(r))?;
     let n = s.cache.context;
     o.row(
         &format!("KV at {} tokens", fmt_tokens(n)),
-        &format!(
-            "{} = {}",
-            kv_total_derivation(r),
-            with_binary(r.kv.bytes)
-        ),
+        &format!("{} = {}", kv_total_derivation(r), with_binary(r.kv.bytes)),
     )?;
     if let Some(naive) = r.kv.naive_bytes {
         o.row(
             "KV naive per-head (MLA)",
-            &format!("{} (stored: the latent {} — V is a view of K)", with_binary(naive), with_binary(r.kv.bytes)),
+            &format!(
+                "{} (stored: the latent {} — V is a view of K)",
+                with_binary(naive),
+                with_binary(r.kv.bytes)
+            ),
         )?;
     }
     if r.kv.recurrent_bytes > 0 {
-        o.row("recurrent state", &format!("{} (f32, independent of context)", with_binary(r.kv.recurrent_bytes)))?;
+        o.row(
+            "recurrent state",
+            &format!(
+                "{} (f32, independent of context)",
+                with_binary(r.kv.recurrent_bytes)
+            ),
+        )?;
     }
     if r.kv.allocated_bytes != r.kv.total_bytes() {
         o.row(
@@ -340,7 +392,11 @@ pub fn write_worksheet<W: Write>(r: &Report, model_path: &str, style: Style, w: 
                 "{} ({} cells padded to 256{})",
                 with_binary(r.kv.allocated_bytes),
                 fmt_tokens(r.kv.allocated_context),
-                if s.cache.swa_full { ", swa-full" } else { ", windows + n_ubatch on sliding layers" }
+                if s.cache.swa_full {
+                    ", swa-full"
+                } else {
+                    ", windows + n_ubatch on sliding layers"
+                }
             ),
         )?;
     }
@@ -358,10 +414,19 @@ pub fn write_worksheet<W: Write>(r: &Report, model_path: &str, style: Style, w: 
     if c.other_bytes > 0 {
         o.row(
             "W + K + A",
-            &format!("{} + {} = {}", group_digits(wk as u128), group_digits(c.other_bytes as u128), bytes_gib(c.total_bytes)),
+            &format!(
+                "{} + {} = {}",
+                group_digits(wk as u128),
+                group_digits(c.other_bytes as u128),
+                bytes_gib(c.total_bytes)
+            ),
         )?;
     }
-    let head_label = if c.other_bytes == 0 { "left for A" } else { "headroom" };
+    let head_label = if c.other_bytes == 0 {
+        "left for A"
+    } else {
+        "headroom"
+    };
     o.row(
         head_label,
         &format!(
@@ -391,7 +456,10 @@ pub fn write_worksheet<W: Write>(r: &Report, model_path: &str, style: Style, w: 
             )?;
         }
         if !r.split.exact {
-            o.row("placement", "per-layer bytes estimated (W spread evenly; open the GGUF for exact bytes)")?;
+            o.row(
+                "placement",
+                "per-layer bytes estimated (W spread evenly; open the GGUF for exact bytes)",
+            )?;
         }
     }
     o.row("verdict", &c.verdict)?;
@@ -419,14 +487,24 @@ pub fn write_worksheet<W: Write>(r: &Report, model_path: &str, style: Style, w: 
     o.table_head("ceiling", "derivation")?;
     let b = s.cache.sequences;
     o.row("short context (file)", &ceiling_line(&d.short_context, b))?;
-    o.row(&format!("{} tokens (file)", fmt_tokens(n)), &ceiling_line(&d.full_context, b))?;
+    o.row(
+        &format!("{} tokens (file)", fmt_tokens(n)),
+        &ceiling_line(&d.full_context, b),
+    )?;
     if let (Some(is), Some(inf)) = (&d.inventory_short_context, &d.inventory_full_context) {
         o.row(
             "inventory read/token",
-            &format!("{} (of {} in the file)", bytes_gib(is.weight_read_bytes), group_digits(r.artifact.bytes as u128)),
+            &format!(
+                "{} (of {} in the file)",
+                bytes_gib(is.weight_read_bytes),
+                group_digits(r.artifact.bytes as u128)
+            ),
         )?;
         o.row("short context (inv.)", &ceiling_line(is, b))?;
-        o.row(&format!("{} tokens (inv.)", fmt_tokens(n)), &ceiling_line(inf, b))?;
+        o.row(
+            &format!("{} tokens (inv.)", fmt_tokens(n)),
+            &ceiling_line(inf, b),
+        )?;
     }
     o.row(
         "highest ceiling",
@@ -442,7 +520,13 @@ pub fn write_worksheet<W: Write>(r: &Report, model_path: &str, style: Style, w: 
             }
         ),
     )?;
-    o.row("provenance", &format!("{} (bandwidth {})", d.full_context.provenance, d.full_context.bandwidth_provenance))?;
+    o.row(
+        "provenance",
+        &format!(
+            "{} (bandwidth {})",
+            d.full_context.provenance, d.full_context.bandwidth_provenance
+        ),
+    )?;
 
     let ro = &r.roofline;
     o.heading("Prefill and roofline")?;
@@ -465,13 +549,28 @@ pub fn write_worksheet<W: Write>(r: &Report, model_path: &str, style: Style, w: 
     if let Some(l) = &ro.linear {
         o.row(
             "linear parameters",
-            &format!("{} ({}, {})", group_digits(l.parameters.round() as u128), l.basis, l.provenance),
+            &format!(
+                "{} ({}, {})",
+                group_digits(l.parameters.round() as u128),
+                l.basis,
+                l.provenance
+            ),
         )?;
     }
     if let Some(wi) = ro.weight_only_intensity {
-        o.row("weight-only intensity", &format!("{wi:.2} FLOP/byte at batch-one decode (2 P_linear / W_linear)"))?;
+        o.row(
+            "weight-only intensity",
+            &format!("{wi:.2} FLOP/byte at batch-one decode (2 P_linear / W_linear)"),
+        )?;
     }
-    o.row("decode intensity", &format!("{:.2} FLOP/byte at {} tokens", ro.decode_intensity, fmt_tokens(n)))?;
+    o.row(
+        "decode intensity",
+        &format!(
+            "{:.2} FLOP/byte at {} tokens",
+            ro.decode_intensity,
+            fmt_tokens(n)
+        ),
+    )?;
     o.row(
         "prefill intensity",
         &format!(
@@ -481,13 +580,20 @@ pub fn write_worksheet<W: Write>(r: &Report, model_path: &str, style: Style, w: 
         ),
     )?;
     if let (Some(rb), Some(x)) = (ro.machine_balance, ro.crossover_rows) {
-        o.row("machine balance", &format!("{rb:.1} FLOP/byte; crossover S* = {x:.0} rows"))?;
+        o.row(
+            "machine balance",
+            &format!("{rb:.1} FLOP/byte; crossover S* = {x:.0} rows"),
+        )?;
     }
 
     o.heading("Reproduce")?;
     match style {
         Style::Text => writeln!(o.w, "  {}", super::llama_cpp_command(r, model_path))?,
-        Style::Markdown => writeln!(o.w, "```sh\n{}\n```", super::llama_cpp_command(r, model_path))?,
+        Style::Markdown => writeln!(
+            o.w,
+            "```sh\n{}\n```",
+            super::llama_cpp_command(r, model_path)
+        )?,
     }
 
     o.heading("Inference")?;
@@ -498,10 +604,17 @@ pub fn write_worksheet<W: Write>(r: &Report, model_path: &str, style: Style, w: 
             plural(b, "sequence"),
             s.machine.name,
             units::fmt_gib_signed(c.headroom_bytes),
-            if c.other_bytes == 0 { " for the OS, runtime, workspaces and allocator slack" } else { "" }
+            if c.other_bytes == 0 {
+                " for the OS, runtime, workspaces and allocator slack"
+            } else {
+                ""
+            }
         )
     } else {
-        format!("The capacity model rejects this configuration: {}.", c.verdict)
+        format!(
+            "The capacity model rejects this configuration: {}.",
+            c.verdict
+        )
     };
     o.para(&verdict_line)?;
     o.para(&format!(
@@ -537,8 +650,14 @@ fn kv_derivation(r: &Report) -> String {
     let m = &r.inputs.model;
     let c = &r.inputs.cache;
     let l0 = &m.layers[0];
-    let full: Vec<_> = m.layers.iter().filter(|l| l.attention == Attention::Full).collect();
-    let uniform = m.layers.iter().all(|l| l == l0) && m.mla.is_none() && !m.layers.iter().any(|l| l.recurrent);
+    let full: Vec<_> = m
+        .layers
+        .iter()
+        .filter(|l| l.attention == Attention::Full)
+        .collect();
+    let uniform = m.layers.iter().all(|l| l == l0)
+        && m.mla.is_none()
+        && !m.layers.iter().any(|l| l.recurrent);
     let per = r.kv.bytes_per_token;
     let unit = exact_binary(per);
     let tail = if unit.ends_with("bytes") {
@@ -583,11 +702,12 @@ fn kv_derivation(r: &Report) -> String {
 
 fn kv_total_derivation(r: &Report) -> String {
     let c = &r.inputs.cache;
-    let bounded = r
-        .kv
-        .per_layer
-        .iter()
-        .any(|l| matches!(l.attention, Attention::Sliding { .. } | Attention::Chunked { .. }));
+    let bounded = r.kv.per_layer.iter().any(|l| {
+        matches!(
+            l.attention,
+            Attention::Sliding { .. } | Attention::Chunked { .. }
+        )
+    });
     if bounded {
         format!(
             "full layers × {} tokens + windowed layers × min({}, window), × {}",
@@ -612,10 +732,17 @@ pub fn write_check<W: Write>(c: &ClaimCheck, style: Style, w: &mut W) -> io::Res
         Style::Text => writeln!(o.w, "{}", c.verdict)?,
         Style::Markdown => writeln!(o.w, "# Claim check\n\n**{}**", c.verdict)?,
     }
-    o.heading(&format!("{} tokens/s against every decode ceiling", fmt_rate(c.tokens_per_second)))?;
+    o.heading(&format!(
+        "{} tokens/s against every decode ceiling",
+        fmt_rate(c.tokens_per_second)
+    ))?;
     for l in &c.lines {
         let mark = if l.exceeded { "ABOVE" } else { "below" };
-        o.para(&format!("{mark} the {} ceiling: {} tokens/s", l.ceiling, fmt_rate(l.tokens_per_second)))?;
+        o.para(&format!(
+            "{mark} the {} ceiling: {} tokens/s",
+            l.ceiling,
+            fmt_rate(l.tokens_per_second)
+        ))?;
         if l.exceeded {
             for a in &l.assumptions {
                 match style {
