@@ -509,10 +509,15 @@ pub fn write_worksheet<W: Write>(
     o.row(
         "highest ceiling",
         &format!(
-            "{} tokens/s at {} tokens ({}){}",
-            fmt_rate(d.highest.tokens_per_second),
+            "{} tokens/s at {} tokens ({}{}){}",
+            fmt_rate(d.highest.top_tokens_per_second()),
             fmt_tokens(n),
             fmt_bandwidth(d.highest.bandwidth),
+            if d.highest.tier_bytes.iter().filter(|x| **x > 0).count() > 1 {
+                ", tiers perfectly overlapped"
+            } else {
+                ""
+            },
             if d.highest_decides {
                 ": a rate above it is impossible"
             } else {
