@@ -744,15 +744,20 @@ pub fn write_check<W: Write>(c: &ClaimCheck, style: Style, w: &mut W) -> io::Res
     for l in &c.lines {
         let mark = if l.exceeded { "ABOVE" } else { "below" };
         o.para(&format!(
-            "{mark} the {} ceiling: {} tokens/s",
+            "{mark} the {} ceiling: {} tokens/s{}",
             l.ceiling,
-            fmt_rate(l.tokens_per_second)
+            fmt_rate(l.tokens_per_second),
+            if l.exceeded {
+                " ⇒ an assumption is false; at least one of:"
+            } else {
+                ""
+            }
         ))?;
         if l.exceeded {
             for a in &l.assumptions {
                 match style {
-                    Style::Text => writeln!(o.w, "      ⇒ false unless: {a}")?,
-                    Style::Markdown => writeln!(o.w, "  - false unless: {a}")?,
+                    Style::Text => writeln!(o.w, "      - {a}")?,
+                    Style::Markdown => writeln!(o.w, "  - {a}")?,
                 }
             }
         }
