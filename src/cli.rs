@@ -103,6 +103,9 @@ struct ScenarioArgs {
     /// Artifact id of the model profile.
     #[arg(long, global = true)]
     artifact: Option<String>,
+    /// The artifact's exact size, when no artifact profile or file is at hand ("42520398080").
+    #[arg(long = "artifact-bytes", global = true)]
+    artifact_bytes: Option<String>,
     /// Machine profile id or TOML path.
     #[arg(long, global = true)]
     machine: Option<String>,
@@ -165,6 +168,7 @@ impl ScenarioArgs {
             scenario: self.scenario.clone(),
             model: self.model.clone(),
             artifact: self.artifact.clone(),
+            artifact_bytes: self.artifact_bytes.clone(),
             machine: self.machine.clone(),
             context: self.context,
             sequences: self.sequences,
@@ -314,6 +318,7 @@ fn merge(outer: &ScenarioArgs, inner: ScenarioArgs) -> ScenarioArgs {
         scenario,
         model,
         artifact,
+        artifact_bytes,
         machine,
         context,
         sequences,

@@ -139,7 +139,8 @@ pub fn ceiling(
 impl Ceiling {
     /// The rate no schedule can beat: perfect overlap between tiers (one tier: the ceiling).
     pub fn top_tokens_per_second(&self) -> f64 {
-        self.overlapped_tokens_per_second.max(self.tokens_per_second)
+        self.overlapped_tokens_per_second
+            .max(self.tokens_per_second)
     }
 }
 

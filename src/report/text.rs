@@ -644,7 +644,7 @@ pub fn write_worksheet<W: Write>(
 
 fn with_binary(n: u64) -> String {
     let exact = exact_binary(n);
-    if exact.ends_with("bytes") {
+    if n >= units::GIB && !exact.ends_with("GiB") || exact.ends_with("bytes") {
         bytes_gib(n)
     } else {
         format!("{} bytes = {exact}", group_digits(n as u128))
