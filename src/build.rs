@@ -15,6 +15,8 @@ pub struct ScenarioOptions {
     pub model: Option<String>,
     /// Artifact id within the model.
     pub artifact: Option<String>,
+    /// W stated by the user ("42.5 GB") instead of a known artifact.
+    pub artifact_bytes: Option<String>,
     /// Machine id or path.
     pub machine: Option<String>,
     /// Retained tokens per sequence.
@@ -76,6 +78,8 @@ fn flag(flag: &'static str, message: impl Into<String>) -> BuildError {
     }
 }
 
+const USER_ARTIFACT: &str = "user-stated-size";
+
 /// Parse a cache type name for a flag.
 pub fn cache_type(flag_name: &'static str, s: &str) -> Result<CacheType, BuildError> {
     CacheType::parse(s).ok_or_else(|| {
@@ -89,6 +93,49 @@ pub fn cache_type(flag_name: &'static str, s: &str) -> Result<CacheType, BuildEr
 /// Build the scenario the options describe.
 pub fn scenario(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, BuildError> {
     let mut file = cat.scenario(o.scenario.as_deref().unwrap_or("default"))?;
+    let user_bytes = match &o.artifact_bytes {
+        Some(b) => {
+            let v = units::parse_bytes(b).map_err(|e| flag("--artifact-bytes", e.0))?;
+            if v == 0 {
+                return Err(flag(
+                    "--artifact-bytes",
+                    "an artifact of 0 bytes cannot be a model",
+                ));
+            }
+            Some(v)
+        }
+        None => None,
+    };
+    if let Some(bytes) = user_bytes {
+        // A W stated by the user stands in for the artifact: kept in an in-memory catalogue.
+        let mut model = cat.model(o.model.as_deref().unwrap_or(&file.model))?;
+        model.artifacts.push(crate::profile::file::ArtifactFile {
+            id: USER_ARTIFACT.into(),
+            file: "(size given with --artifact-bytes)".into(),
+            repository: String::new(),
+            revision: None,
+            bytes,
+            sha256: None,
+            quantization: String::new(),
+            source: "--artifact-bytes".into(),
+        });
+        let mut cat2 = cat.clone();
+        cat2.models.retain(|e| e.id != model.id);
+        file.model = model.id.clone();
+        cat2.models.push(crate::profile::Entry {
+            id: model.id.clone(),
+            origin: crate::profile::Origin::Builtin,
+            value: model,
+        });
+        file.artifact = USER_ARTIFACT.into();
+        if let Some(m) = &o.machine {
+            file.machine = m.clone();
+        }
+        let mut s = load::scenario(&cat2, &file)?;
+        s.weights[0].bytes.provenance = Provenance::User;
+        apply(&mut s, o)?;
+        return Ok(s);
+    }
     if let Some(m) = &o.model {
         let model = cat.model(m)?;
         file.model = m.clone();
@@ -99,7 +146,10 @@ pub fn scenario(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, BuildErr
                 None => {
                     return Err(flag(
                         "--model",
-                        format!("model \"{}\" has no known artifact: give its GGUF with --gguf", model.id),
+                        format!(
+                            "model \"{}\" has no known artifact: give its GGUF with --gguf",
+                            model.id
+                        ),
                     ));
                 }
             },
@@ -162,16 +212,26 @@ pub fn apply(s: &mut Scenario, o: &ScenarioOptions) -> Result<(), BuildError> {
     }
     if o.memory.is_some() || o.bandwidth.is_some() {
         let idx = match &o.tier {
-            Some(name) => s.machine.tiers.iter().position(|t| &t.name == name).ok_or_else(|| {
-                flag(
-                    "--tier",
-                    format!(
-                        "machine \"{}\" has no tier \"{name}\" (tiers: {})",
-                        s.machine.id,
-                        s.machine.tiers.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", ")
-                    ),
-                )
-            })?,
+            Some(name) => s
+                .machine
+                .tiers
+                .iter()
+                .position(|t| &t.name == name)
+                .ok_or_else(|| {
+                    flag(
+                        "--tier",
+                        format!(
+                            "machine \"{}\" has no tier \"{name}\" (tiers: {})",
+                            s.machine.id,
+                            s.machine
+                                .tiers
+                                .iter()
+                                .map(|t| t.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    )
+                })?,
             None => 0,
         };
         let tier = &mut s.machine.tiers[idx];

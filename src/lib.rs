@@ -2,6 +2,8 @@
 
 pub mod bench;
 pub mod build;
+pub mod cli;
 pub mod core;
 pub mod gguf;
 pub mod profile;
+pub mod report;

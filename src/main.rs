@@ -1,3 +1,6 @@
+//! The `llmbound` binary: everything lives in the library; this only sets up error reports.
+
 fn main() {
-    println!("Hello, world!");
+    let _ = color_eyre::install();
+    std::process::exit(llmbound::cli::main());
 }

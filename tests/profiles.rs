@@ -45,7 +45,9 @@ fn invalid_fixtures_fail_with_their_message() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/invalid_profiles");
     let mut n = 0;
     for kind in ["machines", "models", "scenarios"] {
-        let Ok(rd) = std::fs::read_dir(dir.join(kind)) else { continue };
+        let Ok(rd) = std::fs::read_dir(dir.join(kind)) else {
+            continue;
+        };
         for e in rd {
             let p = e.unwrap().path();
             let src = std::fs::read_to_string(&p).unwrap();
@@ -60,7 +62,11 @@ fn invalid_fixtures_fail_with_their_message() {
             let cat = Catalog::load_with(Some(tmp.path().to_path_buf()));
             assert_eq!(cat.errors.len(), 1, "{}: {:?}", p.display(), cat.errors);
             let msg = cat.errors[0].to_string();
-            assert!(msg.contains(&expect), "{}: got {msg:?}, want {expect:?}", p.display());
+            assert!(
+                msg.contains(&expect),
+                "{}: got {msg:?}, want {expect:?}",
+                p.display()
+            );
             assert!(!msg.contains('\n'), "one line: {msg:?}");
             n += 1;
         }
@@ -78,10 +84,20 @@ fn user_profiles_override_builtins_by_id() {
         .unwrap()
         .2
         .replace("273 GB/s", "300 GB/s");
-    std::fs::write(tmp.path().join("machines/macbook-pro-m4-pro-48gb.toml"), src).unwrap();
+    std::fs::write(
+        tmp.path().join("machines/macbook-pro-m4-pro-48gb.toml"),
+        src,
+    )
+    .unwrap();
     let cat = Catalog::load_with(Some(tmp.path().to_path_buf()));
     assert!(cat.errors.is_empty());
     let m = cat.machine("macbook-pro-m4-pro-48gb").unwrap();
     assert_eq!(m.tiers[0].bandwidth.value.value.0, 300e9);
-    assert_eq!(cat.machines.iter().filter(|e| e.id == "macbook-pro-m4-pro-48gb").count(), 1);
+    assert_eq!(
+        cat.machines
+            .iter()
+            .filter(|e| e.id == "macbook-pro-m4-pro-48gb")
+            .count(),
+        1
+    );
 }

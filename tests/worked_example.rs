@@ -14,7 +14,10 @@ fn report() -> llmbound::core::Report {
 #[test]
 fn section_7_figures() {
     let r = report();
-    assert_eq!(format!("{:.3}", r.artifact.bits_per_parameter.unwrap()), "4.820");
+    assert_eq!(
+        format!("{:.3}", r.artifact.bits_per_parameter.unwrap()),
+        "4.820"
+    );
     assert_eq!(fmt_gib(r.artifact.bytes), "18.405 GiB");
     assert_eq!(r.kv.bytes_per_token, 262_144);
     assert_eq!(units::exact_binary(r.kv.bytes_per_token), "256 KiB");
@@ -26,16 +29,32 @@ fn section_7_figures() {
     assert_eq!(r.capacity.headroom_bytes, 23_187_523_936);
     assert_eq!(fmt_gib(r.capacity.headroom_bytes as u64), "21.595 GiB");
     assert!(r.capacity.fits);
-    assert_eq!(r.capacity.verdict, "fits if everything else stays within the headroom");
-    assert_eq!(units::fmt_rate(r.decode.short_context.tokens_per_second), "13.81");
+    assert_eq!(
+        r.capacity.verdict,
+        "fits if everything else stays within the headroom"
+    );
+    assert_eq!(
+        units::fmt_rate(r.decode.short_context.tokens_per_second),
+        "13.81"
+    );
     assert_eq!(units::fmt_ms(r.decode.short_context.ms_per_token), "72.39");
-    assert_eq!(units::fmt_rate(r.decode.full_context.tokens_per_second), "9.63");
+    assert_eq!(
+        units::fmt_rate(r.decode.full_context.tokens_per_second),
+        "9.63"
+    );
     assert_eq!(units::fmt_ms(r.decode.full_context.ms_per_token), "103.85");
     assert!(r.roofline.prefill_ceiling_tokens_per_second.is_none());
-    assert!(r.roofline.reason.starts_with("none: the profile has no sustained compute rate for this path"));
+    assert!(
+        r.roofline
+            .reason
+            .starts_with("none: the profile has no sustained compute rate for this path")
+    );
     assert!(r.decode.optimistic_vendor);
     // Largest context: (48 GiB − W) / 256 KiB = 117,072.xx → 117,072 tokens.
-    assert_eq!(r.capacity.max_context_tokens, Some((51_539_607_552u64 - 19_762_149_024) / 262_144));
+    assert_eq!(
+        r.capacity.max_context_tokens,
+        Some((51_539_607_552u64 - 19_762_149_024) / 262_144)
+    );
     assert!(r.capacity.max_context_exceeds_native);
 }
 

@@ -99,15 +99,22 @@ pub fn ceiling(
     };
     let step: u64 = q.iter().fold(0u64, |a, x| a.saturating_add(*x));
     let w_read: u64 = q_weights.iter().fold(0u64, |a, x| a.saturating_add(*x));
-    let bw_prov = Provenance::weakest(q.iter().enumerate().filter(|(_, x)| **x > 0).map(|(i, _)| {
-        let t = &s.machine.tiers[i];
-        match bw {
-            BandwidthChoice::Headline => t.headline_bandwidth().provenance,
-            BandwidthChoice::Highest => t.highest_bandwidth().provenance,
+    let bw_prov =
+        Provenance::weakest(q.iter().enumerate().filter(|(_, x)| **x > 0).map(|(i, _)| {
+            let t = &s.machine.tiers[i];
+            match bw {
+                BandwidthChoice::Headline => t.headline_bandwidth().provenance,
+                BandwidthChoice::Highest => t.highest_bandwidth().provenance,
+            }
+        }))
+        .unwrap_or(main_bw.provenance);
+    let rate = |secs: f64| {
+        if secs > 0.0 {
+            1.0 / secs
+        } else {
+            f64::INFINITY
         }
-    }))
-    .unwrap_or(main_bw.provenance);
-    let rate = |secs: f64| if secs > 0.0 { 1.0 / secs } else { f64::INFINITY };
+    };
     Ceiling {
         mode,
         experts,
@@ -129,6 +136,14 @@ pub fn ceiling(
     }
 }
 
+impl Ceiling {
+    /// The rate no schedule can beat: perfect overlap between tiers (one tier: the ceiling).
+    pub fn top_tokens_per_second(&self) -> f64 {
+        self.overlapped_tokens_per_second
+            .max(self.tokens_per_second)
+    }
+}
+
 /// One point of the ceiling-over-context curve.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CurvePoint {
@@ -140,9 +155,11 @@ pub struct CurvePoint {
     pub inventory_tokens_per_second: Option<f64>,
 }
 
-/// Context lengths for the curve: powers of two from 256 up to max(native, N, 2 × N) plus N.
+/// Context lengths for the curve: powers of two from 256 up to max(native, N, 4096) plus N.
 pub fn curve_contexts(n: u64, native: Option<u64>) -> Vec<u64> {
-    let top = n.max(native.unwrap_or(0)).max(4096).min(super::scenario::MAX_CONTEXT);
+    let top = n
+        .max(native.unwrap_or(0))
+        .clamp(4096, super::scenario::MAX_CONTEXT);
     let mut v = vec![0u64];
     let mut x = 256u64;
     while x <= top {

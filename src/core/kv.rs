@@ -108,7 +108,12 @@ impl KvCache {
 }
 
 /// K and V bytes per token per sequence of one layer, in 1/32-byte units.
-pub fn layer_b32_per_token(model: &ModelShape, layer: &LayerShape, k: CacheType, v: CacheType) -> u64 {
+pub fn layer_b32_per_token(
+    model: &ModelShape,
+    layer: &LayerShape,
+    k: CacheType,
+    v: CacheType,
+) -> u64 {
     if layer.attention == Attention::None {
         return 0;
     }
@@ -117,7 +122,8 @@ pub fn layer_b32_per_token(model: &ModelShape, layer: &LayerShape, k: CacheType,
         // llama.cpp stores the latent (kv_lora_rank + n_rot = key_length) as K; V is a view.
         return hkv * layer.key_length as u64 * k.b32_per_element();
     }
-    hkv * (layer.key_length as u64 * k.b32_per_element() + layer.value_length as u64 * v.b32_per_element())
+    hkv * (layer.key_length as u64 * k.b32_per_element()
+        + layer.value_length as u64 * v.b32_per_element())
 }
 
 /// Tokens a layer retains per sequence at N (capacity view).
@@ -244,7 +250,9 @@ pub fn logical_bytes_at(
         .enumerate()
         .filter(|(il, _)| on(*il))
         .map(|(_, l)| {
-            (layer_b32_per_token(model, l, k, v) as u128 * retained(l.attention, n) as u128 * b as u128)
+            (layer_b32_per_token(model, l, k, v) as u128
+                * retained(l.attention, n) as u128
+                * b as u128)
                 .div_ceil(32)
         })
         .sum()
@@ -290,7 +298,11 @@ pub fn max_context(
     if terms.iter().all(|(_, cap)| cap.is_some()) {
         // Bounded cache: fits at every N if it fits at the largest window.
         let max_cap = terms.iter().filter_map(|(_, c)| *c).max().unwrap_or(0);
-        let at_cap: u128 = terms.iter().map(|(s, c)| s * c.unwrap_or(0) as u128).sum::<u128>().div_ceil(32);
+        let at_cap: u128 = terms
+            .iter()
+            .map(|(s, c)| s * c.unwrap_or(0) as u128)
+            .sum::<u128>()
+            .div_ceil(32);
         return if at_cap <= budget {
             None
         } else {
@@ -311,7 +323,11 @@ fn solve_linear(terms: &[(u128, Option<u64>)], budget: u128, limit: u64) -> u64 
             .map(|(s, c)| s * c.map_or(n, |c| n.min(c)) as u128)
             .sum()
     };
-    let mut caps: Vec<u64> = terms.iter().filter_map(|(_, c)| *c).filter(|c| *c < limit).collect();
+    let mut caps: Vec<u64> = terms
+        .iter()
+        .filter_map(|(_, c)| *c)
+        .filter(|c| *c < limit)
+        .collect();
     caps.sort_unstable();
     caps.dedup();
     let mut lo = 0u64;
@@ -330,7 +346,9 @@ fn solve_linear(terms: &[(u128, Option<u64>)], budget: u128, limit: u64) -> u64 
             return lo;
         }
         let extra = (budget32 - f(lo)) / slope;
-        return lo.saturating_add(u64::try_from(extra).unwrap_or(u64::MAX)).min(cap);
+        return lo
+            .saturating_add(u64::try_from(extra).unwrap_or(u64::MAX))
+            .min(cap);
     }
     lo
 }
@@ -442,7 +460,10 @@ mod tests {
         s.kv_unified = true;
         s.sequences = 2;
         // unified: n_ctx 8192; sliding PAD(min(8192, 512×2 + 512), 256) = 1536
-        assert_eq!(cache(&m, &s).allocated_bytes, 3 * 1024 * 8192 + 15 * 1024 * 1536);
+        assert_eq!(
+            cache(&m, &s).allocated_bytes,
+            3 * 1024 * 8192 + 15 * 1024 * 1536
+        );
     }
 
     #[test]
@@ -472,7 +493,8 @@ mod tests {
         for budget in [0i128, 1, 5_000, 1_000_000, 123_456_789, 9_876_543_210] {
             let n = max_context(&g, CacheType::Q8_0, CacheType::Q4_0, 3, budget, &all).unwrap();
             let at = logical_bytes_at(&g, CacheType::Q8_0, CacheType::Q4_0, n, 3, &all) as i128;
-            let next = logical_bytes_at(&g, CacheType::Q8_0, CacheType::Q4_0, n + 1, 3, &all) as i128;
+            let next =
+                logical_bytes_at(&g, CacheType::Q8_0, CacheType::Q4_0, n + 1, 3, &all) as i128;
             assert!(at <= budget, "{budget}: {n}");
             assert!(next > budget, "{budget}: {n}");
         }
@@ -510,7 +532,11 @@ mod tests {
         assert_eq!(c.naive_bytes, Some(61 * 128 * (192 + 128) * 2));
         let mut s = settings(1);
         s.type_v = CacheType::Q4_0;
-        assert_eq!(cache(&m, &s).bytes, 61 * 576 * 2, "-ctv has no effect on MLA");
+        assert_eq!(
+            cache(&m, &s).bytes,
+            61 * 576 * 2,
+            "-ctv has no effect on MLA"
+        );
     }
 
     #[test]

@@ -336,9 +336,14 @@ impl ModelShape {
         if let Some(ssm) = fig.ssm
             && (ssm.d_inner == 0 || ssm.d_state == 0)
         {
-            return Err(ShapeError("SSM figures have a zero d_inner or d_state".into()));
+            return Err(ShapeError(
+                "SSM figures have a zero d_inner or d_state".into(),
+            ));
         }
-        if layers.iter().all(|x| x.attention == Attention::None && !x.recurrent) {
+        if layers
+            .iter()
+            .all(|x| x.attention == Attention::None && !x.recurrent)
+        {
             return Err(ShapeError(
                 "no layer has attention heads or recurrent state: head_count_kv is 0 everywhere"
                     .into(),
@@ -538,6 +543,10 @@ mod tests {
             n_group: 1,
         });
         let s = ModelShape::from_figures("x", &f, Provenance::File).unwrap();
-        assert!(s.layers.iter().all(|l| l.recurrent && l.attention == Attention::Full));
+        assert!(
+            s.layers
+                .iter()
+                .all(|l| l.recurrent && l.attention == Attention::Full)
+        );
     }
 }

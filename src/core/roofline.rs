@@ -22,7 +22,10 @@ pub fn attention_flops_per_cell(model: &ModelShape, il: usize) -> f64 {
 /// Attention FLOPs for one new token at retained length N (N_l = min(N, window) on sliding layers).
 pub fn attention_flops_per_token(model: &ModelShape, n: u64) -> f64 {
     (0..model.layers.len())
-        .map(|il| attention_flops_per_cell(model, il) * super::kv::read_cells(model.layers[il].attention, n) as f64)
+        .map(|il| {
+            attention_flops_per_cell(model, il)
+                * super::kv::read_cells(model.layers[il].attention, n) as f64
+        })
         .sum()
 }
 
@@ -200,12 +203,20 @@ pub fn roofline(inp: RooflineInput<'_>) -> Roofline {
         linear: inp.linear,
         decode_flops,
         decode_bytes,
-        decode_intensity: if decode_bytes > 0.0 { decode_flops / decode_bytes } else { 0.0 },
+        decode_intensity: if decode_bytes > 0.0 {
+            decode_flops / decode_bytes
+        } else {
+            0.0
+        },
         weight_only_intensity: weight_only,
         prompt_rows: s,
         prefill_flops,
         prefill_bytes,
-        prefill_intensity: if prefill_bytes > 0.0 { prefill_flops / prefill_bytes } else { 0.0 },
+        prefill_intensity: if prefill_bytes > 0.0 {
+            prefill_flops / prefill_bytes
+        } else {
+            0.0
+        },
         compute_path: inp.compute_path.to_string(),
         compute,
         compute_provenance: compute_prov,

@@ -32,9 +32,14 @@ impl TierKind {
     }
     /// Parse a label.
     pub fn parse(s: &str) -> Option<TierKind> {
-        [TierKind::Accelerator, TierKind::Unified, TierKind::Host, TierKind::Ssd]
-            .into_iter()
-            .find(|k| k.label() == s)
+        [
+            TierKind::Accelerator,
+            TierKind::Unified,
+            TierKind::Host,
+            TierKind::Ssd,
+        ]
+        .into_iter()
+        .find(|k| k.label() == s)
     }
 }
 
@@ -203,26 +208,40 @@ impl Scenario {
             )));
         }
         if self.machine.tiers.is_empty() {
-            return Err(ScenarioError(format!("machine \"{}\" has no memory tier", self.machine.id)));
+            return Err(ScenarioError(format!(
+                "machine \"{}\" has no memory tier",
+                self.machine.id
+            )));
         }
         for t in &self.machine.tiers {
             if t.capacity.value == 0 {
-                return Err(ScenarioError(format!("tier \"{}\" has zero capacity", t.name)));
+                return Err(ScenarioError(format!(
+                    "tier \"{}\" has zero capacity",
+                    t.name
+                )));
             }
             if !(t.bandwidth.value.0 > 0.0 && t.bandwidth.value.0.is_finite()) {
-                return Err(ScenarioError(format!("tier \"{}\" has no positive bandwidth", t.name)));
+                return Err(ScenarioError(format!(
+                    "tier \"{}\" has no positive bandwidth",
+                    t.name
+                )));
             }
         }
         if self.weights.is_empty() {
             return Err(ScenarioError("no artifact: W is unknown".into()));
         }
         if self.weights.iter().any(|w| w.bytes.value == 0) {
-            return Err(ScenarioError("an artifact of 0 bytes cannot be a model".into()));
+            return Err(ScenarioError(
+                "an artifact of 0 bytes cannot be a model".into(),
+            ));
         }
         if let Some(split) = &self.offload.tensor_split
-            && (split.iter().any(|x| !x.is_finite() || *x < 0.0) || split.iter().sum::<f64>() <= 0.0)
+            && (split.iter().any(|x| !x.is_finite() || *x < 0.0)
+                || split.iter().sum::<f64>() <= 0.0)
         {
-            return Err(ScenarioError("tensor split proportions must be non-negative and not all 0".into()));
+            return Err(ScenarioError(
+                "tensor split proportions must be non-negative and not all 0".into(),
+            ));
         }
         Ok(())
     }

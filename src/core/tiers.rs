@@ -80,7 +80,8 @@ pub fn weight_split(s: &Scenario) -> WeightSplit {
         .filter(|p| *p > 0);
     let emb = match params {
         Some(p) => {
-            let per = s.model.vocab_size as u128 * s.model.embedding_length as u128 * w as u128 / p as u128;
+            let per = s.model.vocab_size as u128 * s.model.embedding_length as u128 * w as u128
+                / p as u128;
             u64::try_from(per).unwrap_or(0).min(w / 4)
         }
         None => 0,
@@ -92,7 +93,7 @@ pub fn weight_split(s: &Scenario) -> WeightSplit {
     if let Some(last) = layer.last_mut() {
         *last += rest - per * l as u64;
     }
-    let row = if s.model.vocab_size > 0 { emb / s.model.vocab_size } else { 0 };
+    let row = emb.checked_div(s.model.vocab_size).unwrap_or(0);
     WeightSplit {
         layer,
         layer_experts: vec![0; l],
@@ -142,7 +143,10 @@ pub fn layout(s: &Scenario) -> Layout {
             .enumerate()
             .map(|(i, _)| split.get(i).copied().unwrap_or(0.0))
             .collect(),
-        None => accels.iter().map(|&i| m.tiers[i].capacity.value as f64).collect(),
+        None => accels
+            .iter()
+            .map(|&i| m.tiers[i].capacity.value as f64)
+            .collect(),
     };
     let total: f64 = weights.iter().sum::<f64>().max(f64::MIN_POSITIVE);
     let mut cum = Vec::with_capacity(accels.len());
@@ -156,7 +160,10 @@ pub fn layout(s: &Scenario) -> Layout {
     let span = (offloaded + 1) as f64;
     let device_for = |pos: usize| -> usize {
         let x = pos as f64 / span;
-        let d = cum.iter().position(|c| x < *c - 1e-12).unwrap_or(accels.len() - 1);
+        let d = cum
+            .iter()
+            .position(|c| x < *c - 1e-12)
+            .unwrap_or(accels.len() - 1);
         accels[d]
     };
     let layer_tier: Vec<usize> = (0..l)
@@ -168,7 +175,11 @@ pub fn layout(s: &Scenario) -> Layout {
             }
         })
         .collect();
-    let output_tier = if ngl >= 1 { device_for(offloaded) } else { host };
+    let output_tier = if ngl >= 1 {
+        device_for(offloaded)
+    } else {
+        host
+    };
     let kv_tier = if s.offload.no_kv_offload {
         vec![host; l]
     } else {
@@ -224,16 +235,19 @@ pub fn loads(s: &Scenario, lay: &Layout, split: &WeightSplit, kv: &KvCache) -> V
     let m = &s.machine;
     let b = s.cache.sequences.max(1);
     let recurrent_layers = s.model.layers.iter().filter(|l| l.recurrent).count() as u64;
-    let recurrent_per_layer = if recurrent_layers > 0 {
-        s.model.recurrent_bytes_per_sequence() / recurrent_layers * b
-    } else {
-        0
-    };
+    let recurrent_per_layer = s
+        .model
+        .recurrent_bytes_per_sequence()
+        .checked_div(recurrent_layers)
+        .unwrap_or(0)
+        * b;
     m.tiers
         .iter()
         .enumerate()
         .map(|(ti, t)| {
-            let layers: Vec<usize> = (0..split.layer.len()).filter(|il| lay.layer_tier[*il] == ti).collect();
+            let layers: Vec<usize> = (0..split.layer.len())
+                .filter(|il| lay.layer_tier[*il] == ti)
+                .collect();
             let mut weights: u64 = layers.iter().map(|il| split.layer[*il]).sum();
             let output = lay.output_tier == ti;
             let embedding = lay.embedding_tier == ti;
@@ -241,22 +255,35 @@ pub fn loads(s: &Scenario, lay: &Layout, split: &WeightSplit, kv: &KvCache) -> V
                 weights = weights.saturating_add(split.output);
             }
             if embedding {
-                weights = weights.saturating_add(split.embedding).saturating_add(split.other);
+                weights = weights
+                    .saturating_add(split.embedding)
+                    .saturating_add(split.other);
             }
-            let kv_layers: Vec<usize> = (0..kv.per_layer.len()).filter(|il| lay.kv_tier[*il] == ti).collect();
+            let kv_layers: Vec<usize> = (0..kv.per_layer.len())
+                .filter(|il| lay.kv_tier[*il] == ti)
+                .collect();
             let kv_here: u64 = kv_layers
                 .iter()
                 .map(|il| {
-                    kv.per_layer[*il].bytes.saturating_add(if s.model.layers[*il].recurrent {
-                        recurrent_per_layer
-                    } else {
-                        0
-                    })
+                    kv.per_layer[*il]
+                        .bytes
+                        .saturating_add(if s.model.layers[*il].recurrent {
+                            recurrent_per_layer
+                        } else {
+                            0
+                        })
                 })
                 .sum();
-            let recurrent_here = kv_layers.iter().filter(|il| s.model.layers[**il].recurrent).count() as u64
+            let recurrent_here = kv_layers
+                .iter()
+                .filter(|il| s.model.layers[**il].recurrent)
+                .count() as u64
                 * recurrent_per_layer;
-            let other = if lay.other_tier == ti { s.other_bytes.value } else { 0 };
+            let other = if lay.other_tier == ti {
+                s.other_bytes.value
+            } else {
+                0
+            };
             let cap = t.capacity.value;
             let headroom = cap as i128 - weights as i128 - kv_here as i128 - other as i128;
             let used = weights > 0 || kv_here > 0 || other > 0 || !layers.is_empty();
@@ -308,7 +335,9 @@ pub fn step_bytes(
     let m = &s.machine;
     let b = s.cache.sequences.max(1);
     let frac = match (mode, s.model.moe) {
-        (WeightsMode::Inventory, Some(moe)) => expert_fraction(moe.experts, moe.experts_used, b, experts),
+        (WeightsMode::Inventory, Some(moe)) => {
+            expert_fraction(moe.experts, moe.experts_used, b, experts)
+        }
         _ => 1.0,
     };
     let mut q = vec![0u64; m.tiers.len()];
@@ -316,7 +345,9 @@ pub fn step_bytes(
         let ex = split.layer_experts.get(il).copied().unwrap_or(0);
         let read = match mode {
             WeightsMode::File => *bytes,
-            WeightsMode::Inventory => bytes.saturating_sub(ex).saturating_add((ex as f64 * frac).round() as u64),
+            WeightsMode::Inventory => bytes
+                .saturating_sub(ex)
+                .saturating_add((ex as f64 * frac).round() as u64),
         };
         q[lay.layer_tier[il]] = q[lay.layer_tier[il]].saturating_add(read);
     }
@@ -324,9 +355,17 @@ pub fn step_bytes(
     let emb = if s.model.tied_embeddings && mode == WeightsMode::Inventory {
         // The tied matrix is read in full as the output projection; the lookup adds one row
         // per sequence from the host copy when the output sits elsewhere.
-        if lay.output_tier == lay.embedding_tier { 0 } else { split.embedding_row.saturating_mul(b) }
+        if lay.output_tier == lay.embedding_tier {
+            0
+        } else {
+            split.embedding_row.saturating_mul(b)
+        }
     } else if s.model.tied_embeddings {
-        if lay.output_tier == lay.embedding_tier { 0 } else { split.embedding }
+        if lay.output_tier == lay.embedding_tier {
+            0
+        } else {
+            split.embedding
+        }
     } else {
         match mode {
             WeightsMode::File => split.embedding,
@@ -339,16 +378,20 @@ pub fn step_bytes(
         // non-layer tensors of the model are.
         WeightsMode::Inventory => s.inventory.as_ref().map_or(0, |i| i.other_bytes),
     };
-    q[lay.embedding_tier] = q[lay.embedding_tier].saturating_add(emb).saturating_add(other);
+    q[lay.embedding_tier] = q[lay.embedding_tier]
+        .saturating_add(emb)
+        .saturating_add(other);
     if n > 0 {
         let recurrent_layers = s.model.layers.iter().filter(|l| l.recurrent).count() as u64;
-        let rec_per_layer = if recurrent_layers > 0 {
-            s.model.recurrent_bytes_per_sequence() / recurrent_layers * b
-        } else {
-            0
-        };
+        let rec_per_layer = s
+            .model
+            .recurrent_bytes_per_sequence()
+            .checked_div(recurrent_layers)
+            .unwrap_or(0)
+            * b;
         for (il, layer) in s.model.layers.iter().enumerate() {
-            let b32 = kv::layer_b32_per_token(&s.model, layer, s.cache.type_k, s.cache.type_v) as u128;
+            let b32 =
+                kv::layer_b32_per_token(&s.model, layer, s.cache.type_k, s.cache.type_v) as u128;
             let cells = kv::read_cells(layer.attention, n) as u128;
             let bytes = u64::try_from((b32 * cells * b as u128).div_ceil(32)).unwrap_or(u64::MAX);
             let rec = if layer.recurrent { rec_per_layer } else { 0 };

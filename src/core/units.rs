@@ -116,7 +116,7 @@ pub fn group_digits(n: u128) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -135,7 +135,11 @@ pub fn group_digits_signed(n: i128) -> String {
 
 /// `28,352,083,616 bytes = 26.405 GiB` style: exact bytes, then GiB with 3 decimals.
 pub fn bytes_gib(n: u64) -> String {
-    format!("{} bytes = {:.3} GiB", group_digits(n as u128), Bytes(n).gib())
+    format!(
+        "{} bytes = {:.3} GiB",
+        group_digits(n as u128),
+        Bytes(n).gib()
+    )
 }
 
 /// GiB with three decimals and the unit: `18.405 GiB`.
@@ -157,7 +161,7 @@ pub fn fmt_gib_signed(n: i128) -> String {
 /// `262144` → `256 KiB`; otherwise bytes.
 pub fn exact_binary(n: u64) -> String {
     for (unit, size) in [("GiB", GIB), ("MiB", MIB), ("KiB", KIB)] {
-        if n >= size && n % size == 0 {
+        if n >= size && n.is_multiple_of(size) {
             return format!("{} {unit}", group_digits((n / size) as u128));
         }
     }
@@ -245,7 +249,9 @@ fn split_number(s: &str) -> Result<(f64, String), UnitError> {
     let t = s.trim();
     let end = t
         .char_indices()
-        .find(|(_, c)| !(c.is_ascii_digit() || matches!(c, '.' | '_' | ',' | 'e' | 'E' | '+' | '-')))
+        .find(|(_, c)| {
+            !(c.is_ascii_digit() || matches!(c, '.' | '_' | ',' | 'e' | 'E' | '+' | '-'))
+        })
         .map(|(i, _)| i)
         .unwrap_or(t.len());
     // "1e9" vs "1 EB": an 'e'/'E' followed by a letter belongs to the unit.
@@ -305,7 +311,10 @@ pub fn parse_bytes(s: &str) -> Result<u64, UnitError> {
 pub fn parse_bandwidth(s: &str) -> Result<BytesPerSec, UnitError> {
     let (v, unit) = split_number(s)?;
     let u = unit.to_ascii_lowercase();
-    let base = u.strip_suffix("/s").or_else(|| u.strip_suffix("ps")).unwrap_or(&u);
+    let base = u
+        .strip_suffix("/s")
+        .or_else(|| u.strip_suffix("ps"))
+        .unwrap_or(&u);
     let mult: f64 = match base.trim() {
         "" | "b" | "bytes" => 1.0,
         "kb" => 1e3,
@@ -352,7 +361,9 @@ pub fn parse_flops(s: &str) -> Result<FlopPerSec, UnitError> {
     };
     let c = v * mult;
     if c <= 0.0 || !c.is_finite() {
-        return Err(UnitError(format!("\"{s}\": a compute rate must be positive")));
+        return Err(UnitError(format!(
+            "\"{s}\": a compute rate must be positive"
+        )));
     }
     Ok(FlopPerSec(c))
 }

@@ -125,7 +125,8 @@ pub fn total_bytes(files: &[WeightFile]) -> (u64, Provenance) {
     let sum = files
         .iter()
         .fold(0u64, |acc, f| acc.saturating_add(f.bytes.value));
-    let prov = Provenance::weakest(files.iter().map(|f| f.bytes.provenance)).unwrap_or(Provenance::User);
+    let prov =
+        Provenance::weakest(files.iter().map(|f| f.bytes.provenance)).unwrap_or(Provenance::User);
     (sum, prov)
 }
 
@@ -155,10 +156,16 @@ mod tests {
     fn embedding_is_one_row_unless_tied() {
         let mut i = inv();
         i.layer_routed_expert_bytes = vec![0, 0];
-        assert_eq!(inventory_read_bytes(&i, None, 1, ExpertCount::Expected), 800 + 100 + 1);
+        assert_eq!(
+            inventory_read_bytes(&i, None, 1, ExpertCount::Expected),
+            800 + 100 + 1
+        );
         i.tied_output = true;
         i.output_bytes = 0;
-        assert_eq!(inventory_read_bytes(&i, None, 1, ExpertCount::Expected), 800 + 100);
+        assert_eq!(
+            inventory_read_bytes(&i, None, 1, ExpertCount::Expected),
+            800 + 100
+        );
     }
 
     #[test]

@@ -78,7 +78,12 @@ macro_rules! unit_value {
     };
 }
 
-unit_value!(SizeValue, u64, units::parse_bytes, "A size in bytes (`\"48 GiB\"` or an integer).");
+unit_value!(
+    SizeValue,
+    u64,
+    units::parse_bytes,
+    "A size in bytes (`\"48 GiB\"` or an integer)."
+);
 unit_value!(
     RateValue,
     units::BytesPerSec,
@@ -116,10 +121,18 @@ impl<V> Figure<V> {
     pub fn citation(&self) -> String {
         let mut s = self.source.clone();
         if let Some(d) = &self.date {
-            s = if s.is_empty() { d.clone() } else { format!("{s} ({d})") };
+            s = if s.is_empty() {
+                d.clone()
+            } else {
+                format!("{s} ({d})")
+            };
         }
         if let Some(m) = &self.method {
-            s = if s.is_empty() { m.clone() } else { format!("{s}; method: {m}") };
+            s = if s.is_empty() {
+                m.clone()
+            } else {
+                format!("{s}; method: {m}")
+            };
         }
         s
     }

@@ -4,11 +4,11 @@
 
 use super::builtin::BUILTIN;
 use super::file::{MachineFile, ModelFile, ScenarioFile};
+use crate::core::kv::CacheSettings;
 use crate::core::model::{ArchFigures, Mla, ModelShape, Moe, PerLayer, Ssm};
 use crate::core::scenario::{ComputeRate, Machine, Offload, Scenario, Tier};
 use crate::core::units::{Provenance, Sourced};
 use crate::core::weights::WeightFile;
-use crate::core::kv::CacheSettings;
 use std::collections::HashSet;
 use std::fs;
 use std::io::Write;
@@ -120,7 +120,10 @@ pub fn user_dir() -> Option<PathBuf> {
 fn line_col(src: &str, offset: usize) -> (usize, usize) {
     let before = &src[..offset.min(src.len())];
     let line = before.matches('\n').count() + 1;
-    let col = before.rfind('\n').map_or(before.len(), |i| before.len() - i - 1) + 1;
+    let col = before
+        .rfind('\n')
+        .map_or(before.len(), |i| before.len() - i - 1)
+        + 1;
     (line, col)
 }
 
@@ -183,18 +186,38 @@ fn check_id(file: &str, src: &str, id: &str, expected: Option<&str>) -> Result<(
 }
 
 /// Validate a machine profile beyond its syntax.
-pub fn check_machine(file: &str, src: &str, m: &MachineFile, stem: Option<&str>) -> Result<(), ProfileError> {
+pub fn check_machine(
+    file: &str,
+    src: &str,
+    m: &MachineFile,
+    stem: Option<&str>,
+) -> Result<(), ProfileError> {
     check_id(file, src, &m.id, stem)?;
     if m.tiers.is_empty() {
-        return Err(invalid(file, src, "id", "a machine needs at least one [[tier]]".into()));
+        return Err(invalid(
+            file,
+            src,
+            "id",
+            "a machine needs at least one [[tier]]".into(),
+        ));
     }
     let mut names = HashSet::new();
     for t in &m.tiers {
         if !names.insert(t.name.as_str()) {
-            return Err(invalid(file, src, "name", format!("tier name \"{}\" is used twice", t.name)));
+            return Err(invalid(
+                file,
+                src,
+                "name",
+                format!("tier name \"{}\" is used twice", t.name),
+            ));
         }
         if t.capacity.value.value == 0 {
-            return Err(invalid(file, src, "capacity", format!("tier \"{}\" has zero capacity", t.name)));
+            return Err(invalid(
+                file,
+                src,
+                "capacity",
+                format!("tier \"{}\" has zero capacity", t.name),
+            ));
         }
         if let Some(mb) = &t.measured_bandwidth
             && mb.provenance.0 != Provenance::Measured
@@ -203,7 +226,10 @@ pub fn check_machine(file: &str, src: &str, m: &MachineFile, stem: Option<&str>)
                 file,
                 src,
                 "measured-bandwidth",
-                format!("measured-bandwidth of tier \"{}\" must have provenance \"measured\"", t.name),
+                format!(
+                    "measured-bandwidth of tier \"{}\" must have provenance \"measured\"",
+                    t.name
+                ),
             ));
         }
     }
@@ -213,7 +239,10 @@ pub fn check_machine(file: &str, src: &str, m: &MachineFile, stem: Option<&str>)
                 file,
                 src,
                 "tier",
-                format!("compute path \"{}\" names tier \"{}\", which the machine does not have", c.path, c.tier),
+                format!(
+                    "compute path \"{}\" names tier \"{}\", which the machine does not have",
+                    c.path, c.tier
+                ),
             ));
         }
     }
@@ -221,7 +250,12 @@ pub fn check_machine(file: &str, src: &str, m: &MachineFile, stem: Option<&str>)
 }
 
 /// Validate a model profile beyond its syntax (including the KV maths' inputs).
-pub fn check_model(file: &str, src: &str, m: &ModelFile, stem: Option<&str>) -> Result<(), ProfileError> {
+pub fn check_model(
+    file: &str,
+    src: &str,
+    m: &ModelFile,
+    stem: Option<&str>,
+) -> Result<(), ProfileError> {
     check_id(file, src, &m.id, stem)?;
     if m.head_dim.is_some() && (m.key_length.is_some() || m.value_length.is_some()) {
         return Err(invalid(
@@ -235,19 +269,35 @@ pub fn check_model(file: &str, src: &str, m: &ModelFile, stem: Option<&str>) -> 
     for a in &m.artifacts {
         check_id(file, src, &a.id, None)?;
         if !ids.insert(a.id.as_str()) {
-            return Err(invalid(file, src, "id", format!("artifact id \"{}\" is used twice", a.id)));
+            return Err(invalid(
+                file,
+                src,
+                "id",
+                format!("artifact id \"{}\" is used twice", a.id),
+            ));
         }
         if a.bytes == 0 {
-            return Err(invalid(file, src, "bytes", format!("artifact \"{}\" has 0 bytes", a.id)));
+            return Err(invalid(
+                file,
+                src,
+                "bytes",
+                format!("artifact \"{}\" has 0 bytes", a.id),
+            ));
         }
         if let Some(h) = &a.sha256
-            && (h.len() != 64 || !h.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()))
+            && (h.len() != 64
+                || !h
+                    .chars()
+                    .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()))
         {
             return Err(invalid(
                 file,
                 src,
                 "sha256",
-                format!("sha256 \"{h}\" of artifact \"{}\" is not 64 lower-case hex digits", a.id),
+                format!(
+                    "sha256 \"{h}\" of artifact \"{}\" is not 64 lower-case hex digits",
+                    a.id
+                ),
             ));
         }
     }
@@ -256,13 +306,28 @@ pub fn check_model(file: &str, src: &str, m: &ModelFile, stem: Option<&str>) -> 
 }
 
 /// Validate a scenario profile against the catalogue.
-pub fn check_scenario(file: &str, src: &str, s: &ScenarioFile, stem: Option<&str>) -> Result<(), ProfileError> {
+pub fn check_scenario(
+    file: &str,
+    src: &str,
+    s: &ScenarioFile,
+    stem: Option<&str>,
+) -> Result<(), ProfileError> {
     check_id(file, src, &s.id, stem)?;
     if s.context == 0 {
-        return Err(invalid(file, src, "context", "context must be at least 1 token".into()));
+        return Err(invalid(
+            file,
+            src,
+            "context",
+            "context must be at least 1 token".into(),
+        ));
     }
     if s.sequences == 0 {
-        return Err(invalid(file, src, "sequences", "sequences must be at least 1".into()));
+        return Err(invalid(
+            file,
+            src,
+            "sequences",
+            "sequences must be at least 1".into(),
+        ));
     }
     for x in &s.extra_files {
         if !matches!(x.kind.as_str(), "mmproj" | "draft") {
@@ -270,7 +335,10 @@ pub fn check_scenario(file: &str, src: &str, s: &ScenarioFile, stem: Option<&str
                 file,
                 src,
                 "kind",
-                format!("extra file kind \"{}\" must be \"mmproj\" or \"draft\"", x.kind),
+                format!(
+                    "extra file kind \"{}\" must be \"mmproj\" or \"draft\"",
+                    x.kind
+                ),
             ));
         }
     }
@@ -288,8 +356,16 @@ pub fn machine(m: &MachineFile) -> Machine {
             .map(|t| Tier {
                 name: t.name.clone(),
                 kind: t.kind.0,
-                capacity: Sourced::new(t.capacity.value.value, t.capacity.provenance.0, t.capacity.citation()),
-                bandwidth: Sourced::new(t.bandwidth.value.value, t.bandwidth.provenance.0, t.bandwidth.citation()),
+                capacity: Sourced::new(
+                    t.capacity.value.value,
+                    t.capacity.provenance.0,
+                    t.capacity.citation(),
+                ),
+                bandwidth: Sourced::new(
+                    t.bandwidth.value.value,
+                    t.bandwidth.provenance.0,
+                    t.bandwidth.citation(),
+                ),
                 measured_bandwidth: t
                     .measured_bandwidth
                     .as_ref()
@@ -354,9 +430,14 @@ pub fn model_shape(m: &ModelFile) -> Result<ModelShape, String> {
     if let Some(p) = &m.sliding_pattern
         && p.len() != m.layers as usize
     {
-        return Err(format!("sliding-pattern lists {} layers but layers = {}", p.len(), m.layers));
+        return Err(format!(
+            "sliding-pattern lists {} layers but layers = {}",
+            p.len(),
+            m.layers
+        ));
     }
-    let mut shape = ModelShape::from_figures(m.name.clone(), &figs, Provenance::Spec).map_err(|e| e.0)?;
+    let mut shape =
+        ModelShape::from_figures(m.name.clone(), &figs, Provenance::Spec).map_err(|e| e.0)?;
     shape.parameters_advertised = m
         .parameters
         .as_ref()
@@ -379,7 +460,12 @@ pub fn scenario(cat: &Catalog, s: &ScenarioFile) -> Result<Scenario, ProfileErro
         .ok_or_else(|| ProfileError::Unknown {
             kind: "artifact",
             id: s.artifact.clone(),
-            known: model.artifacts.iter().map(|a| a.id.as_str()).collect::<Vec<_>>().join(", "),
+            known: model
+                .artifacts
+                .iter()
+                .map(|a| a.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
         })?;
     let shape = model_shape(&model).map_err(|message| ProfileError::Invalid {
         file: model.id.clone(),
@@ -452,7 +538,9 @@ impl Catalog {
         let mut c = Catalog::builtin();
         if let Some(d) = &dir {
             for kind in ["machines", "models", "scenarios"] {
-                let Ok(rd) = fs::read_dir(d.join(kind)) else { continue };
+                let Ok(rd) = fs::read_dir(d.join(kind)) else {
+                    continue;
+                };
                 let mut paths: Vec<PathBuf> = rd
                     .filter_map(|e| e.ok().map(|e| e.path()))
                     .filter(|p| p.extension().is_some_and(|x| x == "toml"))
@@ -462,7 +550,11 @@ impl Catalog {
                     let file = p.display().to_string();
                     match fs::read_to_string(&p) {
                         Ok(src) => {
-                            let st = p.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_string();
+                            let st = p
+                                .file_stem()
+                                .and_then(|s| s.to_str())
+                                .unwrap_or("")
+                                .to_string();
                             c.add(kind, &file, &src, Some(&st), Origin::File(p.clone()));
                         }
                         Err(e) => c.errors.push(ProfileError::Io {
@@ -499,11 +591,17 @@ impl Catalog {
         kind: &'static str,
         id: &str,
     ) -> Result<&'a Entry<T>, ProfileError> {
-        list.iter().find(|e| e.id == id).ok_or_else(|| ProfileError::Unknown {
-            kind,
-            id: id.to_string(),
-            known: list.iter().map(|e| e.id.as_str()).collect::<Vec<_>>().join(", "),
-        })
+        list.iter()
+            .find(|e| e.id == id)
+            .ok_or_else(|| ProfileError::Unknown {
+                kind,
+                id: id.to_string(),
+                known: list
+                    .iter()
+                    .map(|e| e.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
     }
 
     /// A machine by id, or from a file path.
@@ -514,7 +612,9 @@ impl Catalog {
             check_machine(&file, &src, &m, None)?;
             return Ok(m);
         }
-        Ok(Self::find(&self.machines, "machine", id_or_path)?.value.clone())
+        Ok(Self::find(&self.machines, "machine", id_or_path)?
+            .value
+            .clone())
     }
 
     /// A model by id, or from a file path.
@@ -536,7 +636,9 @@ impl Catalog {
             check_scenario(&file, &src, &m, None)?;
             return Ok(m);
         }
-        Ok(Self::find(&self.scenarios, "scenario", id_or_path)?.value.clone())
+        Ok(Self::find(&self.scenarios, "scenario", id_or_path)?
+            .value
+            .clone())
     }
 }
 
@@ -550,7 +652,8 @@ fn upsert<T>(list: &mut Vec<Entry<T>>, id: String, origin: Origin, value: T) {
 }
 
 fn as_path(s: &str) -> Option<PathBuf> {
-    (s.ends_with(".toml") || s.contains('/') || s.contains(std::path::MAIN_SEPARATOR)).then(|| PathBuf::from(s))
+    (s.ends_with(".toml") || s.contains('/') || s.contains(std::path::MAIN_SEPARATOR))
+        .then(|| PathBuf::from(s))
 }
 
 fn read(p: &Path) -> Result<(String, String), ProfileError> {
@@ -573,7 +676,9 @@ pub fn write_atomic(path: &Path, contents: &str) -> Result<(), ProfileError> {
     fs::create_dir_all(dir).map_err(io)?;
     let tmp = dir.join(format!(
         ".{}.tmp-{}",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("profile"),
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("profile"),
         std::process::id()
     ));
     let mut f = fs::File::create(&tmp).map_err(io)?;

@@ -1,0 +1,410 @@
+//! The command line: parse (clap derive) → build the scenario → dispatch to the TUI or a
+//! report. Reports go to stdout; one-line errors to stderr with exit code 1; a claim above the
+//! highest ceiling exits 3. Never enters raw mode except through the TUI.
+
+use crate::build::{self, ScenarioOptions};
+use crate::core::{self, Report};
+use crate::profile::{Catalog, Origin};
+use crate::report::{self, Format, Style};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Exit code for bad input.
+pub const EXIT_BAD_INPUT: i32 = 1;
+/// Exit code for a rate above the highest ceiling.
+pub const EXIT_IMPOSSIBLE: i32 = 3;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "llmbound",
+    version,
+    about = "Capacity, KV-cache and roofline bounds for running LLMs locally: does it fit, and how fast could decode possibly go?",
+    long_about = None
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    scenario: ScenarioArgs,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print the worksheet of a scenario (the default scenario with no options).
+    Report {
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        #[arg(long, value_enum, default_value_t = OutFormat::Text)]
+        format: OutFormat,
+    },
+    /// Hold a claimed or observed decode rate against every ceiling; exit 3 when impossible.
+    Check {
+        /// The claimed or observed aggregate decode rate, tokens/s.
+        #[arg(long = "tokens-per-second", value_name = "X")]
+        tokens_per_second: f64,
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        #[arg(long, value_enum, default_value_t = OutFormat::Text)]
+        format: OutFormat,
+    },
+    /// List, show or locate profiles.
+    Profiles {
+        #[command(subcommand)]
+        action: ProfilesCmd,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum ProfilesCmd {
+    /// List every machine, model and scenario (built-in and the user's).
+    List,
+    /// Print one profile as TOML.
+    Show {
+        /// Profile id (machine, model or scenario).
+        id: String,
+    },
+    /// Print the user's profile directory.
+    Path,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+enum OutFormat {
+    Text,
+    Markdown,
+    Json,
+}
+
+impl From<OutFormat> for Format {
+    fn from(f: OutFormat) -> Self {
+        match f {
+            OutFormat::Text => Format::Text,
+            OutFormat::Markdown => Format::Markdown,
+            OutFormat::Json => Format::Json,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+enum OnOff {
+    On,
+    Off,
+}
+
+/// Scenario options shared by every command (flag names follow llama.cpp's where one exists).
+#[derive(Args, Debug, Default, Clone)]
+struct ScenarioArgs {
+    /// Scenario profile id or TOML path.
+    #[arg(long, global = true)]
+    scenario: Option<String>,
+    /// Model profile id or TOML path.
+    #[arg(long, global = true)]
+    model: Option<String>,
+    /// Artifact id of the model profile.
+    #[arg(long, global = true)]
+    artifact: Option<String>,
+    /// The artifact's exact size, when no artifact profile or file is at hand ("42520398080").
+    #[arg(long = "artifact-bytes", global = true)]
+    artifact_bytes: Option<String>,
+    /// Machine profile id or TOML path.
+    #[arg(long, global = true)]
+    machine: Option<String>,
+    /// Retained tokens per sequence N (llama.cpp's -c is N × sequences).
+    #[arg(short = 'c', long, global = true)]
+    context: Option<u64>,
+    /// Sequences decoded together (llama.cpp -np).
+    #[arg(long, visible_alias = "parallel", global = true)]
+    sequences: Option<u64>,
+    /// K cache type (-ctk): f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl.
+    #[arg(long = "cache-type-k", visible_alias = "ctk", global = true)]
+    cache_type_k: Option<String>,
+    /// V cache type (-ctv).
+    #[arg(long = "cache-type-v", visible_alias = "ctv", global = true)]
+    cache_type_v: Option<String>,
+    /// Other live allocations A ("2 GiB"); default 0.
+    #[arg(long, global = true)]
+    overhead: Option<String>,
+    /// llama.cpp -ngl: the output layer plus the last n − 1 repeating layers on the accelerators.
+    #[arg(long = "gpu-layers", visible_alias = "ngl", global = true)]
+    gpu_layers: Option<u32>,
+    /// Prompt rows S for the prefill bound.
+    #[arg(long = "prompt-rows", global = true)]
+    prompt_rows: Option<u64>,
+    /// Override the capacity of a tier ("64 GiB").
+    #[arg(long, global = true)]
+    memory: Option<String>,
+    /// Override the bandwidth of a tier ("400 GB/s").
+    #[arg(long, global = true)]
+    bandwidth: Option<String>,
+    /// Tier the --memory/--bandwidth overrides apply to (default the first).
+    #[arg(long, global = true)]
+    tier: Option<String>,
+    /// Flash attention (-fa).
+    #[arg(long = "flash-attn", value_enum, global = true)]
+    flash_attn: Option<OnOff>,
+    /// Physical micro-batch n_ubatch (-ub).
+    #[arg(long, global = true)]
+    ubatch: Option<u64>,
+    /// One unified KV buffer for all sequences (-kvu).
+    #[arg(long = "kv-unified", global = true)]
+    kv_unified: bool,
+    /// Full-size cache on sliding-window layers (--swa-full).
+    #[arg(long = "swa-full", global = true)]
+    swa_full: bool,
+    /// Keep the KV cache in host memory (-nkvo).
+    #[arg(long = "no-kv-offload", global = true)]
+    no_kv_offload: bool,
+    /// Layer split across accelerators (--tensor-split 3,1).
+    #[arg(long = "tensor-split", value_delimiter = ',', global = true)]
+    tensor_split: Option<Vec<f64>>,
+    /// Compute path for the prefill ceiling ("fp16", "int8", …).
+    #[arg(long = "compute-path", global = true)]
+    compute_path: Option<String>,
+}
+
+impl ScenarioArgs {
+    fn options(&self) -> ScenarioOptions {
+        ScenarioOptions {
+            scenario: self.scenario.clone(),
+            model: self.model.clone(),
+            artifact: self.artifact.clone(),
+            artifact_bytes: self.artifact_bytes.clone(),
+            machine: self.machine.clone(),
+            context: self.context,
+            sequences: self.sequences,
+            cache_type_k: self.cache_type_k.clone(),
+            cache_type_v: self.cache_type_v.clone(),
+            overhead: self.overhead.clone(),
+            gpu_layers: self.gpu_layers,
+            prompt_rows: self.prompt_rows,
+            memory: self.memory.clone(),
+            bandwidth: self.bandwidth.clone(),
+            tier: self.tier.clone(),
+            flash_attn: self.flash_attn.map(|f| f == OnOff::On),
+            ubatch: self.ubatch,
+            kv_unified: self.kv_unified,
+            swa_full: self.swa_full,
+            no_kv_offload: self.no_kv_offload,
+            tensor_split: self.tensor_split.clone(),
+            compute_path: self.compute_path.clone(),
+        }
+    }
+}
+
+/// A CLI failure: a one-line message and an exit code.
+#[derive(Debug)]
+pub struct Failure {
+    /// Exit code.
+    pub code: i32,
+    /// One line.
+    pub message: String,
+}
+
+fn bad(e: impl std::fmt::Display) -> Failure {
+    Failure {
+        code: EXIT_BAD_INPUT,
+        message: e.to_string().replace('\n', " "),
+    }
+}
+
+fn io_fail(e: std::io::Error) -> Failure {
+    // A closed pipe (`| head`) is not an error worth a message.
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        Failure {
+            code: 0,
+            message: String::new(),
+        }
+    } else {
+        bad(e)
+    }
+}
+
+struct Built {
+    report: Report,
+    model_path: String,
+}
+
+fn build(cat: &Catalog, args: &ScenarioArgs) -> Result<Built, Failure> {
+    let opts = args.options();
+    let scen = build::scenario(cat, &opts).map_err(bad)?;
+    let model_path = scen
+        .weights
+        .first()
+        .map(|w| w.label.clone())
+        .unwrap_or_default();
+    let report = core::evaluate(&scen).map_err(bad)?;
+    Ok(Built { report, model_path })
+}
+
+fn write_report(b: &Built, format: Format, out: &mut impl Write) -> std::io::Result<()> {
+    match format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut *out, &report::to_json(&b.report, &b.model_path))?;
+            writeln!(out)
+        }
+        Format::Text => report::write_worksheet(&b.report, &b.model_path, Style::Text, out),
+        Format::Markdown => report::write_worksheet(&b.report, &b.model_path, Style::Markdown, out),
+    }
+}
+
+/// Run the CLI with the process arguments; returns the exit code.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match run(cli, &mut out) {
+        Ok(code) => code,
+        Err(f) => {
+            if !f.message.is_empty() {
+                let _ = out.flush();
+                eprintln!("llmbound: error: {}", f.message);
+            }
+            f.code
+        }
+    }
+}
+
+fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
+    let cat = Catalog::load();
+    for e in &cat.errors {
+        eprintln!("llmbound: warning: skipped a profile: {e}");
+    }
+    match cli.command {
+        None => {
+            let b = build(&cat, &cli.scenario)?;
+            write_report(&b, Format::Text, out).map_err(io_fail)?;
+            Ok(0)
+        }
+        Some(Command::Report { scenario, format }) => {
+            let b = build(&cat, &merge(&cli.scenario, scenario))?;
+            write_report(&b, format.into(), out).map_err(io_fail)?;
+            Ok(0)
+        }
+        Some(Command::Check {
+            tokens_per_second,
+            scenario,
+            format,
+        }) => {
+            if !(tokens_per_second.is_finite() && tokens_per_second > 0.0) {
+                return Err(bad(format!(
+                    "--tokens-per-second \"{tokens_per_second}\" must be a positive rate"
+                )));
+            }
+            let b = build(&cat, &merge(&cli.scenario, scenario))?;
+            let c = core::check_claim(&b.report, tokens_per_second);
+            match format {
+                OutFormat::Json => {
+                    serde_json::to_writer_pretty(&mut *out, &report::json::ClaimJson::from(&c))
+                        .map_err(bad)?;
+                    writeln!(out).map_err(io_fail)?;
+                }
+                OutFormat::Text => report::write_check(&c, Style::Text, out).map_err(io_fail)?,
+                OutFormat::Markdown => {
+                    report::write_check(&c, Style::Markdown, out).map_err(io_fail)?
+                }
+            }
+            Ok(if c.impossible { EXIT_IMPOSSIBLE } else { 0 })
+        }
+        Some(Command::Profiles { action }) => profiles(&cat, action, out),
+    }
+}
+
+/// Global flags given before the subcommand land in `outer`; the subcommand's own win.
+fn merge(outer: &ScenarioArgs, inner: ScenarioArgs) -> ScenarioArgs {
+    macro_rules! pick {
+        ($($f:ident),*) => { ScenarioArgs { $($f: inner.$f.or(outer.$f.clone()),)* kv_unified: inner.kv_unified || outer.kv_unified, swa_full: inner.swa_full || outer.swa_full, no_kv_offload: inner.no_kv_offload || outer.no_kv_offload } };
+    }
+    pick!(
+        scenario,
+        model,
+        artifact,
+        artifact_bytes,
+        machine,
+        context,
+        sequences,
+        cache_type_k,
+        cache_type_v,
+        overhead,
+        gpu_layers,
+        prompt_rows,
+        memory,
+        bandwidth,
+        tier,
+        flash_attn,
+        ubatch,
+        tensor_split,
+        compute_path
+    )
+}
+
+fn profiles(cat: &Catalog, action: ProfilesCmd, out: &mut impl Write) -> Result<i32, Failure> {
+    let origin = |o: &Origin| match o {
+        Origin::Builtin => "built-in".to_string(),
+        Origin::File(p) => p.display().to_string(),
+    };
+    match action {
+        ProfilesCmd::List => {
+            let mut w = |s: String| writeln!(out, "{s}").map_err(io_fail);
+            w("machines".into())?;
+            for e in &cat.machines {
+                w(format!(
+                    "  {:<34} {}  [{}]",
+                    e.id,
+                    e.value.name,
+                    origin(&e.origin)
+                ))?;
+            }
+            w("models".into())?;
+            for e in &cat.models {
+                let arts: Vec<&str> = e.value.artifacts.iter().map(|a| a.id.as_str()).collect();
+                w(format!(
+                    "  {:<34} {} ({}){}  [{}]",
+                    e.id,
+                    e.value.name,
+                    e.value.architecture,
+                    if arts.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; artifacts: {}", arts.join(", "))
+                    },
+                    origin(&e.origin)
+                ))?;
+            }
+            w("scenarios".into())?;
+            for e in &cat.scenarios {
+                w(format!(
+                    "  {:<34} {}  [{}]",
+                    e.id,
+                    e.value.name,
+                    origin(&e.origin)
+                ))?;
+            }
+            Ok(0)
+        }
+        ProfilesCmd::Show { id } => {
+            let text = if let Ok(m) = cat.machine(&id) {
+                toml::to_string_pretty(&m).map_err(bad)?
+            } else if let Ok(m) = cat.model(&id) {
+                toml::to_string_pretty(&m).map_err(bad)?
+            } else if let Ok(s) = cat.scenario(&id) {
+                toml::to_string_pretty(&s).map_err(bad)?
+            } else {
+                return Err(bad(format!(
+                    "no machine, model or scenario \"{id}\" (see `llmbound profiles list`)"
+                )));
+            };
+            write!(out, "{text}").map_err(io_fail)?;
+            Ok(0)
+        }
+        ProfilesCmd::Path => {
+            match &cat.user_dir {
+                Some(d) => writeln!(out, "{}", d.display()).map_err(io_fail)?,
+                None => return Err(bad("no user profile directory on this platform")),
+            }
+            Ok(0)
+        }
+    }
+}
+
+/// Unused path type kept for the GGUF commands.
+pub type FilePath = PathBuf;

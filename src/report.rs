@@ -1,0 +1,100 @@
+//! Reports: the JSON contract (`Serialize` structs built `From<&core::Report>`) and the text and
+//! markdown worksheets. Formatters write to `impl Write` and return; they never print.
+//! Depends on `core` only.
+
+pub mod json;
+pub mod text;
+
+pub use json::{JsonReport, to_json};
+pub use text::{Style, write_check, write_worksheet};
+
+use crate::core::Report;
+use crate::core::scenario::TierKind;
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// Plain text worksheet.
+    #[default]
+    Text,
+    /// Markdown worksheet.
+    Markdown,
+    /// JSON contract.
+    Json,
+}
+
+/// The llama.cpp command line that reproduces the scenario with every relevant flag explicit.
+pub fn llama_cpp_command(r: &Report, model_path: &str) -> String {
+    let s = &r.inputs;
+    let c = &s.cache;
+    let mut parts = vec![
+        "llama-server".to_string(),
+        "-m".into(),
+        shell_quote(model_path),
+        "-c".into(),
+        c.context.saturating_mul(c.sequences).to_string(),
+        "-np".into(),
+        c.sequences.to_string(),
+        "-ctk".into(),
+        c.type_k.name().into(),
+        "-ctv".into(),
+        c.type_v.name().into(),
+        "-fa".into(),
+        if c.flash_attn { "on" } else { "off" }.into(),
+    ];
+    let ngl = if !s.machine.accelerators().is_empty() {
+        r.layout.gpu_layers
+    } else if s.machine.tiers.iter().any(|t| t.kind == TierKind::Unified) {
+        s.model.layer_count() + 1
+    } else {
+        0
+    };
+    parts.push("-ngl".into());
+    parts.push(ngl.to_string());
+    parts.push("-ub".into());
+    parts.push(c.ubatch.to_string());
+    if c.kv_unified {
+        parts.push("-kvu".into());
+    }
+    if c.swa_full {
+        parts.push("--swa-full".into());
+    }
+    if s.offload.no_kv_offload {
+        parts.push("-nkvo".into());
+    }
+    if let Some(split) = &s.offload.tensor_split {
+        parts.push("-sm".into());
+        parts.push("layer".into());
+        parts.push("-ts".into());
+        parts.push(
+            split
+                .iter()
+                .map(|x| crate::core::units::trim_float(*x, 3))
+                .collect::<Vec<_>>()
+                .join(","),
+        );
+    }
+    parts.push("-fit".into());
+    parts.push("off".into());
+    for w in s.weights.iter().skip(1) {
+        if let Some(f) = w.label.strip_prefix("mmproj ") {
+            parts.push("--mmproj".into());
+            parts.push(shell_quote(f));
+        } else if let Some(f) = w.label.strip_prefix("draft ") {
+            parts.push("-md".into());
+            parts.push(shell_quote(f));
+        }
+    }
+    parts.join(" ")
+}
+
+fn shell_quote(s: &str) -> String {
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_./=:+@".contains(c))
+        && !s.is_empty()
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}

@@ -1,0 +1,706 @@
+//! The JSON contract. Field names are stable; additions only. Byte counts are exact integers,
+//! rates are unrounded floats (text and markdown round them for display).
+
+use crate::core::Report;
+use crate::core::decode::{BandwidthChoice, Ceiling};
+use crate::core::evaluate::ClaimCheck;
+use crate::core::model::Attention;
+use crate::core::tiers::WeightsMode;
+use crate::core::units::{GB, GIB, Provenance};
+use crate::core::weights::ExpertCount;
+use serde::Serialize;
+
+/// Schema version of the JSON output.
+pub const SCHEMA: u32 = 1;
+
+/// A figure with its provenance and source.
+#[derive(Debug, Clone, Serialize)]
+pub struct InputJson {
+    /// What it is.
+    pub name: String,
+    /// Value as text with units.
+    pub value: String,
+    /// spec / measured / file / derived / user.
+    pub provenance: &'static str,
+    /// Citation.
+    pub source: String,
+}
+
+/// The artifact.
+#[derive(Debug, Clone, Serialize)]
+pub struct ArtifactJson {
+    /// W, exact bytes over every file loaded.
+    pub bytes: u64,
+    /// W in GB (10^9).
+    pub gb: f64,
+    /// W in GiB (2^30).
+    pub gib: f64,
+    /// Files and their bytes.
+    pub files: Vec<FileJson>,
+    /// Provenance of W.
+    pub provenance: &'static str,
+    /// Parameters used for the density.
+    pub parameters: Option<u64>,
+    /// "advertised" or "counted".
+    pub parameters_basis: Option<&'static str>,
+    /// Provenance of the parameter count.
+    pub parameters_provenance: Option<&'static str>,
+    /// 8W / P_total.
+    pub bits_per_parameter: Option<f64>,
+}
+
+/// One file of W.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileJson {
+    /// Label.
+    pub name: String,
+    /// Exact bytes.
+    pub bytes: u64,
+    /// Provenance.
+    pub provenance: &'static str,
+}
+
+/// One layer's cache.
+#[derive(Debug, Clone, Serialize)]
+pub struct KvLayerJson {
+    /// Layer index.
+    pub layer: u32,
+    /// full / sliding / chunked / none.
+    pub attention: &'static str,
+    /// Window or chunk size.
+    pub window: Option<u64>,
+    /// Layer carries recurrent state.
+    pub recurrent: bool,
+    /// Bytes per retained token per sequence (K + V).
+    pub bytes_per_token: f64,
+    /// Retained tokens per sequence.
+    pub retained_tokens: u64,
+    /// Logical bytes over all sequences.
+    pub bytes: u64,
+    /// Cells llama.cpp allocates.
+    pub allocated_cells: u64,
+    /// Bytes llama.cpp allocates.
+    pub allocated_bytes: u64,
+}
+
+/// The KV cache.
+#[derive(Debug, Clone, Serialize)]
+pub struct KvJson {
+    /// Bytes added per retained token per sequence on layers that keep every token.
+    pub bytes_per_token: u64,
+    /// Bytes per token per sequence over all attention layers, windows not applied.
+    pub bytes_per_token_all_layers: u64,
+    /// Logical cache as the runtime stores it (MLA: the latent), all sequences, at N.
+    pub bytes: u64,
+    /// MLA only: the naive per-head figure.
+    pub naive_bytes: Option<u64>,
+    /// Recurrent state, all sequences.
+    pub recurrent_bytes: u64,
+    /// What llama.cpp allocates (padded cells, streams, windows + n_ubatch).
+    pub allocated_bytes: u64,
+    /// llama.cpp's padded n_ctx.
+    pub allocated_context: u64,
+    /// Bytes one decode step reads from the cache at N.
+    pub read_bytes: u64,
+    /// K type.
+    pub cache_type_k: &'static str,
+    /// V type.
+    pub cache_type_v: &'static str,
+    /// MLA: V is a view of K, `-ctv` has no effect.
+    pub v_is_view_of_k: bool,
+    /// Provenance (the model figures').
+    pub provenance: &'static str,
+    /// Per layer.
+    pub per_layer: Vec<KvLayerJson>,
+}
+
+/// One tier's capacity check.
+#[derive(Debug, Clone, Serialize)]
+pub struct TierJson {
+    /// Name.
+    pub name: String,
+    /// Kind.
+    pub kind: &'static str,
+    /// Repeating layers placed here.
+    pub layers: u32,
+    /// Holds the output layer.
+    pub output: bool,
+    /// Holds the token embedding.
+    pub embedding: bool,
+    /// Resident weights.
+    pub weights_bytes: u64,
+    /// KV here.
+    pub kv_bytes: u64,
+    /// A here.
+    pub other_bytes: u64,
+    /// Capacity.
+    pub memory_bytes: u64,
+    /// Headroom (may be negative).
+    pub headroom_bytes: i128,
+    /// Fits.
+    pub fits: bool,
+    /// Largest context fitting on this tier.
+    pub max_context_tokens: Option<u64>,
+    /// Used by the placement.
+    pub used: bool,
+    /// Stated bandwidth.
+    pub bandwidth_bytes_per_second: f64,
+    /// Its provenance.
+    pub bandwidth_provenance: &'static str,
+    /// Measured bandwidth.
+    pub measured_bandwidth_bytes_per_second: Option<f64>,
+}
+
+/// Capacity.
+#[derive(Debug, Clone, Serialize)]
+pub struct CapacityJson {
+    /// W.
+    pub weights_bytes: u64,
+    /// K (logical cache + recurrent state).
+    pub kv_bytes: u64,
+    /// A.
+    pub other_bytes: u64,
+    /// W + K + A.
+    pub total_bytes: u64,
+    /// M (Σ over the tiers the placement uses).
+    pub memory_bytes: u64,
+    /// M − W − K − A.
+    pub headroom_bytes: i128,
+    /// Every used tier fits.
+    pub fits: bool,
+    /// Verdict in words.
+    pub verdict: String,
+    /// Largest logical context per sequence that fits (null: memory sets no limit).
+    pub max_context_tokens: Option<u64>,
+    /// Above the model's native context.
+    pub max_context_exceeds_native: bool,
+    /// Tier with the least headroom.
+    pub limiting_tier: String,
+    /// Weakest provenance of the inputs.
+    pub provenance: &'static str,
+    /// Per tier.
+    pub tiers: Vec<TierJson>,
+}
+
+/// One decode ceiling.
+#[derive(Debug, Clone, Serialize)]
+pub struct CeilingJson {
+    /// Aggregate over B sequences, tokens/s (non-overlapped tiers).
+    pub tokens_per_second: f64,
+    /// Per sequence, tokens/s.
+    pub per_sequence_tokens_per_second: f64,
+    /// Time per step, ms (per token of each sequence).
+    pub ms_per_token: f64,
+    /// Aggregate with perfect overlap between tiers, tokens/s.
+    pub overlapped_tokens_per_second: f64,
+    /// Q_step bytes.
+    pub step_bytes: u64,
+    /// Weight bytes of Q_step.
+    pub weight_read_bytes: u64,
+    /// KV bytes of Q_step.
+    pub kv_read_bytes: u64,
+    /// Retained tokens per sequence read.
+    pub context_tokens: u64,
+    /// Bandwidth of the main tier.
+    pub bandwidth_bytes_per_second: f64,
+    /// Its provenance.
+    pub bandwidth_provenance: &'static str,
+    /// Weakest provenance of the inputs.
+    pub provenance: &'static str,
+    /// "optimistic vendor ceiling" or "ceiling".
+    pub label: &'static str,
+    /// file / inventory.
+    pub weights_mode: &'static str,
+    /// expected / minimum.
+    pub experts: &'static str,
+    /// headline / highest.
+    pub bandwidth_choice: &'static str,
+    /// Bytes per step per tier.
+    pub tier_bytes: Vec<u64>,
+}
+
+impl From<&Ceiling> for CeilingJson {
+    fn from(c: &Ceiling) -> Self {
+        CeilingJson {
+            tokens_per_second: c.tokens_per_second,
+            per_sequence_tokens_per_second: c.per_sequence_tokens_per_second,
+            ms_per_token: c.ms_per_token,
+            overlapped_tokens_per_second: c.overlapped_tokens_per_second,
+            step_bytes: c.step_bytes,
+            weight_read_bytes: c.weight_read_bytes,
+            kv_read_bytes: c.kv_read_bytes,
+            context_tokens: c.context_tokens,
+            bandwidth_bytes_per_second: c.bandwidth.0,
+            bandwidth_provenance: c.bandwidth_provenance.label(),
+            provenance: c.provenance.label(),
+            label: ceiling_label(c),
+            weights_mode: match c.mode {
+                WeightsMode::File => "file",
+                WeightsMode::Inventory => "inventory",
+            },
+            experts: match c.experts {
+                ExpertCount::Expected => "expected",
+                ExpertCount::Minimum => "minimum",
+            },
+            bandwidth_choice: match c.bandwidth_choice {
+                BandwidthChoice::Headline => "headline",
+                BandwidthChoice::Highest => "highest",
+            },
+            tier_bytes: c.tier_bytes.clone(),
+        }
+    }
+}
+
+/// "optimistic vendor ceiling" when a spec bandwidth is involved, else "ceiling".
+pub fn ceiling_label(c: &Ceiling) -> &'static str {
+    if c.bandwidth_provenance == Provenance::Spec {
+        "optimistic vendor ceiling"
+    } else {
+        "ceiling"
+    }
+}
+
+/// Inventory-mode ceilings.
+#[derive(Debug, Clone, Serialize)]
+pub struct InventoryDecodeJson {
+    /// Weight bytes read per token (B = 1... the scenario's B).
+    pub read_bytes_per_token: u64,
+    /// Short context.
+    pub short_context: CeilingJson,
+    /// Full context.
+    pub full_context: CeilingJson,
+}
+
+/// One curve point.
+#[derive(Debug, Clone, Serialize)]
+pub struct CurveJson {
+    /// Retained tokens.
+    pub context_tokens: u64,
+    /// File-mode ceiling.
+    pub file_tokens_per_second: f64,
+    /// Inventory-mode ceiling.
+    pub inventory_tokens_per_second: Option<f64>,
+}
+
+/// Decode.
+#[derive(Debug, Clone, Serialize)]
+pub struct DecodeJson {
+    /// Headline bandwidth (main tier).
+    pub bandwidth_bytes_per_second: f64,
+    /// Its provenance.
+    pub bandwidth_provenance: &'static str,
+    /// A spec bandwidth makes the ceilings optimistic vendor ceilings.
+    pub optimistic_vendor_ceiling: bool,
+    /// File mode, K_read = 0.
+    pub short_context: CeilingJson,
+    /// File mode, K_read at N.
+    pub full_context: CeilingJson,
+    /// Inventory mode (null without a GGUF).
+    pub inventory: Option<InventoryDecodeJson>,
+    /// The highest ceiling (the one that can call a rate impossible).
+    pub highest: CeilingJson,
+    /// Whether the highest ceiling can decide (needs a tensor inventory).
+    pub highest_decides: bool,
+    /// Ceiling over context.
+    pub curve: Vec<CurveJson>,
+}
+
+/// Prefill.
+#[derive(Debug, Clone, Serialize)]
+pub struct PrefillJson {
+    /// Ceiling, tokens/s (null when the machine has no compute rate for the path).
+    pub ceiling_tokens_per_second: Option<f64>,
+    /// Why there is none, or what limits it.
+    pub reason: String,
+    /// Compute path.
+    pub compute_path: String,
+    /// Compute rate, FLOP/s.
+    pub compute_flops_per_second: Option<f64>,
+    /// Provenance of the compute rate.
+    pub compute_provenance: Option<&'static str>,
+    /// Prompt rows S.
+    pub prompt_rows: u64,
+    /// F for S rows.
+    pub flops: f64,
+    /// Q for S rows.
+    pub bytes: f64,
+    /// I = F / Q.
+    pub intensity_flop_per_byte: f64,
+    /// R = C / BW.
+    pub machine_balance_flop_per_byte: Option<f64>,
+    /// S* = R × W_linear / (2 P_linear).
+    pub crossover_rows: Option<f64>,
+    /// compute / bandwidth.
+    pub limited_by: Option<&'static str>,
+}
+
+/// Roofline of decode.
+#[derive(Debug, Clone, Serialize)]
+pub struct RooflineJson {
+    /// P_linear.
+    pub linear_parameters: Option<f64>,
+    /// W_linear.
+    pub linear_bytes: Option<f64>,
+    /// file / derived.
+    pub linear_provenance: Option<&'static str>,
+    /// Decode F per step at N.
+    pub decode_flops: f64,
+    /// Decode Q per step at N.
+    pub decode_bytes: f64,
+    /// Decode I.
+    pub decode_intensity_flop_per_byte: f64,
+    /// 2 P_linear / W_linear.
+    pub weight_only_intensity_flop_per_byte: Option<f64>,
+}
+
+/// Cache and placement settings.
+#[derive(Debug, Clone, Serialize)]
+pub struct SettingsJson {
+    /// N.
+    pub context: u64,
+    /// B.
+    pub sequences: u64,
+    /// K type.
+    pub cache_type_k: &'static str,
+    /// V type.
+    pub cache_type_v: &'static str,
+    /// -fa.
+    pub flash_attn: bool,
+    /// -ub.
+    pub ubatch: u64,
+    /// -kvu.
+    pub kv_unified: bool,
+    /// --swa-full.
+    pub swa_full: bool,
+    /// -ngl in effect.
+    pub gpu_layers: u32,
+    /// -nkvo.
+    pub no_kv_offload: bool,
+    /// S.
+    pub prompt_rows: u64,
+    /// Compute path.
+    pub compute_path: String,
+}
+
+/// The model.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelJson {
+    /// Name.
+    pub name: String,
+    /// Architecture.
+    pub architecture: String,
+    /// L.
+    pub layers: u32,
+    /// Native context.
+    pub native_context: Option<u64>,
+    /// Sliding window.
+    pub sliding_window: Option<u64>,
+    /// Sliding layers.
+    pub sliding_layers: u32,
+    /// Tied embeddings.
+    pub tied_embeddings: bool,
+    /// Provenance of the figures.
+    pub provenance: &'static str,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize)]
+pub struct JsonReport {
+    /// Schema version.
+    pub schema: u32,
+    /// llmbound version.
+    pub version: &'static str,
+    /// Scenario name.
+    pub scenario: String,
+    /// Model.
+    pub model: ModelJson,
+    /// Machine id.
+    pub machine: String,
+    /// Settings.
+    pub settings: SettingsJson,
+    /// Inputs with provenance.
+    pub inputs: Vec<InputJson>,
+    /// Artifact.
+    pub artifact: ArtifactJson,
+    /// KV cache.
+    pub kv: KvJson,
+    /// Capacity.
+    pub capacity: CapacityJson,
+    /// Decode.
+    pub decode: DecodeJson,
+    /// Prefill.
+    pub prefill: PrefillJson,
+    /// Roofline.
+    pub roofline: RooflineJson,
+    /// The llama.cpp command that reproduces the scenario.
+    pub llama_cpp_command: String,
+    /// Warnings.
+    pub warnings: Vec<String>,
+    /// What the bounds do not claim.
+    pub limitations: Vec<String>,
+}
+
+fn attention_json(a: Attention) -> (&'static str, Option<u64>) {
+    match a {
+        Attention::Full => ("full", None),
+        Attention::Sliding { window } => ("sliding", Some(window)),
+        Attention::Chunked { chunk } => ("chunked", Some(chunk)),
+        Attention::None => ("none", None),
+    }
+}
+
+/// Build the JSON contract from a report.
+pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
+    let s = &r.inputs;
+    let inputs = super::text::inputs(r)
+        .into_iter()
+        .map(|(name, value, p, source)| InputJson {
+            name,
+            value,
+            provenance: p.label(),
+            source,
+        })
+        .collect();
+    let d = &r.decode;
+    let inventory = match (&d.inventory_short_context, &d.inventory_full_context) {
+        (Some(a), Some(b)) => Some(InventoryDecodeJson {
+            read_bytes_per_token: a.weight_read_bytes,
+            short_context: a.into(),
+            full_context: b.into(),
+        }),
+        _ => None,
+    };
+    let ro = &r.roofline;
+    JsonReport {
+        schema: SCHEMA,
+        version: env!("CARGO_PKG_VERSION"),
+        scenario: r.scenario.clone(),
+        model: ModelJson {
+            name: s.model.name.clone(),
+            architecture: s.model.architecture.clone(),
+            layers: s.model.layer_count(),
+            native_context: s.model.native_context,
+            sliding_window: s.model.sliding_window(),
+            sliding_layers: s
+                .model
+                .layers
+                .iter()
+                .filter(|l| {
+                    matches!(
+                        l.attention,
+                        Attention::Sliding { .. } | Attention::Chunked { .. }
+                    )
+                })
+                .count() as u32,
+            tied_embeddings: s.model.tied_embeddings,
+            provenance: s.model.provenance.label(),
+        },
+        machine: s.machine.id.clone(),
+        settings: SettingsJson {
+            context: s.cache.context,
+            sequences: s.cache.sequences,
+            cache_type_k: s.cache.type_k.name(),
+            cache_type_v: s.cache.type_v.name(),
+            flash_attn: s.cache.flash_attn,
+            ubatch: s.cache.ubatch,
+            kv_unified: s.cache.kv_unified,
+            swa_full: s.cache.swa_full,
+            gpu_layers: r.layout.gpu_layers,
+            no_kv_offload: s.offload.no_kv_offload,
+            prompt_rows: s.prompt_rows,
+            compute_path: s.compute_path.clone(),
+        },
+        inputs,
+        artifact: ArtifactJson {
+            bytes: r.artifact.bytes,
+            gb: r.artifact.bytes as f64 / GB as f64,
+            gib: r.artifact.bytes as f64 / GIB as f64,
+            files: s
+                .weights
+                .iter()
+                .map(|w| FileJson {
+                    name: w.label.clone(),
+                    bytes: w.bytes.value,
+                    provenance: w.bytes.provenance.label(),
+                })
+                .collect(),
+            provenance: r.artifact.provenance.label(),
+            parameters: r.artifact.parameters,
+            parameters_basis: r.artifact.parameters.map(|_| {
+                if r.artifact.parameters_counted {
+                    "counted"
+                } else {
+                    "advertised"
+                }
+            }),
+            parameters_provenance: r.artifact.parameters_provenance.map(|p| p.label()),
+            bits_per_parameter: r.artifact.bits_per_parameter,
+        },
+        kv: KvJson {
+            bytes_per_token: r.kv.bytes_per_token,
+            bytes_per_token_all_layers: r.kv.bytes_per_token_all_layers,
+            bytes: r.kv.bytes,
+            naive_bytes: r.kv.naive_bytes,
+            recurrent_bytes: r.kv.recurrent_bytes,
+            allocated_bytes: r.kv.allocated_bytes,
+            allocated_context: r.kv.allocated_context,
+            read_bytes: r.kv.read_bytes,
+            cache_type_k: s.cache.type_k.name(),
+            cache_type_v: s.cache.type_v.name(),
+            v_is_view_of_k: r.kv.v_is_view_of_k,
+            provenance: s.model.provenance.label(),
+            per_layer: r
+                .kv
+                .per_layer
+                .iter()
+                .map(|l| {
+                    let (attention, window) = attention_json(l.attention);
+                    KvLayerJson {
+                        layer: l.index,
+                        attention,
+                        window,
+                        recurrent: l.recurrent,
+                        bytes_per_token: l.b32_per_token as f64 / 32.0,
+                        retained_tokens: l.retained_tokens,
+                        bytes: l.bytes,
+                        allocated_cells: l.allocated_cells,
+                        allocated_bytes: l.allocated_bytes,
+                    }
+                })
+                .collect(),
+        },
+        capacity: CapacityJson {
+            weights_bytes: r.capacity.weights_bytes,
+            kv_bytes: r.capacity.kv_bytes,
+            other_bytes: r.capacity.other_bytes,
+            total_bytes: r.capacity.total_bytes,
+            memory_bytes: r.capacity.memory_bytes,
+            headroom_bytes: r.capacity.headroom_bytes,
+            fits: r.capacity.fits,
+            verdict: r.capacity.verdict.clone(),
+            max_context_tokens: r.capacity.max_context_tokens,
+            max_context_exceeds_native: r.capacity.max_context_exceeds_native,
+            limiting_tier: r.capacity.limiting_tier.clone(),
+            provenance: r.capacity.provenance.label(),
+            tiers: r
+                .tiers
+                .iter()
+                .map(|t| {
+                    let mt = &s.machine.tiers[t.index];
+                    TierJson {
+                        name: t.name.clone(),
+                        kind: t.kind.label(),
+                        layers: t.layers,
+                        output: t.output,
+                        embedding: t.embedding,
+                        weights_bytes: t.weights_bytes,
+                        kv_bytes: t.kv_bytes,
+                        other_bytes: t.other_bytes,
+                        memory_bytes: t.capacity_bytes,
+                        headroom_bytes: t.headroom_bytes,
+                        fits: t.fits,
+                        max_context_tokens: t.max_context_tokens,
+                        used: t.used,
+                        bandwidth_bytes_per_second: mt.bandwidth.value.0,
+                        bandwidth_provenance: mt.bandwidth.provenance.label(),
+                        measured_bandwidth_bytes_per_second: mt
+                            .measured_bandwidth
+                            .as_ref()
+                            .map(|m| m.value.0),
+                    }
+                })
+                .collect(),
+        },
+        decode: DecodeJson {
+            bandwidth_bytes_per_second: d.short_context.bandwidth.0,
+            bandwidth_provenance: d.short_context.bandwidth_provenance.label(),
+            optimistic_vendor_ceiling: d.optimistic_vendor,
+            short_context: (&d.short_context).into(),
+            full_context: (&d.full_context).into(),
+            inventory,
+            highest: (&d.highest).into(),
+            highest_decides: d.highest_decides,
+            curve: d
+                .curve
+                .iter()
+                .map(|p| CurveJson {
+                    context_tokens: p.context_tokens,
+                    file_tokens_per_second: p.file_tokens_per_second,
+                    inventory_tokens_per_second: p.inventory_tokens_per_second,
+                })
+                .collect(),
+        },
+        prefill: PrefillJson {
+            ceiling_tokens_per_second: ro.prefill_ceiling_tokens_per_second,
+            reason: ro.reason.clone(),
+            compute_path: ro.compute_path.clone(),
+            compute_flops_per_second: ro.compute.map(|c| c.0),
+            compute_provenance: ro.compute_provenance.map(|p| p.label()),
+            prompt_rows: ro.prompt_rows,
+            flops: ro.prefill_flops,
+            bytes: ro.prefill_bytes,
+            intensity_flop_per_byte: ro.prefill_intensity,
+            machine_balance_flop_per_byte: ro.machine_balance,
+            crossover_rows: ro.crossover_rows,
+            limited_by: ro.prefill_limited_by,
+        },
+        roofline: RooflineJson {
+            linear_parameters: ro.linear.as_ref().map(|l| l.parameters),
+            linear_bytes: ro.linear.as_ref().map(|l| l.bytes),
+            linear_provenance: ro.linear.as_ref().map(|l| l.provenance.label()),
+            decode_flops: ro.decode_flops,
+            decode_bytes: ro.decode_bytes,
+            decode_intensity_flop_per_byte: ro.decode_intensity,
+            weight_only_intensity_flop_per_byte: ro.weight_only_intensity,
+        },
+        llama_cpp_command: super::llama_cpp_command(r, model_path),
+        warnings: r.warnings.clone(),
+        limitations: super::text::limitations(r),
+    }
+}
+
+/// A claim check as JSON.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClaimJson {
+    /// The rate checked.
+    pub tokens_per_second: f64,
+    /// Above the highest ceiling that can decide.
+    pub impossible: bool,
+    /// Verdict.
+    pub verdict: String,
+    /// Every ceiling.
+    pub ceilings: Vec<ClaimLineJson>,
+}
+
+/// One ceiling of a claim check.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClaimLineJson {
+    /// Which ceiling.
+    pub ceiling: String,
+    /// Its value.
+    pub tokens_per_second: f64,
+    /// The rate is above it.
+    pub exceeded: bool,
+    /// Assumptions a rate above it falsifies.
+    pub assumptions: Vec<String>,
+}
+
+impl From<&ClaimCheck> for ClaimJson {
+    fn from(c: &ClaimCheck) -> Self {
+        ClaimJson {
+            tokens_per_second: c.tokens_per_second,
+            impossible: c.impossible,
+            verdict: c.verdict.clone(),
+            ceilings: c
+                .lines
+                .iter()
+                .map(|l| ClaimLineJson {
+                    ceiling: l.ceiling.clone(),
+                    tokens_per_second: l.tokens_per_second,
+                    exceeded: l.exceeded,
+                    assumptions: l.assumptions.clone(),
+                })
+                .collect(),
+        }
+    }
+}

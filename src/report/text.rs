@@ -1,0 +1,766 @@
+//! The worksheet as text or markdown: inputs with provenance, derivations with the numbers
+//! substituted, the inference and the limitations, in the article's order.
+
+use crate::core::Report;
+use crate::core::decode::Ceiling;
+use crate::core::evaluate::ClaimCheck;
+use crate::core::model::Attention;
+use crate::core::units::{
+    self, Provenance, bytes_gib, exact_binary, fmt_bandwidth, fmt_flops, fmt_gb, fmt_gib, fmt_ms,
+    fmt_rate, fmt_tokens, group_digits, group_digits_signed,
+};
+use std::io::{self, Write};
+
+/// Text or markdown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Plain text.
+    Text,
+    /// Markdown.
+    Markdown,
+}
+
+/// (name, value, provenance, source) of every input.
+pub fn inputs(r: &Report) -> Vec<(String, String, Provenance, String)> {
+    let s = &r.inputs;
+    let m = &s.model;
+    let mut v = Vec::new();
+    v.push((
+        "model".to_string(),
+        format!("{} ({}), {}", m.name, m.architecture, shape_summary(r)),
+        m.provenance,
+        String::new(),
+    ));
+    if let Some(p) = &m.parameters_advertised {
+        v.push((
+            "parameters (advertised)".into(),
+            group_digits(p.value as u128),
+            p.provenance,
+            p.source.clone(),
+        ));
+    }
+    if let Some(p) = &m.active_parameters_advertised {
+        v.push((
+            "active parameters (advertised)".into(),
+            group_digits(p.value as u128),
+            p.provenance,
+            p.source.clone(),
+        ));
+    }
+    for w in &s.weights {
+        v.push((
+            format!("artifact {}", w.label),
+            format!("{} bytes", group_digits(w.bytes.value as u128)),
+            w.bytes.provenance,
+            w.bytes.source.clone(),
+        ));
+    }
+    if let Some(inv) = &s.inventory {
+        v.push((
+            "tensor inventory".into(),
+            format!(
+                "{} bytes of tensors, {} parameters counted",
+                group_digits(inv.tensor_bytes as u128),
+                group_digits(inv.parameters as u128)
+            ),
+            Provenance::File,
+            "GGUF tensor list".into(),
+        ));
+    }
+    v.push((
+        "machine".into(),
+        format!("{} ({})", s.machine.name, s.machine.id),
+        Provenance::Spec,
+        String::new(),
+    ));
+    for t in &s.machine.tiers {
+        v.push((
+            format!("{} memory ({})", t.name, t.kind),
+            format!(
+                "{} bytes = {}",
+                group_digits(t.capacity.value as u128),
+                fmt_gib(t.capacity.value)
+            ),
+            t.capacity.provenance,
+            t.capacity.source.clone(),
+        ));
+        v.push((
+            format!("{} bandwidth", t.name),
+            fmt_bandwidth(t.bandwidth.value),
+            t.bandwidth.provenance,
+            t.bandwidth.source.clone(),
+        ));
+        if let Some(mb) = &t.measured_bandwidth {
+            v.push((
+                format!("{} bandwidth (measured)", t.name),
+                fmt_bandwidth(mb.value),
+                mb.provenance,
+                mb.source.clone(),
+            ));
+        }
+    }
+    for c in &s.machine.compute {
+        v.push((
+            format!("compute {} on {}", c.path, c.tier),
+            fmt_flops(c.rate.value),
+            c.rate.provenance,
+            c.rate.source.clone(),
+        ));
+    }
+    let c = &s.cache;
+    v.push((
+        "cache".into(),
+        format!(
+            "{} × {} tokens, K {} ({} bytes/value), V {} ({} bytes/value), flash attention {}, n_ubatch {}{}{}",
+            plural(c.sequences, "sequence"),
+            fmt_tokens(c.context),
+            c.type_k,
+            c.type_k.fraction(),
+            c.type_v,
+            c.type_v.fraction(),
+            if c.flash_attn { "on" } else { "off" },
+            c.ubatch,
+            if c.kv_unified { ", unified KV" } else { "" },
+            if c.swa_full { ", swa-full" } else { "" }
+        ),
+        Provenance::User,
+        "scenario".into(),
+    ));
+    v.push((
+        "other allocations A".into(),
+        format!("{} bytes", group_digits(s.other_bytes.value as u128)),
+        s.other_bytes.provenance,
+        s.other_bytes.source.clone(),
+    ));
+    v
+}
+
+fn plural(n: u64, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{} {word}s", fmt_tokens(n))
+    }
+}
+
+fn shape_summary(r: &Report) -> String {
+    let m = &r.inputs.model;
+    let l = &m.layers;
+    let hkv_uniform = l.iter().all(|x| x.head_count_kv == l[0].head_count_kv);
+    let mut s = format!(
+        "{} layers, {} heads, {} KV heads, key/value dims {}/{}",
+        l.len(),
+        l[0].head_count,
+        if hkv_uniform {
+            l[0].head_count_kv.to_string()
+        } else {
+            "per-layer".into()
+        },
+        l[0].key_length,
+        l[0].value_length
+    );
+    let sliding = l
+        .iter()
+        .filter(|x| matches!(x.attention, Attention::Sliding { .. }))
+        .count();
+    if let Some(w) = m.sliding_window() {
+        s.push_str(&format!(
+            ", sliding window {} on {} layers",
+            fmt_tokens(w),
+            sliding
+        ));
+    }
+    if let Some(Attention::Chunked { chunk }) = l
+        .iter()
+        .map(|x| x.attention)
+        .find(|a| matches!(a, Attention::Chunked { .. }))
+    {
+        s.push_str(&format!(", chunked attention {} tokens", fmt_tokens(chunk)));
+    }
+    if let Some(mla) = m.mla {
+        s.push_str(&format!(
+            ", MLA latent {} + {} rope",
+            mla.kv_lora_rank, mla.rope_dim
+        ));
+    }
+    if let Some(moe) = m.moe {
+        s.push_str(&format!(
+            ", {} of {} experts",
+            moe.experts_used, moe.experts
+        ));
+    }
+    if m.ssm.is_some() {
+        s.push_str(&format!(
+            ", {} recurrent layers",
+            l.iter().filter(|x| x.recurrent).count()
+        ));
+    }
+    if m.tied_embeddings {
+        s.push_str(", tied embeddings");
+    }
+    if let Some(n) = m.native_context {
+        s.push_str(&format!(", native context {}", fmt_tokens(n)));
+    }
+    s
+}
+
+/// What the bounds do not claim.
+pub fn limitations(r: &Report) -> Vec<String> {
+    let mut v = vec![
+        "These are bounds, not benchmarks: a ceiling can reject an impossible configuration or claim; it does not predict what a runtime achieves.".to_string(),
+    ];
+    if r.inputs.inventory.is_none() {
+        v.push("No tensor inventory: file bytes are a conservative proxy for bytes read per token (open the GGUF for the inventory mode).".into());
+    }
+    if r.decode.optimistic_vendor {
+        v.push(
+            "The bandwidth is a vendor peak specification, not sustained application bandwidth."
+                .into(),
+        );
+    }
+    if r.capacity.other_bytes == 0 {
+        v.push("The capacity calculation excludes process overhead (A = 0): runtime, compute buffers, the OS share.".into());
+    }
+    v.push("The decode ceilings omit activation traffic, sampling, kernel launches, synchronization, thermal state and attention arithmetic; they assume one complete logical cache read at the retained context.".into());
+    v
+}
+
+fn ceiling_line(c: &Ceiling, b: u64) -> String {
+    let label = super::json::ceiling_label(c);
+    if c.tier_bytes.iter().filter(|x| **x > 0).count() > 1 {
+        format!(
+            "{} tokens/s ({} ms/token) non-overlapped; {} tokens/s with perfect overlap — {label}",
+            fmt_rate(c.tokens_per_second),
+            fmt_ms(c.ms_per_token),
+            fmt_rate(c.overlapped_tokens_per_second)
+        )
+    } else if b > 1 {
+        format!(
+            "{} × {} / {} bytes/step = {} tokens/s aggregate, {} tokens/s per sequence ({} ms/token) — {label}",
+            b,
+            fmt_bandwidth(c.bandwidth),
+            group_digits(c.step_bytes as u128),
+            fmt_rate(c.tokens_per_second),
+            fmt_rate(c.per_sequence_tokens_per_second),
+            fmt_ms(c.ms_per_token)
+        )
+    } else {
+        format!(
+            "{} / {} bytes/token = {} tokens/s ({} ms/token) — {label}",
+            fmt_bandwidth(c.bandwidth),
+            group_digits(c.step_bytes as u128),
+            fmt_rate(c.tokens_per_second),
+            fmt_ms(c.ms_per_token)
+        )
+    }
+}
+
+struct Out<'a, W: Write> {
+    w: &'a mut W,
+    style: Style,
+}
+
+impl<W: Write> Out<'_, W> {
+    fn heading(&mut self, t: &str) -> io::Result<()> {
+        match self.style {
+            Style::Text => writeln!(self.w, "\n{t}\n{}", "-".repeat(t.chars().count())),
+            Style::Markdown => writeln!(self.w, "\n## {t}\n"),
+        }
+    }
+    fn row(&mut self, k: &str, v: &str) -> io::Result<()> {
+        match self.style {
+            Style::Text => writeln!(self.w, "  {k:<22} {v}"),
+            Style::Markdown => writeln!(self.w, "| {k} | {} |", v.replace('|', "\\|")),
+        }
+    }
+    fn table_head(&mut self, a: &str, b: &str) -> io::Result<()> {
+        if self.style == Style::Markdown {
+            writeln!(self.w, "| {a} | {b} |\n|---|---|")?;
+        }
+        Ok(())
+    }
+    fn para(&mut self, t: &str) -> io::Result<()> {
+        match self.style {
+            Style::Text => writeln!(self.w, "  {t}"),
+            Style::Markdown => writeln!(self.w, "- {t}"),
+        }
+    }
+}
+
+/// Write the worksheet.
+pub fn write_worksheet<W: Write>(
+    r: &Report,
+    model_path: &str,
+    style: Style,
+    w: &mut W,
+) -> io::Result<()> {
+    let s = &r.inputs;
+    let mut o = Out { w, style };
+    match style {
+        Style::Text => writeln!(o.w, "llmbound worksheet: {}", r.scenario)?,
+        Style::Markdown => writeln!(o.w, "# llmbound worksheet: {}", r.scenario)?,
+    }
+    let note = "Bounds, not benchmarks. GB = 10^9 bytes, GiB = 2^30 bytes.";
+    match style {
+        Style::Text => writeln!(o.w, "{note}")?,
+        Style::Markdown => writeln!(o.w, "\n{note}")?,
+    }
+
+    o.heading("Inputs")?;
+    match style {
+        Style::Markdown => writeln!(
+            o.w,
+            "| input | value | provenance | source |\n|---|---|---|---|"
+        )?,
+        Style::Text => {}
+    }
+    for (name, value, p, src) in inputs(r) {
+        match style {
+            Style::Text => {
+                writeln!(o.w, "  {name:<26} {value}  [{p}]")?;
+                if !src.is_empty() {
+                    writeln!(o.w, "  {:<26}   source: {src}", "")?;
+                }
+            }
+            Style::Markdown => writeln!(
+                o.w,
+                "| {name} | {} | {p} | {} |",
+                value.replace('|', "\\|"),
+                src.replace('|', "\\|")
+            )?,
+        }
+    }
+
+    o.heading("Capacity")?;
+    o.table_head("figure", "derivation")?;
+    let a = &r.artifact;
+    if let (Some(p), Some(d)) = (a.parameters, a.bits_per_parameter) {
+        o.row(
+            "file density",
+            &format!(
+                "8 × {} bytes / {} parameters = {:.3} bits/parameter ({}, {})",
+                group_digits(a.bytes as u128),
+                group_digits(p as u128),
+                d,
+                if a.parameters_counted {
+                    "counted"
+                } else {
+                    "advertised"
+                },
+                a.parameters_provenance.map_or("", |p| p.label())
+            ),
+        )?;
+    }
+    o.row(
+        "file size",
+        &format!(
+            "{} bytes = {} ({})",
+            group_digits(a.bytes as u128),
+            fmt_gib(a.bytes),
+            fmt_gb(a.bytes)
+        ),
+    )?;
+    o.row("KV per token", &kv_derivation(r))?;
+    let n = s.cache.context;
+    o.row(
+        &format!("KV at {} tokens", fmt_tokens(n)),
+        &format!("{} = {}", kv_total_derivation(r), with_binary(r.kv.bytes)),
+    )?;
+    if let Some(naive) = r.kv.naive_bytes {
+        o.row(
+            "KV naive per-head (MLA)",
+            &format!(
+                "{} (stored: the latent {} — V is a view of K)",
+                with_binary(naive),
+                with_binary(r.kv.bytes)
+            ),
+        )?;
+    }
+    if r.kv.recurrent_bytes > 0 {
+        o.row(
+            "recurrent state",
+            &format!(
+                "{} (f32, independent of context)",
+                with_binary(r.kv.recurrent_bytes)
+            ),
+        )?;
+    }
+    if r.kv.allocated_bytes != r.kv.total_bytes() {
+        o.row(
+            "llama.cpp allocates",
+            &format!(
+                "{} ({} cells padded to 256{})",
+                with_binary(r.kv.allocated_bytes),
+                fmt_tokens(r.kv.allocated_context),
+                if s.cache.swa_full {
+                    ", swa-full"
+                } else {
+                    ", windows + n_ubatch on sliding layers"
+                }
+            ),
+        )?;
+    }
+    let c = &r.capacity;
+    let wk = c.weights_bytes.saturating_add(c.kv_bytes);
+    o.row(
+        "W + K",
+        &format!(
+            "{} + {} = {}",
+            group_digits(c.weights_bytes as u128),
+            group_digits(c.kv_bytes as u128),
+            bytes_gib(wk)
+        ),
+    )?;
+    if c.other_bytes > 0 {
+        o.row(
+            "W + K + A",
+            &format!(
+                "{} + {} = {}",
+                group_digits(wk as u128),
+                group_digits(c.other_bytes as u128),
+                bytes_gib(c.total_bytes)
+            ),
+        )?;
+    }
+    let head_label = if c.other_bytes == 0 {
+        "left for A"
+    } else {
+        "headroom"
+    };
+    o.row(
+        head_label,
+        &format!(
+            "{} − {} = {} bytes = {}",
+            group_digits(c.memory_bytes as u128),
+            group_digits(c.total_bytes as u128),
+            group_digits_signed(c.headroom_bytes),
+            units::fmt_gib_signed(c.headroom_bytes)
+        ),
+    )?;
+    if r.tiers.iter().filter(|t| t.used).count() > 1 {
+        for t in r.tiers.iter().filter(|t| t.used) {
+            o.row(
+                &format!("tier {}", t.name),
+                &format!(
+                    "{} layers{}{}: W {} + K {} + A {} of {} → headroom {} {}",
+                    t.layers,
+                    if t.output { " + output" } else { "" },
+                    if t.embedding { " + embedding" } else { "" },
+                    fmt_gib(t.weights_bytes),
+                    fmt_gib(t.kv_bytes),
+                    fmt_gib(t.other_bytes),
+                    fmt_gib(t.capacity_bytes),
+                    units::fmt_gib_signed(t.headroom_bytes),
+                    if t.fits { "fits" } else { "DOES NOT FIT" }
+                ),
+            )?;
+        }
+        if !r.split.exact {
+            o.row(
+                "placement",
+                "per-layer bytes estimated (W spread evenly; open the GGUF for exact bytes)",
+            )?;
+        }
+    }
+    o.row("verdict", &c.verdict)?;
+    o.row(
+        "largest context",
+        &match c.max_context_tokens {
+            Some(m) => format!(
+                "{} tokens per sequence{}",
+                fmt_tokens(m),
+                match s.model.native_context {
+                    Some(nat) if m > nat => format!(" (above the native {})", fmt_tokens(nat)),
+                    _ => String::new(),
+                }
+            ),
+            None => "no limit from memory: every layer's cache is bounded by a window".into(),
+        },
+    )?;
+
+    let d = &r.decode;
+    o.heading(if d.optimistic_vendor {
+        "Decode ceilings (optimistic vendor ceilings: the bandwidth is a spec figure)"
+    } else {
+        "Decode ceilings"
+    })?;
+    o.table_head("ceiling", "derivation")?;
+    let b = s.cache.sequences;
+    o.row("short context (file)", &ceiling_line(&d.short_context, b))?;
+    o.row(
+        &format!("{} tokens (file)", fmt_tokens(n)),
+        &ceiling_line(&d.full_context, b),
+    )?;
+    if let (Some(is), Some(inf)) = (&d.inventory_short_context, &d.inventory_full_context) {
+        o.row(
+            "inventory read/token",
+            &format!(
+                "{} (of {} in the file)",
+                bytes_gib(is.weight_read_bytes),
+                group_digits(r.artifact.bytes as u128)
+            ),
+        )?;
+        o.row("short context (inv.)", &ceiling_line(is, b))?;
+        o.row(
+            &format!("{} tokens (inv.)", fmt_tokens(n)),
+            &ceiling_line(inf, b),
+        )?;
+    }
+    o.row(
+        "highest ceiling",
+        &format!(
+            "{} tokens/s at {} tokens ({}{}){}",
+            fmt_rate(d.highest.top_tokens_per_second()),
+            fmt_tokens(n),
+            fmt_bandwidth(d.highest.bandwidth),
+            if d.highest.tier_bytes.iter().filter(|x| **x > 0).count() > 1 {
+                ", tiers perfectly overlapped"
+            } else {
+                ""
+            },
+            if d.highest_decides {
+                ": a rate above it is impossible"
+            } else {
+                ": without a tensor inventory no rate can be called impossible"
+            }
+        ),
+    )?;
+    o.row(
+        "provenance",
+        &format!(
+            "{} (bandwidth {})",
+            d.full_context.provenance, d.full_context.bandwidth_provenance
+        ),
+    )?;
+
+    let ro = &r.roofline;
+    o.heading("Prefill and roofline")?;
+    o.table_head("figure", "value")?;
+    match ro.prefill_ceiling_tokens_per_second {
+        Some(t) => o.row(
+            "prefill ceiling",
+            &format!(
+                "{} tokens/s for {} rows ({}; {} on \"{}\", {})",
+                fmt_rate(t),
+                fmt_tokens(ro.prompt_rows),
+                ro.reason,
+                fmt_flops(ro.compute.unwrap_or_default()),
+                ro.compute_path,
+                ro.compute_provenance.map_or("", |p| p.label())
+            ),
+        )?,
+        None => o.row("prefill ceiling", &ro.reason)?,
+    }
+    if let Some(l) = &ro.linear {
+        o.row(
+            "linear parameters",
+            &format!(
+                "{} ({}, {})",
+                group_digits(l.parameters.round() as u128),
+                l.basis,
+                l.provenance
+            ),
+        )?;
+    }
+    if let Some(wi) = ro.weight_only_intensity {
+        o.row(
+            "weight-only intensity",
+            &format!("{wi:.2} FLOP/byte at batch-one decode (2 P_linear / W_linear)"),
+        )?;
+    }
+    o.row(
+        "decode intensity",
+        &format!(
+            "{:.2} FLOP/byte at {} tokens",
+            ro.decode_intensity,
+            fmt_tokens(n)
+        ),
+    )?;
+    o.row(
+        "prefill intensity",
+        &format!(
+            "{:.1} FLOP/byte for {} prompt rows (weight reuse raises it with rows)",
+            ro.prefill_intensity,
+            fmt_tokens(ro.prompt_rows)
+        ),
+    )?;
+    if let (Some(rb), Some(x)) = (ro.machine_balance, ro.crossover_rows) {
+        o.row(
+            "machine balance",
+            &format!("{rb:.1} FLOP/byte; crossover S* = {x:.0} rows"),
+        )?;
+    }
+
+    o.heading("Reproduce")?;
+    match style {
+        Style::Text => writeln!(o.w, "  {}", super::llama_cpp_command(r, model_path))?,
+        Style::Markdown => writeln!(
+            o.w,
+            "```sh\n{}\n```",
+            super::llama_cpp_command(r, model_path)
+        )?,
+    }
+
+    o.heading("Inference")?;
+    let verdict_line = if c.fits {
+        format!(
+            "The capacity model accepts this artifact at {} tokens × {} on {}; {} remain outside weights and cache{}.",
+            fmt_tokens(n),
+            plural(b, "sequence"),
+            s.machine.name,
+            units::fmt_gib_signed(c.headroom_bytes),
+            if c.other_bytes == 0 {
+                " for the OS, runtime, workspaces and allocator slack"
+            } else {
+                ""
+            }
+        )
+    } else {
+        format!(
+            "The capacity model rejects this configuration: {}.",
+            c.verdict
+        )
+    };
+    o.para(&verdict_line)?;
+    o.para(&format!(
+        "Any observed rate above {} tokens/s (short context) or {} tokens/s (at {} tokens) falsifies an assumption: not all counted bytes were read per token, fewer tokens were retained, bytes came from a faster tier than the one counted, or the bandwidth figure does not describe the path. Rates below identify no cause.",
+        fmt_rate(d.short_context.tokens_per_second),
+        fmt_rate(d.full_context.tokens_per_second),
+        fmt_tokens(n)
+    ))?;
+
+    if !r.warnings.is_empty() {
+        o.heading("Warnings")?;
+        for wn in &r.warnings {
+            o.para(wn)?;
+        }
+    }
+    o.heading("Limitations")?;
+    for l in limitations(r) {
+        o.para(&l)?;
+    }
+    Ok(())
+}
+
+fn with_binary(n: u64) -> String {
+    let exact = exact_binary(n);
+    if n >= units::GIB && !exact.ends_with("GiB") || exact.ends_with("bytes") {
+        bytes_gib(n)
+    } else {
+        format!("{} bytes = {exact}", group_digits(n as u128))
+    }
+}
+
+fn kv_derivation(r: &Report) -> String {
+    let m = &r.inputs.model;
+    let c = &r.inputs.cache;
+    let l0 = &m.layers[0];
+    let full: Vec<_> = m
+        .layers
+        .iter()
+        .filter(|l| l.attention == Attention::Full)
+        .collect();
+    let uniform = m.layers.iter().all(|l| l == l0)
+        && m.mla.is_none()
+        && !m.layers.iter().any(|l| l.recurrent);
+    let per = r.kv.bytes_per_token;
+    let unit = exact_binary(per);
+    let tail = if unit.ends_with("bytes") {
+        format!("{} bytes/token", group_digits(per as u128))
+    } else {
+        format!("{} bytes/token = {unit}/token", group_digits(per as u128))
+    };
+    if uniform && l0.key_length == l0.value_length && c.type_k == c.type_v {
+        format!(
+            "2 × {} layers × {} KV heads × {} values/head × {} bytes/value = {tail}",
+            m.layers.len(),
+            l0.head_count_kv,
+            l0.key_length,
+            c.type_k.fraction()
+        )
+    } else if let Some(mla) = m.mla {
+        format!(
+            "{} layers × ({} latent + {} rope) values × {} bytes/value (K only; V is a view) = {tail}",
+            full.len(),
+            mla.kv_lora_rank,
+            mla.rope_dim,
+            c.type_k.fraction()
+        )
+    } else {
+        format!(
+            "Σ over {} full-attention layers of H_KV × (d_k × {} + d_v × {}) = {tail}{}",
+            full.len(),
+            c.type_k.fraction(),
+            c.type_v.fraction(),
+            if full.len() < m.layers.len() {
+                format!(
+                    "; all {} layers, windows not applied: {} bytes/token",
+                    m.layers.len(),
+                    group_digits(r.kv.bytes_per_token_all_layers as u128)
+                )
+            } else {
+                String::new()
+            }
+        )
+    }
+}
+
+fn kv_total_derivation(r: &Report) -> String {
+    let c = &r.inputs.cache;
+    let bounded = r.kv.per_layer.iter().any(|l| {
+        matches!(
+            l.attention,
+            Attention::Sliding { .. } | Attention::Chunked { .. }
+        )
+    });
+    if bounded {
+        format!(
+            "full layers × {} tokens + windowed layers × min({}, window), × {}",
+            fmt_tokens(c.context),
+            fmt_tokens(c.context),
+            plural(c.sequences, "sequence")
+        )
+    } else {
+        format!(
+            "{} bytes/token × {} tokens × {}",
+            group_digits(r.kv.bytes_per_token as u128),
+            fmt_tokens(c.context),
+            plural(c.sequences, "sequence")
+        )
+    }
+}
+
+/// Write a claim check.
+pub fn write_check<W: Write>(c: &ClaimCheck, style: Style, w: &mut W) -> io::Result<()> {
+    let mut o = Out { w, style };
+    match style {
+        Style::Text => writeln!(o.w, "{}", c.verdict)?,
+        Style::Markdown => writeln!(o.w, "# Claim check\n\n**{}**", c.verdict)?,
+    }
+    o.heading(&format!(
+        "{} tokens/s against every decode ceiling",
+        fmt_rate(c.tokens_per_second)
+    ))?;
+    for l in &c.lines {
+        let mark = if l.exceeded { "ABOVE" } else { "below" };
+        o.para(&format!(
+            "{mark} the {} ceiling: {} tokens/s{}",
+            l.ceiling,
+            fmt_rate(l.tokens_per_second),
+            if l.exceeded {
+                " ⇒ an assumption is false; at least one of:"
+            } else {
+                ""
+            }
+        ))?;
+        if l.exceeded {
+            for a in &l.assumptions {
+                match style {
+                    Style::Text => writeln!(o.w, "      - {a}")?,
+                    Style::Markdown => writeln!(o.w, "  - {a}")?,
+                }
+            }
+        }
+    }
+    Ok(())
+}

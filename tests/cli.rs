@@ -1,0 +1,274 @@
+//! The headless CLI: the worked example in every format, exit codes, one-line errors.
+
+use assert_cmd::Command;
+
+fn llmbound() -> Command {
+    let mut c = Command::cargo_bin("llmbound").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    c.env("LLMBOUND_CONFIG_DIR", dir.path().join("none"));
+    c.env("NO_COLOR", "1");
+    c
+}
+
+fn stdout(args: &[&str]) -> String {
+    let out = llmbound().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+const SECTION_7: &[&str] = &[
+    "4.820 bits/parameter",
+    "18.405 GiB",
+    "262,144 bytes/token = 256 KiB/token",
+    "8,589,934,592 bytes = 8 GiB",
+    "28,352,083,616 bytes = 26.405 GiB",
+    "23,187,523,936 bytes = 21.595 GiB",
+    "13.81 tokens/s (72.39 ms/token)",
+    "9.63 tokens/s (103.85 ms/token)",
+    "none: the profile has no sustained compute rate for this path",
+    "fits if everything else stays within the headroom",
+    "optimistic vendor ceiling",
+];
+
+#[test]
+fn report_text_reproduces_section_7() {
+    let text = stdout(&["report"]);
+    for want in SECTION_7 {
+        assert!(text.contains(want), "text lacks {want:?}");
+    }
+    insta::assert_snapshot!("report_default_text", text);
+}
+
+#[test]
+fn report_markdown_reproduces_section_7() {
+    let md = stdout(&["report", "--format", "markdown"]);
+    for want in SECTION_7 {
+        assert!(md.contains(want), "markdown lacks {want:?}");
+    }
+    assert!(md.starts_with("# llmbound worksheet"));
+}
+
+#[test]
+fn report_json_contract() {
+    let j: serde_json::Value =
+        serde_json::from_str(&stdout(&["report", "--format", "json"])).unwrap();
+    assert_eq!(j["artifact"]["bytes"], 19_762_149_024u64);
+    assert_eq!(
+        format!(
+            "{:.3}",
+            j["artifact"]["bits_per_parameter"].as_f64().unwrap()
+        ),
+        "4.820"
+    );
+    assert_eq!(j["artifact"]["parameters_basis"], "advertised");
+    assert_eq!(j["kv"]["bytes_per_token"], 262_144);
+    assert_eq!(j["kv"]["bytes"], 8_589_934_592u64);
+    assert_eq!(j["kv"]["allocated_bytes"], 8_589_934_592u64);
+    assert_eq!(j["kv"]["recurrent_bytes"], 0);
+    assert!(j["kv"]["naive_bytes"].is_null());
+    assert_eq!(j["kv"]["per_layer"].as_array().unwrap().len(), 64);
+    assert_eq!(j["capacity"]["weights_bytes"], 19_762_149_024u64);
+    assert_eq!(j["capacity"]["kv_bytes"], 8_589_934_592u64);
+    assert_eq!(j["capacity"]["other_bytes"], 0);
+    assert_eq!(j["capacity"]["total_bytes"], 28_352_083_616u64);
+    assert_eq!(j["capacity"]["memory_bytes"], 51_539_607_552u64);
+    assert_eq!(j["capacity"]["headroom_bytes"], 23_187_523_936u64);
+    assert_eq!(j["capacity"]["fits"], true);
+    assert_eq!(j["capacity"]["max_context_tokens"], 121_221);
+    assert_eq!(j["capacity"]["max_context_exceeds_native"], true);
+    let d = &j["decode"];
+    let r2 = |v: &serde_json::Value| format!("{:.2}", v.as_f64().unwrap());
+    assert_eq!(r2(&d["short_context"]["tokens_per_second"]), "13.81");
+    assert_eq!(r2(&d["short_context"]["ms_per_token"]), "72.39");
+    assert_eq!(r2(&d["full_context"]["tokens_per_second"]), "9.63");
+    assert_eq!(r2(&d["full_context"]["ms_per_token"]), "103.85");
+    assert_eq!(
+        r2(&d["full_context"]["per_sequence_tokens_per_second"]),
+        "9.63"
+    );
+    assert_eq!(d["bandwidth_provenance"], "spec");
+    assert_eq!(d["short_context"]["label"], "optimistic vendor ceiling");
+    assert!(d["inventory"].is_null());
+    assert!(j["prefill"]["ceiling_tokens_per_second"].is_null());
+    assert!(
+        j["prefill"]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("none: the profile has no sustained compute rate for this path")
+    );
+    assert!(
+        j["llama_cpp_command"]
+            .as_str()
+            .unwrap()
+            .contains("-c 32768 -np 1 -ctk f16 -ctv f16 -fa on")
+    );
+}
+
+#[test]
+fn json_and_text_agree() {
+    for args in [
+        vec!["--context", "16384"],
+        vec![
+            "--context",
+            "100000",
+            "--cache-type-k",
+            "q8_0",
+            "--cache-type-v",
+            "q4_0",
+        ],
+        vec!["--scenario", "qwen3-32b-rtx-4090-partial"],
+        vec!["--scenario", "gemma-3-270m-cpu-vm", "--sequences", "4"],
+    ] {
+        let mut a = vec!["report"];
+        a.extend(&args);
+        let text = stdout(&a);
+        a.extend(["--format", "json"]);
+        let j: serde_json::Value = serde_json::from_str(&stdout(&a)).unwrap();
+        let rate = format!(
+            "{:.2}",
+            j["decode"]["full_context"]["tokens_per_second"]
+                .as_f64()
+                .unwrap()
+        );
+        assert!(
+            text.contains(&format!("{rate} tokens/s")),
+            "{args:?}: {rate}"
+        );
+        let kv = llmbound::core::units::group_digits(j["kv"]["bytes"].as_u64().unwrap() as u128);
+        assert!(text.contains(&kv), "{args:?}: {kv}");
+        let head = llmbound::core::units::group_digits_signed(
+            j["capacity"]["headroom_bytes"].as_i64().unwrap() as i128,
+        );
+        assert!(text.contains(&head), "{args:?}: {head}");
+    }
+}
+
+#[test]
+fn halving_the_context() {
+    let text = stdout(&["report", "--context", "16384"]);
+    assert!(text.contains("11.35 tokens/s"), "{text}");
+}
+
+#[test]
+fn check_lists_exceeded_ceilings() {
+    let out = llmbound()
+        .args(["check", "--tokens-per-second", "11"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let t = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        t.contains("ABOVE the file mode, 32,768 tokens ceiling"),
+        "{t}"
+    );
+    assert!(t.contains("fewer than 32,768 tokens were retained"), "{t}");
+    let out = llmbound()
+        .args(["check", "--tokens-per-second", "5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .contains("within every ceiling")
+    );
+}
+
+fn fails(args: &[&str], want: &str) {
+    let out = llmbound().args(args).output().unwrap();
+    assert!(!out.status.success(), "{args:?} succeeded");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains(want), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    if out.status.code() == Some(1) {
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "{args:?}: one line: {err}"
+        );
+    }
+}
+
+#[test]
+fn bad_input_is_one_line_and_non_zero() {
+    fails(
+        &["report", "--machine", "no-such-machine"],
+        "unknown machine \"no-such-machine\"",
+    );
+    fails(
+        &["report", "--scenario", "nope"],
+        "unknown scenario \"nope\"",
+    );
+    fails(&["report", "--overhead", "3 parsecs"], "unknown size unit");
+    fails(&["report", "--overhead=-1GB"], "negative");
+    fails(&["report", "--memory", "0"], "above 0");
+    fails(&["report", "--bandwidth", "0 GB/s"], "must be positive");
+    fails(
+        &["report", "--context", "0"],
+        "context must be at least 1 token",
+    );
+    fails(
+        &["report", "--context", "1000000000000000"],
+        "beyond llama.cpp's u32 context",
+    );
+    fails(
+        &["report", "--sequences", "100000"],
+        "above llama.cpp's limit",
+    );
+    fails(
+        &["report", "--cache-type-k", "q3_k"],
+        "unknown cache type \"q3_k\"",
+    );
+    fails(
+        &["report", "--tier", "gpu7", "--memory", "1 GiB"],
+        "has no tier \"gpu7\"",
+    );
+    fails(
+        &["report", "--machine", "/nonexistent/m.toml"],
+        "/nonexistent/m.toml",
+    );
+    fails(
+        &["check", "--tokens-per-second=-3"],
+        "must be a positive rate",
+    );
+    fails(&["report", "--context", "banana"], "invalid value");
+}
+
+#[test]
+fn what_if_overrides() {
+    let j: serde_json::Value = serde_json::from_str(&stdout(&[
+        "report",
+        "--memory",
+        "24 GiB",
+        "--bandwidth",
+        "400 GB/s",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    assert_eq!(j["capacity"]["fits"], false);
+    assert_eq!(j["capacity"]["memory_bytes"], 25_769_803_776u64);
+    assert_eq!(j["decode"]["bandwidth_provenance"], "user");
+    assert_eq!(j["decode"]["short_context"]["label"], "ceiling");
+}
+
+#[test]
+fn profiles_commands() {
+    let list = stdout(&["profiles", "list"]);
+    for id in [
+        "macbook-pro-m4-pro-48gb",
+        "qwen3-32b",
+        "qwen3-32b-q4_k_m",
+        "default",
+    ] {
+        assert!(list.contains(id), "{id}");
+    }
+    let show = stdout(&["profiles", "show", "qwen3-32b"]);
+    assert!(show.contains("19762149024"));
+    let path = stdout(&["profiles", "path"]);
+    assert!(path.trim_end().ends_with("none"));
+}

@@ -1,0 +1,101 @@
+//! Invariants of the bounds: more context or sequences never need less memory; ceilings never
+//! rise when bytes grow; the context solver agrees with the cache; nothing overflows or panics.
+
+use llmbound::core::cache::CacheType;
+use llmbound::core::evaluate;
+use llmbound::profile::{Catalog, load};
+use proptest::prelude::*;
+
+fn scenario(id: &str) -> llmbound::core::Scenario {
+    let cat = Catalog::builtin();
+    load::scenario(&cat, &cat.scenario(id).unwrap()).unwrap()
+}
+
+fn any_cache_type() -> impl Strategy<Value = CacheType> {
+    proptest::sample::select(CacheType::ALL.to_vec())
+}
+
+fn ids() -> impl Strategy<Value = &'static str> {
+    proptest::sample::select(vec![
+        "default",
+        "gemma-3-270m-cpu-vm",
+        "qwen3-8b-synth-h200",
+        "qwen3-32b-rtx-4090-partial",
+        "qwen3-32b-rtx-3090-q8-cache",
+    ])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn more_context_never_needs_less_memory(id in ids(), n in 1u64..200_000, extra in 1u64..100_000,
+                                            b in 1u64..8, k in any_cache_type(), v in any_cache_type()) {
+        let mut s = scenario(id);
+        s.cache.type_k = k;
+        s.cache.type_v = v;
+        s.cache.sequences = b;
+        s.cache.context = n;
+        let a = evaluate(&s).unwrap();
+        s.cache.context = n + extra;
+        let c = evaluate(&s).unwrap();
+        prop_assert!(c.capacity.kv_bytes >= a.capacity.kv_bytes);
+        prop_assert!(c.kv.allocated_bytes >= a.kv.allocated_bytes);
+        prop_assert!(c.capacity.headroom_bytes <= a.capacity.headroom_bytes);
+        prop_assert!(c.decode.full_context.tokens_per_second <= a.decode.full_context.tokens_per_second * (1.0 + 1e-12));
+    }
+
+    #[test]
+    fn more_sequences_never_need_less_memory(id in ids(), n in 1u64..100_000, b in 1u64..64) {
+        let mut s = scenario(id);
+        s.cache.context = n;
+        s.cache.sequences = b;
+        let a = evaluate(&s).unwrap();
+        s.cache.sequences = b + 1;
+        let c = evaluate(&s).unwrap();
+        prop_assert!(c.capacity.kv_bytes >= a.capacity.kv_bytes);
+        prop_assert!(c.kv.allocated_bytes >= a.kv.allocated_bytes);
+    }
+
+    #[test]
+    fn ceilings_never_rise_when_bytes_grow(id in ids(), n in 1u64..100_000, grow in 1u64..10_000_000_000) {
+        let mut s = scenario(id);
+        s.cache.context = n;
+        let a = evaluate(&s).unwrap();
+        s.weights[0].bytes.value += grow;
+        let c = evaluate(&s).unwrap();
+        prop_assert!(c.decode.short_context.tokens_per_second <= a.decode.short_context.tokens_per_second);
+        prop_assert!(c.decode.full_context.tokens_per_second <= a.decode.full_context.tokens_per_second);
+        prop_assert!(c.capacity.headroom_bytes < a.capacity.headroom_bytes);
+    }
+
+    #[test]
+    fn largest_context_fits_and_one_more_does_not(id in ids(), b in 1u64..4, a_gib in 0u64..8) {
+        let mut s = scenario(id);
+        s.cache.sequences = b;
+        s.other_bytes.value = a_gib << 30;
+        let r = evaluate(&s).unwrap();
+        if let Some(m) = r.capacity.max_context_tokens && m > 0 && m * b < u32::MAX as u64 {
+            s.cache.context = m;
+            prop_assert!(evaluate(&s).unwrap().capacity.fits, "at {m}");
+            s.cache.context = m + 1;
+            if (m + 1) * b <= u32::MAX as u64 {
+                prop_assert!(!evaluate(&s).unwrap().capacity.fits, "at {}", m + 1);
+            }
+        }
+    }
+
+    #[test]
+    fn extreme_inputs_never_panic(id in ids(), n in any::<u64>(), b in any::<u64>(), w in any::<u64>(),
+                                  a in any::<u64>(), ub in any::<u64>(), ngl in any::<u32>(), s_rows in any::<u64>()) {
+        let mut s = scenario(id);
+        s.cache.context = n;
+        s.cache.sequences = b;
+        s.weights[0].bytes.value = w;
+        s.other_bytes.value = a;
+        s.cache.ubatch = ub;
+        s.offload.gpu_layers = Some(ngl);
+        s.prompt_rows = s_rows;
+        let _ = evaluate(&s);
+    }
+}
