@@ -48,7 +48,7 @@ pub struct CeilingFigure {
     pub bandwidth: BandwidthFigure,
     /// Weakest provenance among the ceiling's inputs.
     pub provenance: Provenance,
-    /// The perfect-overlap bound across tiers was used (`-sm row` over several GPUs).
+    /// The perfect-overlap rate across several tiers was used (the highest ceiling's deciding rate).
     pub overlapped: bool,
 }
 
@@ -366,7 +366,7 @@ fn base_bandwidths(base: &Scenario) -> (Option<BandwidthFigure>, Option<Bandwidt
         return (None, None);
     };
     (
-        Some(figure(&r, &r.decode.highest, false).bandwidth),
+        Some(figure(&r, &r.decode.highest, true).bandwidth),
         Some(figure(&r, &r.decode.full_context, false).bandwidth),
     )
 }
@@ -628,7 +628,9 @@ fn main_tier(c: &Ceiling) -> usize {
         .map_or(0, |(i, _)| i)
 }
 
-fn figure(r: &Report, c: &Ceiling, overlapped: bool) -> CeilingFigure {
+/// A ceiling as reported; `top` takes the perfect-overlap rate across tiers (the highest
+/// ceiling's deciding rate, `Ceiling::top_tokens_per_second`).
+fn figure(r: &Report, c: &Ceiling, top: bool) -> CeilingFigure {
     use crate::core::decode::BandwidthChoice;
     let tier =
         &r.inputs.machine.tiers[main_tier(c).min(r.inputs.machine.tiers.len().saturating_sub(1))];
@@ -636,11 +638,12 @@ fn figure(r: &Report, c: &Ceiling, overlapped: bool) -> CeilingFigure {
         BandwidthChoice::Headline => tier.headline_bandwidth(),
         BandwidthChoice::Highest => tier.highest_bandwidth(),
     };
-    let tps = if overlapped {
-        c.overlapped_tokens_per_second
+    let tps = if top {
+        c.top_tokens_per_second()
     } else {
         c.tokens_per_second
     };
+    let overlapped = top && c.overlapped_tokens_per_second > c.tokens_per_second;
     CeilingFigure {
         tokens_per_second: tps,
         ms_per_token: if tps > 0.0 { 1e3 / tps } else { f64::INFINITY },
@@ -666,20 +669,12 @@ fn decode_comparison(
 ) -> DecodeComparison {
     let tps = row.avg_ts;
     let d = &r.decode;
-    let used_accels = d
-        .highest
-        .tier_bytes
-        .iter()
-        .enumerate()
-        .filter(|(i, b)| **b > 0 && r.inputs.machine.tiers[*i].kind == TierKind::Accelerator)
-        .count();
-    let overlapped = row.split_mode.as_deref() == Some("row") && used_accels > 1;
-    if overlapped {
+    let highest = figure(r, &d.highest, true);
+    if highest.overlapped {
         notes.push(
-            "split_mode row: the GPUs read their shares of each layer at once, so the perfect-overlap bound across tiers is the ceiling".into(),
+            "several memory tiers: the highest ceiling is the perfect-overlap rate (max over tiers of Q_i / BW_i), the rate no schedule can beat".into(),
         );
     }
-    let highest = figure(r, &d.highest, overlapped);
     let claim = check_claim(r, tps);
     let above_highest = tps > highest.tokens_per_second;
     let decides = d.highest_decides;
@@ -706,7 +701,7 @@ fn decode_comparison(
     let headline = d
         .inventory_full_context
         .as_ref()
-        .map(|c| figure(r, c, overlapped));
+        .map(|c| figure(r, c, false));
     let rate = units::fmt_rate;
     let verdict = if impossible {
         format!(

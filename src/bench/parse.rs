@@ -636,7 +636,8 @@ mod tests {
     fn errors_name_file_line_row() {
         let text = format!("[\n{ROW},\n{}\n]", ROW.replace("\"avg_ts\": 10.5,", ""));
         let e = parse_str("b.json", &text).unwrap_err().to_string();
-        assert_eq!(e, "b.json:4: row 2: field \"avg_ts\" is missing");
+        // ROW spans three lines: row 2 starts on line 5.
+        assert_eq!(e, "b.json:5: row 2: field \"avg_ts\" is missing");
         let e = parse_str("c.json", "[{\"n_prompt\": 1,}]")
             .unwrap_err()
             .to_string();
