@@ -92,7 +92,7 @@ fn gemma_gguf(dir: &Path) -> PathBuf {
                 "note: LLMBOUND_GEMMA_GGUF is unset; using the committed header-only copy of the real file"
             );
             full_size_copy(
-                &fixture("cpu/gemma-3-270m-q4_k_m.header.gguf"),
+                &fixture("cpu/gemma-3-270m-q4_k_m.gguf-header"),
                 253_113_024,
                 dir,
                 "gemma-3-270m-q4_k_m.gguf",
@@ -132,7 +132,7 @@ fn gemma_header_copy_matches_the_real_file() {
     };
     let dir = tempfile::tempdir().unwrap();
     let copy = full_size_copy(
-        &fixture("cpu/gemma-3-270m-q4_k_m.header.gguf"),
+        &fixture("cpu/gemma-3-270m-q4_k_m.gguf-header"),
         253_113_024,
         dir.path(),
         "copy.gguf",
@@ -263,7 +263,7 @@ fn gemma_cpu_every_decode_row_below_its_hand_worked_ceiling() {
 fn h200_report(files: &[&str]) -> (BenchReport, Scenario) {
     let dir = tempfile::tempdir().unwrap();
     let path = full_size_copy(
-        &fixture("h200/qwen3-8b-q8_0-synth.header.gguf"),
+        &fixture("h200/qwen3-8b-q8_0-synth.gguf-header"),
         8_703_585_952,
         dir.path(),
         "qwen3-8b-q8_0-synth.gguf",
