@@ -4,6 +4,7 @@ pub mod bench;
 pub mod build;
 pub mod cli;
 pub mod core;
+pub mod detect;
 pub mod gguf;
 pub mod profile;
 pub mod report;

@@ -1,0 +1,176 @@
+//! Vendor memory bandwidths of parts whose name the OS reports exactly (nvidia-smi, Apple's
+//! `machdep.cpu.brand_string`). Only unambiguous names: a part sold with several memory
+//! configurations under one name is left out, and the caller says so instead of guessing.
+
+/// A vendor's peak memory bandwidth for a named part.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpecBandwidth {
+    /// The name as the OS reports it.
+    pub name: &'static str,
+    /// The figure as the vendor writes it ("1008 GB/s").
+    pub bandwidth: &'static str,
+    /// The document.
+    pub source: &'static str,
+}
+
+/// NVIDIA GPUs by their nvidia-smi name.
+pub const NVIDIA: &[SpecBandwidth] = &[
+    SpecBandwidth {
+        name: "NVIDIA GeForce RTX 3090",
+        bandwidth: "936 GB/s",
+        source: "NVIDIA Ampere GA102 GPU Architecture whitepaper, RTX 3090: 936 GB/sec peak memory bandwidth (19.5 Gbps x 384-bit)",
+    },
+    SpecBandwidth {
+        name: "NVIDIA GeForce RTX 3090 Ti",
+        bandwidth: "1008 GB/s",
+        source: "NVIDIA GeForce RTX 3090 Ti specifications: 21 Gbps GDDR6X, 384-bit (21e9 x 48 bytes = 1008 GB/s)",
+    },
+    SpecBandwidth {
+        name: "NVIDIA GeForce RTX 4090",
+        bandwidth: "1008 GB/s",
+        source: "NVIDIA Ada Lovelace GPU Architecture whitepaper, RTX 4090: 21 Gbps GDDR6X on a 384-bit bus, 1008 GB/sec peak memory bandwidth",
+    },
+    SpecBandwidth {
+        name: "NVIDIA GeForce RTX 5090",
+        bandwidth: "1792 GB/s",
+        source: "NVIDIA GeForce RTX 5090 specifications: 32 GB GDDR7, 512-bit, 28 Gbps: 1792 GB/s (28e9 x 64 bytes)",
+    },
+    SpecBandwidth {
+        name: "NVIDIA H100 80GB HBM3",
+        bandwidth: "3.35 TB/s",
+        source: "NVIDIA H100 Tensor Core GPU datasheet: H100 SXM GPU memory bandwidth 3.35TB/s",
+    },
+    SpecBandwidth {
+        name: "NVIDIA H100 PCIe",
+        bandwidth: "2 TB/s",
+        source: "NVIDIA H100 Tensor Core GPU datasheet: H100 PCIe GPU memory bandwidth 2TB/s",
+    },
+    SpecBandwidth {
+        name: "NVIDIA H200",
+        bandwidth: "4.8 TB/s",
+        source: "NVIDIA H200 Tensor Core GPU datasheet: H200 SXM GPU memory bandwidth 4.8TB/s",
+    },
+    SpecBandwidth {
+        name: "NVIDIA H200 NVL",
+        bandwidth: "4.8 TB/s",
+        source: "NVIDIA H200 Tensor Core GPU datasheet: H200 NVL GPU memory bandwidth 4.8TB/s",
+    },
+    SpecBandwidth {
+        name: "NVIDIA A100-SXM4-80GB",
+        bandwidth: "2039 GB/s",
+        source: "NVIDIA A100 Tensor Core GPU datasheet: A100 80GB SXM GPU memory bandwidth 2,039GB/s",
+    },
+    SpecBandwidth {
+        name: "NVIDIA A100-SXM4-40GB",
+        bandwidth: "1555 GB/s",
+        source: "NVIDIA A100 Tensor Core GPU datasheet: A100 40GB GPU memory bandwidth 1,555GB/s",
+    },
+    SpecBandwidth {
+        name: "NVIDIA A100 80GB PCIe",
+        bandwidth: "1935 GB/s",
+        source: "NVIDIA A100 Tensor Core GPU datasheet: A100 80GB PCIe GPU memory bandwidth 1,935GB/s",
+    },
+];
+
+/// Apple silicon by `machdep.cpu.brand_string`. M3 Max and M4 Max are left out: each is sold
+/// with two memory bandwidths under the same name.
+pub const APPLE: &[SpecBandwidth] = &[
+    SpecBandwidth {
+        name: "Apple M1",
+        bandwidth: "68.25 GB/s",
+        source: "Apple, M1 technical specifications: 68.25GB/s memory bandwidth",
+    },
+    SpecBandwidth {
+        name: "Apple M1 Pro",
+        bandwidth: "200 GB/s",
+        source: "Apple, M1 Pro: 200GB/s memory bandwidth",
+    },
+    SpecBandwidth {
+        name: "Apple M1 Max",
+        bandwidth: "400 GB/s",
+        source: "Apple, M1 Max: 400GB/s memory bandwidth",
+    },
+    SpecBandwidth {
+        name: "Apple M1 Ultra",
+        bandwidth: "800 GB/s",
+        source: "Apple, M1 Ultra: 800GB/s memory bandwidth",
+    },
+    SpecBandwidth {
+        name: "Apple M2",
+        bandwidth: "100 GB/s",
+        source: "Apple, M2: 100GB/s memory bandwidth",
+    },
+    SpecBandwidth {
+        name: "Apple M2 Pro",
+        bandwidth: "200 GB/s",
+        source: "Apple, M2 Pro: 200GB/s memory bandwidth",
+    },
+    SpecBandwidth {
+        name: "Apple M2 Max",
+        bandwidth: "400 GB/s",
+        source: "Apple, M2 Max: 400GB/s memory bandwidth",
+    },
+    SpecBandwidth {
+        name: "Apple M2 Ultra",
+        bandwidth: "800 GB/s",
+        source: "Apple, Mac Studio (2023) Technical Specifications: M2 Ultra, 800GB/s memory bandwidth",
+    },
+    SpecBandwidth {
+        name: "Apple M3",
+        bandwidth: "100 GB/s",
+        source: "Apple, M3: 100GB/s memory bandwidth",
+    },
+    SpecBandwidth {
+        name: "Apple M3 Pro",
+        bandwidth: "150 GB/s",
+        source: "Apple, M3 Pro: 150GB/s memory bandwidth",
+    },
+    SpecBandwidth {
+        name: "Apple M3 Ultra",
+        bandwidth: "819 GB/s",
+        source: "Apple, Mac Studio (2025) Technical Specifications: M3 Ultra, 819GB/s memory bandwidth",
+    },
+    SpecBandwidth {
+        name: "Apple M4",
+        bandwidth: "120 GB/s",
+        source: "Apple, M4: 120GB/s memory bandwidth",
+    },
+    SpecBandwidth {
+        name: "Apple M4 Pro",
+        bandwidth: "273 GB/s",
+        source: "Apple, MacBook Pro (14-inch, M4 Pro or M4 Max, 2024) - Technical Specifications: M4 Pro, 273GB/s memory bandwidth",
+    },
+];
+
+/// The table entry whose name equals `name` (trimmed, exact).
+pub fn lookup(table: &'static [SpecBandwidth], name: &str) -> Option<&'static SpecBandwidth> {
+    let n = name.trim();
+    table.iter().find(|s| s.name == n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::units::parse_bandwidth;
+
+    #[test]
+    fn every_figure_parses_and_names_are_unique() {
+        for t in [NVIDIA, APPLE] {
+            for s in t {
+                assert!(parse_bandwidth(s.bandwidth).is_ok(), "{}", s.name);
+                assert_eq!(
+                    t.iter().filter(|x| x.name == s.name).count(),
+                    1,
+                    "{}",
+                    s.name
+                );
+            }
+        }
+        assert_eq!(
+            lookup(NVIDIA, " NVIDIA H200 ").unwrap().bandwidth,
+            "4.8 TB/s"
+        );
+        assert!(lookup(NVIDIA, "NVIDIA H20").is_none());
+        assert!(lookup(APPLE, "Apple M4 Max").is_none());
+    }
+}
