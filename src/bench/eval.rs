@@ -580,7 +580,7 @@ fn row_scenario(
             .iter()
             .any(|t| matches!(t.kind, TierKind::Host | TierKind::Unified));
         let partial = matches!(s.offload.gpu_layers, Some(n) if (n as i64) <= layers);
-        if partial && !has_host {
+        if (partial || s.offload.no_kv_offload) && !has_host {
             notes.push(format!(
                 "machine \"{}\" has no host tier: what the run kept in host memory is counted at the accelerator's bandwidth, which can only raise the ceiling",
                 s.machine.id
@@ -914,18 +914,19 @@ fn record(rows: &[BenchRow], opts: &BenchOptions) -> (Vec<RecordField>, Vec<Reco
             "no n_gpu_layers field",
         ));
     }
-    let (lens, _) = distinct(rows, |r| {
-        Some(format!(
-            "{} (n_prompt {}, n_gen {}, n_depth {})",
-            r.test_name(),
-            r.n_prompt,
-            r.n_gen,
-            r.n_depth
-        ))
+    let (tests, _) = distinct(rows, |r| {
+        let mut x = r.clone();
+        x.n_depth = 0;
+        Some(x.test_name())
     });
+    let (depths, _) = distinct(rows, |r| Some(units::fmt_tokens(r.n_depth)));
     present.push(field(
         "prompt and generated lengths",
-        Some(format!("{} tests", lens.len())),
+        Some(format!(
+            "{}; depths {}",
+            tests.join(", "),
+            depths.join(", ")
+        )),
         "n_prompt, n_gen, n_depth",
     ));
     let (batch, all) = distinct(rows, |r| match (r.n_batch, r.n_ubatch) {
