@@ -3,5 +3,6 @@
 pub mod build;
 pub mod cli;
 pub mod core;
+pub mod gguf;
 pub mod profile;
 pub mod report;
