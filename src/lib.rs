@@ -3,3 +3,5 @@
 pub mod core;
 pub mod profile;
 pub mod build;
+pub mod compare;
+pub mod tui;

@@ -1,0 +1,76 @@
+//! The help overlay: every key of the keymap, by context.
+
+use crate::tui::keymap::{Context, Keymap};
+use crate::tui::theme::Theme;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Widget};
+
+/// The overlay.
+pub struct HelpOverlay<'a> {
+    /// Keys.
+    pub keymap: &'a Keymap,
+    /// Styles.
+    pub theme: Theme,
+}
+
+impl HelpOverlay<'_> {
+    fn lines(&self, key_w: usize) -> Vec<Line<'static>> {
+        let t = self.theme;
+        let mut out = Vec::new();
+        for ctx in Context::ALL {
+            if !out.is_empty() {
+                out.push(Line::raw(""));
+            }
+            out.push(Line::from(Span::styled(ctx.title().to_string(), t.heading())));
+            for b in self.keymap.bindings(ctx) {
+                out.push(Line::from(vec![
+                    Span::styled(format!(" {:<key_w$}", Keymap::key_label(b)), t.key()),
+                    Span::styled(b.help.clone(), t.text()),
+                ]));
+            }
+        }
+        out
+    }
+}
+
+impl Widget for HelpOverlay<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let t = self.theme;
+        let w = area.width.saturating_sub(4).min(118);
+        let h = area.height.saturating_sub(2);
+        let r = Rect {
+            x: area.x + (area.width - w) / 2,
+            y: area.y + (area.height - h) / 2,
+            width: w,
+            height: h,
+        };
+        Clear.render(r, buf);
+        let block = Block::new()
+            .borders(Borders::ALL)
+            .border_type(BorderType::Rounded)
+            .border_style(t.border(true))
+            .title(Line::from(Span::styled(" Keys · ? or Esc closes ", t.title(true))))
+            .title_bottom(Line::from(Span::styled(
+                " mouse: click a pane or field, wheel scrolls · bounds are ceilings, not predictions ",
+                t.label(),
+            )));
+        let inner = block.inner(r);
+        block.render(r, buf);
+        let lines = self.lines(13);
+        let cols = if (lines.len() as u16) <= inner.height {
+            1
+        } else if inner.width >= 100 || (lines.len() as u16) > inner.height * 2 {
+            3.min(lines.len().div_ceil(inner.height.max(1) as usize)).max(2)
+        } else {
+            2
+        };
+        let per = lines.len().div_ceil(cols);
+        let areas = Layout::horizontal(vec![Constraint::Fill(1); cols]).split(inner);
+        for (i, a) in areas.iter().enumerate() {
+            let chunk: Vec<Line> = lines.iter().skip(i * per).take(per).cloned().collect();
+            Paragraph::new(chunk).render(*a, buf);
+        }
+    }
+}
