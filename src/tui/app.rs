@@ -185,6 +185,8 @@ pub struct App {
     pub theme: Theme,
     /// Terminal size (for mouse hit-testing).
     pub screen: Rect,
+    /// Rows the Bounds pane's lower text is scrolled by (↑↓ with the pane focused).
+    pub bounds_scroll: u16,
     /// Set by `q`.
     pub quit: bool,
     jobs: Jobs,
@@ -297,6 +299,7 @@ impl App {
             keymap: Keymap::builtin(),
             theme: Theme::from_env(),
             screen: Rect::new(0, 0, layout::FULL_WIDTH, layout::FULL_HEIGHT),
+            bounds_scroll: 0,
             quit: false,
             jobs: Jobs::default(),
         };
@@ -500,6 +503,13 @@ impl App {
                 let d = if action == Action::NextPane { 1 } else { -1 };
                 self.focus = Pane::ORDER[((i + d).rem_euclid(Pane::ORDER.len() as i32)) as usize];
             }
+            Action::Up | Action::Down if self.focus == Pane::Bounds => {
+                self.bounds_scroll = if action == Action::Up {
+                    self.bounds_scroll.saturating_sub(1)
+                } else {
+                    (self.bounds_scroll + 1).min(30)
+                };
+            }
             Action::Up => self.move_selection(-1),
             Action::Down => self.move_selection(1),
             Action::PageUp | Action::Home => self.move_selection(-100),
@@ -529,7 +539,7 @@ impl App {
             }
             Action::Click(x, y) => self.click(x, y),
             Action::Scroll(x, y, d) => {
-                if let Some(l) = layout::main_layout(self.screen, self.focus)
+                if let Some(l) = layout::main_layout(self.screen, self.focus, self.claim.is_some())
                     && let Some((p, _)) = l.pane_at(x, y)
                 {
                     self.focus = p;
@@ -541,7 +551,7 @@ impl App {
     }
 
     fn click(&mut self, x: u16, y: u16) {
-        let Some(l) = layout::main_layout(self.screen, self.focus) else { return };
+        let Some(l) = layout::main_layout(self.screen, self.focus, self.claim.is_some()) else { return };
         if let Some(tabs) = l.tabs
             && y == tabs.y
             && x >= tabs.x

@@ -57,7 +57,8 @@ pub fn compact_left(focus: Pane) -> Pane {
 }
 
 /// The main screen's layout for an area (None below the minimum size).
-pub fn main_layout(area: Rect, focus: Pane) -> Option<MainLayout> {
+pub fn main_layout(area: Rect, focus: Pane, claim: bool) -> Option<MainLayout> {
+    let claim_h = if claim { 7 } else { 3 };
     if too_small(area) {
         return None;
     }
@@ -75,7 +76,7 @@ pub fn main_layout(area: Rect, focus: Pane) -> Option<MainLayout> {
         let [cache, bounds, claim] = Layout::vertical([
             Constraint::Length(8),
             Constraint::Fill(1),
-            Constraint::Length(5),
+            Constraint::Length(claim_h),
         ])
         .areas(right);
         return Some(MainLayout {
@@ -95,7 +96,7 @@ pub fn main_layout(area: Rect, focus: Pane) -> Option<MainLayout> {
     }
     let [left, right] = Layout::horizontal([Constraint::Length(38), Constraint::Fill(1)]).areas(body);
     let [tabs, input] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(left);
-    let [bounds, claim] = Layout::vertical([Constraint::Fill(1), Constraint::Length(4)]).areas(right);
+    let [bounds, claim] = Layout::vertical([Constraint::Fill(1), Constraint::Length(claim_h)]).areas(right);
     Some(MainLayout {
         title,
         status,

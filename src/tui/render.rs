@@ -106,7 +106,7 @@ impl Widget for &App {
 impl App {
     fn render_main(&self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
-        let Some(l) = layout::main_layout(area, self.focus) else { return };
+        let Some(l) = layout::main_layout(area, self.focus, self.claim.is_some()) else { return };
         self.render_title(&l, buf);
         if let Some(tabs) = l.tabs {
             let mut spans = Vec::new();
@@ -149,6 +149,7 @@ impl App {
                     plots: &self.plots,
                     focused,
                     compact: l.compact,
+                    scroll: self.bounds_scroll,
                     theme: t,
                 }
                 .render(*rect, buf),

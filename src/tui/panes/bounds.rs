@@ -24,6 +24,8 @@ pub struct BoundsPane<'a> {
     pub focused: bool,
     /// Compact layout: no charts.
     pub compact: bool,
+    /// Rows the lower text is scrolled by.
+    pub scroll: u16,
     /// Styles.
     pub theme: Theme,
 }
@@ -112,25 +114,25 @@ impl BoundsPane<'_> {
         let d = &r.decode;
         let n = r.inputs.cache.context;
         let mut lines = vec![Line::from(vec![
-            Span::styled(format!("{:<22}", "Decode ceiling"), t.heading()),
+            Span::styled(format!("{:<18}", "Decode ceiling"), t.heading()),
             Span::styled(format!("{:>9} {:>10}", "tokens/s", "ms/token"), t.label()),
         ])];
         let row = |label: String, c: &Ceiling| {
             Line::from(vec![
-                Span::styled(format!("{label:<22}"), t.label()),
+                Span::styled(format!("{label:<18}"), t.label()),
                 Span::styled(format!("{:>9}", units::fmt_rate(c.tokens_per_second)), t.figure()),
                 Span::styled(format!(" {:>10}", units::fmt_ms(c.ms_per_token)), t.text()),
             ])
         };
-        lines.push(row("file, short context".into(), &d.short_context));
-        lines.push(row(format!("file, {} tokens", units::fmt_tokens(n)), &d.full_context));
+        lines.push(row("file, short".into(), &d.short_context));
+        lines.push(row(format!("file @ {}", units::fmt_tokens(n)), &d.full_context));
         match (&d.inventory_short_context, &d.inventory_full_context) {
             (Some(s), Some(f)) => {
                 lines.push(row("inventory, short".into(), s));
-                lines.push(row(format!("inventory, {}", units::fmt_tokens(n)), f));
+                lines.push(row(format!("inventory @ {}", units::fmt_tokens(n)), f));
             }
             _ => lines.push(Line::from(vec![
-                Span::styled(format!("{:<22}", "inventory mode"), t.label()),
+                Span::styled(format!("{:<18}", "inventory mode"), t.label()),
                 Span::styled("open the GGUF (o)", t.label()),
             ])),
         }
@@ -351,9 +353,13 @@ impl Widget for BoundsPane<'_> {
             return;
         }
         let bars = &self.plots.bars;
-        let cap_lines = self.capacity_lines(inner.width);
-        let detail = self.detail_lines();
-        let top_h = (cap_lines.len() + bars.len() + detail.len()) as u16;
+        let wrap = |ls: Vec<Line<'static>>| -> Vec<Line<'static>> {
+            ls.into_iter().flat_map(|l| super::wrap_line(l, inner.width)).collect()
+        };
+        let cap_lines = wrap(self.capacity_lines(inner.width));
+        let detail = wrap(self.detail_lines());
+        let bar_rows = if self.compact { 2 } else { 1 };
+        let top_h = (cap_lines.len() + bars.len() * bar_rows + detail.len()) as u16;
         let [top, rest] = Layout::vertical([Constraint::Length(top_h), Constraint::Fill(1)]).areas(inner);
         // Verdict, one bar per used tier, then the headroom, KV and largest-context lines.
         let mut y = top.y;
@@ -378,13 +384,25 @@ impl Widget for BoundsPane<'_> {
                 units::fmt_gib(b.capacity_bytes)
             );
             let name_w = 9u16;
+            let fig_style = if b.fits { t.label() } else { t.bad() };
+            if self.compact {
+                let bar_w = top.width.saturating_sub(name_w);
+                Paragraph::new(Span::styled(format!("{:<9}", b.name), t.heading()))
+                    .render(Rect::new(top.x, y, name_w, 1), buf);
+                MemoryBar { bar: b, theme: t }.render(Rect::new(top.x + name_w, y, bar_w, 1), buf);
+                y += 1;
+                if y < top.bottom() {
+                    Paragraph::new(Span::styled(figures, fig_style)).render(Rect::new(top.x, y, top.width, 1), buf);
+                    y += 1;
+                }
+                continue;
+            }
             let fig_w = (figures.chars().count() as u16).min(top.width / 2);
             let bar_w = top.width.saturating_sub(name_w + fig_w);
             Paragraph::new(Span::styled(format!("{:<9}", b.name), t.heading()))
                 .render(Rect::new(top.x, y, name_w, 1), buf);
             MemoryBar { bar: b, theme: t }.render(Rect::new(top.x + name_w, y, bar_w, 1), buf);
-            Paragraph::new(Span::styled(figures, if b.fits { t.label() } else { t.bad() }))
-                .render(Rect::new(top.x + name_w + bar_w, y, fig_w, 1), buf);
+            Paragraph::new(Span::styled(figures, fig_style)).render(Rect::new(top.x + name_w + bar_w, y, fig_w, 1), buf);
             y += 1;
         }
         for l in detail {
@@ -394,11 +412,17 @@ impl Widget for BoundsPane<'_> {
         text.push(Line::raw(""));
         text.extend(self.prefill_lines());
         if self.compact || rest.width < 70 {
-            Paragraph::new(text).wrap(Wrap { trim: false }).render(rest, buf);
+            Paragraph::new(text)
+                .wrap(Wrap { trim: false })
+                .scroll((self.scroll, 0))
+                .render(rest, buf);
             return;
         }
         let [left, right] = Layout::horizontal([Constraint::Length(46), Constraint::Fill(1)]).areas(rest);
-        Paragraph::new(text).wrap(Wrap { trim: false }).render(left, buf);
+        Paragraph::new(text)
+            .wrap(Wrap { trim: false })
+            .scroll((self.scroll, 0))
+            .render(left, buf);
         self.charts(right, buf);
     }
 }

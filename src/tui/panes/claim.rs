@@ -27,7 +27,7 @@ impl Widget for ClaimPane<'_> {
         block.render(area, buf);
         let Some(c) = self.claim else {
             Paragraph::new(Line::from(vec![
-                Span::styled("Type an observed or advertised decode rate: ", t.label()),
+                Span::styled("Check a claimed or observed tokens/s: press ", t.label()),
                 Span::styled("/", t.key()),
                 Span::styled(" (or Enter here)", t.label()),
             ]))

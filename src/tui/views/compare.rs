@@ -58,31 +58,32 @@ impl Col {
     pub fn title(self) -> &'static str {
         match self {
             Col::Fits => "fits",
-            Col::Headroom => "headroom GiB",
-            Col::MaxContext => "max context",
-            Col::Short => "short tok/s",
-            Col::Full => "at N tok/s",
-            Col::Overlap => "overlap tok/s",
-            Col::Inventory => "inventory tok/s",
-            Col::Prefill => "prefill tok/s",
-            Col::CapacityTier => "tight tier",
-            Col::DecodeTier => "slow tier",
-            Col::Basis => "bandwidth",
+            Col::Headroom => "headroom",
+            Col::MaxContext => "max ctx",
+            Col::Short => "short",
+            Col::Full => "at N",
+            Col::Overlap => "overlap",
+            Col::Inventory => "inventory",
+            Col::Prefill => "prefill",
+            Col::CapacityTier => "tight",
+            Col::DecodeTier => "slow",
+            Col::Basis => "basis",
         }
     }
-    fn width(self) -> u16 {
+    /// Cells the column takes.
+    pub fn width(self) -> u16 {
         match self {
             Col::Fits => 4,
-            Col::Headroom => 12,
-            Col::MaxContext => 11,
-            Col::Short => 11,
-            Col::Full => 10,
-            Col::Overlap => 13,
-            Col::Inventory => 15,
-            Col::Prefill => 13,
-            Col::CapacityTier => 10,
-            Col::DecodeTier => 9,
-            Col::Basis => 9,
+            Col::Headroom => 9,
+            Col::MaxContext => 10,
+            Col::Short => 7,
+            Col::Full => 7,
+            Col::Overlap => 7,
+            Col::Inventory => 9,
+            Col::Prefill => 8,
+            Col::CapacityTier => 7,
+            Col::DecodeTier => 7,
+            Col::Basis => 8,
         }
     }
     fn numeric(self, f: &CompareFigures) -> f64 {
@@ -261,6 +262,7 @@ impl Widget for CompareScreen<'_> {
         Paragraph::new(Line::from(vec![
             Span::styled("Compare machines · ", t.heading()),
             Span::styled(self.subject.clone(), t.text()),
+            Span::styled(" · ceilings in tokens/s, headroom in GiB", t.label()),
         ]))
         .render(head, buf);
         let mut spans = vec![Span::styled("columns ", t.label())];
@@ -280,7 +282,16 @@ impl Widget for CompareScreen<'_> {
         let block = Block::new().borders(Borders::TOP | Borders::BOTTOM).border_style(t.label());
         let inner = block.inner(body);
         block.render(body, buf);
-        let cols = v.visible();
+        // Columns that fit beside a machine column of at least 24 cells.
+        let mut cols = Vec::new();
+        let mut used = 24u16;
+        for c in v.visible() {
+            if used + c.width() + 1 > inner.width {
+                break;
+            }
+            used += c.width() + 1;
+            cols.push(c);
+        }
         let mut widths = vec![Constraint::Fill(1)];
         widths.extend(cols.iter().map(|c| Constraint::Length(c.width())));
         let sort_mark = |c: Col| match v.sort {

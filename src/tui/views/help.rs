@@ -20,9 +20,6 @@ impl HelpOverlay<'_> {
         let t = self.theme;
         let mut out = Vec::new();
         for ctx in Context::ALL {
-            if !out.is_empty() {
-                out.push(Line::raw(""));
-            }
             out.push(Line::from(Span::styled(ctx.title().to_string(), t.heading())));
             for b in self.keymap.bindings(ctx) {
                 out.push(Line::from(vec![
@@ -38,14 +35,7 @@ impl HelpOverlay<'_> {
 impl Widget for HelpOverlay<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
-        let w = area.width.saturating_sub(4).min(118);
-        let h = area.height.saturating_sub(2);
-        let r = Rect {
-            x: area.x + (area.width - w) / 2,
-            y: area.y + (area.height - h) / 2,
-            width: w,
-            height: h,
-        };
+        let r = area;
         Clear.render(r, buf);
         let block = Block::new()
             .borders(Borders::ALL)
@@ -58,14 +48,9 @@ impl Widget for HelpOverlay<'_> {
             )));
         let inner = block.inner(r);
         block.render(r, buf);
-        let lines = self.lines(13);
-        let cols = if (lines.len() as u16) <= inner.height {
-            1
-        } else if inner.width >= 100 || (lines.len() as u16) > inner.height * 2 {
-            3.min(lines.len().div_ceil(inner.height.max(1) as usize)).max(2)
-        } else {
-            2
-        };
+        let lines = self.lines(if inner.width >= 100 { 13 } else { 12 });
+        let fit = lines.len().div_ceil(inner.height.max(1) as usize).max(1);
+        let cols = if inner.width >= 100 { fit.max(2) } else { fit }.min(3);
         let per = lines.len().div_ceil(cols);
         let areas = Layout::horizontal(vec![Constraint::Fill(1); cols]).split(inner);
         for (i, a) in areas.iter().enumerate() {
