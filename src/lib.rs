@@ -3,5 +3,6 @@
 pub mod core;
 pub mod profile;
 pub mod build;
+pub mod gguf;
 pub mod compare;
 pub mod tui;

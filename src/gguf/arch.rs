@@ -1,0 +1,306 @@
+//! Architecture figures from GGUF metadata, read the way llama.cpp's `llama_model::load_hparams`
+//! reads them (key names checked against gguf-py 0.19 `constants.py` and llama.cpp's
+//! `src/llama-model.cpp`), then handed to `core::model` for the per-architecture rules.
+//! Depends on `core::model` for its input and output types only.
+//!
+//! Notes from llama.cpp that decide what is read here:
+//! - `head_count_kv` defaults to `head_count` when absent; both may be per-layer arrays.
+//! - `key_length`/`value_length` default to `embedding_length / head_count`.
+//! - llama4's chunk size is not a GGUF key: llama.cpp hard-codes `n_swa = 8192` with the
+//!   pattern "3 chunked, 1 full"; a file with `llama4.attention.sliding_window` = 0 turns
+//!   chunking off.
+//! - `attention.sliding_window_pattern` is a bool array per layer, or (as gguf-py's
+//!   `add_sliding_window_pattern(int)` writes it) a u32 period n: layer il slides when
+//!   `il % n < n − 1` (llama.cpp's `set_swa_pattern`).
+//! - MLA (deepseek2 family): the cache is the latent only when `key_length_mla` /
+//!   `value_length_mla` are present; then `key_length` is kv_lora_rank + rope dims (576) and
+//!   `head_count_kv` is 1 as written.
+//! - SSM: `ssm.conv_kernel`, `ssm.inner_size`, `ssm.state_size`, `ssm.group_count` (0 when
+//!   absent, Mamba-1). falcon-h1 has attention and SSM state in every layer; granitehybrid
+//!   (and jamba, nemotron_h) mark recurrent layers with `head_count_kv[l] == 0`.
+
+use super::GgufError;
+use super::reader::Metadata;
+use super::split::Artifact;
+use super::types::Value;
+use crate::core::model::{ArchFigures, Mla, ModelShape, Moe, PerLayer, Ssm};
+use crate::core::units::Provenance;
+
+/// The most layers a file may state (the core refuses more as well).
+pub const MAX_LAYERS: u32 = 100_000;
+
+/// Architectures gguf-py 0.19 (`MODEL_ARCH_NAMES`) knows.
+pub const KNOWN_ARCHITECTURES: &[&str] = &[
+    "afmoe", "apertus", "arcee", "arctic", "arwkv7", "baichuan", "bailingmoe", "bailingmoe2",
+    "bert", "bitnet", "bloom", "chameleon", "chatglm", "clip", "codeshell", "cogvlm", "cohere2",
+    "command-r", "dbrx", "deci", "deepseek", "deepseek2", "deepseek2-ocr", "dots1", "dream",
+    "ernie4_5", "ernie4_5-moe", "eurobert", "exaone", "exaone-moe", "exaone4", "falcon",
+    "falcon-h1", "gemma", "gemma-embedding", "gemma2", "gemma3", "gemma3n", "gemma4", "glm-dsa",
+    "glm4", "glm4moe", "gpt-oss", "gpt2", "gptj", "gptneox", "granite", "granitehybrid",
+    "granitemoe", "grok", "grovemoe", "hunyuan-dense", "hunyuan-moe", "hunyuan_vl", "internlm2",
+    "jais", "jais2", "jamba", "jina-bert-v2", "jina-bert-v3", "kimi-linear", "lfm2", "lfm2moe",
+    "llada", "llada-moe", "llama", "llama-embed", "llama4", "maincoder", "mamba", "mamba2",
+    "mimo2", "minicpm", "minicpm3", "minimax-m2", "mistral3", "mistral4", "modern-bert", "mpt",
+    "nemotron", "nemotron_h", "nemotron_h_moe", "neo-bert", "nomic-bert", "nomic-bert-moe",
+    "olmo", "olmo2", "olmoe", "openelm", "orion", "paddleocr", "pangu-embedded", "phi2", "phi3",
+    "phimoe", "plamo", "plamo2", "plamo3", "plm", "qwen", "qwen2", "qwen2moe", "qwen2vl",
+    "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "refact",
+    "rnd1", "rwkv6", "rwkv6qwen2", "rwkv7", "seed_oss", "smallthinker", "smollm3", "stablelm",
+    "starcoder", "starcoder2", "step35", "t5", "t5encoder", "wavtokenizer-dec", "xverse",
+];
+
+/// Architectures for which llama.cpp applies cache rules that the core does not model
+/// (shared KV layers, per-arch SWA patterns, linear-attention state).
+const UNMODELLED_RULES: &[&str] = &[
+    "gemma3n",
+    "gemma4",
+    "exaone4",
+    "mimo2",
+    "step35",
+    "smallthinker",
+    "qwen3next",
+    "qwen35",
+    "qwen35moe",
+    "lfm2",
+    "lfm2moe",
+    "plamo2",
+    "kimi-linear",
+    "rwkv6",
+    "rwkv6qwen2",
+    "rwkv7",
+    "arwkv7",
+];
+
+/// Figures read from a file, with what had to be guessed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArchReport {
+    /// The raw figures for `ModelShape::from_figures`.
+    pub figures: ArchFigures,
+    /// What was guessed or is not modelled, one sentence each.
+    pub warnings: Vec<String>,
+}
+
+fn per_layer(m: &Metadata, key: &str) -> Result<Option<PerLayer>, GgufError> {
+    let Some(e) = m.get(key) else {
+        return Ok(None);
+    };
+    match &e.value {
+        Value::Array { .. } | Value::Skipped(_) => {
+            Ok(m.get_u32_array(key)?.map(PerLayer::List))
+        }
+        _ => Ok(m.get_u32(key)?.map(PerLayer::Uniform)),
+    }
+}
+
+fn required<T>(v: Option<T>, key: &str, needed_for: &str) -> Result<T, GgufError> {
+    v.ok_or_else(|| GgufError::MissingKey {
+        key: key.to_string(),
+        needed_for: needed_for.to_string(),
+    })
+}
+
+/// The raw architecture figures of an artifact (see `arch_report` for the warnings).
+pub fn arch_figures(artifact: &Artifact) -> Result<ArchFigures, GgufError> {
+    arch_report(artifact).map(|r| r.figures)
+}
+
+/// The raw architecture figures and what had to be guessed. Fails, naming the key, when a
+/// figure the KV maths needs is missing; the tensor inventory does not depend on this.
+pub fn arch_report(artifact: &Artifact) -> Result<ArchReport, GgufError> {
+    let m = artifact.metadata();
+    let arch = required(
+        m.get_str("general.architecture")?,
+        "general.architecture",
+        "the architecture names every other model key",
+    )?
+    .to_string();
+    let k = |suffix: &str| format!("{arch}.{suffix}");
+    let mut warnings = Vec::new();
+    let known = KNOWN_ARCHITECTURES.contains(&arch.as_str());
+    if !known {
+        warnings.push(format!(
+            "architecture \"{arch}\" is not one llama.cpp's gguf-py knows: read the generic {arch}.* keys (block_count, attention.head_count, head_count_kv, key_length, value_length); no sliding-window, chunked or recurrent rule was applied"
+        ));
+    } else if UNMODELLED_RULES.contains(&arch.as_str()) {
+        warnings.push(format!(
+            "llama.cpp applies cache rules to \"{arch}\" that llmbound does not model (shared KV layers, linear-attention state or a built-in window pattern): the generic rule was used"
+        ));
+    }
+
+    let layers = required(
+        m.get_u32(&k("block_count"))?,
+        &k("block_count"),
+        "the layer count for the KV cache",
+    )?;
+    if layers > MAX_LAYERS {
+        return Err(GgufError::Implausible {
+            key: k("block_count"),
+            value: layers.into(),
+            why: format!("more than {MAX_LAYERS} layers is not a plausible model"),
+            offset: m.get(&k("block_count")).map(|e| e.offset).unwrap_or(0),
+        });
+    }
+    let head_count = required(
+        per_layer(m, &k("attention.head_count"))?,
+        &k("attention.head_count"),
+        "the attention heads for the KV cache",
+    )?;
+    let head_count_kv = match per_layer(m, &k("attention.head_count_kv"))? {
+        Some(v) => v,
+        None => {
+            warnings.push(format!(
+                "{} is absent: as llama.cpp, KV heads = query heads",
+                k("attention.head_count_kv")
+            ));
+            head_count.clone()
+        }
+    };
+    let key_length = m.get_u32(&k("attention.key_length"))?;
+    let value_length = m.get_u32(&k("attention.value_length"))?;
+    let token_embd = artifact.tensor("token_embd.weight");
+    let embedding_length = match m.get_u64(&k("embedding_length"))? {
+        Some(v) => v,
+        None => {
+            let guess = token_embd.and_then(|t| t.dims.first().copied());
+            match guess {
+                Some(g) => {
+                    warnings.push(format!(
+                        "{} is absent: the width {g} of token_embd.weight was used",
+                        k("embedding_length")
+                    ));
+                    g
+                }
+                None => {
+                    if key_length.is_none() || value_length.is_none() {
+                        return Err(GgufError::MissingKey {
+                            key: k("embedding_length"),
+                            needed_for: "the per-head sizes (no key_length/value_length either)"
+                                .into(),
+                        });
+                    }
+                    0
+                }
+            }
+        }
+    };
+    let vocab_size = match m.get_u64(&k("vocab_size"))? {
+        Some(v) => v,
+        None => match m.array_len("tokenizer.ggml.tokens") {
+            Some(n) => n,
+            None => match token_embd.and_then(|t| t.dims.get(1).copied()) {
+                Some(n) => n,
+                None => {
+                    warnings.push(
+                        "no vocabulary size: no vocab_size key, tokenizer or token_embd.weight"
+                            .into(),
+                    );
+                    0
+                }
+            },
+        },
+    };
+    let native_context = m.get_u64(&k("context_length"))?;
+    let sliding_window = m.get_u64(&k("attention.sliding_window"))?;
+
+    let pattern_key = k("attention.sliding_window_pattern");
+    let mut sliding_pattern = match m.get(&pattern_key).map(|e| &e.value) {
+        None => None,
+        Some(Value::Array { .. } | Value::Skipped(_)) => m.get_bool_array(&pattern_key)?,
+        Some(_) => {
+            let n = required(m.get_u32(&pattern_key)?, &pattern_key, "the window pattern")?;
+            Some(
+                (0..layers)
+                    .map(|il| n == 0 || il % n < n - 1)
+                    .collect::<Vec<bool>>(),
+            )
+        }
+    };
+    if arch == "llama4" && sliding_window == Some(0) && sliding_pattern.is_none() {
+        // llama.cpp: a llama4 file with sliding_window 0 has no chunked attention.
+        sliding_pattern = Some(vec![false; layers as usize]);
+    }
+
+    let key_mla = m.get_u32(&k("attention.key_length_mla"))?;
+    let value_mla = m.get_u32(&k("attention.value_length_mla"))?;
+    let mla = if key_mla.is_some() || value_mla.is_some() {
+        let needed = "the latent (MLA) cache size";
+        Some(Mla {
+            kv_lora_rank: required(
+                m.get_u32(&k("attention.kv_lora_rank"))?,
+                &k("attention.kv_lora_rank"),
+                needed,
+            )?,
+            rope_dim: required(
+                m.get_u32(&k("rope.dimension_count"))?,
+                &k("rope.dimension_count"),
+                needed,
+            )?,
+            key_length_mla: required(key_mla, &k("attention.key_length_mla"), needed)?,
+            value_length_mla: required(value_mla, &k("attention.value_length_mla"), needed)?,
+        })
+    } else {
+        None
+    };
+
+    let moe = match m.get_u32(&k("expert_count"))? {
+        Some(n) if n > 0 => Some(Moe {
+            experts: n,
+            experts_used: required(
+                m.get_u32(&k("expert_used_count"))?,
+                &k("expert_used_count"),
+                "the share of routed experts read per token",
+            )?,
+            shared_experts: m.get_u32(&k("expert_shared_count"))?.unwrap_or(0),
+        }),
+        _ => None,
+    };
+
+    let conv = m.get_u64(&k("ssm.conv_kernel"))?;
+    let inner = m.get_u64(&k("ssm.inner_size"))?;
+    let state = m.get_u64(&k("ssm.state_size"))?;
+    let ssm = if conv.is_some() || inner.is_some() || state.is_some() {
+        let needed = "the recurrent state size";
+        Some(Ssm {
+            d_conv: required(conv, &k("ssm.conv_kernel"), needed)?,
+            d_inner: required(inner, &k("ssm.inner_size"), needed)?,
+            d_state: required(state, &k("ssm.state_size"), needed)?,
+            n_group: m.get_u64(&k("ssm.group_count"))?.unwrap_or(0),
+        })
+    } else {
+        None
+    };
+
+    Ok(ArchReport {
+        figures: ArchFigures {
+            architecture: arch,
+            layers,
+            head_count,
+            head_count_kv,
+            key_length,
+            value_length,
+            embedding_length,
+            vocab_size,
+            native_context,
+            sliding_window,
+            sliding_pattern,
+            chunk_size: None,
+            mla,
+            moe,
+            ssm,
+            recurrent_layers: None,
+            tied_embeddings: artifact.tensor("output.weight").is_none(),
+        },
+        warnings,
+    })
+}
+
+/// The model shape of an artifact: `ModelShape::from_figures(name, figures, Provenance::File)`,
+/// with the reader's guesses added to its warnings.
+pub fn model_shape(artifact: &Artifact, name: &str) -> Result<ModelShape, GgufError> {
+    let report = arch_report(artifact)?;
+    let mut shape = ModelShape::from_figures(name, &report.figures, Provenance::File)?;
+    let mut warnings = report.warnings;
+    warnings.append(&mut shape.warnings);
+    shape.warnings = warnings;
+    Ok(shape)
+}

@@ -1,0 +1,902 @@
+//! The GGUF header reader: magic, version, metadata in file order, tensor infos. Reads from
+//! any `Read + Seek` and never reads tensor data. Every count and length is bounded by the
+//! bytes left in the file before anything is allocated.
+//! Depends on nothing outside `gguf`.
+
+use super::GgufError;
+use super::types::{Endian, GgmlType, SkippedArray, TensorInfo, Value, ValueType};
+use std::collections::HashSet;
+use std::io::{self, Read, Seek, SeekFrom};
+
+/// ggml's `GGML_MAX_DIMS`.
+pub const MAX_DIMS: u32 = 4;
+/// How deep arrays of arrays may nest.
+pub const MAX_ARRAY_DEPTH: usize = 4;
+/// Arrays larger than this in the file are left there (`Value::Skipped`).
+pub const KEEP_ARRAY_BYTES: u64 = 64 * 1024;
+/// Alignment when `general.alignment` is absent (`GGUF_DEFAULT_ALIGNMENT`).
+pub const DEFAULT_ALIGNMENT: u64 = 32;
+/// Fewest bytes of a metadata key/value: key length (8) + type (4) + a 1-byte value.
+const MIN_KV_BYTES: u64 = 13;
+/// Fewest bytes of a tensor info: name length (8) + n_dims (4) + type (4) + offset (8).
+const MIN_TENSOR_INFO_BYTES: u64 = 24;
+/// Cap on up-front reservations; vectors grow as records are actually read.
+const MAX_RESERVE: u64 = 4096;
+/// Skips up to this size read through the buffer instead of seeking.
+const SKIP_BY_READING: u64 = 64 * 1024;
+
+/// One metadata key/value pair, in file order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetadataEntry {
+    /// The key, any UTF-8 (`gpt-oss.block_count` is legal).
+    pub key: String,
+    /// The value.
+    pub value: Value,
+    /// Byte offset of the key/value record in the file.
+    pub offset: u64,
+}
+
+/// Metadata in file order with typed getters. Typed getters return `Ok(None)` when the key is
+/// absent and an error naming the key when it has an unusable type.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Metadata {
+    /// The entries in file order.
+    pub entries: Vec<MetadataEntry>,
+}
+
+impl Metadata {
+    /// The entry for `key`.
+    pub fn get(&self, key: &str) -> Option<&MetadataEntry> {
+        self.entries.iter().find(|e| e.key == key)
+    }
+
+    /// The value for `key`.
+    pub fn value(&self, key: &str) -> Option<&Value> {
+        self.get(key).map(|e| &e.value)
+    }
+
+    /// Entries in file order.
+    pub fn iter(&self) -> std::slice::Iter<'_, MetadataEntry> {
+        self.entries.iter()
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// No entries.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn wrong(e: &MetadataEntry, expected: &str) -> GgufError {
+        GgufError::WrongType {
+            key: e.key.clone(),
+            expected: expected.into(),
+            found: match &e.value {
+                Value::String(_) | Value::Array { .. } | Value::Skipped(_) => {
+                    e.value.type_description()
+                }
+                v => format!("{} \"{v}\"", v.value_type()),
+            },
+            offset: e.offset,
+        }
+    }
+
+    /// A non-negative integer of any width.
+    pub fn get_u64(&self, key: &str) -> Result<Option<u64>, GgufError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(e) => e
+                .value
+                .as_u64()
+                .map(Some)
+                .ok_or_else(|| Self::wrong(e, "a non-negative integer")),
+        }
+    }
+
+    /// A non-negative integer that fits u32.
+    pub fn get_u32(&self, key: &str) -> Result<Option<u32>, GgufError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(e) => e
+                .value
+                .as_u64()
+                .and_then(|v| u32::try_from(v).ok())
+                .map(Some)
+                .ok_or_else(|| Self::wrong(e, "an integer between 0 and 4,294,967,295")),
+        }
+    }
+
+    /// A string.
+    pub fn get_str(&self, key: &str) -> Result<Option<&str>, GgufError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(e) => e
+                .value
+                .as_str()
+                .map(Some)
+                .ok_or_else(|| Self::wrong(e, "a string")),
+        }
+    }
+
+    /// A float or an integer.
+    pub fn get_f64(&self, key: &str) -> Result<Option<f64>, GgufError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(e) => e
+                .value
+                .as_f64()
+                .map(Some)
+                .ok_or_else(|| Self::wrong(e, "a number")),
+        }
+    }
+
+    /// A bool.
+    pub fn get_bool(&self, key: &str) -> Result<Option<bool>, GgufError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(e) => e
+                .value
+                .as_bool()
+                .map(Some)
+                .ok_or_else(|| Self::wrong(e, "a bool")),
+        }
+    }
+
+    /// An array of integers that fit u32 (per-layer figures such as
+    /// `<arch>.attention.head_count_kv`).
+    pub fn get_u32_array(&self, key: &str) -> Result<Option<Vec<u32>>, GgufError> {
+        let Some(e) = self.get(key) else {
+            return Ok(None);
+        };
+        let expected = "an array of integers between 0 and 4,294,967,295";
+        match &e.value {
+            Value::Array { items, .. } => items
+                .iter()
+                .map(|v| v.as_u64().and_then(|x| u32::try_from(x).ok()))
+                .collect::<Option<Vec<u32>>>()
+                .map(Some)
+                .ok_or_else(|| Self::wrong(e, expected)),
+            _ => Err(Self::wrong(e, expected)),
+        }
+    }
+
+    /// An array of bools (`<arch>.attention.sliding_window_pattern`).
+    pub fn get_bool_array(&self, key: &str) -> Result<Option<Vec<bool>>, GgufError> {
+        let Some(e) = self.get(key) else {
+            return Ok(None);
+        };
+        match &e.value {
+            Value::Array { items, .. } => items
+                .iter()
+                .map(Value::as_bool)
+                .collect::<Option<Vec<bool>>>()
+                .map(Some)
+                .ok_or_else(|| Self::wrong(e, "an array of bools")),
+            _ => Err(Self::wrong(e, "an array of bools")),
+        }
+    }
+
+    /// Number of elements of an array value (kept or skipped), e.g. the tokenizer's tokens.
+    pub fn array_len(&self, key: &str) -> Option<u64> {
+        self.value(key).and_then(Value::array_len)
+    }
+
+    /// `general.architecture`.
+    pub fn architecture(&self) -> Option<&str> {
+        self.value("general.architecture").and_then(Value::as_str)
+    }
+}
+
+/// A GGUF header as read from one file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Header {
+    /// GGUF version (2 or 3).
+    pub version: u32,
+    /// Byte order of the file.
+    pub endian: Endian,
+    /// Data alignment in bytes (`general.alignment`, default 32).
+    pub alignment: u64,
+    /// Metadata in file order.
+    pub metadata: Metadata,
+    /// Tensor infos in file order.
+    pub tensors: Vec<TensorInfo>,
+    /// Byte offset where the tensor infos end.
+    pub header_end: u64,
+    /// Byte offset of the tensor data: `header_end` aligned up.
+    pub data_start: u64,
+    /// File length in bytes.
+    pub file_len: u64,
+    /// End of the last tensor's data (absolute), tensors of unknown type left out.
+    pub data_end: u64,
+    /// Bytes the file is short of `data_end` (a partial download when non-zero).
+    pub missing_bytes: u64,
+    /// What is unusual but readable (unknown tensor types, zero-size dims, …).
+    pub warnings: Vec<String>,
+}
+
+impl Header {
+    /// Σ tensor bytes of known types.
+    pub fn tensor_bytes(&self) -> u64 {
+        self.tensors.iter().filter_map(|t| t.bytes).sum()
+    }
+
+    /// The tensor named `name`.
+    pub fn tensor(&self, name: &str) -> Option<&TensorInfo> {
+        self.tensors.iter().find(|t| t.name == name)
+    }
+}
+
+/// A lazily built description of what is being read, for error messages only.
+type What<'a> = &'a dyn Fn() -> String;
+
+struct Src<R> {
+    r: R,
+    pos: u64,
+    len: u64,
+    endian: Endian,
+}
+
+impl<R: Read + Seek> Src<R> {
+    fn remaining(&self) -> u64 {
+        self.len.saturating_sub(self.pos)
+    }
+
+    fn truncated(&self, needed: u64, what: What) -> GgufError {
+        GgufError::Truncated {
+            offset: self.pos,
+            what: what(),
+            needed,
+            file_len: self.len,
+        }
+    }
+
+    fn io_err(&self, e: io::Error, needed: u64, what: What) -> GgufError {
+        if e.kind() == io::ErrorKind::UnexpectedEof {
+            self.truncated(needed, what)
+        } else {
+            GgufError::Io {
+                offset: self.pos,
+                what: what(),
+                source: e,
+            }
+        }
+    }
+
+    fn fill(&mut self, buf: &mut [u8], what: What) -> Result<(), GgufError> {
+        let n = buf.len() as u64;
+        if self.remaining() < n {
+            return Err(self.truncated(n, what));
+        }
+        self.r.read_exact(buf).map_err(|e| self.io_err(e, n, what))?;
+        self.pos += n;
+        Ok(())
+    }
+
+    fn array<const N: usize>(&mut self, what: What) -> Result<[u8; N], GgufError> {
+        let mut b = [0u8; N];
+        self.fill(&mut b, what)?;
+        if self.endian == Endian::Big {
+            b.reverse();
+        }
+        // Bytes are now little-endian.
+        Ok(b)
+    }
+
+    fn u8(&mut self, what: What) -> Result<u8, GgufError> {
+        Ok(self.array::<1>(what)?[0])
+    }
+    fn u16(&mut self, what: What) -> Result<u16, GgufError> {
+        Ok(u16::from_le_bytes(self.array(what)?))
+    }
+    fn u32(&mut self, what: What) -> Result<u32, GgufError> {
+        Ok(u32::from_le_bytes(self.array(what)?))
+    }
+    fn u64(&mut self, what: What) -> Result<u64, GgufError> {
+        Ok(u64::from_le_bytes(self.array(what)?))
+    }
+
+    /// Skip `n` bytes (already checked against the file length by the caller or here).
+    fn skip(&mut self, n: u64, what: What) -> Result<(), GgufError> {
+        if self.remaining() < n {
+            return Err(self.truncated(n, what));
+        }
+        if n <= SKIP_BY_READING {
+            let copied = io::copy(&mut (&mut self.r).take(n), &mut io::sink())
+                .map_err(|e| self.io_err(e, n, what))?;
+            if copied < n {
+                self.pos += copied;
+                return Err(self.truncated(n - copied, what));
+            }
+        } else {
+            let delta = i64::try_from(n).map_err(|_| self.truncated(n, what))?;
+            self.r
+                .seek(SeekFrom::Current(delta))
+                .map_err(|e| self.io_err(e, n, what))?;
+        }
+        self.pos += n;
+        Ok(())
+    }
+
+    /// A u64 length followed by that many bytes, bounded by the file.
+    fn bytes_with_len(&mut self, what: What) -> Result<(Vec<u8>, u64), GgufError> {
+        let len_at = self.pos;
+        let len = self.u64(&|| format!("the length of {}", what()))?;
+        if len > self.remaining() {
+            return Err(GgufError::TooLarge {
+                what: format!("the length of {}", what()),
+                count: len,
+                offset: len_at,
+                remaining: self.remaining(),
+            });
+        }
+        let start = self.pos;
+        let mut buf = vec![0u8; len as usize];
+        self.fill(&mut buf, what)?;
+        Ok((buf, start))
+    }
+
+    fn string(&mut self, what: What) -> Result<String, GgufError> {
+        let (bytes, start) = self.bytes_with_len(what)?;
+        String::from_utf8(bytes).map_err(|e| GgufError::InvalidUtf8 {
+            what: what(),
+            offset: start,
+            lossy: String::from_utf8_lossy(e.as_bytes()).chars().take(80).collect(),
+        })
+    }
+
+    fn scalar(&mut self, t: ValueType, what: What) -> Result<Value, GgufError> {
+        Ok(match t {
+            ValueType::U8 => Value::U8(self.u8(what)?),
+            ValueType::I8 => Value::I8(self.u8(what)? as i8),
+            ValueType::U16 => Value::U16(self.u16(what)?),
+            ValueType::I16 => Value::I16(self.u16(what)? as i16),
+            ValueType::U32 => Value::U32(self.u32(what)?),
+            ValueType::I32 => Value::I32(self.u32(what)? as i32),
+            ValueType::F32 => Value::F32(f32::from_bits(self.u32(what)?)),
+            ValueType::Bool => Value::Bool(self.u8(what)? != 0),
+            ValueType::U64 => Value::U64(self.u64(what)?),
+            ValueType::I64 => Value::I64(self.u64(what)? as i64),
+            ValueType::F64 => Value::F64(f64::from_bits(self.u64(what)?)),
+            ValueType::String => Value::String(self.string(what)?),
+            ValueType::Array => unreachable_array(),
+        })
+    }
+
+    /// Read a value of type `t` of metadata key `key`. Arrays deeper than
+    /// `MAX_ARRAY_DEPTH` fail; arrays larger than `KEEP_ARRAY_BYTES` are skipped.
+    fn value(&mut self, t: ValueType, key: &str, depth: usize) -> Result<Value, GgufError> {
+        if t != ValueType::Array {
+            return self.scalar(t, &|| format!("the value of key \"{key}\""));
+        }
+        let array_at = self.pos;
+        if depth >= MAX_ARRAY_DEPTH {
+            return Err(GgufError::NestedTooDeep {
+                key: key.into(),
+                limit: MAX_ARRAY_DEPTH,
+                offset: array_at,
+            });
+        }
+        let type_at = self.pos;
+        let type_id = self.u32(&|| format!("the array element type of key \"{key}\""))?;
+        let element_type = ValueType::from_id(type_id).ok_or(GgufError::UnknownValueType {
+            key: key.into(),
+            type_id,
+            offset: type_at,
+        })?;
+        let count_at = self.pos;
+        let count = self.u64(&|| format!("the array length of key \"{key}\""))?;
+        let min_bytes = (count as u128) * (element_type.min_size() as u128);
+        if min_bytes > self.remaining() as u128 {
+            return Err(GgufError::TooLarge {
+                what: format!("the array length of key \"{key}\""),
+                count,
+                offset: count_at,
+                remaining: self.remaining(),
+            });
+        }
+        let first = self.pos;
+        if let Some(size) = element_type.fixed_size() {
+            let total = count * size; // bounded by the file length above
+            if total > KEEP_ARRAY_BYTES {
+                self.skip(total, &|| format!("the elements of key \"{key}\""))?;
+                return Ok(Value::Skipped(SkippedArray {
+                    element_type,
+                    count,
+                    offset: first,
+                    byte_len: total,
+                }));
+            }
+            let mut items = Vec::with_capacity(count as usize);
+            for _ in 0..count {
+                items.push(self.scalar(element_type, &|| format!("an element of key \"{key}\""))?);
+            }
+            return Ok(Value::Array {
+                element_type,
+                items,
+            });
+        }
+        // Strings and arrays: keep while the bytes read stay within the budget, then skip.
+        let mut items: Option<Vec<Value>> = Some(Vec::with_capacity(count.min(MAX_RESERVE) as usize));
+        for _ in 0..count {
+            let kept = self.pos - first <= KEEP_ARRAY_BYTES;
+            match (&mut items, kept) {
+                (Some(list), true) => list.push(self.value(element_type, key, depth + 1)?),
+                _ => {
+                    items = None;
+                    self.skip_value(element_type, key, depth + 1)?;
+                }
+            }
+        }
+        let byte_len = self.pos - first;
+        match items {
+            Some(items) if byte_len <= KEEP_ARRAY_BYTES => Ok(Value::Array {
+                element_type,
+                items,
+            }),
+            _ => Ok(Value::Skipped(SkippedArray {
+                element_type,
+                count,
+                offset: first,
+                byte_len,
+            })),
+        }
+    }
+
+    /// Walk over a value without keeping it (strings are not checked for UTF-8).
+    fn skip_value(&mut self, t: ValueType, key: &str, depth: usize) -> Result<(), GgufError> {
+        match t {
+            ValueType::String => {
+                let len_at = self.pos;
+                let len = self.u64(&|| format!("a string length in key \"{key}\""))?;
+                if len > self.remaining() {
+                    return Err(GgufError::TooLarge {
+                        what: format!("a string length in key \"{key}\""),
+                        count: len,
+                        offset: len_at,
+                        remaining: self.remaining(),
+                    });
+                }
+                self.skip(len, &|| format!("a string in key \"{key}\""))
+            }
+            ValueType::Array => {
+                if depth >= MAX_ARRAY_DEPTH {
+                    return Err(GgufError::NestedTooDeep {
+                        key: key.into(),
+                        limit: MAX_ARRAY_DEPTH,
+                        offset: self.pos,
+                    });
+                }
+                let type_at = self.pos;
+                let type_id = self.u32(&|| format!("the array element type of key \"{key}\""))?;
+                let element_type =
+                    ValueType::from_id(type_id).ok_or(GgufError::UnknownValueType {
+                        key: key.into(),
+                        type_id,
+                        offset: type_at,
+                    })?;
+                let count_at = self.pos;
+                let count = self.u64(&|| format!("the array length of key \"{key}\""))?;
+                let min_bytes = (count as u128) * (element_type.min_size() as u128);
+                if min_bytes > self.remaining() as u128 {
+                    return Err(GgufError::TooLarge {
+                        what: format!("the array length of key \"{key}\""),
+                        count,
+                        offset: count_at,
+                        remaining: self.remaining(),
+                    });
+                }
+                match element_type.fixed_size() {
+                    Some(size) => {
+                        self.skip(count * size, &|| format!("the elements of key \"{key}\""))
+                    }
+                    None => {
+                        for _ in 0..count {
+                            self.skip_value(element_type, key, depth + 1)?;
+                        }
+                        Ok(())
+                    }
+                }
+            }
+            other => {
+                let size = other.fixed_size().unwrap_or(1);
+                self.skip(size, &|| format!("the value of key \"{key}\""))
+            }
+        }
+    }
+}
+
+fn unreachable_array() -> Value {
+    // `scalar` is never called with `Array`; keep a harmless value rather than panic.
+    Value::Array {
+        element_type: ValueType::U8,
+        items: Vec::new(),
+    }
+}
+
+/// Escape the first bytes of a file for a message: `PK\x03\x04`.
+fn escape_start(bytes: &[u8]) -> String {
+    let mut s = String::new();
+    for &b in bytes.iter().take(8) {
+        if b.is_ascii_graphic() && b != b'"' && b != b'\\' {
+            s.push(b as char);
+        } else if b == b' ' {
+            s.push(' ');
+        } else {
+            s.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    s
+}
+
+/// What a file that is not GGUF looks like, from its first bytes.
+pub fn sniff(start: &[u8], file_len: u64) -> String {
+    let lower: Vec<u8> = start
+        .iter()
+        .skip_while(|b| b.is_ascii_whitespace())
+        .map(|b| b.to_ascii_lowercase())
+        .collect();
+    if start.starts_with(b"PK\x03\x04") {
+        return "a zip archive (a PyTorch .pt/.bin checkpoint?)".into();
+    }
+    if start.len() >= 9 && start[8] == b'{' {
+        let n = u64::from_le_bytes([
+            start[0], start[1], start[2], start[3], start[4], start[5], start[6], start[7],
+        ]);
+        if n.checked_add(8).is_some_and(|end| end <= file_len) {
+            return format!(
+                "a safetensors file (a {n}-byte JSON header): convert it to GGUF with llama.cpp's convert_hf_to_gguf.py"
+            );
+        }
+    }
+    let legacy = [
+        (b"lmgg", "ggml"),
+        (b"fmgg", "GGMF"),
+        (b"tjgg", "GGJT"),
+        (b"algg", "GGLA"),
+    ];
+    for (magic, name) in legacy {
+        if start.starts_with(magic) {
+            return format!(
+                "a legacy {name} file (pre-GGUF llama.cpp format): convert it again to GGUF"
+            );
+        }
+    }
+    if start.first() == Some(&0x80) && matches!(start.get(1), Some(2..=5)) {
+        return "a Python pickle (a PyTorch checkpoint?)".into();
+    }
+    if start.starts_with(b"\x93NUMPY") {
+        return "a NumPy array file".into();
+    }
+    if lower.starts_with(b"version https://git-lfs") {
+        return "a Git LFS pointer file, not the model itself: fetch the real file (git lfs pull)"
+            .into();
+    }
+    if lower.starts_with(b"<!doctype") || lower.starts_with(b"<html") || lower.starts_with(b"<?xml")
+    {
+        return "an HTML page (a download that saved a web page instead of the model?)".into();
+    }
+    if lower.first() == Some(&b'{') || lower.first() == Some(&b'[') {
+        return "JSON text".into();
+    }
+    if !start.is_empty()
+        && std::str::from_utf8(start).is_ok_and(|s| {
+            s.chars()
+                .all(|c| !c.is_control() || c.is_ascii_whitespace())
+        })
+    {
+        return "a text file".into();
+    }
+    "unrecognised binary data".into()
+}
+
+/// Read a GGUF header from `r` (positioned anywhere; it is rewound), whose total length is
+/// `file_len` bytes. Tensor data is never read.
+pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, GgufError> {
+    if file_len == 0 {
+        return Err(GgufError::Empty);
+    }
+    r.seek(SeekFrom::Start(0)).map_err(|e| GgufError::Io {
+        offset: 0,
+        what: "the start of the file".into(),
+        source: e,
+    })?;
+    let mut src = Src {
+        r,
+        pos: 0,
+        len: file_len,
+        endian: Endian::Little,
+    };
+
+    // Magic, sniffing what the file is when it is not GGUF.
+    let mut start = [0u8; 16];
+    let n = file_len.min(16) as usize;
+    src.fill(&mut start[..n], &|| "the magic".to_string())?;
+    if !start[..n].starts_with(b"GGUF") {
+        if n < 4 && b"GGUF".starts_with(&start[..n]) {
+            return Err(GgufError::Truncated {
+                offset: 0,
+                what: "the magic".into(),
+                needed: 4,
+                file_len,
+            });
+        }
+        return Err(GgufError::BadMagic {
+            start: escape_start(&start[..n]),
+            looks_like: sniff(&start[..n], file_len),
+        });
+    }
+    src.r.seek(SeekFrom::Start(4)).map_err(|e| GgufError::Io {
+        offset: 4,
+        what: "the version".into(),
+        source: e,
+    })?;
+    src.pos = 4;
+
+    // Version, and from it the byte order.
+    let raw = src.array::<4>(&|| "the version".to_string())?;
+    let le = u32::from_le_bytes(raw);
+    let be = u32::from_be_bytes(raw);
+    let version = match (le, be) {
+        (2 | 3, _) => le,
+        (_, 2 | 3) => {
+            src.endian = Endian::Big;
+            be
+        }
+        (1, _) | (_, 1) => return Err(GgufError::Version1),
+        _ => return Err(GgufError::UnknownVersion { version: le }),
+    };
+
+    let count_at = src.pos;
+    let tensor_count = src.u64(&|| "the tensor count".to_string())?;
+    let kv_at = src.pos;
+    let kv_count = src.u64(&|| "the metadata key/value count".to_string())?;
+    if (kv_count as u128) * (MIN_KV_BYTES as u128) > src.remaining() as u128 {
+        return Err(GgufError::TooLarge {
+            what: "the metadata key/value count".into(),
+            count: kv_count,
+            offset: kv_at,
+            remaining: src.remaining(),
+        });
+    }
+    if (tensor_count as u128) * (MIN_TENSOR_INFO_BYTES as u128) > src.remaining() as u128 {
+        return Err(GgufError::TooLarge {
+            what: "the tensor count".into(),
+            count: tensor_count,
+            offset: count_at,
+            remaining: src.remaining(),
+        });
+    }
+
+    // Metadata.
+    let mut entries: Vec<MetadataEntry> = Vec::with_capacity(kv_count.min(MAX_RESERVE) as usize);
+    let mut keys: HashSet<String> = HashSet::new();
+    for i in 0..kv_count {
+        let offset = src.pos;
+        let key = src.string(&|| format!("metadata key #{i}"))?;
+        if keys.contains(&key) {
+            return Err(GgufError::DuplicateKey { key, offset });
+        }
+        let type_at = src.pos;
+        let type_id = src.u32(&|| format!("the value type of key \"{key}\""))?;
+        let t = ValueType::from_id(type_id).ok_or_else(|| GgufError::UnknownValueType {
+            key: key.clone(),
+            type_id,
+            offset: type_at,
+        })?;
+        let value = src.value(t, &key, 0)?;
+        keys.insert(key.clone());
+        entries.push(MetadataEntry { key, value, offset });
+    }
+    let metadata = Metadata { entries };
+
+    // Alignment.
+    let alignment = match metadata.get("general.alignment") {
+        None => DEFAULT_ALIGNMENT,
+        Some(e) => {
+            let v = e.value.as_u64().ok_or_else(|| GgufError::WrongType {
+                key: e.key.clone(),
+                expected: "an unsigned integer".into(),
+                found: e.value.type_description(),
+                offset: e.offset,
+            })?;
+            if v == 0 || !v.is_power_of_two() {
+                return Err(GgufError::BadAlignment {
+                    value: v,
+                    offset: e.offset,
+                });
+            }
+            v
+        }
+    };
+
+    // Tensor infos.
+    let mut warnings = Vec::new();
+    let mut tensors: Vec<TensorInfo> = Vec::with_capacity(tensor_count.min(MAX_RESERVE) as usize);
+    let mut names: HashSet<String> = HashSet::new();
+    let mut unknown_types: Vec<(GgmlType, String)> = Vec::new();
+    for i in 0..tensor_count {
+        let offset = src.pos;
+        let name = src.string(&|| format!("the name of tensor #{i}"))?;
+        if names.contains(&name) {
+            return Err(GgufError::DuplicateTensor { name, offset });
+        }
+        let n_dims = src.u32(&|| format!("the dimension count of tensor \"{name}\""))?;
+        if n_dims > MAX_DIMS {
+            return Err(GgufError::TooManyDims {
+                name,
+                dims: n_dims,
+                offset,
+            });
+        }
+        let mut dims = Vec::with_capacity(n_dims as usize);
+        for _ in 0..n_dims {
+            dims.push(src.u64(&|| format!("a dimension of tensor \"{name}\""))?);
+        }
+        let ggml_type = GgmlType(src.u32(&|| format!("the type of tensor \"{name}\""))?);
+        let data_offset = src.u64(&|| format!("the data offset of tensor \"{name}\""))?;
+
+        let elements = dims
+            .iter()
+            .try_fold(1u64, |acc, d| acc.checked_mul(*d))
+            .ok_or_else(|| GgufError::ElementOverflow {
+                name: name.clone(),
+                shape: format!("{dims:?}"),
+                offset,
+            })?;
+        if dims.contains(&0) {
+            warnings.push(format!(
+                "tensor \"{name}\" has a zero-size dimension {dims:?} (0 elements)"
+            ));
+        }
+        let bytes = match ggml_type.info() {
+            Some(info) => {
+                let row = dims.first().copied().unwrap_or(1);
+                if row % info.block_elements != 0 {
+                    return Err(GgufError::RowNotBlockMultiple {
+                        name,
+                        row,
+                        type_name: info.name.into(),
+                        block: info.block_elements,
+                        offset,
+                    });
+                }
+                Some(ggml_type.bytes_for(elements).ok_or_else(|| {
+                    GgufError::ByteOverflow {
+                        name: name.clone(),
+                        offset,
+                    }
+                })?)
+            }
+            None => {
+                unknown_types.push((ggml_type, name.clone()));
+                None
+            }
+        };
+        if data_offset % alignment != 0 {
+            return Err(GgufError::MisalignedTensor {
+                name,
+                data_offset,
+                alignment,
+                offset,
+            });
+        }
+        names.insert(name.clone());
+        tensors.push(TensorInfo {
+            name,
+            ggml_type,
+            dims,
+            offset: data_offset,
+            shard: 0,
+            header_offset: offset,
+            elements,
+            bytes,
+        });
+    }
+    for (t, name) in &unknown_types {
+        let what = match t.removed_name() {
+            Some(old) => format!("the removed ggml type {old} (id {})", t.0),
+            None => format!("an unknown ggml type id \"{}\"", t.0),
+        };
+        warnings.push(format!(
+            "tensor \"{name}\" has {what}: its size is unknown and left out of the totals"
+        ));
+    }
+
+    let header_end = src.pos;
+    let data_start = header_end
+        .checked_next_multiple_of(alignment)
+        .ok_or(GgufError::BadAlignment {
+            value: alignment,
+            offset: header_end,
+        })?;
+
+    // Overlaps, among tensors of known size that occupy bytes.
+    let mut spans: Vec<(u64, u64, &str)> = tensors
+        .iter()
+        .filter_map(|t| {
+            let b = t.bytes?;
+            (b > 0).then(|| (t.offset, t.offset.saturating_add(b), t.name.as_str()))
+        })
+        .collect();
+    spans.sort_unstable();
+    for w in spans.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        if b.0 < a.1 {
+            return Err(GgufError::Overlap {
+                first: a.2.into(),
+                first_start: a.0,
+                first_end: a.1,
+                second: b.2.into(),
+                second_start: b.0,
+                data_start,
+            });
+        }
+    }
+    let relative_end = spans.iter().map(|s| s.1).max().unwrap_or(0);
+    let data_end = data_start.saturating_add(relative_end);
+    let data_end = if tensors.is_empty() { header_end } else { data_end };
+    let missing_bytes = data_end.saturating_sub(file_len);
+    if missing_bytes > 0 {
+        warnings.push(format!(
+            "the tensor data ends at byte {data_end} but the file has {file_len} bytes: {missing_bytes} bytes are missing (a partial download?)"
+        ));
+    }
+
+    Ok(Header {
+        version,
+        endian: src.endian,
+        alignment,
+        metadata,
+        tensors,
+        header_end,
+        data_start,
+        file_len,
+        data_end,
+        missing_bytes,
+        warnings,
+    })
+}
+
+/// Load an array that the reader left in the file, from a reader over that file.
+pub fn load_array<R: Read + Seek>(
+    mut r: R,
+    file_len: u64,
+    endian: Endian,
+    key: &str,
+    skipped: &SkippedArray,
+) -> Result<Vec<Value>, GgufError> {
+    r.seek(SeekFrom::Start(skipped.offset))
+        .map_err(|e| GgufError::Io {
+            offset: skipped.offset,
+            what: format!("the elements of key \"{key}\""),
+            source: e,
+        })?;
+    let mut src = Src {
+        r,
+        pos: skipped.offset,
+        len: file_len,
+        endian,
+    };
+    if (skipped.count as u128) * (skipped.element_type.min_size() as u128)
+        > src.remaining() as u128
+    {
+        return Err(GgufError::TooLarge {
+            what: format!("the array length of key \"{key}\""),
+            count: skipped.count,
+            offset: skipped.offset,
+            remaining: src.remaining(),
+        });
+    }
+    let mut items = Vec::with_capacity(skipped.count.min(1 << 20) as usize);
+    for _ in 0..skipped.count {
+        let v = match skipped.element_type {
+            ValueType::Array => src.value(ValueType::Array, key, 1)?,
+            t => src.scalar(t, &|| format!("an element of key \"{key}\""))?,
+        };
+        items.push(v);
+    }
+    Ok(items)
+}

@@ -1,0 +1,190 @@
+//! Robustness: random bytes and random mutations of valid headers never panic the reader,
+//! every error names an offset inside the file, and what is accepted is self-consistent.
+
+use llmbound::gguf::writer::{self, GgufWriter};
+use llmbound::gguf::{Endian, GgmlType, Value, read_header};
+use proptest::prelude::*;
+use std::io::Cursor;
+
+fn seeds() -> Vec<Vec<u8>> {
+    let model = |endian, version| {
+        GgufWriter::new()
+            .version(version)
+            .endian(endian)
+            .kv("general.architecture", writer::string("llama"))
+            .kv("llama.block_count", Value::U32(2))
+            .kv("llama.attention.head_count_kv", writer::u32_array(&[8, 8]))
+            .kv("tokenizer.ggml.tokens", writer::string_array(["a", "bc", "def"]))
+            .kv("general.alignment", Value::U32(32))
+            .kv(
+                "nested",
+                Value::Array {
+                    element_type: llmbound::gguf::ValueType::Array,
+                    items: vec![writer::bool_array(&[true]), writer::bool_array(&[])],
+                },
+            )
+            .tensor("token_embd.weight", GgmlType::Q8_0, &[64, 3])
+            .tensor("blk.0.attn_q.weight", GgmlType::Q4_K, &[256, 2])
+            .tensor("output_norm.weight", GgmlType::F32, &[64])
+            .header_bytes()
+    };
+    vec![
+        model(Endian::Little, 3),
+        model(Endian::Big, 3),
+        model(Endian::Little, 2),
+    ]
+}
+
+fn check(bytes: &[u8]) {
+    let len = bytes.len() as u64;
+    match read_header(Cursor::new(bytes), len) {
+        Ok(h) => {
+            assert!(h.header_end <= len);
+            assert!(h.data_start >= h.header_end);
+            assert_eq!(h.data_start % h.alignment, 0);
+            assert!(h.alignment.is_power_of_two());
+            assert_eq!(h.missing_bytes, h.data_end.saturating_sub(len));
+            for t in &h.tensors {
+                assert!(t.dims.len() <= 4);
+                assert_eq!(t.offset % h.alignment, 0);
+            }
+        }
+        Err(e) => {
+            let msg = e.to_string();
+            assert!(!msg.is_empty() && !msg.contains('\n'));
+            if let Some(off) = e.offset() {
+                assert!(off <= len, "offset {off} beyond {len}: {msg}");
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Edit {
+    Set(usize, u8),
+    Insert(usize, Vec<u8>),
+    Remove(usize, usize),
+    Truncate(usize),
+    SetU64(usize, u64),
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        (any::<usize>(), any::<u8>()).prop_map(|(i, b)| Edit::Set(i, b)),
+        (any::<usize>(), prop::collection::vec(any::<u8>(), 1..16))
+            .prop_map(|(i, v)| Edit::Insert(i, v)),
+        (any::<usize>(), 1usize..32).prop_map(|(i, n)| Edit::Remove(i, n)),
+        any::<usize>().prop_map(Edit::Truncate),
+        (
+            any::<usize>(),
+            prop_oneof![Just(0u64), Just(u64::MAX), Just(1 << 40), any::<u64>()]
+        )
+            .prop_map(|(i, v)| Edit::SetU64(i, v)),
+    ]
+}
+
+fn apply(mut b: Vec<u8>, edits: &[Edit]) -> Vec<u8> {
+    for e in edits {
+        if b.is_empty() {
+            break;
+        }
+        let n = b.len();
+        match e {
+            Edit::Set(i, v) => b[i % n] = *v,
+            Edit::Insert(i, v) => {
+                let at = i % n;
+                b.splice(at..at, v.iter().copied());
+            }
+            Edit::Remove(i, k) => {
+                let at = i % n;
+                let end = (at + k).min(n);
+                b.drain(at..end);
+            }
+            Edit::Truncate(i) => b.truncate(i % n),
+            Edit::SetU64(i, v) => {
+                let at = i % n;
+                let end = (at + 8).min(n);
+                b[at..end].copy_from_slice(&v.to_le_bytes()[..end - at]);
+            }
+        }
+    }
+    b
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+        check(&bytes);
+    }
+
+    #[test]
+    fn random_bytes_after_a_valid_start(tail in prop::collection::vec(any::<u8>(), 0..512), v in 0u32..5) {
+        let mut b = b"GGUF".to_vec();
+        b.extend_from_slice(&v.to_le_bytes());
+        b.extend_from_slice(&tail);
+        check(&b);
+    }
+
+    #[test]
+    fn mutated_headers_never_panic(seed in 0usize..3, edits in prop::collection::vec(edit(), 1..8)) {
+        let b = apply(seeds()[seed].clone(), &edits);
+        check(&b);
+    }
+}
+
+#[test]
+fn seeds_are_valid() {
+    for s in seeds() {
+        let h = read_header(Cursor::new(&s), s.len() as u64).unwrap();
+        assert_eq!(h.tensors.len(), 3);
+    }
+}
+
+/// Write the fuzz seeds: `cargo test --test gguf_robust -- --ignored write_fuzz_seeds`.
+#[test]
+#[ignore = "writes fuzz/corpus/gguf_header; run by hand when the writer changes"]
+fn write_fuzz_seeds() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/gguf_header");
+    std::fs::create_dir_all(&dir).unwrap();
+    let names = ["v3-little-endian", "v3-big-endian", "v2-little-endian"];
+    for (name, bytes) in names.iter().zip(seeds()) {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+    let moe = GgufWriter::new()
+        .kv("general.architecture", writer::string("deepseek2"))
+        .kv("deepseek2.block_count", Value::U32(2))
+        .kv("deepseek2.embedding_length", Value::U32(64))
+        .kv("deepseek2.attention.head_count", Value::U32(4))
+        .kv("deepseek2.attention.head_count_kv", Value::U32(1))
+        .kv("deepseek2.attention.key_length", Value::U32(576))
+        .kv("deepseek2.attention.kv_lora_rank", Value::U32(512))
+        .kv("deepseek2.rope.dimension_count", Value::U32(64))
+        .kv("deepseek2.attention.key_length_mla", Value::U32(192))
+        .kv("deepseek2.attention.value_length_mla", Value::U32(128))
+        .kv("deepseek2.expert_count", Value::U32(8))
+        .kv("deepseek2.expert_used_count", Value::U32(2))
+        .tensor("token_embd.weight", GgmlType::F16, &[64, 8])
+        .tensor("blk.0.ffn_gate_exps.weight", GgmlType::Q8_0, &[64, 32, 8])
+        .tensor("blk.1.attn_kv_a_mqa.weight", GgmlType::BF16, &[64, 576])
+        .header_bytes();
+    std::fs::write(dir.join("v3-deepseek2-moe"), moe).unwrap();
+    let hybrid = GgufWriter::new()
+        .kv("general.architecture", writer::string("granitehybrid"))
+        .kv("granitehybrid.block_count", Value::U32(4))
+        .kv("granitehybrid.embedding_length", Value::U32(64))
+        .kv("granitehybrid.attention.head_count", Value::U32(4))
+        .kv(
+            "granitehybrid.attention.head_count_kv",
+            writer::u32_array(&[0, 0, 0, 2]),
+        )
+        .kv("granitehybrid.ssm.conv_kernel", Value::U32(4))
+        .kv("granitehybrid.ssm.inner_size", Value::U32(128))
+        .kv("granitehybrid.ssm.state_size", Value::U32(16))
+        .kv("granitehybrid.ssm.group_count", Value::U32(1))
+        .kv("granitehybrid.attention.sliding_window_pattern", Value::U32(4))
+        .tensor("blk.0.ssm_in.weight", GgmlType::Q4_0, &[64, 64])
+        .header_bytes();
+    std::fs::write(dir.join("v3-granitehybrid"), hybrid).unwrap();
+}
