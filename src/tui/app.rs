@@ -187,6 +187,8 @@ pub struct App {
     pub screen: Rect,
     /// Rows the Bounds pane's lower text is scrolled by (↑↓ with the pane focused).
     pub bounds_scroll: u16,
+    /// Where SHA-256 digests are remembered (None: never cached).
+    pub hash_cache: Option<PathBuf>,
     /// Set by `q`.
     pub quit: bool,
     jobs: Jobs,
@@ -300,6 +302,7 @@ impl App {
             theme: Theme::from_env(),
             screen: Rect::new(0, 0, layout::FULL_WIDTH, layout::FULL_HEIGHT),
             bounds_scroll: 0,
+            hash_cache: super::adapter::default_hash_cache(),
             quit: false,
             jobs: Jobs::default(),
         };
@@ -324,6 +327,14 @@ impl App {
             View::Tensors => Context::Tensors,
             View::Metadata => Context::Metadata,
             View::Compare => Context::Compare,
+        }
+    }
+
+    /// What the main layout depends on.
+    pub fn layout_hints(&self) -> layout::Hints {
+        layout::Hints {
+            claim: self.claim.is_some(),
+            encodings: self.file.loaded.as_ref().map_or(0, |l| l.by_type.len()),
         }
     }
 
@@ -539,7 +550,7 @@ impl App {
             }
             Action::Click(x, y) => self.click(x, y),
             Action::Scroll(x, y, d) => {
-                if let Some(l) = layout::main_layout(self.screen, self.focus, self.claim.is_some())
+                if let Some(l) = layout::main_layout(self.screen, self.focus, self.layout_hints())
                     && let Some((p, _)) = l.pane_at(x, y)
                 {
                     self.focus = p;
@@ -551,7 +562,7 @@ impl App {
     }
 
     fn click(&mut self, x: u16, y: u16) {
-        let Some(l) = layout::main_layout(self.screen, self.focus, self.claim.is_some()) else { return };
+        let Some(l) = layout::main_layout(self.screen, self.focus, self.layout_hints()) else { return };
         if let Some(tabs) = l.tabs
             && y == tabs.y
             && x >= tabs.x
@@ -634,6 +645,7 @@ impl App {
             Action::Submit => self.submit_input(input),
             Action::SetText(t) => {
                 input.text = t;
+                self.on_input_changed(&input);
                 self.submit_input(input);
             }
             Action::Quit => self.quit = true,
@@ -1164,7 +1176,7 @@ impl App {
     }
 
     fn start_hash(&mut self) {
-        match self.file.start_hash(&mut self.jobs) {
+        match self.file.start_hash(&mut self.jobs, self.hash_cache.clone()) {
             Ok(()) => self.info("hashing… (x cancels)"),
             Err(e) => self.error(e),
         }

@@ -184,8 +184,8 @@ pub enum JobMessage {
 pub enum Job {
     /// Read a GGUF header (and its shards).
     Open(PathBuf),
-    /// Hash files in order.
-    Hash(Vec<PathBuf>, Arc<AtomicBool>),
+    /// Hash files in order (digests cached in the file given).
+    Hash(Vec<PathBuf>, Arc<AtomicBool>, Option<PathBuf>),
     /// Load one long metadata array.
     Array(PathBuf, String),
 }
@@ -233,7 +233,9 @@ impl Jobs {
                 };
                 match job {
                     Job::Open(p) => send(JobMessage::Opened(Box::new(adapter::load(&p)))),
-                    Job::Hash(paths, cancel) => adapter::hash(&paths, &cancel, &|u| send(JobMessage::Hash(u))),
+                    Job::Hash(paths, cancel, cache) => {
+                        adapter::hash(&paths, &cancel, cache, &|u| send(JobMessage::Hash(u)))
+                    }
                     Job::Array(p, key) => {
                         let r = adapter::load_array(&p, &key);
                         send(JobMessage::Array(key, r));
@@ -321,8 +323,8 @@ impl FileState {
         self.loaded = Some(l);
     }
 
-    /// Start hashing the loaded file.
-    pub fn start_hash(&mut self, jobs: &mut Jobs) -> Result<(), String> {
+    /// Start hashing the loaded file (digests cached in `cache` when given).
+    pub fn start_hash(&mut self, jobs: &mut Jobs, cache: Option<PathBuf>) -> Result<(), String> {
         let Some(l) = &self.loaded else {
             return Err("no file open to hash: press o to open a GGUF file".into());
         };
@@ -337,7 +339,7 @@ impl FileState {
             bytes_per_s: 0.0,
             eta_s: None,
         };
-        jobs.spawn(Job::Hash(l.shards.iter().map(|s| s.path.clone()).collect(), cancel));
+        jobs.spawn(Job::Hash(l.shards.iter().map(|s| s.path.clone()).collect(), cancel, cache));
         Ok(())
     }
 

@@ -56,9 +56,24 @@ pub fn compact_left(focus: Pane) -> Pane {
     }
 }
 
+/// What the layout depends on besides the size and the focus.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Hints {
+    /// A claim is shown (the Claim pane grows).
+    pub claim: bool,
+    /// Encodings in the opened file's per-type table (0: no file).
+    pub encodings: usize,
+}
+
 /// The main screen's layout for an area (None below the minimum size).
-pub fn main_layout(area: Rect, focus: Pane, claim: bool) -> Option<MainLayout> {
-    let claim_h = if claim { 7 } else { 3 };
+pub fn main_layout(area: Rect, focus: Pane, hints: Hints) -> Option<MainLayout> {
+    let claim_h = if hints.claim { 7 } else { 3 };
+    // Artifact: 5 lines, then the per-type table (header, up to 4 types, "+n more").
+    let artifact_h = if hints.encodings == 0 {
+        10
+    } else {
+        2 + 6 + hints.encodings.min(4) as u16 + u16::from(hints.encodings > 4)
+    };
     if too_small(area) {
         return None;
     }
@@ -68,8 +83,8 @@ pub fn main_layout(area: Rect, focus: Pane, claim: bool) -> Option<MainLayout> {
         let left_w = (area.width * 35 / 100).clamp(42, 60);
         let [left, right] = Layout::horizontal([Constraint::Length(left_w), Constraint::Fill(1)]).areas(body);
         let [artifact, model, machine] = Layout::vertical([
-            Constraint::Length(10),
-            Constraint::Length(13),
+            Constraint::Length(artifact_h),
+            Constraint::Length(12),
             Constraint::Fill(1),
         ])
         .areas(left);

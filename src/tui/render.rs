@@ -106,7 +106,7 @@ impl Widget for &App {
 impl App {
     fn render_main(&self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
-        let Some(l) = layout::main_layout(area, self.focus, self.claim.is_some()) else { return };
+        let Some(l) = layout::main_layout(area, self.focus, self.layout_hints()) else { return };
         self.render_title(&l, buf);
         if let Some(tabs) = l.tabs {
             let mut spans = Vec::new();

@@ -287,6 +287,23 @@ impl TensorView {
     }
 }
 
+fn width(c: Column) -> u16 {
+    match c {
+        Column::Name => 24,
+        Column::Type => 7,
+        Column::Shape => 13,
+        Column::Elements => 12,
+        Column::Bytes => 13,
+        Column::Bits => 6,
+        Column::Offset => 13,
+        Column::Counted => 16,
+    }
+}
+
+fn right_aligned(c: Column) -> bool {
+    matches!(c, Column::Elements | Column::Bytes | Column::Bits | Column::Offset)
+}
+
 /// The browser, drawn.
 pub struct TensorsScreen<'a> {
     /// State.
@@ -340,23 +357,28 @@ impl Widget for TensorsScreen<'_> {
         block.render(body, buf);
         let h = inner.height.saturating_sub(1) as usize;
         let off = layout::scroll_offset(v.selected, h, v.lines.len());
-        let widths = [
-            Constraint::Fill(1),
-            Constraint::Length(7),
-            Constraint::Length(17),
-            Constraint::Length(13),
-            Constraint::Length(14),
-            Constraint::Length(6),
-            Constraint::Length(14),
-            Constraint::Length(18),
-        ];
-        let header = Row::new(Column::ALL.iter().map(|c| {
+        // Columns that fit beside a name column of at least 24 cells, dropping the least
+        // needed first.
+        let mut cols: Vec<Column> = Column::ALL.to_vec();
+        for drop in [Column::Offset, Column::Elements, Column::Shape, Column::Counted, Column::Bits] {
+            let need: u16 = 24 + cols.iter().filter(|c| **c != Column::Name).map(|c| width(*c) + 1).sum::<u16>();
+            if need <= inner.width {
+                break;
+            }
+            cols.retain(|c| *c != drop);
+        }
+        let widths: Vec<Constraint> = cols
+            .iter()
+            .map(|c| if *c == Column::Name { Constraint::Fill(1) } else { Constraint::Length(width(*c)) })
+            .collect();
+        let header = Row::new(cols.iter().map(|c| {
             let mut s = c.title().to_string();
             if *c == v.sort {
                 s.push_str(dir);
             }
             let style = if *c == v.sort { t.key() } else { t.label() };
-            Span::styled(s, style)
+            let line = Line::from(Span::styled(s, style));
+            if right_aligned(*c) { line.right_aligned() } else { line }
         }));
         let rows: Vec<Row> = v
             .lines
@@ -365,21 +387,25 @@ impl Widget for TensorsScreen<'_> {
             .skip(off)
             .take(h)
             .map(|(i, line)| {
-                let style = if i == v.selected { t.selected() } else { t.text() };
+                let selected = i == v.selected;
                 match line {
                     TableLine::Tensor(k) => {
                         let x = &self.inv[*k];
-                        Row::new(vec![
-                            x.name.clone(),
-                            x.type_name.clone(),
-                            x.shape.clone(),
-                            format!("{:>12}", units::group_digits(x.elements as u128)),
-                            format!("{:>13}", x.bytes.map_or("?".into(), |b| units::group_digits(b as u128))),
-                            format!("{:>6}", x.bits_per_weight.map_or("—".into(), |b| format!("{b:.2}"))),
-                            format!("{:>13}", units::group_digits(x.offset as u128)),
-                            x.counted.clone(),
-                        ])
-                        .style(style)
+                        let cell = |c: Column| -> Line<'static> {
+                            let text = match c {
+                                Column::Name => x.name.clone(),
+                                Column::Type => x.type_name.clone(),
+                                Column::Shape => x.shape.clone(),
+                                Column::Elements => units::group_digits(x.elements as u128),
+                                Column::Bytes => x.bytes.map_or("?".into(), |b| units::group_digits(b as u128)),
+                                Column::Bits => x.bits_per_weight.map_or("—".into(), |b| format!("{b:.2}")),
+                                Column::Offset => units::group_digits(x.offset as u128),
+                                Column::Counted => x.counted.clone(),
+                            };
+                            let l = Line::from(text);
+                            if right_aligned(c) { l.right_aligned() } else { l }
+                        };
+                        Row::new(cols.iter().map(|c| cell(*c))).style(if selected { t.selected() } else { t.text() })
                     }
                     TableLine::Group {
                         label,
@@ -387,17 +413,19 @@ impl Widget for TensorsScreen<'_> {
                         elements,
                         bytes,
                         share,
-                    } => Row::new(vec![
-                        format!("▸ {label} ({count} tensors)"),
-                        String::new(),
-                        String::new(),
-                        format!("{:>12}", units::group_digits(*elements as u128)),
-                        format!("{:>13}", units::group_digits(*bytes as u128)),
-                        String::new(),
-                        format!("{:>12.2}%", share * 100.0),
-                        units::fmt_gib(*bytes),
-                    ])
-                    .style(if i == v.selected { t.selected() } else { t.heading() }),
+                    } => {
+                        let cell = |c: Column| -> Line<'static> {
+                            match c {
+                                Column::Name => Line::from(format!("▸ {label} ({count} tensors)")),
+                                Column::Elements => Line::from(units::group_digits(*elements as u128)).right_aligned(),
+                                Column::Bytes => Line::from(units::group_digits(*bytes as u128)).right_aligned(),
+                                Column::Bits => Line::from(format!("{:.1}%", share * 100.0)).right_aligned(),
+                                Column::Counted => Line::from(units::fmt_gib(*bytes)),
+                                _ => Line::raw(""),
+                            }
+                        };
+                        Row::new(cols.iter().map(|c| cell(*c))).style(if selected { t.selected() } else { t.heading() })
+                    }
                 }
             })
             .collect();
