@@ -62,7 +62,11 @@ impl CompareFigures {
             full_tokens_per_second: full.tokens_per_second,
             overlapped_tokens_per_second: full.overlapped_tokens_per_second,
             full_ms_per_token: full.ms_per_token,
-            inventory_full_tokens_per_second: r.decode.inventory_full_context.as_ref().map(|c| c.tokens_per_second),
+            inventory_full_tokens_per_second: r
+                .decode
+                .inventory_full_context
+                .as_ref()
+                .map(|c| c.tokens_per_second),
             capacity_tier: r.capacity.limiting_tier.clone(),
             decode_tier,
             bandwidth_provenance: full.bandwidth_provenance,

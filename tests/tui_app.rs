@@ -2,16 +2,20 @@
 
 use llmbound::build::ScenarioOptions;
 use llmbound::profile::Catalog;
+use llmbound::tui::Action;
 use llmbound::tui::app::{App, View};
 use llmbound::tui::fields::{Field, Pane};
 use llmbound::tui::keymap::Keymap;
-use llmbound::tui::Action;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::path::Path;
 
 fn app_in(dir: &Path) -> App {
-    App::new(Catalog::load_with(Some(dir.to_path_buf())), &ScenarioOptions::default()).unwrap()
+    App::new(
+        Catalog::load_with(Some(dir.to_path_buf())),
+        &ScenarioOptions::default(),
+    )
+    .unwrap()
 }
 
 fn app() -> (App, tempfile::TempDir) {
@@ -81,13 +85,21 @@ fn brackets_halve_and_double_the_context_from_anywhere() {
     focus(&mut app, Pane::Machine);
     app.update(Action::HalveContext);
     assert_eq!(app.scenario.cache.context, 16_384);
-    assert_eq!(format!("{:.2}", app.report.decode.full_context.tokens_per_second), "11.35");
+    assert_eq!(
+        format!("{:.2}", app.report.decode.full_context.tokens_per_second),
+        "11.35"
+    );
     let s = screen_text(&app, 120, 36);
     assert!(s.contains("16,384") && s.contains("11.35"), "{s}");
     app.update(Action::DoubleContext);
     app.update(Action::DoubleContext);
     assert_eq!(app.scenario.cache.context, 65_536);
-    assert!(app.report.warnings.iter().any(|w| w.contains("beyond the model's native")));
+    assert!(
+        app.report
+            .warnings
+            .iter()
+            .any(|w| w.contains("beyond the model's native"))
+    );
 }
 
 #[test]
@@ -159,11 +171,30 @@ fn editing_a_model_figure_makes_it_user() {
     app.update(Action::SetText("4".into()));
     assert_eq!(app.report.kv.bytes_per_token, 131_072);
     let rows = app.rows(Pane::Model);
-    let kv = rows.iter().find(|r| r.field == Some(Field::KvHeads)).unwrap();
-    assert_eq!(kv.tag, Some(llmbound::tui::fields::Tag::Prov(llmbound::core::units::Provenance::User)));
-    let layers = rows.iter().find(|r| r.field == Some(Field::Layers)).unwrap();
-    assert_eq!(layers.tag, Some(llmbound::tui::fields::Tag::Prov(llmbound::core::units::Provenance::Spec)));
-    assert_eq!(app.report.capacity.provenance, llmbound::core::units::Provenance::User);
+    let kv = rows
+        .iter()
+        .find(|r| r.field == Some(Field::KvHeads))
+        .unwrap();
+    assert_eq!(
+        kv.tag,
+        Some(llmbound::tui::fields::Tag::Prov(
+            llmbound::core::units::Provenance::User
+        ))
+    );
+    let layers = rows
+        .iter()
+        .find(|r| r.field == Some(Field::Layers))
+        .unwrap();
+    assert_eq!(
+        layers.tag,
+        Some(llmbound::tui::fields::Tag::Prov(
+            llmbound::core::units::Provenance::Spec
+        ))
+    );
+    assert_eq!(
+        app.report.capacity.provenance,
+        llmbound::core::units::Provenance::User
+    );
 }
 
 #[test]
@@ -171,7 +202,11 @@ fn switching_machines_recomputes_and_shows_gpu_layers() {
     let (mut app, _d) = app();
     app.update(Action::SelectMachine("desktop-rtx-4090".into()));
     assert_eq!(app.scenario.machine.id, "desktop-rtx-4090");
-    assert!(app.rows(Pane::Cache).iter().any(|r| r.field == Some(Field::GpuLayers)));
+    assert!(
+        app.rows(Pane::Cache)
+            .iter()
+            .any(|r| r.field == Some(Field::GpuLayers))
+    );
     select(&mut app, Pane::Cache, Field::GpuLayers);
     app.update(Action::SetText("50".into()));
     assert_eq!(app.scenario.offload.gpu_layers, Some(50));
@@ -179,7 +214,13 @@ fn switching_machines_recomputes_and_shows_gpu_layers() {
     assert!(d.overlapped_tokens_per_second > d.tokens_per_second);
     app.update(Action::SelectMachine("no-such-machine".into()));
     assert_eq!(app.scenario.machine.id, "desktop-rtx-4090");
-    assert!(app.message.as_ref().unwrap().text.contains("unknown machine"));
+    assert!(
+        app.message
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("unknown machine")
+    );
 }
 
 #[test]
@@ -224,7 +265,12 @@ fn saving_a_machine_never_overwrites_silently_and_reloads() {
     assert!(app.message.as_ref().unwrap().text.contains("saved"));
     // The next start sees it.
     let again = app_in(dir.path());
-    let m = again.catalog.machines.iter().find(|m| m.id == "my-mac").expect("saved machine reloads");
+    let m = again
+        .catalog
+        .machines
+        .iter()
+        .find(|m| m.id == "my-mac")
+        .expect("saved machine reloads");
     assert_eq!(m.value.tiers[0].capacity.value.value, 64 << 30);
 }
 
@@ -237,7 +283,11 @@ fn saving_a_scenario_saves_the_edited_machine_with_it() {
     app.update(Action::SetText("8192".into()));
     app.update(Action::Save);
     app.update(Action::SetText("mine".into()));
-    assert!(dir.path().join("scenarios/mine.toml").exists(), "{:?}", app.message);
+    assert!(
+        dir.path().join("scenarios/mine.toml").exists(),
+        "{:?}",
+        app.message
+    );
     assert!(dir.path().join("machines/mine.toml").exists());
     let again = App::new(
         Catalog::load_with(Some(dir.path().to_path_buf())),
@@ -255,7 +305,11 @@ fn saving_a_scenario_saves_the_edited_machine_with_it() {
 fn a_broken_profile_is_reported_and_skipped() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("machines")).unwrap();
-    std::fs::write(dir.path().join("machines/broken.toml"), "id = \"broken\"\nname = 3\n").unwrap();
+    std::fs::write(
+        dir.path().join("machines/broken.toml"),
+        "id = \"broken\"\nname = 3\n",
+    )
+    .unwrap();
     let app = app_in(dir.path());
     let m = app.message.clone().unwrap();
     assert!(m.error && m.text.contains("broken.toml"), "{}", m.text);
@@ -275,8 +329,18 @@ fn compare_evaluates_every_machine() {
     }
     app.update(Action::Reverse);
     let first = app.compare.order[0];
-    let best = app.compare.rows[first].outcome.as_ref().unwrap().full_tokens_per_second;
-    assert!(app.compare.rows.iter().filter_map(|r| r.outcome.as_ref().ok()).all(|f| f.full_tokens_per_second <= best));
+    let best = app.compare.rows[first]
+        .outcome
+        .as_ref()
+        .unwrap()
+        .full_tokens_per_second;
+    assert!(
+        app.compare
+            .rows
+            .iter()
+            .filter_map(|r| r.outcome.as_ref().ok())
+            .all(|f| f.full_tokens_per_second <= best)
+    );
     // Enter uses the selected machine.
     let chosen = app.compare.rows[first].machine_id.clone();
     app.update(Action::Edit);
@@ -295,7 +359,10 @@ fn compare_helper_is_pure() {
         .collect();
     let rows = llmbound::compare::compare(&app.scenario, &machines);
     assert_eq!(rows.len(), machines.len());
-    let mac = rows.iter().find(|r| r.machine_id == "macbook-pro-m4-pro-48gb").unwrap();
+    let mac = rows
+        .iter()
+        .find(|r| r.machine_id == "macbook-pro-m4-pro-48gb")
+        .unwrap();
     let f = mac.outcome.as_ref().unwrap();
     assert!(f.fits && f.optimistic_vendor);
     assert_eq!(format!("{:.2}", f.full_tokens_per_second), "9.63");
@@ -323,7 +390,11 @@ fn help_and_views_open_and_close() {
     assert!(app.help);
     app.update(Action::Back);
     assert!(!app.help);
-    for (a, v) in [(Action::Tensors, View::Tensors), (Action::Metadata, View::Metadata), (Action::Compare, View::Compare)] {
+    for (a, v) in [
+        (Action::Tensors, View::Tensors),
+        (Action::Metadata, View::Metadata),
+        (Action::Compare, View::Compare),
+    ] {
         app.update(a);
         assert_eq!(app.view, v);
         app.update(Action::Back);
@@ -338,10 +409,26 @@ fn drawing_never_panics_at_any_size() {
     let (mut app, _d) = app();
     app.update(Action::Search);
     app.update(Action::SetText("30".into()));
-    for view in [Action::Back, Action::Compare, Action::Tensors, Action::Metadata, Action::Help] {
+    for view in [
+        Action::Back,
+        Action::Compare,
+        Action::Tensors,
+        Action::Metadata,
+        Action::Help,
+    ] {
         app.update(Action::Back);
         app.update(view);
-        for (w, h) in [(1, 1), (20, 5), (79, 23), (80, 24), (100, 30), (119, 35), (120, 36), (200, 60), (300, 100)] {
+        for (w, h) in [
+            (1, 1),
+            (20, 5),
+            (79, 23),
+            (80, 24),
+            (100, 30),
+            (119, 35),
+            (120, 36),
+            (200, 60),
+            (300, 100),
+        ] {
             let s = screen_text(&app, w, h);
             if w < 80 || h < 24 {
                 assert!(s.contains("needs at least 80×24") || w < 40, "{w}×{h}: {s}");
@@ -421,11 +508,20 @@ fn the_keymap_parses_and_binds_the_issue_keys() {
         assert_eq!(k.action(&key(code), main), Some(action), "{code:?}");
     }
     assert_eq!(
-        k.action(&KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL), main),
+        k.action(
+            &KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL),
+            main
+        ),
         Some(Action::Quit)
     );
-    assert_eq!(k.action(&key(KeyCode::Char('r')), Context::Tensors), Some(Action::Reverse));
-    assert_eq!(k.action(&key(KeyCode::Char('q')), Context::Tensors), Some(Action::Quit));
+    assert_eq!(
+        k.action(&key(KeyCode::Char('r')), Context::Tensors),
+        Some(Action::Reverse)
+    );
+    assert_eq!(
+        k.action(&key(KeyCode::Char('q')), Context::Tensors),
+        Some(Action::Quit)
+    );
 }
 
 #[test]
@@ -436,7 +532,10 @@ fn docs_keys_md_is_generated_from_the_keymap() {
         std::fs::write(&path, &want).unwrap();
     }
     let have = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(have == want, "docs/keys.md is out of date: run with UPDATE_KEYS_DOC=1");
+    assert!(
+        have == want,
+        "docs/keys.md is out of date: run with UPDATE_KEYS_DOC=1"
+    );
 }
 
 // ---- snapshots: one per state, at 120×36 and 80×24 ----
@@ -503,4 +602,24 @@ fn snapshot_partial_offload() {
     )
     .unwrap();
     snap("partial_offload", &app);
+}
+
+#[test]
+fn no_color_uses_no_colour() {
+    use llmbound::tui::theme::Theme;
+    use ratatui::style::Color;
+    let (mut app, _d) = app();
+    app.theme = Theme { color: false };
+    select(&mut app, Pane::Cache, Field::Context);
+    app.update(Action::SetText("262144".into()));
+    for (w, h) in [(120, 36), (80, 24)] {
+        let b = draw(&app, w, h);
+        for c in b.buffer().content() {
+            assert_eq!(c.fg, Color::Reset, "{w}×{h}: {:?}", c.symbol());
+            assert_eq!(c.bg, Color::Reset);
+        }
+    }
+    app.theme = Theme { color: true };
+    let b = draw(&app, 120, 36);
+    assert!(b.buffer().content().iter().any(|c| c.fg == Color::Red));
 }

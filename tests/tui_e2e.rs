@@ -6,7 +6,10 @@ use std::path::Path;
 use std::process::Command;
 
 fn have_tmux() -> bool {
-    Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success())
+    Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 #[test]
@@ -19,9 +22,14 @@ fn explorer_end_to_end_in_tmux() {
         eprintln!("skipped: tmux is not on PATH");
         return;
     }
-    let bin = std::env::var("LLMBOUND_E2E_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_llmbound").to_string());
+    let bin = std::env::var("LLMBOUND_E2E_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_llmbound").to_string());
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/tui.sh");
-    let out = Command::new("bash").arg(&script).arg(&bin).output().expect("bash runs");
+    let out = Command::new("bash")
+        .arg(&script)
+        .arg(&bin)
+        .output()
+        .expect("bash runs");
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),

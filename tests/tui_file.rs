@@ -37,16 +37,44 @@ fn model(layers: u32) -> GgufWriter {
         .tensor("output_norm.weight", GgmlType::F32, &[256])
         .tensor("output.weight", GgmlType::Q6_K, &[256, 1024]);
     for l in 0..layers {
-        let ffn_down = if l % 2 == 0 { GgmlType::Q6_K } else { GgmlType::Q4_K };
+        let ffn_down = if l % 2 == 0 {
+            GgmlType::Q6_K
+        } else {
+            GgmlType::Q4_K
+        };
         w = w
             .tensor(&format!("blk.{l}.attn_norm.weight"), GgmlType::F32, &[256])
-            .tensor(&format!("blk.{l}.attn_q.weight"), GgmlType::Q4_K, &[256, 256])
-            .tensor(&format!("blk.{l}.attn_k.weight"), GgmlType::Q4_K, &[256, 128])
-            .tensor(&format!("blk.{l}.attn_v.weight"), GgmlType::Q6_K, &[256, 128])
-            .tensor(&format!("blk.{l}.attn_output.weight"), GgmlType::Q4_K, &[256, 256])
+            .tensor(
+                &format!("blk.{l}.attn_q.weight"),
+                GgmlType::Q4_K,
+                &[256, 256],
+            )
+            .tensor(
+                &format!("blk.{l}.attn_k.weight"),
+                GgmlType::Q4_K,
+                &[256, 128],
+            )
+            .tensor(
+                &format!("blk.{l}.attn_v.weight"),
+                GgmlType::Q6_K,
+                &[256, 128],
+            )
+            .tensor(
+                &format!("blk.{l}.attn_output.weight"),
+                GgmlType::Q4_K,
+                &[256, 256],
+            )
             .tensor(&format!("blk.{l}.ffn_norm.weight"), GgmlType::F32, &[256])
-            .tensor(&format!("blk.{l}.ffn_gate.weight"), GgmlType::Q4_K, &[256, 512])
-            .tensor(&format!("blk.{l}.ffn_up.weight"), GgmlType::Q4_K, &[256, 512])
+            .tensor(
+                &format!("blk.{l}.ffn_gate.weight"),
+                GgmlType::Q4_K,
+                &[256, 512],
+            )
+            .tensor(
+                &format!("blk.{l}.ffn_up.weight"),
+                GgmlType::Q4_K,
+                &[256, 512],
+            )
             .tensor(&format!("blk.{l}.ffn_down.weight"), ffn_down, &[512, 256]);
     }
     w
@@ -59,7 +87,11 @@ fn write(dir: &Path, name: &str, layers: u32) -> PathBuf {
 }
 
 fn app_on(cfg: &Path, file: &Path) -> App {
-    let mut app = App::new(Catalog::load_with(Some(cfg.to_path_buf())), &ScenarioOptions::default()).unwrap();
+    let mut app = App::new(
+        Catalog::load_with(Some(cfg.to_path_buf())),
+        &ScenarioOptions::default(),
+    )
+    .unwrap();
     app.hash_cache = None;
     app.update(Action::OpenPath(file.to_path_buf()));
     app.wait_for_jobs(Duration::from_secs(30));
@@ -93,7 +125,10 @@ fn opening_a_file_replaces_the_model_and_bytes() {
     let types: Vec<&str> = l.by_type.iter().map(|t| t.type_name.as_str()).collect();
     assert!(types.contains(&"Q4_K") && types.contains(&"Q6_K") && types.contains(&"F32"));
     let s = draw(&app, 120, 36).to_string();
-    assert!(s.contains("Q6_K") && s.contains("Q4_K") && s.contains("share"), "{s}");
+    assert!(
+        s.contains("Q6_K") && s.contains("Q4_K") && s.contains("share"),
+        "{s}"
+    );
     assert!(s.contains("inventory @ 32,768"), "{s}");
 }
 
@@ -102,13 +137,20 @@ fn a_file_that_is_not_gguf_is_a_message_not_a_crash() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("notes.txt");
     std::fs::write(&p, "hello, this is text").unwrap();
-    let mut app = App::new(Catalog::load_with(Some(d.path().to_path_buf())), &ScenarioOptions::default()).unwrap();
+    let mut app = App::new(
+        Catalog::load_with(Some(d.path().to_path_buf())),
+        &ScenarioOptions::default(),
+    )
+    .unwrap();
     app.update(Action::OpenPath(p));
     app.wait_for_jobs(Duration::from_secs(10));
     let m = app.message.clone().unwrap();
     assert!(m.error && m.text.contains("not a GGUF file"), "{}", m.text);
     assert!(app.file.loaded.is_none());
-    assert_eq!(format!("{:.2}", app.report.decode.short_context.tokens_per_second), "13.81");
+    assert_eq!(
+        format!("{:.2}", app.report.decode.short_context.tokens_per_second),
+        "13.81"
+    );
     app.update(Action::OpenPath(d.path().join("missing.gguf")));
     app.wait_for_jobs(Duration::from_secs(10));
     assert!(app.message.unwrap().text.contains("cannot open"));
@@ -118,7 +160,11 @@ fn a_file_that_is_not_gguf_is_a_message_not_a_crash() {
 fn the_open_key_asks_for_a_path() {
     let d = tempfile::tempdir().unwrap();
     let p = write(d.path(), "tiny.gguf", 2);
-    let mut app = App::new(Catalog::load_with(Some(d.path().to_path_buf())), &ScenarioOptions::default()).unwrap();
+    let mut app = App::new(
+        Catalog::load_with(Some(d.path().to_path_buf())),
+        &ScenarioOptions::default(),
+    )
+    .unwrap();
     app.update(Action::Open);
     assert!(app.is_typing());
     app.update(Action::SetText(p.display().to_string()));
@@ -149,7 +195,12 @@ fn tensor_browser_sorts_filters_searches_and_groups() {
     // Filter by type cycles through the types in the file.
     app.update(Action::Filter);
     let f = app.tensors.filter.clone().unwrap();
-    assert!(app.tensors.lines.iter().all(|l| matches!(l, TableLine::Tensor(i) if inv[*i].type_name == f)));
+    assert!(
+        app.tensors
+            .lines
+            .iter()
+            .all(|l| matches!(l, TableLine::Tensor(i) if inv[*i].type_name == f))
+    );
     app.update(Action::Filter);
     app.update(Action::Filter);
     app.update(Action::Filter);
@@ -167,7 +218,12 @@ fn tensor_browser_sorts_filters_searches_and_groups() {
     // Group by layer, then by type, with rollups.
     app.update(Action::Group);
     assert_eq!(app.tensors.group, Grouping::Layer);
-    let groups = app.tensors.lines.iter().filter(|l| matches!(l, TableLine::Group { .. })).count();
+    let groups = app
+        .tensors
+        .lines
+        .iter()
+        .filter(|l| matches!(l, TableLine::Group { .. }))
+        .count();
     assert_eq!(groups, 5);
     app.update(Action::Group);
     assert_eq!(app.tensors.group, Grouping::Type);
@@ -213,7 +269,10 @@ fn metadata_lists_keys_and_expands_long_arrays() {
     app.update(Action::Metadata);
     let rows = app.file.metadata_rows().to_vec();
     assert!(rows.iter().any(|r| r.key == "general.architecture"));
-    let tokens = rows.iter().position(|r| r.key == "tokenizer.ggml.tokens").unwrap();
+    let tokens = rows
+        .iter()
+        .position(|r| r.key == "tokenizer.ggml.tokens")
+        .unwrap();
     assert_eq!(rows[tokens].array_len, Some(20_000));
     app.update(Action::Home);
     for _ in 0..tokens {
@@ -221,7 +280,12 @@ fn metadata_lists_keys_and_expands_long_arrays() {
     }
     app.update(Action::Toggle);
     app.wait_for_jobs(Duration::from_secs(10));
-    let values = app.file.array("tokenizer.ggml.tokens").unwrap().clone().unwrap();
+    let values = app
+        .file
+        .array("tokenizer.ggml.tokens")
+        .unwrap()
+        .clone()
+        .unwrap();
     assert_eq!(values.len(), 20_000);
     let s = draw(&app, 120, 36).to_string();
     assert!(s.contains("tok0") && s.contains("more"), "{s}");
@@ -256,13 +320,21 @@ fn hashing_verifies_against_a_pinned_profile() {
     // A pinned file of the same size is hashed on open.
     let mut app = app_on(d.path(), &p);
     app.wait_for_jobs(Duration::from_secs(30));
-    assert!(matches!(app.file.hash, HashState::Verified(_)), "{:?}", app.file.hash);
+    assert!(
+        matches!(app.file.hash, HashState::Verified(_)),
+        "{:?}",
+        app.file.hash
+    );
     assert!(draw(&app, 120, 36).to_string().contains("verified"));
 
     pin(d.path(), len, &"0".repeat(64));
     let mut app = app_on(d.path(), &p);
     app.wait_for_jobs(Duration::from_secs(30));
-    assert!(matches!(app.file.hash, HashState::Mismatch { .. }), "{:?}", app.file.hash);
+    assert!(
+        matches!(app.file.hash, HashState::Mismatch { .. }),
+        "{:?}",
+        app.file.hash
+    );
     assert!(draw(&app, 120, 36).to_string().contains("MISMATCH"));
 }
 
@@ -276,7 +348,10 @@ fn hashing_an_unpinned_file_on_demand_and_cancelling() {
     app.update(Action::CancelHash);
     app.wait_for_jobs(Duration::from_secs(30));
     assert!(
-        matches!(app.file.hash, HashState::Cancelled | HashState::NotPinned(_)),
+        matches!(
+            app.file.hash,
+            HashState::Cancelled | HashState::NotPinned(_)
+        ),
         "{:?}",
         app.file.hash
     );

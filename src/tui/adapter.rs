@@ -19,7 +19,10 @@ const VALUE_CHARS: usize = 160;
 
 fn meta_item(key: &str, v: &Value) -> MetaItem {
     let type_name = match v {
-        Value::Array { element_type, items } => format!("[{element_type}; {}]", items.len()),
+        Value::Array {
+            element_type,
+            items,
+        } => format!("[{element_type}; {}]", items.len()),
         Value::Skipped(s) => format!("[{}; {}]", s.element_type, s.count),
         other => other.type_description(),
     };
@@ -31,7 +34,11 @@ fn meta_item(key: &str, v: &Value) -> MetaItem {
         ),
         Value::Array { items, .. } => {
             let shown: Vec<String> = items.iter().take(12).map(|x| x.short(40)).collect();
-            let more = if items.len() > 12 { format!(", … {} more", items.len() - 12) } else { String::new() };
+            let more = if items.len() > 12 {
+                format!(", … {} more", items.len() - 12)
+            } else {
+                String::new()
+            };
             format!("{}{more}", shown.join(", "))
         }
         other => other.short(VALUE_CHARS),
@@ -63,7 +70,12 @@ pub fn load(path: &Path) -> Result<Loaded, String> {
         .map(|r| TensorItem {
             name: r.name.clone(),
             type_name: r.type_name.clone(),
-            shape: r.shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(" × "),
+            shape: r
+                .shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(" × "),
             elements: r.elements,
             bytes: r.bytes,
             bits_per_weight: r.bits_per_weight,
@@ -86,7 +98,11 @@ pub fn load(path: &Path) -> Result<Loaded, String> {
             bits_per_weight: t.bits_per_weight,
         })
         .collect();
-    let metadata = art.metadata().iter().map(|e| meta_item(&e.key, &e.value)).collect();
+    let metadata = art
+        .metadata()
+        .iter()
+        .map(|e| meta_item(&e.key, &e.value))
+        .collect();
     Ok(Loaded {
         path: path.to_path_buf(),
         file_name: file_name(path),
@@ -121,7 +137,12 @@ pub fn load_array(path: &Path, key: &str) -> Result<Vec<String>, String> {
 
 /// SHA-256 of each file in order with `gguf::HashJob` (digests cached at `cache` when given),
 /// forwarding progress, stopping when `cancel` is set.
-pub fn hash(paths: &[PathBuf], cancel: &AtomicBool, cache: Option<PathBuf>, send: &dyn Fn(HashUpdate)) {
+pub fn hash(
+    paths: &[PathBuf],
+    cancel: &AtomicBool,
+    cache: Option<PathBuf>,
+    send: &dyn Fn(HashUpdate),
+) {
     let mut job = HashJob::spawn_with_cache(paths.to_vec(), cache.map(HashCache::at));
     loop {
         if cancel.load(Ordering::Relaxed) {

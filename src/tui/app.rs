@@ -19,8 +19,8 @@ use crate::core::scenario::Scenario;
 use crate::core::units::{self, Provenance};
 use crate::core::{ClaimCheck, Report, check_claim, evaluate};
 use crate::profile::file::{
-    CacheTypeLabel, ComputeFile, Figure, FlopsValue, MachineFile, ModelFile, ProvenanceLabel, RateValue,
-    RawNumber, ScenarioFile, SizeValue,
+    CacheTypeLabel, ComputeFile, Figure, FlopsValue, MachineFile, ModelFile, ProvenanceLabel,
+    RateValue, RawNumber, ScenarioFile, SizeValue,
 };
 use crate::profile::{Catalog, Origin, load};
 use ratatui::layout::Rect;
@@ -217,7 +217,9 @@ impl App {
     pub fn new(catalog: Catalog, opts: &ScenarioOptions) -> Result<App, StartError> {
         let scenario = build::scenario(&catalog, opts)?;
         let report = evaluate(&scenario).map_err(|e| StartError::Evaluate(e.0))?;
-        let scenario_file = catalog.scenario(opts.scenario.as_deref().unwrap_or("default")).ok();
+        let scenario_file = catalog
+            .scenario(opts.scenario.as_deref().unwrap_or("default"))
+            .ok();
         let model_id = opts
             .model
             .clone()
@@ -225,7 +227,9 @@ impl App {
         let model_file = model_id.and_then(|id| catalog.model(&id).ok());
         let artifact_id = match (&opts.artifact, &opts.model) {
             (Some(a), _) => Some(a.clone()),
-            (None, Some(_)) => model_file.as_ref().and_then(|m| m.artifacts.first().map(|a| a.id.clone())),
+            (None, Some(_)) => model_file
+                .as_ref()
+                .and_then(|m| m.artifacts.first().map(|a| a.id.clone())),
             (None, None) => scenario_file.as_ref().map(|s| s.artifact.clone()),
         };
         let pinned = model_file.as_ref().and_then(|m| {
@@ -347,8 +351,15 @@ impl App {
     pub fn rows(&self, pane: Pane) -> Vec<Row> {
         match pane {
             Pane::Cache => fields::cache_rows(&self.scenario),
-            Pane::Model => fields::model_rows(&self.scenario, &self.figures, &self.model_edits, self.model_base),
-            Pane::Machine => fields::machine_rows(&self.scenario, &self.machine_origin, &self.machine_edits),
+            Pane::Model => fields::model_rows(
+                &self.scenario,
+                &self.figures,
+                &self.model_edits,
+                self.model_base,
+            ),
+            Pane::Machine => {
+                fields::machine_rows(&self.scenario, &self.machine_origin, &self.machine_edits)
+            }
             _ => Vec::new(),
         }
     }
@@ -359,7 +370,11 @@ impl App {
             return Some(Field::Claim);
         }
         let rows = self.rows(pane);
-        let chosen = self.selected.iter().find(|(p, _)| *p == pane).map(|(_, f)| *f);
+        let chosen = self
+            .selected
+            .iter()
+            .find(|(p, _)| *p == pane)
+            .map(|(_, f)| *f);
         match chosen {
             Some(f) if rows.iter().any(|r| r.field == Some(f)) => Some(f),
             _ => rows.iter().find_map(|r| r.field),
@@ -369,7 +384,10 @@ impl App {
     /// Index of the selected row of a pane.
     pub fn selected_row(&self, pane: Pane) -> usize {
         let f = self.selected_field(pane);
-        self.rows(pane).iter().position(|r| r.field.is_some() && r.field == f).unwrap_or(0)
+        self.rows(pane)
+            .iter()
+            .position(|r| r.field.is_some() && r.field == f)
+            .unwrap_or(0)
     }
 
     fn select(&mut self, pane: Pane, f: Field) {
@@ -510,7 +528,10 @@ impl App {
         match action {
             Action::Back => {}
             Action::NextPane | Action::PrevPane => {
-                let i = Pane::ORDER.iter().position(|p| *p == self.focus).unwrap_or(0) as i32;
+                let i = Pane::ORDER
+                    .iter()
+                    .position(|p| *p == self.focus)
+                    .unwrap_or(0) as i32;
                 let d = if action == Action::NextPane { 1 } else { -1 };
                 self.focus = Pane::ORDER[((i + d).rem_euclid(Pane::ORDER.len() as i32)) as usize];
             }
@@ -545,7 +566,11 @@ impl App {
                 self.begin_edit(Field::Claim);
             }
             Action::Save => {
-                let kind = if self.focus == Pane::Machine { SaveKind::Machine } else { SaveKind::Scenario };
+                let kind = if self.focus == Pane::Machine {
+                    SaveKind::Machine
+                } else {
+                    SaveKind::Scenario
+                };
                 self.begin_save(kind);
             }
             Action::Click(x, y) => self.click(x, y),
@@ -562,7 +587,9 @@ impl App {
     }
 
     fn click(&mut self, x: u16, y: u16) {
-        let Some(l) = layout::main_layout(self.screen, self.focus, self.layout_hints()) else { return };
+        let Some(l) = layout::main_layout(self.screen, self.focus, self.layout_hints()) else {
+            return;
+        };
         if let Some(tabs) = l.tabs
             && y == tabs.y
             && x >= tabs.x
@@ -580,7 +607,9 @@ impl App {
             }
             return;
         }
-        let Some((pane, rect)) = l.pane_at(x, y) else { return };
+        let Some((pane, rect)) = l.pane_at(x, y) else {
+            return;
+        };
         self.focus = pane;
         let rows = self.rows(pane);
         if rows.is_empty() {
@@ -604,14 +633,23 @@ impl App {
                 target: InputTarget::Field(f),
                 prompt: format!(
                     "machine ({}): ",
-                    self.catalog.machines.iter().map(|m| m.id.as_str()).collect::<Vec<_>>().join(", ")
+                    self.catalog
+                        .machines
+                        .iter()
+                        .map(|m| m.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
                 text: String::new(),
             });
             return;
         }
         let text = match f {
-            Field::Claim => self.claim.as_ref().map(|c| c.text.clone()).unwrap_or_default(),
+            Field::Claim => self
+                .claim
+                .as_ref()
+                .map(|c| c.text.clone())
+                .unwrap_or_default(),
             _ => String::new(),
         };
         self.input = Some(Input {
@@ -622,7 +660,9 @@ impl App {
     }
 
     fn update_input(&mut self, action: Action) {
-        let Some(mut input) = self.input.take() else { return };
+        let Some(mut input) = self.input.take() else {
+            return;
+        };
         match action {
             Action::Input(c) => {
                 input.text.push(c);
@@ -636,10 +676,12 @@ impl App {
             }
             Action::Back => {
                 if input.target == InputTarget::TensorSearch {
-                    self.tensors.set_search(String::new(), self.file.inventory());
+                    self.tensors
+                        .set_search(String::new(), self.file.inventory());
                 }
                 if input.target == InputTarget::MetadataSearch {
-                    self.metadata.set_search(String::new(), self.file.metadata_rows());
+                    self.metadata
+                        .set_search(String::new(), self.file.metadata_rows());
                 }
             }
             Action::Submit => self.submit_input(input),
@@ -659,8 +701,12 @@ impl App {
 
     fn on_input_changed(&mut self, input: &Input) {
         match input.target {
-            InputTarget::TensorSearch => self.tensors.set_search(input.text.clone(), self.file.inventory()),
-            InputTarget::MetadataSearch => self.metadata.set_search(input.text.clone(), self.file.metadata_rows()),
+            InputTarget::TensorSearch => self
+                .tensors
+                .set_search(input.text.clone(), self.file.inventory()),
+            InputTarget::MetadataSearch => self
+                .metadata
+                .set_search(input.text.clone(), self.file.metadata_rows()),
             _ => {}
         }
     }
@@ -687,7 +733,10 @@ impl App {
             if ids.is_empty() {
                 return;
             }
-            let i = ids.iter().position(|id| *id == self.scenario.machine.id).map_or(0, |i| i as i32 + dir);
+            let i = ids
+                .iter()
+                .position(|id| *id == self.scenario.machine.id)
+                .map_or(0, |i| i as i32 + dir);
             let id = ids[i.rem_euclid(ids.len() as i32) as usize].clone();
             self.select_machine(&id);
             return;
@@ -744,7 +793,10 @@ impl App {
             self.claim = None;
             return;
         }
-        let cleaned = t.trim_end_matches("tok/s").trim_end_matches("tokens/s").trim();
+        let cleaned = t
+            .trim_end_matches("tok/s")
+            .trim_end_matches("tokens/s")
+            .trim();
         match cleaned.parse::<f64>() {
             Ok(v) if v.is_finite() && v > 0.0 => {
                 self.claim = Some(Claim {
@@ -752,7 +804,9 @@ impl App {
                     check: check_claim(&self.report, v),
                 });
             }
-            _ => self.error(format!("claim: \"{t}\" is not a positive number of tokens/s")),
+            _ => self.error(format!(
+                "claim: \"{t}\" is not a positive number of tokens/s"
+            )),
         }
     }
 
@@ -761,7 +815,12 @@ impl App {
         let Some(entry) = self.catalog.machines.iter().find(|m| m.id == id) else {
             self.error(format!(
                 "unknown machine \"{id}\"; known: {}",
-                self.catalog.machines.iter().map(|m| m.id.as_str()).collect::<Vec<_>>().join(", ")
+                self.catalog
+                    .machines
+                    .iter()
+                    .map(|m| m.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
             return;
         };
@@ -857,7 +916,11 @@ impl App {
                 .as_ref()
                 .map_or("my-scenario".into(), |s| format!("{}-mine", s.id)),
         };
-        let what = if kind == SaveKind::Machine { "machine" } else { "scenario" };
+        let what = if kind == SaveKind::Machine {
+            "machine"
+        } else {
+            "scenario"
+        };
         self.input = Some(Input {
             target: InputTarget::SaveId(kind),
             prompt: format!("save {what} as (id): "),
@@ -875,7 +938,9 @@ impl App {
             mf.name = format!("{} (edited)", mf.name);
         }
         for (i, t) in self.scenario.machine.tiers.iter().enumerate() {
-            let Some(tf) = mf.tiers.get_mut(i) else { continue };
+            let Some(tf) = mf.tiers.get_mut(i) else {
+                continue;
+            };
             if edited(Field::Capacity(i)) {
                 let (p, s) = user("edited in the explorer");
                 tf.capacity = Figure {
@@ -950,8 +1015,12 @@ impl App {
         m.layers = f.layers;
         m.attention_heads = f.head_count.max();
         m.kv_heads = match &f.head_count_kv {
-            crate::core::model::PerLayer::Uniform(n) => crate::profile::file::HeadsFile::Uniform(*n),
-            crate::core::model::PerLayer::List(v) => crate::profile::file::HeadsFile::List(v.clone()),
+            crate::core::model::PerLayer::Uniform(n) => {
+                crate::profile::file::HeadsFile::Uniform(*n)
+            }
+            crate::core::model::PerLayer::List(v) => {
+                crate::profile::file::HeadsFile::List(v.clone())
+            }
         };
         if f.key_length.is_some() || f.value_length.is_some() {
             if f.key_length == f.value_length {
@@ -989,14 +1058,26 @@ impl App {
     }
 
     /// The scenario profile of the current settings.
-    pub fn scenario_profile(&self, id: &str, machine_id: &str, model_id: &str) -> Option<ScenarioFile> {
+    pub fn scenario_profile(
+        &self,
+        id: &str,
+        machine_id: &str,
+        model_id: &str,
+    ) -> Option<ScenarioFile> {
         let base = self.scenario_file.as_ref()?;
         let s = &self.scenario;
         Some(ScenarioFile {
             id: id.to_string(),
-            name: if base.id == id { base.name.clone() } else { format!("{} (saved from the explorer)", s.name) },
+            name: if base.id == id {
+                base.name.clone()
+            } else {
+                format!("{} (saved from the explorer)", s.name)
+            },
             model: model_id.to_string(),
-            artifact: self.pinned.as_ref().map_or(base.artifact.clone(), |p| p.id.clone()),
+            artifact: self
+                .pinned
+                .as_ref()
+                .map_or(base.artifact.clone(), |p| p.id.clone()),
             machine: machine_id.to_string(),
             context: s.cache.context,
             sequences: s.cache.sequences,
@@ -1006,7 +1087,7 @@ impl App {
             ubatch: s.cache.ubatch,
             kv_unified: s.cache.kv_unified,
             swa_full: s.cache.swa_full,
-            overhead: (s.other_bytes.value > 0).then(|| SizeValue {
+            overhead: (s.other_bytes.value > 0).then_some(SizeValue {
                 value: s.other_bytes.value,
                 raw: RawNumber::Int(s.other_bytes.value as i64),
             }),
@@ -1038,13 +1119,13 @@ impl App {
             Ok(paths) => {
                 let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
                 self.catalog = Catalog::load_with(Some(dir));
-                if kind == SaveKind::Machine || !self.machine_edits.is_empty() {
-                    if let Ok(mf) = self.catalog.machine(id) {
-                        self.machine_file = mf;
-                        self.machine_origin = "saved".into();
-                        self.scenario.machine.id = id.to_string();
-                        self.machine_edits.clear();
-                    }
+                if (kind == SaveKind::Machine || !self.machine_edits.is_empty())
+                    && let Ok(mf) = self.catalog.machine(id)
+                {
+                    self.machine_file = mf;
+                    self.machine_origin = "saved".into();
+                    self.scenario.machine.id = id.to_string();
+                    self.machine_edits.clear();
                 }
                 self.info(format!("saved {}", names.join(", ")));
             }
@@ -1074,7 +1155,11 @@ impl App {
             paths.push(load::save(dir, "machines", id, &mf, header, overwrite)?);
             machine_id = id.to_string();
         }
-        let mut model_id = self.scenario_file.as_ref().map(|s| s.model.clone()).unwrap_or_default();
+        let mut model_id = self
+            .scenario_file
+            .as_ref()
+            .map(|s| s.model.clone())
+            .unwrap_or_default();
         if !self.model_edits.fields.is_empty()
             && let Some(m) = self.model_profile(id)
         {
@@ -1117,7 +1202,8 @@ impl App {
                 if self.metadata.search.is_empty() {
                     self.view = View::Main;
                 } else {
-                    self.metadata.set_search(String::new(), self.file.metadata_rows());
+                    self.metadata
+                        .set_search(String::new(), self.file.metadata_rows());
                 }
             }
             Action::Search => {
@@ -1137,7 +1223,9 @@ impl App {
                     }
                 }
             }
-            other => self.metadata.update(other, self.file.metadata_rows(), self.screen),
+            other => self
+                .metadata
+                .update(other, self.file.metadata_rows(), self.screen),
         }
     }
 
@@ -1176,7 +1264,10 @@ impl App {
     }
 
     fn start_hash(&mut self) {
-        match self.file.start_hash(&mut self.jobs, self.hash_cache.clone()) {
+        match self
+            .file
+            .start_hash(&mut self.jobs, self.hash_cache.clone())
+        {
             Ok(()) => self.info("hashing… (x cancels)"),
             Err(e) => self.error(e),
         }

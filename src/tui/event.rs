@@ -2,14 +2,14 @@
 //! mouse capture, the event loop (keys and mouse to actions, worker messages, redraws), and
 //! restoring the terminal on every way out.
 
+use super::Options;
 use super::action::Action;
 use super::app::App;
-use super::Options;
 use crate::profile::Catalog;
 use color_eyre::eyre::{WrapErr, eyre};
 use crossterm::event::{
-    self, DisableMouseCapture, EnableMouseCapture, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers,
-    MouseButton, MouseEventKind,
+    self, DisableMouseCapture, EnableMouseCapture, Event, KeyCode, KeyEvent, KeyEventKind,
+    KeyModifiers, MouseButton, MouseEventKind,
 };
 use crossterm::execute;
 use std::time::Duration;
@@ -95,7 +95,11 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> color_e
             terminal.draw(|f| f.render_widget(&*app, f.area()))?;
             dirty = false;
         }
-        let wait = if app.busy() { Duration::from_millis(50) } else { Duration::from_millis(250) };
+        let wait = if app.busy() {
+            Duration::from_millis(50)
+        } else {
+            Duration::from_millis(250)
+        };
         if event::poll(wait)? {
             // Handle every event already queued before drawing again.
             loop {

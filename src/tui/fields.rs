@@ -389,7 +389,11 @@ fn per_layer_text(p: &PerLayer) -> String {
         PerLayer::List(v) => {
             let min = v.iter().copied().min().unwrap_or(0);
             let max = v.iter().copied().max().unwrap_or(0);
-            if min == max { min.to_string() } else { format!("{min}–{max} per layer") }
+            if min == max {
+                min.to_string()
+            } else {
+                format!("{min}–{max} per layer")
+            }
         }
     }
 }
@@ -406,16 +410,29 @@ fn window_text(m: &ModelShape) -> String {
         }
     }
     if sliding.0 > 0 {
-        format!("{} on {} of {total}", units::fmt_tokens(sliding.1), sliding.0)
+        format!(
+            "{} on {} of {total}",
+            units::fmt_tokens(sliding.1),
+            sliding.0
+        )
     } else if chunked.0 > 0 {
-        format!("chunk {} on {} of {total}", units::fmt_tokens(chunked.1), chunked.0)
+        format!(
+            "chunk {} on {} of {total}",
+            units::fmt_tokens(chunked.1),
+            chunked.0
+        )
     } else {
         "none".into()
     }
 }
 
 /// Rows of the model pane.
-pub fn model_rows(s: &Scenario, fig: &ArchFigures, edits: &ModelEdits, base: Provenance) -> Vec<Row> {
+pub fn model_rows(
+    s: &Scenario,
+    fig: &ArchFigures,
+    edits: &ModelEdits,
+    base: Provenance,
+) -> Vec<Row> {
     let m = &s.model;
     let prov = |f: Field| if edits.has(f) { Provenance::User } else { base };
     let dim_prov = |f: Field, explicit: Option<u32>| {
@@ -428,10 +445,16 @@ pub fn model_rows(s: &Scenario, fig: &ArchFigures, edits: &ModelEdits, base: Pro
         }
     };
     let mut rows = vec![
-        Row::field(Field::Layers, "layers", fig.layers.to_string()).tag(Tag::Prov(prov(Field::Layers))),
-        Row::field(Field::Heads, "heads", per_layer_text(&fig.head_count)).tag(Tag::Prov(prov(Field::Heads))),
-        Row::field(Field::KvHeads, "KV heads", per_layer_text(&fig.head_count_kv))
-            .tag(Tag::Prov(prov(Field::KvHeads))),
+        Row::field(Field::Layers, "layers", fig.layers.to_string())
+            .tag(Tag::Prov(prov(Field::Layers))),
+        Row::field(Field::Heads, "heads", per_layer_text(&fig.head_count))
+            .tag(Tag::Prov(prov(Field::Heads))),
+        Row::field(
+            Field::KvHeads,
+            "KV heads",
+            per_layer_text(&fig.head_count_kv),
+        )
+        .tag(Tag::Prov(prov(Field::KvHeads))),
         Row::field(
             Field::KeyLength,
             "key dim",
@@ -453,7 +476,8 @@ pub fn model_rows(s: &Scenario, fig: &ArchFigures, edits: &ModelEdits, base: Pro
                     .tag(Tag::Prov(prov(Field::KvLoraRank))),
             );
             rows.push(
-                Row::field(Field::RopeDim, "MLA rope", mla.rope_dim.to_string()).tag(Tag::Prov(prov(Field::RopeDim))),
+                Row::field(Field::RopeDim, "MLA rope", mla.rope_dim.to_string())
+                    .tag(Tag::Prov(prov(Field::RopeDim))),
             );
         }
         None => rows.push(Row::info("MLA", "none".into())),
@@ -461,19 +485,34 @@ pub fn model_rows(s: &Scenario, fig: &ArchFigures, edits: &ModelEdits, base: Pro
     match m.moe {
         Some(moe) => {
             rows.push(
-                Row::field(Field::ExpertsUsed, "experts", format!("{} of {}", moe.experts_used, moe.experts))
-                    .tag(Tag::Prov(prov(Field::ExpertsUsed))),
+                Row::field(
+                    Field::ExpertsUsed,
+                    "experts",
+                    format!("{} of {}", moe.experts_used, moe.experts),
+                )
+                .tag(Tag::Prov(prov(Field::ExpertsUsed))),
             );
         }
         None => rows.push(Row::info("experts", "dense".into())),
     }
     let params = match &m.parameters_advertised {
-        Some(p) => Row::field(Field::Parameters, "parameters", units::group_digits(p.value as u128)).tag(Tag::Prov(
-            if edits.has(Field::Parameters) { Provenance::User } else { p.provenance },
-        )),
+        Some(p) => Row::field(
+            Field::Parameters,
+            "parameters",
+            units::group_digits(p.value as u128),
+        )
+        .tag(Tag::Prov(if edits.has(Field::Parameters) {
+            Provenance::User
+        } else {
+            p.provenance
+        })),
         None => match s.inventory.as_ref().map(|i| i.parameters) {
-            Some(n) if n > 0 => Row::field(Field::Parameters, "parameters", units::group_digits(n as u128))
-                .tag(Tag::Note("counted".into())),
+            Some(n) if n > 0 => Row::field(
+                Field::Parameters,
+                "parameters",
+                units::group_digits(n as u128),
+            )
+            .tag(Tag::Note("counted".into())),
             _ => Row::field(Field::Parameters, "parameters", "unknown".into()),
         },
     };
@@ -492,24 +531,48 @@ pub fn model_rows(s: &Scenario, fig: &ArchFigures, edits: &ModelEdits, base: Pro
 /// Rows of the machine pane. `edited` lists machine fields the user changed.
 pub fn machine_rows(s: &Scenario, origin: &str, edited: &[Field]) -> Vec<Row> {
     let m = &s.machine;
-    let prov = |f: Field, p: Provenance| if edited.contains(&f) { Provenance::User } else { p };
-    let mut rows = vec![Row::field(Field::MachineProfile, "profile", m.id.clone()).tag(Tag::Note(
-        if edited.is_empty() { origin.to_string() } else { "edited".into() },
-    ))];
+    let prov = |f: Field, p: Provenance| {
+        if edited.contains(&f) {
+            Provenance::User
+        } else {
+            p
+        }
+    };
+    let mut rows = vec![
+        Row::field(Field::MachineProfile, "profile", m.id.clone()).tag(Tag::Note(
+            if edited.is_empty() {
+                origin.to_string()
+            } else {
+                "edited".into()
+            },
+        )),
+    ];
     rows.push(Row::info("", m.name.clone()));
     for (i, t) in m.tiers.iter().enumerate() {
         rows.push(Row::heading(format!("{} ({})", t.name, t.kind)));
         rows.push(
-            Row::field(Field::Capacity(i), "capacity", units::fmt_gib(t.capacity.value))
-                .tag(Tag::Prov(prov(Field::Capacity(i), t.capacity.provenance))),
+            Row::field(
+                Field::Capacity(i),
+                "capacity",
+                units::fmt_gib(t.capacity.value),
+            )
+            .tag(Tag::Prov(prov(Field::Capacity(i), t.capacity.provenance))),
         );
         rows.push(
-            Row::field(Field::Bandwidth(i), "bandwidth", units::fmt_bandwidth(t.bandwidth.value))
-                .tag(Tag::Prov(prov(Field::Bandwidth(i), t.bandwidth.provenance))),
+            Row::field(
+                Field::Bandwidth(i),
+                "bandwidth",
+                units::fmt_bandwidth(t.bandwidth.value),
+            )
+            .tag(Tag::Prov(prov(Field::Bandwidth(i), t.bandwidth.provenance))),
         );
         let measured = match &t.measured_bandwidth {
-            Some(b) => Row::field(Field::Measured(i), "measured", units::fmt_bandwidth(b.value))
-                .tag(Tag::Prov(prov(Field::Measured(i), b.provenance))),
+            Some(b) => Row::field(
+                Field::Measured(i),
+                "measured",
+                units::fmt_bandwidth(b.value),
+            )
+            .tag(Tag::Prov(prov(Field::Measured(i), b.provenance))),
             None => Row::field(Field::Measured(i), "measured", "none".into()),
         };
         rows.push(measured);
@@ -520,7 +583,11 @@ pub fn machine_rows(s: &Scenario, origin: &str, edited: &[Field]) -> Vec<Row> {
         rows.push(Row::heading("compute".into()));
         for (i, c) in m.compute.iter().enumerate() {
             let label = format!("{} @{}", c.path, c.tier);
-            let mut r = Row::field(Field::ComputeRate(i), &label, units::fmt_flops(c.rate.value));
+            let mut r = Row::field(
+                Field::ComputeRate(i),
+                &label,
+                units::fmt_flops(c.rate.value),
+            );
             r = r.tag(Tag::Prov(prov(Field::ComputeRate(i), c.rate.provenance)));
             rows.push(r);
         }
@@ -533,7 +600,10 @@ pub type FieldError = String;
 
 fn parse_count(text: &str, what: &str) -> Result<u64, FieldError> {
     let t = text.trim();
-    let clean: String = t.chars().filter(|c| *c != ',' && *c != '_' && !c.is_whitespace()).collect();
+    let clean: String = t
+        .chars()
+        .filter(|c| *c != ',' && *c != '_' && !c.is_whitespace())
+        .collect();
     if clean.is_empty() {
         return Err(format!("{what}: type a number"));
     }
@@ -585,7 +655,11 @@ fn parse_cache_type(text: &str, what: &str) -> Result<CacheType, FieldError> {
 
 /// The next context length up: a quarter of the power of two below it (32,768 → 40,960).
 pub fn context_step_up(n: u64) -> u64 {
-    let p = if n == 0 { 1 } else { 1u64 << (63 - n.leading_zeros()) };
+    let p = if n == 0 {
+        1
+    } else {
+        1u64 << (63 - n.leading_zeros())
+    };
     let step = (p / 4).max(1);
     (n / step + 1).saturating_mul(step)
 }
@@ -602,11 +676,19 @@ pub fn context_step_down(n: u64) -> u64 {
 }
 
 fn step_u64(v: u64, dir: i32, step: u64, min: u64) -> u64 {
-    if dir > 0 { v.saturating_add(step) } else { v.saturating_sub(step).max(min) }
+    if dir > 0 {
+        v.saturating_add(step)
+    } else {
+        v.saturating_sub(step).max(min)
+    }
 }
 
 fn halve_double(v: u64, dir: i32) -> u64 {
-    if dir > 0 { v.saturating_mul(2) } else { (v / 2).max(1) }
+    if dir > 0 {
+        v.saturating_mul(2)
+    } else {
+        (v / 2).max(1)
+    }
 }
 
 fn cycle<T: Copy + PartialEq>(all: &[T], cur: T, dir: i32) -> T {
@@ -617,11 +699,20 @@ fn cycle<T: Copy + PartialEq>(all: &[T], cur: T, dir: i32) -> T {
 
 /// Step a scenario field left (−1) or right (+1). Model figures are stepped in `fig`.
 /// Returns Ok(false) when the field cannot be stepped (type its value instead).
-pub fn step(s: &mut Scenario, fig: &mut ArchFigures, f: Field, dir: i32) -> Result<bool, FieldError> {
+pub fn step(
+    s: &mut Scenario,
+    fig: &mut ArchFigures,
+    f: Field,
+    dir: i32,
+) -> Result<bool, FieldError> {
     let c = &mut s.cache;
     match f {
         Field::Context => {
-            c.context = if dir > 0 { context_step_up(c.context) } else { context_step_down(c.context) };
+            c.context = if dir > 0 {
+                context_step_up(c.context)
+            } else {
+                context_step_down(c.context)
+            };
         }
         Field::Sequences => c.sequences = step_u64(c.sequences, dir, 1, 1),
         Field::TypeK => c.type_k = cycle(&CacheType::ALL, c.type_k, dir),
@@ -632,12 +723,17 @@ pub fn step(s: &mut Scenario, fig: &mut ArchFigures, f: Field, dir: i32) -> Resu
         Field::SwaFull => c.swa_full = !c.swa_full,
         Field::Other => {
             let v = step_u64(s.other_bytes.value, dir, GIB / 4, 0);
-            s.other_bytes = Sourced::new(v, Provenance::User, "other allocations A, set by the user");
+            s.other_bytes =
+                Sourced::new(v, Provenance::User, "other allocations A, set by the user");
         }
         Field::GpuLayers => {
             let all = s.model.layer_count() + 1;
             let cur = s.offload.gpu_layers.unwrap_or(all).min(all);
-            let next = if dir > 0 { (cur + 1).min(all) } else { cur.saturating_sub(1) };
+            let next = if dir > 0 {
+                (cur + 1).min(all)
+            } else {
+                cur.saturating_sub(1)
+            };
             s.offload.gpu_layers = if next >= all { None } else { Some(next) };
         }
         Field::PromptRows => s.prompt_rows = halve_double(s.prompt_rows, dir),
@@ -667,7 +763,8 @@ pub fn step(s: &mut Scenario, fig: &mut ArchFigures, f: Field, dir: i32) -> Resu
         }
         Field::ExpertsUsed => {
             if let Some(m) = fig.moe.as_mut() {
-                m.experts_used = (m.experts_used as i64 + dir as i64).clamp(1, m.experts as i64) as u32;
+                m.experts_used =
+                    (m.experts_used as i64 + dir as i64).clamp(1, m.experts as i64) as u32;
             }
         }
         Field::NativeContext => {
@@ -683,10 +780,16 @@ pub fn step(s: &mut Scenario, fig: &mut ArchFigures, f: Field, dir: i32) -> Resu
         Field::Bandwidth(i) => {
             if let Some(t) = s.machine.tiers.get_mut(i) {
                 let v = (t.bandwidth.value.0 + dir as f64 * 1e10).max(1e9);
-                t.bandwidth = Sourced::new(BytesPerSec(v), Provenance::User, "edited in the explorer");
+                t.bandwidth =
+                    Sourced::new(BytesPerSec(v), Provenance::User, "edited in the explorer");
             }
         }
-        Field::Measured(i) => match s.machine.tiers.get_mut(i).and_then(|t| t.measured_bandwidth.as_mut()) {
+        Field::Measured(i) => match s
+            .machine
+            .tiers
+            .get_mut(i)
+            .and_then(|t| t.measured_bandwidth.as_mut())
+        {
             Some(b) => {
                 let v = (b.value.0 + dir as f64 * 1e10).max(1e9);
                 *b = Sourced::new(BytesPerSec(v), Provenance::User, "edited in the explorer");
@@ -699,7 +802,9 @@ pub fn step(s: &mut Scenario, fig: &mut ArchFigures, f: Field, dir: i32) -> Resu
                 cr.rate = Sourced::new(FlopPerSec(v), Provenance::User, "edited in the explorer");
             }
         }
-        Field::KvLoraRank | Field::RopeDim | Field::Experts | Field::Parameters => return Ok(false),
+        Field::KvLoraRank | Field::RopeDim | Field::Experts | Field::Parameters => {
+            return Ok(false);
+        }
         Field::MachineProfile | Field::Claim => return Ok(false),
     }
     Ok(true)
@@ -711,7 +816,12 @@ fn step_per_layer(p: &PerLayer, dir: i32) -> PerLayer {
 }
 
 /// Set a field from typed text. Errors are one line naming the field and the text.
-pub fn set(s: &mut Scenario, fig: &mut ArchFigures, f: Field, text: &str) -> Result<(), FieldError> {
+pub fn set(
+    s: &mut Scenario,
+    fig: &mut ArchFigures,
+    f: Field,
+    text: &str,
+) -> Result<(), FieldError> {
     let what = f.name();
     let t = text.trim();
     let c = &mut s.cache;
@@ -726,14 +836,19 @@ pub fn set(s: &mut Scenario, fig: &mut ArchFigures, f: Field, text: &str) -> Res
         Field::SwaFull => c.swa_full = parse_bool(t, "swa-full")?,
         Field::Other => {
             let v = units::parse_bytes(t).map_err(|e| format!("other allocations A: {}", e.0))?;
-            s.other_bytes = Sourced::new(v, Provenance::User, "other allocations A, set by the user");
+            s.other_bytes =
+                Sourced::new(v, Provenance::User, "other allocations A, set by the user");
         }
         Field::GpuLayers => {
             s.offload.gpu_layers = if t.eq_ignore_ascii_case("all") {
                 None
             } else {
                 let n = parse_u32(t, "GPU layers")?;
-                if n > s.model.layer_count() { None } else { Some(n) }
+                if n > s.model.layer_count() {
+                    None
+                } else {
+                    Some(n)
+                }
             };
         }
         Field::PromptRows => s.prompt_rows = parse_count(t, "prompt rows")?,
@@ -758,7 +873,11 @@ pub fn set(s: &mut Scenario, fig: &mut ArchFigures, f: Field, text: &str) -> Res
             {
                 fig.head_count = PerLayer::Uniform(fig.head_count.max());
             }
-            if fig.sliding_pattern.as_ref().is_some_and(|p| p.len() != n as usize) {
+            if fig
+                .sliding_pattern
+                .as_ref()
+                .is_some_and(|p| p.len() != n as usize)
+            {
                 fig.sliding_pattern = None;
             }
             fig.layers = n;
@@ -790,7 +909,10 @@ pub fn set(s: &mut Scenario, fig: &mut ArchFigures, f: Field, text: &str) -> Res
         Field::ExpertsUsed | Field::Experts => {
             // "8 of 128", "8/128" or a single number for the experts used.
             let lower = t.to_ascii_lowercase();
-            let parts: Vec<&str> = lower.split(|c| c == '/' || c == ' ').filter(|p| !p.is_empty() && *p != "of").collect();
+            let parts: Vec<&str> = lower
+                .split(['/', ' '])
+                .filter(|p| !p.is_empty() && *p != "of")
+                .collect();
             let cur = fig.moe.unwrap_or(Moe {
                 experts: 0,
                 experts_used: 0,
@@ -799,7 +921,11 @@ pub fn set(s: &mut Scenario, fig: &mut ArchFigures, f: Field, text: &str) -> Res
             let (used, total) = match parts.as_slice() {
                 [u] => (parse_u32(u, "experts used")?, cur.experts),
                 [u, n] => (parse_u32(u, "experts used")?, parse_u32(n, "experts")?),
-                _ => return Err(format!("experts: type \"8 of 128\" (used of total), not \"{t}\"")),
+                _ => {
+                    return Err(format!(
+                        "experts: type \"8 of 128\" (used of total), not \"{t}\""
+                    ));
+                }
             };
             fig.moe = Some(Moe {
                 experts: total,
@@ -809,7 +935,8 @@ pub fn set(s: &mut Scenario, fig: &mut ArchFigures, f: Field, text: &str) -> Res
         }
         Field::Parameters => {
             let v = parse_params(t)?;
-            s.model.parameters_advertised = Some(Sourced::new(v, Provenance::User, "typed in the explorer"));
+            s.model.parameters_advertised =
+                Some(Sourced::new(v, Provenance::User, "typed in the explorer"));
         }
         Field::NativeContext => {
             let v = parse_count(t, "native context")?;
@@ -834,10 +961,14 @@ pub fn set(s: &mut Scenario, fig: &mut ArchFigures, f: Field, text: &str) -> Res
             let v = if t.is_empty() || t.eq_ignore_ascii_case("none") {
                 None
             } else {
-                Some(units::parse_bandwidth(t).map_err(|e| format!("measured bandwidth: {}", e.0))?)
+                Some(
+                    units::parse_bandwidth(t)
+                        .map_err(|e| format!("measured bandwidth: {}", e.0))?,
+                )
             };
             if let Some(tier) = s.machine.tiers.get_mut(i) {
-                tier.measured_bandwidth = v.map(|b| Sourced::new(b, Provenance::User, "typed in the explorer"));
+                tier.measured_bandwidth =
+                    v.map(|b| Sourced::new(b, Provenance::User, "typed in the explorer"));
             }
         }
         Field::ComputeRate(i) => {
@@ -866,17 +997,27 @@ pub fn parse_params(t: &str) -> Result<u64, FieldError> {
         Some('t') => (&lower[..lower.len() - 1], 1e12),
         _ => (lower.as_str(), 1.0),
     };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("parameters: \"{}\" is not a number (e.g. 32.8e9 or 32.8B)", t.trim()))?;
+    let v: f64 = num.parse().map_err(|_| {
+        format!(
+            "parameters: \"{}\" is not a number (e.g. 32.8e9 or 32.8B)",
+            t.trim()
+        )
+    })?;
     let v = v * mult;
     if !v.is_finite() || v < 1.0 || v >= u64::MAX as f64 {
-        return Err(format!("parameters: \"{}\" is not a plausible parameter count", t.trim()));
+        return Err(format!(
+            "parameters: \"{}\" is not a plausible parameter count",
+            t.trim()
+        ));
     }
     Ok(v.round() as u64)
 }
 
 /// The context after `[` (halve) or `]` (double).
 pub fn halve_or_double_context(n: u64, double: bool) -> u64 {
-    if double { n.saturating_mul(2).min(MAX_CONTEXT.saturating_mul(2)) } else { (n / 2).max(1) }
+    if double {
+        n.saturating_mul(2).min(MAX_CONTEXT.saturating_mul(2))
+    } else {
+        (n / 2).max(1)
+    }
 }

@@ -339,7 +339,11 @@ impl FileState {
             bytes_per_s: 0.0,
             eta_s: None,
         };
-        jobs.spawn(Job::Hash(l.shards.iter().map(|s| s.path.clone()).collect(), cancel, cache));
+        jobs.spawn(Job::Hash(
+            l.shards.iter().map(|s| s.path.clone()).collect(),
+            cancel,
+            cache,
+        ));
         Ok(())
     }
 
@@ -356,7 +360,11 @@ impl FileState {
     }
 
     /// Handle a hashing update; returns a message to show when the hash ends.
-    pub fn on_hash(&mut self, u: HashUpdate, pinned: Option<&super::app::PinnedArtifact>) -> Option<super::app::Message> {
+    pub fn on_hash(
+        &mut self,
+        u: HashUpdate,
+        pinned: Option<&super::app::PinnedArtifact>,
+    ) -> Option<super::app::Message> {
         if !matches!(self.hash, HashState::Running { .. }) {
             return None;
         }
@@ -380,13 +388,24 @@ impl FileState {
                 let actual = digests.join(" ");
                 let pin = pinned.and_then(|p| p.sha256.clone());
                 let (state, text, error) = match pin {
-                    Some(exp) if exp == actual => (HashState::Verified(actual), "SHA-256 verified".to_string(), false),
+                    Some(exp) if exp == actual => (
+                        HashState::Verified(actual),
+                        "SHA-256 verified".to_string(),
+                        false,
+                    ),
                     Some(exp) => (
-                        HashState::Mismatch { expected: exp, actual },
+                        HashState::Mismatch {
+                            expected: exp,
+                            actual,
+                        },
                         "SHA-256 MISMATCH: this is not the pinned file".to_string(),
                         true,
                     ),
-                    None => (HashState::NotPinned(actual), "SHA-256 computed (no profile pins this file)".to_string(), false),
+                    None => (
+                        HashState::NotPinned(actual),
+                        "SHA-256 computed (no profile pins this file)".to_string(),
+                        false,
+                    ),
                 };
                 self.hash = state;
                 Some(super::app::Message { text, error })
@@ -399,7 +418,10 @@ impl FileState {
             HashUpdate::Failed(e) => {
                 self.cancel = None;
                 self.hash = HashState::Failed(e.clone());
-                Some(super::app::Message { text: e, error: true })
+                Some(super::app::Message {
+                    text: e,
+                    error: true,
+                })
             }
         }
     }

@@ -111,7 +111,11 @@ impl Keymap {
         let file: KeymapFile = toml::from_str(text).map_err(|e| format!("keymap: {e}"))?;
         let mut bindings = Vec::with_capacity(file.key.len());
         for b in file.key {
-            let specs = b.keys.iter().map(|k| parse_key(k)).collect::<Result<Vec<_>, _>>()?;
+            let specs = b
+                .keys
+                .iter()
+                .map(|k| parse_key(k))
+                .collect::<Result<Vec<_>, _>>()?;
             bindings.push((specs, b));
         }
         Ok(Keymap { bindings })
@@ -145,12 +149,20 @@ impl Keymap {
 
     /// Bindings of one context, for the help overlay.
     pub fn bindings(&self, context: Context) -> impl Iterator<Item = &Binding> {
-        self.bindings.iter().map(|(_, b)| b).filter(move |b| b.context == context)
+        self.bindings
+            .iter()
+            .map(|(_, b)| b)
+            .filter(move |b| b.context == context)
     }
 
     /// The keys of a binding as the help shows them: `↑ k`, `Ctrl-C`.
     pub fn key_label(binding: &Binding) -> String {
-        binding.keys.iter().map(|k| label(k)).collect::<Vec<_>>().join(" ")
+        binding
+            .keys
+            .iter()
+            .map(|k| label(k))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     /// The key list as Markdown (docs/keys.md).
@@ -164,9 +176,17 @@ impl Keymap {
              Mouse: a click selects a pane and a field; the wheel scrolls.\n",
         );
         for ctx in Context::ALL {
-            out.push_str(&format!("\n## {}\n\n| key | action |\n|---|---|\n", ctx.title()));
+            out.push_str(&format!(
+                "\n## {}\n\n| key | action |\n|---|---|\n",
+                ctx.title()
+            ));
             for b in self.bindings(ctx) {
-                let keys = b.keys.iter().map(|k| format!("`{}`", label(k))).collect::<Vec<_>>().join(" ");
+                let keys = b
+                    .keys
+                    .iter()
+                    .map(|k| format!("`{}`", label(k)))
+                    .collect::<Vec<_>>()
+                    .join(" ");
                 out.push_str(&format!("| {keys} | {} |\n", b.help));
             }
         }

@@ -77,11 +77,16 @@ pub fn main_layout(area: Rect, focus: Pane, hints: Hints) -> Option<MainLayout> 
     if too_small(area) {
         return None;
     }
-    let [title, body, status] =
-        Layout::vertical([Constraint::Length(1), Constraint::Fill(1), Constraint::Length(1)]).areas(area);
+    let [title, body, status] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Fill(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
     if area.width >= FULL_WIDTH && area.height >= FULL_HEIGHT {
         let left_w = (area.width * 35 / 100).clamp(42, 60);
-        let [left, right] = Layout::horizontal([Constraint::Length(left_w), Constraint::Fill(1)]).areas(body);
+        let [left, right] =
+            Layout::horizontal([Constraint::Length(left_w), Constraint::Fill(1)]).areas(body);
         let [artifact, model, machine] = Layout::vertical([
             Constraint::Length(artifact_h),
             Constraint::Length(12),
@@ -109,9 +114,11 @@ pub fn main_layout(area: Rect, focus: Pane, hints: Hints) -> Option<MainLayout> 
             tabs: None,
         });
     }
-    let [left, right] = Layout::horizontal([Constraint::Length(38), Constraint::Fill(1)]).areas(body);
+    let [left, right] =
+        Layout::horizontal([Constraint::Length(38), Constraint::Fill(1)]).areas(body);
     let [tabs, input] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(left);
-    let [bounds, claim] = Layout::vertical([Constraint::Fill(1), Constraint::Length(claim_h)]).areas(right);
+    let [bounds, claim] =
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(claim_h)]).areas(right);
     Some(MainLayout {
         title,
         status,
@@ -161,7 +168,11 @@ pub fn field_cells(inner: Rect, rows: usize, selected: usize) -> Vec<(usize, Rec
                     Rect {
                         x: inner.x + col as u16 * col_w,
                         y: inner.y + row as u16,
-                        width: if col == 0 { col_w - 1 } else { inner.width - col_w },
+                        width: if col == 0 {
+                            col_w - 1
+                        } else {
+                            inner.width - col_w
+                        },
                         height: 1,
                     },
                 )

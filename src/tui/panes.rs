@@ -14,9 +14,16 @@ use ratatui::widgets::{Block, BorderType, Borders};
 pub fn block<'a>(title: impl Into<String>, focused: bool, theme: Theme) -> Block<'a> {
     Block::new()
         .borders(Borders::ALL)
-        .border_type(if focused { BorderType::Thick } else { BorderType::Rounded })
+        .border_type(if focused {
+            BorderType::Thick
+        } else {
+            BorderType::Rounded
+        })
         .border_style(theme.border(focused))
-        .title(Line::from(Span::styled(format!(" {} ", title.into()), theme.title(focused))))
+        .title(Line::from(Span::styled(
+            format!(" {} ", title.into()),
+            theme.title(focused),
+        )))
 }
 
 /// Greedy word wrap of styled spans to `width` cells (so a pane knows how many rows a

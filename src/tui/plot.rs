@@ -122,9 +122,7 @@ pub fn si(v: f64) -> String {
     } else {
         (v, "")
     };
-    let s = if x.abs() >= 100.0 || x.fract().abs() < 1e-9 {
-        format!("{x:.0}")
-    } else if x.abs() >= 10.0 {
+    let s = if x.abs() >= 10.0 || x.fract().abs() < 1e-9 {
         format!("{x:.0}")
     } else {
         format!("{x:.1}")
@@ -160,12 +158,19 @@ fn curve(r: &Report) -> CurvePlot {
         .collect();
     let inventory: Vec<(f64, f64)> = c
         .iter()
-        .filter_map(|p| p.inventory_tokens_per_second.map(|t| (p.context_tokens as f64, t)))
+        .filter_map(|p| {
+            p.inventory_tokens_per_second
+                .map(|t| (p.context_tokens as f64, t))
+        })
         .filter(|(_, t)| t.is_finite())
         .collect();
     let n = r.inputs.cache.context as f64;
     let full = r.decode.full_context.tokens_per_second;
-    let current = if full.is_finite() { vec![(n, full)] } else { vec![] };
+    let current = if full.is_finite() {
+        vec![(n, full)]
+    } else {
+        vec![]
+    };
     let x_max = file.iter().map(|p| p.0).fold(1.0f64, f64::max);
     let y_max = file
         .iter()
@@ -175,7 +180,11 @@ fn curve(r: &Report) -> CurvePlot {
         .max(1e-9)
         * 1.1;
     CurvePlot {
-        x_labels: vec!["0".into(), tokens_label((x_max / 2.0).round()), tokens_label(x_max)],
+        x_labels: vec![
+            "0".into(),
+            tokens_label((x_max / 2.0).round()),
+            tokens_label(x_max),
+        ],
         y_labels: vec!["0".into(), si(y_max / 2.0), si(y_max)],
         file,
         inventory,
@@ -190,15 +199,25 @@ fn roofline(r: &Report) -> RooflinePlot {
     let bw = rl.bandwidth.max(1.0);
     let compute = rl.compute.map(|c| c.0).filter(|c| *c > 0.0);
     let pos = |x: f64| x.is_finite() && x > 0.0;
-    let mut xs: Vec<f64> = [Some(rl.decode_intensity), Some(rl.prefill_intensity), rl.machine_balance]
-        .into_iter()
-        .flatten()
-        .filter(|x| pos(*x))
-        .collect();
+    let mut xs: Vec<f64> = [
+        Some(rl.decode_intensity),
+        Some(rl.prefill_intensity),
+        rl.machine_balance,
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|x| pos(*x))
+    .collect();
     if xs.is_empty() {
         xs.push(1.0);
     }
-    let x_lo = xs.iter().copied().fold(f64::INFINITY, f64::min).log10().floor() - 0.5;
+    let x_lo = xs
+        .iter()
+        .copied()
+        .fold(f64::INFINITY, f64::min)
+        .log10()
+        .floor()
+        - 0.5;
     let x_hi = xs.iter().copied().fold(0.0f64, f64::max).log10().ceil() + 0.5;
     let attain = |i: f64| {
         let b = bw * i;
@@ -214,7 +233,10 @@ fn roofline(r: &Report) -> RooflinePlot {
         Some(c) => {
             let ridge = (c / bw).clamp(x_lo10, x_hi10);
             (
-                vec![(x_lo, (bw * x_lo10).log10()), (ridge.log10(), (bw * ridge).log10())],
+                vec![
+                    (x_lo, (bw * x_lo10).log10()),
+                    (ridge.log10(), (bw * ridge).log10()),
+                ],
                 vec![(ridge.log10(), c.log10()), (x_hi, c.log10())],
             )
         }
@@ -223,7 +245,13 @@ fn roofline(r: &Report) -> RooflinePlot {
             vec![],
         ),
     };
-    let point = |i: f64| if pos(i) { vec![(i.log10(), y_of(i))] } else { vec![] };
+    let point = |i: f64| {
+        if pos(i) {
+            vec![(i.log10(), y_of(i))]
+        } else {
+            vec![]
+        }
+    };
     let y_lo = (bw * x_lo10).log10().floor();
     let y_hi = match compute {
         Some(c) => c.log10().max((bw * x_lo10).log10()),
@@ -237,7 +265,11 @@ fn roofline(r: &Report) -> RooflinePlot {
         decode: point(rl.decode_intensity),
         prefill: point(rl.prefill_intensity),
         x_labels: vec![si(x_lo10), si(10f64.powf((x_lo + x_hi) / 2.0)), si(x_hi10)],
-        y_labels: vec![si(10f64.powf(y_lo)), si(10f64.powf((y_lo + y_hi) / 2.0)), si(10f64.powf(y_hi))],
+        y_labels: vec![
+            si(10f64.powf(y_lo)),
+            si(10f64.powf((y_lo + y_hi) / 2.0)),
+            si(10f64.powf(y_hi)),
+        ],
         x_bounds: [x_lo, x_hi],
         y_bounds: [y_lo, y_hi],
     }

@@ -39,7 +39,8 @@ impl Widget for &App {
         match self.view {
             View::Main => self.render_main(area, buf),
             other => {
-                let [body, status] = Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(area);
+                let [body, status] =
+                    Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(area);
                 let file = self.file.loaded.as_ref();
                 let name = file.map(|f| f.file_name.as_str());
                 match other {
@@ -53,7 +54,11 @@ impl Widget for &App {
                     View::Metadata => MetadataScreen {
                         view: &self.metadata,
                         rows: self.file.metadata_rows(),
-                        expanded: self.metadata.expanded.as_deref().and_then(|k| self.file.array(k)),
+                        expanded: self
+                            .metadata
+                            .expanded
+                            .as_deref()
+                            .and_then(|k| self.file.array(k)),
                         file_name: name,
                         theme: t,
                     }
@@ -106,12 +111,18 @@ impl Widget for &App {
 impl App {
     fn render_main(&self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
-        let Some(l) = layout::main_layout(area, self.focus, self.layout_hints()) else { return };
+        let Some(l) = layout::main_layout(area, self.focus, self.layout_hints()) else {
+            return;
+        };
         self.render_title(&l, buf);
         if let Some(tabs) = l.tabs {
             let mut spans = Vec::new();
             for p in [Pane::Artifact, Pane::Model, Pane::Cache, Pane::Machine] {
-                let style = if layout::compact_left(self.focus) == p { t.title(true) } else { t.label() };
+                let style = if layout::compact_left(self.focus) == p {
+                    t.title(true)
+                } else {
+                    t.label()
+                };
                 spans.push(Span::styled(format!(" {} ", p.title()), style));
             }
             Paragraph::new(Line::from(spans)).render(tabs, buf);
@@ -168,7 +179,8 @@ impl App {
         let t = self.theme;
         let right = " ? help  q quit ";
         let [left, r] =
-            Layout::horizontal([Constraint::Fill(1), Constraint::Length(right.len() as u16)]).areas(l.title);
+            Layout::horizontal([Constraint::Fill(1), Constraint::Length(right.len() as u16)])
+                .areas(l.title);
         Paragraph::new(Line::from(vec![
             Span::styled(" llmbound ", t.title(true)),
             Span::styled(format!(" {}", self.scenario.name), t.heading()),

@@ -27,7 +27,11 @@ impl Theme {
     }
 
     fn fg(self, c: Color) -> Style {
-        if self.color { Style::new().fg(c) } else { Style::new() }
+        if self.color {
+            Style::new().fg(c)
+        } else {
+            Style::new()
+        }
     }
 
     /// Plain text.
@@ -57,7 +61,8 @@ impl Theme {
     /// A pane title.
     pub fn title(self, focused: bool) -> Style {
         if focused {
-            self.fg(Color::Cyan).add_modifier(Modifier::BOLD | Modifier::REVERSED)
+            self.fg(Color::Cyan)
+                .add_modifier(Modifier::BOLD | Modifier::REVERSED)
         } else {
             Style::new().add_modifier(Modifier::BOLD)
         }

@@ -29,13 +29,25 @@ pub struct ArtifactPane<'a> {
 }
 
 fn short_hash(h: &str) -> String {
-    if h.len() > 20 { format!("{}…{}", &h[..10], &h[h.len() - 8..]) } else { h.to_string() }
+    if h.len() > 20 {
+        format!("{}…{}", &h[..10], &h[h.len() - 8..])
+    } else {
+        h.to_string()
+    }
 }
 
 /// A progress bar of `width` cells as text.
 fn progress_text(done: u64, total: u64, width: usize) -> String {
-    let filled = if total == 0 { 0 } else { ((done as u128 * width as u128) / total as u128) as usize };
-    format!("{}{}", "█".repeat(filled.min(width)), "░".repeat(width - filled.min(width)))
+    let filled = if total == 0 {
+        0
+    } else {
+        ((done as u128 * width as u128) / total as u128) as usize
+    };
+    format!(
+        "{}{}",
+        "█".repeat(filled.min(width)),
+        "░".repeat(width - filled.min(width))
+    )
 }
 
 /// A parameter count as `32.8 B`, `270 M`.
@@ -50,7 +62,11 @@ fn params_text(p: u64) -> String {
 /// Seconds as `1m 05s` / `12s`.
 pub fn fmt_eta(s: f64) -> String {
     let s = s.max(0.0).round() as u64;
-    if s >= 60 { format!("{}m {:02}s", s / 60, s % 60) } else { format!("{s}s") }
+    if s >= 60 {
+        format!("{}m {:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
 }
 
 impl Widget for ArtifactPane<'_> {
@@ -65,7 +81,10 @@ impl Widget for ArtifactPane<'_> {
         let name = match (loaded, self.pinned) {
             (Some(l), _) => l.file_name.clone(),
             (None, Some(p)) => p.file.clone(),
-            (None, None) => self.weights.first().map_or("no artifact".into(), |w| w.label.clone()),
+            (None, None) => self
+                .weights
+                .first()
+                .map_or("no artifact".into(), |w| w.label.clone()),
         };
         let source = if loaded.is_some() { "file" } else { "profile" };
         lines.push(Line::from(vec![
@@ -73,13 +92,20 @@ impl Widget for ArtifactPane<'_> {
             Span::styled(format!("  {source}"), t.label()),
         ]));
         lines.push(Line::from(vec![
-            Span::styled(format!("{} bytes", units::group_digits(fig.bytes as u128)), t.text()),
+            Span::styled(
+                format!("{} bytes", units::group_digits(fig.bytes as u128)),
+                t.text(),
+            ),
             Span::raw("  "),
             Span::styled(fig.provenance.label(), t.provenance(fig.provenance)),
         ]));
         let shards = loaded.map_or(1, |l| l.shards.len());
         let mut size = vec![Span::styled(
-            format!("{} · {}", units::fmt_gb(fig.bytes), units::fmt_gib(fig.bytes)),
+            format!(
+                "{} · {}",
+                units::fmt_gb(fig.bytes),
+                units::fmt_gib(fig.bytes)
+            ),
             t.text(),
         )];
         size.push(Span::styled(
@@ -87,7 +113,10 @@ impl Widget for ArtifactPane<'_> {
             t.label(),
         ));
         if self.weights.len() > 1 {
-            size.push(Span::styled(format!(" + {} extra", self.weights.len() - 1), t.label()));
+            size.push(Span::styled(
+                format!(" + {} extra", self.weights.len() - 1),
+                t.label(),
+            ));
         }
         lines.push(Line::from(size));
         lines.push(self.hash_line(inner.width as usize));
@@ -96,7 +125,9 @@ impl Widget for ArtifactPane<'_> {
                 let how = if fig.parameters_counted {
                     "counted".to_string()
                 } else {
-                    fig.parameters_provenance.map_or("", |p| p.label()).to_string()
+                    fig.parameters_provenance
+                        .map_or("", |p| p.label())
+                        .to_string()
                 };
                 Line::from(vec![
                     Span::styled(format!("{b:.3}"), t.figure()),
@@ -110,7 +141,10 @@ impl Widget for ArtifactPane<'_> {
         match loaded {
             Some(l) => {
                 lines.push(Line::from(Span::styled(
-                    format!("{:<7}{:>7} {:>11} {:>6} {:>6}", "type", "tensors", "bytes", "share", "b/w"),
+                    format!(
+                        "{:<7}{:>7} {:>11} {:>6} {:>6}",
+                        "type", "tensors", "bytes", "share", "b/w"
+                    ),
                     t.label(),
                 )));
                 let room = (inner.height as usize).saturating_sub(lines.len());
@@ -137,18 +171,30 @@ impl Widget for ArtifactPane<'_> {
                 }
             }
             None => {
-                let q = self.pinned.map(|p| p.quantization.as_str()).filter(|q| !q.is_empty());
+                let q = self
+                    .pinned
+                    .map(|p| p.quantization.as_str())
+                    .filter(|q| !q.is_empty());
                 if let Some(q) = q {
                     lines.push(Line::from(vec![
                         Span::styled(format!("\"{q}\""), t.text()),
                         Span::styled(" mixes encodings: open the", t.label()),
                     ]));
-                    lines.push(Line::from(Span::styled("GGUF (o) for the per-type summary", t.label())));
+                    lines.push(Line::from(Span::styled(
+                        "GGUF (o) for the per-type summary",
+                        t.label(),
+                    )));
                 } else {
-                    lines.push(Line::from(Span::styled("open the GGUF (o) for its encodings", t.label())));
+                    lines.push(Line::from(Span::styled(
+                        "open the GGUF (o) for its encodings",
+                        t.label(),
+                    )));
                 }
                 if let Some(p) = &self.file.opening {
-                    lines.push(Line::from(Span::styled(format!("opening {} …", p.display()), t.warn())));
+                    lines.push(Line::from(Span::styled(
+                        format!("opening {} …", p.display()),
+                        t.warn(),
+                    )));
                 }
             }
         }
@@ -195,11 +241,20 @@ impl ArtifactPane<'_> {
                 Span::styled("not pinned ", t.warn()),
                 Span::styled(short_hash(h), t.label()),
             ]),
-            HashState::Cancelled => Line::from(vec![label, Span::styled("cancelled (Enter hashes)", t.warn())]),
+            HashState::Cancelled => Line::from(vec![
+                label,
+                Span::styled("cancelled (Enter hashes)", t.warn()),
+            ]),
             HashState::Failed(e) => Line::from(vec![label, Span::styled(e.clone(), t.bad())]),
             HashState::Idle => match (self.file.loaded.is_some(), pin) {
-                (true, Some(_)) => Line::from(vec![label, Span::styled("pinned; Enter verifies", t.label())]),
-                (true, None) => Line::from(vec![label, Span::styled("not pinned; Enter hashes", t.label())]),
+                (true, Some(_)) => Line::from(vec![
+                    label,
+                    Span::styled("pinned; Enter verifies", t.label()),
+                ]),
+                (true, None) => Line::from(vec![
+                    label,
+                    Span::styled("not pinned; Enter hashes", t.label()),
+                ]),
                 (false, Some(h)) => Line::from(vec![
                     label,
                     Span::styled("pinned ", t.provenance(Provenance::Spec)),

@@ -60,7 +60,11 @@ impl BoundsPane<'_> {
         let c = &r.capacity;
         let n = r.inputs.cache.context;
         let mut lines = Vec::new();
-        let head_style = if c.headroom_bytes >= 0 { t.text() } else { t.bad() };
+        let head_style = if c.headroom_bytes >= 0 {
+            t.text()
+        } else {
+            t.bad()
+        };
         lines.push(Line::from(vec![
             Span::styled("headroom ", t.label()),
             Span::styled(
@@ -84,7 +88,11 @@ impl BoundsPane<'_> {
             ),
             Span::styled(" · ", t.label()),
             Span::styled(
-                format!("{} at {} tokens", units::exact_binary(c.kv_bytes), units::fmt_tokens(n)),
+                format!(
+                    "{} at {} tokens",
+                    units::exact_binary(c.kv_bytes),
+                    units::fmt_tokens(n)
+                ),
                 t.text(),
             ),
         ]));
@@ -120,12 +128,18 @@ impl BoundsPane<'_> {
         let row = |label: String, c: &Ceiling| {
             Line::from(vec![
                 Span::styled(format!("{label:<18}"), t.label()),
-                Span::styled(format!("{:>9}", units::fmt_rate(c.tokens_per_second)), t.figure()),
+                Span::styled(
+                    format!("{:>9}", units::fmt_rate(c.tokens_per_second)),
+                    t.figure(),
+                ),
                 Span::styled(format!(" {:>10}", units::fmt_ms(c.ms_per_token)), t.text()),
             ])
         };
         lines.push(row("file, short".into(), &d.short_context));
-        lines.push(row(format!("file @ {}", units::fmt_tokens(n)), &d.full_context));
+        lines.push(row(
+            format!("file @ {}", units::fmt_tokens(n)),
+            &d.full_context,
+        ));
         match (&d.inventory_short_context, &d.inventory_full_context) {
             (Some(s), Some(f)) => {
                 lines.push(row("inventory, short".into(), s));
@@ -137,7 +151,11 @@ impl BoundsPane<'_> {
             ])),
         }
         let kind = ceiling_kind(&d.full_context);
-        let kind_style = if d.full_context.bandwidth_provenance == Provenance::Spec { t.warn() } else { t.text() };
+        let kind_style = if d.full_context.bandwidth_provenance == Provenance::Spec {
+            t.warn()
+        } else {
+            t.text()
+        };
         lines.push(Line::from(vec![
             Span::styled(kind, kind_style),
             Span::styled(
@@ -177,7 +195,10 @@ impl BoundsPane<'_> {
                     )
                 })
                 .collect();
-            lines.push(Line::from(Span::styled(format!(" {}", parts.join(" · ")), t.label())));
+            lines.push(Line::from(Span::styled(
+                format!(" {}", parts.join(" · ")),
+                t.label(),
+            )));
         } else {
             lines.push(Line::from(Span::styled(
                 "one tier moves every byte: sum = overlap",
@@ -188,7 +209,10 @@ impl BoundsPane<'_> {
             lines.push(Line::from(vec![
                 Span::styled("per sequence ", t.label()),
                 Span::styled(
-                    format!("{} tokens/s", units::fmt_rate(d.full_context.per_sequence_tokens_per_second)),
+                    format!(
+                        "{} tokens/s",
+                        units::fmt_rate(d.full_context.per_sequence_tokens_per_second)
+                    ),
                     t.text(),
                 ),
             ]));
@@ -205,7 +229,11 @@ impl BoundsPane<'_> {
                 Span::styled("Prefill ceiling ", t.heading()),
                 Span::styled(format!("{} tokens/s", units::fmt_rate(p)), t.figure()),
                 Span::styled(
-                    format!(" ({}-limited, {} rows)", rl.prefill_limited_by.unwrap_or("?"), rl.prompt_rows),
+                    format!(
+                        " ({}-limited, {} rows)",
+                        rl.prefill_limited_by.unwrap_or("?"),
+                        rl.prompt_rows
+                    ),
                     t.label(),
                 ),
             ])),
@@ -239,7 +267,8 @@ impl BoundsPane<'_> {
 
     fn charts(&self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
-        let [top, bottom] = Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(area);
+        let [top, bottom] =
+            Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(area);
         let c = &self.plots.curve;
         let mut sets = vec![
             Dataset::default()
@@ -269,8 +298,10 @@ impl BoundsPane<'_> {
         );
         Chart::new(sets)
             .block(
-                ratatui::widgets::Block::new()
-                    .title(Line::from(Span::styled("ceiling tok/s vs context", t.label()))),
+                ratatui::widgets::Block::new().title(Line::from(Span::styled(
+                    "ceiling tok/s vs context",
+                    t.label(),
+                ))),
             )
             .legend_position(None)
             .x_axis(
@@ -322,10 +353,10 @@ impl BoundsPane<'_> {
                 .data(&rp.prefill),
         );
         Chart::new(sets)
-            .block(ratatui::widgets::Block::new().title(Line::from(Span::styled(
-                "roofline, log-log",
-                t.label(),
-            ))))
+            .block(
+                ratatui::widgets::Block::new()
+                    .title(Line::from(Span::styled("roofline, log-log", t.label()))),
+            )
             .legend_position(None)
             .x_axis(
                 Axis::default()
@@ -354,13 +385,16 @@ impl Widget for BoundsPane<'_> {
         }
         let bars = &self.plots.bars;
         let wrap = |ls: Vec<Line<'static>>| -> Vec<Line<'static>> {
-            ls.into_iter().flat_map(|l| super::wrap_line(l, inner.width)).collect()
+            ls.into_iter()
+                .flat_map(|l| super::wrap_line(l, inner.width))
+                .collect()
         };
         let cap_lines = wrap(self.capacity_lines(inner.width));
         let detail = wrap(self.detail_lines());
         let bar_rows = if self.compact { 2 } else { 1 };
         let top_h = (cap_lines.len() + bars.len() * bar_rows + detail.len()) as u16;
-        let [top, rest] = Layout::vertical([Constraint::Length(top_h), Constraint::Fill(1)]).areas(inner);
+        let [top, rest] =
+            Layout::vertical([Constraint::Length(top_h), Constraint::Fill(1)]).areas(inner);
         // Verdict, one bar per used tier, then the headroom, KV and largest-context lines.
         let mut y = top.y;
         let put = |line: Line<'static>, buf: &mut Buffer, y: &mut u16| {
@@ -392,7 +426,8 @@ impl Widget for BoundsPane<'_> {
                 MemoryBar { bar: b, theme: t }.render(Rect::new(top.x + name_w, y, bar_w, 1), buf);
                 y += 1;
                 if y < top.bottom() {
-                    Paragraph::new(Span::styled(figures, fig_style)).render(Rect::new(top.x, y, top.width, 1), buf);
+                    Paragraph::new(Span::styled(figures, fig_style))
+                        .render(Rect::new(top.x, y, top.width, 1), buf);
                     y += 1;
                 }
                 continue;
@@ -402,7 +437,8 @@ impl Widget for BoundsPane<'_> {
             Paragraph::new(Span::styled(format!("{:<9}", b.name), t.heading()))
                 .render(Rect::new(top.x, y, name_w, 1), buf);
             MemoryBar { bar: b, theme: t }.render(Rect::new(top.x + name_w, y, bar_w, 1), buf);
-            Paragraph::new(Span::styled(figures, fig_style)).render(Rect::new(top.x + name_w + bar_w, y, fig_w, 1), buf);
+            Paragraph::new(Span::styled(figures, fig_style))
+                .render(Rect::new(top.x + name_w + bar_w, y, fig_w, 1), buf);
             y += 1;
         }
         for l in detail {
@@ -418,7 +454,8 @@ impl Widget for BoundsPane<'_> {
                 .render(rest, buf);
             return;
         }
-        let [left, right] = Layout::horizontal([Constraint::Length(46), Constraint::Fill(1)]).areas(rest);
+        let [left, right] =
+            Layout::horizontal([Constraint::Length(46), Constraint::Fill(1)]).areas(rest);
         Paragraph::new(text)
             .wrap(Wrap { trim: false })
             .scroll((self.scroll, 0))

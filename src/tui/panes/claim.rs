@@ -45,19 +45,28 @@ impl Widget for ClaimPane<'_> {
             t.warn()
         };
         let mut lines = vec![Line::from(vec![
-            Span::styled(format!("{} tokens/s: ", units::fmt_rate(check.tokens_per_second)), t.heading()),
+            Span::styled(
+                format!("{} tokens/s: ", units::fmt_rate(check.tokens_per_second)),
+                t.heading(),
+            ),
             Span::styled(check.verdict.clone(), style),
         ])];
         for l in &exceeded {
             lines.push(Line::from(vec![
                 Span::styled("✗ ", t.bad()),
                 Span::styled(
-                    format!("above {} ({}) ⇒ ", l.ceiling, units::fmt_rate(l.tokens_per_second)),
+                    format!(
+                        "above {} ({}) ⇒ ",
+                        l.ceiling,
+                        units::fmt_rate(l.tokens_per_second)
+                    ),
                     t.text(),
                 ),
                 Span::styled(l.assumptions.join("; or "), t.label()),
             ]));
         }
-        Paragraph::new(lines).wrap(Wrap { trim: true }).render(inner, buf);
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: true })
+            .render(inner, buf);
     }
 }

@@ -102,13 +102,21 @@ impl Col {
     fn text(self, f: &CompareFigures) -> String {
         match self {
             Col::Fits => if f.fits { "yes" } else { "NO" }.into(),
-            Col::Headroom => units::fmt_gib_signed(f.headroom_bytes).trim_end_matches(" GiB").to_string(),
-            Col::MaxContext => f.max_context_tokens.map_or("no limit".into(), units::fmt_tokens),
+            Col::Headroom => units::fmt_gib_signed(f.headroom_bytes)
+                .trim_end_matches(" GiB")
+                .to_string(),
+            Col::MaxContext => f
+                .max_context_tokens
+                .map_or("no limit".into(), units::fmt_tokens),
             Col::Short => units::fmt_rate(f.short_tokens_per_second),
             Col::Full => units::fmt_rate(f.full_tokens_per_second),
             Col::Overlap => units::fmt_rate(f.overlapped_tokens_per_second),
-            Col::Inventory => f.inventory_full_tokens_per_second.map_or("—".into(), units::fmt_rate),
-            Col::Prefill => f.prefill_tokens_per_second.map_or("none".into(), units::fmt_rate),
+            Col::Inventory => f
+                .inventory_full_tokens_per_second
+                .map_or("—".into(), units::fmt_rate),
+            Col::Prefill => f
+                .prefill_tokens_per_second
+                .map_or("none".into(), units::fmt_rate),
             Col::CapacityTier => f.capacity_tier.clone(),
             Col::DecodeTier => f.decode_tier.clone(),
             Col::Basis => {
@@ -171,7 +179,9 @@ impl CompareView {
                 let fb = self.rows[*b].outcome.as_ref().ok();
                 let o = match (fa, fb) {
                     (Some(x), Some(y)) => match col {
-                        Col::CapacityTier | Col::DecodeTier | Col::Basis => col.text(x).cmp(&col.text(y)),
+                        Col::CapacityTier | Col::DecodeTier | Col::Basis => {
+                            col.text(x).cmp(&col.text(y))
+                        }
                         _ => col.numeric(x).total_cmp(&col.numeric(y)),
                     },
                     (Some(_), None) => Ordering::Less,
@@ -188,18 +198,26 @@ impl CompareView {
 
     /// The machine id of the selected row.
     pub fn selected_machine(&self) -> Option<String> {
-        self.order.get(self.selected).map(|i| self.rows[*i].machine_id.clone())
+        self.order
+            .get(self.selected)
+            .map(|i| self.rows[*i].machine_id.clone())
     }
 
     /// Visible columns.
     pub fn visible(&self) -> Vec<Col> {
-        Col::ALL.iter().copied().filter(|c| !self.hidden.contains(c)).collect()
+        Col::ALL
+            .iter()
+            .copied()
+            .filter(|c| !self.hidden.contains(c))
+            .collect()
     }
 
     /// Move, choose and sort columns.
     pub fn update(&mut self, a: Action) {
         let last = self.order.len().saturating_sub(1) as i64;
-        let mv = |s: &mut Self, d: i64| s.selected = (s.selected as i64 + d).clamp(0, last.max(0)) as usize;
+        let mv = |s: &mut Self, d: i64| {
+            s.selected = (s.selected as i64 + d).clamp(0, last.max(0)) as usize
+        };
         match a {
             Action::Up => mv(self, -1),
             Action::Down => mv(self, 1),
@@ -220,7 +238,10 @@ impl CompareView {
                 let c = Col::ALL[self.column];
                 self.sort = match self.sort {
                     Some((s, desc)) if s == c => Some((c, !desc)),
-                    _ => Some((c, !matches!(c, Col::CapacityTier | Col::DecodeTier | Col::Basis))),
+                    _ => Some((
+                        c,
+                        !matches!(c, Col::CapacityTier | Col::DecodeTier | Col::Basis),
+                    )),
                 };
                 self.resort();
             }
@@ -279,7 +300,9 @@ impl Widget for CompareScreen<'_> {
             spans.push(Span::styled(text, style));
         }
         Paragraph::new(Line::from(spans)).render(picker, buf);
-        let block = Block::new().borders(Borders::TOP | Borders::BOTTOM).border_style(t.label());
+        let block = Block::new()
+            .borders(Borders::TOP | Borders::BOTTOM)
+            .border_style(t.label());
         let inner = block.inner(body);
         block.render(body, buf);
         // Columns that fit beside a machine column of at least 24 cells.
@@ -306,7 +329,11 @@ impl Widget for CompareScreen<'_> {
         };
         let mut header = vec![Span::styled("machine", t.label())];
         header.extend(cols.iter().map(|c| {
-            let style = if Col::ALL[v.column] == *c { t.key() } else { t.label() };
+            let style = if Col::ALL[v.column] == *c {
+                t.key()
+            } else {
+                t.label()
+            };
             Span::styled(format!("{}{}", c.title(), sort_mark(*c)), style)
         }));
         let h = inner.height.saturating_sub(1) as usize;
@@ -334,14 +361,21 @@ impl Widget for CompareScreen<'_> {
                                 Col::Full | Col::Short => t.figure(),
                                 _ => t.text(),
                             };
-                            let right = !matches!(c, Col::CapacityTier | Col::DecodeTier | Col::Basis | Col::Fits);
+                            let right = !matches!(
+                                c,
+                                Col::CapacityTier | Col::DecodeTier | Col::Basis | Col::Fits
+                            );
                             let line = Line::from(Span::styled(text, style));
                             cells.push(if right { line.right_aligned() } else { line });
                         }
                     }
                     Err(e) => cells.push(Line::from(Span::styled(e.0.clone(), t.bad()))),
                 }
-                let style = if i == v.selected { t.selected() } else { t.text() };
+                let style = if i == v.selected {
+                    t.selected()
+                } else {
+                    t.text()
+                };
                 Row::new(cells).style(style)
             })
             .collect();

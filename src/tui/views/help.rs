@@ -20,7 +20,10 @@ impl HelpOverlay<'_> {
         let t = self.theme;
         let mut out = Vec::new();
         for ctx in Context::ALL {
-            out.push(Line::from(Span::styled(ctx.title().to_string(), t.heading())));
+            out.push(Line::from(Span::styled(
+                ctx.title().to_string(),
+                t.heading(),
+            )));
             for b in self.keymap.bindings(ctx) {
                 out.push(Line::from(vec![
                     Span::styled(format!(" {:<key_w$}", Keymap::key_label(b)), t.key()),

@@ -56,7 +56,9 @@ impl MetadataView {
         }
         let page = screen.height.saturating_sub(6).max(1) as i64;
         let last = self.shown.len().saturating_sub(1) as i64;
-        let mv = |s: &mut Self, d: i64| s.selected = (s.selected as i64 + d).clamp(0, last.max(0)) as usize;
+        let mv = |s: &mut Self, d: i64| {
+            s.selected = (s.selected as i64 + d).clamp(0, last.max(0)) as usize
+        };
         match a {
             Action::Up => mv(self, -1),
             Action::Down => mv(self, 1),
@@ -88,8 +90,12 @@ impl Widget for MetadataScreen<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
         let v = self.view;
-        let [head, body, foot] =
-            Layout::vertical([Constraint::Length(1), Constraint::Fill(1), Constraint::Length(1)]).areas(area);
+        let [head, body, foot] = Layout::vertical([
+            Constraint::Length(1),
+            Constraint::Fill(1),
+            Constraint::Length(1),
+        ])
+        .areas(area);
         let Some(file) = self.file_name else {
             Paragraph::new(vec![
                 Line::from(Span::styled("Metadata", t.heading())),
@@ -104,13 +110,18 @@ impl Widget for MetadataScreen<'_> {
         };
         let mut spans = vec![
             Span::styled(format!("Metadata · {file} "), t.heading()),
-            Span::styled(format!("{} of {} keys", v.shown.len(), self.rows.len()), t.figure()),
+            Span::styled(
+                format!("{} of {} keys", v.shown.len(), self.rows.len()),
+                t.figure(),
+            ),
         ];
         if !v.search.is_empty() {
             spans.push(Span::styled(format!(" · /{}", v.search), t.input()));
         }
         Paragraph::new(Line::from(spans)).render(head, buf);
-        let block = Block::new().borders(Borders::TOP | Borders::BOTTOM).border_style(t.label());
+        let block = Block::new()
+            .borders(Borders::TOP | Borders::BOTTOM)
+            .border_style(t.label());
         let inner = block.inner(body);
         block.render(body, buf);
         let h = inner.height as usize;
@@ -129,7 +140,11 @@ impl Widget for MetadataScreen<'_> {
                 break;
             }
             let r = &self.rows[*ri];
-            let style = if si == v.selected { t.selected() } else { t.text() };
+            let style = if si == v.selected {
+                t.selected()
+            } else {
+                t.text()
+            };
             let mark = match (r.array_len, v.expanded.as_deref() == Some(r.key.as_str())) {
                 (Some(_), true) => "▾ ",
                 (Some(_), false) => "▸ ",
@@ -147,7 +162,9 @@ impl Widget for MetadataScreen<'_> {
             if v.expanded.as_deref() == Some(r.key.as_str()) {
                 match self.expanded {
                     None => lines.push(Line::from(Span::styled("    loading…", t.label()))),
-                    Some(Err(e)) => lines.push(Line::from(Span::styled(format!("    {e}"), t.bad()))),
+                    Some(Err(e)) => {
+                        lines.push(Line::from(Span::styled(format!("    {e}"), t.bad())))
+                    }
                     Some(Ok(values)) => {
                         let room = h.saturating_sub(lines.len()).saturating_sub(1);
                         for (k, val) in values.iter().take(room.min(EXPANDED_MAX)).enumerate() {

@@ -124,7 +124,10 @@ fn cmp_tensors(a: &TensorItem, b: &TensorItem, col: Column) -> Ordering {
         Column::Shape => a.shape.cmp(&b.shape),
         Column::Elements => a.elements.cmp(&b.elements),
         Column::Bytes => a.bytes.cmp(&b.bytes),
-        Column::Bits => a.bits_per_weight.unwrap_or(0.0).total_cmp(&b.bits_per_weight.unwrap_or(0.0)),
+        Column::Bits => a
+            .bits_per_weight
+            .unwrap_or(0.0)
+            .total_cmp(&b.bits_per_weight.unwrap_or(0.0)),
         Column::Offset => (a.shard, a.offset).cmp(&(b.shard, b.offset)),
         Column::Counted => a.counted.cmp(&b.counted),
     }
@@ -201,7 +204,8 @@ impl TensorView {
                 keys.sort();
                 let mut out = Vec::new();
                 for k in keys {
-                    let members: Vec<usize> = idx.iter().copied().filter(|i| key(&inv[*i]) == k).collect();
+                    let members: Vec<usize> =
+                        idx.iter().copied().filter(|i| key(&inv[*i]) == k).collect();
                     let bytes: u64 = members.iter().filter_map(|i| inv[*i].bytes).sum();
                     out.push(TableLine::Group {
                         label: k.2.clone(),
@@ -229,7 +233,9 @@ impl TensorView {
     pub fn update(&mut self, a: Action, inv: &[TensorItem], screen: Rect) {
         let page = screen.height.saturating_sub(6).max(1) as i64;
         let last = self.lines.len().saturating_sub(1) as i64;
-        let mv = |s: &mut Self, d: i64| s.selected = (s.selected as i64 + d).clamp(0, last.max(0)) as usize;
+        let mv = |s: &mut Self, d: i64| {
+            s.selected = (s.selected as i64 + d).clamp(0, last.max(0)) as usize
+        };
         match a {
             Action::Up => mv(self, -1),
             Action::Down => mv(self, 1),
@@ -239,7 +245,10 @@ impl TensorView {
             Action::End => self.selected = last.max(0) as usize,
             Action::Scroll(_, _, d) => mv(self, d as i64 * 3),
             Action::Left | Action::Right => {
-                let i = Column::ALL.iter().position(|c| *c == self.sort).unwrap_or(0) as i32;
+                let i = Column::ALL
+                    .iter()
+                    .position(|c| *c == self.sort)
+                    .unwrap_or(0) as i32;
                 let d = if a == Action::Left { -1 } else { 1 };
                 self.sort = Column::ALL[(i + d).rem_euclid(Column::ALL.len() as i32) as usize];
                 self.reverse = matches!(self.sort, Column::Elements | Column::Bytes | Column::Bits);
@@ -301,7 +310,10 @@ fn width(c: Column) -> u16 {
 }
 
 fn right_aligned(c: Column) -> bool {
-    matches!(c, Column::Elements | Column::Bytes | Column::Bits | Column::Offset)
+    matches!(
+        c,
+        Column::Elements | Column::Bytes | Column::Bits | Column::Offset
+    )
 }
 
 /// The browser, drawn.
@@ -320,8 +332,12 @@ impl Widget for TensorsScreen<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
         let v = self.view;
-        let [head, body, foot] =
-            Layout::vertical([Constraint::Length(1), Constraint::Fill(1), Constraint::Length(1)]).areas(area);
+        let [head, body, foot] = Layout::vertical([
+            Constraint::Length(1),
+            Constraint::Fill(1),
+            Constraint::Length(1),
+        ])
+        .areas(area);
         let Some(file) = self.file_name else {
             Paragraph::new(vec![
                 Line::from(Span::styled("Tensor inventory", t.heading())),
@@ -344,7 +360,10 @@ impl Widget for TensorsScreen<'_> {
         let mut spans = vec![
             Span::styled(format!("Tensors · {file} "), t.heading()),
             Span::styled(format!("{} of {}", v.shown, self.inv.len()), t.figure()),
-            Span::styled(format!(" · sort {} {dir} (←→ r)", v.sort.title()), t.label()),
+            Span::styled(
+                format!(" · sort {} {dir} (←→ r)", v.sort.title()),
+                t.label(),
+            ),
             Span::styled(format!(" · {filter} (f)"), t.label()),
             Span::styled(format!(" · group {group} (Enter)"), t.label()),
         ];
@@ -352,7 +371,9 @@ impl Widget for TensorsScreen<'_> {
             spans.push(Span::styled(format!(" · /{}", v.search), t.input()));
         }
         Paragraph::new(Line::from(spans)).render(head, buf);
-        let block = Block::new().borders(Borders::TOP | Borders::BOTTOM).border_style(t.label());
+        let block = Block::new()
+            .borders(Borders::TOP | Borders::BOTTOM)
+            .border_style(t.label());
         let inner = block.inner(body);
         block.render(body, buf);
         let h = inner.height.saturating_sub(1) as usize;
@@ -360,8 +381,19 @@ impl Widget for TensorsScreen<'_> {
         // Columns that fit beside a name column of at least 24 cells, dropping the least
         // needed first.
         let mut cols: Vec<Column> = Column::ALL.to_vec();
-        for drop in [Column::Offset, Column::Elements, Column::Shape, Column::Counted, Column::Bits] {
-            let need: u16 = 24 + cols.iter().filter(|c| **c != Column::Name).map(|c| width(*c) + 1).sum::<u16>();
+        for drop in [
+            Column::Offset,
+            Column::Elements,
+            Column::Shape,
+            Column::Counted,
+            Column::Bits,
+        ] {
+            let need: u16 = 24
+                + cols
+                    .iter()
+                    .filter(|c| **c != Column::Name)
+                    .map(|c| width(*c) + 1)
+                    .sum::<u16>();
             if need <= inner.width {
                 break;
             }
@@ -369,7 +401,13 @@ impl Widget for TensorsScreen<'_> {
         }
         let widths: Vec<Constraint> = cols
             .iter()
-            .map(|c| if *c == Column::Name { Constraint::Fill(1) } else { Constraint::Length(width(*c)) })
+            .map(|c| {
+                if *c == Column::Name {
+                    Constraint::Fill(1)
+                } else {
+                    Constraint::Length(width(*c))
+                }
+            })
             .collect();
         let header = Row::new(cols.iter().map(|c| {
             let mut s = c.title().to_string();
@@ -378,7 +416,11 @@ impl Widget for TensorsScreen<'_> {
             }
             let style = if *c == v.sort { t.key() } else { t.label() };
             let line = Line::from(Span::styled(s, style));
-            if right_aligned(*c) { line.right_aligned() } else { line }
+            if right_aligned(*c) {
+                line.right_aligned()
+            } else {
+                line
+            }
         }));
         let rows: Vec<Row> = v
             .lines
@@ -397,15 +439,27 @@ impl Widget for TensorsScreen<'_> {
                                 Column::Type => x.type_name.clone(),
                                 Column::Shape => x.shape.clone(),
                                 Column::Elements => units::group_digits(x.elements as u128),
-                                Column::Bytes => x.bytes.map_or("?".into(), |b| units::group_digits(b as u128)),
-                                Column::Bits => x.bits_per_weight.map_or("—".into(), |b| format!("{b:.2}")),
+                                Column::Bytes => x
+                                    .bytes
+                                    .map_or("?".into(), |b| units::group_digits(b as u128)),
+                                Column::Bits => {
+                                    x.bits_per_weight.map_or("—".into(), |b| format!("{b:.2}"))
+                                }
                                 Column::Offset => units::group_digits(x.offset as u128),
                                 Column::Counted => x.counted.clone(),
                             };
                             let l = Line::from(text);
-                            if right_aligned(c) { l.right_aligned() } else { l }
+                            if right_aligned(c) {
+                                l.right_aligned()
+                            } else {
+                                l
+                            }
                         };
-                        Row::new(cols.iter().map(|c| cell(*c))).style(if selected { t.selected() } else { t.text() })
+                        Row::new(cols.iter().map(|c| cell(*c))).style(if selected {
+                            t.selected()
+                        } else {
+                            t.text()
+                        })
                     }
                     TableLine::Group {
                         label,
@@ -417,25 +471,46 @@ impl Widget for TensorsScreen<'_> {
                         let cell = |c: Column| -> Line<'static> {
                             match c {
                                 Column::Name => Line::from(format!("▸ {label} ({count} tensors)")),
-                                Column::Elements => Line::from(units::group_digits(*elements as u128)).right_aligned(),
-                                Column::Bytes => Line::from(units::group_digits(*bytes as u128)).right_aligned(),
-                                Column::Bits => Line::from(format!("{:.1}%", share * 100.0)).right_aligned(),
+                                Column::Elements => {
+                                    Line::from(units::group_digits(*elements as u128))
+                                        .right_aligned()
+                                }
+                                Column::Bytes => {
+                                    Line::from(units::group_digits(*bytes as u128)).right_aligned()
+                                }
+                                Column::Bits => {
+                                    Line::from(format!("{:.1}%", share * 100.0)).right_aligned()
+                                }
                                 Column::Counted => Line::from(units::fmt_gib(*bytes)),
                                 _ => Line::raw(""),
                             }
                         };
-                        Row::new(cols.iter().map(|c| cell(*c))).style(if selected { t.selected() } else { t.heading() })
+                        Row::new(cols.iter().map(|c| cell(*c))).style(if selected {
+                            t.selected()
+                        } else {
+                            t.heading()
+                        })
                     }
                 }
             })
             .collect();
-        Table::new(rows, widths).header(header).column_spacing(1).render(inner, buf);
+        Table::new(rows, widths)
+            .header(header)
+            .column_spacing(1)
+            .render(inner, buf);
         Paragraph::new(Line::from(vec![
             Span::styled(
-                format!("Σ {} in {} tensors", units::bytes_gib(v.total_bytes), self.inv.len()),
+                format!(
+                    "Σ {} in {} tensors",
+                    units::bytes_gib(v.total_bytes),
+                    self.inv.len()
+                ),
                 t.label(),
             ),
-            Span::styled("  / search  f type  Enter group  ←→ sort  r reverse  Esc back", t.label()),
+            Span::styled(
+                "  / search  f type  Enter group  ←→ sort  r reverse  Esc back",
+                t.label(),
+            ),
         ]))
         .render(foot, buf);
     }

@@ -67,10 +67,20 @@ impl Widget for FieldList<'_> {
             let tag = row.tag.as_ref().map(|x| tag_span(x, t));
             let tag_w = tag.as_ref().map_or(0, |s| s.width() as u16 + 1);
             let label_w = self.label_width.min(cell.width);
-            let label = Span::styled(format!("{:<w$}", row.label, w = label_w as usize), t.label());
+            let label = Span::styled(
+                format!("{:<w$}", row.label, w = label_w as usize),
+                t.label(),
+            );
             let room = cell.width.saturating_sub(label_w + tag_w) as usize;
             let value_text = fit(&row.value, room);
-            let value = Span::styled(value_text, if row.field.is_some() { t.text() } else { t.label() });
+            let value = Span::styled(
+                value_text,
+                if row.field.is_some() {
+                    t.text()
+                } else {
+                    t.label()
+                },
+            );
             let value_w = value.width() as u16;
             Line::from(vec![label, value]).style(base).render(cell, buf);
             if let Some(tag) = tag

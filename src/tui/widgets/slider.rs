@@ -15,7 +15,8 @@ pub struct Slider {
 }
 
 fn cell(fraction: f64, width: u16) -> u16 {
-    ((fraction.clamp(0.0, 1.0) * (width.saturating_sub(1)) as f64).round() as u16).min(width.saturating_sub(1))
+    ((fraction.clamp(0.0, 1.0) * (width.saturating_sub(1)) as f64).round() as u16)
+        .min(width.saturating_sub(1))
 }
 
 impl Widget for Slider {
