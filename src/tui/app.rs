@@ -133,6 +133,8 @@ pub struct App {
     pub catalog: Catalog,
     /// The last valid scenario.
     pub scenario: Scenario,
+    /// The scenario as loaded or last saved (the title says "edited" when they differ).
+    pub base: Scenario,
     /// Its report.
     pub report: Report,
     /// Raw figures the model shape is built from (edited by the Model pane).
@@ -278,6 +280,7 @@ impl App {
         let plots = Plots::from_report(&report);
         let mut app = App {
             catalog,
+            base: scenario.clone(),
             scenario,
             report,
             figures,
@@ -332,6 +335,23 @@ impl App {
             View::Metadata => Context::Metadata,
             View::Compare => Context::Compare,
         }
+    }
+
+    /// The title: the scenario's name, or what it is now once edited.
+    pub fn title(&self) -> String {
+        if self.scenario == self.base {
+            return self.scenario.name.clone();
+        }
+        let s = &self.scenario;
+        format!(
+            "{} · {} tokens × {} · {}/{} · {} · edited",
+            s.model.name,
+            units::fmt_tokens(s.cache.context),
+            s.cache.sequences,
+            s.cache.type_k,
+            s.cache.type_v,
+            s.machine.id
+        )
     }
 
     /// What the main layout depends on.
@@ -1127,6 +1147,10 @@ impl App {
                     self.scenario.machine.id = id.to_string();
                     self.machine_edits.clear();
                 }
+                if kind == SaveKind::Scenario {
+                    self.scenario.name = format!("{} ({id})", self.scenario.name);
+                    self.base = self.scenario.clone();
+                }
                 self.info(format!("saved {}", names.join(", ")));
             }
             Err(crate::profile::ProfileError::Exists { path }) => {
@@ -1343,6 +1367,7 @@ impl App {
                 sha256: a.sha256.clone(),
                 quantization: a.quantization.clone(),
             });
+            self.base = self.scenario.clone();
             let name = loaded.file_name.clone();
             let auto_hash = self.pinned.as_ref().is_some_and(|p| p.sha256.is_some());
             self.tensors = TensorView::default();

@@ -146,6 +146,19 @@ pub enum HashState {
     Failed(String),
 }
 
+impl HashState {
+    /// Percent done while running.
+    pub fn percent(&self) -> Option<u64> {
+        match self {
+            HashState::Running { done, total, .. } if *total > 0 => {
+                Some((*done as u128 * 100 / *total as u128) as u64)
+            }
+            HashState::Running { .. } => Some(0),
+            _ => None,
+        }
+    }
+}
+
 /// A hashing progress report from the worker.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HashUpdate {

@@ -183,7 +183,7 @@ impl App {
                 .areas(l.title);
         Paragraph::new(Line::from(vec![
             Span::styled(" llmbound ", t.title(true)),
-            Span::styled(format!(" {}", self.scenario.name), t.heading()),
+            Span::styled(format!(" {}", self.title()), t.heading()),
             Span::styled("  · bounds, not benchmarks", t.label()),
         ]))
         .render(left, buf);

@@ -59,6 +59,15 @@ fn params_text(p: u64) -> String {
     }
 }
 
+/// A hashing rate: `718 MB/s`, `1.25 GB/s`.
+fn rate_text(bytes_per_s: f64) -> String {
+    if bytes_per_s >= 1e9 {
+        format!("{:.2} GB/s", bytes_per_s / 1e9)
+    } else {
+        format!("{:.0} MB/s", bytes_per_s / 1e6)
+    }
+}
+
 /// Seconds as `1m 05s` / `12s`.
 pub fn fmt_eta(s: f64) -> String {
     let s = s.max(0.0).round() as u64;
@@ -153,7 +162,7 @@ impl Widget for ArtifactPane<'_> {
                 for ty in l.by_type.iter().take(show) {
                     lines.push(Line::from(Span::styled(
                         format!(
-                            "{:<7}{:>7} {:>11} {:>5.1}% {:>6}",
+                            "{:<6}{:>5} {:>10} {:>5.1}% {:>5}",
                             ty.type_name,
                             ty.count,
                             units::fmt_gib(ty.bytes),
@@ -215,8 +224,9 @@ impl ArtifactPane<'_> {
                 eta_s,
             } => {
                 let tail = format!(
-                    " {} {}",
-                    units::fmt_bandwidth(units::BytesPerSec(*bytes_per_s)),
+                    " {}% {} {}",
+                    self.file.hash.percent().unwrap_or(0),
+                    rate_text(*bytes_per_s),
                     eta_s.map_or("".into(), |e| format!("ETA {}", fmt_eta(e)))
                 );
                 let bar_w = width.saturating_sub(8 + tail.chars().count()).clamp(4, 20);

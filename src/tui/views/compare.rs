@@ -283,7 +283,10 @@ impl Widget for CompareScreen<'_> {
         Paragraph::new(Line::from(vec![
             Span::styled("Compare machines · ", t.heading()),
             Span::styled(self.subject.clone(), t.text()),
-            Span::styled(" · ceilings in tokens/s, headroom in GiB", t.label()),
+            Span::styled(
+                " · ▶ current · ceilings in tokens/s, headroom in GiB",
+                t.label(),
+            ),
         ]))
         .render(head, buf);
         let mut spans = vec![Span::styled("columns ", t.label())];
@@ -347,7 +350,7 @@ impl Widget for CompareScreen<'_> {
             .map(|(i, ri)| {
                 let r = &v.rows[*ri];
                 let name = if r.machine_id == v.current {
-                    format!("▶ {} (current)", r.machine_id)
+                    format!("▶ {}", r.machine_id)
                 } else {
                     format!("  {}", r.machine_id)
                 };

@@ -39,7 +39,10 @@ impl Widget for MemoryBar<'_> {
             } else {
                 ("░", t.bar_free())
             };
-            let sym = if !self.bar.fits && x >= cap {
+            let sym = if !self.bar.fits && x == cap {
+                style = t.bar_over();
+                "┃"
+            } else if !self.bar.fits && x > cap {
                 style = t.bar_over();
                 if t.color { sym } else { "!" }
             } else {
