@@ -92,7 +92,7 @@ pub enum GgufError {
     },
     /// A count or length that the rest of the file cannot hold.
     #[error(
-        "{what} is \"{count}\" at byte {offset} but only {remaining} bytes are left in the file"
+        "{what} is \"{count}\" at byte {offset}, more than the {remaining} bytes left before the file ends at byte {file_len}: truncated or corrupt"
     )]
     TooLarge {
         /// What was counted.
@@ -103,9 +103,11 @@ pub enum GgufError {
         offset: u64,
         /// Bytes left after it.
         remaining: u64,
+        /// The file's length.
+        file_len: u64,
     },
     /// A metadata value type id outside 0–12.
-    #[error("unknown metadata value type \"{type_id}\" for key \"{key}\" at byte {offset}")]
+    #[error("unknown metadata value type \"{type_id}\" for key {key:?} at byte {offset}")]
     UnknownValueType {
         /// The key.
         key: String,
@@ -115,7 +117,7 @@ pub enum GgufError {
         offset: u64,
     },
     /// Arrays of arrays nested beyond the limit.
-    #[error("arrays nested more than {limit} deep in key \"{key}\" at byte {offset}")]
+    #[error("arrays nested more than {limit} deep in key {key:?} at byte {offset}")]
     NestedTooDeep {
         /// The key.
         key: String,
@@ -125,7 +127,7 @@ pub enum GgufError {
         offset: u64,
     },
     /// A key, tensor name or string value that is not UTF-8.
-    #[error("invalid UTF-8 in {what} at byte {offset}: \"{lossy}\"")]
+    #[error("invalid UTF-8 in {what} at byte {offset}: {lossy:?}")]
     InvalidUtf8 {
         /// What was being read.
         what: String,
@@ -135,7 +137,7 @@ pub enum GgufError {
         lossy: String,
     },
     /// A tensor with more than 4 dimensions.
-    #[error("tensor \"{name}\" at byte {offset} has \"{dims}\" dimensions; ggml allows at most 4")]
+    #[error("tensor {name:?} at byte {offset} has \"{dims}\" dimensions; ggml allows at most 4")]
     TooManyDims {
         /// Tensor name.
         name: String,
@@ -146,7 +148,7 @@ pub enum GgufError {
     },
     /// The product of a tensor's dimensions does not fit in 64 bits.
     #[error(
-        "tensor \"{name}\" at byte {offset}: the element count of shape \"{shape}\" overflows 64 bits"
+        "tensor {name:?} at byte {offset}: the element count of shape \"{shape}\" overflows 64 bits"
     )]
     ElementOverflow {
         /// Tensor name.
@@ -157,7 +159,7 @@ pub enum GgufError {
         offset: u64,
     },
     /// The data size of a tensor does not fit in 64 bits.
-    #[error("tensor \"{name}\" at byte {offset}: its size in bytes overflows 64 bits")]
+    #[error("tensor {name:?} at byte {offset}: its size in bytes overflows 64 bits")]
     ByteOverflow {
         /// Tensor name.
         name: String,
@@ -166,7 +168,7 @@ pub enum GgufError {
     },
     /// A row that is not a whole number of quantization blocks.
     #[error(
-        "tensor \"{name}\" at byte {offset}: a row of \"{row}\" elements is not a multiple of the {type_name} block of {block}"
+        "tensor {name:?} at byte {offset}: a row of \"{row}\" elements is not a multiple of the {type_name} block of {block}"
     )]
     RowNotBlockMultiple {
         /// Tensor name.
@@ -181,7 +183,7 @@ pub enum GgufError {
         offset: u64,
     },
     /// The same metadata key twice.
-    #[error("duplicate metadata key \"{key}\" at byte {offset}")]
+    #[error("duplicate metadata key {key:?} at byte {offset}")]
     DuplicateKey {
         /// The key.
         key: String,
@@ -189,7 +191,7 @@ pub enum GgufError {
         offset: u64,
     },
     /// The same tensor name twice.
-    #[error("duplicate tensor name \"{name}\" at byte {offset}")]
+    #[error("duplicate tensor name {name:?} at byte {offset}")]
     DuplicateTensor {
         /// The name.
         name: String,
@@ -198,7 +200,7 @@ pub enum GgufError {
     },
     /// A tensor offset that is not a multiple of the alignment.
     #[error(
-        "tensor \"{name}\" at byte {offset}: data offset \"{data_offset}\" is not a multiple of the alignment {alignment}"
+        "tensor {name:?} at byte {offset}: data offset \"{data_offset}\" is not a multiple of the alignment {alignment}"
     )]
     MisalignedTensor {
         /// Tensor name.
@@ -220,7 +222,7 @@ pub enum GgufError {
     },
     /// Two tensors whose data ranges overlap.
     #[error(
-        "tensors \"{first}\" (bytes {first_start}..{first_end}) and \"{second}\" (from byte {second_start}) overlap (data offsets relative to the data start at byte {data_start})"
+        "tensors {first:?} (bytes {first_start}..{first_end}) and {second:?} (from byte {second_start}) overlap (data offsets relative to the data start at byte {data_start})"
     )]
     Overlap {
         /// The tensor that starts first.
@@ -237,7 +239,7 @@ pub enum GgufError {
         data_start: u64,
     },
     /// A metadata value of the wrong type for what it is used for.
-    #[error("metadata key \"{key}\" at byte {offset} is {found}, expected {expected}")]
+    #[error("metadata key {key:?} at byte {offset} is {found}, expected {expected}")]
     WrongType {
         /// The key.
         key: String,
@@ -249,7 +251,7 @@ pub enum GgufError {
         offset: u64,
     },
     /// A value no real model has (bounds what is allocated from it).
-    #[error("metadata key \"{key}\" at byte {offset} is \"{value}\", {why}")]
+    #[error("metadata key {key:?} at byte {offset} is \"{value}\", {why}")]
     Implausible {
         /// The key.
         key: String,
@@ -261,7 +263,7 @@ pub enum GgufError {
         offset: u64,
     },
     /// A required metadata key is absent.
-    #[error("metadata key \"{key}\" is missing: {needed_for}")]
+    #[error("metadata key {key:?} is missing: {needed_for}")]
     MissingKey {
         /// The key.
         key: String,
@@ -270,7 +272,8 @@ pub enum GgufError {
     },
     /// Shards of a split model are missing.
     #[error(
-        "split model \"{opened}\" has {count} shards but {} missing in \"{dir}\"", missing_list(missing)
+        "split model \"{opened}\" has {count} shards but {} missing in \"{dir}\"",
+        missing_list(missing)
     )]
     MissingShards {
         /// The file the user named.
@@ -296,7 +299,7 @@ pub enum GgufError {
 }
 
 fn missing_list(missing: &[String]) -> String {
-    let quoted: Vec<String> = missing.iter().map(|m| format!("\"{m}\"")).collect();
+    let quoted: Vec<String> = missing.iter().map(|m| format!("{m:?}")).collect();
     let verb = if missing.len() == 1 { "is" } else { "are" };
     format!("{} {verb}", quoted.join(", "))
 }

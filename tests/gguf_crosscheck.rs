@@ -60,7 +60,12 @@ fn assert_same_as_gguf_py(a: &Artifact, py: &Json) {
     assert_eq!(tensors.len(), h.tensors.len());
     for (p, t) in tensors.iter().zip(&h.tensors) {
         assert_eq!(p["name"].as_str(), Some(t.name.as_str()));
-        assert_eq!(p["type"].as_str(), Some(t.ggml_type.name().as_str()), "{}", t.name);
+        assert_eq!(
+            p["type"].as_str(),
+            Some(t.ggml_type.name().as_str()),
+            "{}",
+            t.name
+        );
         assert_eq!(p["type_id"].as_u64(), Some(t.ggml_type.0 as u64));
         let shape: Vec<u64> = p["shape"]
             .as_array()
@@ -92,7 +97,10 @@ fn fixture() -> GgufWriter {
         .kv("llama.block_count", Value::U32(1))
         .kv("llama.attention.head_count_kv", writer::u32_array(&[2]))
         .kv("llama.rope.freq_base", Value::F32(500000.0))
-        .kv("tokenizer.ggml.tokens", writer::string_array(["<s>", "a", "b"]))
+        .kv(
+            "tokenizer.ggml.tokens",
+            writer::string_array(["<s>", "a", "b"]),
+        )
         .tensor("token_embd.weight", GgmlType::Q8_0, &[64, 3])
         .tensor("blk.0.attn_q.weight", GgmlType::Q4_K, &[256, 64])
         .tensor("blk.0.ffn_down.weight", GgmlType::Q6_K, &[256, 64])
@@ -105,7 +113,9 @@ fn fixture() -> GgufWriter {
 #[test]
 fn gguf_py_reads_our_fixtures_the_same() {
     if !python_gguf_available() {
-        eprintln!("note: python3 with the `gguf` package is unavailable; gguf-py cross-check skipped");
+        eprintln!(
+            "note: python3 with the `gguf` package is unavailable; gguf-py cross-check skipped"
+        );
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -143,7 +153,10 @@ fn gemma_matches_gguf_py() {
 }
 
 /// What gguf-rs-lib reads, in our terms.
-fn rs_lib_view(bytes: &[u8]) -> gguf_rs_lib::Result<(u64, Vec<(String, u32, Vec<u64>, u64)>)> {
+/// Data start and (name, type id, dims, offset) of every tensor.
+type View = (u64, Vec<(String, u32, Vec<u64>, u64)>);
+
+fn rs_lib_view(bytes: &[u8]) -> gguf_rs_lib::Result<View> {
     let r = GGUFFileReader::new(Cursor::new(bytes))?;
     let tensors = r
         .tensor_infos()
@@ -160,7 +173,7 @@ fn rs_lib_view(bytes: &[u8]) -> gguf_rs_lib::Result<(u64, Vec<(String, u32, Vec<
     Ok((r.tensor_data_offset(), tensors))
 }
 
-fn our_view(bytes: &[u8]) -> (u64, Vec<(String, u32, Vec<u64>, u64)>) {
+fn our_view(bytes: &[u8]) -> View {
     let h = read_header(Cursor::new(bytes), bytes.len() as u64).unwrap();
     let tensors = h
         .tensors
@@ -176,14 +189,20 @@ fn gguf_rs_lib_agrees_on_our_fixture() {
     assert_eq!(rs_lib_view(&bytes).unwrap(), our_view(&bytes));
     let r = GGUFFileReader::new(Cursor::new(&bytes)).unwrap();
     let m = r.metadata();
-    assert_eq!(m.get("general.name").and_then(|v| v.as_str()), Some("cross"));
+    assert_eq!(
+        m.get("general.name").and_then(|v| v.as_str()),
+        Some("cross")
+    );
     assert_eq!(m.get("llama.block_count").and_then(|v| v.as_u64()), Some(1));
 }
 
 #[test]
 fn we_read_what_gguf_rs_lib_writes() {
     let (bytes, _) = GGUFBuilder::new()
-        .add_metadata("general.architecture", MetadataValue::String("llama".into()))
+        .add_metadata(
+            "general.architecture",
+            MetadataValue::String("llama".into()),
+        )
         .add_metadata("llama.block_count", MetadataValue::U32(2))
         .add_metadata("general.file_type", MetadataValue::U32(15))
         .add_tensor("a.weight", vec![32, 2], GGUFTensorType::F32, vec![0; 256])
@@ -213,10 +232,7 @@ fn gguf_rs_lib_refuses_files_llama_cpp_reads() {
                 .kv("gpt-oss.expert_count", Value::U32(32))
                 .to_bytes(),
         ),
-        (
-            "alignment 4",
-            fixture().alignment(4).to_bytes(),
-        ),
+        ("alignment 4", fixture().alignment(4).to_bytes()),
         (
             "unknown tensor type",
             fixture()

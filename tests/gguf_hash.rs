@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 fn write(dir: &Path, name: &str, len: usize, seed: u8) -> (PathBuf, String) {
-    let data: Vec<u8> = (0..len).map(|i| (i as u8).wrapping_mul(31) ^ seed).collect();
+    let data: Vec<u8> = (0..len)
+        .map(|i| (i as u8).wrapping_mul(31) ^ seed)
+        .collect();
     let p = dir.join(name);
     fs::write(&p, &data).unwrap();
     (p, hex(&Sha256::digest(&data)))

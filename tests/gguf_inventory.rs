@@ -46,7 +46,11 @@ fn moe_model(tied: bool) -> GgufWriter {
             .tensor(&format!("blk.{l}.attn_norm.weight"), GgmlType::F32, &[64])
             .tensor(&format!("blk.{l}.attn_q.weight"), GgmlType::F16, &[64, 64])
             .tensor(&format!("blk.{l}.attn_k.weight"), GgmlType::F16, &[64, 32])
-            .tensor(&format!("blk.{l}.ffn_gate_inp.weight"), GgmlType::F32, &[64, 8])
+            .tensor(
+                &format!("blk.{l}.ffn_gate_inp.weight"),
+                GgmlType::F32,
+                &[64, 8],
+            )
             .tensor(
                 &format!("blk.{l}.ffn_gate_exps.weight"),
                 GgmlType::Q8_0,
@@ -57,7 +61,11 @@ fn moe_model(tied: bool) -> GgufWriter {
                 GgmlType::Q8_0,
                 &[128, 64, 8],
             )
-            .tensor(&format!("blk.{l}.ffn_up_shexp.weight"), GgmlType::F16, &[64, 128]);
+            .tensor(
+                &format!("blk.{l}.ffn_up_shexp.weight"),
+                GgmlType::F16,
+                &[64, 128],
+            );
     }
     w
 }
@@ -82,7 +90,10 @@ fn moe_inventory_maps_to_the_core() {
     let exps = inv.row("blk.1.ffn_gate_exps.weight").unwrap();
     assert_eq!(exps.counted, "2/8 experts");
     assert_eq!(exps.layer, Some(1));
-    assert_eq!(inv.row("blk.0.ffn_up_shexp.weight").unwrap().role, Role::SharedExpert);
+    assert_eq!(
+        inv.row("blk.0.ffn_up_shexp.weight").unwrap().role,
+        Role::SharedExpert
+    );
     assert!(inv.row("blk.0.ffn_up_shexp.weight").unwrap().linear);
     assert!(!inv.row("blk.0.attn_norm.weight").unwrap().linear);
 
@@ -95,7 +106,10 @@ fn moe_inventory_maps_to_the_core() {
     let share: f64 = inv.by_type.iter().map(|t| t.share).sum();
     assert!((share - 1.0).abs() < 1e-12);
     let layers: Vec<(Option<u32>, u64)> = inv.by_layer.iter().map(|l| (l.layer, l.bytes)).collect();
-    assert_eq!(layers, [(Some(0), 170_240), (Some(1), 170_240), (None, 196_384)]);
+    assert_eq!(
+        layers,
+        [(Some(0), 170_240), (Some(1), 170_240), (None, 196_384)]
+    );
 
     let core = inv.to_core_inventory();
     assert_eq!(core.tensor_bytes, 536_864);
@@ -291,10 +305,7 @@ fn hybrids_read_ssm_figures() {
         ("ssm.group_count", Value::U32(1)),
     ];
     let mut kv = base(4);
-    kv[3] = (
-        "attention.head_count_kv",
-        writer::u32_array(&[0, 0, 0, 2]),
-    );
+    kv[3] = ("attention.head_count_kv", writer::u32_array(&[0, 0, 0, 2]));
     kv.extend(ssm.clone());
     let (_d, a) = open_written(&meta_only("granitehybrid", kv));
     let f = arch_figures(&a).unwrap();
@@ -316,7 +327,11 @@ fn hybrids_read_ssm_figures() {
     kv.extend(ssm);
     let (_d, a) = open_written(&meta_only("falcon-h1", kv));
     let s = model_shape(&a, "fh").unwrap();
-    assert!(s.layers.iter().all(|l| l.recurrent && l.attention == Attention::Full));
+    assert!(
+        s.layers
+            .iter()
+            .all(|l| l.recurrent && l.attention == Attention::Full)
+    );
 }
 
 #[test]
@@ -339,12 +354,18 @@ fn missing_kv_keys_fail_the_figures_not_the_inventory() {
     let kv = vec![("block_count", Value::U32(2))];
     let (_d, a) = open_written(&meta_only("llama", kv));
     let msg = arch_figures(&a).unwrap_err().to_string();
-    assert!(msg.contains("\"llama.attention.head_count\" is missing"), "{msg}");
+    assert!(
+        msg.contains("\"llama.attention.head_count\" is missing"),
+        "{msg}"
+    );
     let mut kv = base(2);
     kv.push(("expert_count", Value::U32(8)));
     let (_d, a) = open_written(&meta_only("llama", kv));
     let msg = arch_figures(&a).unwrap_err().to_string();
-    assert!(msg.contains("\"llama.expert_used_count\" is missing"), "{msg}");
+    assert!(
+        msg.contains("\"llama.expert_used_count\" is missing"),
+        "{msg}"
+    );
     let mut kv = base(2);
     kv.push(("attention.key_length_mla", Value::U32(192)));
     let (_d, a) = open_written(&meta_only("deepseek2", kv));
@@ -364,7 +385,11 @@ fn head_count_kv_defaults_to_head_count() {
     let r = arch_report(&a).unwrap();
     assert_eq!(r.figures.head_count_kv, PerLayer::Uniform(4));
     assert_eq!(r.figures.vocab_size, 32000);
-    assert!(r.warnings.iter().any(|w| w.contains("head_count_kv is absent")));
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.contains("head_count_kv is absent"))
+    );
 }
 
 fn qwen_header() -> PathBuf {

@@ -62,7 +62,10 @@ fn reads_a_v3_little_endian_file() {
     assert_eq!(h.missing_bytes, 0);
     assert!(h.warnings.is_empty(), "{:?}", h.warnings);
     let keys: Vec<&str> = h.metadata.iter().map(|e| e.key.as_str()).collect();
-    assert_eq!(keys[..3], ["general.architecture", "general.name", "llama.block_count"]);
+    assert_eq!(
+        keys[..3],
+        ["general.architecture", "general.name", "llama.block_count"]
+    );
     assert_eq!(h.tensors.len(), 4);
     let q = h.tensor("blk.0.attn_q.weight").unwrap();
     assert_eq!(q.elements, 256 * 64);
@@ -86,7 +89,10 @@ fn typed_getters() {
     assert_eq!(m.get_u64("general.i64").unwrap(), Some(42));
     assert_eq!(m.get_u64("absent").unwrap(), None);
     let neg = m.get_u64("general.neg").unwrap_err().to_string();
-    assert!(neg.contains("\"general.neg\"") && neg.contains("-5"), "{neg}");
+    assert!(
+        neg.contains("\"general.neg\"") && neg.contains("-5"),
+        "{neg}"
+    );
     assert!(m.get_u64("general.i16").is_err());
     assert_eq!(m.get_str("general.name").unwrap(), Some("tiny"));
     assert!(m.get_str("llama.block_count").is_err());
@@ -171,7 +177,10 @@ fn large_arrays_are_skipped_and_loaded_on_demand() {
     let Value::Skipped(s) = h.metadata.value("tokenizer.ggml.scores").unwrap() else {
         panic!("scores kept in memory");
     };
-    assert_eq!((s.element_type, s.count, s.byte_len), (ValueType::F32, 20_000, 80_000));
+    assert_eq!(
+        (s.element_type, s.count, s.byte_len),
+        (ValueType::F32, 20_000, 80_000)
+    );
     assert_eq!(h.metadata.get_u64("after").unwrap(), Some(9));
     assert_eq!(h.metadata.array_len("small"), Some(2));
     let loaded = llmbound::gguf::load_array(
@@ -205,7 +214,11 @@ fn sparse_20_gb_file_opens() {
         .tensor("token_embd.weight", GgmlType::F16, &[8192, 32000]);
     for l in 0..40 {
         for n in ["attn_q", "attn_k", "attn_v", "attn_output"] {
-            w = w.tensor(&format!("blk.{l}.{n}.weight"), GgmlType::Q8_0, &[8192, 16384]);
+            w = w.tensor(
+                &format!("blk.{l}.{n}.weight"),
+                GgmlType::Q8_0,
+                &[8192, 16384],
+            );
         }
     }
     let len = w.write_file(&path, Data::Sparse).unwrap();
@@ -227,7 +240,11 @@ fn partial_download_reports_missing_bytes() {
     let cut = &full[..full.len() - 1000];
     let h = read(cut).unwrap();
     assert_eq!(h.missing_bytes, 1000);
-    assert!(h.warnings.iter().any(|m| m.contains("1000 bytes are missing")));
+    assert!(
+        h.warnings
+            .iter()
+            .any(|m| m.contains("1000 bytes are missing"))
+    );
     // Header only.
     let header = w.header_bytes();
     let h = read(&header).unwrap();
@@ -300,7 +317,10 @@ fn bad_magic_says_what_the_file_is() {
     assert_err(b"tjgg\x03\x00\x00\x00rest", "legacy GGJT");
     assert_err(b"lmgg\x01\x00\x00\x00rest", "legacy ggml");
     assert_err(b"<!DOCTYPE html><html>", "HTML page");
-    assert_err(b"version https://git-lfs.github.com/spec/v1\n", "Git LFS pointer");
+    assert_err(
+        b"version https://git-lfs.github.com/spec/v1\n",
+        "Git LFS pointer",
+    );
     assert_err(b"hello, this is text\n", "text file");
     assert_err(b"\x80\x02}q\x00", "pickle");
     assert_err(b"\x00\x01\x02\x03\xff\xfe", "unrecognised binary");
@@ -328,9 +348,14 @@ fn counts_that_cannot_fit() {
     let mut b = GgufWriter::new().kv("k", writer::string("v")).to_bytes();
     let at = 24 + 8 + 1 + 4;
     b[at..at + 8].copy_from_slice(&(1u64 << 50).to_le_bytes());
-    assert_err(&b, "the length of the value of key \"k\" is \"1125899906842624\"");
+    assert_err(
+        &b,
+        "the length of the value of key \"k\" is \"1125899906842624\"",
+    );
     // An array length larger than the file.
-    let mut b = GgufWriter::new().kv("k", writer::u32_array(&[1, 2])).to_bytes();
+    let mut b = GgufWriter::new()
+        .kv("k", writer::u32_array(&[1, 2]))
+        .to_bytes();
     let at = 24 + 8 + 1 + 4 + 4;
     b[at..at + 8].copy_from_slice(&(1u64 << 60).to_le_bytes());
     assert_err(&b, "the array length of key \"k\"");
@@ -345,7 +370,10 @@ fn unknown_value_type() {
     let b = GgufWriter::new()
         .kv_raw(b"weird", 13, vec![0; 8])
         .to_bytes();
-    assert_err(&b, "unknown metadata value type \"13\" for key \"weird\" at byte 37");
+    assert_err(
+        &b,
+        "unknown metadata value type \"13\" for key \"weird\" at byte 37",
+    );
     let mut payload = 99u32.to_le_bytes().to_vec();
     payload.extend_from_slice(&0u64.to_le_bytes());
     let b = GgufWriter::new().kv_raw(b"arr", 9, payload).to_bytes();
@@ -400,7 +428,10 @@ fn element_count_overflow() {
     let b = GgufWriter::new()
         .tensor("t", GgmlType::F32, &[1 << 32, 1 << 32])
         .to_bytes();
-    assert_err(&b, "element count of shape \"[4294967296, 4294967296]\" overflows");
+    assert_err(
+        &b,
+        "element count of shape \"[4294967296, 4294967296]\" overflows",
+    );
     let b = GgufWriter::new()
         .tensor("t", GgmlType::F32, &[1 << 31, 1 << 31, 2])
         .to_bytes();
@@ -412,7 +443,10 @@ fn row_not_a_whole_number_of_blocks() {
     let b = GgufWriter::new()
         .tensor_raw(b"q", 12, &[100, 4], Some(0), Some(0))
         .to_bytes();
-    assert_err(&b, "a row of \"100\" elements is not a multiple of the Q4_K block of 256");
+    assert_err(
+        &b,
+        "a row of \"100\" elements is not a multiple of the Q4_K block of 256",
+    );
 }
 
 #[test]
@@ -434,7 +468,10 @@ fn misaligned_tensor_offset() {
     let b = GgufWriter::new()
         .tensor_at("t", GgmlType::F32, &[4], 20)
         .to_bytes();
-    assert_err(&b, "data offset \"20\" is not a multiple of the alignment 32");
+    assert_err(
+        &b,
+        "data offset \"20\" is not a multiple of the alignment 32",
+    );
     // With general.alignment 4 the same offset is fine.
     let b = GgufWriter::new()
         .alignment(4)
@@ -449,7 +486,10 @@ fn alignment_not_a_power_of_two() {
         .kv("general.alignment", Value::U32(48))
         .padding(16)
         .to_bytes();
-    assert_err(&b, "general.alignment \"48\" at byte 24 is not a power of two");
+    assert_err(
+        &b,
+        "general.alignment \"48\" at byte 24 is not a power of two",
+    );
     let b = GgufWriter::new()
         .kv("general.alignment", Value::U32(0))
         .to_bytes();
@@ -457,7 +497,10 @@ fn alignment_not_a_power_of_two() {
     let b = GgufWriter::new()
         .kv("general.alignment", writer::string("32"))
         .to_bytes();
-    assert_err(&b, "metadata key \"general.alignment\" at byte 24 is string");
+    assert_err(
+        &b,
+        "metadata key \"general.alignment\" at byte 24 is string",
+    );
 }
 
 #[test]
@@ -467,7 +510,10 @@ fn overlapping_tensors() {
         .tensor_at("b", GgmlType::F32, &[64], 128)
         .tensor_at("c", GgmlType::F32, &[64], 224)
         .to_bytes();
-    assert_err(&b, "tensors \"b\" (bytes 128..384) and \"c\" (from byte 224) overlap");
+    assert_err(
+        &b,
+        "tensors \"b\" (bytes 128..384) and \"c\" (from byte 224) overlap",
+    );
 }
 
 #[test]
@@ -480,5 +526,8 @@ fn no_error_offset_beyond_the_file() {
         .to_bytes();
     let cut = &full[..full.len() / 2];
     let msg = err(cut);
-    assert!(msg.contains(&format!("ends at byte {}", cut.len())), "{msg}");
+    assert!(
+        msg.contains(&format!("ends at byte {}", cut.len())),
+        "{msg}"
+    );
 }

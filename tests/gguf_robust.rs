@@ -14,7 +14,10 @@ fn seeds() -> Vec<Vec<u8>> {
             .kv("general.architecture", writer::string("llama"))
             .kv("llama.block_count", Value::U32(2))
             .kv("llama.attention.head_count_kv", writer::u32_array(&[8, 8]))
-            .kv("tokenizer.ggml.tokens", writer::string_array(["a", "bc", "def"]))
+            .kv(
+                "tokenizer.ggml.tokens",
+                writer::string_array(["a", "bc", "def"]),
+            )
             .kv("general.alignment", Value::U32(32))
             .kv(
                 "nested",
@@ -183,7 +186,10 @@ fn write_fuzz_seeds() {
         .kv("granitehybrid.ssm.inner_size", Value::U32(128))
         .kv("granitehybrid.ssm.state_size", Value::U32(16))
         .kv("granitehybrid.ssm.group_count", Value::U32(1))
-        .kv("granitehybrid.attention.sliding_window_pattern", Value::U32(4))
+        .kv(
+            "granitehybrid.attention.sliding_window_pattern",
+            Value::U32(4),
+        )
         .tensor("blk.0.ssm_in.weight", GgmlType::Q4_0, &[64, 64])
         .header_bytes();
     std::fs::write(dir.join("v3-granitehybrid"), hybrid).unwrap();

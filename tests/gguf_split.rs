@@ -76,7 +76,10 @@ fn a_missing_shard_is_named() {
     assert!(matches!(err, GgufError::MissingShards { .. }));
     let msg = err.to_string();
     assert!(msg.contains("has 3 shards"), "{msg}");
-    assert!(msg.contains("\"M-00003-of-00003.gguf\" is missing"), "{msg}");
+    assert!(
+        msg.contains("\"M-00003-of-00003.gguf\" is missing"),
+        "{msg}"
+    );
     // The shard alone still opens.
     let one = open_single(dir.path().join("M-00002-of-00003.gguf")).unwrap();
     assert_eq!(one.tensor_count(), 2);
@@ -114,7 +117,10 @@ fn tensor_count_must_match() {
     let msg = open(dir.path().join("M-00003-of-00003.gguf"))
         .unwrap_err()
         .to_string();
-    assert!(msg.contains("split.tensors.count is \"7\" but the shards hold 5"), "{msg}");
+    assert!(
+        msg.contains("split.tensors.count is \"7\" but the shards hold 5"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -126,7 +132,10 @@ fn duplicate_tensor_across_shards() {
     let msg = open(dir.path().join("M-00001-of-00003.gguf"))
         .unwrap_err()
         .to_string();
-    assert!(msg.contains("duplicate tensor name \"blk.0.attn_q.weight\""), "{msg}");
+    assert!(
+        msg.contains("duplicate tensor name \"blk.0.attn_q.weight\""),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -135,7 +144,10 @@ fn a_badly_named_shard() {
     let p = dir.path().join("renamed.gguf");
     three_shards()[0].write_file(&p, Data::Zeros).unwrap();
     let msg = open(&p).unwrap_err().to_string();
-    assert!(msg.contains("does not follow NAME-00001-of-00003.gguf"), "{msg}");
+    assert!(
+        msg.contains("does not follow NAME-00001-of-00003.gguf"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -151,5 +163,8 @@ fn a_single_file_is_one_shard() {
     assert_eq!(a.file_bytes(), len);
     assert!(a.all_warnings().is_empty());
     let missing = open(dir.path().join("nope.gguf")).unwrap_err().to_string();
-    assert!(missing.contains("cannot open") && missing.contains("nope.gguf"), "{missing}");
+    assert!(
+        missing.contains("cannot open") && missing.contains("nope.gguf"),
+        "{missing}"
+    );
 }

@@ -348,7 +348,8 @@ fn stamp(file: &Path) -> io::Result<Stamp> {
 impl HashCache {
     /// The platform cache file: `<cache dir>/hashes.json` of `ProjectDirs("", "", "llmbound")`.
     pub fn default_location() -> Option<PathBuf> {
-        directories::ProjectDirs::from("", "", "llmbound").map(|d| d.cache_dir().join("hashes.json"))
+        directories::ProjectDirs::from("", "", "llmbound")
+            .map(|d| d.cache_dir().join("hashes.json"))
     }
 
     /// The cache at the platform location, if the platform has one.
@@ -392,7 +393,10 @@ impl HashCache {
             source: e,
         })?;
         Ok(self.load()?.entries.into_iter().find_map(|e| {
-            (e.path == s.path && e.size == s.size && e.mtime_s == s.mtime_s && e.mtime_ns == s.mtime_ns)
+            (e.path == s.path
+                && e.size == s.size
+                && e.mtime_s == s.mtime_s
+                && e.mtime_ns == s.mtime_ns)
                 .then_some(e.sha256)
         }))
     }

@@ -178,7 +178,9 @@ pub fn role_of(name: &str) -> Role {
         Role::Attention
     } else if base.starts_with("ffn") {
         Role::FeedForward
-    } else if base.starts_with("ssm") || base.starts_with("time_mix") || base.starts_with("shortconv")
+    } else if base.starts_with("ssm")
+        || base.starts_with("time_mix")
+        || base.starts_with("shortconv")
     {
         Role::Recurrent
     } else {
@@ -356,8 +358,8 @@ impl TensorInventory {
                     inv.embedding_bytes += bytes;
                     inv.embedding_elements += r.elements;
                     let rows: u64 = r.shape.iter().skip(1).product();
-                    if rows > 0 {
-                        inv.embedding_row_bytes = bytes / rows;
+                    if let Some(row_bytes) = bytes.checked_div(rows) {
+                        inv.embedding_row_bytes = row_bytes;
                     }
                 }
                 (Role::Output | Role::OutputNorm, _) => inv.output_bytes += bytes,

@@ -270,7 +270,9 @@ impl<R: Read + Seek> Src<R> {
         if self.remaining() < n {
             return Err(self.truncated(n, what));
         }
-        self.r.read_exact(buf).map_err(|e| self.io_err(e, n, what))?;
+        self.r
+            .read_exact(buf)
+            .map_err(|e| self.io_err(e, n, what))?;
         self.pos += n;
         Ok(())
     }
@@ -330,6 +332,7 @@ impl<R: Read + Seek> Src<R> {
                 count: len,
                 offset: len_at,
                 remaining: self.remaining(),
+                file_len: self.len,
             });
         }
         let start = self.pos;
@@ -343,7 +346,10 @@ impl<R: Read + Seek> Src<R> {
         String::from_utf8(bytes).map_err(|e| GgufError::InvalidUtf8 {
             what: what(),
             offset: start,
-            lossy: String::from_utf8_lossy(e.as_bytes()).chars().take(80).collect(),
+            lossy: String::from_utf8_lossy(e.as_bytes())
+                .chars()
+                .take(80)
+                .collect(),
         })
     }
 
@@ -369,7 +375,7 @@ impl<R: Read + Seek> Src<R> {
     /// `MAX_ARRAY_DEPTH` fail; arrays larger than `KEEP_ARRAY_BYTES` are skipped.
     fn value(&mut self, t: ValueType, key: &str, depth: usize) -> Result<Value, GgufError> {
         if t != ValueType::Array {
-            return self.scalar(t, &|| format!("the value of key \"{key}\""));
+            return self.scalar(t, &|| format!("the value of key {key:?}"));
         }
         let array_at = self.pos;
         if depth >= MAX_ARRAY_DEPTH {
@@ -380,28 +386,29 @@ impl<R: Read + Seek> Src<R> {
             });
         }
         let type_at = self.pos;
-        let type_id = self.u32(&|| format!("the array element type of key \"{key}\""))?;
+        let type_id = self.u32(&|| format!("the array element type of key {key:?}"))?;
         let element_type = ValueType::from_id(type_id).ok_or(GgufError::UnknownValueType {
             key: key.into(),
             type_id,
             offset: type_at,
         })?;
         let count_at = self.pos;
-        let count = self.u64(&|| format!("the array length of key \"{key}\""))?;
+        let count = self.u64(&|| format!("the array length of key {key:?}"))?;
         let min_bytes = (count as u128) * (element_type.min_size() as u128);
         if min_bytes > self.remaining() as u128 {
             return Err(GgufError::TooLarge {
-                what: format!("the array length of key \"{key}\""),
+                what: format!("the array length of key {key:?}"),
                 count,
                 offset: count_at,
                 remaining: self.remaining(),
+                file_len: self.len,
             });
         }
         let first = self.pos;
         if let Some(size) = element_type.fixed_size() {
             let total = count * size; // bounded by the file length above
             if total > KEEP_ARRAY_BYTES {
-                self.skip(total, &|| format!("the elements of key \"{key}\""))?;
+                self.skip(total, &|| format!("the elements of key {key:?}"))?;
                 return Ok(Value::Skipped(SkippedArray {
                     element_type,
                     count,
@@ -411,7 +418,7 @@ impl<R: Read + Seek> Src<R> {
             }
             let mut items = Vec::with_capacity(count as usize);
             for _ in 0..count {
-                items.push(self.scalar(element_type, &|| format!("an element of key \"{key}\""))?);
+                items.push(self.scalar(element_type, &|| format!("an element of key {key:?}"))?);
             }
             return Ok(Value::Array {
                 element_type,
@@ -419,7 +426,8 @@ impl<R: Read + Seek> Src<R> {
             });
         }
         // Strings and arrays: keep while the bytes read stay within the budget, then skip.
-        let mut items: Option<Vec<Value>> = Some(Vec::with_capacity(count.min(MAX_RESERVE) as usize));
+        let mut items: Option<Vec<Value>> =
+            Some(Vec::with_capacity(count.min(MAX_RESERVE) as usize));
         for _ in 0..count {
             let kept = self.pos - first <= KEEP_ARRAY_BYTES;
             match (&mut items, kept) {
@@ -450,16 +458,17 @@ impl<R: Read + Seek> Src<R> {
         match t {
             ValueType::String => {
                 let len_at = self.pos;
-                let len = self.u64(&|| format!("a string length in key \"{key}\""))?;
+                let len = self.u64(&|| format!("a string length in key {key:?}"))?;
                 if len > self.remaining() {
                     return Err(GgufError::TooLarge {
-                        what: format!("a string length in key \"{key}\""),
+                        what: format!("a string length in key {key:?}"),
                         count: len,
                         offset: len_at,
                         remaining: self.remaining(),
+                        file_len: self.len,
                     });
                 }
-                self.skip(len, &|| format!("a string in key \"{key}\""))
+                self.skip(len, &|| format!("a string in key {key:?}"))
             }
             ValueType::Array => {
                 if depth >= MAX_ARRAY_DEPTH {
@@ -470,7 +479,7 @@ impl<R: Read + Seek> Src<R> {
                     });
                 }
                 let type_at = self.pos;
-                let type_id = self.u32(&|| format!("the array element type of key \"{key}\""))?;
+                let type_id = self.u32(&|| format!("the array element type of key {key:?}"))?;
                 let element_type =
                     ValueType::from_id(type_id).ok_or(GgufError::UnknownValueType {
                         key: key.into(),
@@ -478,19 +487,20 @@ impl<R: Read + Seek> Src<R> {
                         offset: type_at,
                     })?;
                 let count_at = self.pos;
-                let count = self.u64(&|| format!("the array length of key \"{key}\""))?;
+                let count = self.u64(&|| format!("the array length of key {key:?}"))?;
                 let min_bytes = (count as u128) * (element_type.min_size() as u128);
                 if min_bytes > self.remaining() as u128 {
                     return Err(GgufError::TooLarge {
-                        what: format!("the array length of key \"{key}\""),
+                        what: format!("the array length of key {key:?}"),
                         count,
                         offset: count_at,
                         remaining: self.remaining(),
+                        file_len: self.len,
                     });
                 }
                 match element_type.fixed_size() {
                     Some(size) => {
-                        self.skip(count * size, &|| format!("the elements of key \"{key}\""))
+                        self.skip(count * size, &|| format!("the elements of key {key:?}"))
                     }
                     None => {
                         for _ in 0..count {
@@ -502,7 +512,7 @@ impl<R: Read + Seek> Src<R> {
             }
             other => {
                 let size = other.fixed_size().unwrap_or(1);
-                self.skip(size, &|| format!("the value of key \"{key}\""))
+                self.skip(size, &|| format!("the value of key {key:?}"))
             }
         }
     }
@@ -611,8 +621,8 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
     };
 
     // Magic, sniffing what the file is when it is not GGUF.
-    let mut start = [0u8; 16];
-    let n = file_len.min(16) as usize;
+    let mut start = [0u8; 64];
+    let n = file_len.min(64) as usize;
     src.fill(&mut start[..n], &|| "the magic".to_string())?;
     if !start[..n].starts_with(b"GGUF") {
         if n < 4 && b"GGUF".starts_with(&start[..n]) {
@@ -659,6 +669,7 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
             count: kv_count,
             offset: kv_at,
             remaining: src.remaining(),
+            file_len,
         });
     }
     if (tensor_count as u128) * (MIN_TENSOR_INFO_BYTES as u128) > src.remaining() as u128 {
@@ -667,6 +678,7 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
             count: tensor_count,
             offset: count_at,
             remaining: src.remaining(),
+            file_len,
         });
     }
 
@@ -680,7 +692,7 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
             return Err(GgufError::DuplicateKey { key, offset });
         }
         let type_at = src.pos;
-        let type_id = src.u32(&|| format!("the value type of key \"{key}\""))?;
+        let type_id = src.u32(&|| format!("the value type of key {key:?}"))?;
         let t = ValueType::from_id(type_id).ok_or_else(|| GgufError::UnknownValueType {
             key: key.clone(),
             type_id,
@@ -723,7 +735,7 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
         if names.contains(&name) {
             return Err(GgufError::DuplicateTensor { name, offset });
         }
-        let n_dims = src.u32(&|| format!("the dimension count of tensor \"{name}\""))?;
+        let n_dims = src.u32(&|| format!("the dimension count of tensor {name:?}"))?;
         if n_dims > MAX_DIMS {
             return Err(GgufError::TooManyDims {
                 name,
@@ -733,10 +745,10 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
         }
         let mut dims = Vec::with_capacity(n_dims as usize);
         for _ in 0..n_dims {
-            dims.push(src.u64(&|| format!("a dimension of tensor \"{name}\""))?);
+            dims.push(src.u64(&|| format!("a dimension of tensor {name:?}"))?);
         }
-        let ggml_type = GgmlType(src.u32(&|| format!("the type of tensor \"{name}\""))?);
-        let data_offset = src.u64(&|| format!("the data offset of tensor \"{name}\""))?;
+        let ggml_type = GgmlType(src.u32(&|| format!("the type of tensor {name:?}"))?);
+        let data_offset = src.u64(&|| format!("the data offset of tensor {name:?}"))?;
 
         let elements = dims
             .iter()
@@ -748,13 +760,13 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
             })?;
         if dims.contains(&0) {
             warnings.push(format!(
-                "tensor \"{name}\" has a zero-size dimension {dims:?} (0 elements)"
+                "tensor {name:?} has a zero-size dimension {dims:?} (0 elements)"
             ));
         }
         let bytes = match ggml_type.info() {
             Some(info) => {
                 let row = dims.first().copied().unwrap_or(1);
-                if row % info.block_elements != 0 {
+                if !row.is_multiple_of(info.block_elements) {
                     return Err(GgufError::RowNotBlockMultiple {
                         name,
                         row,
@@ -763,19 +775,21 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
                         offset,
                     });
                 }
-                Some(ggml_type.bytes_for(elements).ok_or_else(|| {
-                    GgufError::ByteOverflow {
-                        name: name.clone(),
-                        offset,
-                    }
-                })?)
+                Some(
+                    ggml_type
+                        .bytes_for(elements)
+                        .ok_or_else(|| GgufError::ByteOverflow {
+                            name: name.clone(),
+                            offset,
+                        })?,
+                )
             }
             None => {
                 unknown_types.push((ggml_type, name.clone()));
                 None
             }
         };
-        if data_offset % alignment != 0 {
+        if !data_offset.is_multiple_of(alignment) {
             return Err(GgufError::MisalignedTensor {
                 name,
                 data_offset,
@@ -801,17 +815,18 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
             None => format!("an unknown ggml type id \"{}\"", t.0),
         };
         warnings.push(format!(
-            "tensor \"{name}\" has {what}: its size is unknown and left out of the totals"
+            "tensor {name:?} has {what}: its size is unknown and left out of the totals"
         ));
     }
 
     let header_end = src.pos;
-    let data_start = header_end
-        .checked_next_multiple_of(alignment)
-        .ok_or(GgufError::BadAlignment {
-            value: alignment,
-            offset: header_end,
-        })?;
+    let data_start =
+        header_end
+            .checked_next_multiple_of(alignment)
+            .ok_or(GgufError::BadAlignment {
+                value: alignment,
+                offset: header_end,
+            })?;
 
     // Overlaps, among tensors of known size that occupy bytes.
     let mut spans: Vec<(u64, u64, &str)> = tensors
@@ -837,7 +852,11 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
     }
     let relative_end = spans.iter().map(|s| s.1).max().unwrap_or(0);
     let data_end = data_start.saturating_add(relative_end);
-    let data_end = if tensors.is_empty() { header_end } else { data_end };
+    let data_end = if tensors.is_empty() {
+        header_end
+    } else {
+        data_end
+    };
     let missing_bytes = data_end.saturating_sub(file_len);
     if missing_bytes > 0 {
         warnings.push(format!(
@@ -871,7 +890,7 @@ pub fn load_array<R: Read + Seek>(
     r.seek(SeekFrom::Start(skipped.offset))
         .map_err(|e| GgufError::Io {
             offset: skipped.offset,
-            what: format!("the elements of key \"{key}\""),
+            what: format!("the elements of key {key:?}"),
             source: e,
         })?;
     let mut src = Src {
@@ -880,21 +899,21 @@ pub fn load_array<R: Read + Seek>(
         len: file_len,
         endian,
     };
-    if (skipped.count as u128) * (skipped.element_type.min_size() as u128)
-        > src.remaining() as u128
+    if (skipped.count as u128) * (skipped.element_type.min_size() as u128) > src.remaining() as u128
     {
         return Err(GgufError::TooLarge {
-            what: format!("the array length of key \"{key}\""),
+            what: format!("the array length of key {key:?}"),
             count: skipped.count,
             offset: skipped.offset,
             remaining: src.remaining(),
+            file_len,
         });
     }
     let mut items = Vec::with_capacity(skipped.count.min(1 << 20) as usize);
     for _ in 0..skipped.count {
         let v = match skipped.element_type {
             ValueType::Array => src.value(ValueType::Array, key, 1)?,
-            t => src.scalar(t, &|| format!("an element of key \"{key}\""))?,
+            t => src.scalar(t, &|| format!("an element of key {key:?}"))?,
         };
         items.push(v);
     }

@@ -291,10 +291,13 @@ impl Artifact {
     /// Load a metadata array that the reader left in the file (e.g. `tokenizer.ggml.tokens`).
     /// A kept array is returned as is.
     pub fn load_array(&self, key: &str) -> Result<Vec<Value>, GgufError> {
-        let entry = self.metadata().get(key).ok_or_else(|| GgufError::MissingKey {
-            key: key.to_string(),
-            needed_for: "the array was asked for".into(),
-        })?;
+        let entry = self
+            .metadata()
+            .get(key)
+            .ok_or_else(|| GgufError::MissingKey {
+                key: key.to_string(),
+                needed_for: "the array was asked for".into(),
+            })?;
         match &entry.value {
             Value::Array { items, .. } => Ok(items.clone()),
             Value::Skipped(s) => {

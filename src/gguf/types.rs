@@ -429,7 +429,7 @@ impl GgmlType {
     /// unknown type, a count that is not a whole number of blocks, or on overflow.
     pub fn bytes_for(self, elements: u64) -> Option<u64> {
         let info = self.info()?;
-        if elements % info.block_elements != 0 {
+        if !elements.is_multiple_of(info.block_elements) {
             return None;
         }
         (elements / info.block_elements).checked_mul(info.block_bytes)
