@@ -623,3 +623,11 @@ fn no_color_uses_no_colour() {
     let b = draw(&app, 120, 36);
     assert!(b.buffer().content().iter().any(|c| c.fg == Color::Red));
 }
+
+#[test]
+fn snapshot_claim() {
+    let (mut app, _d) = app();
+    app.update(Action::Search);
+    app.update(Action::SetText("15".into()));
+    snap("claim", &app);
+}

@@ -189,6 +189,8 @@ pub struct App {
     pub screen: Rect,
     /// Rows the Bounds pane's lower text is scrolled by (↑↓ with the pane focused).
     pub bounds_scroll: u16,
+    /// Rows the Claim pane is scrolled by (↑↓ with the pane focused).
+    pub claim_scroll: u16,
     /// Where SHA-256 digests are remembered (None: never cached).
     pub hash_cache: Option<PathBuf>,
     /// Set by `q`.
@@ -309,6 +311,7 @@ impl App {
             theme: Theme::from_env(),
             screen: Rect::new(0, 0, layout::FULL_WIDTH, layout::FULL_HEIGHT),
             bounds_scroll: 0,
+            claim_scroll: 0,
             hash_cache: super::adapter::default_hash_cache(),
             quit: false,
             jobs: Jobs::default(),
@@ -560,6 +563,13 @@ impl App {
                     self.bounds_scroll.saturating_sub(1)
                 } else {
                     (self.bounds_scroll + 1).min(30)
+                };
+            }
+            Action::Up | Action::Down if self.focus == Pane::Claim => {
+                self.claim_scroll = if action == Action::Up {
+                    self.claim_scroll.saturating_sub(1)
+                } else {
+                    (self.claim_scroll + 1).min(40)
                 };
             }
             Action::Up => self.move_selection(-1),
@@ -823,6 +833,7 @@ impl App {
                     text: t.to_string(),
                     check: check_claim(&self.report, v),
                 });
+                self.claim_scroll = 0;
             }
             _ => self.error(format!(
                 "claim: \"{t}\" is not a positive number of tokens/s"

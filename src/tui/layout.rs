@@ -67,7 +67,11 @@ pub struct Hints {
 
 /// The main screen's layout for an area (None below the minimum size).
 pub fn main_layout(area: Rect, focus: Pane, hints: Hints) -> Option<MainLayout> {
-    let claim_h = if hints.claim { 7 } else { 3 };
+    let claim_h = match (hints.claim, focus == Pane::Claim) {
+        (false, _) => 3,
+        (true, false) => 7,
+        (true, true) => (area.height / 2).max(7),
+    };
     // Artifact: 5 lines, then the per-type table (header, up to 4 types, "+n more").
     let artifact_h = if hints.encodings == 0 {
         10

@@ -167,6 +167,7 @@ impl App {
                 Pane::Claim => ClaimPane {
                     claim: self.claim.as_ref(),
                     focused,
+                    scroll: self.claim_scroll,
                     theme: t,
                 }
                 .render(*rect, buf),

@@ -15,6 +15,8 @@ pub struct ClaimPane<'a> {
     pub claim: Option<&'a Claim>,
     /// Focused.
     pub focused: bool,
+    /// Rows scrolled (↑↓ with the pane focused).
+    pub scroll: u16,
     /// Styles.
     pub theme: Theme,
 }
@@ -51,22 +53,41 @@ impl Widget for ClaimPane<'_> {
             ),
             Span::styled(check.verdict.clone(), style),
         ])];
-        for l in &exceeded {
-            lines.push(Line::from(vec![
-                Span::styled("✗ ", t.bad()),
-                Span::styled(
-                    format!(
-                        "above {} ({}) ⇒ ",
-                        l.ceiling,
-                        units::fmt_rate(l.tokens_per_second)
+        if !self.focused && !exceeded.is_empty() {
+            lines.push(Line::from(Span::styled(
+                "Tab here to read every assumption (↑↓ scroll)",
+                t.label(),
+            )));
+        }
+        for l in &check.lines {
+            if l.exceeded {
+                lines.push(Line::from(vec![
+                    Span::styled("✗ above ", t.bad()),
+                    Span::styled(
+                        format!("{} ({})", l.ceiling, units::fmt_rate(l.tokens_per_second)),
+                        t.text(),
                     ),
-                    t.text(),
-                ),
-                Span::styled(l.assumptions.join("; or "), t.label()),
-            ]));
+                    Span::styled(" ⇒ one of these is false:", t.label()),
+                ]));
+                for a in &l.assumptions {
+                    lines.push(Line::from(vec![
+                        Span::raw("   · "),
+                        Span::styled(a.clone(), t.label()),
+                    ]));
+                }
+            } else {
+                lines.push(Line::from(vec![
+                    Span::styled("✓ within ", t.ok()),
+                    Span::styled(
+                        format!("{} ({})", l.ceiling, units::fmt_rate(l.tokens_per_second)),
+                        t.label(),
+                    ),
+                ]));
+            }
         }
         Paragraph::new(lines)
-            .wrap(Wrap { trim: true })
+            .wrap(Wrap { trim: false })
+            .scroll((self.scroll, 0))
             .render(inner, buf);
     }
 }
