@@ -393,3 +393,18 @@ fn snapshot_metadata() {
     app.update(Action::Metadata);
     snap("metadata", &app);
 }
+
+#[test]
+fn the_open_prompt_completes_paths() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "alpha-q4.gguf", 2);
+    write(d.path(), "alpha-q8.gguf", 2);
+    std::fs::write(d.path().join("alpha.txt"), "x").unwrap();
+    let base = format!("{}/al", d.path().display());
+    let (t, note) = llmbound::tui::app::complete_path(&base);
+    assert_eq!(t, format!("{}/alpha-q", d.path().display()));
+    assert!(note.unwrap().contains("alpha-q4.gguf"));
+    let (t, note) = llmbound::tui::app::complete_path(&format!("{}/alpha-q8", d.path().display()));
+    assert_eq!(t, format!("{}/alpha-q8.gguf", d.path().display()));
+    assert!(note.is_none());
+}

@@ -71,6 +71,8 @@ pub enum Action {
     Backspace,
     /// Accept the line being edited.
     Submit,
+    /// Complete the path being typed (Tab in the open prompt).
+    Complete,
     /// Answer yes to a question (overwrite a saved profile).
     Yes,
     /// Answer no to a question.

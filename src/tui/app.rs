@@ -715,6 +715,16 @@ impl App {
                 }
             }
             Action::Submit => self.submit_input(input),
+            Action::Complete => {
+                if input.target == InputTarget::OpenPath {
+                    let (text, note) = complete_path(&input.text);
+                    input.text = text;
+                    if let Some(n) = note {
+                        self.info(n);
+                    }
+                }
+                self.input = Some(input);
+            }
             Action::SetText(t) => {
                 input.text = t;
                 self.on_input_changed(&input);
@@ -1399,6 +1409,56 @@ impl App {
     pub fn run_now(&mut self, job: Job) {
         self.jobs.spawn(job);
         self.wait_for_jobs(std::time::Duration::from_secs(30));
+    }
+}
+
+/// Complete a typed path to the longest common prefix of the directories and `.gguf` files
+/// it could name; the note lists the candidates when there are several.
+pub fn complete_path(text: &str) -> (String, Option<String>) {
+    let (dir, prefix) = match text.rfind('/') {
+        Some(i) => (&text[..=i], &text[i + 1..]),
+        None => ("", text),
+    };
+    let read_from = if dir.is_empty() { "." } else { dir };
+    let Ok(entries) = std::fs::read_dir(read_from) else {
+        return (text.to_string(), Some(format!("no folder \"{read_from}\"")));
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            (name.starts_with(prefix)
+                && (is_dir || name.ends_with(".gguf"))
+                && !name.starts_with('.'))
+            .then(|| if is_dir { format!("{name}/") } else { name })
+        })
+        .collect();
+    names.sort();
+    match names.as_slice() {
+        [] => (
+            text.to_string(),
+            Some("no GGUF file or folder matches".into()),
+        ),
+        [one] => (format!("{dir}{one}"), None),
+        many => {
+            let mut common = many[0].clone();
+            for n in many {
+                while !n.starts_with(&common) {
+                    common.pop();
+                }
+            }
+            let shown: Vec<&str> = many.iter().take(8).map(|s| s.as_str()).collect();
+            let more = if many.len() > 8 {
+                format!(" … {} more", many.len() - 8)
+            } else {
+                String::new()
+            };
+            (
+                format!("{dir}{common}"),
+                Some(format!("{}{more}", shown.join("  "))),
+            )
+        }
     }
 }
 

@@ -35,6 +35,7 @@ pub fn key_action(app: &App, key: &KeyEvent) -> Option<Action> {
             KeyCode::Enter => Some(Action::Submit),
             KeyCode::Esc => Some(Action::Back),
             KeyCode::Backspace => Some(Action::Backspace),
+            KeyCode::Tab => Some(Action::Complete),
             KeyCode::Char(c) if !ctrl => Some(Action::Input(c)),
             _ => None,
         };

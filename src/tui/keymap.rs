@@ -172,7 +172,8 @@ impl Keymap {
              `llmbound` with no arguments opens the explorer on the default scenario;\n\
              `llmbound --gguf FILE [--machine ID] [--scenario ID]` opens it on a GGUF file.\n\
              This list is generated from `assets/keymap.toml` (the help overlay, `?`, shows the same).\n\
-             While a value is being typed, printable keys go into the line: `Enter` accepts, `Esc` cancels.\n\
+             While a value is being typed, printable keys go into the line: `Enter` accepts, `Esc` cancels;\n\
+             in the open prompt (`o`), `Tab` completes the path.\n\
              Mouse: a click selects a pane and a field; the wheel scrolls.\n",
         );
         for ctx in Context::ALL {

@@ -197,7 +197,14 @@ impl App {
             Paragraph::new(Line::from(vec![
                 Span::styled(i.prompt.clone(), t.key()),
                 Span::styled(format!("{}▏", i.text), t.input()),
-                Span::styled("  Enter accepts · Esc cancels", t.label()),
+                Span::styled(
+                    if i.target == super::app::InputTarget::OpenPath {
+                        "  Tab completes · Enter opens · Esc cancels"
+                    } else {
+                        "  Enter accepts · Esc cancels"
+                    },
+                    t.label(),
+                ),
             ]))
             .render(area, buf);
             return;
