@@ -446,6 +446,12 @@ impl Widget for BoundsPane<'_> {
         }
         let mut text = self.decode_lines();
         text.push(Line::raw(""));
+        for w in &self.report.warnings {
+            text.push(Line::from(vec![
+                Span::styled("! ", t.warn()),
+                Span::styled(w.clone(), t.warn()),
+            ]));
+        }
         text.extend(self.prefill_lines());
         if self.compact || rest.width < 70 {
             Paragraph::new(text)
