@@ -2,7 +2,9 @@
 
 pub mod build;
 pub mod cli;
+pub mod compare;
 pub mod core;
 pub mod gguf;
 pub mod profile;
 pub mod report;
+pub mod tui;
