@@ -472,11 +472,5 @@ impl FileState {
 
 /// A model profile artifact with exactly this many bytes (what a file can be verified against).
 pub fn matching_profile(cat: &Catalog, bytes: u64) -> Option<(ModelFile, ArtifactFile)> {
-    cat.models.iter().find_map(|m| {
-        m.value
-            .artifacts
-            .iter()
-            .find(|a| a.bytes == bytes)
-            .map(|a| (m.value.clone(), a.clone()))
-    })
+    cat.artifact_with_bytes(bytes)
 }
