@@ -470,7 +470,7 @@ fn a_long_random_walk_never_panics() {
         x ^= x << 17;
         let a = actions[(x % actions.len() as u64) as usize].clone();
         app.update(a);
-        if x % 97 == 0 {
+        if x.is_multiple_of(97) {
             let _ = screen_text(&app, 120, 36);
         }
     }
