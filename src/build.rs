@@ -2,9 +2,14 @@
 //! scenario, model, artifact and machine profiles and applies overrides. No terminal I/O.
 
 use crate::core::cache::CacheType;
+use crate::core::model::ModelShape;
 use crate::core::scenario::Scenario;
 use crate::core::units::{self, Provenance, Sourced};
+use crate::core::weights::WeightFile;
+use crate::gguf::{self, GgufError, TensorInventory};
+use crate::profile::file::{ArtifactFile, ModelFile};
 use crate::profile::{Catalog, ProfileError, load};
+use std::path::{Path, PathBuf};
 
 /// Everything a user can set from the command line about a scenario.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -53,6 +58,13 @@ pub struct ScenarioOptions {
     pub tensor_split: Option<Vec<f64>>,
     /// Compute path for prefill.
     pub compute_path: Option<String>,
+    /// A GGUF file (any shard of a split model): its model shape, bytes and inventory replace
+    /// the profile's.
+    pub gguf: Option<PathBuf>,
+    /// A multimodal projector file the runtime also loads (adds to W).
+    pub mmproj: Option<PathBuf>,
+    /// A draft model file the runtime also loads (adds to W).
+    pub draft: Option<PathBuf>,
 }
 
 /// A problem building the scenario: one line.
@@ -61,6 +73,17 @@ pub enum BuildError {
     /// A profile could not be used.
     #[error(transparent)]
     Profile(#[from] ProfileError),
+    /// A GGUF file could not be read (the reader's one-line message, with the byte offset).
+    #[error("{0}")]
+    Gguf(String),
+    /// A file could not be opened.
+    #[error("{path}: {message}")]
+    File {
+        /// The file.
+        path: String,
+        /// OS message.
+        message: String,
+    },
     /// A flag value is wrong.
     #[error("{flag}: {message}")]
     Flag {
@@ -161,8 +184,114 @@ pub fn scenario(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, BuildErr
         file.machine = m.clone();
     }
     let mut s = load::scenario(cat, &file)?;
+    if let Some(path) = &o.gguf {
+        let g = open_gguf(cat, path)?;
+        with_gguf(&mut s, &g)?;
+    }
     apply(&mut s, o)?;
     Ok(s)
+}
+
+/// An opened GGUF artifact with what the bounds need from it.
+#[derive(Debug, Clone)]
+pub struct GgufInput {
+    /// The artifact (all shards).
+    pub artifact: gguf::Artifact,
+    /// Its tensor inventory.
+    pub inventory: TensorInventory,
+    /// The model shape, or why the KV maths cannot be done (the inventory still can).
+    pub shape: Result<ModelShape, String>,
+    /// A model profile artifact of exactly the same size, when there is one.
+    pub matched: Option<(ModelFile, ArtifactFile)>,
+}
+
+/// Open a GGUF header (never its tensor data) and match it to a profile by exact size.
+pub fn open_gguf(cat: &Catalog, path: &Path) -> Result<GgufInput, BuildError> {
+    let artifact = gguf::open(path).map_err(|e: GgufError| BuildError::Gguf(e.to_string()))?;
+    let inventory = TensorInventory::from_artifact(&artifact);
+    let name = artifact
+        .metadata()
+        .get_str("general.name")
+        .ok()
+        .flatten()
+        .map(str::to_string)
+        .unwrap_or_else(|| {
+            path.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        });
+    let shape = gguf::model_shape(&artifact, &name).map_err(|e| e.to_string());
+    let matched = cat.artifact_with_bytes(artifact.file_bytes());
+    Ok(GgufInput {
+        artifact,
+        inventory,
+        shape,
+        matched,
+    })
+}
+
+/// Replace the scenario's model, W and inventory with an opened file's. The advertised
+/// parameter count of a model profile whose artifact has exactly the same size is kept (spec);
+/// otherwise the file's counted parameters serve, labelled as counted.
+pub fn with_gguf(s: &mut Scenario, g: &GgufInput) -> Result<(), BuildError> {
+    let mut shape = g.shape.clone().map_err(BuildError::Gguf)?;
+    shape.warnings.extend(g.artifact.all_warnings());
+    if g.artifact.missing_bytes() > 0 {
+        shape.warnings.push(format!(
+            "partial download: {} bytes of tensor data are missing; W counts the bytes present",
+            units::group_digits(g.artifact.missing_bytes() as u128)
+        ));
+    }
+    if let Some((m, _)) = &g.matched {
+        shape.parameters_advertised = m
+            .parameters
+            .as_ref()
+            .map(|p| Sourced::new(p.value, p.provenance.0, p.citation()));
+        shape.active_parameters_advertised = m
+            .active_parameters
+            .as_ref()
+            .map(|p| Sourced::new(p.value, p.provenance.0, p.citation()));
+    }
+    let file = g
+        .artifact
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    s.name = format!("{file} on {}", s.machine.name);
+    s.model = shape;
+    let extra: Vec<WeightFile> = s
+        .weights
+        .iter()
+        .filter(|w| w.label.starts_with("mmproj ") || w.label.starts_with("draft "))
+        .cloned()
+        .collect();
+    s.weights = g.artifact.weight_files();
+    s.weights.extend(extra);
+    s.inventory = Some(g.inventory.to_core_inventory());
+    Ok(())
+}
+
+/// A file the runtime loads beside the model (projector, draft): its exact size from the OS.
+pub fn extra_file(kind: &str, path: &Path) -> Result<WeightFile, BuildError> {
+    let meta = std::fs::metadata(path).map_err(|e| BuildError::File {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    if !meta.is_file() {
+        return Err(BuildError::File {
+            path: path.display().to_string(),
+            message: "not a regular file".into(),
+        });
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(WeightFile {
+        label: format!("{kind} {name}"),
+        bytes: Sourced::new(meta.len(), Provenance::File, path.display().to_string()),
+    })
 }
 
 /// Apply the option overrides to a scenario (also used after a GGUF replaced the model).
@@ -209,6 +338,12 @@ pub fn apply(s: &mut Scenario, o: &ScenarioOptions) -> Result<(), BuildError> {
     }
     if let Some(p) = &o.compute_path {
         s.compute_path = p.clone();
+    }
+    if let Some(p) = &o.mmproj {
+        s.weights.push(extra_file("mmproj", p)?);
+    }
+    if let Some(p) = &o.draft {
+        s.weights.push(extra_file("draft", p)?);
     }
     if o.memory.is_some() || o.bandwidth.is_some() {
         let idx = match &o.tier {

@@ -160,6 +160,15 @@ struct ScenarioArgs {
     /// Compute path for the prefill ceiling ("fp16", "int8", …).
     #[arg(long = "compute-path", global = true)]
     compute_path: Option<String>,
+    /// A GGUF file (any shard of a split model): W, model shape and tensor inventory from it.
+    #[arg(long, global = true, value_name = "FILE")]
+    gguf: Option<PathBuf>,
+    /// A multimodal projector the runtime also loads (adds to W).
+    #[arg(long, global = true, value_name = "FILE")]
+    mmproj: Option<PathBuf>,
+    /// A draft model the runtime also loads (adds to W).
+    #[arg(long, global = true, value_name = "FILE")]
+    draft: Option<PathBuf>,
 }
 
 impl ScenarioArgs {
@@ -187,6 +196,9 @@ impl ScenarioArgs {
             no_kv_offload: self.no_kv_offload,
             tensor_split: self.tensor_split.clone(),
             compute_path: self.compute_path.clone(),
+            gguf: self.gguf.clone(),
+            mmproj: self.mmproj.clone(),
+            draft: self.draft.clone(),
         }
     }
 }
@@ -333,7 +345,10 @@ fn merge(outer: &ScenarioArgs, inner: ScenarioArgs) -> ScenarioArgs {
         flash_attn,
         ubatch,
         tensor_split,
-        compute_path
+        compute_path,
+        gguf,
+        mmproj,
+        draft
     )
 }
 

@@ -3,8 +3,10 @@
 pub mod bench;
 pub mod build;
 pub mod cli;
+pub mod compare;
 pub mod core;
 pub mod detect;
 pub mod gguf;
 pub mod profile;
 pub mod report;
+pub mod tui;

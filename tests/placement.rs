@@ -127,3 +127,84 @@ fn a_full_gpu_is_reported_per_tier() {
             .starts_with("does not fit: gpu0 is short by")
     );
 }
+
+fn gemma_with_inventory(tied: bool, machine: &str) -> llmbound::core::Scenario {
+    use llmbound::core::weights::Inventory;
+    let cat = Catalog::builtin();
+    let mut s = build::scenario(
+        &cat,
+        &ScenarioOptions {
+            scenario: Some("gemma-3-270m-cpu-vm".into()),
+            machine: Some(machine.into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    s.model.tied_embeddings = tied;
+    let layer = 5_000_000u64;
+    let inv = Inventory {
+        tensor_bytes: 18 * layer + 178_257_920 + 2_560 + if tied { 0 } else { 178_257_920 },
+        parameters: 268_098_176,
+        embedding_bytes: 178_257_920,
+        embedding_row_bytes: 680,
+        embedding_elements: 262_144 * 640,
+        tied_output: tied,
+        output_bytes: 2_560 + if tied { 0 } else { 178_257_920 },
+        layer_bytes: vec![layer; 18],
+        layer_routed_expert_bytes: vec![0; 18],
+        other_bytes: 0,
+        linear_dense_elements: 1,
+        linear_dense_bytes: 1,
+        linear_expert_elements: 0,
+    };
+    s.weights[0].bytes.value = inv.tensor_bytes + 4_000_000; // header and padding
+    s.inventory = Some(inv);
+    s
+}
+
+#[test]
+fn file_mode_reads_w_and_inventory_mode_matches_the_reference() {
+    use llmbound::core::weights::{ExpertCount, inventory_read_bytes};
+    for tied in [true, false] {
+        let s = gemma_with_inventory(tied, "epyc-zen5-2vcpu-vm");
+        let r = evaluate(&s).unwrap();
+        assert_eq!(
+            r.decode.short_context.step_bytes,
+            s.weight_bytes(),
+            "tied {tied}"
+        );
+        let inv = s.inventory.as_ref().unwrap();
+        let want = inventory_read_bytes(inv, None, 1, ExpertCount::Expected);
+        assert_eq!(
+            r.decode
+                .inventory_short_context
+                .as_ref()
+                .unwrap()
+                .step_bytes,
+            want,
+            "tied {tied}"
+        );
+        // a tied matrix is read in full as the output projection
+        if tied {
+            assert_eq!(want, 18 * 5_000_000 + 2_560 + 178_257_920);
+        } else {
+            assert_eq!(want, 18 * 5_000_000 + 2_560 + 178_257_920 + 680);
+        }
+    }
+}
+
+#[test]
+fn tied_matrix_is_copied_to_the_output_tier() {
+    let s = gemma_with_inventory(true, "desktop-rtx-4090");
+    let r = evaluate(&s).unwrap();
+    let (gpu, host) = (&r.tiers[0], &r.tiers[1]);
+    assert!(gpu.output && host.embedding);
+    assert_eq!(gpu.weights_bytes, 18 * 5_000_000 + 2_560 + 178_257_920);
+    assert_eq!(host.weights_bytes, 178_257_920 + 4_000_000);
+    // file mode still reads each file byte once; inventory mode reads the GPU copy in full
+    // and one row from the host copy
+    assert_eq!(r.decode.short_context.step_bytes, s.weight_bytes());
+    let inv = r.decode.inventory_short_context.as_ref().unwrap();
+    assert_eq!(inv.tier_bytes[0], 18 * 5_000_000 + 2_560 + 178_257_920);
+    assert_eq!(inv.tier_bytes[1], 680);
+}

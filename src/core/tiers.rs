@@ -32,8 +32,11 @@ pub struct WeightSplit {
     pub layer: Vec<u64>,
     /// Routed-expert bytes of each layer.
     pub layer_experts: Vec<u64>,
-    /// Output layer bytes (the tied embedding when tied).
+    /// Output layer bytes (`output.weight`, `output_norm`); a tied embedding is not included.
     pub output: u64,
+    /// The output projection is the token embedding matrix (llama.cpp places a copy of it
+    /// with the output layer).
+    pub tied: bool,
     /// Token embedding bytes.
     pub embedding: u64,
     /// Bytes of one embedding row.
@@ -64,6 +67,7 @@ pub fn weight_split(s: &Scenario) -> WeightSplit {
             layer: inv.layer_bytes.clone(),
             layer_experts: experts,
             output: inv.output_bytes,
+            tied: inv.tied_output,
             embedding: inv.embedding_bytes,
             embedding_row: inv.embedding_row_bytes,
             // header, padding, projector and draft files stay with the host copy of the file.
@@ -97,7 +101,8 @@ pub fn weight_split(s: &Scenario) -> WeightSplit {
     WeightSplit {
         layer,
         layer_experts: vec![0; l],
-        output: if s.model.tied_embeddings { emb } else { out },
+        output: out,
+        tied: s.model.tied_embeddings,
         embedding: emb,
         embedding_row: row,
         other: 0,
@@ -251,8 +256,12 @@ pub fn loads(s: &Scenario, lay: &Layout, split: &WeightSplit, kv: &KvCache) -> V
             let mut weights: u64 = layers.iter().map(|il| split.layer[*il]).sum();
             let output = lay.output_tier == ti;
             let embedding = lay.embedding_tier == ti;
-            if output && !(s.model.tied_embeddings && embedding) {
+            if output {
                 weights = weights.saturating_add(split.output);
+                if split.tied && !embedding {
+                    // llama.cpp loads a copy of the tied matrix with the output layer.
+                    weights = weights.saturating_add(split.embedding);
+                }
             }
             if embedding {
                 weights = weights
@@ -351,26 +360,27 @@ pub fn step_bytes(
         };
         q[lay.layer_tier[il]] = q[lay.layer_tier[il]].saturating_add(read);
     }
-    q[lay.output_tier] = q[lay.output_tier].saturating_add(split.output);
-    let emb = if s.model.tied_embeddings && mode == WeightsMode::Inventory {
-        // The tied matrix is read in full as the output projection; the lookup adds one row
-        // per sequence from the host copy when the output sits elsewhere.
-        if lay.output_tier == lay.embedding_tier {
-            0
-        } else {
-            split.embedding_row.saturating_mul(b)
+    let separate = lay.output_tier != lay.embedding_tier;
+    let b_rows = split.embedding_row.saturating_mul(b).min(split.embedding);
+    // The output projection: its tensors, and the whole tied matrix when tied.
+    let output = split
+        .output
+        .saturating_add(if split.tied { split.embedding } else { 0 });
+    q[lay.output_tier] = q[lay.output_tier].saturating_add(output);
+    // The token embedding in host memory: file mode reads every file byte once (a tied matrix
+    // already counted as the output), inventory mode one row per sequence (none when the tied
+    // output copy on the same tier is read in full anyway).
+    let emb = match (mode, split.tied) {
+        (WeightsMode::File, true) => 0,
+        (WeightsMode::File, false) => split.embedding,
+        (WeightsMode::Inventory, true) => {
+            if separate {
+                b_rows
+            } else {
+                0
+            }
         }
-    } else if s.model.tied_embeddings {
-        if lay.output_tier == lay.embedding_tier {
-            0
-        } else {
-            split.embedding
-        }
-    } else {
-        match mode {
-            WeightsMode::File => split.embedding,
-            WeightsMode::Inventory => split.embedding_row.saturating_mul(b).min(split.embedding),
-        }
+        (WeightsMode::Inventory, false) => b_rows,
     };
     let other = match mode {
         WeightsMode::File => split.other,

@@ -604,6 +604,21 @@ impl Catalog {
             })
     }
 
+    /// The model profile and artifact with exactly this many bytes (what an opened file can be
+    /// matched and verified against).
+    pub fn artifact_with_bytes(
+        &self,
+        bytes: u64,
+    ) -> Option<(ModelFile, super::file::ArtifactFile)> {
+        self.models.iter().find_map(|m| {
+            m.value
+                .artifacts
+                .iter()
+                .find(|a| a.bytes == bytes)
+                .map(|a| (m.value.clone(), a.clone()))
+        })
+    }
+
     /// A machine by id, or from a file path.
     pub fn machine(&self, id_or_path: &str) -> Result<MachineFile, ProfileError> {
         if let Some(p) = as_path(id_or_path) {

@@ -1,0 +1,104 @@
+//! One scenario's model, artifact and cache settings evaluated on several machines, side by
+//! side: the rows of the explorer's compare view and of `llmbound compare`. Depends on
+//! `core` only; no terminal, no I/O.
+
+use crate::core::scenario::{Machine, Scenario, ScenarioError};
+use crate::core::units::Provenance;
+use crate::core::{Report, evaluate};
+
+/// The figures a comparison shows for one machine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompareFigures {
+    /// W + K + A fits in every used tier.
+    pub fits: bool,
+    /// M − W − K − A over the used tiers, bytes (negative when it does not fit).
+    pub headroom_bytes: i128,
+    /// Largest context per sequence that fits (None: memory sets no limit).
+    pub max_context_tokens: Option<u64>,
+    /// That context is beyond the model's native context.
+    pub max_context_exceeds_native: bool,
+    /// Decode ceiling at short context (file mode), tokens/s.
+    pub short_tokens_per_second: f64,
+    /// Decode ceiling at the scenario's context (file mode, non-overlapped), tokens/s.
+    pub full_tokens_per_second: f64,
+    /// Same with perfect overlap between tiers, tokens/s.
+    pub overlapped_tokens_per_second: f64,
+    /// Time per token at the scenario's context, ms.
+    pub full_ms_per_token: f64,
+    /// Inventory-mode ceiling at the scenario's context, tokens/s (with a tensor inventory).
+    pub inventory_full_tokens_per_second: Option<f64>,
+    /// The tier with the least capacity headroom.
+    pub capacity_tier: String,
+    /// The tier whose bytes take longest per decode step at the scenario's context.
+    pub decode_tier: String,
+    /// Weakest provenance of the bandwidths the ceiling uses.
+    pub bandwidth_provenance: Provenance,
+    /// The ceiling rests on a vendor (spec) bandwidth: an optimistic vendor ceiling.
+    pub optimistic_vendor: bool,
+    /// Prefill ceiling for the scenario's prompt rows, tokens/s (only with a compute rate).
+    pub prefill_tokens_per_second: Option<f64>,
+}
+
+impl CompareFigures {
+    /// The figures of one report.
+    pub fn of(r: &Report) -> CompareFigures {
+        let full = &r.decode.full_context;
+        let tiers = &r.inputs.machine.tiers;
+        let decode_tier = full
+            .tier_bytes
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b > 0)
+            .map(|(i, b)| (i, *b as f64 / tiers[i].headline_bandwidth().value.0))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(i, _)| tiers[i].name.clone())
+            .unwrap_or_default();
+        CompareFigures {
+            fits: r.capacity.fits,
+            headroom_bytes: r.capacity.headroom_bytes,
+            max_context_tokens: r.capacity.max_context_tokens,
+            max_context_exceeds_native: r.capacity.max_context_exceeds_native,
+            short_tokens_per_second: r.decode.short_context.tokens_per_second,
+            full_tokens_per_second: full.tokens_per_second,
+            overlapped_tokens_per_second: full.overlapped_tokens_per_second,
+            full_ms_per_token: full.ms_per_token,
+            inventory_full_tokens_per_second: r
+                .decode
+                .inventory_full_context
+                .as_ref()
+                .map(|c| c.tokens_per_second),
+            capacity_tier: r.capacity.limiting_tier.clone(),
+            decode_tier,
+            bandwidth_provenance: full.bandwidth_provenance,
+            optimistic_vendor: r.decode.optimistic_vendor,
+            prefill_tokens_per_second: r.roofline.prefill_ceiling_tokens_per_second,
+        }
+    }
+}
+
+/// One machine of a comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompareRow {
+    /// Machine profile id.
+    pub machine_id: String,
+    /// Its display name.
+    pub machine_name: String,
+    /// The figures, or why the scenario cannot be evaluated on it.
+    pub outcome: Result<CompareFigures, ScenarioError>,
+}
+
+/// Evaluate the scenario (model, artifact, cache, placement) on each machine in turn.
+pub fn compare(s: &Scenario, machines: &[Machine]) -> Vec<CompareRow> {
+    machines
+        .iter()
+        .map(|m| {
+            let mut sc = s.clone();
+            sc.machine = m.clone();
+            CompareRow {
+                machine_id: m.id.clone(),
+                machine_name: m.name.clone(),
+                outcome: evaluate(&sc).map(|r| CompareFigures::of(&r)),
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,92 @@
+//! What the user asked for, independent of the key that asked: the keymap names these
+//! (snake_case in `assets/keymap.toml`), mouse events and typed text carry data.
+//! Depends on nothing but serde.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// One step of the explorer's state machine. `App::update` consumes these.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Leave the explorer (the terminal is restored).
+    Quit,
+    /// Show or hide the key list.
+    Help,
+    /// Focus the next pane.
+    NextPane,
+    /// Focus the previous pane.
+    PrevPane,
+    /// Select the previous field or row.
+    Up,
+    /// Select the next field or row.
+    Down,
+    /// Decrease the selected value (or move left in a table).
+    Left,
+    /// Increase the selected value (or move right in a table).
+    Right,
+    /// Scroll a page up.
+    PageUp,
+    /// Scroll a page down.
+    PageDown,
+    /// First row.
+    Home,
+    /// Last row.
+    End,
+    /// Type an exact value for the selected field (or act on the selected row).
+    Edit,
+    /// Toggle the selected row (compare view) or the selected switch.
+    Toggle,
+    /// Halve the context length, from anywhere.
+    HalveContext,
+    /// Double the context length, from anywhere.
+    DoubleContext,
+    /// The tensor inventory browser.
+    Tensors,
+    /// Compare machines.
+    Compare,
+    /// The metadata view.
+    Metadata,
+    /// Save the current machine (Machine pane focused) or scenario as a profile.
+    Save,
+    /// Open another GGUF file (asks for its path).
+    Open,
+    /// Search (tensor and metadata views: by name; elsewhere: the claim field).
+    Search,
+    /// Cancel a running hash.
+    CancelHash,
+    /// Close a view, an overlay or an edit.
+    Back,
+    /// Reverse the sort order (tensor and compare views).
+    Reverse,
+    /// Cycle the type filter (tensor view).
+    Filter,
+    /// Cycle the grouping: none, by layer, by type (tensor view).
+    Group,
+    /// Start (or restart) hashing the open file.
+    Hash,
+    /// A character typed into the line being edited.
+    Input(char),
+    /// Delete the character before the cursor in the line being edited.
+    Backspace,
+    /// Accept the line being edited.
+    Submit,
+    /// Complete the path being typed (Tab in the open prompt).
+    Complete,
+    /// Answer yes to a question (overwrite a saved profile).
+    Yes,
+    /// Answer no to a question.
+    No,
+    /// Set the selected field of the focused pane to this text, as if typed and accepted.
+    SetText(String),
+    /// Open a GGUF file (off the UI thread).
+    OpenPath(PathBuf),
+    /// Switch to a machine profile by id.
+    SelectMachine(String),
+    /// The terminal has this many columns and rows.
+    Resize(u16, u16),
+    /// A mouse click at a cell.
+    Click(u16, u16),
+    /// Mouse wheel at a cell: negative scrolls up.
+    Scroll(u16, u16, i8),
+}

@@ -1,0 +1,174 @@
+//! The thin layer between the explorer and the GGUF reader: a read file becomes the rows the
+//! views show, and hashing reports progress as `HashUpdate`s. Runs on worker threads.
+
+use super::file::{HashUpdate, Loaded, MetaItem, ShardItem, TensorItem, TypeItem};
+use crate::core::units;
+use crate::gguf::{self, HashCache, HashJob, HashMessage, TensorInventory, Value};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| p.display().to_string())
+}
+
+/// Metadata values longer than this are cut in the list (arrays expand on demand).
+const VALUE_CHARS: usize = 160;
+
+fn meta_item(key: &str, v: &Value) -> MetaItem {
+    let type_name = match v {
+        Value::Array {
+            element_type,
+            items,
+        } => format!("[{element_type}; {}]", items.len()),
+        Value::Skipped(s) => format!("[{}; {}]", s.element_type, s.count),
+        other => other.type_description(),
+    };
+    let value = match v {
+        Value::Skipped(s) => format!(
+            "{} elements, {} bytes, left in the file: Enter loads them",
+            units::group_digits(s.count as u128),
+            units::group_digits(s.byte_len as u128)
+        ),
+        Value::Array { items, .. } => {
+            let shown: Vec<String> = items.iter().take(12).map(|x| x.short(40)).collect();
+            let more = if items.len() > 12 {
+                format!(", … {} more", items.len() - 12)
+            } else {
+                String::new()
+            };
+            format!("{}{more}", shown.join(", "))
+        }
+        other => other.short(VALUE_CHARS),
+    };
+    MetaItem {
+        key: key.to_string(),
+        type_name,
+        value,
+        array_len: v.array_len(),
+    }
+}
+
+/// Read a GGUF file's header (and its shards) into what the explorer shows.
+pub fn load(path: &Path) -> Result<Loaded, String> {
+    let art = gguf::open(path).map_err(|e| e.to_string())?;
+    let inv = TensorInventory::from_artifact(&art);
+    let report = gguf::arch_report(&art).map_err(|e| e.to_string())?;
+    let name = art
+        .metadata()
+        .get_str("general.name")
+        .ok()
+        .flatten()
+        .map(str::to_string)
+        .unwrap_or_else(|| file_name(path).trim_end_matches(".gguf").to_string());
+    let shape = gguf::model_shape(&art, &name).map_err(|e| e.to_string())?;
+    let tensors = inv
+        .rows
+        .iter()
+        .map(|r| TensorItem {
+            name: r.name.clone(),
+            type_name: r.type_name.clone(),
+            shape: r
+                .shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(" × "),
+            elements: r.elements,
+            bytes: r.bytes,
+            bits_per_weight: r.bits_per_weight,
+            offset: r.offset,
+            shard: r.shard,
+            layer: r.layer,
+            role: r.role.to_string(),
+            counted: r.counted.clone(),
+        })
+        .collect();
+    let by_type = inv
+        .by_type
+        .iter()
+        .map(|t| TypeItem {
+            type_name: t.type_name.clone(),
+            count: t.count,
+            elements: t.elements,
+            bytes: t.bytes,
+            share: t.share,
+            bits_per_weight: t.bits_per_weight,
+        })
+        .collect();
+    let metadata = art
+        .metadata()
+        .iter()
+        .map(|e| meta_item(&e.key, &e.value))
+        .collect();
+    Ok(Loaded {
+        path: path.to_path_buf(),
+        file_name: file_name(path),
+        shards: art
+            .shards
+            .iter()
+            .map(|s| ShardItem {
+                file_name: file_name(&s.path),
+                path: s.path.clone(),
+                bytes: s.header.file_len,
+            })
+            .collect(),
+        total_bytes: art.file_bytes(),
+        shape,
+        figures: report.figures,
+        weights: art.weight_files(),
+        core_inventory: inv.to_core_inventory(),
+        tensors,
+        by_type,
+        parameters: inv.parameters,
+        metadata,
+        warnings: art.all_warnings(),
+    })
+}
+
+/// Load every element of a long metadata array as text.
+pub fn load_array(path: &Path, key: &str) -> Result<Vec<String>, String> {
+    let art = gguf::open(path).map_err(|e| e.to_string())?;
+    let values = art.load_array(key).map_err(|e| e.to_string())?;
+    Ok(values.iter().map(|v| v.short(VALUE_CHARS)).collect())
+}
+
+/// SHA-256 of each file in order with `gguf::HashJob` (digests cached at `cache` when given),
+/// forwarding progress, stopping when `cancel` is set.
+pub fn hash(
+    paths: &[PathBuf],
+    cancel: &AtomicBool,
+    cache: Option<PathBuf>,
+    send: &dyn Fn(HashUpdate),
+) {
+    let mut job = HashJob::spawn_with_cache(paths.to_vec(), cache.map(HashCache::at));
+    loop {
+        if cancel.load(Ordering::Relaxed) {
+            job.cancel();
+        }
+        match job.try_recv() {
+            Some(HashMessage::Progress(p)) => send(HashUpdate::Progress {
+                done: p.bytes_done,
+                total: p.total_bytes,
+                bytes_per_s: p.bytes_per_s,
+                eta_s: p.eta_s,
+            }),
+            Some(HashMessage::FileDone(_)) => {}
+            Some(HashMessage::Finished(r)) => {
+                return send(match r {
+                    Ok(d) => HashUpdate::Done(d.into_iter().map(|x| x.sha256).collect()),
+                    Err(gguf::HashError::Cancelled) => HashUpdate::Cancelled,
+                    Err(e) => HashUpdate::Failed(e.to_string()),
+                });
+            }
+            None => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}
+
+/// The default place for the digest cache.
+pub fn default_hash_cache() -> Option<PathBuf> {
+    HashCache::default_location()
+}

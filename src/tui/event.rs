@@ -1,0 +1,119 @@
+//! The terminal side: enter and leave the alternate screen (`ratatui::init` / `restore`),
+//! mouse capture, the event loop (keys and mouse to actions, worker messages, redraws), and
+//! restoring the terminal on every way out.
+
+use super::Options;
+use super::action::Action;
+use super::app::App;
+use crate::profile::Catalog;
+use color_eyre::eyre::{WrapErr, eyre};
+use crossterm::event::{
+    self, DisableMouseCapture, EnableMouseCapture, Event, KeyCode, KeyEvent, KeyEventKind,
+    KeyModifiers, MouseButton, MouseEventKind,
+};
+use crossterm::execute;
+use std::time::Duration;
+
+/// Translate a key press into an action, given what the app is doing.
+pub fn key_action(app: &App, key: &KeyEvent) -> Option<Action> {
+    if key.kind == KeyEventKind::Release {
+        return None;
+    }
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    if ctrl && key.code == KeyCode::Char('c') {
+        return Some(Action::Quit);
+    }
+    if app.confirm.is_some() {
+        return match key.code {
+            KeyCode::Char('y') | KeyCode::Char('Y') => Some(Action::Yes),
+            KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => Some(Action::No),
+            _ => None,
+        };
+    }
+    if app.is_typing() {
+        return match key.code {
+            KeyCode::Enter => Some(Action::Submit),
+            KeyCode::Esc => Some(Action::Back),
+            KeyCode::Backspace => Some(Action::Backspace),
+            KeyCode::Tab => Some(Action::Complete),
+            KeyCode::Char(c) if !ctrl => Some(Action::Input(c)),
+            _ => None,
+        };
+    }
+    app.keymap.action(key, app.key_context())
+}
+
+/// Translate a terminal event into an action.
+pub fn event_action(app: &App, ev: &Event) -> Option<Action> {
+    match ev {
+        Event::Key(k) => key_action(app, k),
+        Event::Mouse(m) => match m.kind {
+            MouseEventKind::Down(MouseButton::Left) => Some(Action::Click(m.column, m.row)),
+            MouseEventKind::ScrollUp => Some(Action::Scroll(m.column, m.row, -1)),
+            MouseEventKind::ScrollDown => Some(Action::Scroll(m.column, m.row, 1)),
+            _ => None,
+        },
+        Event::Resize(w, h) => Some(Action::Resize(*w, *h)),
+        Event::Paste(s) if app.is_typing() => Some(Action::SetText(s.clone())),
+        _ => None,
+    }
+}
+
+fn leave() {
+    let _ = execute!(std::io::stdout(), DisableMouseCapture);
+    ratatui::restore();
+}
+
+/// Build the app, take the terminal, loop, give the terminal back.
+pub fn run(opts: Options) -> color_eyre::Result<()> {
+    let catalog = Catalog::load();
+    let mut app = App::new(catalog, &opts.scenario).map_err(|e| eyre!("{e}"))?;
+    if let Some(p) = opts.gguf {
+        app.update(Action::OpenPath(p));
+    }
+    let mut terminal = ratatui::try_init().wrap_err("cannot set up the terminal")?;
+    // ratatui's hook restores the screen on a panic; leave mouse capture too.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let _ = execute!(std::io::stdout(), DisableMouseCapture);
+        hook(info);
+    }));
+    let _ = execute!(std::io::stdout(), EnableMouseCapture);
+    let result = event_loop(&mut terminal, &mut app);
+    leave();
+    result
+}
+
+fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> color_eyre::Result<()> {
+    let size = terminal.size()?;
+    app.update(Action::Resize(size.width, size.height));
+    let mut dirty = true;
+    while !app.quit {
+        if app.poll_jobs() {
+            dirty = true;
+        }
+        if dirty {
+            terminal.draw(|f| f.render_widget(&*app, f.area()))?;
+            dirty = false;
+        }
+        let wait = if app.busy() {
+            Duration::from_millis(50)
+        } else {
+            Duration::from_millis(250)
+        };
+        if event::poll(wait)? {
+            // Handle every event already queued before drawing again.
+            loop {
+                let ev = event::read()?;
+                if let Some(a) = event_action(app, &ev) {
+                    app.update(a);
+                }
+                dirty = true;
+                if app.quit || !event::poll(Duration::ZERO)? {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,277 @@
+//! The Artifact pane: file name, exact size (bytes, GB, GiB), shards, SHA-256 state,
+//! density, and the per-encoding summary of an opened GGUF.
+
+use crate::core::evaluate::ArtifactFigures;
+use crate::core::units::{self, Provenance};
+use crate::core::weights::WeightFile;
+use crate::tui::app::PinnedArtifact;
+use crate::tui::file::{FileState, HashState};
+use crate::tui::theme::Theme;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+/// The Artifact pane.
+pub struct ArtifactPane<'a> {
+    /// The weight files of the scenario.
+    pub weights: &'a [WeightFile],
+    /// W and density.
+    pub figures: &'a ArtifactFigures,
+    /// The profile artifact.
+    pub pinned: Option<&'a PinnedArtifact>,
+    /// The opened file.
+    pub file: &'a FileState,
+    /// Focused.
+    pub focused: bool,
+    /// Styles.
+    pub theme: Theme,
+}
+
+fn short_hash(h: &str) -> String {
+    if h.len() > 20 {
+        format!("{}…{}", &h[..10], &h[h.len() - 8..])
+    } else {
+        h.to_string()
+    }
+}
+
+/// A progress bar of `width` cells as text.
+fn progress_text(done: u64, total: u64, width: usize) -> String {
+    let filled = if total == 0 {
+        0
+    } else {
+        ((done as u128 * width as u128) / total as u128) as usize
+    };
+    format!(
+        "{}{}",
+        "█".repeat(filled.min(width)),
+        "░".repeat(width - filled.min(width))
+    )
+}
+
+/// A parameter count as `32.8 B`, `270 M`.
+fn params_text(p: u64) -> String {
+    if p >= 1_000_000_000 {
+        format!("{} B", units::trim_float(p as f64 / 1e9, 2))
+    } else {
+        format!("{} M", units::trim_float(p as f64 / 1e6, 1))
+    }
+}
+
+/// A hashing rate: `718 MB/s`, `1.25 GB/s`.
+fn rate_text(bytes_per_s: f64) -> String {
+    if bytes_per_s >= 1e9 {
+        format!("{:.2} GB/s", bytes_per_s / 1e9)
+    } else {
+        format!("{:.0} MB/s", bytes_per_s / 1e6)
+    }
+}
+
+/// Seconds as `1m 05s` / `12s`.
+pub fn fmt_eta(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    if s >= 60 {
+        format!("{}m {:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+impl Widget for ArtifactPane<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let t = self.theme;
+        let block = super::block("Artifact", self.focused, t);
+        let inner = block.inner(area);
+        block.render(area, buf);
+        let fig = self.figures;
+        let mut lines: Vec<Line> = Vec::new();
+        let loaded = self.file.loaded.as_ref();
+        let name = match (loaded, self.pinned) {
+            (Some(l), _) => l.file_name.clone(),
+            (None, Some(p)) => p.file.clone(),
+            (None, None) => self
+                .weights
+                .first()
+                .map_or("no artifact".into(), |w| w.label.clone()),
+        };
+        let source = if loaded.is_some() { "file" } else { "profile" };
+        lines.push(Line::from(vec![
+            Span::styled(name, t.heading()),
+            Span::styled(format!("  {source}"), t.label()),
+        ]));
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!("{} bytes", units::group_digits(fig.bytes as u128)),
+                t.text(),
+            ),
+            Span::raw("  "),
+            Span::styled(fig.provenance.label(), t.provenance(fig.provenance)),
+        ]));
+        let shards = loaded.map_or(1, |l| l.shards.len());
+        let mut size = vec![Span::styled(
+            format!(
+                "{} · {}",
+                units::fmt_gb(fig.bytes),
+                units::fmt_gib(fig.bytes)
+            ),
+            t.text(),
+        )];
+        size.push(Span::styled(
+            format!(" · {shards} shard{}", if shards == 1 { "" } else { "s" }),
+            t.label(),
+        ));
+        if self.weights.len() > 1 {
+            size.push(Span::styled(
+                format!(" + {} extra", self.weights.len() - 1),
+                t.label(),
+            ));
+        }
+        lines.push(Line::from(size));
+        lines.push(self.hash_line(inner.width as usize));
+        let density = match (fig.bits_per_parameter, fig.parameters) {
+            (Some(b), Some(p)) => {
+                let how = if fig.parameters_counted {
+                    "counted".to_string()
+                } else {
+                    fig.parameters_provenance
+                        .map_or("", |p| p.label())
+                        .to_string()
+                };
+                Line::from(vec![
+                    Span::styled(format!("{b:.3}"), t.figure()),
+                    Span::styled(" bits/param ", t.label()),
+                    Span::styled(format!("({} params, {how})", params_text(p)), t.label()),
+                ])
+            }
+            _ => Line::from(Span::styled("density: parameter count unknown", t.label())),
+        };
+        lines.push(density);
+        match loaded {
+            Some(l) => {
+                lines.push(Line::from(Span::styled(
+                    format!(
+                        "{:<7}{:>7} {:>11} {:>6} {:>6}",
+                        "type", "tensors", "bytes", "share", "b/w"
+                    ),
+                    t.label(),
+                )));
+                let room = (inner.height as usize).saturating_sub(lines.len());
+                let n = l.by_type.len();
+                let show = if n > room { room.saturating_sub(1) } else { n };
+                for ty in l.by_type.iter().take(show) {
+                    lines.push(Line::from(Span::styled(
+                        format!(
+                            "{:<6}{:>5} {:>10} {:>5.1}% {:>5}",
+                            ty.type_name,
+                            ty.count,
+                            units::fmt_gib(ty.bytes),
+                            ty.share * 100.0,
+                            ty.bits_per_weight.map_or("—".into(), |b| format!("{b:.2}"))
+                        ),
+                        t.text(),
+                    )));
+                }
+                if show < n {
+                    lines.push(Line::from(Span::styled(
+                        format!("+{} more types: t lists every tensor", n - show),
+                        t.label(),
+                    )));
+                }
+            }
+            None => {
+                let q = self
+                    .pinned
+                    .map(|p| p.quantization.as_str())
+                    .filter(|q| !q.is_empty());
+                if let Some(q) = q {
+                    lines.push(Line::from(vec![
+                        Span::styled(format!("\"{q}\""), t.text()),
+                        Span::styled(" mixes encodings: open the", t.label()),
+                    ]));
+                    lines.push(Line::from(Span::styled(
+                        "GGUF (o) for the per-type summary",
+                        t.label(),
+                    )));
+                } else {
+                    lines.push(Line::from(Span::styled(
+                        "open the GGUF (o) for its encodings",
+                        t.label(),
+                    )));
+                }
+                if let Some(p) = &self.file.opening {
+                    lines.push(Line::from(Span::styled(
+                        format!("opening {} …", p.display()),
+                        t.warn(),
+                    )));
+                }
+            }
+        }
+        Paragraph::new(lines).render(inner, buf);
+    }
+}
+
+impl ArtifactPane<'_> {
+    fn hash_line(&self, width: usize) -> Line<'static> {
+        let t = self.theme;
+        let pin = self.pinned.and_then(|p| p.sha256.clone());
+        let label = Span::styled("SHA-256 ", t.label());
+        match &self.file.hash {
+            HashState::Running {
+                done,
+                total,
+                bytes_per_s,
+                eta_s,
+            } => {
+                let tail = format!(
+                    " {}% {} {}",
+                    self.file.hash.percent().unwrap_or(0),
+                    rate_text(*bytes_per_s),
+                    eta_s.map_or("".into(), |e| format!("ETA {}", fmt_eta(e)))
+                );
+                let bar_w = width.saturating_sub(8 + tail.chars().count()).clamp(4, 20);
+                Line::from(vec![
+                    label,
+                    Span::styled(progress_text(*done, *total, bar_w), t.line_file()),
+                    Span::styled(tail, t.label()),
+                ])
+            }
+            HashState::Verified(h) => Line::from(vec![
+                label,
+                Span::styled("verified ", t.ok()),
+                Span::styled(short_hash(h), t.label()),
+            ]),
+            HashState::Mismatch { actual, .. } => Line::from(vec![
+                label,
+                Span::styled("MISMATCH ", t.bad()),
+                Span::styled(short_hash(actual), t.label()),
+            ]),
+            HashState::NotPinned(h) => Line::from(vec![
+                label,
+                Span::styled("not pinned ", t.warn()),
+                Span::styled(short_hash(h), t.label()),
+            ]),
+            HashState::Cancelled => Line::from(vec![
+                label,
+                Span::styled("cancelled (Enter hashes)", t.warn()),
+            ]),
+            HashState::Failed(e) => Line::from(vec![label, Span::styled(e.clone(), t.bad())]),
+            HashState::Idle => match (self.file.loaded.is_some(), pin) {
+                (true, Some(_)) => Line::from(vec![
+                    label,
+                    Span::styled("pinned; Enter verifies", t.label()),
+                ]),
+                (true, None) => Line::from(vec![
+                    label,
+                    Span::styled("not pinned; Enter hashes", t.label()),
+                ]),
+                (false, Some(h)) => Line::from(vec![
+                    label,
+                    Span::styled("pinned ", t.provenance(Provenance::Spec)),
+                    Span::styled(short_hash(&h), t.label()),
+                ]),
+                (false, None) => Line::from(vec![label, Span::styled("not pinned", t.label())]),
+            },
+        }
+    }
+}

@@ -1,0 +1,240 @@
+//! Drawing the app: `impl Widget for &App` places the panes or the current view, the title
+//! and status lines, the help overlay and questions. Reads the app; changes nothing.
+
+use super::app::{App, View};
+use super::fields::Pane;
+use super::layout::{self, MainLayout};
+use super::panes::artifact::ArtifactPane;
+use super::panes::bounds::BoundsPane;
+use super::panes::claim::ClaimPane;
+use super::panes::inputs::InputPane;
+use super::views::compare::CompareScreen;
+use super::views::help::HelpOverlay;
+use super::views::metadata::MetadataScreen;
+use super::views::tensors::TensorsScreen;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Widget, Wrap};
+
+impl Widget for &App {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let t = self.theme;
+        if layout::too_small(area) {
+            Paragraph::new(vec![
+                Line::from(Span::styled("llmbound", t.heading())),
+                Line::from(format!(
+                    "The terminal is {}×{}; the explorer needs at least {}×{}.",
+                    area.width,
+                    area.height,
+                    layout::MIN_WIDTH,
+                    layout::MIN_HEIGHT
+                )),
+                Line::from("Enlarge the window, or press q to quit."),
+            ])
+            .wrap(Wrap { trim: true })
+            .render(area, buf);
+            return;
+        }
+        match self.view {
+            View::Main => self.render_main(area, buf),
+            other => {
+                let [body, status] =
+                    Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(area);
+                let file = self.file.loaded.as_ref();
+                let name = file.map(|f| f.file_name.as_str());
+                match other {
+                    View::Tensors => TensorsScreen {
+                        view: &self.tensors,
+                        inv: self.file.inventory(),
+                        file_name: name,
+                        theme: t,
+                    }
+                    .render(body, buf),
+                    View::Metadata => MetadataScreen {
+                        view: &self.metadata,
+                        rows: self.file.metadata_rows(),
+                        expanded: self
+                            .metadata
+                            .expanded
+                            .as_deref()
+                            .and_then(|k| self.file.array(k)),
+                        file_name: name,
+                        theme: t,
+                    }
+                    .render(body, buf),
+                    _ => CompareScreen {
+                        view: &self.compare,
+                        subject: format!(
+                            "{} · {} tokens × {} · K {} V {}",
+                            self.scenario.model.name,
+                            crate::core::units::fmt_tokens(self.scenario.cache.context),
+                            self.scenario.cache.sequences,
+                            self.scenario.cache.type_k,
+                            self.scenario.cache.type_v
+                        ),
+                        theme: t,
+                    }
+                    .render(body, buf),
+                }
+                self.render_status(status, buf);
+            }
+        }
+        if self.help {
+            HelpOverlay {
+                keymap: &self.keymap,
+                theme: t,
+            }
+            .render(area, buf);
+        }
+        if let Some(c) = &self.confirm {
+            let w = (c.question.chars().count() as u16 + 4).min(area.width);
+            let r = Rect {
+                x: area.x + (area.width - w) / 2,
+                y: area.y + area.height / 2 - 2,
+                width: w,
+                height: 3,
+            };
+            Clear.render(r, buf);
+            Paragraph::new(Span::styled(c.question.clone(), t.warn()))
+                .block(
+                    Block::new()
+                        .borders(Borders::ALL)
+                        .border_type(BorderType::Thick)
+                        .border_style(t.bad()),
+                )
+                .render(r, buf);
+        }
+    }
+}
+
+impl App {
+    fn render_main(&self, area: Rect, buf: &mut Buffer) {
+        let t = self.theme;
+        let Some(l) = layout::main_layout(area, self.focus, self.layout_hints()) else {
+            return;
+        };
+        self.render_title(&l, buf);
+        if let Some(tabs) = l.tabs {
+            let mut spans = Vec::new();
+            for p in [Pane::Artifact, Pane::Model, Pane::Cache, Pane::Machine] {
+                let style = if layout::compact_left(self.focus) == p {
+                    t.title(true)
+                } else {
+                    t.label()
+                };
+                spans.push(Span::styled(format!(" {} ", p.title()), style));
+            }
+            Paragraph::new(Line::from(spans)).render(tabs, buf);
+        }
+        for (pane, rect) in &l.panes {
+            let focused = self.focus == *pane;
+            match pane {
+                Pane::Artifact => ArtifactPane {
+                    weights: &self.scenario.weights,
+                    figures: &self.report.artifact,
+                    pinned: self.pinned.as_ref(),
+                    file: &self.file,
+                    focused,
+                    theme: t,
+                }
+                .render(*rect, buf),
+                Pane::Model | Pane::Cache | Pane::Machine => {
+                    let rows = self.rows(*pane);
+                    let subtitle = match pane {
+                        Pane::Model => self.scenario.model.architecture.clone(),
+                        _ => String::new(),
+                    };
+                    InputPane {
+                        pane: *pane,
+                        subtitle,
+                        rows: &rows,
+                        selected: self.selected_row(*pane),
+                        focused,
+                        theme: t,
+                    }
+                    .render(*rect, buf);
+                }
+                Pane::Bounds => BoundsPane {
+                    report: &self.report,
+                    plots: &self.plots,
+                    focused,
+                    compact: l.compact,
+                    scroll: self.bounds_scroll,
+                    theme: t,
+                }
+                .render(*rect, buf),
+                Pane::Claim => ClaimPane {
+                    claim: self.claim.as_ref(),
+                    focused,
+                    scroll: self.claim_scroll,
+                    theme: t,
+                }
+                .render(*rect, buf),
+            }
+        }
+        self.render_status(l.status, buf);
+    }
+
+    fn render_title(&self, l: &MainLayout, buf: &mut Buffer) {
+        let t = self.theme;
+        let right = " ? help  q quit ";
+        let [left, r] =
+            Layout::horizontal([Constraint::Fill(1), Constraint::Length(right.len() as u16)])
+                .areas(l.title);
+        Paragraph::new(Line::from(vec![
+            Span::styled(" llmbound ", t.title(true)),
+            Span::styled(format!(" {}", self.title()), t.heading()),
+            Span::styled("  · bounds, not benchmarks", t.label()),
+        ]))
+        .render(left, buf);
+        Paragraph::new(Span::styled(right, t.label())).render(r, buf);
+    }
+
+    fn render_status(&self, area: Rect, buf: &mut Buffer) {
+        let t = self.theme;
+        if let Some(i) = &self.input {
+            Paragraph::new(Line::from(vec![
+                Span::styled(i.prompt.clone(), t.key()),
+                Span::styled(format!("{}▏", i.text), t.input()),
+                Span::styled(
+                    if i.target == super::app::InputTarget::OpenPath {
+                        "  Tab completes · Enter opens · Esc cancels"
+                    } else {
+                        "  Enter accepts · Esc cancels"
+                    },
+                    t.label(),
+                ),
+            ]))
+            .render(area, buf);
+            return;
+        }
+        if let Some(m) = &self.message {
+            let style = if m.error { t.bad() } else { t.ok() };
+            Paragraph::new(Span::styled(m.text.clone(), style)).render(area, buf);
+            return;
+        }
+        let hints: &[(&str, &str)] = match self.view {
+            View::Main => &[
+                ("Tab", "pane"),
+                ("↑↓", "field"),
+                ("←→", "adjust"),
+                ("Enter", "type"),
+                ("[ ]", "context"),
+                ("/", "claim"),
+                ("t", "tensors"),
+                ("c", "compare"),
+                ("m", "metadata"),
+                ("s", "save"),
+                ("o", "open"),
+            ],
+            _ => &[("Esc", "back"), ("?", "help"), ("q", "quit")],
+        };
+        let mut spans = Vec::new();
+        for (k, what) in hints {
+            spans.push(Span::styled(format!(" {k}"), t.key()));
+            spans.push(Span::styled(format!(" {what} "), t.label()));
+        }
+        Paragraph::new(Line::from(spans)).render(area, buf);
+    }
+}

@@ -1,0 +1,114 @@
+//! The rows of an input pane: `label  value  [slider]  tag`, one per cell from
+//! `layout::field_cells`, the selected one highlighted.
+
+use crate::tui::fields::{Row, Tag};
+use crate::tui::layout;
+use crate::tui::theme::Theme;
+use crate::tui::widgets::Slider;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+
+/// A list of field rows.
+pub struct FieldList<'a> {
+    /// Rows.
+    pub rows: &'a [Row],
+    /// Index of the selected row.
+    pub selected: usize,
+    /// The pane has the focus.
+    pub focused: bool,
+    /// Width of the label column.
+    pub label_width: u16,
+    /// Styles.
+    pub theme: Theme,
+}
+
+fn tag_span(tag: &Tag, t: Theme) -> Span<'static> {
+    match tag {
+        Tag::Prov(p) => Span::styled(p.label().to_string(), t.provenance(*p)),
+        Tag::Note(s) => Span::styled(s.clone(), t.label()),
+        Tag::Warn(s) => Span::styled(s.clone(), t.warn()),
+    }
+}
+
+/// Cut text to `width` characters, ending in `…` when cut.
+pub fn fit(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        return s.to_string();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let mut out: String = s.chars().take(width - 1).collect();
+    out.push('…');
+    out
+}
+
+impl Widget for FieldList<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let t = self.theme;
+        for (i, cell) in layout::field_cells(area, self.rows.len(), self.selected) {
+            let row = &self.rows[i];
+            let selected = i == self.selected && row.field.is_some();
+            let base = if selected && self.focused {
+                t.selected()
+            } else if selected {
+                t.selected_unfocused()
+            } else {
+                Style::new()
+            };
+            buf.set_style(cell, base);
+            if row.heading {
+                Line::from(Span::styled(row.label.clone(), t.heading())).render(cell, buf);
+                continue;
+            }
+            let tag = row.tag.as_ref().map(|x| tag_span(x, t));
+            let tag_w = tag.as_ref().map_or(0, |s| s.width() as u16 + 1);
+            let label_w = self.label_width.min(cell.width);
+            let label = Span::styled(
+                format!("{:<w$}", row.label, w = label_w as usize),
+                t.label(),
+            );
+            let room = cell.width.saturating_sub(label_w + tag_w) as usize;
+            let value_text = fit(&row.value, room);
+            let value = Span::styled(
+                value_text,
+                if row.field.is_some() {
+                    t.text()
+                } else {
+                    t.label()
+                },
+            );
+            let value_w = value.width() as u16;
+            Line::from(vec![label, value]).style(base).render(cell, buf);
+            if let Some(tag) = tag
+                && cell.width > tag_w
+            {
+                let r = Rect {
+                    x: cell.right() - tag_w + 1,
+                    y: cell.y,
+                    width: tag_w - 1,
+                    height: 1,
+                };
+                Line::from(tag).style(base).render(r, buf);
+            }
+            if let Some(pos) = row.slider {
+                let start = cell.x + label_w + value_w + 1;
+                let end = cell.right().saturating_sub(tag_w + 1);
+                if end > start + 4 {
+                    Slider { pos, theme: t }.render(
+                        Rect {
+                            x: start,
+                            y: cell.y,
+                            width: end - start,
+                            height: 1,
+                        },
+                        buf,
+                    );
+                }
+            }
+        }
+    }
+}

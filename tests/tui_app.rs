@@ -1,0 +1,633 @@
+//! The explorer driven by actions, without a terminal, and drawn into a `TestBackend`.
+
+use llmbound::build::ScenarioOptions;
+use llmbound::profile::Catalog;
+use llmbound::tui::Action;
+use llmbound::tui::app::{App, View};
+use llmbound::tui::fields::{Field, Pane};
+use llmbound::tui::keymap::Keymap;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::path::Path;
+
+fn app_in(dir: &Path) -> App {
+    App::new(
+        Catalog::load_with(Some(dir.to_path_buf())),
+        &ScenarioOptions::default(),
+    )
+    .unwrap()
+}
+
+fn app() -> (App, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    (app_in(dir.path()), dir)
+}
+
+fn draw(app: &App, w: u16, h: u16) -> TestBackend {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| f.render_widget(app, f.area())).unwrap();
+    t.backend().clone()
+}
+
+fn screen_text(app: &App, w: u16, h: u16) -> String {
+    draw(app, w, h).to_string()
+}
+
+fn focus(app: &mut App, pane: Pane) {
+    for _ in 0..6 {
+        if app.focus == pane {
+            return;
+        }
+        app.update(Action::NextPane);
+    }
+}
+
+fn select(app: &mut App, pane: Pane, field: Field) {
+    focus(app, pane);
+    app.update(Action::Home);
+    for _ in 0..40 {
+        if app.selected_field(pane) == Some(field) {
+            return;
+        }
+        app.update(Action::Down);
+    }
+    panic!("field {field:?} not found in {pane:?}");
+}
+
+#[test]
+fn default_scenario_shows_the_worked_example() {
+    let (app, _d) = app();
+    let d = &app.report.decode;
+    assert_eq!(format!("{:.2}", d.short_context.tokens_per_second), "13.81");
+    assert_eq!(format!("{:.2}", d.full_context.tokens_per_second), "9.63");
+    let s = screen_text(&app, 120, 36);
+    for needle in [
+        "13.81",
+        "72.39",
+        "9.63",
+        "103.85",
+        "19,762,149,024 bytes",
+        "18.405 GiB",
+        "262,144 bytes/token = 256 KiB",
+        "8 GiB at 32,768 tokens",
+        "23,187,523,936 bytes = 21.595 GiB",
+        "optimistic vendor ceiling",
+        "4.820",
+    ] {
+        assert!(s.contains(needle), "missing {needle:?} in\n{s}");
+    }
+    assert!(s.contains("Prefill ceiling none"), "{s}");
+}
+
+#[test]
+fn brackets_halve_and_double_the_context_from_anywhere() {
+    let (mut app, _d) = app();
+    focus(&mut app, Pane::Machine);
+    app.update(Action::HalveContext);
+    assert_eq!(app.scenario.cache.context, 16_384);
+    assert_eq!(
+        format!("{:.2}", app.report.decode.full_context.tokens_per_second),
+        "11.35"
+    );
+    let s = screen_text(&app, 120, 36);
+    assert!(s.contains("16,384") && s.contains("11.35"), "{s}");
+    app.update(Action::DoubleContext);
+    app.update(Action::DoubleContext);
+    assert_eq!(app.scenario.cache.context, 65_536);
+    assert!(
+        app.report
+            .warnings
+            .iter()
+            .any(|w| w.contains("beyond the model's native"))
+    );
+}
+
+#[test]
+fn context_steps_are_fine_between_powers_of_two() {
+    let (mut app, _d) = app();
+    select(&mut app, Pane::Cache, Field::Context);
+    app.update(Action::Right);
+    assert_eq!(app.scenario.cache.context, 40_960);
+    app.update(Action::Left);
+    app.update(Action::Left);
+    assert_eq!(app.scenario.cache.context, 28_672);
+}
+
+#[test]
+fn bad_input_keeps_the_previous_scenario_and_says_why() {
+    let (mut app, _d) = app();
+    select(&mut app, Pane::Cache, Field::Context);
+    for (text, part) in [
+        ("0", "at least 1 token"),
+        ("abc", "not a number"),
+        ("1000000000000000", "u32 context"),
+        ("-5", "number"),
+        ("1e400", "positive"),
+        ("", "type a number"),
+    ] {
+        app.update(Action::Edit);
+        app.update(Action::SetText(text.into()));
+        assert_eq!(app.scenario.cache.context, 32_768, "{text}");
+        let m = app.message.clone().expect("a message");
+        assert!(m.error && m.text.contains(part), "{text:?}: {}", m.text);
+        assert!(!m.text.contains('\n'));
+    }
+    select(&mut app, Pane::Cache, Field::Sequences);
+    app.update(Action::SetText("100000".into()));
+    assert_eq!(app.scenario.cache.sequences, 1);
+    select(&mut app, Pane::Machine, Field::Capacity(0));
+    app.update(Action::SetText("0".into()));
+    assert_eq!(app.scenario.machine.tiers[0].capacity.value, 51_539_607_552);
+    select(&mut app, Pane::Model, Field::Layers);
+    app.update(Action::SetText("0".into()));
+    assert_eq!(app.scenario.model.layers.len(), 64);
+}
+
+#[test]
+fn typing_goes_through_the_input_line() {
+    let (mut app, _d) = app();
+    select(&mut app, Pane::Cache, Field::Context);
+    app.update(Action::Edit);
+    assert!(app.is_typing());
+    for c in "8192".chars() {
+        app.update(Action::Input(c));
+    }
+    app.update(Action::Submit);
+    assert!(!app.is_typing());
+    assert_eq!(app.scenario.cache.context, 8192);
+    app.update(Action::Edit);
+    app.update(Action::Input('9'));
+    app.update(Action::Back);
+    assert_eq!(app.scenario.cache.context, 8192);
+    app.update(Action::Edit);
+    app.update(Action::SetText("32k".into()));
+    assert_eq!(app.scenario.cache.context, 32_768);
+}
+
+#[test]
+fn editing_a_model_figure_makes_it_user() {
+    let (mut app, _d) = app();
+    select(&mut app, Pane::Model, Field::KvHeads);
+    app.update(Action::SetText("4".into()));
+    assert_eq!(app.report.kv.bytes_per_token, 131_072);
+    let rows = app.rows(Pane::Model);
+    let kv = rows
+        .iter()
+        .find(|r| r.field == Some(Field::KvHeads))
+        .unwrap();
+    assert_eq!(
+        kv.tag,
+        Some(llmbound::tui::fields::Tag::Prov(
+            llmbound::core::units::Provenance::User
+        ))
+    );
+    let layers = rows
+        .iter()
+        .find(|r| r.field == Some(Field::Layers))
+        .unwrap();
+    assert_eq!(
+        layers.tag,
+        Some(llmbound::tui::fields::Tag::Prov(
+            llmbound::core::units::Provenance::Spec
+        ))
+    );
+    assert_eq!(
+        app.report.capacity.provenance,
+        llmbound::core::units::Provenance::User
+    );
+}
+
+#[test]
+fn switching_machines_recomputes_and_shows_gpu_layers() {
+    let (mut app, _d) = app();
+    app.update(Action::SelectMachine("desktop-rtx-4090".into()));
+    assert_eq!(app.scenario.machine.id, "desktop-rtx-4090");
+    assert!(
+        app.rows(Pane::Cache)
+            .iter()
+            .any(|r| r.field == Some(Field::GpuLayers))
+    );
+    select(&mut app, Pane::Cache, Field::GpuLayers);
+    app.update(Action::SetText("50".into()));
+    assert_eq!(app.scenario.offload.gpu_layers, Some(50));
+    let d = &app.report.decode.full_context;
+    assert!(d.overlapped_tokens_per_second > d.tokens_per_second);
+    app.update(Action::SelectMachine("no-such-machine".into()));
+    assert_eq!(app.scenario.machine.id, "desktop-rtx-4090");
+    assert!(
+        app.message
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("unknown machine")
+    );
+}
+
+#[test]
+fn a_claim_is_checked_at_once() {
+    let (mut app, _d) = app();
+    app.update(Action::Search);
+    assert!(app.is_typing());
+    app.update(Action::SetText("12".into()));
+    let c = app.claim.clone().unwrap();
+    assert!(!c.check.impossible);
+    assert!(c.check.lines.iter().any(|l| l.exceeded));
+    let s = screen_text(&app, 120, 36);
+    assert!(s.contains("12.00 tokens/s"), "{s}");
+    // A later change re-checks the same claim.
+    app.update(Action::HalveContext);
+    let c2 = app.claim.clone().unwrap();
+    assert_eq!(c2.check.tokens_per_second, 12.0);
+    app.update(Action::Search);
+    app.update(Action::SetText("fast".into()));
+    assert!(app.message.as_ref().unwrap().error);
+}
+
+#[test]
+fn saving_a_machine_never_overwrites_silently_and_reloads() {
+    let (mut app, dir) = app();
+    select(&mut app, Pane::Machine, Field::Capacity(0));
+    app.update(Action::SetText("64 GiB".into()));
+    app.update(Action::Save);
+    assert!(app.is_typing());
+    app.update(Action::SetText("my-mac".into()));
+    let path = dir.path().join("machines/my-mac.toml");
+    assert!(path.exists(), "{:?}", app.message);
+    // Saving again under the same id asks first.
+    app.update(Action::Save);
+    app.update(Action::SetText("my-mac".into()));
+    assert!(app.confirm.is_some());
+    app.update(Action::No);
+    assert!(app.confirm.is_none());
+    app.update(Action::Save);
+    app.update(Action::SetText("my-mac".into()));
+    app.update(Action::Yes);
+    assert!(app.message.as_ref().unwrap().text.contains("saved"));
+    // The next start sees it.
+    let again = app_in(dir.path());
+    let m = again
+        .catalog
+        .machines
+        .iter()
+        .find(|m| m.id == "my-mac")
+        .expect("saved machine reloads");
+    assert_eq!(m.value.tiers[0].capacity.value.value, 64 << 30);
+}
+
+#[test]
+fn saving_a_scenario_saves_the_edited_machine_with_it() {
+    let (mut app, dir) = app();
+    select(&mut app, Pane::Machine, Field::Bandwidth(0));
+    app.update(Action::SetText("300 GB/s".into()));
+    select(&mut app, Pane::Cache, Field::Context);
+    app.update(Action::SetText("8192".into()));
+    app.update(Action::Save);
+    app.update(Action::SetText("mine".into()));
+    assert!(
+        dir.path().join("scenarios/mine.toml").exists(),
+        "{:?}",
+        app.message
+    );
+    assert!(dir.path().join("machines/mine.toml").exists());
+    let again = App::new(
+        Catalog::load_with(Some(dir.path().to_path_buf())),
+        &ScenarioOptions {
+            scenario: Some("mine".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(again.scenario.cache.context, 8192);
+    assert_eq!(again.scenario.machine.tiers[0].bandwidth.value.0, 300e9);
+}
+
+#[test]
+fn a_broken_profile_is_reported_and_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("machines")).unwrap();
+    std::fs::write(
+        dir.path().join("machines/broken.toml"),
+        "id = \"broken\"\nname = 3\n",
+    )
+    .unwrap();
+    let app = app_in(dir.path());
+    let m = app.message.clone().unwrap();
+    assert!(m.error && m.text.contains("broken.toml"), "{}", m.text);
+    assert!(app.catalog.machines.iter().all(|x| x.id != "broken"));
+}
+
+#[test]
+fn compare_evaluates_every_machine() {
+    let (mut app, _d) = app();
+    app.update(Action::Compare);
+    assert_eq!(app.view, View::Compare);
+    assert_eq!(app.compare.rows.len(), app.catalog.machines.len());
+    assert_eq!(app.compare.rows[0].machine_id, "macbook-pro-m4-pro-48gb");
+    // Sorting by the full-context ceiling puts the fastest first.
+    for _ in 0..4 {
+        app.update(Action::Right);
+    }
+    app.update(Action::Reverse);
+    let first = app.compare.order[0];
+    let best = app.compare.rows[first]
+        .outcome
+        .as_ref()
+        .unwrap()
+        .full_tokens_per_second;
+    assert!(
+        app.compare
+            .rows
+            .iter()
+            .filter_map(|r| r.outcome.as_ref().ok())
+            .all(|f| f.full_tokens_per_second <= best)
+    );
+    // Enter uses the selected machine.
+    let chosen = app.compare.rows[first].machine_id.clone();
+    app.update(Action::Edit);
+    assert_eq!(app.view, View::Main);
+    assert_eq!(app.scenario.machine.id, chosen);
+}
+
+#[test]
+fn compare_helper_is_pure() {
+    let (app, _d) = app();
+    let machines: Vec<_> = app
+        .catalog
+        .machines
+        .iter()
+        .map(|e| llmbound::profile::load::machine(&e.value))
+        .collect();
+    let rows = llmbound::compare::compare(&app.scenario, &machines);
+    assert_eq!(rows.len(), machines.len());
+    let mac = rows
+        .iter()
+        .find(|r| r.machine_id == "macbook-pro-m4-pro-48gb")
+        .unwrap();
+    let f = mac.outcome.as_ref().unwrap();
+    assert!(f.fits && f.optimistic_vendor);
+    assert_eq!(format!("{:.2}", f.full_tokens_per_second), "9.63");
+}
+
+#[test]
+fn mouse_selects_panes_and_fields() {
+    let (mut app, _d) = app();
+    app.update(Action::Resize(120, 36));
+    // The Model pane's "KV heads" row: left column, third field row (pane top at y = 10).
+    app.update(Action::Click(5, 14));
+    assert_eq!(app.focus, Pane::Model);
+    assert_eq!(app.selected_field(Pane::Model), Some(Field::KvHeads));
+    // A click in the Bounds pane focuses it.
+    app.update(Action::Click(80, 20));
+    assert_eq!(app.focus, Pane::Bounds);
+    app.update(Action::Scroll(5, 14, 1));
+    assert_eq!(app.focus, Pane::Model);
+}
+
+#[test]
+fn help_and_views_open_and_close() {
+    let (mut app, _d) = app();
+    app.update(Action::Help);
+    assert!(app.help);
+    app.update(Action::Back);
+    assert!(!app.help);
+    for (a, v) in [
+        (Action::Tensors, View::Tensors),
+        (Action::Metadata, View::Metadata),
+        (Action::Compare, View::Compare),
+    ] {
+        app.update(a);
+        assert_eq!(app.view, v);
+        app.update(Action::Back);
+        assert_eq!(app.view, View::Main);
+    }
+    app.update(Action::Quit);
+    assert!(app.quit);
+}
+
+#[test]
+fn drawing_never_panics_at_any_size() {
+    let (mut app, _d) = app();
+    app.update(Action::Search);
+    app.update(Action::SetText("30".into()));
+    for view in [
+        Action::Back,
+        Action::Compare,
+        Action::Tensors,
+        Action::Metadata,
+        Action::Help,
+    ] {
+        app.update(Action::Back);
+        app.update(view);
+        for (w, h) in [
+            (1, 1),
+            (20, 5),
+            (79, 23),
+            (80, 24),
+            (100, 30),
+            (119, 35),
+            (120, 36),
+            (200, 60),
+            (300, 100),
+        ] {
+            let s = screen_text(&app, w, h);
+            if w < 80 || h < 24 {
+                assert!(s.contains("needs at least 80×24") || w < 40, "{w}×{h}: {s}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_long_random_walk_never_panics() {
+    let (mut app, _d) = app();
+    let actions = [
+        Action::NextPane,
+        Action::PrevPane,
+        Action::Up,
+        Action::Down,
+        Action::Left,
+        Action::Right,
+        Action::Toggle,
+        Action::HalveContext,
+        Action::DoubleContext,
+        Action::Compare,
+        Action::Back,
+        Action::Tensors,
+        Action::Metadata,
+        Action::Help,
+        Action::PageDown,
+        Action::End,
+        Action::Home,
+        Action::CancelHash,
+        Action::Reverse,
+        Action::Filter,
+        Action::Group,
+    ];
+    let mut x: u64 = 0x2545F4914F6CDD1D;
+    for _ in 0..3000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let a = actions[(x % actions.len() as u64) as usize].clone();
+        app.update(a);
+        if x.is_multiple_of(97) {
+            let _ = screen_text(&app, 120, 36);
+        }
+    }
+    assert!(app.report.decode.short_context.tokens_per_second > 0.0);
+}
+
+#[test]
+fn the_keymap_parses_and_binds_the_issue_keys() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use llmbound::tui::keymap::Context;
+    let k = Keymap::builtin();
+    let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
+    let main = Context::Main;
+    for (code, action) in [
+        (KeyCode::Char('q'), Action::Quit),
+        (KeyCode::Char('?'), Action::Help),
+        (KeyCode::Tab, Action::NextPane),
+        (KeyCode::BackTab, Action::PrevPane),
+        (KeyCode::Char('h'), Action::Left),
+        (KeyCode::Char('j'), Action::Down),
+        (KeyCode::Char('k'), Action::Up),
+        (KeyCode::Char('l'), Action::Right),
+        (KeyCode::Enter, Action::Edit),
+        (KeyCode::Char('['), Action::HalveContext),
+        (KeyCode::Char(']'), Action::DoubleContext),
+        (KeyCode::Char('t'), Action::Tensors),
+        (KeyCode::Char('c'), Action::Compare),
+        (KeyCode::Char('m'), Action::Metadata),
+        (KeyCode::Char('s'), Action::Save),
+        (KeyCode::Char('o'), Action::Open),
+        (KeyCode::Char('/'), Action::Search),
+        (KeyCode::Char('x'), Action::CancelHash),
+        (KeyCode::Esc, Action::Back),
+    ] {
+        assert_eq!(k.action(&key(code), main), Some(action), "{code:?}");
+    }
+    assert_eq!(
+        k.action(
+            &KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL),
+            main
+        ),
+        Some(Action::Quit)
+    );
+    assert_eq!(
+        k.action(&key(KeyCode::Char('r')), Context::Tensors),
+        Some(Action::Reverse)
+    );
+    assert_eq!(
+        k.action(&key(KeyCode::Char('q')), Context::Tensors),
+        Some(Action::Quit)
+    );
+}
+
+#[test]
+fn docs_keys_md_is_generated_from_the_keymap() {
+    let want = Keymap::builtin().markdown();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/keys.md");
+    if std::env::var_os("UPDATE_KEYS_DOC").is_some() {
+        std::fs::write(&path, &want).unwrap();
+    }
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        have == want,
+        "docs/keys.md is out of date: run with UPDATE_KEYS_DOC=1"
+    );
+}
+
+// ---- snapshots: one per state, at 120×36 and 80×24 ----
+
+fn snap(name: &str, app: &App) {
+    insta::assert_snapshot!(format!("{name}_120x36"), draw(app, 120, 36));
+    insta::assert_snapshot!(format!("{name}_80x24"), draw(app, 80, 24));
+}
+
+#[test]
+fn snapshot_default() {
+    let (app, _d) = app();
+    snap("default", &app);
+}
+
+#[test]
+fn snapshot_after_double_context() {
+    let (mut app, _d) = app();
+    app.update(Action::DoubleContext);
+    snap("after_double_context", &app);
+}
+
+#[test]
+fn snapshot_compare() {
+    let (mut app, _d) = app();
+    app.update(Action::Compare);
+    snap("compare", &app);
+}
+
+#[test]
+fn snapshot_help() {
+    let (mut app, _d) = app();
+    app.update(Action::Help);
+    snap("help", &app);
+}
+
+#[test]
+fn snapshot_capacity_overflow() {
+    let (mut app, _d) = app();
+    select(&mut app, Pane::Cache, Field::Context);
+    app.update(Action::SetText("262144".into()));
+    assert!(!app.report.capacity.fits);
+    snap("capacity_overflow", &app);
+}
+
+#[test]
+fn snapshot_invalid_value() {
+    let (mut app, _d) = app();
+    select(&mut app, Pane::Cache, Field::Context);
+    app.update(Action::Edit);
+    app.update(Action::SetText("1000000000000000".into()));
+    snap("invalid_value", &app);
+}
+
+#[test]
+fn snapshot_partial_offload() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = App::new(
+        Catalog::load_with(Some(dir.path().to_path_buf())),
+        &ScenarioOptions {
+            scenario: Some("qwen3-32b-rtx-4090-partial".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    snap("partial_offload", &app);
+}
+
+#[test]
+fn no_color_uses_no_colour() {
+    use llmbound::tui::theme::Theme;
+    use ratatui::style::Color;
+    let (mut app, _d) = app();
+    app.theme = Theme { color: false };
+    select(&mut app, Pane::Cache, Field::Context);
+    app.update(Action::SetText("262144".into()));
+    for (w, h) in [(120, 36), (80, 24)] {
+        let b = draw(&app, w, h);
+        for c in b.buffer().content() {
+            assert_eq!(c.fg, Color::Reset, "{w}×{h}: {:?}", c.symbol());
+            assert_eq!(c.bg, Color::Reset);
+        }
+    }
+    app.theme = Theme { color: true };
+    let b = draw(&app, 120, 36);
+    assert!(b.buffer().content().iter().any(|c| c.fg == Color::Red));
+}
+
+#[test]
+fn snapshot_claim() {
+    let (mut app, _d) = app();
+    app.update(Action::Search);
+    app.update(Action::SetText("15".into()));
+    snap("claim", &app);
+}

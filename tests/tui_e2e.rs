@@ -1,0 +1,40 @@
+//! Runs tests/e2e/tui.sh (the explorer in tmux, read as a person would) when `tmux` is on
+//! PATH and `LLMBOUND_E2E=1`; otherwise prints why it was skipped. The binary is
+//! `LLMBOUND_E2E_BIN` when set, else this package's `llmbound`.
+
+use std::path::Path;
+use std::process::Command;
+
+fn have_tmux() -> bool {
+    Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn explorer_end_to_end_in_tmux() {
+    if std::env::var("LLMBOUND_E2E").ok().as_deref() != Some("1") {
+        eprintln!("skipped: set LLMBOUND_E2E=1 to run tests/e2e/tui.sh");
+        return;
+    }
+    if !have_tmux() {
+        eprintln!("skipped: tmux is not on PATH");
+        return;
+    }
+    let bin = std::env::var("LLMBOUND_E2E_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_llmbound").to_string());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/tui.sh");
+    let out = Command::new("bash")
+        .arg(&script)
+        .arg(&bin)
+        .output()
+        .expect("bash runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "tests/e2e/tui.sh failed:\n{text}");
+    eprintln!("{text}");
+}
