@@ -2,9 +2,9 @@
 //! must come out below its highest ceiling, and each ceiling equals a figure worked out by hand.
 
 use llmbound::bench::{self, BenchOptions, BenchReport, BenchRow, TestKind};
+use llmbound::build;
 use llmbound::core::Scenario;
-use llmbound::core::units::{Provenance, Sourced};
-use llmbound::core::weights::WeightFile;
+use llmbound::core::units::Provenance;
 use llmbound::gguf;
 use llmbound::profile::{Catalog, load};
 use std::path::{Path, PathBuf};
@@ -28,18 +28,14 @@ fn full_size_copy(header: &Path, bytes: u64, dir: &Path, name: &str) -> PathBuf 
     p
 }
 
-/// The built-in scenario with the GGUF's model shape, inventory and exact size (what `--gguf` does).
-fn scenario_with_gguf(id: &str, gguf_path: &Path, label: &str) -> Scenario {
+/// The built-in scenario with the GGUF's model shape, inventory and exact size, as `--gguf`
+/// builds it (`build::open_gguf` + `build::with_gguf`).
+fn scenario_with_gguf(id: &str, gguf_path: &Path) -> Scenario {
     let cat = Catalog::builtin();
     let mut s = load::scenario(&cat, &cat.scenario(id).unwrap()).unwrap();
-    let a = gguf::open(gguf_path).unwrap();
-    assert_eq!(a.missing_bytes(), 0);
-    s.model = gguf::model_shape(&a, label).unwrap();
-    s.inventory = Some(gguf::TensorInventory::from_artifact(&a).to_core_inventory());
-    s.weights = vec![WeightFile {
-        label: label.into(),
-        bytes: Sourced::new(a.file_bytes(), Provenance::File, "file size"),
-    }];
+    let g = build::open_gguf(&cat, gguf_path).unwrap();
+    assert_eq!(g.artifact.missing_bytes(), 0);
+    build::with_gguf(&mut s, &g).unwrap();
     s
 }
 
@@ -111,7 +107,7 @@ const GEMMA_FILES: [&str; 4] = [
 fn gemma_report() -> BenchReport {
     let dir = tempfile::tempdir().unwrap();
     let path = gemma_gguf(dir.path());
-    let s = scenario_with_gguf("gemma-3-270m-cpu-vm", &path, "gemma-3-270m-q4_k_m.gguf");
+    let s = scenario_with_gguf("gemma-3-270m-cpu-vm", &path);
     let rows = load_all(&GEMMA_FILES);
     assert_eq!(rows.len(), 24);
     let opts = BenchOptions {
@@ -268,7 +264,7 @@ fn h200_report(files: &[&str]) -> (BenchReport, Scenario) {
         dir.path(),
         "qwen3-8b-q8_0-synth.gguf",
     );
-    let s = scenario_with_gguf("qwen3-8b-synth-h200", &path, "qwen3-8b-q8_0-synth.gguf");
+    let s = scenario_with_gguf("qwen3-8b-synth-h200", &path);
     let rows = load_all(files);
     let opts = BenchOptions {
         gguf: Some("qwen3-8b-q8_0-synth.gguf".into()),
