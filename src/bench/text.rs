@@ -433,9 +433,7 @@ fn write(r: &BenchReport, w: &mut impl Write, style: Style) -> io::Result<()> {
             "Decode (tg): observed rate against the decode ceiling at the retained mean n_depth + n_gen/2, one sequence",
         )?;
         table(w, style, &decode_table(r))?;
-        if style == Style::Text {
-            writeln!(w)?;
-        }
+        writeln!(w)?;
         item(
             w,
             style,
@@ -497,9 +495,7 @@ fn write(r: &BenchReport, w: &mut impl Write, style: Style) -> io::Result<()> {
                 reasons.push(&p.reason);
             }
         }
-        if style == Style::Text {
-            writeln!(w)?;
-        }
+        writeln!(w)?;
         for reason in reasons {
             let text = if reason.starts_with("none") {
                 format!("no prefill ceiling — {reason}; intensity and direction only")
@@ -518,9 +514,7 @@ fn write(r: &BenchReport, w: &mut impl Write, style: Style) -> io::Result<()> {
     if !pg.is_empty() {
         heading(w, style, "Combined (pg): observed only")?;
         table(w, style, &combined_table(r))?;
-        if style == Style::Text {
-            writeln!(w)?;
-        }
+        writeln!(w)?;
         item(
             w,
             style,
