@@ -123,7 +123,9 @@ pub struct RowJson<'a> {
     pub headline_efficiency: Option<f64>,
     /// observed / file_ceiling_tokens_per_second.
     pub file_efficiency: Option<f64>,
-    /// At or below the row's ceiling (decode: the highest; pp: the prefill ceiling); null without one.
+    /// At or below the row's ceiling: decode rows the highest ceiling (from file bytes when
+    /// there is no inventory, which cannot make a row impossible), pp rows the prefill ceiling;
+    /// null where there is none (pg rows, pp rows without a compute rate).
     pub within_ceiling: Option<bool>,
     /// Above the highest ceiling with an inventory and a matching artifact.
     pub impossible: bool,
