@@ -257,7 +257,7 @@ pub fn detect_with(
     let run = bandwidth::measure(plan, &mut sub)?;
     if run.unoptimized_build {
         warnings.push(
-            "this is a debug build: the reading loop is not optimised and the figure is far below the memory's bandwidth; use a release build"
+            "this is a debug build (debug assertions on): unless it was also built with optimisation, the reading loop is not bandwidth-bound and the figure is far below the memory's bandwidth; use a release build"
                 .into(),
         );
     }

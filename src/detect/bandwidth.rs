@@ -32,7 +32,7 @@ pub struct BandwidthRun {
     pub median: f64,
     /// The worst repetition, bytes/s.
     pub worst: f64,
-    /// The kernel was built without optimisation (a debug build): not bandwidth-bound.
+    /// A debug build (debug assertions on; usually also unoptimised, and then not bandwidth-bound).
     pub unoptimized_build: bool,
 }
 
