@@ -116,6 +116,8 @@ pub struct Detected {
     pub gpus: Vec<GpuDetected>,
     /// Load before measuring.
     pub load: LoadFigure,
+    /// Share of all CPU time other processes used while the bandwidth was measured (Linux).
+    pub others_during: Option<f64>,
     /// The bandwidth measurement.
     pub bandwidth: BandwidthRun,
     /// Reasons the figure may not be an upper bound (busy machine, debug build, small buffer).
@@ -254,7 +256,22 @@ pub fn detect_with(
         threads,
     };
     let mut sub = |f: f64, what: &str| progress(0.1 + 0.9 * f, what);
+    let before = system::CpuTimes::now();
     let run = bandwidth::measure(plan, &mut sub)?;
+    let during = before.and_then(|b| b.others_since(&system::CpuTimes::now()?));
+    if let Some(o) = during
+        && o > system::BUSY_FRACTION
+    {
+        warnings.push(format!(
+            "other processes used {:.0}% of the CPU time while the bandwidth was measured: a figure measured under contention is not an upper bound; measure again on a quiet machine",
+            o * 100.0
+        ));
+    }
+    if system::virtual_machine() {
+        notes.push(
+            "this is a virtual machine: other guests on the same host share its memory bandwidth without showing in its load, so measure at several quiet times and keep the highest figure".into(),
+        );
+    }
     if run.unoptimized_build {
         warnings.push(
             "this is a debug build (debug assertions on): unless it was also built with optimisation, the reading loop is not bandwidth-bound and the figure is far below the memory's bandwidth; use a release build"
@@ -286,6 +303,7 @@ pub fn detect_with(
         apple,
         gpus,
         load,
+        others_during: during,
         bandwidth: run,
         warnings,
         notes,
@@ -399,8 +417,17 @@ impl Detected {
             ),
             None => "load average unknown".into(),
         };
+        let others = self
+            .others_during
+            .map(|o| {
+                format!(
+                    "; other processes used {:.0}% of the CPU time during the run",
+                    o * 100.0
+                )
+            })
+            .unwrap_or_default();
         let mut s = format!(
-            "best {}, median {}, worst {} over {} repetitions; {load}",
+            "best {}, median {}, worst {} over {} repetitions; {load}{others}",
             gb(r.best),
             gb(r.median),
             gb(r.worst),

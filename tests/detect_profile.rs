@@ -157,6 +157,7 @@ fn synthetic(gpus: Vec<(&str, u64)>, apple: Option<&str>) -> Detected {
             busy_fraction: Some(0.01),
             logical_cpus: 8,
         },
+        others_during: Some(0.01),
         bandwidth: run,
         warnings: Vec::new(),
         notes: Vec::new(),
@@ -232,7 +233,7 @@ fn measure_this_machine() {
         let d = detect::detect(mode, &mut |_, _| {}).unwrap();
         let r = &d.bandwidth;
         eprintln!(
-            "{:>8}: {} × {} MiB, {} threads: best {:.2} GB/s, median {:.2} GB/s, worst {:.2} GB/s; load {:?}, busy {:?}",
+            "{:>8}: {} × {} MiB, {} threads: best {:.2} GB/s, median {:.2} GB/s, worst {:.2} GB/s; load {:?}, busy before {:?}, others during {:?}",
             mode.label(),
             r.samples.len(),
             r.bytes_per_repetition >> 20,
@@ -241,7 +242,8 @@ fn measure_this_machine() {
             r.median / 1e9,
             r.worst / 1e9,
             d.load.load_average,
-            d.load.busy_fraction
+            d.load.busy_fraction,
+            d.others_during
         );
         for w in &d.warnings {
             eprintln!("          warning: {w}");

@@ -54,8 +54,8 @@ pub struct LoadFigure {
 
 /// A load average above this many runnable tasks per logical CPU marks the machine busy.
 pub const BUSY_LOAD_PER_CPU: f64 = 0.5;
-/// A sampled busy fraction above this marks the machine busy.
-pub const BUSY_FRACTION: f64 = 0.25;
+/// A share of all CPU time used by other processes above this marks the machine busy.
+pub const BUSY_FRACTION: f64 = 0.10;
 
 impl LoadFigure {
     /// Reasons the machine looks busy (empty when quiet).
@@ -165,6 +165,59 @@ pub fn parse_proc_stat(text: &str) -> Option<(u64, u64)> {
     let total: u64 = v.iter().take(8).sum();
     let idle = v[3] + v.get(4).copied().unwrap_or(0);
     Some((total - idle, total))
+}
+
+/// utime + stime (clock ticks) of `/proc/<pid>/stat`; the command name may hold spaces and
+/// parentheses, so fields are counted after the last `)`.
+pub fn parse_self_stat(text: &str) -> Option<u64> {
+    let rest = &text[text.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // After the name: state(3) ppid(4) ... utime(14) stime(15) → indices 11 and 12.
+    let utime: u64 = f.get(11)?.parse().ok()?;
+    let stime: u64 = f.get(12)?.parse().ok()?;
+    Some(utime + stime)
+}
+
+/// CPU time counters at one moment (Linux): all CPUs' busy and total ticks, and this
+/// process's own ticks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuTimes {
+    /// Busy ticks over all CPUs.
+    pub busy: u64,
+    /// All ticks over all CPUs.
+    pub total: u64,
+    /// This process's user + system ticks.
+    pub own: u64,
+}
+
+impl CpuTimes {
+    /// Read the counters (None where /proc is absent).
+    pub fn now() -> Option<CpuTimes> {
+        let (busy, total) = parse_proc_stat(&read("/proc/stat")?)?;
+        let own = parse_self_stat(&read("/proc/self/stat")?)?;
+        Some(CpuTimes { busy, total, own })
+    }
+
+    /// Share of all CPU time that other processes used between `self` and `later`, 0–1.
+    pub fn others_since(&self, later: &CpuTimes) -> Option<f64> {
+        let dt = later.total.checked_sub(self.total).filter(|d| *d > 0)?;
+        let busy = later.busy.saturating_sub(self.busy);
+        let own = later.own.saturating_sub(self.own);
+        Some((busy.saturating_sub(own) as f64 / dt as f64).clamp(0.0, 1.0))
+    }
+}
+
+/// The CPU runs under a hypervisor (`hypervisor` in /proc/cpuinfo's flags).
+pub fn parse_hypervisor(cpuinfo: &str) -> bool {
+    cpuinfo
+        .lines()
+        .filter(|l| l.starts_with("flags"))
+        .any(|l| l.split_whitespace().any(|f| f == "hypervisor"))
+}
+
+/// This machine is a virtual machine, as far as the OS tells.
+pub fn virtual_machine() -> bool {
+    read("/proc/cpuinfo").is_some_and(|t| parse_hypervisor(&t))
 }
 
 /// `NVIDIA H200, 143771` lines from
@@ -331,14 +384,10 @@ pub fn load(sample: Duration) -> LoadFigure {
     let load_average = read("/proc/loadavg")
         .or_else(|| run("sysctl", &["-n", "vm.loadavg"], Duration::from_secs(5)))
         .and_then(|t| parse_loadavg(&t));
-    let busy_fraction = read("/proc/stat")
-        .and_then(|a| parse_proc_stat(&a))
-        .and_then(|(b0, t0)| {
-            std::thread::sleep(sample);
-            let (b1, t1) = read("/proc/stat").and_then(|a| parse_proc_stat(&a))?;
-            let dt = t1.checked_sub(t0)?;
-            (dt > 0).then(|| (b1.saturating_sub(b0)) as f64 / dt as f64)
-        });
+    let busy_fraction = CpuTimes::now().and_then(|t0| {
+        std::thread::sleep(sample);
+        t0.others_since(&CpuTimes::now()?)
+    });
     LoadFigure {
         load_average,
         busy_fraction,
