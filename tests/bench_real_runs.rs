@@ -519,6 +519,7 @@ fn another_artifact_is_not_judged() {
     }
     let r = bench::evaluate(&rows, &s, &BenchOptions::default());
     assert_eq!(r.impossible_rows, 0);
+    assert_eq!(r.rows_above_other_artifact, 3);
     assert!(!r.artifacts[0].matches);
     assert!(
         r.artifacts[0].detail.contains("another artifact"),

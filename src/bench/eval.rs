@@ -237,6 +237,8 @@ pub struct BenchReport {
     pub rows_above_lower_ceiling: usize,
     /// Decode rows above the highest ceiling computed without an inventory (undecided).
     pub rows_above_without_inventory: usize,
+    /// Decode rows above the highest ceiling whose run used another artifact (not judged).
+    pub rows_above_other_artifact: usize,
 }
 
 impl BenchReport {
@@ -317,12 +319,14 @@ pub fn evaluate(rows: &[BenchRow], base: &Scenario, opts: &BenchOptions) -> Benc
         None => base_bandwidths(base),
     };
     let decode_rows = out.iter().filter_map(|r| r.decode.as_ref());
-    let (mut impossible, mut lower, mut undecided) = (0, 0, 0);
+    let (mut impossible, mut lower, mut undecided, mut other) = (0, 0, 0, 0);
     for d in decode_rows {
         if d.impossible {
             impossible += 1;
-        } else if !d.within_ceiling {
+        } else if !d.within_ceiling && d.ceiling.is_none() {
             undecided += 1;
+        } else if !d.within_ceiling {
+            other += 1;
         } else if !d.exceeded.is_empty() {
             lower += 1;
         }
@@ -358,6 +362,7 @@ pub fn evaluate(rows: &[BenchRow], base: &Scenario, opts: &BenchOptions) -> Benc
         impossible_rows: impossible,
         rows_above_lower_ceiling: lower,
         rows_above_without_inventory: undecided,
+        rows_above_other_artifact: other,
     }
 }
 

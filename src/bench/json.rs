@@ -54,6 +54,8 @@ pub struct BenchJson<'a> {
     pub rows_above_lower_ceiling: usize,
     /// Decode rows above every ceiling computed without an inventory (undecided).
     pub rows_above_without_inventory: usize,
+    /// Decode rows above the highest ceiling whose run used another artifact (not judged).
+    pub rows_above_other_artifact: usize,
     /// 3 when a row is impossible, else 0.
     pub exit_code: i32,
 }
@@ -351,6 +353,7 @@ impl<'a> From<&'a BenchReport> for BenchJson<'a> {
             impossible_rows: r.impossible_rows,
             rows_above_lower_ceiling: r.rows_above_lower_ceiling,
             rows_above_without_inventory: r.rows_above_without_inventory,
+            rows_above_other_artifact: r.rows_above_other_artifact,
             exit_code: r.exit_code(),
         }
     }

@@ -342,6 +342,11 @@ fn summary(r: &BenchReport) -> String {
             "{} of {tg} decode rows are above every ceiling computed from file bytes; without the GGUF's tensor inventory that cannot be called impossible",
             r.rows_above_without_inventory
         )
+    } else if r.rows_above_other_artifact > 0 {
+        format!(
+            "{} of {tg} decode rows are above their highest ceiling, but their run used another artifact than the scenario's: not judged",
+            r.rows_above_other_artifact
+        )
     } else if r.rows_above_lower_ceiling > 0 {
         format!(
             "every decode row is below its highest ceiling; {} are above a lower ceiling (an assumption of that ceiling is false)",
