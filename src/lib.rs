@@ -8,3 +8,4 @@ pub mod gguf;
 pub mod profile;
 pub mod report;
 pub mod tui;
+pub mod inspect;
