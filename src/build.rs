@@ -238,7 +238,7 @@ pub fn with_gguf(s: &mut Scenario, g: &GgufInput) -> Result<(), BuildError> {
     shape.warnings.extend(g.artifact.all_warnings());
     if g.artifact.missing_bytes() > 0 {
         shape.warnings.push(format!(
-            "partial download: {} bytes of tensor data are missing; W counts the bytes present",
+            "partial download: {} bytes of tensor data are missing; W is the size of the complete file",
             units::group_digits(g.artifact.missing_bytes() as u128)
         ));
     }
@@ -267,6 +267,10 @@ pub fn with_gguf(s: &mut Scenario, g: &GgufInput) -> Result<(), BuildError> {
         .cloned()
         .collect();
     s.weights = g.artifact.weight_files();
+    // A partial download is sized as the complete file its header describes.
+    for (w, shard) in s.weights.iter_mut().zip(&g.artifact.shards) {
+        w.bytes.value = w.bytes.value.max(shard.header.data_end);
+    }
     s.weights.extend(extra);
     s.inventory = Some(g.inventory.to_core_inventory());
     Ok(())
