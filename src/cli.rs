@@ -4,10 +4,10 @@
 
 use crate::build::{self, ScenarioOptions};
 use crate::core::{self, Report};
+use crate::inspect;
 use crate::profile::{Catalog, Origin};
 use crate::report::{self, Format, Style};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use crate::inspect;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
@@ -384,7 +384,9 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
                     writeln!(out).map_err(io_fail)?;
                 }
                 OutFormat::Text => inspect::write_text(&r, group, false, out).map_err(io_fail)?,
-                OutFormat::Markdown => inspect::write_text(&r, group, true, out).map_err(io_fail)?,
+                OutFormat::Markdown => {
+                    inspect::write_text(&r, group, true, out).map_err(io_fail)?
+                }
             }
             Ok(0)
         }
@@ -423,7 +425,12 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
     }
 }
 
-fn compare(cat: &Catalog, args: &ScenarioArgs, format: OutFormat, out: &mut impl Write) -> Result<i32, Failure> {
+fn compare(
+    cat: &Catalog,
+    args: &ScenarioArgs,
+    format: OutFormat,
+    out: &mut impl Write,
+) -> Result<i32, Failure> {
     if args.machine.len() < 2 {
         return Err(bad("compare needs at least two --machine options"));
     }
@@ -450,17 +457,30 @@ fn compare(cat: &Catalog, args: &ScenarioArgs, format: OutFormat, out: &mut impl
     Ok(0)
 }
 
-fn hash(cat: &Catalog, file: &std::path::Path, no_cache: bool, out: &mut impl Write) -> Result<i32, Failure> {
+fn hash(
+    cat: &Catalog,
+    file: &std::path::Path,
+    no_cache: bool,
+    out: &mut impl Write,
+) -> Result<i32, Failure> {
     use crate::gguf::{HashCache, HashJob, HashMessage};
     let a = crate::gguf::open(file).map_err(bad)?;
     let paths: Vec<PathBuf> = a.paths().into_iter().map(|p| p.to_path_buf()).collect();
-    let cache = if no_cache { None } else { HashCache::platform() };
+    let cache = if no_cache {
+        None
+    } else {
+        HashCache::platform()
+    };
     let mut job = HashJob::spawn_with_cache(paths, cache);
     let tty = std::io::stderr().is_terminal();
     let digests = loop {
         match job.try_recv() {
             Some(HashMessage::Progress(p)) if tty => {
-                let frac = if p.total_bytes > 0 { p.bytes_done as f64 / p.total_bytes as f64 } else { 1.0 };
+                let frac = if p.total_bytes > 0 {
+                    p.bytes_done as f64 / p.total_bytes as f64
+                } else {
+                    1.0
+                };
                 let width = 30usize;
                 let filled = ((frac * width as f64) as usize).min(width);
                 eprint!(
@@ -496,7 +516,12 @@ fn hash(cat: &Catalog, file: &std::path::Path, no_cache: bool, out: &mut impl Wr
     let code = match (&matched, digests.as_slice()) {
         (Some((m, art)), [one]) => match &art.sha256 {
             Some(pinned) if *pinned == one.sha256 => {
-                writeln!(out, "verified: matches {} / {} ({})", m.id, art.id, art.file).map_err(io_fail)?;
+                writeln!(
+                    out,
+                    "verified: matches {} / {} ({})",
+                    m.id, art.id, art.file
+                )
+                .map_err(io_fail)?;
                 0
             }
             Some(pinned) => {
@@ -511,13 +536,18 @@ fn hash(cat: &Catalog, file: &std::path::Path, no_cache: bool, out: &mut impl Wr
                 EXIT_MISMATCH
             }
             None => {
-                writeln!(out, "not pinned: artifact profile {} has the same size but no SHA-256", art.id)
-                    .map_err(io_fail)?;
+                writeln!(
+                    out,
+                    "not pinned: artifact profile {} has the same size but no SHA-256",
+                    art.id
+                )
+                .map_err(io_fail)?;
                 0
             }
         },
         _ => {
-            writeln!(out, "not pinned: no artifact profile has this exact size").map_err(io_fail)?;
+            writeln!(out, "not pinned: no artifact profile has this exact size")
+                .map_err(io_fail)?;
             0
         }
     };

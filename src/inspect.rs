@@ -201,7 +201,11 @@ pub fn build(a: &Artifact, inv: &TensorInventory, sort: Sort, metadata: bool) ->
             missing_bytes: a.missing_bytes(),
         },
         architecture: md.architecture().map(str::to_string),
-        name: md.get_str("general.name").ok().flatten().map(str::to_string),
+        name: md
+            .get_str("general.name")
+            .ok()
+            .flatten()
+            .map(str::to_string),
         tensor_count: inv.rows.len(),
         parameters: inv.parameters,
         tensor_bytes: inv.tensor_bytes,
@@ -268,7 +272,12 @@ fn opt_bytes(b: Option<u64>) -> String {
 }
 
 /// Write the report as text (`markdown = false`) or markdown.
-pub fn write_text<W: Write>(r: &InspectJson, group: Group, markdown: bool, w: &mut W) -> io::Result<()> {
+pub fn write_text<W: Write>(
+    r: &InspectJson,
+    group: Group,
+    markdown: bool,
+    w: &mut W,
+) -> io::Result<()> {
     let f = &r.file;
     let title = format!(
         "{}: {} bytes = {} ({})",
@@ -302,7 +311,10 @@ pub fn write_text<W: Write>(r: &InspectJson, group: Group, markdown: bool, w: &m
     )?;
     if f.shards.len() > 1 {
         for s in &f.shards {
-            line(w, format!("shard {}: {} bytes", s.path, group_digits(s.bytes as u128)))?;
+            line(
+                w,
+                format!("shard {}: {} bytes", s.path, group_digits(s.bytes as u128)),
+            )?;
         }
     }
     line(
@@ -310,7 +322,10 @@ pub fn write_text<W: Write>(r: &InspectJson, group: Group, markdown: bool, w: &m
         format!(
             "architecture {}{}",
             r.architecture.as_deref().unwrap_or("(none)"),
-            r.name.as_ref().map(|n| format!(", name \"{n}\"")).unwrap_or_default()
+            r.name
+                .as_ref()
+                .map(|n| format!(", name \"{n}\""))
+                .unwrap_or_default()
         ),
     )?;
     line(
@@ -320,7 +335,11 @@ pub fn write_text<W: Write>(r: &InspectJson, group: Group, markdown: bool, w: &m
             group_digits(r.tensor_count as u128),
             group_digits(r.parameters as u128),
             group_digits(r.tensor_bytes as u128),
-            if r.tied_output { "tied to the token embedding" } else { "separate" }
+            if r.tied_output {
+                "tied to the token embedding"
+            } else {
+                "separate"
+            }
         ),
     )?;
     if f.missing_bytes > 0 {
@@ -338,10 +357,17 @@ pub fn write_text<W: Write>(r: &InspectJson, group: Group, markdown: bool, w: &m
 
     // Per encoding: the obvious proof that a "Q4_K_M" is not all 4-bit.
     if markdown {
-        writeln!(w, "\n## By type\n\n| type | tensors | elements | bytes | share | bits/weight |\n|---|---:|---:|---:|---:|---:|")?;
+        writeln!(
+            w,
+            "\n## By type\n\n| type | tensors | elements | bytes | share | bits/weight |\n|---|---:|---:|---:|---:|---:|"
+        )?;
     } else {
         writeln!(w, "\nBy type")?;
-        writeln!(w, "  {:<10} {:>8} {:>16} {:>16} {:>7} {:>11}", "type", "tensors", "elements", "bytes", "share", "bits/weight")?;
+        writeln!(
+            w,
+            "  {:<10} {:>8} {:>16} {:>16} {:>7} {:>11}",
+            "type", "tensors", "elements", "bytes", "share", "bits/weight"
+        )?;
     }
     for t in &r.by_type {
         let cells = [
@@ -363,12 +389,25 @@ pub fn write_text<W: Write>(r: &InspectJson, group: Group, markdown: bool, w: &m
         }
     }
 
-    let header = ["name", "type", "shape", "elements", "bytes", "bits/w", "offset", "read per token"];
+    let header = [
+        "name",
+        "type",
+        "shape",
+        "elements",
+        "bytes",
+        "bits/w",
+        "offset",
+        "read per token",
+    ];
     let row_cells = |t: &TensorJson| -> [String; 8] {
         [
             t.name.clone(),
             t.type_name.clone(),
-            t.shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("×"),
+            t.shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join("×"),
             group_digits(t.elements as u128),
             opt_bytes(t.bytes),
             bits(t.bits_per_weight),
@@ -376,15 +415,32 @@ pub fn write_text<W: Write>(r: &InspectJson, group: Group, markdown: bool, w: &m
             t.counted.clone(),
         ]
     };
-    let name_w = r.tensors.iter().map(|t| t.name.len()).max().unwrap_or(4).clamp(4, 48);
+    let name_w = r
+        .tensors
+        .iter()
+        .map(|t| t.name.len())
+        .max()
+        .unwrap_or(4)
+        .clamp(4, 48);
     let table_head = |w: &mut W| -> io::Result<()> {
         if markdown {
-            writeln!(w, "| {} |\n|---|---|---|---:|---:|---:|---:|---|", header.join(" | "))
+            writeln!(
+                w,
+                "| {} |\n|---|---|---|---:|---:|---:|---:|---|",
+                header.join(" | ")
+            )
         } else {
             writeln!(
                 w,
                 "  {:<name_w$} {:<8} {:<18} {:>14} {:>14} {:>7} {:>14}  {}",
-                header[0], header[1], header[2], header[3], header[4], header[5], header[6], header[7]
+                header[0],
+                header[1],
+                header[2],
+                header[3],
+                header[4],
+                header[5],
+                header[6],
+                header[7]
             )
         }
     };
@@ -435,7 +491,9 @@ pub fn write_text<W: Write>(r: &InspectJson, group: Group, markdown: bool, w: &m
         }
         Group::Layer => {
             for l in &r.by_layer {
-                let name = l.layer.map_or("outside layers".to_string(), |n| format!("layer {n}"));
+                let name = l
+                    .layer
+                    .map_or("outside layers".to_string(), |n| format!("layer {n}"));
                 section(
                     w,
                     format!(

@@ -5,7 +5,7 @@ pub mod cli;
 pub mod compare;
 pub mod core;
 pub mod gguf;
+pub mod inspect;
 pub mod profile;
 pub mod report;
 pub mod tui;
-pub mod inspect;

@@ -88,7 +88,12 @@ fn rows_json(rows: &[CompareRow]) -> Vec<CompareJson> {
 }
 
 /// Write the comparison.
-pub fn write<W: Write>(base: &Scenario, rows: &[CompareRow], format: Format, w: &mut W) -> io::Result<()> {
+pub fn write<W: Write>(
+    base: &Scenario,
+    rows: &[CompareRow],
+    format: Format,
+    w: &mut W,
+) -> io::Result<()> {
     let json = rows_json(rows);
     if format == Format::Json {
         #[derive(Serialize)]
@@ -156,13 +161,18 @@ pub fn write<W: Write>(base: &Scenario, rows: &[CompareRow], format: Format, w: 
             ],
             None => [
                 r.machine.clone(),
-                if r.fits == Some(true) { "yes".into() } else { "NO".into() },
+                if r.fits == Some(true) {
+                    "yes".into()
+                } else {
+                    "NO".into()
+                },
                 fmt_gib_signed(r.headroom_bytes.unwrap_or(0)),
                 r.max_context_tokens.map_or("no limit".into(), fmt_tokens),
                 fmt_rate(r.short_context_tokens_per_second.unwrap_or(0.0)),
                 fmt_rate(r.full_context_tokens_per_second.unwrap_or(0.0)),
                 fmt_ms(r.full_context_ms_per_token.unwrap_or(0.0)),
-                r.inventory_full_context_tokens_per_second.map_or("-".into(), fmt_rate),
+                r.inventory_full_context_tokens_per_second
+                    .map_or("-".into(), fmt_rate),
                 format!(
                     "{} / {}",
                     r.capacity_tier.clone().unwrap_or_default(),
@@ -184,7 +194,14 @@ pub fn write<W: Write>(base: &Scenario, rows: &[CompareRow], format: Format, w: 
         }
     } else {
         let widths: Vec<usize> = (0..10)
-            .map(|i| cells.iter().map(|c| c[i].chars().count()).chain([head[i].len()]).max().unwrap_or(0))
+            .map(|i| {
+                cells
+                    .iter()
+                    .map(|c| c[i].chars().count())
+                    .chain([head[i].len()])
+                    .max()
+                    .unwrap_or(0)
+            })
             .collect();
         let line = |c: &[String]| -> String {
             c.iter()

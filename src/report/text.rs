@@ -424,7 +424,11 @@ pub fn write_worksheet<W: Write>(
     }
     let tiers_used = r.tiers.iter().filter(|t| t.used).count();
     if tiers_used == 1 {
-        let head_label = if c.other_bytes == 0 { "left for A" } else { "headroom" };
+        let head_label = if c.other_bytes == 0 {
+            "left for A"
+        } else {
+            "headroom"
+        };
         o.row(
             head_label,
             &format!(
