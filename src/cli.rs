@@ -488,7 +488,7 @@ fn hash(
                     "#".repeat(filled),
                     "-".repeat(width - filled),
                     frac * 100.0,
-                    crate::core::units::fmt_gb(p.bytes_per_s as u64).replace(" GB", " GB"),
+                    crate::core::units::fmt_gb(p.bytes_per_s as u64),
                     p.eta_s.map_or("?".into(), |s| format!("{s:.0} s"))
                 );
             }

@@ -167,7 +167,7 @@ pub struct InspectJson {
     pub warnings: Vec<String>,
 }
 
-fn sorted<'a>(inv: &'a TensorInventory, sort: Sort) -> Vec<&'a TensorRow> {
+fn sorted(inv: &TensorInventory, sort: Sort) -> Vec<&TensorRow> {
     let mut rows: Vec<&TensorRow> = inv.rows.iter().collect();
     match sort {
         Sort::Name => rows.sort_by(|a, b| a.name.cmp(&b.name)),
