@@ -192,6 +192,17 @@ pub fn scenario(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, BuildErr
     Ok(s)
 }
 
+/// A GGUF error as one line that names the file.
+pub fn gguf_message(path: &Path, e: &GgufError) -> String {
+    let m = e.to_string();
+    let p = path.display().to_string();
+    if m.contains(&p) {
+        m
+    } else {
+        format!("{p}: {m}")
+    }
+}
+
 /// An opened GGUF artifact with what the bounds need from it.
 #[derive(Debug, Clone)]
 pub struct GgufInput {
@@ -207,7 +218,7 @@ pub struct GgufInput {
 
 /// Open a GGUF header (never its tensor data) and match it to a profile by exact size.
 pub fn open_gguf(cat: &Catalog, path: &Path) -> Result<GgufInput, BuildError> {
-    let artifact = gguf::open(path).map_err(|e: GgufError| BuildError::Gguf(e.to_string()))?;
+    let artifact = gguf::open(path).map_err(|e| BuildError::Gguf(gguf_message(path, &e)))?;
     let inventory = TensorInventory::from_artifact(&artifact);
     let name = artifact
         .metadata()

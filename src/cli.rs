@@ -287,11 +287,14 @@ struct Built {
 fn build(cat: &Catalog, args: &ScenarioArgs) -> Result<Built, Failure> {
     let opts = args.options();
     let scen = build::scenario(cat, &opts).map_err(bad)?;
-    let model_path = scen
-        .weights
-        .first()
-        .map(|w| w.label.clone())
-        .unwrap_or_default();
+    let model_path = match &opts.gguf {
+        Some(p) => p.display().to_string(),
+        None => scen
+            .weights
+            .first()
+            .map(|w| w.label.trim_start_matches("artifact ").to_string())
+            .unwrap_or_default(),
+    };
     let report = core::evaluate(&scen).map_err(bad)?;
     Ok(Built { report, model_path })
 }
@@ -364,7 +367,7 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
             group,
             metadata,
         }) => {
-            let a = crate::gguf::open(&file).map_err(bad)?;
+            let a = crate::gguf::open(&file).map_err(|e| bad(build::gguf_message(&file, &e)))?;
             let inv = crate::gguf::TensorInventory::from_artifact(&a);
             let sort = match sort {
                 SortArg::Name => inspect::Sort::Name,
@@ -464,7 +467,7 @@ fn hash(
     out: &mut impl Write,
 ) -> Result<i32, Failure> {
     use crate::gguf::{HashCache, HashJob, HashMessage};
-    let a = crate::gguf::open(file).map_err(bad)?;
+    let a = crate::gguf::open(file).map_err(|e| bad(build::gguf_message(file, &e)))?;
     let paths: Vec<PathBuf> = a.paths().into_iter().map(|p| p.to_path_buf()).collect();
     let cache = if no_cache {
         None
