@@ -603,7 +603,8 @@ pub fn sniff(start: &[u8], file_len: u64) -> String {
 }
 
 /// Read a GGUF header from `r` (positioned anywhere; it is rewound), whose total length is
-/// `file_len` bytes. Tensor data is never read.
+/// `file_len` bytes. Tensor data is never read. Reads are small (a tokenizer is hundreds of
+/// thousands of length-prefixed strings): give it a buffered reader, as `open` does.
 pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, GgufError> {
     if file_len == 0 {
         return Err(GgufError::Empty);
