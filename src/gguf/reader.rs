@@ -218,9 +218,9 @@ pub struct Header {
 }
 
 impl Header {
-    /// Σ tensor bytes of known types.
+    /// Σ tensor bytes of known types (saturating at `u64::MAX`).
     pub fn tensor_bytes(&self) -> u64 {
-        self.tensors.iter().filter_map(|t| t.bytes).sum()
+        super::inventory::saturating_sum(self.tensors.iter().filter_map(|t| t.bytes))
     }
 
     /// The tensor named `name`.
