@@ -254,14 +254,8 @@ pub fn with_gguf(s: &mut Scenario, g: &GgufInput) -> Result<(), BuildError> {
         ));
     }
     if let Some((m, _)) = &g.matched {
-        shape.parameters_advertised = m
-            .parameters
-            .as_ref()
-            .map(|p| Sourced::new(p.value, p.provenance.0, p.citation()));
-        shape.active_parameters_advertised = m
-            .active_parameters
-            .as_ref()
-            .map(|p| Sourced::new(p.value, p.provenance.0, p.citation()));
+        shape.parameters_advertised = m.parameters.as_ref().map(|p| p.sourced());
+        shape.active_parameters_advertised = m.active_parameters.as_ref().map(|p| p.sourced());
     }
     let file = g
         .artifact
