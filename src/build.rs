@@ -192,6 +192,17 @@ pub fn scenario(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, BuildErr
     Ok(s)
 }
 
+/// A GGUF error as one line that names the file.
+pub fn gguf_message(path: &Path, e: &GgufError) -> String {
+    let m = e.to_string();
+    let p = path.display().to_string();
+    if m.contains(&p) {
+        m
+    } else {
+        format!("{p}: {m}")
+    }
+}
+
 /// An opened GGUF artifact with what the bounds need from it.
 #[derive(Debug, Clone)]
 pub struct GgufInput {
@@ -207,7 +218,7 @@ pub struct GgufInput {
 
 /// Open a GGUF header (never its tensor data) and match it to a profile by exact size.
 pub fn open_gguf(cat: &Catalog, path: &Path) -> Result<GgufInput, BuildError> {
-    let artifact = gguf::open(path).map_err(|e: GgufError| BuildError::Gguf(e.to_string()))?;
+    let artifact = gguf::open(path).map_err(|e| BuildError::Gguf(gguf_message(path, &e)))?;
     let inventory = TensorInventory::from_artifact(&artifact);
     let name = artifact
         .metadata()
@@ -238,19 +249,13 @@ pub fn with_gguf(s: &mut Scenario, g: &GgufInput) -> Result<(), BuildError> {
     shape.warnings.extend(g.artifact.all_warnings());
     if g.artifact.missing_bytes() > 0 {
         shape.warnings.push(format!(
-            "partial download: {} bytes of tensor data are missing; W counts the bytes present",
+            "partial download: {} bytes of tensor data are missing; W is the size of the complete file",
             units::group_digits(g.artifact.missing_bytes() as u128)
         ));
     }
     if let Some((m, _)) = &g.matched {
-        shape.parameters_advertised = m
-            .parameters
-            .as_ref()
-            .map(|p| Sourced::new(p.value, p.provenance.0, p.citation()));
-        shape.active_parameters_advertised = m
-            .active_parameters
-            .as_ref()
-            .map(|p| Sourced::new(p.value, p.provenance.0, p.citation()));
+        shape.parameters_advertised = m.parameters.as_ref().map(|p| p.sourced());
+        shape.active_parameters_advertised = m.active_parameters.as_ref().map(|p| p.sourced());
     }
     let file = g
         .artifact
@@ -267,6 +272,10 @@ pub fn with_gguf(s: &mut Scenario, g: &GgufInput) -> Result<(), BuildError> {
         .cloned()
         .collect();
     s.weights = g.artifact.weight_files();
+    // A partial download is sized as the complete file its header describes.
+    for (w, shard) in s.weights.iter_mut().zip(&g.artifact.shards) {
+        w.bytes.value = w.bytes.value.max(shard.header.data_end);
+    }
     s.weights.extend(extra);
     s.inventory = Some(g.inventory.to_core_inventory());
     Ok(())

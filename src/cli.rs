@@ -4,16 +4,19 @@
 
 use crate::build::{self, ScenarioOptions};
 use crate::core::{self, Report};
+use crate::inspect;
 use crate::profile::{Catalog, Origin};
 use crate::report::{self, Format, Style};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 /// Exit code for bad input.
 pub const EXIT_BAD_INPUT: i32 = 1;
 /// Exit code for a rate above the highest ceiling.
 pub const EXIT_IMPOSSIBLE: i32 = 3;
+/// Exit code for an artifact whose SHA-256 differs from its pinned profile.
+pub const EXIT_MISMATCH: i32 = 4;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -47,6 +50,37 @@ enum Command {
         scenario: ScenarioArgs,
         #[arg(long, value_enum, default_value_t = OutFormat::Text)]
         format: OutFormat,
+    },
+    /// The same model and cache settings on several machines side by side.
+    Compare {
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        #[arg(long, value_enum, default_value_t = OutFormat::Text)]
+        format: OutFormat,
+    },
+    /// Read a GGUF header (never its tensor data): metadata, every tensor, rollups by type and layer.
+    Inspect {
+        /// The GGUF file (any shard of a split model).
+        file: PathBuf,
+        #[arg(long, value_enum, default_value_t = OutFormat::Text)]
+        format: OutFormat,
+        /// Tensor order.
+        #[arg(long, value_enum, default_value_t = SortArg::Offset)]
+        sort: SortArg,
+        /// Group the tensors with rollups.
+        #[arg(long, value_enum)]
+        group: Option<GroupArg>,
+        /// Also list the metadata key/values (long arrays summarised).
+        #[arg(long)]
+        metadata: bool,
+    },
+    /// SHA-256 of an artifact (every shard), compared with a pinned artifact profile.
+    Hash {
+        /// The GGUF file (any shard of a split model).
+        file: PathBuf,
+        /// Ignore the cache of earlier results.
+        #[arg(long = "no-cache")]
+        no_cache: bool,
     },
     /// List, show or locate profiles.
     Profiles {
@@ -86,6 +120,20 @@ impl From<OutFormat> for Format {
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+enum SortArg {
+    Name,
+    Bytes,
+    Offset,
+    Type,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+enum GroupArg {
+    Type,
+    Layer,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 enum OnOff {
     On,
     Off,
@@ -106,9 +154,9 @@ struct ScenarioArgs {
     /// The artifact's exact size, when no artifact profile or file is at hand ("42520398080").
     #[arg(long = "artifact-bytes", global = true)]
     artifact_bytes: Option<String>,
-    /// Machine profile id or TOML path.
-    #[arg(long, global = true)]
-    machine: Option<String>,
+    /// Machine profile id or TOML path (`compare` takes it several times).
+    #[arg(long, global = true, action = clap::ArgAction::Append)]
+    machine: Vec<String>,
     /// Retained tokens per sequence N (llama.cpp's -c is N × sequences).
     #[arg(short = 'c', long, global = true)]
     context: Option<u64>,
@@ -178,7 +226,7 @@ impl ScenarioArgs {
             model: self.model.clone(),
             artifact: self.artifact.clone(),
             artifact_bytes: self.artifact_bytes.clone(),
-            machine: self.machine.clone(),
+            machine: self.machine.last().cloned(),
             context: self.context,
             sequences: self.sequences,
             cache_type_k: self.cache_type_k.clone(),
@@ -239,11 +287,14 @@ struct Built {
 fn build(cat: &Catalog, args: &ScenarioArgs) -> Result<Built, Failure> {
     let opts = args.options();
     let scen = build::scenario(cat, &opts).map_err(bad)?;
-    let model_path = scen
-        .weights
-        .first()
-        .map(|w| w.label.clone())
-        .unwrap_or_default();
+    let model_path = match &opts.gguf {
+        Some(p) => p.display().to_string(),
+        None => scen
+            .weights
+            .first()
+            .map(|w| w.label.trim_start_matches("artifact ").to_string())
+            .unwrap_or_default(),
+    };
     let report = core::evaluate(&scen).map_err(bad)?;
     Ok(Built { report, model_path })
 }
@@ -281,12 +332,68 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
     for e in &cat.errors {
         eprintln!("llmbound: warning: skipped a profile: {e}");
     }
+    if let Some(m) = cli.scenario.machine.get(1)
+        && !matches!(cli.command, Some(Command::Compare { .. }))
+    {
+        return Err(bad(format!(
+            "--machine \"{m}\": give one machine (several only with `llmbound compare`)"
+        )));
+    }
     match cli.command {
         None => {
-            let b = build(&cat, &cli.scenario)?;
-            write_report(&b, Format::Text, out).map_err(io_fail)?;
+            if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
+                let opts = cli.scenario.options();
+                // Check the options first so a typo is a one-line error, not a blank screen.
+                build(&cat, &cli.scenario)?;
+                crate::tui::run(crate::tui::Options {
+                    gguf: opts.gguf.clone(),
+                    scenario: ScenarioOptions { gguf: None, ..opts },
+                })
+                .map_err(bad)?;
+            } else {
+                let b = build(&cat, &cli.scenario)?;
+                write_report(&b, Format::Text, out).map_err(io_fail)?;
+            }
             Ok(0)
         }
+        Some(Command::Compare { scenario, format }) => {
+            let args = merge(&cli.scenario, scenario);
+            compare(&cat, &args, format, out)
+        }
+        Some(Command::Inspect {
+            file,
+            format,
+            sort,
+            group,
+            metadata,
+        }) => {
+            let a = crate::gguf::open(&file).map_err(|e| bad(build::gguf_message(&file, &e)))?;
+            let inv = crate::gguf::TensorInventory::from_artifact(&a);
+            let sort = match sort {
+                SortArg::Name => inspect::Sort::Name,
+                SortArg::Bytes => inspect::Sort::Bytes,
+                SortArg::Offset => inspect::Sort::Offset,
+                SortArg::Type => inspect::Sort::Type,
+            };
+            let group = match group {
+                None => inspect::Group::None,
+                Some(GroupArg::Type) => inspect::Group::Type,
+                Some(GroupArg::Layer) => inspect::Group::Layer,
+            };
+            let r = inspect::build(&a, &inv, sort, metadata);
+            match format {
+                OutFormat::Json => {
+                    serde_json::to_writer_pretty(&mut *out, &r).map_err(bad)?;
+                    writeln!(out).map_err(io_fail)?;
+                }
+                OutFormat::Text => inspect::write_text(&r, group, false, out).map_err(io_fail)?,
+                OutFormat::Markdown => {
+                    inspect::write_text(&r, group, true, out).map_err(io_fail)?
+                }
+            }
+            Ok(0)
+        }
+        Some(Command::Hash { file, no_cache }) => hash(&cat, &file, no_cache, out),
         Some(Command::Report { scenario, format }) => {
             let b = build(&cat, &merge(&cli.scenario, scenario))?;
             write_report(&b, format.into(), out).map_err(io_fail)?;
@@ -321,17 +428,145 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
     }
 }
 
+fn compare(
+    cat: &Catalog,
+    args: &ScenarioArgs,
+    format: OutFormat,
+    out: &mut impl Write,
+) -> Result<i32, Failure> {
+    if args.machine.len() < 2 {
+        return Err(bad("compare needs at least two --machine options"));
+    }
+    let mut first = args.clone();
+    first.machine = vec![args.machine[0].clone()];
+    let base = build::scenario(cat, &first.options()).map_err(bad)?;
+    let mut machines = Vec::new();
+    for m in &args.machine {
+        let file = cat.machine(m).map_err(bad)?;
+        let mut machine = crate::profile::load::machine(&file);
+        // What-if overrides apply to every machine compared.
+        let mut probe = base.clone();
+        probe.machine = machine.clone();
+        let mut o = args.options();
+        o.gguf = None;
+        o.mmproj = None;
+        o.draft = None;
+        build::apply(&mut probe, &o).map_err(bad)?;
+        machine = probe.machine;
+        machines.push(machine);
+    }
+    let rows = crate::compare::compare(&base, &machines);
+    report::compare::write(&base, &rows, format.into(), out).map_err(io_fail)?;
+    Ok(0)
+}
+
+fn hash(
+    cat: &Catalog,
+    file: &std::path::Path,
+    no_cache: bool,
+    out: &mut impl Write,
+) -> Result<i32, Failure> {
+    use crate::gguf::{HashCache, HashJob, HashMessage};
+    let a = crate::gguf::open(file).map_err(|e| bad(build::gguf_message(file, &e)))?;
+    let paths: Vec<PathBuf> = a.paths().into_iter().map(|p| p.to_path_buf()).collect();
+    let cache = if no_cache {
+        None
+    } else {
+        HashCache::platform()
+    };
+    let mut job = HashJob::spawn_with_cache(paths, cache);
+    let tty = std::io::stderr().is_terminal();
+    let digests = loop {
+        match job.try_recv() {
+            Some(HashMessage::Progress(p)) if tty => {
+                let frac = if p.total_bytes > 0 {
+                    p.bytes_done as f64 / p.total_bytes as f64
+                } else {
+                    1.0
+                };
+                let width = 30usize;
+                let filled = ((frac * width as f64) as usize).min(width);
+                eprint!(
+                    "\r  [{}{}] {:>5.1}%  {}/s  ETA {}   ",
+                    "#".repeat(filled),
+                    "-".repeat(width - filled),
+                    frac * 100.0,
+                    crate::core::units::fmt_gb(p.bytes_per_s as u64),
+                    p.eta_s.map_or("?".into(), |s| format!("{s:.0} s"))
+                );
+            }
+            Some(HashMessage::Finished(r)) => {
+                if tty {
+                    eprint!("\r{}\r", " ".repeat(70));
+                }
+                break r.map_err(bad)?;
+            }
+            Some(_) => {}
+            None => std::thread::sleep(std::time::Duration::from_millis(50)),
+        }
+    };
+    for d in &digests {
+        writeln!(
+            out,
+            "{}  {}{}",
+            d.sha256,
+            d.path.display(),
+            if d.from_cache { "  (cached)" } else { "" }
+        )
+        .map_err(io_fail)?;
+    }
+    let matched = cat.artifact_with_bytes(a.file_bytes());
+    let code = match (&matched, digests.as_slice()) {
+        (Some((m, art)), [one]) => match &art.sha256 {
+            Some(pinned) if *pinned == one.sha256 => {
+                writeln!(
+                    out,
+                    "verified: matches {} / {} ({})",
+                    m.id, art.id, art.file
+                )
+                .map_err(io_fail)?;
+                0
+            }
+            Some(pinned) => {
+                writeln!(
+                    out,
+                    "MISMATCH: {} pins {} for {} bytes; this file is NOT that artifact",
+                    art.id,
+                    pinned,
+                    crate::core::units::group_digits(art.bytes as u128)
+                )
+                .map_err(io_fail)?;
+                EXIT_MISMATCH
+            }
+            None => {
+                writeln!(
+                    out,
+                    "not pinned: artifact profile {} has the same size but no SHA-256",
+                    art.id
+                )
+                .map_err(io_fail)?;
+                0
+            }
+        },
+        _ => {
+            writeln!(out, "not pinned: no artifact profile has this exact size")
+                .map_err(io_fail)?;
+            0
+        }
+    };
+    Ok(code)
+}
+
 /// Global flags given before the subcommand land in `outer`; the subcommand's own win.
 fn merge(outer: &ScenarioArgs, inner: ScenarioArgs) -> ScenarioArgs {
     macro_rules! pick {
-        ($($f:ident),*) => { ScenarioArgs { $($f: inner.$f.or(outer.$f.clone()),)* kv_unified: inner.kv_unified || outer.kv_unified, swa_full: inner.swa_full || outer.swa_full, no_kv_offload: inner.no_kv_offload || outer.no_kv_offload } };
+        ($($f:ident),*) => { ScenarioArgs { $($f: inner.$f.or(outer.$f.clone()),)* machine: if inner.machine.is_empty() { outer.machine.clone() } else { inner.machine }, kv_unified: inner.kv_unified || outer.kv_unified, swa_full: inner.swa_full || outer.swa_full, no_kv_offload: inner.no_kv_offload || outer.no_kv_offload } };
     }
     pick!(
         scenario,
         model,
         artifact,
         artifact_bytes,
-        machine,
         context,
         sequences,
         cache_type_k,

@@ -2,6 +2,7 @@
 //! markdown worksheets. Formatters write to `impl Write` and return; they never print.
 //! Depends on `core` only.
 
+pub mod compare;
 pub mod json;
 pub mod text;
 

@@ -481,4 +481,10 @@ fn gemma3_270m_when_available() {
         .filter(|l| l.attention == Attention::Sliding { window: 512 })
         .count();
     assert_eq!(sliding, 15);
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    assert!(a.all_warnings().is_empty(), "{:?}", a.all_warnings());
+    let core = inv.to_core_inventory();
+    assert!(core.tied_output);
+    assert_eq!(core.tensor_bytes, 246_587_904);
+    assert_eq!(core.layer_bytes.len(), 18);
 }

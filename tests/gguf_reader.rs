@@ -531,3 +531,60 @@ fn no_error_offset_beyond_the_file() {
         "{msg}"
     );
 }
+
+#[test]
+fn artifact_loads_a_skipped_array_from_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("tok.gguf");
+    let tokens: Vec<String> = (0..20_000).map(|i| format!("piece{i}")).collect();
+    GgufWriter::new()
+        .endian(Endian::Big)
+        .kv("tokenizer.ggml.tokens", writer::string_array(&tokens))
+        .kv("short", writer::u32_array(&[1, 2, 3]))
+        .kv("name", writer::string("n"))
+        .write_file(&p, Data::Zeros)
+        .unwrap();
+    let a = llmbound::gguf::open(&p).unwrap();
+    assert!(matches!(
+        a.metadata().value("tokenizer.ggml.tokens"),
+        Some(Value::Skipped(_))
+    ));
+    let t = a.load_array("tokenizer.ggml.tokens").unwrap();
+    assert_eq!(t.len(), 20_000);
+    assert_eq!(t[19_999], Value::String("piece19999".into()));
+    assert_eq!(
+        a.load_array("short").unwrap(),
+        vec![Value::U32(1), Value::U32(2), Value::U32(3)]
+    );
+    let msg = a.load_array("name").unwrap_err().to_string();
+    assert!(
+        msg.contains("\"name\"") && msg.contains("expected an array"),
+        "{msg}"
+    );
+    let msg = a.load_array("absent").unwrap_err().to_string();
+    assert!(msg.contains("\"absent\" is missing"), "{msg}");
+}
+
+#[test]
+fn values_display_on_one_line() {
+    let tokens: Vec<String> = (0..20_000).map(|i| format!("piece{i}")).collect();
+    let bytes = GgufWriter::new()
+        .kv("tokenizer.ggml.tokens", writer::string_array(&tokens))
+        .kv("heads", writer::u32_array(&[8; 40]))
+        .kv("template", writer::string("line one\nline two"))
+        .to_bytes();
+    let h = read(&bytes).unwrap();
+    let shown: Vec<String> = h.metadata.iter().map(|e| e.value.short(60)).collect();
+    assert!(
+        shown[0].starts_with("[string; 20000] (not loaded:"),
+        "{}",
+        shown[0]
+    );
+    assert!(shown[1].starts_with("[u32; 40] 8, 8"), "{}", shown[1]);
+    assert_eq!(shown[2], "\"line one\\nline two\"");
+    assert!(
+        shown
+            .iter()
+            .all(|s| !s.contains('\n') && s.chars().count() <= 60)
+    );
+}

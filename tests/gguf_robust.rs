@@ -194,3 +194,25 @@ fn write_fuzz_seeds() {
         .header_bytes();
     std::fs::write(dir.join("v3-granitehybrid"), hybrid).unwrap();
 }
+
+/// Inputs the fuzzer found; each must read (or fail) without panicking.
+#[test]
+fn fuzz_regressions() {
+    let sum_overflow: &[u8] = include_bytes!("../fuzz/corpus/gguf_header/regression-sum-overflow");
+    for bytes in [sum_overflow] {
+        check(bytes);
+        if let Ok(h) = read_header(Cursor::new(bytes), bytes.len() as u64) {
+            let a = llmbound::gguf::Artifact {
+                path: "x.gguf".into(),
+                shards: vec![llmbound::gguf::Shard {
+                    path: "x.gguf".into(),
+                    header: h,
+                }],
+                warnings: Vec::new(),
+            };
+            let inv = llmbound::gguf::TensorInventory::from_artifact(&a);
+            let _ = inv.to_core_inventory();
+            let _ = llmbound::gguf::model_shape(&a, "x");
+        }
+    }
+}

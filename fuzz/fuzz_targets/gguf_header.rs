@@ -4,13 +4,21 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use llmbound::gguf::{Artifact, Shard, TensorInventory, arch_report, model_shape, read_header};
+use llmbound::gguf::{
+    Artifact, Shard, TensorInventory, Value, arch_report, load_array, model_shape, read_header,
+};
 use std::io::Cursor;
 
 fuzz_target!(|data: &[u8]| {
     let len = data.len() as u64;
     match read_header(Cursor::new(data), len) {
         Ok(header) => {
+            for entry in header.metadata.iter() {
+                let _ = entry.value.short(80);
+                if let Value::Skipped(s) = &entry.value {
+                    let _ = load_array(Cursor::new(data), len, header.endian, &entry.key, s);
+                }
+            }
             assert!(header.header_end <= len);
             assert!(header.data_start >= header.header_end);
             assert_eq!(header.missing_bytes, header.data_end.saturating_sub(len));

@@ -39,7 +39,7 @@ pub struct Capacity {
     pub total_bytes: u64,
     /// M: capacity of the tiers the placement uses (Σ when several).
     pub memory_bytes: u64,
-    /// M − W − K − A (may be negative).
+    /// M − W − K − A (may be negative); with several tiers, the limiting tier's headroom.
     pub headroom_bytes: i128,
     /// Every used tier fits.
     pub fits: bool,
@@ -210,11 +210,9 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
         .map(|t| t.name.clone())
         .unwrap_or_default();
     let max_ctx = used.iter().filter_map(|t| t.max_context_tokens).min();
-    let headroom = if used.len() == 1 {
-        used[0].headroom_bytes
-    } else {
-        memory as i128 - total as i128
-    };
+    // One pool: M − W − K − A. Several: the limiting tier's headroom (a sum over tiers would
+    // hide a full GPU behind free host memory).
+    let headroom = used.iter().map(|t| t.headroom_bytes).min().unwrap_or(0);
     let mut cap_provs = vec![w_prov, s.model.provenance];
     cap_provs.extend(
         used.iter()

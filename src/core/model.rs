@@ -388,6 +388,15 @@ impl ModelShape {
         })
     }
 
+    /// Recurrent state bytes of one recurrent layer over `sequences` sequences.
+    pub fn recurrent_bytes_per_layer(&self, sequences: u64) -> u64 {
+        let layers = self.layers.iter().filter(|l| l.recurrent).count() as u64;
+        self.recurrent_bytes_per_sequence()
+            .checked_div(layers)
+            .unwrap_or(0)
+            .saturating_mul(sequences.max(1))
+    }
+
     /// Recurrent state bytes per sequence (f32 whatever the cache types, SPEC §3):
     /// per recurrent layer `((d_conv − 1)(d_inner + 2 n_group d_state) + d_state d_inner) × 4`.
     pub fn recurrent_bytes_per_sequence(&self) -> u64 {

@@ -239,13 +239,7 @@ pub struct TierLoad {
 pub fn loads(s: &Scenario, lay: &Layout, split: &WeightSplit, kv: &KvCache) -> Vec<TierLoad> {
     let m = &s.machine;
     let b = s.cache.sequences.max(1);
-    let recurrent_layers = s.model.layers.iter().filter(|l| l.recurrent).count() as u64;
-    let recurrent_per_layer = s
-        .model
-        .recurrent_bytes_per_sequence()
-        .checked_div(recurrent_layers)
-        .unwrap_or(0)
-        * b;
+    let recurrent_per_layer = s.model.recurrent_bytes_per_layer(b);
     m.tiers
         .iter()
         .enumerate()
@@ -392,13 +386,7 @@ pub fn step_bytes(
         .saturating_add(emb)
         .saturating_add(other);
     if n > 0 {
-        let recurrent_layers = s.model.layers.iter().filter(|l| l.recurrent).count() as u64;
-        let rec_per_layer = s
-            .model
-            .recurrent_bytes_per_sequence()
-            .checked_div(recurrent_layers)
-            .unwrap_or(0)
-            * b;
+        let rec_per_layer = s.model.recurrent_bytes_per_layer(b);
         for (il, layer) in s.model.layers.iter().enumerate() {
             let b32 =
                 kv::layer_b32_per_token(&s.model, layer, s.cache.type_k, s.cache.type_v) as u128;

@@ -235,7 +235,7 @@ fn run(
             })
         })
         .collect::<Result<Vec<u64>, HashError>>()?;
-    let total: u64 = sizes.iter().sum();
+    let total = sizes.iter().fold(0u64, |a, b| a.saturating_add(*b));
     let start = Instant::now();
     let mut done_before = 0u64;
     let mut out = Vec::with_capacity(paths.len());

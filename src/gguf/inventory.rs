@@ -210,6 +210,15 @@ fn is_matrix(t: &TensorInfo, role: Role) -> bool {
     !lookups_and_params.iter().any(|p| t.name.contains(p))
 }
 
+/// Σ that stops at `u64::MAX` (a hostile header can state counts whose sum overflows).
+pub fn saturating_sum(values: impl IntoIterator<Item = u64>) -> u64 {
+    values.into_iter().fold(0, u64::saturating_add)
+}
+
+fn add(total: &mut u64, v: u64) {
+    *total = total.saturating_add(v);
+}
+
 fn bits(bytes: Option<u64>, elements: u64) -> Option<f64> {
     let b = bytes?;
     (elements > 0).then(|| 8.0 * b as f64 / elements as f64)
@@ -269,8 +278,8 @@ impl TensorInventory {
             });
         }
 
-        let tensor_bytes: u64 = rows.iter().filter_map(|r| r.bytes).sum();
-        let parameters: u64 = rows.iter().map(|r| r.elements).sum();
+        let tensor_bytes = saturating_sum(rows.iter().filter_map(|r| r.bytes));
+        let parameters = saturating_sum(rows.iter().map(|r| r.elements));
         let share = |b: u64| {
             if tensor_bytes == 0 {
                 0.0
@@ -284,12 +293,12 @@ impl TensorInventory {
         for r in &rows {
             let e = types.entry(r.ggml_type).or_default();
             e.0 += 1;
-            e.1 += r.elements;
-            e.2 += r.bytes.unwrap_or(0);
+            e.1 = e.1.saturating_add(r.elements);
+            e.2 = e.2.saturating_add(r.bytes.unwrap_or(0));
             let l = layers.entry(r.layer).or_default();
             l.0 += 1;
-            l.1 += r.elements;
-            l.2 += r.bytes.unwrap_or(0);
+            l.1 = l.1.saturating_add(r.elements);
+            l.2 = l.2.saturating_add(r.bytes.unwrap_or(0));
         }
         let mut by_type: Vec<TypeRollup> = types
             .into_iter()
@@ -355,28 +364,32 @@ impl TensorInventory {
             let bytes = r.bytes.unwrap_or(0);
             match (r.role, r.layer) {
                 (Role::TokenEmbedding, _) => {
-                    inv.embedding_bytes += bytes;
-                    inv.embedding_elements += r.elements;
-                    let rows: u64 = r.shape.iter().skip(1).product();
+                    add(&mut inv.embedding_bytes, bytes);
+                    add(&mut inv.embedding_elements, r.elements);
+                    let rows = r
+                        .shape
+                        .iter()
+                        .skip(1)
+                        .fold(1u64, |a, d| a.saturating_mul(*d));
                     if let Some(row_bytes) = bytes.checked_div(rows) {
                         inv.embedding_row_bytes = row_bytes;
                     }
                 }
-                (Role::Output | Role::OutputNorm, _) => inv.output_bytes += bytes,
+                (Role::Output | Role::OutputNorm, _) => add(&mut inv.output_bytes, bytes),
                 (_, Some(l)) => {
-                    inv.layer_bytes[l as usize] += bytes;
+                    add(&mut inv.layer_bytes[l as usize], bytes);
                     if r.role == Role::RoutedExpert {
-                        inv.layer_routed_expert_bytes[l as usize] += bytes;
+                        add(&mut inv.layer_routed_expert_bytes[l as usize], bytes);
                     }
                 }
-                (_, None) => inv.other_bytes += bytes,
+                (_, None) => add(&mut inv.other_bytes, bytes),
             }
             if r.linear {
                 if r.role == Role::RoutedExpert {
-                    inv.linear_expert_elements += r.elements;
+                    add(&mut inv.linear_expert_elements, r.elements);
                 } else {
-                    inv.linear_dense_elements += r.elements;
-                    inv.linear_dense_bytes += bytes;
+                    add(&mut inv.linear_dense_elements, r.elements);
+                    add(&mut inv.linear_dense_bytes, bytes);
                 }
             }
         }

@@ -218,9 +218,9 @@ pub struct Header {
 }
 
 impl Header {
-    /// Σ tensor bytes of known types.
+    /// Σ tensor bytes of known types (saturating at `u64::MAX`).
     pub fn tensor_bytes(&self) -> u64 {
-        self.tensors.iter().filter_map(|t| t.bytes).sum()
+        super::inventory::saturating_sum(self.tensors.iter().filter_map(|t| t.bytes))
     }
 
     /// The tensor named `name`.
@@ -306,12 +306,18 @@ impl<R: Read + Seek> Src<R> {
             return Err(self.truncated(n, what));
         }
         if n <= SKIP_BY_READING {
-            let copied = io::copy(&mut (&mut self.r).take(n), &mut io::sink())
-                .map_err(|e| self.io_err(e, n, what))?;
-            if copied < n {
-                self.pos += copied;
-                return Err(self.truncated(n - copied, what));
+            // Through the caller's buffer: most skips are short strings.
+            let mut scratch = [0u8; 512];
+            let mut left = n;
+            while left > 0 {
+                let k = left.min(scratch.len() as u64) as usize;
+                self.r
+                    .read_exact(&mut scratch[..k])
+                    .map_err(|e| self.io_err(e, left, what))?;
+                self.pos += k as u64;
+                left -= k as u64;
             }
+            return Ok(());
         } else {
             let delta = i64::try_from(n).map_err(|_| self.truncated(n, what))?;
             self.r
@@ -603,7 +609,8 @@ pub fn sniff(start: &[u8], file_len: u64) -> String {
 }
 
 /// Read a GGUF header from `r` (positioned anywhere; it is rewound), whose total length is
-/// `file_len` bytes. Tensor data is never read.
+/// `file_len` bytes. Tensor data is never read. Reads are small (a tokenizer is hundreds of
+/// thousands of length-prefixed strings): give it a buffered reader, as `open` does.
 pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, GgufError> {
     if file_len == 0 {
         return Err(GgufError::Empty);

@@ -4,6 +4,7 @@
 //! Depends on `core::weights` for `WeightFile` only.
 
 use super::GgufError;
+use super::inventory::saturating_sum;
 use super::reader::{Header, Metadata, load_array, read_header};
 use super::types::{TensorInfo, Value};
 use crate::core::units::{Provenance, Sourced};
@@ -250,12 +251,12 @@ impl Artifact {
 
     /// W: Σ file lengths over all shards, bytes (SPEC §2).
     pub fn file_bytes(&self) -> u64 {
-        self.shards.iter().map(|s| s.header.file_len).sum()
+        saturating_sum(self.shards.iter().map(|s| s.header.file_len))
     }
 
     /// Bytes missing at the end of shards whose tensors end past the end of the file.
     pub fn missing_bytes(&self) -> u64 {
-        self.shards.iter().map(|s| s.header.missing_bytes).sum()
+        saturating_sum(self.shards.iter().map(|s| s.header.missing_bytes))
     }
 
     /// More than one file.

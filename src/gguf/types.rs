@@ -469,9 +469,13 @@ impl TensorInfo {
         self.dims.first().copied().unwrap_or(0)
     }
 
-    /// Number of rows: elements / row elements (product of dims 1..).
+    /// Number of rows: the product of dims 1.. (saturating: with a zero-size row the other
+    /// dims are not bounded by the element count).
     pub fn rows(&self) -> u64 {
-        self.dims.iter().skip(1).product()
+        self.dims
+            .iter()
+            .skip(1)
+            .fold(1, |a, d| a.saturating_mul(*d))
     }
 
     /// `[4096, 151936]` style shape.

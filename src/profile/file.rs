@@ -116,6 +116,13 @@ pub struct Figure<V> {
     pub method: Option<String>,
 }
 
+impl<V: Clone> Figure<V> {
+    /// The figure as a core input: value, provenance and citation.
+    pub fn sourced(&self) -> crate::core::units::Sourced<V> {
+        crate::core::units::Sourced::new(self.value.clone(), self.provenance.0, self.citation())
+    }
+}
+
 impl<V> Figure<V> {
     /// The citation with date and method folded in.
     pub fn citation(&self) -> String {

@@ -438,14 +438,8 @@ pub fn model_shape(m: &ModelFile) -> Result<ModelShape, String> {
     }
     let mut shape =
         ModelShape::from_figures(m.name.clone(), &figs, Provenance::Spec).map_err(|e| e.0)?;
-    shape.parameters_advertised = m
-        .parameters
-        .as_ref()
-        .map(|p| Sourced::new(p.value, p.provenance.0, p.citation()));
-    shape.active_parameters_advertised = m
-        .active_parameters
-        .as_ref()
-        .map(|p| Sourced::new(p.value, p.provenance.0, p.citation()));
+    shape.parameters_advertised = m.parameters.as_ref().map(|p| p.sourced());
+    shape.active_parameters_advertised = m.active_parameters.as_ref().map(|p| p.sourced());
     Ok(shape)
 }
 

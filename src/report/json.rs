@@ -164,7 +164,7 @@ pub struct CapacityJson {
     pub total_bytes: u64,
     /// M (Σ over the tiers the placement uses).
     pub memory_bytes: u64,
-    /// M − W − K − A.
+    /// M − W − K − A; with several tiers, the limiting tier's headroom.
     pub headroom_bytes: i128,
     /// Every used tier fits.
     pub fits: bool,

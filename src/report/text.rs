@@ -422,21 +422,34 @@ pub fn write_worksheet<W: Write>(
             ),
         )?;
     }
-    let head_label = if c.other_bytes == 0 {
-        "left for A"
+    let tiers_used = r.tiers.iter().filter(|t| t.used).count();
+    if tiers_used == 1 {
+        let head_label = if c.other_bytes == 0 {
+            "left for A"
+        } else {
+            "headroom"
+        };
+        o.row(
+            head_label,
+            &format!(
+                "{} − {} = {} bytes = {}",
+                group_digits(c.memory_bytes as u128),
+                group_digits(c.total_bytes as u128),
+                group_digits_signed(c.headroom_bytes),
+                units::fmt_gib_signed(c.headroom_bytes)
+            ),
+        )?;
     } else {
-        "headroom"
-    };
-    o.row(
-        head_label,
-        &format!(
-            "{} − {} = {} bytes = {}",
-            group_digits(c.memory_bytes as u128),
-            group_digits(c.total_bytes as u128),
-            group_digits_signed(c.headroom_bytes),
-            units::fmt_gib_signed(c.headroom_bytes)
-        ),
-    )?;
+        o.row(
+            "headroom",
+            &format!(
+                "{} bytes = {} on the limiting tier {} (tiers below)",
+                group_digits_signed(c.headroom_bytes),
+                units::fmt_gib_signed(c.headroom_bytes),
+                c.limiting_tier
+            ),
+        )?;
+    }
     if r.tiers.iter().filter(|t| t.used).count() > 1 {
         for t in r.tiers.iter().filter(|t| t.used) {
             o.row(

@@ -1,0 +1,229 @@
+//! The comparison of one scenario on several machines, as text, markdown or JSON.
+
+use super::Format;
+use crate::compare::CompareRow;
+use crate::core::Scenario;
+use crate::core::units::{fmt_gib_signed, fmt_ms, fmt_rate, fmt_tokens};
+use serde::Serialize;
+use std::io::{self, Write};
+
+/// One machine's figures (JSON contract).
+#[derive(Debug, Clone, Serialize)]
+pub struct CompareJson {
+    /// Machine id.
+    pub machine: String,
+    /// Machine name.
+    pub name: String,
+    /// Why it could not be evaluated.
+    pub error: Option<String>,
+    /// Every used tier fits.
+    pub fits: Option<bool>,
+    /// Headroom over the used tiers, bytes.
+    pub headroom_bytes: Option<i128>,
+    /// Largest context that fits.
+    pub max_context_tokens: Option<u64>,
+    /// File-mode short-context decode ceiling.
+    pub short_context_tokens_per_second: Option<f64>,
+    /// File-mode decode ceiling at the scenario's context.
+    pub full_context_tokens_per_second: Option<f64>,
+    /// Its time per token.
+    pub full_context_ms_per_token: Option<f64>,
+    /// Inventory-mode decode ceiling at the context.
+    pub inventory_full_context_tokens_per_second: Option<f64>,
+    /// Perfect-overlap bound across tiers.
+    pub overlapped_tokens_per_second: Option<f64>,
+    /// Prefill ceiling.
+    pub prefill_tokens_per_second: Option<f64>,
+    /// Tier with the least headroom.
+    pub capacity_tier: Option<String>,
+    /// Tier moving the most bytes per token.
+    pub decode_tier: Option<String>,
+    /// Provenance of the bandwidth.
+    pub bandwidth_provenance: Option<&'static str>,
+    /// The ceilings are optimistic vendor ceilings.
+    pub optimistic_vendor_ceiling: Option<bool>,
+}
+
+fn rows_json(rows: &[CompareRow]) -> Vec<CompareJson> {
+    rows.iter()
+        .map(|r| match &r.outcome {
+            Ok(f) => CompareJson {
+                machine: r.machine_id.clone(),
+                name: r.machine_name.clone(),
+                error: None,
+                fits: Some(f.fits),
+                headroom_bytes: Some(f.headroom_bytes),
+                max_context_tokens: f.max_context_tokens,
+                short_context_tokens_per_second: Some(f.short_tokens_per_second),
+                full_context_tokens_per_second: Some(f.full_tokens_per_second),
+                full_context_ms_per_token: Some(f.full_ms_per_token),
+                inventory_full_context_tokens_per_second: f.inventory_full_tokens_per_second,
+                overlapped_tokens_per_second: Some(f.overlapped_tokens_per_second),
+                prefill_tokens_per_second: f.prefill_tokens_per_second,
+                capacity_tier: Some(f.capacity_tier.clone()),
+                decode_tier: Some(f.decode_tier.clone()),
+                bandwidth_provenance: Some(f.bandwidth_provenance.label()),
+                optimistic_vendor_ceiling: Some(f.optimistic_vendor),
+            },
+            Err(e) => CompareJson {
+                machine: r.machine_id.clone(),
+                name: r.machine_name.clone(),
+                error: Some(e.to_string()),
+                fits: None,
+                headroom_bytes: None,
+                max_context_tokens: None,
+                short_context_tokens_per_second: None,
+                full_context_tokens_per_second: None,
+                full_context_ms_per_token: None,
+                inventory_full_context_tokens_per_second: None,
+                overlapped_tokens_per_second: None,
+                prefill_tokens_per_second: None,
+                capacity_tier: None,
+                decode_tier: None,
+                bandwidth_provenance: None,
+                optimistic_vendor_ceiling: None,
+            },
+        })
+        .collect()
+}
+
+/// Write the comparison.
+pub fn write<W: Write>(
+    base: &Scenario,
+    rows: &[CompareRow],
+    format: Format,
+    w: &mut W,
+) -> io::Result<()> {
+    let json = rows_json(rows);
+    if format == Format::Json {
+        #[derive(Serialize)]
+        struct Doc<'a> {
+            model: &'a str,
+            context: u64,
+            sequences: u64,
+            cache_type_k: &'static str,
+            cache_type_v: &'static str,
+            machines: &'a [CompareJson],
+        }
+        serde_json::to_writer_pretty(
+            &mut *w,
+            &Doc {
+                model: &base.model.name,
+                context: base.cache.context,
+                sequences: base.cache.sequences,
+                cache_type_k: base.cache.type_k.name(),
+                cache_type_v: base.cache.type_v.name(),
+                machines: &json,
+            },
+        )?;
+        return writeln!(w);
+    }
+    let md = format == Format::Markdown;
+    let title = format!(
+        "{} at {} tokens × {}, K {} / V {}: decode ceilings and capacity per machine",
+        base.model.name,
+        fmt_tokens(base.cache.context),
+        base.cache.sequences,
+        base.cache.type_k,
+        base.cache.type_v
+    );
+    if md {
+        writeln!(w, "# {title}\n")?;
+    } else {
+        writeln!(w, "{title}\n")?;
+    }
+    let head = [
+        "machine",
+        "fits",
+        "headroom",
+        "max context",
+        "short ceiling t/s",
+        "full ceiling t/s",
+        "ms/token",
+        "inventory t/s",
+        "limits",
+        "bandwidth",
+    ];
+    let cells: Vec<[String; 10]> = json
+        .iter()
+        .map(|r| match &r.error {
+            Some(e) => [
+                r.machine.clone(),
+                "error".into(),
+                e.clone(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ],
+            None => [
+                r.machine.clone(),
+                if r.fits == Some(true) {
+                    "yes".into()
+                } else {
+                    "NO".into()
+                },
+                fmt_gib_signed(r.headroom_bytes.unwrap_or(0)),
+                r.max_context_tokens.map_or("no limit".into(), fmt_tokens),
+                fmt_rate(r.short_context_tokens_per_second.unwrap_or(0.0)),
+                fmt_rate(r.full_context_tokens_per_second.unwrap_or(0.0)),
+                fmt_ms(r.full_context_ms_per_token.unwrap_or(0.0)),
+                r.inventory_full_context_tokens_per_second
+                    .map_or("-".into(), fmt_rate),
+                format!(
+                    "{} / {}",
+                    r.capacity_tier.clone().unwrap_or_default(),
+                    r.decode_tier.clone().unwrap_or_default()
+                ),
+                if r.optimistic_vendor_ceiling == Some(true) {
+                    "spec (optimistic vendor ceiling)".into()
+                } else {
+                    r.bandwidth_provenance.unwrap_or("").to_string()
+                },
+            ],
+        })
+        .collect();
+    if md {
+        writeln!(w, "| {} |", head.join(" | "))?;
+        writeln!(w, "|---|---|---:|---:|---:|---:|---:|---:|---|---|")?;
+        for c in &cells {
+            writeln!(w, "| {} |", c.join(" | "))?;
+        }
+    } else {
+        let widths: Vec<usize> = (0..10)
+            .map(|i| {
+                cells
+                    .iter()
+                    .map(|c| c[i].chars().count())
+                    .chain([head[i].len()])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let line = |c: &[String]| -> String {
+            c.iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    if (2..8).contains(&i) {
+                        format!("{s:>width$}", width = widths[i])
+                    } else {
+                        format!("{s:<width$}", width = widths[i])
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("  ")
+        };
+        writeln!(w, "{}", line(&head.map(String::from)).trim_end())?;
+        for c in &cells {
+            writeln!(w, "{}", line(c).trim_end())?;
+        }
+        writeln!(
+            w,
+            "\nCeilings are upper bounds on decode (file mode; \"limits\" = tier with least headroom / tier moving most bytes), not predictions."
+        )?;
+    }
+    Ok(())
+}
