@@ -44,8 +44,11 @@ enum Command {
     /// Hold a claimed or observed decode rate against every ceiling; exit 3 when impossible.
     Check {
         /// The claimed or observed aggregate decode rate, tokens/s.
-        #[arg(long = "tokens-per-second", value_name = "X")]
-        tokens_per_second: f64,
+        #[arg(long = "tokens-per-second", value_name = "X", required_unless_present = "from_bench")]
+        tokens_per_second: Option<f64>,
+        /// Check every row of a llama-bench result file instead (`-o json` or `-o jsonl`).
+        #[arg(long = "from-bench", value_name = "FILE", conflicts_with = "tokens_per_second")]
+        from_bench: Option<PathBuf>,
         #[command(flatten)]
         scenario: ScenarioArgs,
         #[arg(long, value_enum, default_value_t = OutFormat::Text)]
@@ -82,10 +85,46 @@ enum Command {
         #[arg(long = "no-cache")]
         no_cache: bool,
     },
+    /// Hold llama-bench results (`-o json` / `-o jsonl`) against their ceilings, row by row;
+    /// exit 3 when a decode row is above its highest ceiling.
+    Bench {
+        /// One or more result files.
+        #[arg(required = true, value_name = "RESULTS.json")]
+        files: Vec<PathBuf>,
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        #[arg(long, value_enum, default_value_t = OutFormat::Text)]
+        format: OutFormat,
+    },
+    /// Profiles of this machine.
+    Machine {
+        #[command(subcommand)]
+        action: MachineCmd,
+    },
     /// List, show or locate profiles.
     Profiles {
         #[command(subcommand)]
         action: ProfilesCmd,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum MachineCmd {
+    /// Detect memory, CPU and GPUs and measure the sustained read bandwidth of system memory;
+    /// print the machine profile (TOML) and optionally save it.
+    Detect {
+        /// Save the profile under this id in the user's profile directory.
+        #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = crate::detect::DEFAULT_ID)]
+        save: Option<String>,
+        /// Replace an existing profile with the same id.
+        #[arg(long)]
+        force: bool,
+        /// Measure briefly (less confidence).
+        #[arg(long, conflicts_with = "thorough")]
+        quick: bool,
+        /// Measure longer (more confidence).
+        #[arg(long)]
+        thorough: bool,
     },
 }
 
@@ -401,15 +440,21 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
         }
         Some(Command::Check {
             tokens_per_second,
+            from_bench,
             scenario,
             format,
         }) => {
+            let args = merge(&cli.scenario, scenario);
+            if let Some(file) = from_bench {
+                return run_bench(&cat, &[file], &args, format, out);
+            }
+            let tokens_per_second = tokens_per_second.unwrap_or(0.0);
             if !(tokens_per_second.is_finite() && tokens_per_second > 0.0) {
                 return Err(bad(format!(
                     "--tokens-per-second \"{tokens_per_second}\" must be a positive rate"
                 )));
             }
-            let b = build(&cat, &merge(&cli.scenario, scenario))?;
+            let b = build(&cat, &args)?;
             let c = core::check_claim(&b.report, tokens_per_second);
             match format {
                 OutFormat::Json => {
@@ -424,6 +469,23 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
             }
             Ok(if c.impossible { EXIT_IMPOSSIBLE } else { 0 })
         }
+        Some(Command::Bench {
+            files,
+            scenario,
+            format,
+        }) => {
+            let args = merge(&cli.scenario, scenario);
+            run_bench(&cat, &files, &args, format, out)
+        }
+        Some(Command::Machine {
+            action:
+                MachineCmd::Detect {
+                    save,
+                    force,
+                    quick,
+                    thorough,
+                },
+        }) => run_detect(save, force, quick, thorough, out),
         Some(Command::Profiles { action }) => profiles(&cat, action, out),
     }
 }
@@ -457,6 +519,85 @@ fn compare(
     }
     let rows = crate::compare::compare(&base, &machines);
     report::compare::write(&base, &rows, format.into(), out).map_err(io_fail)?;
+    Ok(0)
+}
+
+fn run_bench(
+    cat: &Catalog,
+    files: &[PathBuf],
+    args: &ScenarioArgs,
+    format: OutFormat,
+    out: &mut impl Write,
+) -> Result<i32, Failure> {
+    let opts = args.options();
+    let base = build::scenario(cat, &opts).map_err(bad)?;
+    let mut rows = Vec::new();
+    for f in files {
+        rows.extend(crate::bench::load(f).map_err(bad)?);
+    }
+    // The artifact hash is recorded only when it is already known (never computed here).
+    let sha = opts.gguf.as_ref().and_then(|p| {
+        let a = crate::gguf::open(p).ok()?;
+        if a.is_split() {
+            return None;
+        }
+        crate::gguf::HashCache::platform()?.lookup(p).ok().flatten()
+    });
+    let r = crate::bench::evaluate(
+        &rows,
+        &base,
+        &crate::bench::BenchOptions {
+            gguf: opts.gguf.as_ref().map(|p| p.display().to_string()),
+            artifact_sha256: sha,
+        },
+    );
+    match format {
+        OutFormat::Json => crate::bench::write_json(&r, out),
+        OutFormat::Text => crate::bench::write_text(&r, out),
+        OutFormat::Markdown => crate::bench::write_markdown(&r, out),
+    }
+    .map_err(io_fail)?;
+    Ok(r.exit_code())
+}
+
+fn run_detect(
+    save: Option<String>,
+    force: bool,
+    quick: bool,
+    thorough: bool,
+    out: &mut impl Write,
+) -> Result<i32, Failure> {
+    use crate::detect::{self, Mode};
+    let mode = if quick {
+        Mode::Quick
+    } else if thorough {
+        Mode::Thorough
+    } else {
+        Mode::Normal
+    };
+    let tty = std::io::stderr().is_terminal();
+    let mut progress = |frac: f64, what: &str| {
+        if tty {
+            eprint!("\r  {:>3.0}%  {what:<60}", frac * 100.0);
+        }
+    };
+    let d = detect::detect(mode, &mut progress).map_err(bad)?;
+    if tty {
+        eprint!("\r{}\r", " ".repeat(70));
+    }
+    for w in &d.warnings {
+        eprintln!("llmbound: warning: {w}");
+    }
+    for n in d.all_notes() {
+        eprintln!("llmbound: note: {n}");
+    }
+    let id = save.clone().unwrap_or_else(|| detect::DEFAULT_ID.to_string());
+    let text = d.to_toml(&id).map_err(bad)?;
+    write!(out, "{text}").map_err(io_fail)?;
+    if let Some(id) = save {
+        let path = detect::save(&d, &id, force).map_err(bad)?;
+        eprintln!("llmbound: saved {}", path.display());
+    }
     Ok(0)
 }
 
