@@ -44,10 +44,18 @@ enum Command {
     /// Hold a claimed or observed decode rate against every ceiling; exit 3 when impossible.
     Check {
         /// The claimed or observed aggregate decode rate, tokens/s.
-        #[arg(long = "tokens-per-second", value_name = "X", required_unless_present = "from_bench")]
+        #[arg(
+            long = "tokens-per-second",
+            value_name = "X",
+            required_unless_present = "from_bench"
+        )]
         tokens_per_second: Option<f64>,
         /// Check every row of a llama-bench result file instead (`-o json` or `-o jsonl`).
-        #[arg(long = "from-bench", value_name = "FILE", conflicts_with = "tokens_per_second")]
+        #[arg(
+            long = "from-bench",
+            value_name = "FILE",
+            conflicts_with = "tokens_per_second"
+        )]
         from_bench: Option<PathBuf>,
         #[command(flatten)]
         scenario: ScenarioArgs,
@@ -591,7 +599,9 @@ fn run_detect(
     for n in d.all_notes() {
         eprintln!("llmbound: note: {n}");
     }
-    let id = save.clone().unwrap_or_else(|| detect::DEFAULT_ID.to_string());
+    let id = save
+        .clone()
+        .unwrap_or_else(|| detect::DEFAULT_ID.to_string());
     let text = d.to_toml(&id).map_err(bad)?;
     write!(out, "{text}").map_err(io_fail)?;
     if let Some(id) = save {

@@ -12,13 +12,20 @@ fn llmbound(config: &Path) -> Command {
 }
 
 fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bench").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/bench")
+        .join(rel)
 }
 
 fn qwen3_8b(dir: &Path) -> PathBuf {
     let p = dir.join("qwen3-8b-q8_0-synth.gguf");
     std::fs::copy(fixture("h200/qwen3-8b-q8_0-synth.gguf-header"), &p).unwrap();
-    std::fs::OpenOptions::new().write(true).open(&p).unwrap().set_len(8_703_585_952).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_len(8_703_585_952)
+        .unwrap();
     p
 }
 
@@ -29,10 +36,22 @@ fn h200_rows_are_below_their_ceilings() {
     let out = llmbound(dir.path())
         .args(["bench", fixture("h200/bench_f16.json").to_str().unwrap()])
         .args([fixture("h200/bench_q8_0.json").to_str().unwrap()])
-        .args(["--gguf", g.to_str().unwrap(), "--machine", "h200-measured", "--format", "json"])
+        .args([
+            "--gguf",
+            g.to_str().unwrap(),
+            "--machine",
+            "h200-measured",
+            "--format",
+            "json",
+        ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = j["rows"].as_array().unwrap();
     let tg: Vec<_> = rows.iter().filter(|r| r["test"] == "tg").collect();
@@ -43,9 +62,15 @@ fn h200_rows_are_below_their_ceilings() {
         assert!(e > 0.2 && e < 0.5, "{e}");
     }
     // f16 at depth 0: 4.8e12 / (8,042,340,608 + 64 × 147,456) = 596.1 t/s
-    let d0 = tg.iter().find(|r| r["n_depth"] == 0 && r["type_k"] == "f16").unwrap();
+    let d0 = tg
+        .iter()
+        .find(|r| r["n_depth"] == 0 && r["type_k"] == "f16")
+        .unwrap();
     let c = d0["ceiling_tokens_per_second"].as_f64().unwrap();
-    assert!((c - 4.8e12 / (8_042_340_608.0 + 64.0 * 147_456.0)).abs() < 0.01, "{c}");
+    assert!(
+        (c - 4.8e12 / (8_042_340_608.0 + 64.0 * 147_456.0)).abs() < 0.01,
+        "{c}"
+    );
     assert_eq!(j["impossible_rows"], 0);
 }
 
@@ -84,7 +109,10 @@ fn bad_bench_files_are_one_line_errors() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("broken.json");
     std::fs::write(&p, "[{\"n_prompt\": 0,").unwrap();
-    let out = llmbound(dir.path()).args(["bench", p.to_str().unwrap()]).output().unwrap();
+    let out = llmbound(dir.path())
+        .args(["bench", p.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
@@ -95,7 +123,15 @@ fn bad_bench_files_are_one_line_errors() {
 fn the_llama_cpp_command_reproduces_the_scenario() {
     let dir = tempfile::tempdir().unwrap();
     let out = llmbound(dir.path())
-        .args(["report", "--scenario", "qwen3-32b-rtx-4090-partial", "--sequences", "2", "--cache-type-v", "q8_0"])
+        .args([
+            "report",
+            "--scenario",
+            "qwen3-32b-rtx-4090-partial",
+            "--sequences",
+            "2",
+            "--cache-type-v",
+            "q8_0",
+        ])
         .args(["--kv-unified", "--format", "json"])
         .output()
         .unwrap();

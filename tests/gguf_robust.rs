@@ -198,8 +198,10 @@ fn write_fuzz_seeds() {
 /// Inputs the fuzzer found; each must read (or fail) without panicking.
 #[test]
 fn fuzz_regressions() {
-    let sum_overflow: &[u8] = include_bytes!("../fuzz/corpus/gguf_header/regression-sum-overflow");
-    for bytes in [sum_overflow] {
+    let found: [&[u8]; 1] = [include_bytes!(
+        "../fuzz/corpus/gguf_header/regression-sum-overflow"
+    )];
+    for bytes in found.iter().copied() {
         check(bytes);
         if let Ok(h) = read_header(Cursor::new(bytes), bytes.len() as u64) {
             let a = llmbound::gguf::Artifact {
