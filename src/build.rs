@@ -272,10 +272,6 @@ pub fn with_gguf(s: &mut Scenario, g: &GgufInput) -> Result<(), BuildError> {
         .cloned()
         .collect();
     s.weights = g.artifact.weight_files();
-    // A partial download is sized as the complete file its header describes.
-    for (w, shard) in s.weights.iter_mut().zip(&g.artifact.shards) {
-        w.bytes.value = w.bytes.value.max(shard.header.data_end);
-    }
     s.weights.extend(extra);
     s.inventory = Some(g.inventory.to_core_inventory());
     Ok(())

@@ -324,7 +324,8 @@ impl Artifact {
         }
     }
 
-    /// The files as the core's weight inputs (provenance `file`), one per shard.
+    /// The files as the core's weight inputs (provenance `file`), one per shard; a partial
+    /// download is sized as the complete file.
     pub fn weight_files(&self) -> Vec<WeightFile> {
         self.shards
             .iter()
@@ -336,10 +337,18 @@ impl Artifact {
                     .unwrap_or_default();
                 WeightFile {
                     label: format!("artifact {name}"),
+                    // A partial download counts as the complete file its header describes.
                     bytes: Sourced::new(
-                        s.header.file_len,
+                        s.header.file_len.max(s.header.data_end),
                         Provenance::File,
-                        format!("size of {}", s.path.display()),
+                        if s.header.missing_bytes > 0 {
+                            format!(
+                                "size of the complete {} (partial download)",
+                                s.path.display()
+                            )
+                        } else {
+                            format!("size of {}", s.path.display())
+                        },
                     ),
                 }
             })
