@@ -2,6 +2,7 @@
 //! into `BenchRow`s. Field names and meanings follow llama-bench; every error is one line naming
 //! the file, the line and the row. Depends on nothing but serde_json.
 
+use crate::profile::load::line_col;
 use serde_json::{Map, Value};
 use std::fmt;
 use std::path::Path;
@@ -295,16 +296,6 @@ fn looks_like(s: &str) -> String {
         let shown: String = first.chars().take(24).collect();
         format!("it starts with \"{shown}\", not \"[\" or \"{{\"")
     }
-}
-
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let col = before
-        .rfind('\n')
-        .map_or(before.len(), |i| before.len() - i - 1)
-        + 1;
-    (line, col)
 }
 
 fn syntax(file: &str, e: &serde_json::Error) -> BenchError {

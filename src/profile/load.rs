@@ -117,7 +117,8 @@ pub fn user_dir() -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "llmbound").map(|p| p.config_dir().to_path_buf())
 }
 
-fn line_col(src: &str, offset: usize) -> (usize, usize) {
+/// 1-based line and column of a byte offset in a text.
+pub fn line_col(src: &str, offset: usize) -> (usize, usize) {
     let before = &src[..offset.min(src.len())];
     let line = before.matches('\n').count() + 1;
     let col = before

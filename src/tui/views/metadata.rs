@@ -97,15 +97,7 @@ impl Widget for MetadataScreen<'_> {
         ])
         .areas(area);
         let Some(file) = self.file_name else {
-            Paragraph::new(vec![
-                Line::from(Span::styled("Metadata", t.heading())),
-                Line::raw(""),
-                Line::from(Span::styled(
-                    "No GGUF file is open: the scenario comes from profiles. Press o to open one (Esc goes back).",
-                    t.label(),
-                )),
-            ])
-            .render(area, buf);
+            super::render_no_file("Metadata", t, area, buf);
             return;
         };
         let mut spans = vec![

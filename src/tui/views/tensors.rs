@@ -339,15 +339,7 @@ impl Widget for TensorsScreen<'_> {
         ])
         .areas(area);
         let Some(file) = self.file_name else {
-            Paragraph::new(vec![
-                Line::from(Span::styled("Tensor inventory", t.heading())),
-                Line::raw(""),
-                Line::from(Span::styled(
-                    "No GGUF file is open: the scenario comes from profiles. Press o to open one (Esc goes back).",
-                    t.label(),
-                )),
-            ])
-            .render(area, buf);
+            super::render_no_file("Tensor inventory", t, area, buf);
             return;
         };
         let dir = if v.reverse { "↓" } else { "↑" };
