@@ -631,3 +631,66 @@ fn snapshot_claim() {
     app.update(Action::SetText("15".into()));
     snap("claim", &app);
 }
+
+fn bench_fixture(rel: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/bench")
+        .join(rel)
+}
+
+#[test]
+fn bench_results_follow_the_scenario() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = App::new(
+        Catalog::load_with(Some(dir.path().to_path_buf())),
+        &ScenarioOptions {
+            scenario: Some("qwen3-8b-synth-h200".into()),
+            machine: Some("h200-measured".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    app.update(Action::Bench);
+    let f16 = bench_fixture("h200/bench_f16.json");
+    app.update(Action::SetText(f16.display().to_string()));
+    assert_eq!(app.view, View::Bench);
+    assert_eq!(app.bench.impossible_rows, 0);
+    let text = app.bench.lines.join("\n");
+    assert!(text.contains("within"), "{text}");
+    // A tenth of the bandwidth puts every decode row above its ceilings, at once (undecided:
+    // the profile scenario has no tensor inventory).
+    app.update(Action::Back);
+    app.scenario.machine.tiers[0].bandwidth.value.0 /= 10.0;
+    app.scenario.machine.tiers[0].measured_bandwidth = None;
+    app.recompute();
+    let text = app.bench.lines.join("\n");
+    assert_eq!(
+        text.matches("above (no inventory: undecided)").count(),
+        3,
+        "{text}"
+    );
+    // a broken file is a one-line message, the view keeps the last import
+    app.update(Action::Bench);
+    app.update(Action::SetText("/nonexistent/bench.json".into()));
+    let m = app.message.as_ref().unwrap();
+    assert!(m.error && m.text.contains("/nonexistent/bench.json") && !m.text.contains('\n'));
+    assert_eq!(app.bench.path.as_deref(), Some(f16.as_path()));
+}
+
+#[test]
+fn snapshot_bench() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = App::new(
+        Catalog::load_with(Some(dir.path().to_path_buf())),
+        &ScenarioOptions {
+            scenario: Some("qwen3-8b-synth-h200".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    app.update(Action::Bench);
+    app.update(Action::SetText(
+        "tests/fixtures/bench/h200/bench_f16.json".into(),
+    ));
+    snap("bench", &app);
+}

@@ -47,6 +47,8 @@ pub enum Action {
     Compare,
     /// The metadata view.
     Metadata,
+    /// Import llama-bench results and hold them against this scenario's ceilings.
+    Bench,
     /// Save the current machine (Machine pane focused) or scenario as a profile.
     Save,
     /// Open another GGUF file (asks for its path).

@@ -37,6 +37,23 @@ pub enum View {
     Metadata,
     /// Compare machines.
     Compare,
+    /// llama-bench results against this scenario's ceilings.
+    Bench,
+}
+
+/// The llama-bench results view: the import's text report for the current scenario.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BenchView {
+    /// The results file.
+    pub path: Option<PathBuf>,
+    /// The report's lines (computed when imported and on every recompute).
+    pub lines: Vec<String>,
+    /// First line shown.
+    pub scroll: usize,
+    /// Decode rows above their highest ceiling.
+    pub impossible_rows: usize,
+    /// The rows read from the file.
+    pub rows: Vec<crate::bench::BenchRow>,
 }
 
 /// A one-line message at the bottom.
@@ -55,6 +72,8 @@ pub enum InputTarget {
     Field(Field),
     /// The path of a GGUF file to open.
     OpenPath,
+    /// The path of a llama-bench results file to import.
+    BenchPath,
     /// The id under which to save a profile.
     SaveId(SaveKind),
     /// Incremental search in the tensor view.
@@ -181,6 +200,8 @@ pub struct App {
     pub metadata: MetadataView,
     /// The compare view's state.
     pub compare: CompareView,
+    /// The llama-bench results view.
+    pub bench: BenchView,
     /// Keys.
     pub keymap: Keymap,
     /// Styles.
@@ -307,6 +328,7 @@ impl App {
             tensors: TensorView::default(),
             metadata: MetadataView::default(),
             compare: CompareView::default(),
+            bench: BenchView::default(),
             keymap: Keymap::builtin(),
             theme: Theme::from_env(),
             screen: Rect::new(0, 0, layout::FULL_WIDTH, layout::FULL_HEIGHT),
@@ -337,6 +359,7 @@ impl App {
             View::Tensors => Context::Tensors,
             View::Metadata => Context::Metadata,
             View::Compare => Context::Compare,
+            View::Bench => Context::Bench,
         }
     }
 
@@ -509,6 +532,18 @@ impl App {
             Action::Tensors => self.open_view(View::Tensors),
             Action::Metadata => self.open_view(View::Metadata),
             Action::Compare => self.open_view(View::Compare),
+            Action::Bench => {
+                self.input = Some(Input {
+                    target: InputTarget::BenchPath,
+                    prompt: "llama-bench results (-o json / jsonl): ".into(),
+                    text: self
+                        .bench
+                        .path
+                        .as_ref()
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_default(),
+                });
+            }
             Action::Open => {
                 self.input = Some(Input {
                     target: InputTarget::OpenPath,
@@ -536,6 +571,7 @@ impl App {
                 View::Tensors => self.update_tensors(other),
                 View::Metadata => self.update_metadata(other),
                 View::Compare => self.update_compare(other),
+                View::Bench => self.update_bench(other),
             },
         }
     }
@@ -716,7 +752,7 @@ impl App {
             }
             Action::Submit => self.submit_input(input),
             Action::Complete => {
-                if input.target == InputTarget::OpenPath {
+                if matches!(input.target, InputTarget::OpenPath | InputTarget::BenchPath) {
                     let (text, note) = complete_path(&input.text);
                     input.text = text;
                     if let Some(n) = note {
@@ -760,6 +796,14 @@ impl App {
                     self.error("no file named");
                 } else {
                     self.open_path(PathBuf::from(t));
+                }
+            }
+            InputTarget::BenchPath => {
+                let t = input.text.trim();
+                if t.is_empty() {
+                    self.error("no file named");
+                } else {
+                    self.import_bench(PathBuf::from(t));
                 }
             }
             InputTarget::SaveId(kind) => self.save(kind, input.text.trim(), false),
@@ -905,6 +949,7 @@ impl App {
                 if self.view == View::Compare {
                     self.refresh_compare();
                 }
+                self.refresh_bench();
                 true
             }
             Err(e) => {
@@ -1238,6 +1283,77 @@ impl App {
                 });
             }
             other => self.tensors.update(other, inv, self.screen),
+        }
+    }
+
+    /// Import a llama-bench results file and show its rows against this scenario's ceilings.
+    pub fn import_bench(&mut self, path: PathBuf) {
+        match crate::bench::load(&path) {
+            Ok(rows) => {
+                self.bench = BenchView {
+                    path: Some(path),
+                    rows,
+                    ..BenchView::default()
+                };
+                self.refresh_bench();
+                self.view = View::Bench;
+                let n = self.bench.impossible_rows;
+                if n > 0 {
+                    self.error(format!(
+                        "{n} decode row(s) above the highest ceiling: IMPOSSIBLE"
+                    ));
+                } else {
+                    self.info("every decode row is at or below its highest ceiling");
+                }
+            }
+            Err(e) => self.error(e.to_string()),
+        }
+    }
+
+    /// Re-evaluate the imported rows against the current scenario.
+    fn refresh_bench(&mut self) {
+        if self.bench.path.is_none() {
+            return;
+        }
+        let r = crate::bench::evaluate(
+            &self.bench.rows,
+            &self.scenario,
+            &crate::bench::BenchOptions {
+                gguf: self
+                    .file
+                    .loaded
+                    .as_ref()
+                    .map(|f| f.path.display().to_string()),
+                artifact_sha256: None,
+            },
+        );
+        let mut out = Vec::new();
+        if crate::bench::write_text(&r, &mut out).is_ok() {
+            self.bench.lines = String::from_utf8_lossy(&out)
+                .lines()
+                .map(str::to_string)
+                .collect();
+        }
+        self.bench.impossible_rows = r.impossible_rows;
+        self.bench.scroll = self
+            .bench
+            .scroll
+            .min(self.bench.lines.len().saturating_sub(1));
+    }
+
+    fn update_bench(&mut self, action: Action) {
+        let page = self.screen.height.saturating_sub(4).max(1) as usize;
+        let last = self.bench.lines.len().saturating_sub(1);
+        let s = &mut self.bench.scroll;
+        match action {
+            Action::Back => self.view = View::Main,
+            Action::Up | Action::Scroll(_, _, -1) => *s = s.saturating_sub(1),
+            Action::Down | Action::Scroll(_, _, 1) => *s = (*s + 1).min(last),
+            Action::PageUp => *s = s.saturating_sub(page),
+            Action::PageDown => *s = (*s + page).min(last),
+            Action::Home => *s = 0,
+            Action::End => *s = last,
+            _ => {}
         }
     }
 

@@ -23,6 +23,8 @@ pub enum Context {
     Metadata,
     /// The compare-machines view.
     Compare,
+    /// The llama-bench import view.
+    Bench,
 }
 
 impl Context {
@@ -34,15 +36,17 @@ impl Context {
             Context::Tensors => "Tensor inventory (t)",
             Context::Metadata => "Metadata (m)",
             Context::Compare => "Compare machines (c)",
+            Context::Bench => "llama-bench results (b)",
         }
     }
     /// Every context, in help order.
-    pub const ALL: [Context; 5] = [
+    pub const ALL: [Context; 6] = [
         Context::Global,
         Context::Main,
         Context::Tensors,
         Context::Metadata,
         Context::Compare,
+        Context::Bench,
     ];
 }
 

@@ -8,6 +8,7 @@ use super::panes::artifact::ArtifactPane;
 use super::panes::bounds::BoundsPane;
 use super::panes::claim::ClaimPane;
 use super::panes::inputs::InputPane;
+use super::views::bench::BenchScreen;
 use super::views::compare::CompareScreen;
 use super::views::help::HelpOverlay;
 use super::views::metadata::MetadataScreen;
@@ -60,6 +61,11 @@ impl Widget for &App {
                             .as_deref()
                             .and_then(|k| self.file.array(k)),
                         file_name: name,
+                        theme: t,
+                    }
+                    .render(body, buf),
+                    View::Bench => BenchScreen {
+                        view: &self.bench,
                         theme: t,
                     }
                     .render(body, buf),

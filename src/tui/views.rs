@@ -1,5 +1,6 @@
 //! The full-screen views (tensor inventory, metadata, compare machines) and the help overlay.
 
+pub mod bench;
 pub mod compare;
 pub mod help;
 pub mod metadata;
