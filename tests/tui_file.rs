@@ -408,3 +408,38 @@ fn the_open_prompt_completes_paths() {
     assert_eq!(t, format!("{}/alpha-q8.gguf", d.path().display()));
     assert!(note.is_none());
 }
+
+#[test]
+fn a_file_without_kv_keys_is_still_browsable() {
+    let cfg = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // No head_count: the KV maths cannot be done, the inventory can.
+    let p = dir.path().join("no-heads.gguf");
+    GgufWriter::new()
+        .kv("general.architecture", writer::string("llama"))
+        .kv("llama.block_count", Value::U32(2))
+        .kv("llama.embedding_length", Value::U32(64))
+        .tensor("token_embd.weight", GgmlType::F16, &[64, 100])
+        .tensor("blk.0.attn_q.weight", GgmlType::Q8_0, &[64, 64])
+        .tensor("blk.1.attn_q.weight", GgmlType::Q8_0, &[64, 64])
+        .write_file(&p, Data::Zeros)
+        .unwrap();
+    let app = app_on(cfg.path(), &p);
+    let m = app.message.as_ref().unwrap();
+    assert!(m.error, "{}", m.text);
+    assert!(
+        m.text.contains("tensors (t) and metadata (m) are shown"),
+        "{}",
+        m.text
+    );
+    assert!(!m.text.contains('\n'));
+    // the bounds keep the default scenario; the views browse the file
+    assert_eq!(app.scenario.model.name, "Qwen3-32B");
+    assert_eq!(app.file.inventory().len(), 3);
+    assert!(
+        app.file
+            .metadata_rows()
+            .iter()
+            .any(|r| r.key == "llama.block_count")
+    );
+}

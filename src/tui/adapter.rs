@@ -55,7 +55,6 @@ fn meta_item(key: &str, v: &Value) -> MetaItem {
 pub fn load(path: &Path) -> Result<Loaded, String> {
     let art = gguf::open(path).map_err(|e| e.to_string())?;
     let inv = TensorInventory::from_artifact(&art);
-    let report = gguf::arch_report(&art).map_err(|e| e.to_string())?;
     let name = art
         .metadata()
         .get_str("general.name")
@@ -63,7 +62,10 @@ pub fn load(path: &Path) -> Result<Loaded, String> {
         .flatten()
         .map(str::to_string)
         .unwrap_or_else(|| file_name(path).trim_end_matches(".gguf").to_string());
-    let shape = gguf::model_shape(&art, &name).map_err(|e| e.to_string())?;
+    // Missing keys stop the KV maths, not the inventory listing.
+    let model = gguf::arch_report(&art)
+        .and_then(|r| gguf::model_shape(&art, &name).map(|shape| (shape, r.figures)))
+        .map_err(|e| e.to_string());
     let tensors = inv
         .rows
         .iter()
@@ -116,8 +118,7 @@ pub fn load(path: &Path) -> Result<Loaded, String> {
             })
             .collect(),
         total_bytes: art.file_bytes(),
-        shape,
-        figures: report.figures,
+        model,
         weights: art.weight_files(),
         core_inventory: inv.to_core_inventory(),
         tensors,

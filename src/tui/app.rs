@@ -1477,8 +1477,21 @@ impl App {
 
     /// Use an opened file: its model shape, bytes and inventory replace the profile's.
     pub fn apply_loaded(&mut self, loaded: file::Loaded) {
+        let (shape, figures) = match &loaded.model {
+            Ok(m) => m.clone(),
+            Err(e) => {
+                // Browse the file; the bounds keep the scenario they had.
+                let msg = format!(
+                    "opened {}: tensors (t) and metadata (m) are shown, but the bounds keep the previous model: {e}",
+                    loaded.file_name
+                );
+                self.show_file(loaded);
+                self.error(msg);
+                return;
+            }
+        };
         let u = self.undo_point();
-        let mut shape = loaded.shape.clone();
+        let mut shape = shape;
         shape.warnings.extend(loaded.warnings.iter().cloned());
         // Keep the advertised parameter count of a matching model profile (same artifact size).
         let matching = file::matching_profile(&self.catalog, loaded.total_bytes);
@@ -1491,7 +1504,7 @@ impl App {
         self.scenario.model = shape;
         self.scenario.weights = loaded.weights.clone();
         self.scenario.inventory = Some(loaded.core_inventory.clone());
-        self.figures = loaded.figures.clone();
+        self.figures = figures;
         self.model_edits = ModelEdits::default();
         if self.recompute_or_undo(Some(u)) {
             self.model_base = Provenance::File;
@@ -1507,11 +1520,7 @@ impl App {
             self.base = self.scenario.clone();
             let name = loaded.file_name.clone();
             let auto_hash = self.pinned.as_ref().is_some_and(|p| p.sha256.is_some());
-            self.tensors = TensorView::default();
-            self.metadata = MetadataView::default();
-            self.file.set_loaded(loaded);
-            self.tensors.rebuild(self.file.inventory());
-            self.metadata.rebuild(self.file.metadata_rows());
+            self.show_file(loaded);
             self.info(format!("opened {name}"));
             if auto_hash {
                 self.start_hash();
@@ -1519,6 +1528,15 @@ impl App {
         } else {
             self.file.open_failed();
         }
+    }
+
+    /// Make a read file the one the views browse.
+    fn show_file(&mut self, loaded: file::Loaded) {
+        self.tensors = TensorView::default();
+        self.metadata = MetadataView::default();
+        self.file.set_loaded(loaded);
+        self.tensors.rebuild(self.file.inventory());
+        self.metadata.rebuild(self.file.metadata_rows());
     }
 
     /// Run a job synchronously (tests): start it and wait for it.

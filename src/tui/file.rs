@@ -92,10 +92,9 @@ pub struct Loaded {
     pub shards: Vec<ShardItem>,
     /// Σ shard bytes (W).
     pub total_bytes: u64,
-    /// Model shape from the file.
-    pub shape: ModelShape,
-    /// The raw figures (for edits).
-    pub figures: ArchFigures,
+    /// Model shape from the file and its raw figures (for edits), or why the KV maths cannot
+    /// be done from it (the inventory and metadata are still shown).
+    pub model: Result<(ModelShape, ArchFigures), String>,
     /// Weight files for the scenario.
     pub weights: Vec<WeightFile>,
     /// The core's view of the inventory.
