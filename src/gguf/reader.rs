@@ -377,20 +377,8 @@ impl<R: Read + Seek> Src<R> {
         })
     }
 
-    /// Read a value of type `t` of metadata key `key`. Arrays deeper than
-    /// `MAX_ARRAY_DEPTH` fail; arrays larger than `KEEP_ARRAY_BYTES` are skipped.
-    fn value(&mut self, t: ValueType, key: &str, depth: usize) -> Result<Value, GgufError> {
-        if t != ValueType::Array {
-            return self.scalar(t, &|| format!("the value of key {key:?}"));
-        }
-        let array_at = self.pos;
-        if depth >= MAX_ARRAY_DEPTH {
-            return Err(GgufError::NestedTooDeep {
-                key: key.into(),
-                limit: MAX_ARRAY_DEPTH,
-                offset: array_at,
-            });
-        }
+    /// An array's element type and length, refusing a length the rest of the file cannot hold.
+    fn array_header(&mut self, key: &str) -> Result<(ValueType, u64), GgufError> {
         let type_at = self.pos;
         let type_id = self.u32(&|| format!("the array element type of key {key:?}"))?;
         let element_type = ValueType::from_id(type_id).ok_or(GgufError::UnknownValueType {
@@ -410,6 +398,24 @@ impl<R: Read + Seek> Src<R> {
                 file_len: self.len,
             });
         }
+        Ok((element_type, count))
+    }
+
+    /// Read a value of type `t` of metadata key `key`. Arrays deeper than
+    /// `MAX_ARRAY_DEPTH` fail; arrays larger than `KEEP_ARRAY_BYTES` are skipped.
+    fn value(&mut self, t: ValueType, key: &str, depth: usize) -> Result<Value, GgufError> {
+        if t != ValueType::Array {
+            return self.scalar(t, &|| format!("the value of key {key:?}"));
+        }
+        let array_at = self.pos;
+        if depth >= MAX_ARRAY_DEPTH {
+            return Err(GgufError::NestedTooDeep {
+                key: key.into(),
+                limit: MAX_ARRAY_DEPTH,
+                offset: array_at,
+            });
+        }
+        let (element_type, count) = self.array_header(key)?;
         let first = self.pos;
         if let Some(size) = element_type.fixed_size() {
             let total = count * size; // bounded by the file length above
@@ -484,26 +490,7 @@ impl<R: Read + Seek> Src<R> {
                         offset: self.pos,
                     });
                 }
-                let type_at = self.pos;
-                let type_id = self.u32(&|| format!("the array element type of key {key:?}"))?;
-                let element_type =
-                    ValueType::from_id(type_id).ok_or(GgufError::UnknownValueType {
-                        key: key.into(),
-                        type_id,
-                        offset: type_at,
-                    })?;
-                let count_at = self.pos;
-                let count = self.u64(&|| format!("the array length of key {key:?}"))?;
-                let min_bytes = (count as u128) * (element_type.min_size() as u128);
-                if min_bytes > self.remaining() as u128 {
-                    return Err(GgufError::TooLarge {
-                        what: format!("the array length of key {key:?}"),
-                        count,
-                        offset: count_at,
-                        remaining: self.remaining(),
-                        file_len: self.len,
-                    });
-                }
+                let (element_type, count) = self.array_header(key)?;
                 match element_type.fixed_size() {
                     Some(size) => {
                         self.skip(count * size, &|| format!("the elements of key {key:?}"))
