@@ -25,7 +25,7 @@ pub mod writer;
 use std::io;
 use std::path::PathBuf;
 
-pub use arch::{ArchReport, arch_figures, arch_report, model_shape};
+pub use arch::{ArchReport, arch_figures, arch_report, model_shape, model_shape_and_figures};
 pub use hash::{FileDigest, HashCache, HashError, HashJob, HashMessage};
 pub use inventory::{LayerRollup, Role, TensorInventory, TensorRow, TypeRollup};
 pub use reader::{Header, Metadata, MetadataEntry, load_array, read_header};

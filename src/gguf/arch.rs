@@ -405,10 +405,18 @@ pub fn arch_report(artifact: &Artifact) -> Result<ArchReport, GgufError> {
 /// The model shape of an artifact: `ModelShape::from_figures(name, figures, Provenance::File)`,
 /// with the reader's guesses added to its warnings.
 pub fn model_shape(artifact: &Artifact, name: &str) -> Result<ModelShape, GgufError> {
+    model_shape_and_figures(artifact, name).map(|(shape, _)| shape)
+}
+
+/// The model shape and the raw figures it was built from (for edits), read once.
+pub fn model_shape_and_figures(
+    artifact: &Artifact,
+    name: &str,
+) -> Result<(ModelShape, ArchFigures), GgufError> {
     let report = arch_report(artifact)?;
     let mut shape = ModelShape::from_figures(name, &report.figures, Provenance::File)?;
     let mut warnings = report.warnings;
     warnings.append(&mut shape.warnings);
     shape.warnings = warnings;
-    Ok(shape)
+    Ok((shape, report.figures))
 }

@@ -1,7 +1,7 @@
 //! The thin layer between the explorer and the GGUF reader: a read file becomes the rows the
 //! views show, and hashing reports progress as `HashUpdate`s. Runs on worker threads.
 
-use super::file::{HashUpdate, Loaded, MetaItem, ShardItem, TensorItem, TypeItem};
+use super::file::{HashUpdate, Loaded, MetaItem, ShardItem};
 use crate::core::units;
 use crate::gguf::{self, HashCache, HashJob, HashMessage, TensorInventory, Value};
 use std::path::{Path, PathBuf};
@@ -63,43 +63,10 @@ pub fn load(path: &Path) -> Result<Loaded, String> {
         .map(str::to_string)
         .unwrap_or_else(|| file_name(path).trim_end_matches(".gguf").to_string());
     // Missing keys stop the KV maths, not the inventory listing.
-    let model = gguf::arch_report(&art)
-        .and_then(|r| gguf::model_shape(&art, &name).map(|shape| (shape, r.figures)))
-        .map_err(|e| e.to_string());
-    let tensors = inv
-        .rows
-        .iter()
-        .map(|r| TensorItem {
-            name: r.name.clone(),
-            type_name: r.type_name.clone(),
-            shape: r
-                .shape
-                .iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join(" × "),
-            elements: r.elements,
-            bytes: r.bytes,
-            bits_per_weight: r.bits_per_weight,
-            offset: r.offset,
-            shard: r.shard,
-            layer: r.layer,
-            role: r.role.to_string(),
-            counted: r.counted.clone(),
-        })
-        .collect();
-    let by_type = inv
-        .by_type
-        .iter()
-        .map(|t| TypeItem {
-            type_name: t.type_name.clone(),
-            count: t.count,
-            elements: t.elements,
-            bytes: t.bytes,
-            share: t.share,
-            bits_per_weight: t.bits_per_weight,
-        })
-        .collect();
+    // Missing keys stop the KV maths, not the inventory listing.
+    let model = gguf::model_shape_and_figures(&art, &name).map_err(|e| e.to_string());
+    let tensors = inv.rows.clone();
+    let by_type = inv.by_type.clone();
     let metadata = art
         .metadata()
         .iter()

@@ -13,49 +13,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::Duration;
 
-/// One tensor, as the inventory browser shows it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TensorItem {
-    /// Tensor name.
-    pub name: String,
-    /// llama.cpp type name (`Q4_K`).
-    pub type_name: String,
-    /// Dims, row first (`5120 × 151936`).
-    pub shape: String,
-    /// Elements.
-    pub elements: u64,
-    /// Bytes (None: unknown type).
-    pub bytes: Option<u64>,
-    /// 8 × bytes / elements.
-    pub bits_per_weight: Option<f64>,
-    /// Data offset within its shard's data section, bytes.
-    pub offset: u64,
-    /// Shard index.
-    pub shard: usize,
-    /// Layer N of `blk.N.*`.
-    pub layer: Option<u32>,
-    /// What it is for.
-    pub role: String,
-    /// What a batch-one decode step reads of it.
-    pub counted: String,
-}
-
-/// Totals of one tensor type.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TypeItem {
-    /// Type name.
-    pub type_name: String,
-    /// Tensors.
-    pub count: usize,
-    /// Σ elements.
-    pub elements: u64,
-    /// Σ bytes.
-    pub bytes: u64,
-    /// Share of all tensor bytes, 0–1.
-    pub share: f64,
-    /// 8 × bytes / elements.
-    pub bits_per_weight: Option<f64>,
-}
+/// One tensor as the inventory browser shows it (the reader's row, as is).
+pub use crate::gguf::TensorRow as TensorItem;
+/// Totals of one tensor type (the reader's rollup, as is).
+pub use crate::gguf::TypeRollup as TypeItem;
 
 /// One metadata key.
 #[derive(Debug, Clone, PartialEq)]

@@ -429,7 +429,12 @@ impl Widget for TensorsScreen<'_> {
                             let text = match c {
                                 Column::Name => x.name.clone(),
                                 Column::Type => x.type_name.clone(),
-                                Column::Shape => x.shape.clone(),
+                                Column::Shape => x
+                                    .shape
+                                    .iter()
+                                    .map(|d| d.to_string())
+                                    .collect::<Vec<_>>()
+                                    .join(" × "),
                                 Column::Elements => units::group_digits(x.elements as u128),
                                 Column::Bytes => x
                                     .bytes
