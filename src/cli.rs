@@ -806,6 +806,3 @@ fn profiles(cat: &Catalog, action: ProfilesCmd, out: &mut impl Write) -> Result<
         }
     }
 }
-
-/// Unused path type kept for the GGUF commands.
-pub type FilePath = PathBuf;

@@ -442,7 +442,7 @@ pub fn check_claim(r: &Report, tps: f64) -> ClaimCheck {
         ]
     } else {
         vec![
-            file_assumption_short(),
+            "not all file bytes are read per token".into(),
             ctx_assumption,
             format!(
                 "the bandwidth exceeded the highest on record ({})",
@@ -487,8 +487,4 @@ pub fn check_claim(r: &Report, tps: f64) -> ClaimCheck {
         impossible,
         verdict,
     }
-}
-
-fn file_assumption_short() -> String {
-    "not all file bytes are read per token".into()
 }
