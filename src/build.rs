@@ -231,7 +231,7 @@ pub fn open_gguf(cat: &Catalog, path: &Path) -> Result<GgufInput, BuildError> {
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default()
         });
-    let shape = gguf::model_shape(&artifact, &name).map_err(|e| e.to_string());
+    let shape = gguf::model_shape(&artifact, &name).map_err(|e| gguf_message(path, &e));
     let matched = cat.artifact_with_bytes(artifact.file_bytes());
     Ok(GgufInput {
         artifact,

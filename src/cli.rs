@@ -462,6 +462,11 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
                     "--tokens-per-second \"{tokens_per_second}\" must be a positive rate"
                 )));
             }
+            crate::core::units::check_tokens_per_second(tokens_per_second).map_err(|e| {
+                bad(format!(
+                    "--tokens-per-second \"{tokens_per_second:e}\" is {e}"
+                ))
+            })?;
             let b = build(&cat, &args)?;
             let c = core::check_claim(&b.report, tokens_per_second);
             match format {

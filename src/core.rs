@@ -2,12 +2,16 @@
 //! no serialization, no imports from other top-level modules.
 
 pub mod cache;
+pub mod claim;
 pub mod decode;
 pub mod evaluate;
 pub mod kv;
 pub mod model;
+pub mod overflow;
 pub mod roofline;
 pub mod scenario;
+pub mod shape_check;
+pub mod split;
 pub mod tiers;
 pub mod units;
 pub mod weights;

@@ -86,6 +86,9 @@ pub struct DecodeComparison {
     /// Above the highest ceiling, with an inventory and the run's artifact matching: a
     /// falsification.
     pub impossible: bool,
+    /// Above the highest ceiling, whose bandwidth is measured with no peak on record: the
+    /// measured figure does not describe this path (reported, not impossible).
+    pub above_measured_ceiling: bool,
     /// Lower ceilings the rate is above (reported, not impossible).
     pub exceeded: Vec<ExceededCeiling>,
     /// Above the highest ceiling: what must then be false.
@@ -239,6 +242,9 @@ pub struct BenchReport {
     pub rows_above_without_inventory: usize,
     /// Decode rows above the highest ceiling whose run used another artifact (not judged).
     pub rows_above_other_artifact: usize,
+    /// Decode rows above a highest ceiling built only on measured bandwidths (the figure does
+    /// not describe the path; not impossible).
+    pub rows_above_measured_ceiling: usize,
 }
 
 impl BenchReport {
@@ -320,9 +326,12 @@ pub fn evaluate(rows: &[BenchRow], base: &Scenario, opts: &BenchOptions) -> Benc
     };
     let decode_rows = out.iter().filter_map(|r| r.decode.as_ref());
     let (mut impossible, mut lower, mut undecided, mut other) = (0, 0, 0, 0);
+    let mut measured = 0;
     for d in decode_rows {
         if d.impossible {
             impossible += 1;
+        } else if d.above_measured_ceiling {
+            measured += 1;
         } else if !d.within_ceiling && d.ceiling.is_none() {
             undecided += 1;
         } else if !d.within_ceiling {
@@ -363,6 +372,7 @@ pub fn evaluate(rows: &[BenchRow], base: &Scenario, opts: &BenchOptions) -> Benc
         rows_above_lower_ceiling: lower,
         rows_above_without_inventory: undecided,
         rows_above_other_artifact: other,
+        rows_above_measured_ceiling: measured,
     }
 }
 
@@ -683,7 +693,10 @@ fn decode_comparison(
     let claim = check_claim(r, tps);
     let above_highest = tps > highest.tokens_per_second;
     let decides = d.highest_decides;
-    let impossible = above_highest && decides && artifact_ok;
+    // Above a ceiling built only on measured bandwidths: the figure does not describe the
+    // path, never impossible (`core::claim::ClaimOutcome`).
+    let above_measured = above_highest && !d.highest.bandwidth_peak_known;
+    let impossible = above_highest && decides && artifact_ok && !above_measured;
     let (lower_lines, highest_line) = claim.lines.split_at(claim.lines.len().saturating_sub(1));
     let exceeded: Vec<ExceededCeiling> = lower_lines
         .iter()
@@ -708,7 +721,15 @@ fn decode_comparison(
         .as_ref()
         .map(|c| figure(r, c, false));
     let rate = units::fmt_rate;
-    let verdict = if impossible {
+    let verdict = if above_measured {
+        format!(
+            "above the measured ceiling ({} tokens/s): the measured bandwidth ({}) does not describe this path, not impossible (no peak bandwidth is on record for the tier)",
+            rate(highest.tokens_per_second),
+            units::fmt_bandwidth(crate::core::units::BytesPerSec(
+                highest.bandwidth.bytes_per_second
+            ))
+        )
+    } else if impossible {
         format!(
             "IMPOSSIBLE: {} tokens/s is above the highest ceiling of {} tokens/s",
             rate(tps),
@@ -734,6 +755,7 @@ fn decode_comparison(
         "within every ceiling (a rate below a ceiling identifies no cause)".to_string()
     };
     DecodeComparison {
+        above_measured_ceiling: above_measured,
         efficiency: decides.then(|| tps / highest.tokens_per_second),
         headline_efficiency: headline.as_ref().map(|h| tps / h.tokens_per_second),
         file_efficiency: tps / file.tokens_per_second,

@@ -56,6 +56,8 @@ pub struct BenchJson<'a> {
     pub rows_above_without_inventory: usize,
     /// Decode rows above the highest ceiling whose run used another artifact (not judged).
     pub rows_above_other_artifact: usize,
+    /// Decode rows above a highest ceiling built only on measured bandwidths (not impossible).
+    pub rows_above_measured_ceiling: usize,
     /// 3 when a row is impossible, else 0.
     pub exit_code: i32,
 }
@@ -131,6 +133,8 @@ pub struct RowJson<'a> {
     pub within_ceiling: Option<bool>,
     /// Above the highest ceiling with an inventory and a matching artifact.
     pub impossible: bool,
+    /// Above a highest ceiling built only on measured bandwidths (not impossible).
+    pub above_measured_ceiling: bool,
     /// Lower ceilings the rate is above.
     pub exceeded: Vec<ExceededJson<'a>>,
     /// Above the highest ceiling: what must be false.
@@ -271,6 +275,7 @@ fn row_json(index: usize, r: &RowReport) -> RowJson<'_> {
         file_efficiency: d.map(|d| d.file_efficiency),
         within_ceiling: within,
         impossible: d.is_some_and(|d| d.impossible),
+        above_measured_ceiling: d.is_some_and(|d| d.above_measured_ceiling),
         exceeded: d
             .map(|d| {
                 d.exceeded
@@ -354,6 +359,7 @@ impl<'a> From<&'a BenchReport> for BenchJson<'a> {
             rows_above_lower_ceiling: r.rows_above_lower_ceiling,
             rows_above_without_inventory: r.rows_above_without_inventory,
             rows_above_other_artifact: r.rows_above_other_artifact,
+            rows_above_measured_ceiling: r.rows_above_measured_ceiling,
             exit_code: r.exit_code(),
         }
     }

@@ -154,6 +154,8 @@ fn short_verdict(r: &RowReport) -> String {
     };
     if d.impossible {
         "IMPOSSIBLE".into()
+    } else if d.above_measured_ceiling {
+        "above the measured ceiling (not impossible)".into()
     } else if !d.within_ceiling && d.ceiling.is_none() {
         "above (no inventory: undecided)".into()
     } else if !d.within_ceiling {
@@ -336,6 +338,11 @@ fn summary(r: &BenchReport) -> String {
         format!(
             "IMPOSSIBLE: {} of {tg} decode rows are above their highest ceiling; the assumptions listed for them cannot all hold (exit code 3)",
             r.impossible_rows
+        )
+    } else if r.rows_above_measured_ceiling > 0 {
+        format!(
+            "{} of {tg} decode rows are above the measured ceiling: the measured bandwidth does not describe this path (no peak bandwidth is on record, so not impossible; add the memory's peak to decide)",
+            r.rows_above_measured_ceiling
         )
     } else if r.rows_above_without_inventory > 0 {
         format!(

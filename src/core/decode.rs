@@ -39,6 +39,10 @@ pub struct Ceiling {
     pub bandwidth: BytesPerSec,
     /// Provenance of the weakest bandwidth used.
     pub bandwidth_provenance: Provenance,
+    /// Every tier moving bytes has a peak figure on record (a bandwidth whose provenance is
+    /// not `measured`): only then can a rate above this ceiling be impossible
+    /// (`claim::ClaimOutcome`).
+    pub bandwidth_peak_known: bool,
     /// Non-overlapped step time Σ Q_i / BW_i, seconds.
     pub seconds_per_step: f64,
     /// Perfect-overlap step time max Q_i / BW_i, seconds.
@@ -108,6 +112,11 @@ pub fn ceiling(
             }
         }))
         .unwrap_or(main_bw.provenance);
+    let peak_known = q
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| **x > 0)
+        .all(|(i, _)| tier_has_peak(&s.machine.tiers[i]));
     let rate = |secs: f64| {
         if secs > 0.0 {
             1.0 / secs
@@ -126,6 +135,7 @@ pub fn ceiling(
         kv_read_bytes: step.saturating_sub(w_read),
         bandwidth: main_bw.value,
         bandwidth_provenance: bw_prov,
+        bandwidth_peak_known: peak_known,
         seconds_per_step: sum,
         seconds_per_step_overlapped: max,
         tokens_per_second: b * rate(sum),
@@ -134,6 +144,17 @@ pub fn ceiling(
         ms_per_token: sum * 1e3,
         provenance: Provenance::weakest(provs).unwrap_or(Provenance::User),
     }
+}
+
+/// A tier has a peak figure on record: its stated bandwidth, or its measured one, carries a
+/// provenance other than `measured` (spec, derived, user). The highest bandwidth on record is
+/// at least that figure, so a rate above a ceiling built on it is above the peak too.
+pub fn tier_has_peak(t: &super::scenario::Tier) -> bool {
+    t.bandwidth.provenance != Provenance::Measured
+        || t
+            .measured_bandwidth
+            .as_ref()
+            .is_some_and(|m| m.provenance != Provenance::Measured)
 }
 
 impl Ceiling {

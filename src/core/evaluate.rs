@@ -362,8 +362,10 @@ pub struct ClaimCheck {
     pub tokens_per_second: f64,
     /// Every ceiling, highest last.
     pub lines: Vec<ClaimLine>,
-    /// Above the highest ceiling (and that ceiling can decide).
+    /// Above the highest ceiling (and that ceiling can decide): `outcome.is_impossible()`.
     pub impossible: bool,
+    /// Where the rate lands (typed; the verdict words it).
+    pub outcome: super::claim::ClaimOutcome,
     /// One-line verdict.
     pub verdict: String,
 }
@@ -456,8 +458,25 @@ pub fn check_claim(r: &Report, tps: f64) -> ClaimCheck {
         exceeded: above_highest,
         assumptions: highest_assumptions,
     });
-    let impossible = above_highest && d.highest_decides;
-    let verdict = if impossible {
+    let outcome = super::claim::ClaimOutcome::classify(
+        above_highest,
+        lines.iter().any(|l| l.exceeded),
+        d.highest_decides,
+        h.bandwidth_peak_known,
+    );
+    if outcome == super::claim::ClaimOutcome::AboveMeasured
+        && let Some(last) = lines.last_mut()
+    {
+        last.assumptions = measured_ceiling_assumptions(h);
+    }
+    let impossible = outcome.is_impossible();
+    let verdict = if outcome == super::claim::ClaimOutcome::AboveMeasured {
+        format!(
+            "above the measured ceiling ({} tokens/s): the measured bandwidth ({}) does not describe this path, not impossible (no peak bandwidth is on record for the tier)",
+            units::fmt_rate(h_rate),
+            units::fmt_bandwidth(h.bandwidth)
+        )
+    } else if impossible {
         format!(
             "IMPOSSIBLE: {} tokens/s is above the highest ceiling ({} tokens/s)",
             units::fmt_rate(tps),
@@ -485,6 +504,18 @@ pub fn check_claim(r: &Report, tps: f64) -> ClaimCheck {
         tokens_per_second: tps,
         lines,
         impossible,
+        outcome,
         verdict,
     }
+}
+
+/// What a rate above a ceiling built only on measured bandwidths says.
+pub fn measured_ceiling_assumptions(h: &Ceiling) -> Vec<String> {
+    vec![
+        format!(
+            "the measured bandwidth ({}) is below what this path reaches: measured while other work shared the memory, with other threads, or with a slower kernel than the run's",
+            units::fmt_bandwidth(h.bandwidth)
+        ),
+        "add the memory's peak (provenance spec or derived: channels × 8 bytes × transfer rate) to the profile: a rate above a ceiling from the peak is impossible".into(),
+    ]
 }

@@ -235,6 +235,9 @@ impl ModelShape {
         }
         fig.head_count.check_len("head_count", l)?;
         fig.head_count_kv.check_len("head_count_kv", l)?;
+        super::shape_check::check_figures(fig).map_err(|e| {
+            ShapeError(e.message(&format!("{}.{}", fig.architecture, e.figure.gguf_key())))
+        })?;
         let mut warnings = Vec::new();
         let arch = fig.architecture.as_str();
         let window = fig.sliding_window.filter(|w| *w > 0);

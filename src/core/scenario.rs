@@ -168,6 +168,35 @@ impl fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
+/// Capacity and bandwidths of a tier within the plausible ranges of `units` (bandwidth
+/// 1 MB/s – 100 TB/s, capacity 1 MiB – 1 PiB).
+fn check_tier_ranges(t: &Tier) -> Result<(), ScenarioError> {
+    use super::units::{check_bandwidth, check_capacity, fmt_bandwidth, group_digits};
+    check_capacity(t.capacity.value).map_err(|e| {
+        ScenarioError(format!(
+            "tier \"{}\": capacity {} bytes is {e}",
+            t.name,
+            group_digits(t.capacity.value as u128)
+        ))
+    })?;
+    for (what, bw) in std::iter::once(("bandwidth", &t.bandwidth))
+        .chain(t.measured_bandwidth.iter().map(|m| ("measured bandwidth", m)))
+    {
+        check_bandwidth(bw.value).map_err(|e| {
+            ScenarioError(format!(
+                "tier \"{}\": {what} {} is {e}",
+                t.name,
+                if bw.value.0.is_finite() && bw.value.0 < 1e18 && bw.value.0 > 1e-3 {
+                    fmt_bandwidth(bw.value)
+                } else {
+                    format!("{:.3e} B/s", bw.value.0)
+                }
+            ))
+        })?;
+    }
+    Ok(())
+}
+
 /// llama.cpp's largest sequence count (`LLAMA_MAX_SEQ`).
 pub const MAX_SEQUENCES: u64 = 256;
 /// llama.cpp's context is a u32.
@@ -226,6 +255,15 @@ impl Scenario {
                     t.name
                 )));
             }
+            check_tier_ranges(t)?;
+        }
+        for c in &self.machine.compute {
+            super::units::check_flops(c.rate.value).map_err(|e| {
+                ScenarioError(format!(
+                    "compute path \"{}\": rate {:.3e} FLOP/s is {e}",
+                    c.path, c.rate.value.0
+                ))
+            })?;
         }
         if self.weights.is_empty() {
             return Err(ScenarioError("no artifact: W is unknown".into()));
@@ -235,14 +273,12 @@ impl Scenario {
                 "an artifact of 0 bytes cannot be a model".into(),
             ));
         }
-        if let Some(split) = &self.offload.tensor_split
-            && (split.iter().any(|x| !x.is_finite() || *x < 0.0)
-                || split.iter().sum::<f64>() <= 0.0)
-        {
-            return Err(ScenarioError(
-                "tensor split proportions must be non-negative and not all 0".into(),
-            ));
+        if let Some(split) = &self.offload.tensor_split {
+            let devices = self.machine.accelerators().len();
+            super::split::fractions(split, devices)
+                .map_err(|e| ScenarioError(format!("{e} (machine \"{}\")", self.machine.id)))?;
         }
+        super::overflow::check_scenario_bytes(self).map_err(|e| ScenarioError(e.to_string()))?;
         Ok(())
     }
 

@@ -143,11 +143,10 @@ pub fn layout(s: &Scenario) -> Layout {
     let first_gpu_layer = l - offloaded.min(l);
     // Proportions per accelerator: --tensor-split, else by capacity.
     let weights: Vec<f64> = match &s.offload.tensor_split {
-        Some(split) => accels
-            .iter()
-            .enumerate()
-            .map(|(i, _)| split.get(i).copied().unwrap_or(0.0))
-            .collect(),
+        // Normalised without overflow (`split::fractions`); `Scenario::validate` has refused
+        // a list it cannot use, so the fallback (even) is never reached from `evaluate`.
+        Some(split) => super::split::fractions(split, accels.len())
+            .unwrap_or_else(|_| vec![1.0; accels.len()]),
         None => accels
             .iter()
             .map(|&i| m.tiers[i].capacity.value as f64)

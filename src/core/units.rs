@@ -218,7 +218,10 @@ pub fn fmt_rate(tps: f64) -> String {
     if !tps.is_finite() {
         return "∞".to_string();
     }
-    if tps >= 100_000.0 {
+    if tps >= 1e15 {
+        // Beyond any input range: a short scientific form, never hundreds of digits.
+        format!("{tps:.3e}")
+    } else if tps >= 100_000.0 {
         group_digits(tps.round() as u128)
     } else {
         format!("{tps:.2}")
@@ -227,6 +230,10 @@ pub fn fmt_rate(tps: f64) -> String {
 
 /// Milliseconds per token with two decimals: `72.39`.
 pub fn fmt_ms(ms: f64) -> String {
+    if ms.is_finite() && ms.abs() >= 1e12 {
+        // Beyond any input range: a short scientific form, never hundreds of digits.
+        return format!("{ms:.3e}");
+    }
     format!("{ms:.2}")
 }
 
@@ -332,10 +339,10 @@ pub fn parse_bandwidth(s: &str) -> Result<BytesPerSec, UnitError> {
         }
     };
     let bw = v * mult;
-    if bw <= 0.0 || !bw.is_finite() {
+    if bw <= 0.0 {
         return Err(UnitError(format!("\"{s}\": a bandwidth must be positive")));
     }
-    Ok(BytesPerSec(bw))
+    check_bandwidth(BytesPerSec(bw)).map_err(|e| UnitError(format!("\"{s}\": {e}")))
 }
 
 /// Parse a compute rate: `"989.5 TFLOP/s"`, `"165 TFLOPS"`, `"1e15"`.
@@ -360,12 +367,157 @@ pub fn parse_flops(s: &str) -> Result<FlopPerSec, UnitError> {
         }
     };
     let c = v * mult;
-    if c <= 0.0 || !c.is_finite() {
+    if c <= 0.0 {
         return Err(UnitError(format!(
             "\"{s}\": a compute rate must be positive"
         )));
     }
-    Ok(FlopPerSec(c))
+    check_flops(FlopPerSec(c)).map_err(|e| UnitError(format!("\"{s}\": {e}")))
+}
+
+/// The lowest bandwidth taken as an input, bytes/s (1 MB/s: below any memory or disk).
+pub const MIN_BANDWIDTH: f64 = 1e6;
+/// The highest bandwidth taken as an input, bytes/s (100 TB/s: about 20× the fastest HBM
+/// stack of 2025, the 4.8 TB/s of an H200 or the 8 TB/s of a B200).
+pub const MAX_BANDWIDTH: f64 = 1e14;
+/// The lowest compute rate taken as an input, FLOP/s (1 MFLOP/s).
+pub const MIN_FLOPS: f64 = 1e6;
+/// The highest compute rate taken as an input, FLOP/s (1 EFLOP/s: about 50× the densest
+/// low-precision figure of a single 2025 accelerator).
+pub const MAX_FLOPS: f64 = 1e18;
+/// The smallest memory tier capacity taken as an input, bytes (1 MiB).
+pub const MIN_CAPACITY: u64 = MIB;
+/// The largest memory tier capacity taken as an input, bytes (1 PiB).
+pub const MAX_CAPACITY: u64 = 1 << 50;
+/// The highest decode rate a claim may state, tokens/s (10^9: far above any ceiling this
+/// tool can compute from the bandwidth range).
+pub const MAX_CLAIM_TOKENS_PER_SECOND: f64 = 1e9;
+/// The lowest decode rate a claim may state, tokens/s (one token in about 11.6 days).
+pub const MIN_CLAIM_TOKENS_PER_SECOND: f64 = 1e-6;
+
+/// A physical input outside the range llmbound takes (typed; `Display` words it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RangeError {
+    /// Not a finite number.
+    NotFinite,
+    /// Below the lowest plausible value.
+    TooSmall {
+        /// What the figure is.
+        quantity: Quantity,
+    },
+    /// Above the highest plausible value.
+    TooLarge {
+        /// What the figure is.
+        quantity: Quantity,
+    },
+}
+
+/// A physical quantity with a plausible range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quantity {
+    /// A memory bandwidth, bytes/s.
+    Bandwidth,
+    /// A compute rate, FLOP/s.
+    ComputeRate,
+    /// A memory capacity, bytes.
+    Capacity,
+    /// A decode rate, tokens/s.
+    TokensPerSecond,
+}
+
+impl Quantity {
+    /// Name and range in words.
+    pub fn describe(self) -> (&'static str, String) {
+        match self {
+            Quantity::Bandwidth => (
+                "a bandwidth",
+                format!(
+                    "between {} and {}",
+                    fmt_bandwidth(BytesPerSec(MIN_BANDWIDTH)),
+                    fmt_bandwidth(BytesPerSec(MAX_BANDWIDTH))
+                ),
+            ),
+            Quantity::ComputeRate => (
+                "a compute rate",
+                "between 1 MFLOP/s and 1,000 PFLOP/s".to_string(),
+            ),
+            Quantity::Capacity => (
+                "a memory capacity",
+                format!("between {} and {}", exact_binary(MIN_CAPACITY), exact_binary(MAX_CAPACITY)),
+            ),
+            Quantity::TokensPerSecond => (
+                "a decode rate",
+                "between 0.000001 and 1,000,000,000 tokens/s".to_string(),
+            ),
+        }
+    }
+}
+
+impl fmt::Display for RangeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RangeError::NotFinite => f.write_str("not a finite number"),
+            RangeError::TooSmall { quantity } => {
+                let (name, range) = quantity.describe();
+                write!(f, "below the plausible range ({name} must be {range})")
+            }
+            RangeError::TooLarge { quantity } => {
+                let (name, range) = quantity.describe();
+                write!(f, "above the plausible range ({name} must be {range})")
+            }
+        }
+    }
+}
+
+fn in_range(v: f64, lo: f64, hi: f64, quantity: Quantity) -> Result<f64, RangeError> {
+    if v.is_nan() {
+        Err(RangeError::NotFinite)
+    } else if v < lo {
+        Err(RangeError::TooSmall { quantity })
+    } else if v > hi {
+        // +∞ from an overflowing product lands here: too large, not "not positive".
+        Err(RangeError::TooLarge { quantity })
+    } else {
+        Ok(v)
+    }
+}
+
+/// A bandwidth within [`MIN_BANDWIDTH`, `MAX_BANDWIDTH`].
+pub fn check_bandwidth(bw: BytesPerSec) -> Result<BytesPerSec, RangeError> {
+    in_range(bw.0, MIN_BANDWIDTH, MAX_BANDWIDTH, Quantity::Bandwidth).map(BytesPerSec)
+}
+
+/// A compute rate within [`MIN_FLOPS`, `MAX_FLOPS`].
+pub fn check_flops(c: FlopPerSec) -> Result<FlopPerSec, RangeError> {
+    in_range(c.0, MIN_FLOPS, MAX_FLOPS, Quantity::ComputeRate).map(FlopPerSec)
+}
+
+/// A tier capacity within [`MIN_CAPACITY`, `MAX_CAPACITY`].
+pub fn check_capacity(bytes: u64) -> Result<u64, RangeError> {
+    if bytes < MIN_CAPACITY {
+        Err(RangeError::TooSmall {
+            quantity: Quantity::Capacity,
+        })
+    } else if bytes > MAX_CAPACITY {
+        Err(RangeError::TooLarge {
+            quantity: Quantity::Capacity,
+        })
+    } else {
+        Ok(bytes)
+    }
+}
+
+/// A claimed decode rate within [`MIN_CLAIM_TOKENS_PER_SECOND`, `MAX_CLAIM_TOKENS_PER_SECOND`].
+pub fn check_tokens_per_second(tps: f64) -> Result<f64, RangeError> {
+    if !tps.is_finite() {
+        return Err(RangeError::NotFinite);
+    }
+    in_range(
+        tps,
+        MIN_CLAIM_TOKENS_PER_SECOND,
+        MAX_CLAIM_TOKENS_PER_SECOND,
+        Quantity::TokensPerSecond,
+    )
 }
 
 #[cfg(test)]

@@ -220,6 +220,18 @@ pub fn check_machine(
                 format!("tier \"{}\" has zero capacity", t.name),
             ));
         }
+        if let Err(e) = crate::core::units::check_capacity(t.capacity.value.value) {
+            return Err(invalid(
+                file,
+                src,
+                "capacity",
+                format!(
+                    "capacity of tier \"{}\" ({} bytes) is {e}",
+                    t.name,
+                    crate::core::units::group_digits(t.capacity.value.value as u128)
+                ),
+            ));
+        }
         if let Some(mb) = &t.measured_bandwidth
             && mb.provenance.0 != Provenance::Measured
         {
@@ -302,8 +314,26 @@ pub fn check_model(
             ));
         }
     }
+    check_model_figures(file, src, m)?;
     model_shape(m).map_err(|e| invalid(file, src, "layers", e))?;
     Ok(())
+}
+
+/// The shared shape check (`core::shape_check`) with the profile's own key names and line.
+fn check_model_figures(file: &str, src: &str, m: &ModelFile) -> Result<(), ProfileError> {
+    use crate::core::shape_check::{ShapeFigure, check_figures};
+    let Err(fault) = check_figures(&arch_figures(m)) else {
+        return Ok(());
+    };
+    let key = match fault.figure {
+        ShapeFigure::HeadCount => "attention-heads",
+        ShapeFigure::HeadCountKv => "kv-heads",
+        ShapeFigure::EmbeddingLength => "hidden-size",
+        ShapeFigure::KeyLength if m.key_length.is_some() => "key-length",
+        ShapeFigure::ValueLength if m.value_length.is_some() => "value-length",
+        ShapeFigure::KeyLength | ShapeFigure::ValueLength => "head-dim",
+    };
+    Err(invalid(file, src, key, fault.message(key)))
 }
 
 /// Validate a scenario profile against the catalogue.

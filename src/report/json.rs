@@ -666,6 +666,9 @@ pub struct ClaimJson {
     pub tokens_per_second: f64,
     /// Above the highest ceiling that can decide.
     pub impossible: bool,
+    /// Where the rate lands: within, above-lower-ceiling, above-measured-ceiling,
+    /// above-without-inventory or impossible.
+    pub outcome: &'static str,
     /// Verdict.
     pub verdict: String,
     /// Every ceiling.
@@ -690,6 +693,7 @@ impl From<&ClaimCheck> for ClaimJson {
         ClaimJson {
             tokens_per_second: c.tokens_per_second,
             impossible: c.impossible,
+            outcome: c.outcome.label(),
             verdict: c.verdict.clone(),
             ceilings: c
                 .lines

@@ -883,6 +883,10 @@ impl App {
             .trim();
         match cleaned.parse::<f64>() {
             Ok(v) if v.is_finite() && v > 0.0 => {
+                if let Err(e) = crate::core::units::check_tokens_per_second(v) {
+                    self.error(format!("claim: \"{t}\" is {e}"));
+                    return;
+                }
                 self.claim = Some(Claim {
                     text: t.to_string(),
                     check: check_claim(&self.report, v),

@@ -1,0 +1,58 @@
+//! The outcome of holding a claimed or observed decode rate against the ceilings, as data.
+//! A ceiling calls a rate impossible only when it is the highest one, computed from the
+//! tensor inventory, and every tier it reads has a peak figure on record (spec, derived or
+//! user-stated): a *measured* bandwidth is a rate some kernel reached, not a limit of the
+//! memory, so a rate above a ceiling built only on measured figures says the figure does not
+//! describe the run's path (measured under load, another kernel) — never "impossible".
+//! Pure: no I/O, no other top-level module.
+
+/// Where a rate lands against the ceilings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ClaimOutcome {
+    /// At or below every ceiling: possible (identifies no cause).
+    Within,
+    /// Above a lower ceiling but not the highest: an assumption of that ceiling is false.
+    AboveLower,
+    /// Above the highest ceiling, whose bandwidth is a measured figure with no peak on record
+    /// for a tier it reads: the measured figure does not describe this path. Not impossible.
+    AboveMeasured,
+    /// Above the highest ceiling computed without a tensor inventory: undecided.
+    AboveWithoutInventory,
+    /// Above the highest ceiling from the inventory and peak bandwidths: impossible.
+    Impossible,
+}
+
+impl ClaimOutcome {
+    /// Classify a rate: above the highest ceiling or not, above a lower one, whether the
+    /// highest ceiling has an inventory (`decides`), whether its bandwidths are peaks.
+    pub fn classify(
+        above_highest: bool,
+        above_lower: bool,
+        decides: bool,
+        peak_known: bool,
+    ) -> ClaimOutcome {
+        match (above_highest, above_lower) {
+            (false, false) => ClaimOutcome::Within,
+            (false, true) => ClaimOutcome::AboveLower,
+            (true, _) if !peak_known => ClaimOutcome::AboveMeasured,
+            (true, _) if !decides => ClaimOutcome::AboveWithoutInventory,
+            (true, _) => ClaimOutcome::Impossible,
+        }
+    }
+
+    /// The rate falsifies the scenario (the CLI exits 3).
+    pub fn is_impossible(self) -> bool {
+        self == ClaimOutcome::Impossible
+    }
+
+    /// A stable lower-case label for JSON.
+    pub fn label(self) -> &'static str {
+        match self {
+            ClaimOutcome::Within => "within",
+            ClaimOutcome::AboveLower => "above-lower-ceiling",
+            ClaimOutcome::AboveMeasured => "above-measured-ceiling",
+            ClaimOutcome::AboveWithoutInventory => "above-without-inventory",
+            ClaimOutcome::Impossible => "impossible",
+        }
+    }
+}
