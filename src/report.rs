@@ -67,13 +67,7 @@ pub fn llama_cpp_command(r: &Report, model_path: &str) -> String {
         parts.push("-sm".into());
         parts.push("layer".into());
         parts.push("-ts".into());
-        parts.push(
-            split
-                .iter()
-                .map(|x| crate::core::units::trim_float(*x, 3))
-                .collect::<Vec<_>>()
-                .join(","),
-        );
+        parts.push(crate::core::split::fmt_for_llama_cpp(split));
     }
     parts.push("-fit".into());
     parts.push("off".into());

@@ -53,11 +53,17 @@ impl fmt::Display for ByteOverflow {
         let size = if self.approx_bytes.is_finite() {
             format!("about {:.3e} bytes", self.approx_bytes)
         } else {
-            "more than 2^128 bytes".to_string()
+            "more than 2^123 bytes".to_string()
+        };
+        let range = if self.figure == ByteFigure::KvPerToken {
+            // Counted in 1/32-byte units (a q4_0 element is 4.5 bits) in 64 bits.
+            "2^59 bytes per token (2^64 units of 1/32 byte)"
+        } else {
+            "2^64 − 1 bytes (16 EiB)"
         };
         write!(
             f,
-            "{} would be {size}, which exceeds the representable range of 2^64 − 1 bytes (16 EiB): no bound is computed",
+            "{} would be {size}, which exceeds the representable range of {range}: no bound is computed",
             self.figure.label()
         )
     }
@@ -72,7 +78,11 @@ fn over(figure: ByteFigure, value: Option<u128>) -> Result<u128, ByteOverflow> {
         Some(v) if v <= LIMIT => Ok(v),
         Some(v) => Err(ByteOverflow {
             figure,
-            approx_bytes: v as f64,
+            approx_bytes: if figure == ByteFigure::KvPerToken {
+                v as f64 / 32.0
+            } else {
+                v as f64
+            },
         }),
         None => Err(ByteOverflow {
             figure,

@@ -86,3 +86,31 @@ pub fn fractions(split: &[f64], devices: usize) -> Result<Vec<f64>, SplitError> 
     out.resize(devices, 0.0);
     Ok(out)
 }
+
+/// The proportions for llama.cpp's `-ts` (parsed there as 32-bit floats): as written when every
+/// one is 0 or within 0.001 – 1,000,000, else rescaled so the largest is 1 (the same layout,
+/// never a 300-digit number or a value a float cannot hold).
+pub fn fmt_for_llama_cpp(split: &[f64]) -> String {
+    use super::units::trim_float;
+    let plain = split
+        .iter()
+        .all(|x| *x == 0.0 || (x.is_finite() && (1e-3..=1e6).contains(&x.abs())));
+    let max = split
+        .iter()
+        .copied()
+        .filter(|x| x.is_finite())
+        .fold(0.0f64, f64::max);
+    split
+        .iter()
+        .map(|x| {
+            if plain {
+                trim_float(*x, 3)
+            } else if max > 0.0 && x.is_finite() {
+                trim_float(x / max, 6)
+            } else {
+                "0".to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
