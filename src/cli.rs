@@ -124,7 +124,8 @@ enum MachineCmd {
         /// Save the profile under this id in the user's profile directory.
         #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = crate::detect::DEFAULT_ID)]
         save: Option<String>,
-        /// Replace an existing profile with the same id.
+        /// Replace an existing profile with the same id, and save even when the machine was
+        /// busy while measuring.
         #[arg(long)]
         force: bool,
         /// Measure briefly (less confidence).
@@ -610,6 +611,7 @@ fn run_detect(
     let text = d.to_toml(&id).map_err(bad)?;
     write!(out, "{text}").map_err(io_fail)?;
     if let Some(id) = save {
+        d.check_quiet_for_save(force).map_err(bad)?;
         let path = detect::save(&d, &id, force).map_err(bad)?;
         eprintln!("llmbound: saved {}", path.display());
     }

@@ -8,6 +8,7 @@
 //! directory (`profile::load::save`).
 
 pub mod bandwidth;
+pub mod peak;
 pub mod specs;
 pub mod system;
 
@@ -63,8 +64,11 @@ pub struct DetectOptions {
     /// Bytes read per repetition over all threads. The mode's size is raised to 8× the
     /// last-level cache when that is larger, and capped at a quarter of the memory.
     pub buffer_bytes: u64,
-    /// Timed repetitions.
+    /// Timed repetitions per run.
     pub repetitions: u32,
+    /// Separate runs (each with its own warm-up, a pause between them); the best repetition
+    /// over all runs is kept, so a burst of other work in one run does not set the figure.
+    pub runs: u32,
     /// Reading threads (default: every logical CPU).
     pub threads: Option<usize>,
     /// Ask nvidia-smi for GPUs.
@@ -82,6 +86,7 @@ impl From<Mode> for DetectOptions {
             mode,
             buffer_bytes,
             repetitions,
+            runs: if mode == Mode::Quick { 2 } else { 3 },
             threads: None,
             query_gpus: true,
             load_sample: Duration::from_millis(250),
@@ -118,8 +123,11 @@ pub struct Detected {
     pub load: LoadFigure,
     /// Share of all CPU time other processes used while the bandwidth was measured (Linux).
     pub others_during: Option<f64>,
-    /// The bandwidth measurement.
+    /// The bandwidth measurement (the best of `options.runs` runs).
     pub bandwidth: BandwidthRun,
+    /// The memory's peak bandwidth (a SoC's figure, or derived from the memory devices), when
+    /// known: it becomes the host tier's bandwidth and the measurement its measured-bandwidth.
+    pub peak: Option<peak::PeakBandwidth>,
     /// Reasons the figure may not be an upper bound (busy machine, debug build, small buffer).
     pub warnings: Vec<String>,
     /// What was not detected, and what to add by hand (see also `all_notes`).
@@ -150,6 +158,11 @@ pub enum DetectError {
     /// No user profile directory on this platform.
     #[error("no profile directory: set LLMBOUND_CONFIG_DIR")]
     NoProfileDir,
+    /// `--save` on a busy machine without `--force`.
+    #[error(
+        "not saved: the machine was busy ({0}), and a bandwidth measured under contention is not an upper bound; measure again on a quiet machine, or pass --force to save it anyway"
+    )]
+    Busy(String),
 }
 
 /// The id `save` uses when the caller has none.
@@ -255,10 +268,37 @@ pub fn detect_with(
         repetitions: opts.repetitions.max(1),
         threads,
     };
-    let mut sub = |f: f64, what: &str| progress(0.1 + 0.9 * f, what);
+    let runs = opts.runs.max(1);
     let before = system::CpuTimes::now();
-    let run = bandwidth::measure(plan, &mut sub)?;
+    let mut all = Vec::with_capacity(runs as usize);
+    for k in 0..runs {
+        if k > 0 {
+            // A pause lets a burst of other work pass before the next run.
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let (lo, span) = (0.1 + 0.85 * k as f64 / runs as f64, 0.85 / runs as f64);
+        let mut sub = |f: f64, what: &str| {
+            progress(
+                lo + span * f,
+                &format!("run {} of {runs}: {what}", k + 1),
+            )
+        };
+        all.push(bandwidth::measure(plan, &mut sub)?);
+    }
     let during = before.and_then(|b| b.others_since(&system::CpuTimes::now()?));
+    let run = bandwidth::best_of(all).ok_or_else(|| {
+        bandwidth::BandwidthError::Thread("no run completed".into())
+    })?;
+    progress(0.96, "looking for the memory's peak bandwidth");
+    let peak = if apple.as_ref().is_some_and(|a| a.spec.is_some()) {
+        None
+    } else {
+        let (p, note) = peak::detect_peak(cpu.model.as_deref());
+        if !note.is_empty() {
+            notes.push(note);
+        }
+        p
+    };
     if let Some(o) = during
         && o > system::BUSY_FRACTION
     {
@@ -291,9 +331,11 @@ pub fn detect_with(
             gb(run.worst)
         ));
     }
-    notes.push(format!(
-        "the host bandwidth is a measured read rate, which a runtime can exceed only with a better kernel; the DRAM's peak (channels × 8 bytes × transfer rate, provenance \"derived\") can be added as bandwidth and this figure kept as measured-bandwidth (with {threads} threads; other thread counts read at other rates)"
-    ));
+    if peak.is_none() {
+        notes.push(format!(
+            "the host bandwidth is a measured read rate, which a runtime can exceed only with a better kernel; the DRAM's peak (channels × 8 bytes × transfer rate, provenance \"derived\") can be added as bandwidth and this figure kept as measured-bandwidth (with {threads} threads; other thread counts read at other rates)"
+        ));
+    }
     progress(1.0, "done");
     Ok(Detected {
         date,
@@ -305,6 +347,7 @@ pub fn detect_with(
         load,
         others_during: during,
         bandwidth: run,
+        peak,
         warnings,
         notes,
     })
@@ -379,6 +422,31 @@ impl Detected {
         v
     }
 
+    /// Why the machine counts as busy (empty when quiet): the load before the measurement, and
+    /// other processes' share of the CPU time while it ran.
+    pub fn busy_reasons(&self) -> Vec<String> {
+        let mut v = self.load.busy_reasons();
+        if let Some(o) = self.others_during
+            && o > system::BUSY_FRACTION
+        {
+            v.push(format!(
+                "other processes used {:.0}% of the CPU time during the measurement",
+                o * 100.0
+            ));
+        }
+        v
+    }
+
+    /// `--save` is refused on a busy machine unless forced (`DetectError::Busy` names the flag).
+    pub fn check_quiet_for_save(&self, force: bool) -> Result<(), DetectError> {
+        let reasons = self.busy_reasons();
+        if force || reasons.is_empty() {
+            Ok(())
+        } else {
+            Err(DetectError::Busy(reasons.join("; ")))
+        }
+    }
+
     /// The host tier's measured bandwidth as written in the profile (rounded up to 0.01 GB/s).
     pub fn measured_bandwidth_text(&self) -> String {
         round_up_gb(self.bandwidth.best)
@@ -399,11 +467,12 @@ impl Detected {
             })
             .unwrap_or_default();
         format!(
-            "llmbound detect ({} mode): read-only wrapping sum of u64 words, {} threads each reading its own buffer ({} in all{llc}), {} timed repetitions after a warm-up pass, best repetition kept",
+            "llmbound detect ({} mode): read-only wrapping sum of u64 words, {} threads each reading its own buffer ({} in all{llc}), {} timed repetitions after a warm-up pass in each of {} runs, best repetition kept",
             self.options.mode.label(),
             r.threads,
             units::exact_binary(r.bytes_per_repetition),
-            r.samples.len()
+            r.samples.len(),
+            self.options.runs.max(1)
         )
     }
 
@@ -481,12 +550,27 @@ impl Detected {
                     measured_bandwidth,
                 }
             }
-            None => TierFile {
-                name: "host".into(),
-                kind: TierKindLabel(TierKind::Host),
-                capacity,
-                bandwidth: rate_figure(&measured, Provenance::Measured, d, &method, &source),
-                measured_bandwidth: None,
+            None => match &self.peak {
+                Some(p) => TierFile {
+                    name: "host".into(),
+                    kind: TierKindLabel(TierKind::Host),
+                    capacity,
+                    bandwidth: rate_figure(&p.text, p.provenance, None, "", &p.source),
+                    measured_bandwidth: Some(rate_figure(
+                        &measured,
+                        Provenance::Measured,
+                        d,
+                        &method,
+                        &source,
+                    )),
+                },
+                None => TierFile {
+                    name: "host".into(),
+                    kind: TierKindLabel(TierKind::Host),
+                    capacity,
+                    bandwidth: rate_figure(&measured, Provenance::Measured, d, &method, &source),
+                    measured_bandwidth: None,
+                },
             },
         };
         tiers.push(host);
@@ -556,6 +640,17 @@ impl Detected {
             gb(self.bandwidth.median),
             self.bandwidth.samples.len()
         );
+        match &self.peak {
+            Some(p) => h.push_str(&format!(
+                "# Peak bandwidth {} ({}): {}.\n",
+                p.text,
+                p.provenance,
+                p.source
+            )),
+            None => h.push_str(
+                "# No peak bandwidth is known: a rate above the measured ceiling is not called impossible.\n",
+            ),
+        }
         for w in &self.warnings {
             h.push_str(&format!("# WARNING: {w}\n"));
         }

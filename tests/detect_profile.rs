@@ -159,6 +159,7 @@ fn synthetic(gpus: Vec<(&str, u64)>, apple: Option<&str>) -> Detected {
         },
         others_during: Some(0.01),
         bandwidth: run,
+        peak: None,
         warnings: Vec::new(),
         notes: Vec::new(),
     }

@@ -176,6 +176,24 @@ pub fn measure(
     })
 }
 
+/// Several runs as one: every repetition's sample in order, the best, median and worst over
+/// all of them (the best of several runs is the figure kept: contention only lowers a rate).
+pub fn best_of(runs: Vec<BandwidthRun>) -> Option<BandwidthRun> {
+    let first = runs.first()?.clone();
+    let samples: Vec<f64> = runs.iter().flat_map(|r| r.samples.iter().copied()).collect();
+    let mut sorted = samples.clone();
+    sorted.sort_by(f64::total_cmp);
+    Some(BandwidthRun {
+        bytes_per_repetition: first.bytes_per_repetition,
+        threads: first.threads,
+        best: sorted.last().copied().unwrap_or(0.0),
+        median: median(&sorted),
+        worst: sorted.first().copied().unwrap_or(0.0),
+        samples,
+        unoptimized_build: first.unoptimized_build,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

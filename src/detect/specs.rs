@@ -148,6 +148,74 @@ pub fn lookup(table: &'static [SpecBandwidth], name: &str) -> Option<&'static Sp
     table.iter().find(|s| s.name == n)
 }
 
+/// Systems-on-chip whose processor name (/proc/cpuinfo `model name`) fixes the memory bus:
+/// the peak follows from the bus width and the only transfer rate sold with it.
+pub const SOC: &[SpecBandwidth] = &[
+    SpecBandwidth {
+        name: "AMD RYZEN AI MAX+ 395 w/ Radeon 8060S",
+        bandwidth: "256 GB/s",
+        source: "AMD Ryzen AI Max+ 395: LPDDR5X-8000 on a 256-bit bus: 32 bytes x 8000e6 transfers/s = 256 GB/s",
+    },
+    SpecBandwidth {
+        name: "AMD RYZEN AI MAX+ PRO 395 w/ Radeon 8060S",
+        bandwidth: "256 GB/s",
+        source: "AMD Ryzen AI Max+ PRO 395: LPDDR5X-8000 on a 256-bit bus: 32 bytes x 8000e6 transfers/s = 256 GB/s",
+    },
+    SpecBandwidth {
+        name: "AMD RYZEN AI MAX 390 w/ Radeon 8050S",
+        bandwidth: "256 GB/s",
+        source: "AMD Ryzen AI Max 390: LPDDR5X-8000 on a 256-bit bus: 32 bytes x 8000e6 transfers/s = 256 GB/s",
+    },
+];
+
+/// Memory channels (64 bits each) of single-socket processor families, by name prefix. Used
+/// only to cap a peak summed over memory devices (two DIMMs on one channel share it); server
+/// parts are left out because their sockets multiply the channels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuChannels {
+    /// Name prefix, compared without case.
+    pub prefix: &'static str,
+    /// 64-bit memory channels; 0 = varies within the family (no cap).
+    pub channels: u32,
+    /// Where the count comes from.
+    pub source: &'static str,
+}
+
+/// Channel counts of processor families.
+pub const CPU_CHANNELS: &[CpuChannels] = &[
+    CpuChannels {
+        prefix: "AMD Ryzen",
+        channels: 2,
+        source: "AMD Ryzen desktop and mobile processors: dual-channel (128-bit) memory",
+    },
+    CpuChannels {
+        prefix: "AMD Ryzen Threadripper",
+        channels: 0,
+        source: "Threadripper: 4 or 8 channels by platform",
+    },
+    CpuChannels {
+        prefix: "AMD RYZEN AI MAX",
+        channels: 4,
+        source: "AMD Ryzen AI Max: 256-bit LPDDR5X bus",
+    },
+    CpuChannels {
+        prefix: "Intel(R) Core(TM)",
+        channels: 2,
+        source: "Intel Core desktop and mobile processors: dual-channel (128-bit) memory",
+    },
+];
+
+/// The channel count of a processor's family: the longest matching prefix, `None` when the
+/// family is unknown or its count varies.
+pub fn channels_for(model: &str) -> Option<&'static CpuChannels> {
+    let m = model.trim().to_ascii_lowercase();
+    CPU_CHANNELS
+        .iter()
+        .filter(|c| m.starts_with(&c.prefix.to_ascii_lowercase()))
+        .max_by_key(|c| c.prefix.len())
+        .filter(|c| c.channels > 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
