@@ -278,17 +278,13 @@ pub fn detect_with(
         }
         let (lo, span) = (0.1 + 0.85 * k as f64 / runs as f64, 0.85 / runs as f64);
         let mut sub = |f: f64, what: &str| {
-            progress(
-                lo + span * f,
-                &format!("run {} of {runs}: {what}", k + 1),
-            )
+            progress(lo + span * f, &format!("run {} of {runs}: {what}", k + 1))
         };
         all.push(bandwidth::measure(plan, &mut sub)?);
     }
     let during = before.and_then(|b| b.others_since(&system::CpuTimes::now()?));
-    let run = bandwidth::best_of(all).ok_or_else(|| {
-        bandwidth::BandwidthError::Thread("no run completed".into())
-    })?;
+    let run = bandwidth::best_of(all)
+        .ok_or_else(|| bandwidth::BandwidthError::Thread("no run completed".into()))?;
     progress(0.96, "looking for the memory's peak bandwidth");
     let peak = if apple.as_ref().is_some_and(|a| a.spec.is_some()) {
         None

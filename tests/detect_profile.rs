@@ -308,7 +308,10 @@ fn peak_from_smbios_type_17_records() {
     assert_eq!(d[0].size_bytes, 16 << 30);
     assert_eq!(d[0].memory_type, MemoryType::Ddr5);
     assert_eq!(d[0].data_width_bits, Some(64));
-    assert_eq!((d[0].speed_mts, d[0].configured_mts), (Some(5600), Some(4800)));
+    assert_eq!(
+        (d[0].speed_mts, d[0].configured_mts),
+        (Some(5600), Some(4800))
+    );
     assert_eq!(d[0].locator, "DIMM_A1");
     // Two DDR5 DIMMs at 4800 MT/s: 2 × 8 bytes × 4800e6 = 76.8 GB/s, derived.
     let p = peak::derive_peak(&d, Some("AMD Ryzen 9 7950X 16-Core Processor"), "test").unwrap();
@@ -319,7 +322,11 @@ fn peak_from_smbios_type_17_records() {
     let four: Vec<_> = d.iter().chain(d.iter()).cloned().collect();
     let p = peak::derive_peak(&four, Some("AMD Ryzen 9 7950X 16-Core Processor"), "t").unwrap();
     assert_eq!(p.bytes_per_second, 76.8e9);
-    assert!(p.source.contains("capped at the processor's 2 channels"), "{}", p.source);
+    assert!(
+        p.source.contains("capped at the processor's 2 channels"),
+        "{}",
+        p.source
+    );
     // An unknown processor: one device per channel (an upper bound).
     let p = peak::derive_peak(&four, Some("AMD EPYC"), "t").unwrap();
     assert_eq!(p.bytes_per_second, 153.6e9);
@@ -372,10 +379,17 @@ fn a_known_peak_is_the_bandwidth_and_the_measurement_is_measured_bandwidth() {
     let mb = t.measured_bandwidth.as_ref().unwrap();
     assert_eq!(mb.value.value.0, 41.24e9);
     assert_eq!(mb.provenance.0, Provenance::Measured);
-    assert!(text.contains("# Peak bandwidth 76.80 GB/s (derived)"), "{text}");
+    assert!(
+        text.contains("# Peak bandwidth 76.80 GB/s (derived)"),
+        "{text}"
+    );
     // Without a peak the profile says a rate above it is not impossible.
     let d = synthetic(Vec::new(), None);
-    assert!(d.to_toml("box").unwrap().contains("No peak bandwidth is known"));
+    assert!(
+        d.to_toml("box")
+            .unwrap()
+            .contains("No peak bandwidth is known")
+    );
 }
 
 #[test]
@@ -387,7 +401,10 @@ fn save_refuses_a_busy_machine_without_force() {
     let e = d.check_quiet_for_save(false).unwrap_err().to_string();
     assert!(e.contains("--force"), "{e}");
     assert!(e.contains("1-minute load average is 13.00"), "{e}");
-    assert!(e.contains("60% of the CPU time during the measurement"), "{e}");
+    assert!(
+        e.contains("60% of the CPU time during the measurement"),
+        "{e}"
+    );
     d.check_quiet_for_save(true).unwrap();
 }
 

@@ -122,7 +122,8 @@ fn a_rate_above_a_measured_only_ceiling_is_not_impossible() {
     let o = run(dir.path(), &a);
     assert_eq!(o.code, Some(0), "{}{}", o.stdout, o.stderr);
     assert!(
-        o.stdout.starts_with("above the measured ceiling (33.86 tokens/s)"),
+        o.stdout
+            .starts_with("above the measured ceiling (33.86 tokens/s)"),
         "{}",
         o.stdout
     );
@@ -163,7 +164,12 @@ fn shipped_cpu_runs_against_a_low_measured_figure() {
         let m = machine(dir.path(), id, "8.39 GB/s", provenance);
         let mut args: Vec<&str> = vec!["bench"];
         args.extend(files.iter().map(|f| f.to_str().unwrap()));
-        args.extend(["--machine", m.to_str().unwrap(), "--gguf", g.to_str().unwrap()]);
+        args.extend([
+            "--machine",
+            m.to_str().unwrap(),
+            "--gguf",
+            g.to_str().unwrap(),
+        ]);
         let o = run(dir.path(), &args);
         assert_eq!(o.code, Some(code), "{provenance}: {}{}", o.stdout, o.stderr);
         args.extend(["--format", "json"]);
@@ -176,7 +182,11 @@ fn shipped_cpu_runs_against_a_low_measured_figure() {
             .count();
         assert!(tg > 0);
         if provenance == "measured" {
-            assert!(o.stdout.contains("above the measured ceiling"), "{}", o.stdout);
+            assert!(
+                o.stdout.contains("above the measured ceiling"),
+                "{}",
+                o.stdout
+            );
             assert_eq!(v["impossible_rows"], 0);
             assert!(v["rows_above_measured_ceiling"].as_u64().unwrap() > 0);
         } else {
@@ -187,7 +197,12 @@ fn shipped_cpu_runs_against_a_low_measured_figure() {
     // The shipped profile of that VM (64.5 GB/s, measured on a quiet machine): all within.
     let mut args: Vec<&str> = vec!["bench"];
     args.extend(files.iter().map(|f| f.to_str().unwrap()));
-    args.extend(["--machine", "epyc-zen5-2vcpu-vm", "--gguf", g.to_str().unwrap()]);
+    args.extend([
+        "--machine",
+        "epyc-zen5-2vcpu-vm",
+        "--gguf",
+        g.to_str().unwrap(),
+    ]);
     let o = run(dir.path(), &args);
     assert_eq!(o.code, Some(0), "{}{}", o.stdout, o.stderr);
     assert!(!o.stdout.contains("above the measured ceiling"));
@@ -276,12 +291,18 @@ fn physical_inputs_have_plausible_ranges() {
             vec!["report", "--bandwidth", "1e308 GB/s"],
             "\"1e308 GB/s\": above the plausible range",
         ),
-        (vec!["report", "--bandwidth", "1e308"], "above the plausible range"),
+        (
+            vec!["report", "--bandwidth", "1e308"],
+            "above the plausible range",
+        ),
         (
             vec!["report", "--memory", "2000 TB"],
             "capacity 2,000,000,000,000,000 bytes is above the plausible range",
         ),
-        (vec!["report", "--memory", "1000"], "below the plausible range"),
+        (
+            vec!["report", "--memory", "1000"],
+            "below the plausible range",
+        ),
         (
             vec!["check", "--tokens-per-second", "1e300"],
             "above the plausible range (a decode rate must be between",
@@ -291,7 +312,10 @@ fn physical_inputs_have_plausible_ranges() {
             "below the plausible range",
         ),
         (vec!["report", "-c", "5000000000"], "u32 context"),
-        (vec!["report", "--sequences", "100000"], "above llama.cpp's limit"),
+        (
+            vec!["report", "--sequences", "100000"],
+            "above llama.cpp's limit",
+        ),
     ] {
         let o = run(dir.path(), &args);
         assert_eq!(o.code, Some(1), "{args:?}: {}", o.stdout);
@@ -333,7 +357,13 @@ fn tiny_gguf(dir: &Path, name: &str, heads: u32, kv: u32, embd: u32) -> PathBuf 
 fn gguf_shapes_llama_cpp_cannot_run_are_refused_with_key_and_file() {
     let dir = tempfile::tempdir().unwrap();
     for (name, heads, kv, embd, want) in [
-        ("zero-heads.gguf", 0, 1, 64, "llama.attention.head_count = 0"),
+        (
+            "zero-heads.gguf",
+            0,
+            1,
+            64,
+            "llama.attention.head_count = 0",
+        ),
         (
             "kv-above.gguf",
             4,
@@ -354,7 +384,11 @@ fn gguf_shapes_llama_cpp_cannot_run_are_refused_with_key_and_file() {
         let o = run(dir.path(), &["report", "--gguf", p.to_str().unwrap()]);
         assert_eq!(o.code, Some(1), "{name}: {}", o.stdout);
         assert!(o.stderr.contains(want), "{name}: {}", o.stderr);
-        assert!(o.stderr.contains(name), "{name} names the file: {}", o.stderr);
+        assert!(
+            o.stderr.contains(name),
+            "{name} names the file: {}",
+            o.stderr
+        );
         assert!(!o.stdout.contains("fits"), "{}", o.stdout);
     }
     let ok = tiny_gguf(dir.path(), "ok.gguf", 4, 2, 64);
@@ -392,16 +426,22 @@ fn the_shared_shape_check_refuses_what_llama_cpp_refuses() {
     assert_eq!(e.layer, Some(1));
     assert!(matches!(e.problem, ShapeProblem::KvAboveHeads { .. }));
     let e = check_figures(&fig(Uniform(8), Uniform(2), Some(0), 512)).unwrap_err();
-    assert_eq!((e.figure, e.problem), (ShapeFigure::KeyLength, ShapeProblem::Zero));
+    assert_eq!(
+        (e.figure, e.problem),
+        (ShapeFigure::KeyLength, ShapeProblem::Zero)
+    );
     // embedding_length / head_count = 0 with no explicit head size.
     let e = check_figures(&fig(Uniform(8), Uniform(2), None, 4)).unwrap_err();
     assert!(matches!(e.problem, ShapeProblem::DerivedZero { .. }));
     // Layers without KV heads (recurrent, attention-free) need no query heads.
     check_figures(&fig(List(vec![0, 8]), List(vec![0, 2]), None, 512)).unwrap();
     // The explorer's edits go through the same check (ModelShape::from_figures).
-    let err =
-        ModelShape::from_figures("x", &fig(Uniform(8), Uniform(3), None, 512), Provenance::User)
-            .unwrap_err();
+    let err = ModelShape::from_figures(
+        "x",
+        &fig(Uniform(8), Uniform(3), None, 512),
+        Provenance::User,
+    )
+    .unwrap_err();
     assert!(err.0.contains("does not divide"), "{err}");
 }
 

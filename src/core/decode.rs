@@ -151,8 +151,7 @@ pub fn ceiling(
 /// at least that figure, so a rate above a ceiling built on it is above the peak too.
 pub fn tier_has_peak(t: &super::scenario::Tier) -> bool {
     t.bandwidth.provenance != Provenance::Measured
-        || t
-            .measured_bandwidth
+        || t.measured_bandwidth
             .as_ref()
             .is_some_and(|m| m.provenance != Provenance::Measured)
 }

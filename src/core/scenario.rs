@@ -179,9 +179,11 @@ fn check_tier_ranges(t: &Tier) -> Result<(), ScenarioError> {
             group_digits(t.capacity.value as u128)
         ))
     })?;
-    for (what, bw) in std::iter::once(("bandwidth", &t.bandwidth))
-        .chain(t.measured_bandwidth.iter().map(|m| ("measured bandwidth", m)))
-    {
+    for (what, bw) in std::iter::once(("bandwidth", &t.bandwidth)).chain(
+        t.measured_bandwidth
+            .iter()
+            .map(|m| ("measured bandwidth", m)),
+    ) {
         check_bandwidth(bw.value).map_err(|e| {
             ScenarioError(format!(
                 "tier \"{}\": {what} {} is {e}",

@@ -87,9 +87,9 @@ impl ShapeFault {
                 ShapeFigure::EmbeddingLength => {
                     format!("{key} = 0: a model needs a hidden size above 0")
                 }
-                ShapeFigure::HeadCount => format!(
-                    "{key} = 0{at}: a layer with KV heads needs at least one query head"
-                ),
+                ShapeFigure::HeadCount => {
+                    format!("{key} = 0{at}: a layer with KV heads needs at least one query head")
+                }
                 _ => format!(
                     "{key} = 0{at}: an attention layer needs a head size above 0 (the cache would hold 0 bytes per token)"
                 ),
@@ -134,7 +134,11 @@ pub fn check_figures(fig: &ArchFigures) -> Result<(), ShapeFault> {
         problem,
     };
     if fig.embedding_length == 0 {
-        return Err(fault(ShapeFigure::EmbeddingLength, None, ShapeProblem::Zero));
+        return Err(fault(
+            ShapeFigure::EmbeddingLength,
+            None,
+            ShapeProblem::Zero,
+        ));
     }
     let per_layer = matches!(fig.head_count, PerLayer::List(_))
         || matches!(fig.head_count_kv, PerLayer::List(_));

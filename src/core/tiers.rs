@@ -145,8 +145,9 @@ pub fn layout(s: &Scenario) -> Layout {
     let weights: Vec<f64> = match &s.offload.tensor_split {
         // Normalised without overflow (`split::fractions`); `Scenario::validate` has refused
         // a list it cannot use, so the fallback (even) is never reached from `evaluate`.
-        Some(split) => super::split::fractions(split, accels.len())
-            .unwrap_or_else(|_| vec![1.0; accels.len()]),
+        Some(split) => {
+            super::split::fractions(split, accels.len()).unwrap_or_else(|_| vec![1.0; accels.len()])
+        }
         None => accels
             .iter()
             .map(|&i| m.tiers[i].capacity.value as f64)

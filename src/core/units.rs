@@ -443,7 +443,11 @@ impl Quantity {
             ),
             Quantity::Capacity => (
                 "a memory capacity",
-                format!("between {} and {}", exact_binary(MIN_CAPACITY), exact_binary(MAX_CAPACITY)),
+                format!(
+                    "between {} and {}",
+                    exact_binary(MIN_CAPACITY),
+                    exact_binary(MAX_CAPACITY)
+                ),
             ),
             Quantity::TokensPerSecond => (
                 "a decode rate",

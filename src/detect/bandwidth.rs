@@ -180,7 +180,10 @@ pub fn measure(
 /// all of them (the best of several runs is the figure kept: contention only lowers a rate).
 pub fn best_of(runs: Vec<BandwidthRun>) -> Option<BandwidthRun> {
     let first = runs.first()?.clone();
-    let samples: Vec<f64> = runs.iter().flat_map(|r| r.samples.iter().copied()).collect();
+    let samples: Vec<f64> = runs
+        .iter()
+        .flat_map(|r| r.samples.iter().copied())
+        .collect();
     let mut sorted = samples.clone();
     sorted.sort_by(f64::total_cmp);
     Some(BandwidthRun {

@@ -293,7 +293,11 @@ pub fn derive_peak(
             .iter()
             .map(|d| format!(
                 "{} {}-bit at {} MT/s",
-                if d.locator.is_empty() { "?" } else { &d.locator },
+                if d.locator.is_empty() {
+                    "?"
+                } else {
+                    &d.locator
+                },
                 d.data_width_bits.unwrap_or(0),
                 d.mts().unwrap_or(0)
             ))
