@@ -521,3 +521,43 @@ fn byte_figures_beyond_2_pow_64_are_refused_not_saturated() {
         o.stderr
     );
 }
+
+/// The explorer's claim follows the same rule, and refuses a rate out of range.
+#[test]
+fn explorer_claim_above_a_measured_only_ceiling() {
+    use llmbound::build::ScenarioOptions;
+    use llmbound::core::claim::ClaimOutcome;
+    use llmbound::profile::Catalog;
+    use llmbound::tui::Action;
+    use llmbound::tui::app::App;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("machines")).unwrap();
+    machine(
+        &dir.path().join("machines"),
+        "busy-box",
+        "8.39 GB/s",
+        "measured",
+    );
+    let mut app = App::new(
+        Catalog::load_with(Some(dir.path().to_path_buf())),
+        &ScenarioOptions {
+            machine: Some("busy-box".into()),
+            ..ScenarioOptions::default()
+        },
+    )
+    .unwrap();
+    app.update(Action::Search);
+    app.update(Action::SetText("100".into()));
+    let c = app.claim.clone().unwrap();
+    assert_eq!(c.check.outcome, ClaimOutcome::AboveMeasured);
+    assert!(!c.check.impossible);
+    assert!(
+        c.check.verdict.starts_with("above the measured ceiling"),
+        "{}",
+        c.check.verdict
+    );
+    app.update(Action::Search);
+    app.update(Action::SetText("1e300".into()));
+    let m = app.message.as_ref().unwrap().text.clone();
+    assert!(m.contains("above the plausible range"), "{m}");
+}

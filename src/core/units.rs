@@ -569,6 +569,34 @@ mod tests {
     }
 
     #[test]
+    fn physical_ranges() {
+        let e = parse_bandwidth("1e-300 GB/s").unwrap_err().0;
+        assert!(e.contains("below the plausible range"), "{e}");
+        let e = parse_bandwidth("1e308 GB/s").unwrap_err().0;
+        assert!(e.contains("above the plausible range"), "{e}");
+        assert!(parse_bandwidth("1 MB/s").is_ok() && parse_bandwidth("100 TB/s").is_ok());
+        assert!(parse_bandwidth("0.99 MB/s").is_err() && parse_bandwidth("101 TB/s").is_err());
+        assert!(
+            parse_flops("1e30")
+                .unwrap_err()
+                .0
+                .contains("above the plausible range")
+        );
+        assert!(check_capacity(MIB).is_ok() && check_capacity(MIB - 1).is_err());
+        assert!(check_capacity(1 << 50).is_ok() && check_capacity((1 << 50) + 1).is_err());
+        assert!(check_tokens_per_second(1e9).is_ok());
+        assert!(check_tokens_per_second(1e300).is_err());
+        assert_eq!(
+            check_tokens_per_second(f64::NAN),
+            Err(RangeError::NotFinite)
+        );
+        // Never hundreds of digits.
+        assert_eq!(fmt_rate(1e300), "1.000e300");
+        assert_eq!(fmt_ms(1e300), "1.000e300");
+        assert_eq!(fmt_rate(123_456.0), "123,456");
+    }
+
+    #[test]
     fn formats() {
         assert_eq!(exact_binary(262_144), "256 KiB");
         assert_eq!(exact_binary(8_589_934_592), "8 GiB");

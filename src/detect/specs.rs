@@ -223,7 +223,7 @@ mod tests {
 
     #[test]
     fn every_figure_parses_and_names_are_unique() {
-        for t in [NVIDIA, APPLE] {
+        for t in [NVIDIA, APPLE, SOC] {
             for s in t {
                 assert!(parse_bandwidth(s.bandwidth).is_ok(), "{}", s.name);
                 assert_eq!(
@@ -240,5 +240,16 @@ mod tests {
         );
         assert!(lookup(NVIDIA, "NVIDIA H20").is_none());
         assert!(lookup(APPLE, "Apple M4 Max").is_none());
+    }
+
+    #[test]
+    fn channel_families() {
+        let ch = |m: &str| channels_for(m).map(|c| c.channels);
+        assert_eq!(ch("AMD Ryzen 9 7950X 16-Core Processor"), Some(2));
+        assert_eq!(ch("AMD RYZEN AI MAX+ 395 w/ Radeon 8060S"), Some(4));
+        assert_eq!(ch("AMD Ryzen Threadripper PRO 7995WX"), None);
+        assert_eq!(ch("13th Gen Intel(R) Core(TM) i9-13900K"), None);
+        assert_eq!(ch("Intel(R) Core(TM) i7-8700K CPU @ 3.70GHz"), Some(2));
+        assert_eq!(ch("AMD EPYC 9B45"), None);
     }
 }
