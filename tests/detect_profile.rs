@@ -162,6 +162,7 @@ fn synthetic(gpus: Vec<(&str, u64)>, apple: Option<&str>) -> Detected {
             load_average: Some(0.1),
             busy_fraction: Some(0.01),
             logical_cpus: 8,
+            runnable_others: Some(0),
         },
         others_during: Some(0.01),
         bandwidth: run,
@@ -406,6 +407,11 @@ fn save_refuses_a_busy_machine_without_force() {
         "{e}"
     );
     d.check_quiet_for_save(true).unwrap();
+    // Other runnable processes alone mark it busy.
+    let mut d = synthetic(Vec::new(), None);
+    d.load.runnable_others = Some(12);
+    let e = d.check_quiet_for_save(false).unwrap_err().to_string();
+    assert!(e.contains("12 other tasks were runnable"), "{e}");
 }
 
 #[test]

@@ -370,7 +370,7 @@ pub fn detect_peak(cpu_model: Option<&str>) -> (Option<PeakBandwidth>, String) {
     if devices.is_empty() {
         return (
             None,
-            "the memory's type, speed and channels could not be read (/sys/firmware/dmi/tables/DMI needs root; dmidecode is absent or needs root; virtual machines rarely expose them), so no peak bandwidth is known: a rate above the measured ceiling is reported as such, never as impossible; add the DRAM's peak by hand (channels × 8 bytes × MT/s, provenance \"derived\") to decide".into(),
+            "the memory's type, speed and channels could not be read (/sys/firmware/dmi/tables/DMI needs root; dmidecode is absent or needs root; virtual machines rarely expose them), so no peak bandwidth is known: a rate above the measured ceiling is reported as such, never as impossible".into(),
         );
     }
     match derive_peak(&devices, cpu_model, &method) {

@@ -50,6 +50,8 @@ pub struct LoadFigure {
     pub busy_fraction: Option<f64>,
     /// Logical CPUs.
     pub logical_cpus: usize,
+    /// Other runnable tasks at the start (`procs_running` of /proc/stat less this one), Linux.
+    pub runnable_others: Option<u32>,
 }
 
 /// A load average above this many runnable tasks per logical CPU marks the machine busy.
@@ -67,6 +69,14 @@ impl LoadFigure {
         {
             v.push(format!(
                 "the 1-minute load average is {l:.2} on {} logical CPUs (above {BUSY_LOAD_PER_CPU} per CPU)",
+                self.logical_cpus
+            ));
+        }
+        if let Some(r) = self.runnable_others
+            && f64::from(r) / n > BUSY_LOAD_PER_CPU
+        {
+            v.push(format!(
+                "{r} other tasks were runnable on {} logical CPUs (above {BUSY_LOAD_PER_CPU} per CPU)",
                 self.logical_cpus
             ));
         }
@@ -165,6 +175,13 @@ pub fn parse_proc_stat(text: &str) -> Option<(u64, u64)> {
     let total: u64 = v.iter().take(8).sum();
     let idle = v[3] + v.get(4).copied().unwrap_or(0);
     Some((total - idle, total))
+}
+
+/// `procs_running N` of /proc/stat: tasks runnable at this moment (the reader included).
+pub fn parse_procs_running(text: &str) -> Option<u32> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("procs_running"))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 /// utime + stime (clock ticks) of `/proc/<pid>/stat`; the command name may hold spaces and
@@ -384,6 +401,9 @@ pub fn load(sample: Duration) -> LoadFigure {
     let load_average = read("/proc/loadavg")
         .or_else(|| run("sysctl", &["-n", "vm.loadavg"], Duration::from_secs(5)))
         .and_then(|t| parse_loadavg(&t));
+    let runnable_others = read("/proc/stat")
+        .and_then(|t| parse_procs_running(&t))
+        .map(|n| n.saturating_sub(1));
     let busy_fraction = CpuTimes::now().and_then(|t0| {
         std::thread::sleep(sample);
         t0.others_since(&CpuTimes::now()?)
@@ -392,6 +412,7 @@ pub fn load(sample: Duration) -> LoadFigure {
         load_average,
         busy_fraction,
         logical_cpus,
+        runnable_others,
     }
 }
 
@@ -440,12 +461,18 @@ mod tests {
             load_average: Some(1.5),
             busy_fraction: Some(0.6),
             logical_cpus: 2,
+            runnable_others: Some(3),
         };
-        assert_eq!(busy.busy_reasons().len(), 2);
+        assert_eq!(busy.busy_reasons().len(), 3);
+        assert_eq!(
+            parse_procs_running("cpu  1 2 3 4\nprocs_running 4\nprocs_blocked 0\n"),
+            Some(4)
+        );
         let quiet = LoadFigure {
             load_average: Some(0.2),
             busy_fraction: Some(0.02),
             logical_cpus: 2,
+            runnable_others: Some(0),
         };
         assert!(quiet.busy_reasons().is_empty());
     }
