@@ -561,3 +561,29 @@ fn explorer_claim_above_a_measured_only_ceiling() {
     let m = app.message.as_ref().unwrap().text.clone();
     assert!(m.contains("above the plausible range"), "{m}");
 }
+
+/// A llama-bench row with an implausible rate is a one-line error naming file, line and row,
+/// not a table of 300-digit efficiencies.
+#[test]
+fn bench_rows_with_implausible_rates_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(bench_fixture("cpu/gemma3-270m_t2_f16.json")).unwrap();
+    let mut rows: serde_json::Value = serde_json::from_str(&text).unwrap();
+    rows[1]["avg_ts"] = serde_json::json!(1e300);
+    let p = dir.path().join("huge.json");
+    std::fs::write(&p, serde_json::to_string_pretty(&rows).unwrap()).unwrap();
+    for cmd in [vec!["bench"], vec!["check", "--from-bench"]] {
+        let mut args = cmd.clone();
+        args.extend([p.to_str().unwrap(), "--machine", "epyc-zen5-2vcpu-vm"]);
+        let o = run(dir.path(), &args);
+        assert_eq!(o.code, Some(1), "{cmd:?}: {}", o.stdout);
+        assert!(o.stderr.contains("huge.json:"), "{}", o.stderr);
+        assert!(
+            o.stderr.contains(
+                "row 2: field \"avg_ts\" = 1.000e300 tokens/s is above the plausible range"
+            ),
+            "{}",
+            o.stderr
+        );
+    }
+}

@@ -492,6 +492,17 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// A rate above the plausible range (`units::MAX_CLAIM_TOKENS_PER_SECOND`) is refused.
+    fn rate_in_range(&self, key: &str, tps: f64) -> Result<(), BenchError> {
+        if tps > crate::core::units::MAX_CLAIM_TOKENS_PER_SECOND {
+            let e = crate::core::units::RangeError::TooLarge {
+                quantity: crate::core::units::Quantity::TokensPerSecond,
+            };
+            return Err(self.err(format!("field \"{key}\" = {tps:.3e} tokens/s is {e}")));
+        }
+        Ok(())
+    }
+
     fn samples(&self) -> Result<Vec<f64>, BenchError> {
         let key = "samples_ts";
         match self.get(key) {
@@ -499,7 +510,10 @@ impl<'a> Fields<'a> {
             Some(Value::Array(a)) => a
                 .iter()
                 .map(|x| match x.as_f64() {
-                    Some(f) if f.is_finite() && f >= 0.0 => Ok(f),
+                    Some(f) if f.is_finite() && f >= 0.0 => {
+                        self.rate_in_range(key, f)?;
+                        Ok(f)
+                    }
                     _ => Err(self.wrong(key, x, "numbers ≥ 0")),
                 })
                 .collect(),
@@ -530,6 +544,7 @@ fn row_from_value(src: RowSource, v: Value) -> Result<BenchRow, BenchError> {
         return Err(f.err("n_prompt and n_gen are both 0: the row measured nothing".into()));
     }
     let avg_ts = f.f64_opt("avg_ts")?.ok_or_else(|| f.missing("avg_ts"))?;
+    f.rate_in_range("avg_ts", avg_ts)?;
     let model_size = f.u64_req("model_size")?;
     if model_size == 0 {
         return Err(f.err("field \"model_size\" is 0: no artifact".into()));
