@@ -7,9 +7,10 @@
 //! is no peak, and the caller keeps only the measured figure.
 //!
 //! The SMBIOS parser is written here (about 80 lines over the DMTF DSP0134 layout) rather than
-//! taken from a crate: the crates found read the table through their own platform layers and
-//! entry points, while this needs only type 17 from bytes already in memory, testable on
-//! fixtures.
+//! taking `smbios-lib`: that crate models every structure type and its platform loaders, while
+//! this needs seven fields of type 17 (data width 0x0A, size 0x0C / 0x1C, locator 0x10, type
+//! 0x12, speed 0x15 / 0x54, configured speed 0x20 / 0x58, the same offsets smbios-lib reads)
+//! from bytes already in memory, bounds-checked and tested on fixtures.
 
 use super::specs;
 use crate::core::units::Provenance;
