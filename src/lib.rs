@@ -7,6 +7,7 @@ pub mod compare;
 pub mod core;
 pub mod detect;
 pub mod gguf;
+pub mod infile;
 pub mod inspect;
 pub mod profile;
 pub mod report;

@@ -121,6 +121,25 @@ pub fn lines(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// TOML text we serialised (`profiles show`, `machine detect`): the serialiser escapes C0
+/// controls but leaves C1 controls and bidi overrides raw inside strings; those are written
+/// as TOML `\uXXXX` escapes so the output stays valid TOML and terminal-safe.
+pub fn toml(s: &str) -> Cow<'_, str> {
+    use fmt::Write;
+    if !s.chars().any(|c| c != '\n' && is_unsafe(c)) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if c != '\n' && is_unsafe(c) {
+            let _ = write!(out, "\\u{:04X}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,6 +165,11 @@ mod tests {
     #[test]
     fn lines_keeps_line_breaks_only() {
         assert_eq!(lines("a\x1b\nb\r"), "a\\x1b\nb\\r");
+    }
+
+    #[test]
+    fn toml_escapes_stay_valid_toml() {
+        assert_eq!(toml("name = \"a\u{9b}b\"\n"), "name = \"a\\u009Bb\"\n");
     }
 
     #[test]
