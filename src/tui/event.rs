@@ -60,7 +60,13 @@ pub fn event_action(app: &App, ev: &Event) -> Option<Action> {
 }
 
 fn leave() {
-    let _ = execute!(std::io::stdout(), DisableMouseCapture);
+    // The cursor is shown here, not left to the terminal's drop: after a signal the process
+    // ends before that runs.
+    let _ = execute!(
+        std::io::stdout(),
+        DisableMouseCapture,
+        crossterm::cursor::Show
+    );
     ratatui::restore();
 }
 
