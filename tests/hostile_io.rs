@@ -208,9 +208,17 @@ fn no_raw_control_character_reaches_the_terminal() {
         vec!["report", "--machine", "\x1b]0;pwned\x07"],
         vec!["profiles", "show", "\x1b[2J"],
     ];
-    for args in &runs {
+    for (i, args) in runs.iter().enumerate() {
         let out = llmbound(d).args(args).output().unwrap();
         assert_clean(&format!("{args:?}"), &out);
+        // The commands before the error cases ran to their report (the strings were shown).
+        let error_case = i >= runs.len() - 3;
+        assert_eq!(
+            out.status.code() == Some(1),
+            error_case,
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     // The escapes are shown, not dropped.
     let out = llmbound(d).args(["inspect", gs]).output().unwrap();
