@@ -763,8 +763,16 @@ fn hash(
             }
         },
         _ => {
-            writeln!(out, "not pinned: no artifact profile has this exact size")
-                .map_err(io_fail)?;
+            writeln!(
+                out,
+                "{}",
+                if block {
+                    "not pinned: no artifact profile pins this SHA-256 (a block device has no file size to match)"
+                } else {
+                    "not pinned: no artifact profile has this exact size"
+                }
+            )
+            .map_err(io_fail)?;
             0
         }
     };
