@@ -652,3 +652,54 @@ fn errors_name_their_file() {
         "{err}"
     );
 }
+
+#[test]
+fn a_write_while_the_cli_hashes_is_not_verified_and_not_cached() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // 1 GiB of tensor data, sparse: hashing takes about a second, the disk holds a few KiB.
+    let g = d.join("big.gguf");
+    let w = GgufWriter::new()
+        .kv("general.architecture", writer::string("llama"))
+        .tensor("t", GgmlType::F32, &[1 << 28]);
+    w.write_file(&g, Data::Sparse).unwrap();
+    backdate(&g);
+    std::thread::sleep(Duration::from_millis(1100));
+    let mut cmd = std::process::Command::new(match std::env::var_os("LLMBOUND_TEST_BIN") {
+        Some(b) => PathBuf::from(b),
+        None => assert_cmd::cargo::cargo_bin("llmbound"),
+    });
+    cmd.env("LLMBOUND_CONFIG_DIR", d)
+        .env("XDG_CACHE_HOME", d.join("cache"))
+        .arg("hash")
+        .arg(&g)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    if child.try_wait().unwrap().is_some() {
+        eprintln!(
+            "skipped: hashing 1 GiB ended before the write (machine too fast for this check)"
+        );
+        return;
+    }
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut f = fs::File::options().write(true).open(&g).unwrap();
+        f.seek(SeekFrom::Start(fs::metadata(&g).unwrap().len() - 4096))
+            .unwrap();
+        f.write_all(b"EVIL").unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    let t = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(4), "{t}");
+    assert!(t.contains("changed while it was being read"), "{t}");
+    // Nothing was cached against the new stat: the next run reads the file again.
+    let (code, t) = hash_run(d, &g, &[]);
+    assert_eq!(code, Some(0), "{t}");
+    assert!(!t.contains("cached"), "{t}");
+}
