@@ -154,7 +154,7 @@ pub fn scenario(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, BuildErr
         if let Some(m) = &o.machine {
             file.machine = m.clone();
         }
-        let mut s = load::scenario(&cat2, &file)?;
+        let mut s = load::scenario(&cat2, &file).map_err(|e| in_scenario(cat, o, e))?;
         s.weights[0].bytes.provenance = Provenance::User;
         apply(&mut s, o)?;
         return Ok(s);
@@ -183,13 +183,38 @@ pub fn scenario(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, BuildErr
     if let Some(m) = &o.machine {
         file.machine = m.clone();
     }
-    let mut s = load::scenario(cat, &file)?;
+    let mut s = load::scenario(cat, &file).map_err(|e| in_scenario(cat, o, e))?;
     if let Some(path) = &o.gguf {
         let g = open_gguf(cat, path)?;
         with_gguf(&mut s, &g)?;
     }
     apply(&mut s, o)?;
     Ok(s)
+}
+
+/// An unknown model, machine or artifact that the scenario file named (not a flag) is
+/// reported with that file and line: `s.toml:2: unknown model "no-such-model"; known: …`.
+fn in_scenario(cat: &Catalog, o: &ScenarioOptions, e: ProfileError) -> BuildError {
+    let ProfileError::Unknown { kind, .. } = &e else {
+        return e.into();
+    };
+    let from_flag = match *kind {
+        "model" => o.model.is_some(),
+        "machine" => o.machine.is_some(),
+        "artifact" => o.artifact.is_some() || o.model.is_some() || o.artifact_bytes.is_some(),
+        _ => true,
+    };
+    if from_flag {
+        return e.into();
+    }
+    let id = o.scenario.as_deref().unwrap_or("default");
+    match load::scenario_key_location(cat, id, kind) {
+        Some(loc) => BuildError::File {
+            path: loc,
+            message: e.to_string(),
+        },
+        None => e.into(),
+    }
 }
 
 /// A GGUF error as one line that names the file.

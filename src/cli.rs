@@ -7,6 +7,7 @@ use crate::core::{self, Report};
 use crate::inspect;
 use crate::profile::{Catalog, Origin};
 use crate::report::{self, Format, Style};
+use crate::sanitize::Text;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -368,7 +369,7 @@ pub fn main() -> i32 {
         Err(f) => {
             if !f.message.is_empty() {
                 let _ = out.flush();
-                eprintln!("llmbound: error: {}", f.message);
+                eprintln!("llmbound: error: {}", Text(&f.message));
             }
             f.code
         }
@@ -378,7 +379,10 @@ pub fn main() -> i32 {
 fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
     let cat = Catalog::load();
     for e in &cat.errors {
-        eprintln!("llmbound: warning: skipped a profile: {e}");
+        eprintln!(
+            "llmbound: warning: skipped a profile: {}",
+            Text(&e.to_string())
+        );
     }
     if let Some(m) = cli.scenario.machine.get(1)
         && !matches!(cli.command, Some(Command::Compare { .. }))
@@ -589,6 +593,12 @@ fn run_detect(
     } else {
         Mode::Normal
     };
+    // A bad id, an existing profile or a `machines` file is refused before the measurement.
+    if let Some(id) = &save
+        && let Some(dir) = crate::profile::load::user_dir()
+    {
+        crate::profile::load::check_save(&dir, "machines", id, force).map_err(bad)?;
+    }
     let tty = std::io::stderr().is_terminal();
     let mut progress = |frac: f64, what: &str| {
         if tty {
@@ -600,20 +610,20 @@ fn run_detect(
         eprint!("\r{}\r", " ".repeat(70));
     }
     for w in &d.warnings {
-        eprintln!("llmbound: warning: {w}");
+        eprintln!("llmbound: warning: {}", Text(w));
     }
     for n in d.all_notes() {
-        eprintln!("llmbound: note: {n}");
+        eprintln!("llmbound: note: {}", Text(&n));
     }
     let id = save
         .clone()
         .unwrap_or_else(|| detect::DEFAULT_ID.to_string());
     let text = d.to_toml(&id).map_err(bad)?;
-    write!(out, "{text}").map_err(io_fail)?;
+    write!(out, "{}", crate::sanitize::toml(&text)).map_err(io_fail)?;
     if let Some(id) = save {
         d.check_quiet_for_save(force).map_err(bad)?;
         let path = detect::save(&d, &id, force).map_err(bad)?;
-        eprintln!("llmbound: saved {}", path.display());
+        eprintln!("llmbound: saved {}", crate::sanitize::path(&path));
     }
     Ok(0)
 }
@@ -625,13 +635,36 @@ fn hash(
     out: &mut impl Write,
 ) -> Result<i32, Failure> {
     use crate::gguf::{HashCache, HashJob, HashMessage};
-    let a = crate::gguf::open(file).map_err(|e| bad(build::gguf_message(file, &e)))?;
-    let paths: Vec<PathBuf> = a.paths().into_iter().map(|p| p.to_path_buf()).collect();
-    let cache = if no_cache {
+    // Checked before anything opens it: a FIFO would block, /dev/zero never ends.
+    let meta = crate::infile::check_regular_or_block(file)
+        .map_err(|e| bad(format!("{}: {e}", file.display())))?;
+    let block = !meta.is_file();
+    let a = if block {
         None
     } else {
-        HashCache::platform()
+        Some(crate::gguf::open(file).map_err(|e| bad(build::gguf_message(file, &e)))?)
     };
+    if let Some(a) = &a
+        && a.missing_bytes() > 0
+    {
+        writeln!(
+            out,
+            "incomplete: {} bytes missing ({} bytes present, its tensors end at {}); not verified",
+            crate::core::units::group_digits(a.missing_bytes() as u128),
+            crate::core::units::group_digits(a.file_bytes() as u128),
+            crate::core::units::group_digits(
+                a.file_bytes().saturating_add(a.missing_bytes()) as u128
+            ),
+        )
+        .map_err(io_fail)?;
+        return Ok(EXIT_MISMATCH);
+    }
+    let paths: Vec<PathBuf> = match &a {
+        Some(a) => a.paths().into_iter().map(|p| p.to_path_buf()).collect(),
+        None => vec![file.to_path_buf()],
+    };
+    // `--no-cache` does not read the cache, but its fresh digest replaces the entry.
+    let cache = HashCache::platform().map(|c| if no_cache { c.write_only() } else { c });
     let mut job = HashJob::spawn_with_cache(paths, cache);
     let tty = std::io::stderr().is_terminal();
     let digests = loop {
@@ -657,30 +690,60 @@ fn hash(
                 if tty {
                     eprint!("\r{}\r", " ".repeat(70));
                 }
-                break r.map_err(bad)?;
+                break r.map_err(|e| match e {
+                    crate::gguf::HashError::Changed { .. } => Failure {
+                        code: EXIT_MISMATCH,
+                        message: format!("{e}; not verified"),
+                    },
+                    e => bad(e),
+                })?;
             }
             Some(_) => {}
             None => std::thread::sleep(std::time::Duration::from_millis(50)),
         }
+    };
+    let cached_note = |d: &crate::gguf::FileDigest| match (d.from_cache, d.read_at_s) {
+        (true, Some(t)) => format!(" (cached, read in full {})", crate::gguf::hash::fmt_utc(t)),
+        (true, None) => " (cached)".to_string(),
+        (false, _) => String::new(),
     };
     for d in &digests {
         writeln!(
             out,
             "{}  {}{}",
             d.sha256,
-            d.path.display(),
-            if d.from_cache { "  (cached)" } else { "" }
+            crate::sanitize::path(&d.path),
+            if d.from_cache {
+                format!(" {}", cached_note(d))
+            } else {
+                String::new()
+            }
         )
         .map_err(io_fail)?;
     }
-    let matched = cat.artifact_with_bytes(a.file_bytes());
+    let matched = match &a {
+        Some(a) => cat.artifact_with_bytes(a.file_bytes()),
+        // A block device has no file size to match: match by the digest itself.
+        None => digests.first().and_then(|d| {
+            cat.models.iter().find_map(|m| {
+                m.value
+                    .artifacts
+                    .iter()
+                    .find(|x| x.sha256.as_deref() == Some(d.sha256.as_str()))
+                    .map(|x| (m.value.clone(), x.clone()))
+            })
+        }),
+    };
     let code = match (&matched, digests.as_slice()) {
         (Some((m, art)), [one]) => match &art.sha256 {
             Some(pinned) if *pinned == one.sha256 => {
                 writeln!(
                     out,
-                    "verified: matches {} / {} ({})",
-                    m.id, art.id, art.file
+                    "verified{}: matches {} / {} ({})",
+                    cached_note(one),
+                    Text(&m.id),
+                    Text(&art.id),
+                    Text(&art.file)
                 )
                 .map_err(io_fail)?;
                 0
@@ -689,8 +752,8 @@ fn hash(
                 writeln!(
                     out,
                     "MISMATCH: {} pins {} for {} bytes; this file is NOT that artifact",
-                    art.id,
-                    pinned,
+                    Text(&art.id),
+                    Text(pinned),
                     crate::core::units::group_digits(art.bytes as u128)
                 )
                 .map_err(io_fail)?;
@@ -700,15 +763,23 @@ fn hash(
                 writeln!(
                     out,
                     "not pinned: artifact profile {} has the same size but no SHA-256",
-                    art.id
+                    Text(&art.id)
                 )
                 .map_err(io_fail)?;
                 0
             }
         },
         _ => {
-            writeln!(out, "not pinned: no artifact profile has this exact size")
-                .map_err(io_fail)?;
+            writeln!(
+                out,
+                "{}",
+                if block {
+                    "not pinned: no artifact profile pins this SHA-256 (a block device has no file size to match)"
+                } else {
+                    "not pinned: no artifact profile has this exact size"
+                }
+            )
+            .map_err(io_fail)?;
             0
         }
     };
@@ -748,17 +819,23 @@ fn merge(outer: &ScenarioArgs, inner: ScenarioArgs) -> ScenarioArgs {
 fn profiles(cat: &Catalog, action: ProfilesCmd, out: &mut impl Write) -> Result<i32, Failure> {
     let origin = |o: &Origin| match o {
         Origin::Builtin => "built-in".to_string(),
-        Origin::File(p) => p.display().to_string(),
+        Origin::File(p) => crate::sanitize::path(p),
     };
     match action {
         ProfilesCmd::List => {
+            // Temp files of saves that were killed before their rename.
+            if let Some(d) = &cat.user_dir {
+                for kind in ["machines", "models", "scenarios"] {
+                    crate::profile::load::clean_stale_temps(&d.join(kind));
+                }
+            }
             let mut w = |s: String| writeln!(out, "{s}").map_err(io_fail);
             w("machines".into())?;
             for e in &cat.machines {
                 w(format!(
                     "  {:<34} {}  [{}]",
-                    e.id,
-                    e.value.name,
+                    Text(&e.id),
+                    Text(&e.value.name),
                     origin(&e.origin)
                 ))?;
             }
@@ -767,13 +844,13 @@ fn profiles(cat: &Catalog, action: ProfilesCmd, out: &mut impl Write) -> Result<
                 let arts: Vec<&str> = e.value.artifacts.iter().map(|a| a.id.as_str()).collect();
                 w(format!(
                     "  {:<34} {} ({}){}  [{}]",
-                    e.id,
-                    e.value.name,
-                    e.value.architecture,
+                    Text(&e.id),
+                    Text(&e.value.name),
+                    Text(&e.value.architecture),
                     if arts.is_empty() {
                         String::new()
                     } else {
-                        format!("; artifacts: {}", arts.join(", "))
+                        format!("; artifacts: {}", Text(&arts.join(", ")))
                     },
                     origin(&e.origin)
                 ))?;
@@ -782,8 +859,8 @@ fn profiles(cat: &Catalog, action: ProfilesCmd, out: &mut impl Write) -> Result<
             for e in &cat.scenarios {
                 w(format!(
                     "  {:<34} {}  [{}]",
-                    e.id,
-                    e.value.name,
+                    Text(&e.id),
+                    Text(&e.value.name),
                     origin(&e.origin)
                 ))?;
             }
@@ -801,12 +878,12 @@ fn profiles(cat: &Catalog, action: ProfilesCmd, out: &mut impl Write) -> Result<
                     "no machine, model or scenario \"{id}\" (see `llmbound profiles list`)"
                 )));
             };
-            write!(out, "{text}").map_err(io_fail)?;
+            write!(out, "{}", crate::sanitize::toml(&text)).map_err(io_fail)?;
             Ok(0)
         }
         ProfilesCmd::Path => {
             match &cat.user_dir {
-                Some(d) => writeln!(out, "{}", d.display()).map_err(io_fail)?,
+                Some(d) => writeln!(out, "{}", crate::sanitize::path(d)).map_err(io_fail)?,
                 None => return Err(bad("no user profile directory on this platform")),
             }
             Ok(0)

@@ -281,7 +281,7 @@ pub fn write_text<W: Write>(
     let f = &r.file;
     let title = format!(
         "{}: {} bytes = {} ({})",
-        f.path,
+        crate::sanitize::text(&f.path),
         group_digits(f.bytes as u128),
         fmt_gib(f.bytes),
         fmt_gb(f.bytes)
@@ -313,7 +313,11 @@ pub fn write_text<W: Write>(
         for s in &f.shards {
             line(
                 w,
-                format!("shard {}: {} bytes", s.path, group_digits(s.bytes as u128)),
+                format!(
+                    "shard {}: {} bytes",
+                    crate::sanitize::text(&s.path),
+                    group_digits(s.bytes as u128)
+                ),
             )?;
         }
     }
@@ -321,10 +325,10 @@ pub fn write_text<W: Write>(
         w,
         format!(
             "architecture {}{}",
-            r.architecture.as_deref().unwrap_or("(none)"),
+            crate::sanitize::text(r.architecture.as_deref().unwrap_or("(none)")),
             r.name
                 .as_ref()
-                .map(|n| format!(", name \"{n}\""))
+                .map(|n| format!(", name \"{}\"", crate::sanitize::text(n)))
                 .unwrap_or_default()
         ),
     )?;
@@ -352,7 +356,7 @@ pub fn write_text<W: Write>(
         )?;
     }
     for wn in &r.warnings {
-        line(w, format!("warning: {wn}"))?;
+        line(w, format!("warning: {}", crate::sanitize::text(wn)))?;
     }
 
     // Per encoding: the obvious proof that a "Q4_K_M" is not all 4-bit.
@@ -401,7 +405,7 @@ pub fn write_text<W: Write>(
     ];
     let row_cells = |t: &TensorJson| -> [String; 8] {
         [
-            t.name.clone(),
+            crate::sanitize::field(&t.name, markdown).into_owned(),
             t.type_name.clone(),
             t.shape
                 .iter()
@@ -511,12 +515,19 @@ pub fn write_text<W: Write>(
         }
     }
     if let Some(md) = &r.metadata {
+        use crate::sanitize::Text as San;
         section(w, "Metadata".into())?;
         for e in md {
             if markdown {
-                writeln!(w, "- `{}` ({}): {}", e.key, e.type_name, e.value)?;
+                writeln!(
+                    w,
+                    "- `{}` ({}): {}",
+                    San(&e.key),
+                    e.type_name,
+                    San(&e.value)
+                )?;
             } else {
-                writeln!(w, "  {} ({}) = {}", e.key, e.type_name, e.value)?;
+                writeln!(w, "  {} ({}) = {}", San(&e.key), e.type_name, San(&e.value))?;
             }
         }
     }

@@ -68,6 +68,9 @@ fn cache_by_path_size_and_mtime() {
     let (p, h) = write(dir.path(), "m.gguf", 5000, 3);
     let cache = HashCache::at(dir.path().join("cache/hashes.json"));
     assert_eq!(cache.lookup(&p).unwrap(), None);
+    // A file changed within the last second is hashed but not cached (a write in the same
+    // clock tick as the read would leave its times unchanged): let that second pass.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
     let first = HashJob::spawn_with_cache(vec![p.clone()], Some(cache.clone()))
         .wait()
         .unwrap();

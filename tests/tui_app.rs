@@ -694,3 +694,35 @@ fn snapshot_bench() {
     ));
     snap("bench", &app);
 }
+
+#[test]
+fn no_drawn_cell_holds_a_control_or_bidi_character() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("machines")).unwrap();
+    let hostile = "\\u001B[2J\\u009B31m\\u202Eevil\\u2066x\\u0007";
+    std::fs::write(
+        dir.path().join("machines/evil.toml"),
+        format!(
+            "id = \"evil\"\nname = \"{hostile}\"\n[[tier]]\nname = \"{hostile}\"\nkind = \"host\"\ncapacity = {{ value = 68719476736, provenance = \"spec\", source = \"{hostile}\" }}\nbandwidth = {{ value = \"100 GB/s\", provenance = \"spec\", source = \"{hostile}\" }}\n"
+        ),
+    )
+    .unwrap();
+    let app = App::new(
+        Catalog::load_with(Some(dir.path().to_path_buf())),
+        &ScenarioOptions {
+            machine: Some("evil".into()),
+            ..ScenarioOptions::default()
+        },
+    )
+    .unwrap();
+    let b = draw(&app, 120, 36);
+    let shown = b.to_string();
+    assert!(shown.contains("evil"), "{shown}");
+    for cell in b.buffer().content() {
+        assert!(
+            !cell.symbol().chars().any(llmbound::sanitize::is_unsafe),
+            "cell {:?} in\n{shown}",
+            cell.symbol()
+        );
+    }
+}

@@ -238,7 +238,12 @@ pub enum BenchError {
 pub fn load(path: impl AsRef<Path>) -> Result<Vec<BenchRow>, BenchError> {
     let p = path.as_ref();
     let name = p.display().to_string();
-    let text = std::fs::read_to_string(p).map_err(|e| BenchError::Io {
+    let text = crate::infile::read_text(
+        p,
+        crate::infile::BENCH_CAP_BYTES,
+        "a llama-bench result file",
+    )
+    .map_err(|e| BenchError::Io {
         path: name.clone(),
         message: e.to_string(),
     })?;

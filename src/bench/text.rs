@@ -21,12 +21,21 @@ struct Table {
 impl Table {
     fn text(&self, w: &mut impl Write) -> io::Result<()> {
         let n = self.headers.len();
+        let safe: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .map(|c| crate::sanitize::text(c).into_owned())
+                    .collect()
+            })
+            .collect();
         let mut width: Vec<usize> = self
             .headers
             .iter()
             .map(|(h, _)| h.chars().count())
             .collect();
-        for r in &self.rows {
+        for r in &safe {
             for (i, c) in r.iter().enumerate().take(n) {
                 width[i] = width[i].max(c.chars().count());
             }
@@ -55,14 +64,14 @@ impl Table {
             writeln!(w, "{}", s.trim_end())
         };
         line(self.headers.iter().map(|(h, _)| *h).collect(), w)?;
-        for r in &self.rows {
+        for r in &safe {
             line(r.iter().map(String::as_str).collect(), w)?;
         }
         Ok(())
     }
 
     fn markdown(&self, w: &mut impl Write) -> io::Result<()> {
-        let esc = |s: &str| s.replace('|', "\\|");
+        let esc = |s: &str| crate::sanitize::markdown(s).into_owned();
         writeln!(
             w,
             "| {} |",
@@ -313,15 +322,15 @@ enum Style {
 
 fn heading(w: &mut impl Write, style: Style, s: &str) -> io::Result<()> {
     match style {
-        Style::Text => writeln!(w, "\n{s}"),
-        Style::Markdown => writeln!(w, "\n## {s}\n"),
+        Style::Text => writeln!(w, "\n{}", crate::sanitize::Text(s)),
+        Style::Markdown => writeln!(w, "\n## {}\n", crate::sanitize::Text(s)),
     }
 }
 
 fn item(w: &mut impl Write, style: Style, s: &str) -> io::Result<()> {
     match style {
-        Style::Text => writeln!(w, "  {s}"),
-        Style::Markdown => writeln!(w, "- {s}"),
+        Style::Text => writeln!(w, "  {}", crate::sanitize::Text(s)),
+        Style::Markdown => writeln!(w, "- {}", crate::sanitize::Text(s)),
     }
 }
 

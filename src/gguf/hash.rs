@@ -1,6 +1,10 @@
 //! SHA-256 of artifact files on a worker thread, with progress messages and cancellation, and
-//! a cache of digests keyed by canonical path, size and modification time. A split model is
-//! hashed file by file (pinned hashes are per file), in shard order.
+//! a cache of digests keyed by canonical path, device, inode, size, and modification and
+//! status-change times in nanoseconds. A digest is cached only when the file's stat is the
+//! same before and after the full read (a write during hashing is reported, not cached) and
+//! the file was not changed within the last second before the read (a change in the same
+//! clock tick would leave the times equal). A split model is hashed file by file (pinned
+//! hashes are per file), in shard order.
 //! Depends on nothing outside `gguf` but `sha2`, `serde_json` and `directories`.
 
 use serde::{Deserialize, Serialize};
@@ -33,6 +37,14 @@ pub enum HashError {
     /// `HashJob::cancel` was called.
     #[error("hashing was cancelled")]
     Cancelled,
+    /// The file changed (size, times, inode) while it was being read.
+    #[error(
+        "\"{path}\" changed while it was being read; the digest describes no single version of it (hash again when nothing writes to it)"
+    )]
+    Changed {
+        /// The file.
+        path: PathBuf,
+    },
     /// The worker thread ended without a result.
     #[error("the hashing thread stopped without a result")]
     WorkerLost,
@@ -57,6 +69,32 @@ pub struct FileDigest {
     pub sha256: String,
     /// Taken from the cache rather than computed.
     pub from_cache: bool,
+    /// When the file was last read in full (seconds since the Unix epoch): now for a fresh
+    /// digest, the time of that read for a cached one (`None` for entries of old caches).
+    pub read_at_s: Option<u64>,
+}
+
+/// `2026-12-01 00:12:03 UTC` for seconds since the Unix epoch (proleptic Gregorian;
+/// hand-written to avoid a date crate for one format).
+pub fn fmt_utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 /// Progress of a hashing job over all its files.
@@ -127,11 +165,36 @@ pub fn sha256_file(
         path: path.to_path_buf(),
         source: e,
     };
+    crate::infile::check_regular_or_block(path).map_err(io_err)?;
     let file = File::open(path).map_err(io_err)?;
     match sha256_reader(file, cancel, on_chunk).map_err(io_err)? {
         Some(d) => Ok(hex(&d)),
         None => Err(HashError::Cancelled),
     }
+}
+
+/// SHA-256 of a file, checked against change: the file's stat (device, inode, size, mtime,
+/// ctime) is taken before and after the read and must be equal, else `HashError::Changed`.
+/// Returns the digest and the stat it describes.
+pub fn sha256_file_checked(
+    path: &Path,
+    cancel: &AtomicBool,
+    on_chunk: impl FnMut(u64),
+) -> Result<(String, Stamp), HashError> {
+    let io_err = |e| HashError::Io {
+        path: path.to_path_buf(),
+        source: e,
+    };
+    crate::infile::check_regular_or_block(path).map_err(io_err)?;
+    let before = stamp(path).map_err(io_err)?;
+    let digest = sha256_file(path, cancel, on_chunk)?;
+    let after = stamp(path).map_err(io_err)?;
+    if before != after {
+        return Err(HashError::Changed {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok((digest, before))
 }
 
 /// A hashing job running on its own thread. Dropping it cancels the work.
@@ -149,8 +212,9 @@ impl HashJob {
         HashJob::spawn_with_cache(paths, None)
     }
 
-    /// Hash `paths`, taking digests from the cache at `cache` when size and modification time
-    /// still match, and storing new ones there.
+    /// Hash `paths`, taking digests from the cache at `cache` when the file's stat still
+    /// matches, and storing new ones there (a cache made with [`HashCache::write_only`] is
+    /// not read: `--no-cache` replaces the entry with its fresh result).
     pub fn spawn_with_cache(paths: Vec<PathBuf>, cache: Option<HashCache>) -> HashJob {
         let (tx, rx) = mpsc::channel();
         let cancel = Arc::new(AtomicBool::new(false));
@@ -241,13 +305,14 @@ fn run(
     let mut out = Vec::with_capacity(paths.len());
     for (i, (path, size)) in paths.iter().zip(&sizes).enumerate() {
         if let Some(c) = cache
-            && let Ok(Some(sha256)) = c.lookup(path)
+            && let Ok(Some(e)) = c.lookup_entry(path)
         {
             let d = FileDigest {
                 path: path.clone(),
                 bytes: *size,
-                sha256,
+                sha256: e.sha256,
                 from_cache: true,
+                read_at_s: e.read_at_s,
             };
             done_before += size;
             let _ = tx.send(HashMessage::FileDone(d.clone()));
@@ -269,7 +334,7 @@ fn run(
                 eta_s: (rate > 0.0).then(|| total.saturating_sub(done) as f64 / rate),
             }
         };
-        let sha256 = sha256_file(path, cancel, |n| {
+        let (sha256, st) = sha256_file_checked(path, cancel, |n| {
             done_here += n;
             if last.elapsed() >= PROGRESS_INTERVAL {
                 last = Instant::now();
@@ -278,15 +343,20 @@ fn run(
         })?;
         let _ = tx.send(HashMessage::Progress(progress(done_here)));
         done_before += done_here;
-        if let Some(c) = cache {
+        let read_at_s = now_s();
+        if let Some(c) = cache
+            && st.is_regular
+            && !st.racy()
+        {
             // A cache that cannot be written does not fail the hash.
-            let _ = c.store(path, &sha256);
+            let _ = c.store_stamped(&st, &sha256, read_at_s);
         }
         let d = FileDigest {
             path: path.clone(),
             bytes: done_here,
             sha256,
             from_cache: false,
+            read_at_s: Some(read_at_s),
         };
         let _ = tx.send(HashMessage::FileDone(d.clone()));
         out.push(d);
@@ -300,48 +370,147 @@ fn run(
 pub struct CacheEntry {
     /// Canonical path.
     pub path: String,
+    /// Device id (`st_dev`) when hashed.
+    pub dev: u64,
+    /// Inode number (`st_ino`) when hashed.
+    pub ino: u64,
     /// Size in bytes when hashed.
     pub size: u64,
     /// Modification time when hashed: seconds since the Unix epoch.
-    pub mtime_s: u64,
+    pub mtime_s: i64,
     /// … and nanoseconds.
-    pub mtime_ns: u32,
+    pub mtime_ns: i64,
+    /// Status-change time when hashed (`st_ctime`; `touch -r` cannot set it back).
+    pub ctime_s: i64,
+    /// … and nanoseconds.
+    pub ctime_ns: i64,
+    /// When the file was last read in full: seconds since the Unix epoch.
+    #[serde(default)]
+    pub read_at_s: Option<u64>,
     /// Lower-case hex SHA-256.
     pub sha256: String,
 }
+
+/// Cache format version; files of another version are ignored (and replaced on the next store).
+const CACHE_VERSION: u32 = 2;
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 struct CacheFile {
     version: u32,
-    entries: Vec<CacheEntry>,
+    #[serde(default)]
+    entries: Vec<serde_json::Value>,
 }
 
-/// Digests remembered in a JSON file, keyed by canonical path, size and modification time.
+impl CacheFile {
+    fn entries(&self) -> Vec<CacheEntry> {
+        if self.version != CACHE_VERSION {
+            return Vec::new();
+        }
+        self.entries
+            .iter()
+            .filter_map(|v| serde_json::from_value(v.clone()).ok())
+            .collect()
+    }
+}
+
+/// Digests remembered in a JSON file, keyed by canonical path, device, inode, size, mtime
+/// and ctime.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HashCache {
     path: PathBuf,
+    read: bool,
 }
 
-struct Stamp {
+/// What a cache entry is keyed on: the file's identity and stat, nanoseconds included.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp {
     path: String,
+    dev: u64,
+    ino: u64,
     size: u64,
-    mtime_s: u64,
-    mtime_ns: u32,
+    mtime_s: i64,
+    mtime_ns: i64,
+    ctime_s: i64,
+    ctime_ns: i64,
+    is_regular: bool,
 }
 
-fn stamp(file: &Path) -> io::Result<Stamp> {
+/// A change this close (seconds) before the read may share its clock tick with a write
+/// during the read; such a digest is returned but not cached.
+const RACY_S: i64 = 1;
+
+impl Stamp {
+    fn racy(&self) -> bool {
+        let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i128);
+        ns(self.mtime_s, self.mtime_ns).max(ns(self.ctime_s, self.ctime_ns)) >= now - ns(RACY_S, 0)
+    }
+
+    fn matches(&self, e: &CacheEntry) -> bool {
+        e.path == self.path
+            && e.dev == self.dev
+            && e.ino == self.ino
+            && e.size == self.size
+            && e.mtime_s == self.mtime_s
+            && e.mtime_ns == self.mtime_ns
+            && e.ctime_s == self.ctime_s
+            && e.ctime_ns == self.ctime_ns
+    }
+}
+
+fn now_s() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The stat a cache entry is keyed on (symlinks followed, path made canonical).
+pub fn stamp(file: &Path) -> io::Result<Stamp> {
     let canonical = fs::canonicalize(file)?;
     let meta = fs::metadata(&canonical)?;
-    let mtime = meta
-        .modified()?
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
+    #[cfg(unix)]
+    let (dev, ino, mtime_s, mtime_ns, ctime_s, ctime_ns) = {
+        use std::os::unix::fs::MetadataExt;
+        (
+            meta.dev(),
+            meta.ino(),
+            meta.mtime(),
+            meta.mtime_nsec(),
+            meta.ctime(),
+            meta.ctime_nsec(),
+        )
+    };
+    #[cfg(not(unix))]
+    let (dev, ino, mtime_s, mtime_ns, ctime_s, ctime_ns) = {
+        let t = |r: io::Result<SystemTime>| {
+            r.ok()
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .unwrap_or_default()
+        };
+        let m = t(meta.modified());
+        let c = t(meta.created());
+        (
+            0,
+            0,
+            m.as_secs() as i64,
+            i64::from(m.subsec_nanos()),
+            c.as_secs() as i64,
+            i64::from(c.subsec_nanos()),
+        )
+    };
     Ok(Stamp {
         path: canonical.to_string_lossy().into_owned(),
+        dev,
+        ino,
         size: meta.len(),
-        mtime_s: mtime.as_secs(),
-        mtime_ns: mtime.subsec_nanos(),
+        mtime_s,
+        mtime_ns,
+        ctime_s,
+        ctime_ns,
+        is_regular: meta.is_file(),
     })
 }
 
@@ -359,7 +528,19 @@ impl HashCache {
 
     /// A cache stored in `path`.
     pub fn at(path: impl Into<PathBuf>) -> HashCache {
-        HashCache { path: path.into() }
+        HashCache {
+            path: path.into(),
+            read: true,
+        }
+    }
+
+    /// The same cache, never read but still written (`hash --no-cache`: the fresh digest
+    /// replaces the entry).
+    pub fn write_only(self) -> HashCache {
+        HashCache {
+            read: false,
+            ..self
+        }
     }
 
     /// Where the cache is stored.
@@ -375,50 +556,80 @@ impl HashCache {
     }
 
     fn load(&self) -> Result<CacheFile, HashError> {
-        match fs::read(&self.path) {
+        match crate::infile::read_bytes(
+            &self.path,
+            crate::infile::HASH_CACHE_CAP_BYTES,
+            "the hash cache",
+        ) {
             Ok(bytes) => serde_json::from_slice(&bytes)
                 .map_err(|e| self.err(format!("not a valid cache file: {e}"))),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(CacheFile {
-                version: 1,
+                version: CACHE_VERSION,
                 entries: Vec::new(),
             }),
             Err(e) => Err(self.err(e.to_string())),
         }
     }
 
-    /// The remembered digest of `file` if its size and modification time are unchanged.
+    /// The remembered digest of `file` if its device, inode, size, mtime and ctime are
+    /// unchanged.
     pub fn lookup(&self, file: &Path) -> Result<Option<String>, HashError> {
+        Ok(self.lookup_entry(file)?.map(|e| e.sha256))
+    }
+
+    /// The remembered entry of `file` if its device, inode, size, mtime and ctime are
+    /// unchanged (never for a cache made with [`HashCache::write_only`]).
+    pub fn lookup_entry(&self, file: &Path) -> Result<Option<CacheEntry>, HashError> {
+        if !self.read {
+            return Ok(None);
+        }
         let s = stamp(file).map_err(|e| HashError::Io {
             path: file.to_path_buf(),
             source: e,
         })?;
-        Ok(self.load()?.entries.into_iter().find_map(|e| {
-            (e.path == s.path
-                && e.size == s.size
-                && e.mtime_s == s.mtime_s
-                && e.mtime_ns == s.mtime_ns)
-                .then_some(e.sha256)
-        }))
+        if !s.is_regular {
+            return Ok(None);
+        }
+        Ok(self.load()?.entries().into_iter().find(|e| s.matches(e)))
     }
 
-    /// Remember `sha256` for `file` (replacing an older entry for the same path). Written to a
-    /// temporary file in the same folder and renamed over the cache, so a reader never sees
-    /// a half-written cache.
+    /// Remember `sha256` for `file` as it is now (replacing an older entry for the same path).
+    /// The caller vouches that the digest describes the file's current contents; hashing
+    /// jobs store the stat taken before their read instead ([`HashCache::store_stamped`]).
     pub fn store(&self, file: &Path, sha256: &str) -> Result<(), HashError> {
         let s = stamp(file).map_err(|e| HashError::Io {
             path: file.to_path_buf(),
             source: e,
         })?;
-        let mut cache = self.load().unwrap_or_default();
-        cache.version = 1;
-        cache.entries.retain(|e| e.path != s.path);
-        cache.entries.push(CacheEntry {
-            path: s.path,
+        self.store_stamped(&s, sha256, now_s())
+    }
+
+    /// Remember `sha256` for the file whose stat was `s`, read in full at `read_at_s`.
+    /// Written to a temporary file in the same folder and renamed over the cache, so a reader
+    /// never sees a half-written cache.
+    pub fn store_stamped(&self, s: &Stamp, sha256: &str, read_at_s: u64) -> Result<(), HashError> {
+        let old = self.load().unwrap_or_default();
+        let mut entries = old.entries();
+        entries.retain(|e| e.path != s.path);
+        entries.push(CacheEntry {
+            path: s.path.clone(),
+            dev: s.dev,
+            ino: s.ino,
             size: s.size,
             mtime_s: s.mtime_s,
             mtime_ns: s.mtime_ns,
+            ctime_s: s.ctime_s,
+            ctime_ns: s.ctime_ns,
+            read_at_s: Some(read_at_s),
             sha256: sha256.to_string(),
         });
+        let cache = CacheFile {
+            version: CACHE_VERSION,
+            entries: entries
+                .iter()
+                .filter_map(|e| serde_json::to_value(e).ok())
+                .collect(),
+        };
         let dir = self
             .path
             .parent()
@@ -461,6 +672,13 @@ mod tests {
             hex(&d),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
+    }
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(fmt_utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(fmt_utc(951_782_400 + 3723), "2000-02-29 01:02:03 UTC");
+        assert_eq!(fmt_utc(1_796_001_791), "2026-11-30 01:23:11 UTC");
     }
 
     #[test]

@@ -10,7 +10,6 @@ use super::types::{TensorInfo, Value};
 use crate::core::units::{Provenance, Sourced};
 use crate::core::weights::WeightFile;
 use std::collections::HashSet;
-use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
@@ -42,7 +41,8 @@ fn open_header(path: &Path) -> Result<Header, GgufError> {
         path: path.to_path_buf(),
         source: e,
     };
-    let file = File::open(path).map_err(open_err)?;
+    // Checked before `open`: opening a FIFO blocks, /dev/zero never ends.
+    let file = crate::infile::open_regular(path).map_err(open_err)?;
     let len = file.metadata().map_err(open_err)?.len();
     read_header(BufReader::with_capacity(READ_BUFFER_BYTES, file), len)
 }
@@ -303,10 +303,11 @@ impl Artifact {
             Value::Array { items, .. } => Ok(items.clone()),
             Value::Skipped(s) => {
                 let shard = &self.shards[0];
-                let file = File::open(&shard.path).map_err(|e| GgufError::Open {
-                    path: shard.path.clone(),
-                    source: e,
-                })?;
+                let file =
+                    crate::infile::open_regular(&shard.path).map_err(|e| GgufError::Open {
+                        path: shard.path.clone(),
+                        source: e,
+                    })?;
                 load_array(
                     BufReader::with_capacity(READ_BUFFER_BYTES, file),
                     shard.header.file_len,

@@ -186,6 +186,11 @@ fn check_id(file: &str, src: &str, id: &str, expected: Option<&str>) -> Result<(
     Ok(())
 }
 
+/// Most memory tiers a machine profile may list (a big multi-GPU box has under 20).
+pub const MAX_TIERS: usize = 64;
+/// Most compute paths a machine profile may list.
+pub const MAX_COMPUTE: usize = 256;
+
 /// Validate a machine profile beyond its syntax.
 pub fn check_machine(
     file: &str,
@@ -194,6 +199,28 @@ pub fn check_machine(
     stem: Option<&str>,
 ) -> Result<(), ProfileError> {
     check_id(file, src, &m.id, stem)?;
+    if m.tiers.len() > MAX_TIERS {
+        return Err(invalid(
+            file,
+            src,
+            "id",
+            format!(
+                "{} [[tier]] tables; a machine has at most {MAX_TIERS} memory tiers",
+                m.tiers.len()
+            ),
+        ));
+    }
+    if m.compute.len() > MAX_COMPUTE {
+        return Err(invalid(
+            file,
+            src,
+            "id",
+            format!(
+                "{} [[compute]] tables; a machine has at most {MAX_COMPUTE} compute paths",
+                m.compute.len()
+            ),
+        ));
+    }
     if m.tiers.is_empty() {
         return Err(invalid(
             file,
@@ -573,7 +600,12 @@ impl Catalog {
                 paths.sort();
                 for p in paths {
                     let file = p.display().to_string();
-                    match fs::read_to_string(&p) {
+                    // A FIFO or device named *.toml is skipped with a message, never opened.
+                    match crate::infile::read_text(
+                        &p,
+                        crate::infile::PROFILE_CAP_BYTES,
+                        "a profile",
+                    ) {
                         Ok(src) => {
                             let st = p
                                 .file_stem()
@@ -682,6 +714,29 @@ impl Catalog {
     }
 }
 
+/// `FILE:LINE` of `key = …` in the scenario `id_or_path` (a path, a user profile or a
+/// built-in), for an error about a value that scenario holds; `None` when it cannot be found.
+pub fn scenario_key_location(cat: &Catalog, id_or_path: &str, key: &str) -> Option<String> {
+    let read =
+        |p: &Path| crate::infile::read_text(p, crate::infile::PROFILE_CAP_BYTES, "a profile");
+    let (file, src) = if let Some(p) = as_path(id_or_path) {
+        (p.display().to_string(), read(&p).ok()?)
+    } else {
+        let e = cat.scenarios.iter().find(|e| e.id == id_or_path)?;
+        match &e.origin {
+            Origin::File(p) => (p.display().to_string(), read(p).ok()?),
+            Origin::Builtin => BUILTIN
+                .iter()
+                .find(|(kind, name, _)| *kind == "scenarios" && stem(name) == id_or_path)
+                .map(|(kind, name, src)| (format!("profiles/{kind}/{name}"), src.to_string()))?,
+        }
+    };
+    Some(match key_line(&src, key) {
+        Some(l) => format!("{file}:{l}"),
+        None => file,
+    })
+}
+
 fn upsert<T>(list: &mut Vec<Entry<T>>, id: String, origin: Origin, value: T) {
     if let Some(e) = list.iter_mut().find(|e| e.id == id) {
         e.origin = origin;
@@ -698,7 +753,7 @@ fn as_path(s: &str) -> Option<PathBuf> {
 
 fn read(p: &Path) -> Result<(String, String), ProfileError> {
     let file = p.display().to_string();
-    fs::read_to_string(p)
+    crate::infile::read_text(p, crate::infile::PROFILE_CAP_BYTES, "a profile")
         .map(|s| (s, file.clone()))
         .map_err(|e| ProfileError::Io {
             path: file,
@@ -706,29 +761,123 @@ fn read(p: &Path) -> Result<(String, String), ProfileError> {
         })
 }
 
-/// Write a file atomically: a temp file in the same directory, fsync, rename.
+/// The temp file a save writes before renaming it over `path`: `.NAME.toml.tmp-PID` (the
+/// loader reads only names ending in `.toml`, so it never picks one up).
+fn temp_name(path: &Path) -> String {
+    format!(
+        ".{}.tmp-{}",
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("profile"),
+        std::process::id()
+    )
+}
+
+/// True when process `pid` still runs. Where `/proc` is not there to ask, a temp file is
+/// taken as stale only when it is more than an hour old.
+fn pid_alive(pid: u32, modified: Option<std::time::SystemTime>) -> bool {
+    let proc = Path::new("/proc");
+    if proc.join("self").exists() {
+        return proc.join(pid.to_string()).exists();
+    }
+    modified
+        .and_then(|m| m.elapsed().ok())
+        .is_none_or(|age| age < std::time::Duration::from_secs(3600))
+}
+
+/// Remove the temp files (`.NAME.toml.tmp-PID`) that saves killed before their rename left in
+/// `dir`, when their process is gone. Returns how many were removed.
+pub fn clean_stale_temps(dir: &Path) -> usize {
+    let Ok(rd) = fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for e in rd.flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(pid) = name
+            .strip_prefix('.')
+            .and_then(|n| n.rsplit_once(".toml.tmp-"))
+            .and_then(|(_, pid)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let meta = e.metadata().ok();
+        if !meta.as_ref().is_some_and(|m| m.is_file()) {
+            continue;
+        }
+        if pid != std::process::id()
+            && !pid_alive(pid, meta.and_then(|m| m.modified().ok()))
+            && fs::remove_file(e.path()).is_ok()
+        {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// Write a file atomically: a temp file in the same directory, fsync, rename. The temp file
+/// is removed when any step fails, and stale ones of killed saves are cleaned first.
 pub fn write_atomic(path: &Path, contents: &str) -> Result<(), ProfileError> {
     let io = |e: std::io::Error| ProfileError::Io {
         path: path.display().to_string(),
         message: e.to_string(),
     };
     let dir = path.parent().unwrap_or(Path::new("."));
+    check_folder(dir)?;
     fs::create_dir_all(dir).map_err(io)?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        path.file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("profile"),
-        std::process::id()
-    ));
-    let mut f = fs::File::create(&tmp).map_err(io)?;
-    f.write_all(contents.as_bytes()).map_err(io)?;
-    f.sync_all().map_err(io)?;
-    drop(f);
-    fs::rename(&tmp, path).map_err(|e| {
+    clean_stale_temps(dir);
+    let tmp = dir.join(temp_name(path));
+    let write = || -> std::io::Result<()> {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(contents.as_bytes())?;
+        f.sync_all()?;
+        drop(f);
+        fs::rename(&tmp, path)
+    };
+    write().map_err(|e| {
         let _ = fs::remove_file(&tmp);
         io(e)
     })
+}
+
+/// A folder profiles are saved in must be a folder (or not exist yet): a file of that name
+/// is named in the error instead of `File exists (os error 17)`.
+fn check_folder(dir: &Path) -> Result<(), ProfileError> {
+    for d in dir.ancestors() {
+        match fs::metadata(d) {
+            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(_) => {
+                return Err(ProfileError::Io {
+                    path: d.display().to_string(),
+                    message: "is not a folder (profiles are saved in a folder of this name); move it away".into(),
+                });
+            }
+            Err(_) => continue,
+        }
+    }
+    Ok(())
+}
+
+/// Check, before any work is done, that a profile can be saved as `<dir>/<kind>/<id>.toml`:
+/// the id is valid, the folder is a folder, and no profile of that id exists unless
+/// `overwrite`. Returns the path it would be saved at.
+pub fn check_save(
+    dir: &Path,
+    kind: &str,
+    id: &str,
+    overwrite: bool,
+) -> Result<PathBuf, ProfileError> {
+    check_id("--save", "", id, None)?;
+    let folder = dir.join(kind);
+    check_folder(&folder)?;
+    let path = folder.join(format!("{id}.toml"));
+    if path.exists() && !overwrite {
+        return Err(ProfileError::Exists {
+            path: path.display().to_string(),
+        });
+    }
+    Ok(path)
 }
 
 /// Save a profile as `<dir>/<kind>/<id>.toml`, atomically; refuse to overwrite unless asked.
@@ -740,12 +889,7 @@ pub fn save<T: serde::Serialize>(
     header: &str,
     overwrite: bool,
 ) -> Result<PathBuf, ProfileError> {
-    let path = dir.join(kind).join(format!("{id}.toml"));
-    if path.exists() && !overwrite {
-        return Err(ProfileError::Exists {
-            path: path.display().to_string(),
-        });
-    }
+    let path = check_save(dir, kind, id, overwrite)?;
     let body = toml::to_string_pretty(value).map_err(|e| ProfileError::Io {
         path: path.display().to_string(),
         message: e.to_string(),

@@ -127,6 +127,7 @@ pub fn write<W: Write>(
         base.cache.type_k,
         base.cache.type_v
     );
+    let title = crate::sanitize::text(&title);
     if md {
         writeln!(w, "# {title}\n")?;
     } else {
@@ -185,6 +186,7 @@ pub fn write<W: Write>(
                 },
             ],
         })
+        .map(|c| c.map(|s| crate::sanitize::field(&s, md).into_owned()))
         .collect();
     if md {
         writeln!(w, "| {} |", head.join(" | "))?;

@@ -9,6 +9,7 @@ use crate::core::units::{
     self, Provenance, bytes_gib, exact_binary, fmt_bandwidth, fmt_flops, fmt_gb, fmt_gib, fmt_ms,
     fmt_rate, fmt_tokens, group_digits, group_digits_signed,
 };
+use crate::sanitize::{Md, Text};
 use std::io::{self, Write};
 
 /// Text or markdown.
@@ -269,8 +270,8 @@ impl<W: Write> Out<'_, W> {
     }
     fn row(&mut self, k: &str, v: &str) -> io::Result<()> {
         match self.style {
-            Style::Text => writeln!(self.w, "  {k:<22} {v}"),
-            Style::Markdown => writeln!(self.w, "| {k} | {} |", v.replace('|', "\\|")),
+            Style::Text => writeln!(self.w, "  {:<22} {}", Text(k), Text(v)),
+            Style::Markdown => writeln!(self.w, "| {} | {} |", Md(k), Md(v)),
         }
     }
     fn table_head(&mut self, a: &str, b: &str) -> io::Result<()> {
@@ -281,8 +282,8 @@ impl<W: Write> Out<'_, W> {
     }
     fn para(&mut self, t: &str) -> io::Result<()> {
         match self.style {
-            Style::Text => writeln!(self.w, "  {t}"),
-            Style::Markdown => writeln!(self.w, "- {t}"),
+            Style::Text => writeln!(self.w, "  {}", Text(t)),
+            Style::Markdown => writeln!(self.w, "- {}", Text(t)),
         }
     }
 }
@@ -297,8 +298,8 @@ pub fn write_worksheet<W: Write>(
     let s = &r.inputs;
     let mut o = Out { w, style };
     match style {
-        Style::Text => writeln!(o.w, "llmbound worksheet: {}", r.scenario)?,
-        Style::Markdown => writeln!(o.w, "# llmbound worksheet: {}", r.scenario)?,
+        Style::Text => writeln!(o.w, "llmbound worksheet: {}", Text(&r.scenario))?,
+        Style::Markdown => writeln!(o.w, "# llmbound worksheet: {}", Text(&r.scenario))?,
     }
     let note = "Bounds, not benchmarks. GB = 10^9 bytes, GiB = 2^30 bytes.";
     match style {
@@ -317,16 +318,17 @@ pub fn write_worksheet<W: Write>(
     for (name, value, p, src) in inputs(r) {
         match style {
             Style::Text => {
-                writeln!(o.w, "  {name:<26} {value}  [{p}]")?;
+                writeln!(o.w, "  {:<26} {}  [{p}]", Text(&name), Text(&value))?;
                 if !src.is_empty() {
-                    writeln!(o.w, "  {:<26}   source: {src}", "")?;
+                    writeln!(o.w, "  {:<26}   source: {}", "", Text(&src))?;
                 }
             }
             Style::Markdown => writeln!(
                 o.w,
-                "| {name} | {} | {p} | {} |",
-                value.replace('|', "\\|"),
-                src.replace('|', "\\|")
+                "| {} | {} | {p} | {} |",
+                Md(&name),
+                Md(&value),
+                Md(&src)
             )?,
         }
     }
@@ -606,11 +608,11 @@ pub fn write_worksheet<W: Write>(
 
     o.heading("Reproduce")?;
     match style {
-        Style::Text => writeln!(o.w, "  {}", super::llama_cpp_command(r, model_path))?,
+        Style::Text => writeln!(o.w, "  {}", Text(&super::llama_cpp_command(r, model_path)))?,
         Style::Markdown => writeln!(
             o.w,
             "```sh\n{}\n```",
-            super::llama_cpp_command(r, model_path)
+            Text(&super::llama_cpp_command(r, model_path))
         )?,
     }
 
@@ -747,8 +749,8 @@ fn kv_total_derivation(r: &Report) -> String {
 pub fn write_check<W: Write>(c: &ClaimCheck, style: Style, w: &mut W) -> io::Result<()> {
     let mut o = Out { w, style };
     match style {
-        Style::Text => writeln!(o.w, "{}", c.verdict)?,
-        Style::Markdown => writeln!(o.w, "# Claim check\n\n**{}**", c.verdict)?,
+        Style::Text => writeln!(o.w, "{}", Text(&c.verdict))?,
+        Style::Markdown => writeln!(o.w, "# Claim check\n\n**{}**", Text(&c.verdict))?,
     }
     o.heading(&format!(
         "{} tokens/s against every decode ceiling",
@@ -769,8 +771,8 @@ pub fn write_check<W: Write>(c: &ClaimCheck, style: Style, w: &mut W) -> io::Res
         if l.exceeded {
             for a in &l.assumptions {
                 match style {
-                    Style::Text => writeln!(o.w, "      - {a}")?,
-                    Style::Markdown => writeln!(o.w, "  - {a}")?,
+                    Style::Text => writeln!(o.w, "      - {}", Text(a))?,
+                    Style::Markdown => writeln!(o.w, "  - {}", Text(a))?,
                 }
             }
         }

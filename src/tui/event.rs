@@ -60,7 +60,13 @@ pub fn event_action(app: &App, ev: &Event) -> Option<Action> {
 }
 
 fn leave() {
-    let _ = execute!(std::io::stdout(), DisableMouseCapture);
+    // The cursor is shown here, not left to the terminal's drop: after a signal the process
+    // ends before that runs.
+    let _ = execute!(
+        std::io::stdout(),
+        DisableMouseCapture,
+        crossterm::cursor::Show
+    );
     ratatui::restore();
 }
 
@@ -71,6 +77,9 @@ pub fn run(opts: Options) -> color_eyre::Result<()> {
     if let Some(p) = opts.gguf {
         app.update(Action::OpenPath(p));
     }
+    // Installed before the terminal turns raw, so a SIGTERM/SIGINT/SIGHUP at any moment ends
+    // the loop and the terminal is given back below.
+    let signals = signals::Watch::install();
     let mut terminal = ratatui::try_init().wrap_err("cannot set up the terminal")?;
     // ratatui's hook restores the screen on a panic; leave mouse capture too.
     let hook = std::panic::take_hook();
@@ -79,16 +88,22 @@ pub fn run(opts: Options) -> color_eyre::Result<()> {
         hook(info);
     }));
     let _ = execute!(std::io::stdout(), EnableMouseCapture);
-    let result = event_loop(&mut terminal, &mut app);
+    let result = event_loop(&mut terminal, &mut app, &|| signals.pending());
     leave();
+    // Ended by a signal: with the terminal restored, end as that signal would have.
+    signals.finish();
     result
 }
 
-fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> color_eyre::Result<()> {
+fn event_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    app: &mut App,
+    signalled: &dyn Fn() -> bool,
+) -> color_eyre::Result<()> {
     let size = terminal.size()?;
     app.update(Action::Resize(size.width, size.height));
     let mut dirty = true;
-    while !app.quit {
+    while !app.quit && !signalled() {
         if app.poll_jobs() {
             dirty = true;
         }
@@ -109,11 +124,77 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> color_e
                     app.update(a);
                 }
                 dirty = true;
-                if app.quit || !event::poll(Duration::ZERO)? {
+                if app.quit || signalled() || !event::poll(Duration::ZERO)? {
                     break;
                 }
             }
         }
     }
     Ok(())
+}
+
+/// SIGTERM, SIGINT and SIGHUP while the explorer runs: `signal-hook` sets a flag the event
+/// loop checks (at least every 250 ms), the loop ends, the terminal is restored (raw mode
+/// off, main screen, mouse capture off, cursor shown), then the process ends as the signal
+/// would have. A second signal before that ends the process at once.
+#[cfg(unix)]
+mod signals {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    use signal_hook::{SigId, flag, low_level};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    pub struct Watch {
+        got: Arc<AtomicUsize>,
+        ids: Vec<SigId>,
+    }
+
+    impl Watch {
+        pub fn install() -> Watch {
+            let got = Arc::new(AtomicUsize::new(0));
+            let term = Arc::new(AtomicBool::new(false));
+            let mut ids = Vec::new();
+            for sig in [SIGTERM, SIGINT, SIGHUP] {
+                // Order matters: the shutdown sees the flag only from the second signal on.
+                ids.extend(
+                    flag::register_conditional_shutdown(sig, 128 + sig, Arc::clone(&term)).ok(),
+                );
+                ids.extend(flag::register(sig, Arc::clone(&term)).ok());
+                ids.extend(flag::register_usize(sig, Arc::clone(&got), sig as usize).ok());
+            }
+            Watch { got, ids }
+        }
+
+        pub fn pending(&self) -> bool {
+            self.got.load(Ordering::SeqCst) != 0
+        }
+
+        pub fn finish(self) {
+            let sig = self.got.load(Ordering::SeqCst);
+            for id in self.ids {
+                low_level::unregister(id);
+            }
+            if sig != 0 {
+                let _ = low_level::emulate_default_handler(sig as i32);
+            }
+        }
+    }
+}
+
+/// No POSIX signals here: the loop ends only on quit.
+#[cfg(not(unix))]
+mod signals {
+    pub struct Watch;
+
+    impl Watch {
+        pub fn install() -> Watch {
+            Watch
+        }
+
+        pub fn pending(&self) -> bool {
+            false
+        }
+
+        pub fn finish(self) {}
+    }
 }

@@ -20,6 +20,33 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Widget, Wra
 
 impl Widget for &App {
     fn render(self, area: Rect, buf: &mut Buffer) {
+        self.render_screen(area, buf);
+        strip_unsafe(area, buf);
+    }
+}
+
+/// ratatui already drops graphemes holding C0/C1 controls; the bidi overrides, isolates and
+/// separators that file strings (model, tier, tensor and file names) may carry are removed
+/// here, cell by cell, so no drawn cell can reorder or break the terminal's line.
+pub fn strip_unsafe(area: Rect, buf: &mut Buffer) {
+    let area = area.intersection(buf.area);
+    for y in area.top()..area.bottom() {
+        for x in area.left()..area.right() {
+            let cell = &mut buf[(x, y)];
+            if cell.symbol().chars().any(crate::sanitize::is_unsafe) {
+                let kept: String = cell
+                    .symbol()
+                    .chars()
+                    .filter(|c| !crate::sanitize::is_unsafe(*c))
+                    .collect();
+                cell.set_symbol(if kept.is_empty() { " " } else { &kept });
+            }
+        }
+    }
+}
+
+impl App {
+    fn render_screen(&self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
         if layout::too_small(area) {
             Paragraph::new(vec![
