@@ -399,7 +399,7 @@ impl Detected {
             })
             .unwrap_or_default();
         format!(
-            "llmbound detect ({} mode): read-only wrapping sum of u64 words, {} threads each reading its own buffer ({} in all{llc}), {} timed repetitions after a warm-up pass, best repetition kept",
+            "llmbound machine detect ({} mode): read-only wrapping sum of u64 words, {} threads each reading its own buffer ({} in all{llc}), {} timed repetitions after a warm-up pass, best repetition kept",
             self.options.mode.label(),
             r.threads,
             units::exact_binary(r.bytes_per_repetition),
@@ -522,7 +522,7 @@ impl Detected {
             self.date
         );
         let mut notes = vec![format!(
-            "Written by llmbound detect on {} ({} mode). CPU: {cpu}, {} logical CPUs{}; {}.",
+            "Written by llmbound machine detect on {} ({} mode). CPU: {cpu}, {} logical CPUs{}; {}.",
             self.date,
             self.options.mode.label(),
             self.cpu.logical,
@@ -532,7 +532,6 @@ impl Detected {
                 .unwrap_or_default(),
             self.cpu.method
         )];
-        notes.extend(self.warnings.iter().map(|w| format!("WARNING: {w}.")));
         notes.extend(self.all_notes().iter().map(|n| format!("Note: {n}.")));
         notes.push("No compute rate is detected, so the profile gives no prefill ceiling until one is added as [[compute]].".into());
         MachineFile {
@@ -546,8 +545,8 @@ impl Detected {
 
     /// The comment block written above the profile.
     pub fn header(&self) -> String {
-        let mut h = format!(
-            "# Machine profile of this machine, written by `llmbound detect` on {} ({} mode).\n\
+        format!(
+            "# Machine profile of this machine, written by `llmbound machine detect` on {} ({} mode).\n\
              # Capacity from the OS; host bandwidth measured here: best {}, median {} ({} repetitions).\n\
              # A bandwidth measured while other work shares the memory is not an upper bound.\n",
             self.date,
@@ -555,11 +554,7 @@ impl Detected {
             gb(self.bandwidth.best),
             gb(self.bandwidth.median),
             self.bandwidth.samples.len()
-        );
-        for w in &self.warnings {
-            h.push_str(&format!("# WARNING: {w}\n"));
-        }
-        h
+        )
     }
 
     /// The profile as TOML text (header included), checked to load back as a profile.
