@@ -706,14 +706,7 @@ fn run_detect(
     let text = d.to_toml(&id).map_err(bad)?;
     write!(out, "{text}").map_err(io_fail)?;
     if let Some(id) = save {
-        let path = detect::save(&d, &id, force).map_err(|e| match e {
-            detect::DetectError::Profile(crate::profile::ProfileError::Exists { path }) => bad(
-                format!(
-                    "{path} already exists: pass --force to replace it, or --save OTHER-ID to keep both"
-                ),
-            ),
-            e => bad(e),
-        })?;
+        let path = detect::save(&d, &id, force).map_err(bad)?;
         eprintln!("llmbound: saved {}", path.display());
     }
     Ok(0)
