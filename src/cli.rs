@@ -30,7 +30,8 @@ pub const EXIT_MISMATCH: i32 = crate::exit::MISMATCH;
     name = "llmbound",
     version,
     about = "Capacity, KV-cache and roofline bounds for running LLMs locally: does it fit, and how fast could decode possibly go?",
-    long_about = None
+    long_about = None,
+    after_help = crate::exit::summary()
 )]
 struct Cli {
     #[command(subcommand)]

@@ -16,6 +16,14 @@ pub const IMPOSSIBLE: i32 = 3;
 /// (`hash`), or tensor data or shards of a split model are missing (`hash`, `inspect`).
 pub const MISMATCH: i32 = 4;
 
+/// The exit codes in one line, for the end of `llmbound --help`.
+pub fn summary() -> String {
+    "Exit codes: 0 success, 1 bad input or I/O, 2 usage, 3 a rate above the highest ceiling, \
+     4 not the artifact (SHA-256 mismatch, incomplete file). `llmbound man` prints the manual \
+     with every command."
+        .to_string()
+}
+
 /// Every exit code with its meaning, in order, for the man page and the documentation.
 pub const TABLE: &[(i32, &str)] = &[
     (OK, "success"),

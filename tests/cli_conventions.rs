@@ -237,6 +237,18 @@ fn every_command_follows_the_exit_code_table() {
 
     // The top level.
     expect(d, &["--version"], exit::OK, &[]);
+    let help = expect(d, &["--help"], exit::OK, &[]);
+    let help = String::from_utf8(help.stdout).unwrap();
+    assert!(
+        help.contains("Exit codes: 0 success, 1 bad input"),
+        "{help}"
+    );
+    for (code, _) in exit::TABLE {
+        assert!(
+            help.contains(&format!(" {code} ")),
+            "--help lacks exit {code}"
+        );
+    }
     expect(d, &["--bogus"], exit::USAGE, &["unexpected argument"]);
     expect(
         d,
