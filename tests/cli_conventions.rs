@@ -386,6 +386,26 @@ fn every_command_follows_the_exit_code_table() {
         &[],
     );
     expect(d, &["bench", broken], exit::BAD_INPUT, &["broken.json"]);
+    // A decode row faster than any H200 could go: 3 from bench and from check --from-bench.
+    let mut rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(bench).unwrap()).unwrap();
+    for r in rows.as_array_mut().unwrap() {
+        if r["n_gen"] == 128 && r["n_prompt"] == 0 && r["n_depth"] == 0 {
+            r["avg_ts"] = serde_json::json!(7000.0);
+            r["samples_ts"] = serde_json::json!([7000.0]);
+        }
+    }
+    let doctored = d.join("doctored.json");
+    std::fs::write(&doctored, serde_json::to_string(&rows).unwrap()).unwrap();
+    let doctored = doctored.to_str().unwrap();
+    for cmd in [
+        vec!["bench", doctored],
+        vec!["check", "--from-bench", doctored],
+    ] {
+        let mut args = cmd.clone();
+        args.extend(["--gguf", g, "--machine", "h200-measured"]);
+        expect(d, &args, exit::IMPOSSIBLE, &[]);
+    }
     expect(d, &["bench"], exit::USAGE, &["RESULTS.json"]);
     // machine detect (the measuring run is in machine_detect_save_names_force)
     expect(
