@@ -672,3 +672,39 @@ fn the_readme_and_cli_reference_match_the_binary() {
         );
     }
 }
+
+#[test]
+fn a_split_model_with_a_missing_shard_exits_4() {
+    use llmbound::gguf::writer::{self, Data, GgufWriter};
+    use llmbound::gguf::{GgmlType, Value};
+    let dir = tempfile::tempdir().unwrap();
+    for no in 0..2u16 {
+        let mut w = GgufWriter::new();
+        if no == 0 {
+            w = w
+                .kv("general.architecture", writer::string("llama"))
+                .kv("llama.block_count", Value::U32(2));
+        }
+        w.kv("split.no", Value::U16(no))
+            .kv("split.count", Value::U16(2))
+            .kv("split.tensors.count", Value::I32(2))
+            .tensor(&format!("blk.{no}.attn_q.weight"), GgmlType::F16, &[64, 64])
+            .write_file(
+                &dir.path().join(format!("M-{:05}-of-00002.gguf", no + 1)),
+                Data::Zeros,
+            )
+            .unwrap();
+    }
+    let first = dir.path().join("M-00001-of-00002.gguf");
+    let first = first.to_str().unwrap();
+    expect(dir.path(), &["inspect", first], exit::OK, &[]);
+    std::fs::remove_file(dir.path().join("M-00002-of-00002.gguf")).unwrap();
+    for cmd in ["inspect", "hash"] {
+        expect(
+            dir.path(),
+            &[cmd, first],
+            exit::MISMATCH,
+            &["\"M-00002-of-00002.gguf\" is missing", "every shard"],
+        );
+    }
+}
