@@ -464,6 +464,19 @@ pub fn main() -> i32 {
 }
 
 fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
+    // Generated from the clap definition alone: no profiles are read (a shell that sources
+    // the completions at start-up never sees a warning about a broken profile).
+    match cli.command {
+        Some(Command::Completions { shell }) => {
+            completions::write(shell, out).map_err(io_fail)?;
+            return Ok(0);
+        }
+        Some(Command::Man) => {
+            man::write(out).map_err(io_fail)?;
+            return Ok(0);
+        }
+        _ => {}
+    }
     let cat = Catalog::load();
     for e in &cat.errors {
         eprintln!("llmbound: warning: skipped a profile: {e}");
@@ -586,14 +599,8 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
                 },
         }) => run_detect(save, force, quick, thorough, out),
         Some(Command::Profiles { action }) => profiles(&cat, action, out),
-        Some(Command::Completions { shell }) => {
-            completions::write(shell, out).map_err(io_fail)?;
-            Ok(0)
-        }
-        Some(Command::Man) => {
-            man::write(out).map_err(io_fail)?;
-            Ok(0)
-        }
+        // Written above, before the profiles were loaded.
+        Some(Command::Completions { .. } | Command::Man) => Ok(0),
     }
 }
 

@@ -110,6 +110,21 @@ fn completions_for_every_shell_name_every_command_and_flag() {
             assert!(script.contains(&word), "{shell} completions lack {word:?}");
         }
     }
+    // No profile is read: a broken one in the profile directory does not show up.
+    let machines = dir.path().join("machines");
+    std::fs::create_dir_all(&machines).unwrap();
+    std::fs::write(machines.join("broken.toml"), "id = ").unwrap();
+    for args in [&["completions", "bash"][..], &["man"][..]] {
+        let o = expect(dir.path(), args, exit::OK, &[]);
+        assert!(stderr(&o).is_empty(), "{args:?}: {}", stderr(&o));
+    }
+    let o = expect(
+        dir.path(),
+        &["profiles", "list"],
+        exit::OK,
+        &["skipped a profile"],
+    );
+    assert!(!o.stdout.is_empty());
     expect(
         dir.path(),
         &["completions", "tcsh"],
