@@ -403,7 +403,10 @@ pub fn apply(s: &mut Scenario, o: &ScenarioOptions) -> Result<(), BuildError> {
         if let Some(m) = &o.memory {
             let v = units::parse_bytes(m).map_err(|e| flag("--memory", e.0))?;
             if v == 0 {
-                return Err(flag("--memory", "a memory size must be above 0"));
+                return Err(flag(
+                    "--memory",
+                    "a memory size must be above 0 (e.g. \"64 GiB\")",
+                ));
             }
             tier.capacity = Sourced::new(v, Provenance::User, "--memory");
         }

@@ -1,6 +1,10 @@
 //! The command line: parse (clap derive) → build the scenario → dispatch to the TUI or a
-//! report. Reports go to stdout; one-line errors to stderr with exit code 1; a claim above the
-//! highest ceiling exits 3. Never enters raw mode except through the TUI.
+//! report. Reports go to stdout; one-line errors to stderr; exit codes from `crate::exit`
+//! (1 bad input, 2 usage, 3 a claim above the highest ceiling, 4 a file that is not the
+//! artifact). Never enters raw mode except through the TUI.
+
+mod completions;
+mod man;
 
 use crate::build::{self, ScenarioOptions};
 use crate::core::{self, Report};
@@ -13,18 +17,22 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 /// Exit code for bad input.
-pub const EXIT_BAD_INPUT: i32 = 1;
+pub const EXIT_BAD_INPUT: i32 = crate::exit::BAD_INPUT;
+/// Exit code for a usage error.
+pub const EXIT_USAGE: i32 = crate::exit::USAGE;
 /// Exit code for a rate above the highest ceiling.
-pub const EXIT_IMPOSSIBLE: i32 = 3;
-/// Exit code for an artifact whose SHA-256 differs from its pinned profile.
-pub const EXIT_MISMATCH: i32 = 4;
+pub const EXIT_IMPOSSIBLE: i32 = crate::exit::IMPOSSIBLE;
+/// Exit code for an artifact whose SHA-256 differs from its pinned profile, or an incomplete
+/// file.
+pub const EXIT_MISMATCH: i32 = crate::exit::MISMATCH;
 
 #[derive(Parser, Debug)]
 #[command(
     name = "llmbound",
     version,
     about = "Capacity, KV-cache and roofline bounds for running LLMs locally: does it fit, and how fast could decode possibly go?",
-    long_about = None
+    long_about = None,
+    after_help = crate::exit::summary()
 )]
 struct Cli {
     #[command(subcommand)]
@@ -43,20 +51,21 @@ enum Command {
         format: OutFormat,
     },
     /// Hold a claimed or observed decode rate against every ceiling; exit 3 when impossible.
+    #[command(group(
+        clap::ArgGroup::new("rate")
+            .required(true)
+            .args(["tokens_per_second", "from_bench"])
+    ))]
     Check {
-        /// The claimed or observed aggregate decode rate, tokens/s.
+        /// The claimed or observed aggregate decode rate, tokens/s (or give --from-bench).
         #[arg(
             long = "tokens-per-second",
             value_name = "X",
-            required_unless_present = "from_bench"
+            allow_negative_numbers = true
         )]
         tokens_per_second: Option<f64>,
         /// Check every row of a llama-bench result file instead (`-o json` or `-o jsonl`).
-        #[arg(
-            long = "from-bench",
-            value_name = "FILE",
-            conflicts_with = "tokens_per_second"
-        )]
+        #[arg(long = "from-bench", value_name = "FILE")]
         from_bench: Option<PathBuf>,
         #[command(flatten)]
         scenario: ScenarioArgs,
@@ -115,6 +124,13 @@ enum Command {
         #[command(subcommand)]
         action: ProfilesCmd,
     },
+    /// Print a shell completion script (e.g. `llmbound completions bash > ~/.local/share/bash-completion/completions/llmbound`).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) on stdout (e.g. `llmbound man > ~/.local/share/man/man1/llmbound.1`).
+    Man,
 }
 
 #[derive(Subcommand, Debug)]
@@ -201,16 +217,16 @@ struct ScenarioArgs {
     #[arg(long, global = true)]
     artifact: Option<String>,
     /// The artifact's exact size, when no artifact profile or file is at hand ("42520398080").
-    #[arg(long = "artifact-bytes", global = true)]
+    #[arg(long = "artifact-bytes", global = true, allow_hyphen_values = true)]
     artifact_bytes: Option<String>,
     /// Machine profile id or TOML path (`compare` takes it several times).
     #[arg(long, global = true, action = clap::ArgAction::Append)]
     machine: Vec<String>,
     /// Retained tokens per sequence N (llama.cpp's -c is N × sequences).
-    #[arg(short = 'c', long, global = true)]
+    #[arg(short = 'c', long, global = true, allow_negative_numbers = true, value_parser = whole_u64)]
     context: Option<u64>,
     /// Sequences decoded together (llama.cpp -np).
-    #[arg(long, visible_alias = "parallel", global = true)]
+    #[arg(long, visible_alias = "parallel", global = true, allow_negative_numbers = true, value_parser = whole_u64)]
     sequences: Option<u64>,
     /// K cache type (-ctk): f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl.
     #[arg(long = "cache-type-k", visible_alias = "ctk", global = true)]
@@ -219,19 +235,19 @@ struct ScenarioArgs {
     #[arg(long = "cache-type-v", visible_alias = "ctv", global = true)]
     cache_type_v: Option<String>,
     /// Other live allocations A ("2 GiB"); default 0.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, allow_hyphen_values = true)]
     overhead: Option<String>,
     /// llama.cpp -ngl: the output layer plus the last n − 1 repeating layers on the accelerators.
-    #[arg(long = "gpu-layers", visible_alias = "ngl", global = true)]
+    #[arg(long = "gpu-layers", visible_alias = "ngl", global = true, allow_negative_numbers = true, value_parser = whole_u32)]
     gpu_layers: Option<u32>,
     /// Prompt rows S for the prefill bound.
-    #[arg(long = "prompt-rows", global = true)]
+    #[arg(long = "prompt-rows", global = true, allow_negative_numbers = true, value_parser = whole_u64)]
     prompt_rows: Option<u64>,
     /// Override the capacity of a tier ("64 GiB").
-    #[arg(long, global = true)]
+    #[arg(long, global = true, allow_hyphen_values = true)]
     memory: Option<String>,
     /// Override the bandwidth of a tier ("400 GB/s").
-    #[arg(long, global = true)]
+    #[arg(long, global = true, allow_hyphen_values = true)]
     bandwidth: Option<String>,
     /// Tier the --memory/--bandwidth overrides apply to (default the first).
     #[arg(long, global = true)]
@@ -240,7 +256,7 @@ struct ScenarioArgs {
     #[arg(long = "flash-attn", value_enum, global = true)]
     flash_attn: Option<OnOff>,
     /// Physical micro-batch n_ubatch (-ub).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, allow_negative_numbers = true, value_parser = whole_u64)]
     ubatch: Option<u64>,
     /// One unified KV buffer for all sequences (-kvu).
     #[arg(long = "kv-unified", global = true)]
@@ -252,7 +268,12 @@ struct ScenarioArgs {
     #[arg(long = "no-kv-offload", global = true)]
     no_kv_offload: bool,
     /// Layer split across accelerators (--tensor-split 3,1).
-    #[arg(long = "tensor-split", value_delimiter = ',', global = true)]
+    #[arg(
+        long = "tensor-split",
+        value_delimiter = ',',
+        global = true,
+        allow_hyphen_values = true
+    )]
     tensor_split: Option<Vec<f64>>,
     /// Compute path for the prefill ceiling ("fp16", "int8", …).
     #[arg(long = "compute-path", global = true)]
@@ -266,6 +287,31 @@ struct ScenarioArgs {
     /// A draft model the runtime also loads (adds to W).
     #[arg(long, global = true, value_name = "FILE")]
     draft: Option<PathBuf>,
+}
+
+/// A whole number for a count flag (tokens, sequences, layers, rows). clap's own parser would
+/// call "-5" "invalid digit found in string"; this says what is wrong with it.
+fn whole_u64(s: &str) -> Result<u64, String> {
+    if let Ok(v) = s.trim().parse::<u64>() {
+        return Ok(v);
+    }
+    match s.trim().parse::<f64>() {
+        Ok(v) if v < 0.0 => Err("must not be negative: give a whole number (0, 1, 2, …)".into()),
+        Ok(v) if v.is_finite() && v.fract() != 0.0 => {
+            Err("must be a whole number (0, 1, 2, …), not a fraction".into())
+        }
+        Ok(_) => Err(format!(
+            "must be a whole number from 0 to {} (0, 1, 2, …)",
+            u64::MAX
+        )),
+        Err(_) => Err("not a number: give a whole number (0, 1, 2, …)".into()),
+    }
+}
+
+/// [`whole_u64`] for a flag that fits in 32 bits (llama.cpp's -ngl).
+fn whole_u32(s: &str) -> Result<u32, String> {
+    let v = whole_u64(s)?;
+    u32::try_from(v).map_err(|_| format!("must be at most {}", u32::MAX))
 }
 
 impl ScenarioArgs {
@@ -314,6 +360,49 @@ fn bad(e: impl std::fmt::Display) -> Failure {
         code: EXIT_BAD_INPUT,
         message: e.to_string().replace('\n', " "),
     }
+}
+
+/// A usage error of ours (exit 2, like clap's own): the command line asks for something the
+/// command cannot do.
+fn usage(e: impl std::fmt::Display) -> Failure {
+    Failure {
+        code: EXIT_USAGE,
+        message: e.to_string().replace('\n', " "),
+    }
+}
+
+/// An artifact whose data or shards are missing (exit 4).
+fn incomplete(e: impl std::fmt::Display) -> Failure {
+    Failure {
+        code: EXIT_MISMATCH,
+        message: e.to_string().replace('\n', " "),
+    }
+}
+
+/// Opening a GGUF for `inspect` or `hash`: missing shards of a split model are an incomplete
+/// artifact (exit 4); anything else is bad input.
+fn open_artifact(file: &std::path::Path) -> Result<crate::gguf::Artifact, Failure> {
+    crate::gguf::open(file).map_err(|e| {
+        let m = build::gguf_message(file, &e);
+        if matches!(e, crate::gguf::GgufError::MissingShards { .. }) {
+            incomplete(format!("{m}: put every shard in the same folder"))
+        } else {
+            bad(m)
+        }
+    })
+}
+
+/// After `inspect` or `hash` printed what they found: a partial download is exit 4.
+fn check_complete(file: &std::path::Path, a: &crate::gguf::Artifact) -> Result<(), Failure> {
+    let missing = a.missing_bytes();
+    if missing > 0 {
+        return Err(incomplete(format!(
+            "{}: incomplete: {} bytes of tensor data are missing (a partial download? download it again)",
+            file.display(),
+            crate::core::units::group_digits(missing as u128)
+        )));
+    }
+    Ok(())
 }
 
 fn io_fail(e: std::io::Error) -> Failure {
@@ -377,6 +466,19 @@ pub fn main() -> i32 {
 }
 
 fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
+    // Generated from the clap definition alone: no profiles are read (a shell that sources
+    // the completions at start-up never sees a warning about a broken profile).
+    match cli.command {
+        Some(Command::Completions { shell }) => {
+            completions::write(shell, out).map_err(io_fail)?;
+            return Ok(0);
+        }
+        Some(Command::Man) => {
+            man::write(out).map_err(io_fail)?;
+            return Ok(0);
+        }
+        _ => {}
+    }
     let cat = Catalog::load();
     for e in &cat.errors {
         eprintln!(
@@ -387,7 +489,7 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
     if let Some(m) = cli.scenario.machine.get(1)
         && !matches!(cli.command, Some(Command::Compare { .. }))
     {
-        return Err(bad(format!(
+        return Err(usage(format!(
             "--machine \"{m}\": give one machine (several only with `llmbound compare`)"
         )));
     }
@@ -419,7 +521,7 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
             group,
             metadata,
         }) => {
-            let a = crate::gguf::open(&file).map_err(|e| bad(build::gguf_message(&file, &e)))?;
+            let a = open_artifact(&file)?;
             let inv = crate::gguf::TensorInventory::from_artifact(&a);
             let sort = match sort {
                 SortArg::Name => inspect::Sort::Name,
@@ -443,6 +545,8 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
                     inspect::write_text(&r, group, true, out).map_err(io_fail)?
                 }
             }
+            out.flush().map_err(io_fail)?;
+            check_complete(&file, &a)?;
             Ok(0)
         }
         Some(Command::Hash { file, no_cache }) => hash(&cat, &file, no_cache, out),
@@ -464,7 +568,7 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
             let tokens_per_second = tokens_per_second.unwrap_or(0.0);
             if !(tokens_per_second.is_finite() && tokens_per_second > 0.0) {
                 return Err(bad(format!(
-                    "--tokens-per-second \"{tokens_per_second}\" must be a positive rate"
+                    "--tokens-per-second \"{tokens_per_second}\" must be a positive rate in tokens/s (e.g. 12.5)"
                 )));
             }
             crate::core::units::check_tokens_per_second(tokens_per_second).map_err(|e| {
@@ -505,6 +609,8 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
                 },
         }) => run_detect(save, force, quick, thorough, out),
         Some(Command::Profiles { action }) => profiles(&cat, action, out),
+        // Written above, before the profiles were loaded.
+        Some(Command::Completions { .. } | Command::Man) => Ok(0),
     }
 }
 
@@ -515,7 +621,10 @@ fn compare(
     out: &mut impl Write,
 ) -> Result<i32, Failure> {
     if args.machine.len() < 2 {
-        return Err(bad("compare needs at least two --machine options"));
+        return Err(usage(format!(
+            "compare needs at least two --machine options, got {}: e.g. `llmbound compare --machine macbook-pro-m4-pro-48gb --machine desktop-rtx-4090` (`llmbound profiles list` lists the machines)",
+            args.machine.len()
+        )));
     }
     let mut first = args.clone();
     first.machine = vec![args.machine[0].clone()];
@@ -642,7 +751,7 @@ fn hash(
     let a = if block {
         None
     } else {
-        Some(crate::gguf::open(file).map_err(|e| bad(build::gguf_message(file, &e)))?)
+        Some(open_artifact(file)?)
     };
     if let Some(a) = &a
         && a.missing_bytes() > 0
@@ -762,7 +871,7 @@ fn hash(
             None => {
                 writeln!(
                     out,
-                    "not pinned: artifact profile {} has the same size but no SHA-256",
+                    "not pinned: artifact profile {} has the same size but no SHA-256 (add the digest above as its `sha256` to pin it)",
                     Text(&art.id)
                 )
                 .map_err(io_fail)?;
@@ -776,7 +885,7 @@ fn hash(
                 if block {
                     "not pinned: no artifact profile pins this SHA-256 (a block device has no file size to match)"
                 } else {
-                    "not pinned: no artifact profile has this exact size"
+                    "not pinned: no artifact profile has this exact size (pin it with an [[artifact]] of this `bytes` and `sha256` in a model profile; see `llmbound profiles path`)"
                 }
             )
             .map_err(io_fail)?;
@@ -884,7 +993,11 @@ fn profiles(cat: &Catalog, action: ProfilesCmd, out: &mut impl Write) -> Result<
         ProfilesCmd::Path => {
             match &cat.user_dir {
                 Some(d) => writeln!(out, "{}", crate::sanitize::path(d)).map_err(io_fail)?,
-                None => return Err(bad("no user profile directory on this platform")),
+                None => {
+                    return Err(bad(
+                        "no user profile directory on this platform: set LLMBOUND_CONFIG_DIR to one",
+                    ));
+                }
             }
             Ok(0)
         }

@@ -463,7 +463,7 @@ impl Detected {
             })
             .unwrap_or_default();
         format!(
-            "llmbound detect ({} mode): read-only wrapping sum of u64 words, {} threads each reading its own buffer ({} in all{llc}), {} timed repetitions after a warm-up pass in each of {} runs, best repetition kept",
+            "llmbound machine detect ({} mode): read-only wrapping sum of u64 words, {} threads each reading its own buffer ({} in all{llc}), {} timed repetitions after a warm-up pass in each of {} runs, best repetition kept",
             self.options.mode.label(),
             r.threads,
             units::exact_binary(r.bytes_per_repetition),
@@ -602,7 +602,7 @@ impl Detected {
             self.date
         );
         let mut notes = vec![format!(
-            "Written by llmbound detect on {} ({} mode). CPU: {cpu}, {} logical CPUs{}; {}.",
+            "Written by llmbound machine detect on {} ({} mode). CPU: {cpu}, {} logical CPUs{}; {}.",
             self.date,
             self.options.mode.label(),
             self.cpu.logical,
@@ -612,7 +612,6 @@ impl Detected {
                 .unwrap_or_default(),
             self.cpu.method
         )];
-        notes.extend(self.warnings.iter().map(|w| format!("WARNING: {w}.")));
         notes.extend(self.all_notes().iter().map(|n| format!("Note: {n}.")));
         notes.push("No compute rate is detected, so the profile gives no prefill ceiling until one is added as [[compute]].".into());
         MachineFile {
@@ -627,7 +626,7 @@ impl Detected {
     /// The comment block written above the profile.
     pub fn header(&self) -> String {
         let mut h = format!(
-            "# Machine profile of this machine, written by `llmbound detect` on {} ({} mode).\n\
+            "# Machine profile of this machine, written by `llmbound machine detect` on {} ({} mode).\n\
              # Capacity from the OS; host bandwidth measured here: best {}, median {} ({} repetitions).\n\
              # A bandwidth measured while other work shares the memory is not an upper bound.\n",
             self.date,
@@ -646,9 +645,6 @@ impl Detected {
             None => h.push_str(
                 "# No peak bandwidth is known: a rate above the measured ceiling is not called impossible.\n",
             ),
-        }
-        for w in &self.warnings {
-            h.push_str(&format!("# WARNING: {w}\n"));
         }
         h
     }

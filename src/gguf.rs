@@ -106,6 +106,27 @@ pub enum GgufError {
         /// The file's length.
         file_len: u64,
     },
+    /// A count of entries (tensors, key/values, array elements) that the rest of the file is
+    /// too short to hold, even at the smallest size an entry can have.
+    #[error(
+        "{what} is \"{count}\" at byte {offset}: {count} {entries} need at least {needed} bytes; {remaining} are left before the file ends at byte {file_len} (truncated or corrupt: download or convert it again)"
+    )]
+    CountTooLarge {
+        /// What was counted.
+        what: String,
+        /// The count read.
+        count: u64,
+        /// What is counted, plural ("tensor entries").
+        entries: String,
+        /// The fewest bytes that many entries take.
+        needed: u128,
+        /// Where the count was read.
+        offset: u64,
+        /// Bytes left after it.
+        remaining: u64,
+        /// The file's length.
+        file_len: u64,
+    },
     /// A metadata value type id outside 0–12.
     #[error("unknown metadata value type \"{type_id}\" for key {key:?} at byte {offset}")]
     UnknownValueType {
@@ -312,6 +333,7 @@ impl GgufError {
             Io { offset, .. }
             | Truncated { offset, .. }
             | TooLarge { offset, .. }
+            | CountTooLarge { offset, .. }
             | UnknownValueType { offset, .. }
             | NestedTooDeep { offset, .. }
             | InvalidUtf8 { offset, .. }

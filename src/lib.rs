@@ -6,6 +6,7 @@ pub mod cli;
 pub mod compare;
 pub mod core;
 pub mod detect;
+pub mod exit;
 pub mod gguf;
 pub mod infile;
 pub mod inspect;

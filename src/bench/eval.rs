@@ -250,7 +250,11 @@ pub struct BenchReport {
 impl BenchReport {
     /// The process exit code a CLI should use: 3 when a row is impossible, else 0.
     pub fn exit_code(&self) -> i32 {
-        if self.impossible_rows > 0 { 3 } else { 0 }
+        if self.impossible_rows > 0 {
+            crate::exit::IMPOSSIBLE
+        } else {
+            crate::exit::OK
+        }
     }
 }
 

@@ -45,7 +45,7 @@ impl fmt::Display for SplitError {
             ),
             SplitError::Negative { index, value } => write!(
                 f,
-                "tensor split proportion {} is negative ({value})",
+                "tensor split proportion {} is negative ({value}): proportions must be non-negative",
                 index + 1
             ),
             SplitError::AllZero => {
@@ -60,12 +60,6 @@ impl std::error::Error for SplitError {}
 /// The fraction of the offloaded layers each of `devices` accelerators takes (Σ = 1; missing
 /// trailing proportions are 0, as llama.cpp reads them).
 pub fn fractions(split: &[f64], devices: usize) -> Result<Vec<f64>, SplitError> {
-    if split.len() > devices {
-        return Err(SplitError::TooLong {
-            given: split.len(),
-            devices,
-        });
-    }
     let mut max = 0.0f64;
     for (index, &value) in split.iter().enumerate() {
         if !value.is_finite() {
@@ -75,6 +69,13 @@ pub fn fractions(split: &[f64], devices: usize) -> Result<Vec<f64>, SplitError> 
             return Err(SplitError::Negative { index, value });
         }
         max = max.max(value);
+    }
+    // Each value is checked before the length, so a bad value is named whatever the count.
+    if split.len() > devices {
+        return Err(SplitError::TooLong {
+            given: split.len(),
+            devices,
+        });
     }
     if max <= 0.0 {
         return Err(SplitError::AllZero);

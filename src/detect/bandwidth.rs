@@ -40,7 +40,9 @@ pub struct BandwidthRun {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BandwidthError {
     /// A thread's buffer could not be allocated.
-    #[error("cannot allocate {bytes} bytes for the bandwidth test (try a quicker mode)")]
+    #[error(
+        "cannot allocate {bytes} bytes for the bandwidth test: try `--quick`, which reads a smaller buffer"
+    )]
     Allocation {
         /// Bytes asked for.
         bytes: u64,

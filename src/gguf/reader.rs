@@ -390,9 +390,11 @@ impl<R: Read + Seek> Src<R> {
         let count = self.u64(&|| format!("the array length of key {key:?}"))?;
         let min_bytes = (count as u128) * (element_type.min_size() as u128);
         if min_bytes > self.remaining() as u128 {
-            return Err(GgufError::TooLarge {
+            return Err(GgufError::CountTooLarge {
                 what: format!("the array length of key {key:?}"),
                 count,
+                entries: "array elements".into(),
+                needed: min_bytes,
                 offset: count_at,
                 remaining: self.remaining(),
                 file_len: self.len,
@@ -658,18 +660,22 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
     let kv_at = src.pos;
     let kv_count = src.u64(&|| "the metadata key/value count".to_string())?;
     if (kv_count as u128) * (MIN_KV_BYTES as u128) > src.remaining() as u128 {
-        return Err(GgufError::TooLarge {
+        return Err(GgufError::CountTooLarge {
             what: "the metadata key/value count".into(),
             count: kv_count,
+            entries: "key/value entries".into(),
+            needed: (kv_count as u128) * (MIN_KV_BYTES as u128),
             offset: kv_at,
             remaining: src.remaining(),
             file_len,
         });
     }
     if (tensor_count as u128) * (MIN_TENSOR_INFO_BYTES as u128) > src.remaining() as u128 {
-        return Err(GgufError::TooLarge {
+        return Err(GgufError::CountTooLarge {
             what: "the tensor count".into(),
             count: tensor_count,
+            entries: "tensor entries".into(),
+            needed: (tensor_count as u128) * (MIN_TENSOR_INFO_BYTES as u128),
             offset: count_at,
             remaining: src.remaining(),
             file_len,
@@ -895,9 +901,11 @@ pub fn load_array<R: Read + Seek>(
     };
     if (skipped.count as u128) * (skipped.element_type.min_size() as u128) > src.remaining() as u128
     {
-        return Err(GgufError::TooLarge {
+        return Err(GgufError::CountTooLarge {
             what: format!("the array length of key {key:?}"),
             count: skipped.count,
+            entries: "array elements".into(),
+            needed: (skipped.count as u128) * (skipped.element_type.min_size() as u128),
             offset: skipped.offset,
             remaining: src.remaining(),
             file_len,

@@ -58,7 +58,9 @@ pub enum ProfileError {
         message: String,
     },
     /// Saving would overwrite an existing profile.
-    #[error("{path} already exists (choose another id or allow overwriting)")]
+    #[error(
+        "{path} already exists: pass --force to replace it, or choose another id (--save OTHER-ID)"
+    )]
     Exists {
         /// Path.
         path: String,
