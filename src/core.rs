@@ -7,10 +7,11 @@ pub mod evaluate;
 pub mod kv;
 pub mod model;
 pub mod roofline;
+pub mod runtime;
 pub mod scenario;
 pub mod tiers;
 pub mod units;
 pub mod weights;
 
-pub use evaluate::{ClaimCheck, Report, check_claim, evaluate};
+pub use evaluate::{ClaimCheck, FitVerdict, Report, check_claim, evaluate};
 pub use scenario::Scenario;

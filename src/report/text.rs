@@ -475,15 +475,20 @@ pub fn write_worksheet<W: Write>(
             )?;
         }
     }
-    o.row("verdict", &c.verdict)?;
+    write_runtime_memory(&mut o, r)?;
+    o.row("verdict", &super::words::verdict(c))?;
     o.row(
         "largest context",
         &match c.max_context_tokens {
             Some(m) => format!(
-                "{} tokens per sequence{}",
+                "{} tokens per sequence (runtime memory){}{}",
                 fmt_tokens(m),
                 match s.model.native_context {
                     Some(nat) if m > nat => format!(" (above the native {})", fmt_tokens(nat)),
+                    _ => String::new(),
+                },
+                match c.article_max_context_tokens {
+                    Some(a) if a != m => format!("; W + K + A alone: {}", fmt_tokens(a)),
                     _ => String::new(),
                 }
             ),
@@ -631,7 +636,7 @@ pub fn write_worksheet<W: Write>(
     } else {
         format!(
             "The capacity model rejects this configuration: {}.",
-            c.verdict
+            super::words::verdict(c)
         )
     };
     o.para(&verdict_line)?;
@@ -774,6 +779,47 @@ pub fn write_check<W: Write>(c: &ClaimCheck, style: Style, w: &mut W) -> io::Res
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// The runtime's memory per used tier, itemised (model, allocated cache, output buffer,
+/// compute buffer, A), with the provenance of the buffers.
+fn write_runtime_memory<W: Write>(o: &mut Out<'_, W>, r: &Report) -> io::Result<()> {
+    let c = &r.capacity;
+    let b = &c.buffers;
+    o.row(
+        "runtime buffers",
+        &format!(
+            "output {} + compute {} ({} graph rows{}) — {}",
+            with_binary(b.output_bytes),
+            with_binary(b.compute_bytes),
+            group_digits(b.graph_tokens as u128),
+            if b.ffn_estimated {
+                ", FFN width estimated"
+            } else {
+                ""
+            },
+            super::words::BUFFERS_PROVENANCE
+        ),
+    )?;
+    for t in r.tiers.iter().filter(|t| t.used) {
+        let m = &t.memory;
+        o.row(
+            &format!("runtime {}", t.name),
+            &format!(
+                "model {} + cache {} + output {} + compute {} + A {} = {} of {} → {} {}",
+                fmt_gib(m.model_bytes),
+                fmt_gib(m.context_bytes),
+                fmt_gib(m.output_bytes),
+                fmt_gib(m.compute_bytes),
+                fmt_gib(m.user_bytes),
+                fmt_gib(m.total_bytes),
+                fmt_gib(m.capacity_bytes),
+                if m.free_bytes >= 0 { "free" } else { "short" },
+                units::fmt_gib(m.free_bytes.unsigned_abs().min(u64::MAX as u128) as u64),
+            ),
+        )?;
     }
     Ok(())
 }

@@ -48,7 +48,7 @@ impl BoundsPane<'_> {
         let mark = if c.fits { "✓ " } else { "✗ " };
         lines.push(Line::from(vec![
             Span::styled(mark, verdict_style),
-            Span::styled(c.verdict.clone(), verdict_style),
+            Span::styled(crate::report::words::verdict(c), verdict_style),
         ]));
         let _ = width;
         lines
