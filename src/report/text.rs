@@ -219,7 +219,7 @@ pub fn limitations(r: &Report) -> Vec<String> {
         );
     }
     if r.capacity.other_bytes == 0 {
-        v.push("The capacity calculation excludes process overhead (A = 0): runtime, compute buffers, the OS share.".into());
+        v.push("The article's W + K + A excludes process overhead (A = 0); the runtime memory counts llama.cpp's allocated cache, output and compute buffers (a CPU-backend model; GPU backends reserve differently) but not the OS share or other processes.".into());
     }
     v.push("The decode ceilings omit activation traffic, sampling, kernel launches, synchronization, thermal state and attention arithmetic; they assume one complete logical cache read at the retained context.".into());
     v
@@ -622,13 +622,16 @@ pub fn write_worksheet<W: Write>(
     o.heading("Inference")?;
     let verdict_line = if c.fits {
         format!(
-            "The capacity model accepts this artifact at {} tokens × {} on {}; {} remain outside weights and cache{}.",
+            "The capacity model accepts this artifact at {} tokens × {} on {}; {} remain outside weights and cache ({} beside llama.cpp's allocated cache and buffers){}.",
             fmt_tokens(n),
             plural(b, "sequence"),
             s.machine.name,
             units::fmt_gib_signed(c.headroom_bytes),
+            units::fmt_gib_signed(
+                c.memory_bytes as i128 - c.runtime_bytes.total_bytes as i128
+            ),
             if c.other_bytes == 0 {
-                " for the OS, runtime, workspaces and allocator slack"
+                " for the OS, other processes and allocator slack"
             } else {
                 ""
             }
@@ -792,8 +795,8 @@ fn write_runtime_memory<W: Write>(o: &mut Out<'_, W>, r: &Report) -> io::Result<
         "runtime buffers",
         &format!(
             "output {} + compute {} ({} graph rows{}) — {}",
-            with_binary(b.output_bytes),
-            with_binary(b.compute_bytes),
+            mib(b.output_bytes),
+            mib(b.compute_bytes),
             group_digits(b.graph_tokens as u128),
             if b.ffn_estimated {
                 ", FFN width estimated"
@@ -822,4 +825,13 @@ fn write_runtime_memory<W: Write>(o: &mut Out<'_, W>, r: &Report) -> io::Result<
         )?;
     }
     Ok(())
+}
+
+/// Exact bytes and MiB to two decimals, as llama.cpp logs its buffers.
+fn mib(n: u64) -> String {
+    format!(
+        "{} bytes = {:.2} MiB",
+        group_digits(n as u128),
+        n as f64 / units::MIB as f64
+    )
 }
