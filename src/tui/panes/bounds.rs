@@ -60,13 +60,64 @@ impl BoundsPane<'_> {
         let c = &r.capacity;
         let n = r.inputs.cache.context;
         let mut lines = Vec::new();
+        // Legend of the bars: W model, C allocated cache, X output + compute buffers, A, free.
+        let st = crate::tui::widgets::memory_bar::styles(t);
+        let sym = crate::tui::widgets::memory_bar::SYMBOLS;
+        let names = ["W model", "C cache", "X output", "compute", "A other", "free"];
+        let mut legend = Vec::new();
+        for (i, name) in names.iter().enumerate() {
+            if i == 3 {
+                // output and compute share the X figure
+                legend.push(Span::styled("+", t.label()));
+            } else if i > 0 {
+                legend.push(Span::raw("  "));
+            }
+            legend.push(Span::styled(sym[i], st[i]));
+            legend.push(Span::styled(format!(" {name}"), t.label()));
+        }
+        lines.push(Line::from(legend));
+        let free = c.memory_bytes as i128 - c.runtime_bytes.total_bytes as i128;
+        let mut decide = vec![
+            Span::styled("runtime ", t.label()),
+            Span::styled(
+                format!(
+                    "{} free · buffers {} MiB (llama.cpp CPU model)",
+                    units::fmt_gib_signed(
+                        r.tiers
+                            .iter()
+                            .filter(|x| x.used)
+                            .map(|x| x.memory.free_bytes)
+                            .min()
+                            .unwrap_or(free)
+                    ),
+                    units::trim_float(
+                        (c.buffers.output_bytes + c.buffers.compute_bytes) as f64
+                            / units::MIB as f64,
+                        2
+                    )
+                ),
+                if c.fits { t.text() } else { t.bad() },
+            ),
+        ];
+        if let Some(item) = r
+            .tiers
+            .iter()
+            .find(|x| x.used && x.name == c.limiting_tier)
+            .and_then(|x| x.memory.overflows_at)
+        {
+            decide.push(Span::styled(
+                format!(" · {} decides", crate::report::words::item_long(item)),
+                t.bad(),
+            ));
+        }
+        lines.push(Line::from(decide));
         let head_style = if c.headroom_bytes >= 0 {
             t.text()
         } else {
             t.bad()
         };
         lines.push(Line::from(vec![
-            Span::styled("headroom ", t.label()),
+            Span::styled("W+K+A headroom ", t.label()),
             Span::styled(
                 format!(
                     "{} bytes = {}",
@@ -104,6 +155,14 @@ impl BoundsPane<'_> {
                 ];
                 if c.max_context_exceeds_native {
                     v.push(Span::styled(" (> native)", t.warn()));
+                }
+                if let Some(a) = c.article_max_context_tokens
+                    && a != m
+                {
+                    v.push(Span::styled(
+                        format!(" · W+K+A alone {}", units::fmt_tokens(a)),
+                        t.label(),
+                    ));
                 }
                 v
             }
@@ -410,11 +469,14 @@ impl Widget for BoundsPane<'_> {
             if y >= top.bottom() {
                 break;
             }
+            let g = |x: u64| units::trim_float(units::Bytes(x).gib(), 2);
+            let [model, cache, output, compute, user] = b.items;
             let figures = format!(
-                " W {} K {} A {} / {}",
-                units::trim_float(units::Bytes(b.weights_bytes).gib(), 2),
-                units::trim_float(units::Bytes(b.kv_bytes).gib(), 2),
-                units::trim_float(units::Bytes(b.other_bytes).gib(), 2),
+                " W {} C {} X {} A {} / {}",
+                g(model),
+                g(cache),
+                g(output.saturating_add(compute)),
+                g(user),
                 units::fmt_gib(b.capacity_bytes)
             );
             let name_w = 9u16;
