@@ -182,8 +182,31 @@ fn n_kv_of(kv: &KvCache, il: usize, g: &GraphSettings) -> u64 {
     }
 }
 
+/// Architectures whose graph normalises Q and K per head (`attn_q_norm`, `attn_k_norm`):
+/// the norm of a reshaped view is a new tensor, not an in-place op.
+fn has_qk_norm(arch: &str) -> bool {
+    matches!(
+        arch,
+        "qwen3"
+            | "qwen3moe"
+            | "qwen3vl"
+            | "qwen3vlmoe"
+            | "qwen3next"
+            | "gemma3"
+            | "gemma3n"
+            | "olmo2"
+            | "olmoe"
+            | "chameleon"
+            | "exaone4"
+            | "cohere2"
+            | "bailingmoe2"
+            | "glm4moe"
+    )
+}
+
 /// Replay the reserved graph with `t` rows and `outputs` output rows; returns the
-/// high-water mark in bytes.
+/// high-water mark in bytes. The order of allocations and frees follows llama.cpp's node
+/// order for a decoder layer (checked against ggml-alloc's own trace of the graph).
 fn replay(
     model: &ModelShape,
     ff: &FeedForward,
@@ -199,11 +222,17 @@ fn replay(
         .saturating_mul(outputs)
         .saturating_mul(f32b);
     let mask_elem = if g.flash_attn { 2 } else { 4 };
+    let qk_norm = has_qk_norm(&model.architecture);
     let mut r = Replay::new();
 
-    // Inputs (leafs, allocated first): token ids, positions, per distinct cache size the set_rows
-    // indices (int64) and the KQ mask, the output ids.
+    // Inputs (leafs, allocated first, in the order the graph first uses them): token ids, the
+    // embeddings input (never consumed, so never freed), the mixed token/embedding inputs,
+    // positions, per cache kind the K and V row indices (int64) and the KQ mask, the output ids.
     let tokens = r.alloc(t * 4);
+    let _inp_embd = r.alloc(e);
+    let mixed_tokens = r.alloc(t * 4);
+    let mixed_slots = r.alloc(t * 8);
+    let mixed_embd = r.alloc(e);
     let pos = r.alloc(t * 4);
     let mut kinds: Vec<u64> = Vec::new();
     for (il, l) in model.layers.iter().enumerate() {
@@ -214,16 +243,41 @@ fn replay(
             }
         }
     }
-    let mut inputs = vec![tokens, pos];
+    let mut kind_inputs = Vec::new();
     for n in &kinds {
-        inputs.push(r.alloc(t * 8));
-        inputs.push(r.alloc(t * 8));
-        inputs.push(r.alloc(n.saturating_mul(t).saturating_mul(mask_elem)));
+        let ki = r.alloc(t * 8);
+        let vi = r.alloc(t * 8);
+        let mask = r.alloc(n.saturating_mul(t).saturating_mul(mask_elem));
+        kind_inputs.push((ki, vi, mask));
     }
     let out_ids = r.alloc(outputs * 4);
+    // The last layer using each kind frees its inputs after use.
+    let last_of_kind: Vec<usize> = kinds
+        .iter()
+        .map(|n| {
+            model
+                .layers
+                .iter()
+                .enumerate()
+                .filter(|(il, l)| l.attention != Attention::None && n_kv_of(kv, *il, g) == *n)
+                .map(|(il, _)| il)
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let last_attn = last_of_kind.iter().copied().max();
 
-    // inp_embd = get_rows(tok_embd, tokens)
+    // inp_embd = get_rows(tok_embd, tokens); the mixed rows are gathered, copied and
+    // scattered into it (the copy stays allocated).
     let mut inp_l = r.alloc(e);
+    r.free(tokens);
+    let gathered = r.alloc(e);
+    r.free(mixed_tokens);
+    let _copied = r.alloc(e);
+    r.free(mixed_embd);
+    r.free(gathered);
+    r.free(mixed_slots);
+
     let last = model.layers.len().saturating_sub(1);
     let dense_ff = if ff.length > 0 {
         ff.length
@@ -231,6 +285,8 @@ fn replay(
         // Unknown: 6 × n_embd, above every current model's ratio (errs high).
         model.embedding_length.saturating_mul(6)
     };
+    let mut pos_live = Some(pos);
+    let mut out_live = Some(out_ids);
     for (il, l) in model.layers.iter().enumerate() {
         let hq = l.head_count as u64;
         let hkv = l.head_count_kv as u64;
@@ -264,14 +320,37 @@ fn replay(
         }
         if l.attention != Attention::None {
             let n_kv = n_kv_of(kv, il, g);
+            let kind = kinds.iter().position(|k| *k == n_kv).unwrap_or(0);
             // build_attn expands Q, V, K in that order, then the two cache writes.
-            let q = r.alloc(hq * dk * t * f32b);
+            let mut q = r.alloc(hq * dk * t * f32b);
+            if qk_norm {
+                let qn = r.alloc(hq * dk * t * f32b);
+                r.free(q);
+                q = qn;
+            }
             let v = (model.mla.is_none()).then(|| r.alloc(hkv * dv * t * f32b));
-            let k = r.alloc(hkv * dk * t * f32b);
+            let mut k = r.alloc(hkv * dk * t * f32b);
             r.free(norm);
+            if qk_norm {
+                let kn = r.alloc(hkv * dk * t * f32b);
+                r.free(k);
+                k = kn;
+            }
+            if Some(il) == last_attn
+                && let Some(p) = pos_live.take()
+            {
+                r.free(p);
+            }
             r.free(k);
+            let last_here = last_of_kind.get(kind) == Some(&il);
+            if last_here {
+                r.free(kind_inputs[kind].0);
+            }
             if let Some(v) = v {
                 r.free(v);
+            }
+            if last_here {
+                r.free(kind_inputs[kind].1);
             }
             let attn = if g.flash_attn {
                 let o = r.alloc(hq * dv * t * f32b);
@@ -286,6 +365,9 @@ fn replay(
                 r.free(kqv);
                 cont
             };
+            if last_here {
+                r.free(kind_inputs[kind].2);
+            }
             let attn = if let Some(m) = model.mla {
                 // decompress the latent back to per-head values
                 let o = r.alloc(hq * m.value_length_mla as u64 * t * f32b);
@@ -307,25 +389,29 @@ fn replay(
         } else if cur.is_some() {
             r.free(norm);
         }
-        let Some(mut cur) = cur else {
+        let Some(cur) = cur else {
             r.free(norm);
             continue;
         };
-        if il == last {
-            // keep only the output rows
+        let ffn_inp = if il == last {
+            // keep only the output rows of the attention output and of the residual
             let c = r.alloc(e_out);
             r.free(cur);
             let s = r.alloc(e_out);
             r.free(inp_l);
-            // ffn_inp = add(cur, inpSA) in place
-            inp_l = s;
-            cur = c;
-        }
+            if let Some(o) = out_live.take() {
+                r.free(o);
+            }
+            // ffn_inp = c + s, in place into c
+            r.free(s);
+            c
+        } else {
+            // ffn_inp = cur + inpL, in place into cur; inpL's last consumer
+            r.free(inp_l);
+            cur
+        };
         let rows = if il == last { outputs } else { t };
         let er = if il == last { e_out } else { e };
-        // ffn_inp = cur + inpSA (in place into cur); inpSA's last consumer.
-        r.free(inp_l);
-        let ffn_inp = cur;
         let fnorm = r.alloc(er);
         let down = if let Some(moe) = model.moe {
             let n_exp = moe.experts as u64;
@@ -381,13 +467,6 @@ fn replay(
         // l_out = down + ffn_inp (in place into down)
         r.free(ffn_inp);
         inp_l = down;
-        if il == last {
-            // the inputs' last consumers are done
-            for i in inputs.drain(..) {
-                r.free(i);
-            }
-            r.free(out_ids);
-        }
     }
     // result_norm in place over the last layer's output, then the logits.
     let _logits = r.alloc(
