@@ -182,28 +182,6 @@ fn n_kv_of(kv: &KvCache, il: usize, g: &GraphSettings) -> u64 {
     }
 }
 
-/// Architectures whose graph normalises Q and K per head (`attn_q_norm`, `attn_k_norm`):
-/// the norm of a reshaped view is a new tensor, not an in-place op.
-fn has_qk_norm(arch: &str) -> bool {
-    matches!(
-        arch,
-        "qwen3"
-            | "qwen3moe"
-            | "qwen3vl"
-            | "qwen3vlmoe"
-            | "qwen3next"
-            | "gemma3"
-            | "gemma3n"
-            | "olmo2"
-            | "olmoe"
-            | "chameleon"
-            | "exaone4"
-            | "cohere2"
-            | "bailingmoe2"
-            | "glm4moe"
-    )
-}
-
 /// Replay the reserved graph with `t` rows and `outputs` output rows; returns the
 /// high-water mark in bytes. The order of allocations and frees follows llama.cpp's node
 /// order for a decoder layer (checked against ggml-alloc's own trace of the graph).
@@ -222,7 +200,9 @@ fn replay(
         .saturating_mul(outputs)
         .saturating_mul(f32b);
     let mask_elem = if g.flash_attn { 2 } else { 4 };
-    let qk_norm = has_qk_norm(&model.architecture);
+    // The first op on the reshaped Q and K (RoPE, or a per-head norm) cannot run in place on
+    // a view of the projection, so each gets a new tensor and the projection is freed.
+    let qk_norm = true;
     let mut r = Replay::new();
 
     // Inputs (leafs, allocated first, in the order the graph first uses them): token ids, the
@@ -243,10 +223,23 @@ fn replay(
             }
         }
     }
+    // Without flash attention the V cache is stored transposed and its row indices are per
+    // element: n_tokens × n_embd_v_gqa int64.
+    let v_gqa = model
+        .layers
+        .iter()
+        .map(|l| l.head_count_kv as u64 * l.value_length as u64)
+        .max()
+        .unwrap_or(0);
+    let v_idx_bytes = if g.flash_attn || model.mla.is_some() {
+        t * 8
+    } else {
+        t.saturating_mul(v_gqa).saturating_mul(8)
+    };
     let mut kind_inputs = Vec::new();
     for n in &kinds {
         let ki = r.alloc(t * 8);
-        let vi = r.alloc(t * 8);
+        let vi = r.alloc(v_idx_bytes);
         let mask = r.alloc(n.saturating_mul(t).saturating_mul(mask_elem));
         kind_inputs.push((ki, vi, mask));
     }
@@ -581,7 +574,8 @@ mod tests {
         assert_eq!(b.output_bytes, 607_744);
         let c = mib(b.compute_bytes);
         eprintln!("qwen3-32b compute {c:.2} MiB (llama.cpp 388.77)");
-        assert!((c - 388.77).abs() <= 388.77 * 0.05, "{c}");
+        // llama-fit-params (build 11434) on a header-only file of this shape: 407,654,400 bytes.
+        assert_eq!(b.compute_bytes, 407_654_400, "{c}");
     }
 
     #[test]
@@ -606,9 +600,12 @@ mod tests {
             context: 32_768,
             ..CacheSettings::default()
         };
-        let c = mib(run(&m, ff, &s).compute_bytes);
+        let b = run(&m, ff, &s);
+        let c = mib(b.compute_bytes);
         eprintln!("gemma-3-270m compute {c:.2} MiB (llama.cpp 551.28)");
-        assert!((c - 551.28).abs() <= 16.0, "{c}");
+        // llama-fit-params on the real gemma-3-270m Q4_K_M file: 578,058,240 and 1,048,576 bytes.
+        assert_eq!(b.compute_bytes, 578_058_240, "{c}");
+        assert_eq!(b.output_bytes, 1_048_576);
     }
 
     #[test]
@@ -630,9 +627,11 @@ mod tests {
             flash_attn: false,
             ..CacheSettings::default()
         };
-        let c = mib(run(&m, ff, &s).compute_bytes);
+        let b = run(&m, ff, &s);
+        let c = mib(b.compute_bytes);
         eprintln!("llama-3.1-8b compute {c:.2} MiB (llama.cpp 8656)");
-        assert!((c - 8656.0).abs() <= 8656.0 * 0.05, "{c}");
+        // llama-fit-params on a header-only file of this shape: 9,076,539,392 bytes.
+        assert_eq!(b.compute_bytes, 9_076_539_392, "{c}");
     }
 
     #[test]
