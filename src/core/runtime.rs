@@ -214,13 +214,24 @@ fn replay(
     let mixed_slots = r.alloc(t * 8);
     let mixed_embd = r.alloc(e);
     let pos = r.alloc(t * 4);
+    // One set of attention inputs per cache: full layers and windowed layers each have their
+    // own (an iSWA model keeps two even with --swa-full), in the order the layers first use them.
+    let windowed = |a: Attention| matches!(a, Attention::Sliding { .. } | Attention::Chunked { .. });
+    let mut kind_of_layer: Vec<Option<usize>> = vec![None; model.layers.len()];
+    let mut kind_key: Vec<bool> = Vec::new();
     let mut kinds: Vec<u64> = Vec::new();
     for (il, l) in model.layers.iter().enumerate() {
         if l.attention != Attention::None {
-            let n = n_kv_of(kv, il, g);
-            if !kinds.contains(&n) {
-                kinds.push(n);
-            }
+            let w = windowed(l.attention);
+            let k = match kind_key.iter().position(|x| *x == w) {
+                Some(k) => k,
+                None => {
+                    kind_key.push(w);
+                    kinds.push(n_kv_of(kv, il, g));
+                    kinds.len() - 1
+                }
+            };
+            kind_of_layer[il] = Some(k);
         }
     }
     // Without flash attention the V cache is stored transposed and its row indices are per
@@ -245,16 +256,11 @@ fn replay(
     }
     let out_ids = r.alloc(outputs * 4);
     // The last layer using each kind frees its inputs after use.
-    let last_of_kind: Vec<usize> = kinds
-        .iter()
-        .map(|n| {
-            model
-                .layers
+    let last_of_kind: Vec<usize> = (0..kinds.len())
+        .map(|k| {
+            kind_of_layer
                 .iter()
-                .enumerate()
-                .filter(|(il, l)| l.attention != Attention::None && n_kv_of(kv, *il, g) == *n)
-                .map(|(il, _)| il)
-                .max()
+                .rposition(|x| *x == Some(k))
                 .unwrap_or(0)
         })
         .collect();
@@ -313,7 +319,7 @@ fn replay(
         }
         if l.attention != Attention::None {
             let n_kv = n_kv_of(kv, il, g);
-            let kind = kinds.iter().position(|k| *k == n_kv).unwrap_or(0);
+            let kind = kind_of_layer[il].unwrap_or(0);
             // build_attn expands Q, V, K in that order, then the two cache writes.
             let mut q = r.alloc(hq * dk * t * f32b);
             if qk_norm {
@@ -414,22 +420,28 @@ fn replay(
             } else {
                 dense_ff
             };
-            let logits = r.alloc(n_exp * rows * f32b); // softmax in place
+            let shared = ff.shared_expert_length > 0 || moe.shared_experts > 0;
+            // router logits (softmax/sigmoid in place), top-k argsort, the k weights
+            let logits = r.alloc(n_exp * rows * f32b);
             let argsort = r.alloc(n_exp * rows * 4);
             let weights = r.alloc(k * rows * f32b);
+            r.free(logits);
             let gate = r.alloc(w * k * rows * f32b);
             let up = r.alloc(w * k * rows * f32b);
+            if !shared {
+                r.free(fnorm);
+            }
             let glu = r.alloc(w * k * rows * f32b);
             r.free(gate);
             r.free(up);
             let experts = r.alloc(model.embedding_length * k * rows * f32b);
             r.free(glu);
             r.free(argsort);
-            r.free(logits);
+            // weighted in place, then the k expert outputs summed into a new tensor
             r.free(weights);
             let moe_out = r.alloc(er);
             r.free(experts);
-            if ff.shared_expert_length > 0 || moe.shared_experts > 0 {
+            if shared {
                 let ws = if ff.shared_expert_length > 0 {
                     ff.shared_expert_length
                 } else {
@@ -437,6 +449,7 @@ fn replay(
                 };
                 let sg = r.alloc(ws * rows * f32b);
                 let su = r.alloc(ws * rows * f32b);
+                r.free(fnorm);
                 let sglu = r.alloc(ws * rows * f32b);
                 r.free(sg);
                 r.free(su);
@@ -444,7 +457,6 @@ fn replay(
                 r.free(sglu);
                 r.free(sd);
             }
-            r.free(fnorm);
             moe_out
         } else {
             let gate = r.alloc(dense_ff * rows * f32b);
