@@ -335,3 +335,30 @@ fn profiles_commands() {
     let path = stdout(&["profiles", "path"]);
     assert!(path.trim_end().ends_with("none"));
 }
+
+#[test]
+fn moe_preset_without_gguf_gets_an_active_parameter_estimate() {
+    // gpt-oss-20b: 21 B parameters, 3.6 B active (model card), 32 experts, 4 used.
+    let j: serde_json::Value = serde_json::from_str(&stdout(&[
+        "report",
+        "--model",
+        "gpt-oss-20b",
+        "--artifact-bytes",
+        "12109565632",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    let inv = &j["decode"]["inventory"];
+    assert_eq!(inv["estimate"], true, "{inv}");
+    assert!(inv["basis"].as_str().unwrap().starts_with("estimate"));
+    let read = inv["read_bytes_per_token"].as_u64().unwrap();
+    // Well below the whole file, near W × A / P.
+    assert!(read < 12_109_565_632 / 4, "{read}");
+    assert!(read > 12_109_565_632 / 20, "{read}");
+    let file = j["decode"]["short_context"]["tokens_per_second"].as_f64().unwrap();
+    let est = inv["short_context"]["tokens_per_second"].as_f64().unwrap();
+    assert!(est > 4.0 * file, "{est} vs {file}");
+    // Without an inventory the estimate cannot call a rate impossible.
+    assert_eq!(j["decode"]["highest_decides"], false);
+}

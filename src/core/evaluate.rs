@@ -117,8 +117,13 @@ pub struct Decode {
     pub short_context: Ceiling,
     /// File mode, K_read at N, headline bandwidth.
     pub full_context: Ceiling,
-    /// Inventory mode (expected experts), short context.
+    /// Inventory mode (expected experts), short context. Without a tensor inventory, a MoE
+    /// model's routed-expert bytes are estimated from its advertised active parameters
+    /// (`inventory_estimated`).
     pub inventory_short_context: Option<Ceiling>,
+    /// The inventory-mode ceilings are an estimate from the advertised active parameters
+    /// (a MoE preset without a GGUF), not counted from a tensor inventory.
+    pub inventory_estimated: bool,
     /// Inventory mode (expected experts), at N.
     pub inventory_full_context: Option<Ceiling>,
     /// The highest ceiling at N: fewest bytes (inventory, k experts) and the highest bandwidth
@@ -341,7 +346,10 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
     let short = c(File, ExpertCount::Expected, Headline, 0);
     let full = c(File, ExpertCount::Expected, Headline, n);
     let has_inv = s.inventory.is_some();
-    let (inv_short, inv_full) = if has_inv {
+    // A MoE preset without a GGUF: inventory mode from the active-parameter estimate.
+    let estimated = !has_inv && split.has_experts();
+    let inv_mode = has_inv || estimated;
+    let (inv_short, inv_full) = if inv_mode {
         (
             Some(c(Inventory, ExpertCount::Expected, Headline, 0)),
             Some(c(Inventory, ExpertCount::Expected, Headline, n)),
@@ -349,7 +357,7 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
     } else {
         (None, None)
     };
-    let highest = if has_inv {
+    let highest = if inv_mode {
         c(Inventory, ExpertCount::Minimum, Highest, n)
     } else {
         c(File, ExpertCount::Minimum, Highest, n)
@@ -359,7 +367,7 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
         .map(|at| CurvePoint {
             context_tokens: at,
             file_tokens_per_second: c(File, ExpertCount::Expected, Headline, at).tokens_per_second,
-            inventory_tokens_per_second: has_inv
+            inventory_tokens_per_second: inv_mode
                 .then(|| c(Inventory, ExpertCount::Expected, Headline, at).tokens_per_second),
         })
         .collect();
@@ -407,6 +415,7 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
             full_context: full,
             inventory_short_context: inv_short,
             inventory_full_context: inv_full,
+            inventory_estimated: estimated,
             highest,
             highest_decides: has_inv,
             curve,
@@ -479,6 +488,12 @@ pub fn check_claim(r: &Report, tps: f64) -> ClaimCheck {
     );
     if let Some(c) = &d.inventory_full_context {
         let mut a = vec![ctx_assumption.clone()];
+        if d.inventory_estimated {
+            a.push(
+                "the routed-expert share of the file is not what the advertised active parameters imply (an estimate: no tensor inventory)"
+                    .into(),
+            );
+        }
         if r.inputs.model.moe.is_some() && r.inputs.cache.sequences > 1 {
             a.push(
                 "the sequences shared more experts than the expected number of distinct experts"
@@ -486,7 +501,15 @@ pub fn check_claim(r: &Report, tps: f64) -> ClaimCheck {
             );
         }
         push(
-            format!("inventory mode, {} tokens", units::fmt_tokens(n)),
+            format!(
+                "inventory mode{}, {} tokens",
+                if d.inventory_estimated {
+                    " (estimate from active parameters)"
+                } else {
+                    ""
+                },
+                units::fmt_tokens(n)
+            ),
             c,
             a,
         );
@@ -498,6 +521,11 @@ pub fn check_claim(r: &Report, tps: f64) -> ClaimCheck {
     let highest_name = if d.highest_decides {
         format!(
             "highest: inventory bytes, fewest experts, highest bandwidth on record, {} tokens",
+            units::fmt_tokens(n)
+        )
+    } else if d.inventory_estimated {
+        format!(
+            "highest without a tensor inventory: estimated active bytes, fewest experts, highest bandwidth on record, {} tokens",
             units::fmt_tokens(n)
         )
     } else {

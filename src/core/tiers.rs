@@ -48,6 +48,13 @@ pub struct WeightSplit {
     pub exact: bool,
 }
 
+impl WeightSplit {
+    /// Routed-expert bytes are known or estimated (a MoE model).
+    pub fn has_experts(&self) -> bool {
+        self.layer_experts.iter().any(|b| *b > 0)
+    }
+}
+
 /// Split W over the model's pieces.
 pub fn weight_split(s: &Scenario) -> WeightSplit {
     let w = s.weight_bytes();
@@ -99,9 +106,27 @@ pub fn weight_split(s: &Scenario) -> WeightSplit {
         *last += rest - per * l as u64;
     }
     let row = emb.checked_div(s.model.vocab_size).unwrap_or(0);
+    // MoE without a tensor inventory: estimate the routed-expert bytes from the advertised
+    // active parameters. With P total, A active, n experts and k used per token, the routed
+    // parameters R satisfy A = P − R + R·k/n, so R = (P − A)/(1 − k/n); their bytes are taken
+    // at the file's mean density and spread evenly over the layers.
+    let layer_experts = match (
+        s.model.moe,
+        params,
+        s.model.active_parameters_advertised.as_ref(),
+    ) {
+        (Some(moe), Some(p), Some(a)) if moe.experts > moe.experts_used && a.value < p => {
+            let keep = 1.0 - moe.experts_used as f64 / moe.experts as f64;
+            let routed = ((p - a.value) as f64 / keep).min(p as f64);
+            let bytes = (w as f64 * routed / p as f64).min(rest as f64);
+            let per_layer = if l == 0 { 0 } else { (bytes / l as f64) as u64 };
+            layer.iter().map(|b| per_layer.min(*b)).collect()
+        }
+        _ => vec![0; l],
+    };
     WeightSplit {
         layer,
-        layer_experts: vec![0; l],
+        layer_experts,
         output: out,
         tied: s.model.tied_embeddings,
         embedding: emb,

@@ -318,6 +318,11 @@ pub fn ceiling_label(c: &Ceiling) -> &'static str {
 pub struct InventoryDecodeJson {
     /// Weight bytes read per token (B = 1... the scenario's B).
     pub read_bytes_per_token: u64,
+    /// An estimate from the advertised active parameters (a MoE model without a tensor
+    /// inventory), not counted from the file's tensors.
+    pub estimate: bool,
+    /// How the bytes were found.
+    pub basis: &'static str,
     /// Short context.
     pub short_context: CeilingJson,
     /// Full context.
@@ -518,6 +523,12 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
     let inventory = match (&d.inventory_short_context, &d.inventory_full_context) {
         (Some(a), Some(b)) => Some(InventoryDecodeJson {
             read_bytes_per_token: a.weight_read_bytes,
+            estimate: d.inventory_estimated,
+            basis: if d.inventory_estimated {
+                "estimate (derived): routed-expert bytes from the advertised active parameters, R = (P − A)/(1 − k/n) at the file's mean density"
+            } else {
+                "counted from the tensor inventory (file)"
+            },
             short_context: a.into(),
             full_context: b.into(),
         }),

@@ -510,17 +510,29 @@ pub fn write_worksheet<W: Write>(
         &ceiling_line(&d.full_context, b),
     )?;
     if let (Some(is), Some(inf)) = (&d.inventory_short_context, &d.inventory_full_context) {
+        let (tag, note) = if d.inventory_estimated {
+            (
+                "est.",
+                " — estimate: routed-expert bytes from the advertised active parameters (no tensor inventory; open the GGUF for the counted figure)",
+            )
+        } else {
+            ("inv.", "")
+        };
         o.row(
-            "inventory read/token",
+            if d.inventory_estimated {
+                "active read/token"
+            } else {
+                "inventory read/token"
+            },
             &format!(
-                "{} (of {} in the file)",
+                "{} (of {} in the file){note}",
                 bytes_gib(is.weight_read_bytes),
                 group_digits(r.artifact.bytes as u128)
             ),
         )?;
-        o.row("short context (inv.)", &ceiling_line(is, b))?;
+        o.row(&format!("short context ({tag})"), &ceiling_line(is, b))?;
         o.row(
-            &format!("{} tokens (inv.)", fmt_tokens(n)),
+            &format!("{} tokens ({tag})", fmt_tokens(n)),
             &ceiling_line(inf, b),
         )?;
     }

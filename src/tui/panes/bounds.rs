@@ -201,8 +201,13 @@ impl BoundsPane<'_> {
         ));
         match (&d.inventory_short_context, &d.inventory_full_context) {
             (Some(s), Some(f)) => {
-                lines.push(row("inventory, short".into(), s));
-                lines.push(row(format!("inventory @ {}", units::fmt_tokens(n)), f));
+                let tag = if d.inventory_estimated {
+                    "active est."
+                } else {
+                    "inventory"
+                };
+                lines.push(row(format!("{tag}, short"), s));
+                lines.push(row(format!("{tag} @ {}", units::fmt_tokens(n)), f));
             }
             _ => lines.push(Line::from(vec![
                 Span::styled(format!("{:<18}", "inventory mode"), t.label()),
