@@ -35,7 +35,7 @@ pub fn verdict(c: &Capacity) -> String {
     match &c.verdict {
         FitVerdict::Fits {
             user_counted: false,
-        } => "fits if everything else stays within the free memory (allocated cache and runtime buffers counted)".into(),
+        } => "fits if everything else stays within the free memory (cache and buffers counted, A = 0)".into(),
         FitVerdict::Fits { user_counted: true } => {
             "fits, with the runtime buffers and the other allocations counted".into()
         }

@@ -54,7 +54,7 @@ impl BoundsPane<'_> {
         lines
     }
 
-    fn detail_lines(&self) -> Vec<Line<'static>> {
+    fn detail_lines(&self, width: u16) -> Vec<Line<'static>> {
         let t = self.theme;
         let r = self.report;
         let c = &r.capacity;
@@ -63,14 +63,19 @@ impl BoundsPane<'_> {
         // Legend of the bars: W model, C allocated cache, X output + compute buffers, A, free.
         let st = crate::tui::widgets::memory_bar::styles(t);
         let sym = crate::tui::widgets::memory_bar::SYMBOLS;
-        let names = ["W model", "C cache", "X output", "compute", "A other", "free"];
+        let names = if width >= 60 {
+            ["W model", "C cache", "X output", "compute", "A other", "free"]
+        } else {
+            ["W", "C", "X out", "compute", "A", "free"]
+        };
+        let gap = if width >= 60 { "  " } else { " " };
         let mut legend = Vec::new();
         for (i, name) in names.iter().enumerate() {
             if i == 3 {
                 // output and compute share the X figure
                 legend.push(Span::styled("+", t.label()));
             } else if i > 0 {
-                legend.push(Span::raw("  "));
+                legend.push(Span::raw(gap));
             }
             legend.push(Span::styled(sym[i], st[i]));
             legend.push(Span::styled(format!(" {name}"), t.label()));
@@ -81,20 +86,34 @@ impl BoundsPane<'_> {
             Span::styled("runtime ", t.label()),
             Span::styled(
                 format!(
-                    "{} free · buffers {} MiB (llama.cpp CPU model)",
-                    units::fmt_gib_signed(
-                        r.tiers
+                    "{} · buffers {}{}",
+                    {
+                        let f = r
+                            .tiers
                             .iter()
                             .filter(|x| x.used)
                             .map(|x| x.memory.free_bytes)
                             .min()
-                            .unwrap_or(free)
-                    ),
-                    units::trim_float(
-                        (c.buffers.output_bytes + c.buffers.compute_bytes) as f64
-                            / units::MIB as f64,
-                        2
-                    )
+                            .unwrap_or(free);
+                        if f >= 0 {
+                            format!("{} free", units::fmt_gib(f as u64))
+                        } else {
+                            format!("short {}", units::fmt_gib(f.unsigned_abs() as u64))
+                        }
+                    },
+                    {
+                        let b = c.buffers.output_bytes + c.buffers.compute_bytes;
+                        if b >= units::GIB {
+                            units::fmt_gib(b)
+                        } else {
+                            format!("{} MiB", units::trim_float(b as f64 / units::MIB as f64, 2))
+                        }
+                    },
+                    if width >= 60 {
+                        " (derived: llama.cpp CPU model)"
+                    } else {
+                        ""
+                    }
                 ),
                 if c.fits { t.text() } else { t.bad() },
             ),
@@ -106,7 +125,7 @@ impl BoundsPane<'_> {
             .and_then(|x| x.memory.overflows_at)
         {
             decide.push(Span::styled(
-                format!(" · {} decides", crate::report::words::item_long(item)),
+                format!(" · {} decides", crate::report::words::item(item)),
                 t.bad(),
             ));
         }
@@ -454,7 +473,7 @@ impl Widget for BoundsPane<'_> {
                 .collect()
         };
         let cap_lines = wrap(self.capacity_lines(inner.width));
-        let detail = wrap(self.detail_lines());
+        let detail = wrap(self.detail_lines(inner.width));
         let bar_rows = if self.compact { 2 } else { 1 };
         let top_h = (cap_lines.len() + bars.len() * bar_rows + detail.len()) as u16;
         let [top, rest] =
