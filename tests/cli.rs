@@ -105,7 +105,12 @@ fn report_json_short_tier_names_what_decides() {
     .unwrap();
     let c = &j["capacity"];
     assert_eq!(c["fits"], false);
-    let t = c["tiers"].as_array().unwrap().iter().find(|t| t["used"] == true).unwrap();
+    let t = c["tiers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["used"] == true)
+        .unwrap();
     assert_eq!(t["memory"]["fits"], false);
     assert_eq!(t["memory"]["decides"], "cache");
     assert!(t["memory"]["free_bytes"].as_i64().unwrap() < 0);
@@ -141,7 +146,10 @@ fn report_json_contract() {
     assert_eq!(j["capacity"]["article_max_context_tokens"], 121_221);
     assert_eq!(j["capacity"]["article_fits"], true);
     let runtime_max = j["capacity"]["max_context_tokens"].as_u64().unwrap();
-    assert!(runtime_max > 100_000 && runtime_max < 121_221, "{runtime_max}");
+    assert!(
+        runtime_max > 100_000 && runtime_max < 121_221,
+        "{runtime_max}"
+    );
     assert_eq!(j["capacity"]["max_context_exceeds_native"], true);
     let d = &j["decode"];
     let r2 = |v: &serde_json::Value| format!("{:.2}", v.as_f64().unwrap());
@@ -356,7 +364,9 @@ fn moe_preset_without_gguf_gets_an_active_parameter_estimate() {
     // Well below the whole file, near W × A / P.
     assert!(read < 12_109_565_632 / 4, "{read}");
     assert!(read > 12_109_565_632 / 20, "{read}");
-    let file = j["decode"]["short_context"]["tokens_per_second"].as_f64().unwrap();
+    let file = j["decode"]["short_context"]["tokens_per_second"]
+        .as_f64()
+        .unwrap();
     let est = inv["short_context"]["tokens_per_second"].as_f64().unwrap();
     assert!(est > 4.0 * file, "{est} vs {file}");
     // Without an inventory the estimate cannot call a rate impossible.

@@ -4,8 +4,8 @@
 use super::decode::{self, BandwidthChoice, Ceiling, CurvePoint};
 use super::kv::{self, KvCache};
 use super::roofline::{self, Linear, Roofline, RooflineInput};
-use super::scenario::{Scenario, ScenarioError};
 use super::runtime::RuntimeBuffers;
+use super::scenario::{Scenario, ScenarioError};
 use super::tiers::{self, Layout, MemoryItem, TierLoad, WeightSplit, WeightsMode};
 use super::units::{self, Provenance};
 use super::weights::{self, ExpertCount};

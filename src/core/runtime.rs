@@ -194,7 +194,10 @@ fn replay(
     outputs: u64,
 ) -> u64 {
     let f32b = 4u64;
-    let e = model.embedding_length.saturating_mul(t).saturating_mul(f32b);
+    let e = model
+        .embedding_length
+        .saturating_mul(t)
+        .saturating_mul(f32b);
     let e_out = model
         .embedding_length
         .saturating_mul(outputs)
@@ -216,7 +219,8 @@ fn replay(
     let pos = r.alloc(t * 4);
     // One set of attention inputs per cache: full layers and windowed layers each have their
     // own (an iSWA model keeps two even with --swa-full), in the order the layers first use them.
-    let windowed = |a: Attention| matches!(a, Attention::Sliding { .. } | Attention::Chunked { .. });
+    let windowed =
+        |a: Attention| matches!(a, Attention::Sliding { .. } | Attention::Chunked { .. });
     let mut kind_of_layer: Vec<Option<usize>> = vec![None; model.layers.len()];
     let mut kind_key: Vec<bool> = Vec::new();
     let mut kinds: Vec<u64> = Vec::new();

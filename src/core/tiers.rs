@@ -445,7 +445,9 @@ fn tier_weights(lay: &Layout, split: &WeightSplit, ti: usize) -> u64 {
         }
     }
     if embedding {
-        w = w.saturating_add(split.embedding).saturating_add(split.other);
+        w = w
+            .saturating_add(split.embedding)
+            .saturating_add(split.other);
     }
     w
 }
@@ -499,9 +501,8 @@ pub fn memory(
                     )
                 })
                 .fold(0u64, |a, x| a.saturating_add(x));
-            let runs_graph = lay.layer_tier.contains(&ti)
-                || lay.output_tier == ti
-                || lay.other_tier == ti;
+            let runs_graph =
+                lay.layer_tier.contains(&ti) || lay.output_tier == ti || lay.other_tier == ti;
             let output = if lay.embedding_tier == ti {
                 buf.output_bytes
             } else {

@@ -388,10 +388,12 @@ impl TensorInventory {
             if let Some(l) = r.layer {
                 let stem = r.name.strip_prefix(&format!("blk.{l}.")).unwrap_or("");
                 let width = match stem {
-                    "ffn_up.weight" | "ffn_gate.weight" | "ffn_up_exps.weight"
-                    | "ffn_gate_exps.weight" | "ffn_up_shexp.weight" | "ffn_gate_shexp.weight" => {
-                        r.shape.get(1).copied()
-                    }
+                    "ffn_up.weight"
+                    | "ffn_gate.weight"
+                    | "ffn_up_exps.weight"
+                    | "ffn_gate_exps.weight"
+                    | "ffn_up_shexp.weight"
+                    | "ffn_gate_shexp.weight" => r.shape.get(1).copied(),
                     _ => None,
                 };
                 if let Some(w) = width {

@@ -639,9 +639,7 @@ pub fn write_worksheet<W: Write>(
             plural(b, "sequence"),
             s.machine.name,
             units::fmt_gib_signed(c.headroom_bytes),
-            units::fmt_gib_signed(
-                c.memory_bytes as i128 - c.runtime_bytes.total_bytes as i128
-            ),
+            units::fmt_gib_signed(c.memory_bytes as i128 - c.runtime_bytes.total_bytes as i128),
             if c.other_bytes == 0 {
                 " for the OS, other processes and allocator slack"
             } else {

@@ -2,8 +2,8 @@
 //! decode curve is `report.decode.curve` as is; the roofline is drawn in log10 coordinates).
 //! Pure: no terminal, no I/O.
 
-use crate::core::tiers::MemoryItem;
 use crate::core::Report;
+use crate::core::tiers::MemoryItem;
 
 /// The decode ceiling over context length.
 #[derive(Debug, Clone, Default, PartialEq)]

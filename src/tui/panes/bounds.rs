@@ -64,7 +64,9 @@ impl BoundsPane<'_> {
         let st = crate::tui::widgets::memory_bar::styles(t);
         let sym = crate::tui::widgets::memory_bar::SYMBOLS;
         let names = if width >= 60 {
-            ["W model", "C cache", "X output", "compute", "A other", "free"]
+            [
+                "W model", "C cache", "X output", "compute", "A other", "free",
+            ]
         } else {
             ["W", "C", "X out", "compute", "A", "free"]
         };
