@@ -216,6 +216,11 @@ fn replay(
     let mixed_tokens = r.alloc(t * 4);
     let mixed_slots = r.alloc(t * 8);
     let mixed_embd = r.alloc(e);
+    // The gemma family scales the input rows by a per-row factor input.
+    let scale_rows = model
+        .architecture
+        .starts_with("gemma")
+        .then(|| r.alloc(t * 4));
     let pos = r.alloc(t * 4);
     // One set of attention inputs per cache: full layers and windowed layers each have their
     // own (an iSWA model keeps two even with --swa-full), in the order the layers first use them.
@@ -280,6 +285,10 @@ fn replay(
     r.free(mixed_embd);
     r.free(gathered);
     r.free(mixed_slots);
+    if let Some(x) = scale_rows {
+        // inp_scaled = inp_embd × scale rows, in place
+        r.free(x);
+    }
 
     let last = model.layers.len().saturating_sub(1);
     let dense_ff = if ff.length > 0 {
