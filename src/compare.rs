@@ -9,9 +9,11 @@ use crate::core::{Report, evaluate};
 /// The figures a comparison shows for one machine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompareFigures {
-    /// W + K + A fits in every used tier.
+    /// The runtime's memory (weights, allocated cache, output and compute buffers, A) fits in
+    /// every used tier.
     pub fits: bool,
-    /// M − W − K − A over the used tiers, bytes (negative when it does not fit).
+    /// Free runtime memory on the limiting tier: M_i − (W_i + allocated cache + buffers + A_i),
+    /// bytes (negative when it does not fit).
     pub headroom_bytes: i128,
     /// Largest context per sequence that fits (None: memory sets no limit).
     pub max_context_tokens: Option<u64>,
@@ -55,7 +57,13 @@ impl CompareFigures {
             .unwrap_or_default();
         CompareFigures {
             fits: r.capacity.fits,
-            headroom_bytes: r.capacity.headroom_bytes,
+            headroom_bytes: r
+                .tiers
+                .iter()
+                .filter(|t| t.used)
+                .map(|t| t.memory.free_bytes)
+                .min()
+                .unwrap_or(r.capacity.headroom_bytes),
             max_context_tokens: r.capacity.max_context_tokens,
             max_context_exceeds_native: r.capacity.max_context_exceeds_native,
             short_tokens_per_second: r.decode.short_context.tokens_per_second,

@@ -9,6 +9,7 @@ pub mod kv;
 pub mod model;
 pub mod overflow;
 pub mod roofline;
+pub mod runtime;
 pub mod scenario;
 pub mod shape_check;
 pub mod split;
@@ -16,5 +17,5 @@ pub mod tiers;
 pub mod units;
 pub mod weights;
 
-pub use evaluate::{ClaimCheck, Report, check_claim, evaluate};
+pub use evaluate::{ClaimCheck, FitVerdict, Report, check_claim, evaluate};
 pub use scenario::Scenario;

@@ -5,6 +5,7 @@
 pub mod compare;
 pub mod json;
 pub mod text;
+pub mod words;
 
 pub use json::{JsonReport, to_json};
 pub use text::{Style, write_check, write_worksheet};

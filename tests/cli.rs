@@ -30,7 +30,7 @@ const SECTION_7: &[&str] = &[
     "13.81 tokens/s (72.39 ms/token)",
     "9.63 tokens/s (103.85 ms/token)",
     "none: the profile has no sustained compute rate for this path",
-    "fits if everything else stays within the headroom",
+    "fits if everything else stays within the free memory",
     "optimistic vendor ceiling",
 ];
 
@@ -50,6 +50,70 @@ fn report_markdown_reproduces_section_7() {
         assert!(md.contains(want), "markdown lacks {want:?}");
     }
     assert!(md.starts_with("# llmbound worksheet"));
+}
+
+#[test]
+fn report_json_memory_is_itemised_per_tier() {
+    let j: serde_json::Value =
+        serde_json::from_str(&stdout(&["report", "--format", "json"])).unwrap();
+    let tiers = j["capacity"]["tiers"].as_array().unwrap();
+    let t = tiers.iter().find(|t| t["used"] == true).unwrap();
+    let m = &t["memory"];
+    let get = |k: &str| m[k].as_u64().unwrap_or_else(|| panic!("{k}"));
+    // W on the one unified tier; the cache as allocated (no padding at 32,768 tokens).
+    assert_eq!(get("model_bytes"), 19_762_149_024);
+    assert_eq!(get("context_bytes"), 8_589_934_592);
+    // The output buffer: 151,936 × 1 × 4 bytes of f32 logits.
+    assert_eq!(get("output_bytes"), 607_744);
+    let compute = get("compute_bytes");
+    assert!(compute > 300 << 20 && compute < 450 << 20, "{compute}");
+    assert_eq!(get("user_bytes"), 0);
+    assert_eq!(
+        get("total_bytes"),
+        get("model_bytes") + get("context_bytes") + get("output_bytes") + compute
+    );
+    assert_eq!(get("capacity_bytes"), 51_539_607_552);
+    assert_eq!(
+        m["free_bytes"].as_i64().unwrap(),
+        51_539_607_552 - get("total_bytes") as i64
+    );
+    assert_eq!(m["fits"], true);
+    assert!(m["decides"].is_null());
+    // The totals and the buffers' provenance.
+    assert_eq!(j["capacity"]["memory"]["total_bytes"], get("total_bytes"));
+    assert_eq!(j["capacity"]["buffers"]["provenance"], "derived");
+    assert!(
+        j["capacity"]["buffers"]["basis"]
+            .as_str()
+            .unwrap()
+            .contains("GPU backends reserve differently")
+    );
+    // The article's keys keep their meaning beside it.
+    assert_eq!(j["capacity"]["total_bytes"], 28_352_083_616u64);
+    assert_eq!(j["capacity"]["headroom_bytes"], 23_187_523_936u64);
+}
+
+#[test]
+fn report_json_short_tier_names_what_decides() {
+    let j: serde_json::Value = serde_json::from_str(&stdout(&[
+        "report",
+        "--format",
+        "json",
+        "--context",
+        "131072",
+    ]))
+    .unwrap();
+    let c = &j["capacity"];
+    assert_eq!(c["fits"], false);
+    let t = c["tiers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["used"] == true)
+        .unwrap();
+    assert_eq!(t["memory"]["fits"], false);
+    assert_eq!(t["memory"]["decides"], "cache");
+    assert!(t["memory"]["free_bytes"].as_i64().unwrap() < 0);
 }
 
 #[test]
@@ -78,7 +142,14 @@ fn report_json_contract() {
     assert_eq!(j["capacity"]["memory_bytes"], 51_539_607_552u64);
     assert_eq!(j["capacity"]["headroom_bytes"], 23_187_523_936u64);
     assert_eq!(j["capacity"]["fits"], true);
-    assert_eq!(j["capacity"]["max_context_tokens"], 121_221);
+    // The article's largest context (W + K ≤ M); the runtime's is smaller by the buffers.
+    assert_eq!(j["capacity"]["article_max_context_tokens"], 121_221);
+    assert_eq!(j["capacity"]["article_fits"], true);
+    let runtime_max = j["capacity"]["max_context_tokens"].as_u64().unwrap();
+    assert!(
+        runtime_max > 100_000 && runtime_max < 121_221,
+        "{runtime_max}"
+    );
     assert_eq!(j["capacity"]["max_context_exceeds_native"], true);
     let d = &j["decode"];
     let r2 = |v: &serde_json::Value| format!("{:.2}", v.as_f64().unwrap());
@@ -271,4 +342,33 @@ fn profiles_commands() {
     assert!(show.contains("19762149024"));
     let path = stdout(&["profiles", "path"]);
     assert!(path.trim_end().ends_with("none"));
+}
+
+#[test]
+fn moe_preset_without_gguf_gets_an_active_parameter_estimate() {
+    // gpt-oss-20b: 21 B parameters, 3.6 B active (model card), 32 experts, 4 used.
+    let j: serde_json::Value = serde_json::from_str(&stdout(&[
+        "report",
+        "--model",
+        "gpt-oss-20b",
+        "--artifact-bytes",
+        "12109565632",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    let inv = &j["decode"]["inventory"];
+    assert_eq!(inv["estimate"], true, "{inv}");
+    assert!(inv["basis"].as_str().unwrap().starts_with("estimate"));
+    let read = inv["read_bytes_per_token"].as_u64().unwrap();
+    // Well below the whole file, near W × A / P.
+    assert!(read < 12_109_565_632 / 4, "{read}");
+    assert!(read > 12_109_565_632 / 20, "{read}");
+    let file = j["decode"]["short_context"]["tokens_per_second"]
+        .as_f64()
+        .unwrap();
+    let est = inv["short_context"]["tokens_per_second"].as_f64().unwrap();
+    assert!(est > 4.0 * file, "{est} vs {file}");
+    // Without an inventory the estimate cannot call a rate impossible.
+    assert_eq!(j["decode"]["highest_decides"], false);
 }

@@ -122,9 +122,7 @@ fn a_full_gpu_is_reported_per_tier() {
     assert!(!r.capacity.fits);
     assert_eq!(r.capacity.limiting_tier, "gpu0");
     assert!(
-        r.capacity
-            .verdict
-            .starts_with("does not fit: gpu0 is short by")
+        llmbound::report::words::verdict(&r.capacity).starts_with("does not fit: gpu0 is short by")
     );
 }
 
@@ -156,6 +154,7 @@ fn gemma_with_inventory(tied: bool, machine: &str) -> llmbound::core::Scenario {
         linear_dense_elements: 1,
         linear_dense_bytes: 1,
         linear_expert_elements: 0,
+        feed_forward: Default::default(),
     };
     s.weights[0].bytes.value = inv.tensor_bytes + 4_000_000; // header and padding
     s.inventory = Some(inv);

@@ -70,10 +70,14 @@ proptest! {
     }
 
     #[test]
-    fn largest_context_fits_and_one_more_does_not(id in ids(), b in 1u64..4, a_gib in 0u64..8) {
+    fn largest_context_fits_and_one_more_does_not(id in ids(), b in 1u64..4, a_gib in 0u64..8,
+                                                   fa in any::<bool>(), ub in proptest::sample::select(vec![512u64, 2048])) {
         let mut s = scenario(id);
         s.cache.sequences = b;
         s.other_bytes.value = a_gib << 30;
+        // without flash attention the compute buffer grows with the context too
+        s.cache.flash_attn = fa;
+        s.cache.ubatch = ub;
         let r = evaluate(&s).unwrap();
         if let Some(m) = r.capacity.max_context_tokens && m > 0 && m * b < u32::MAX as u64 {
             s.cache.context = m;
@@ -82,6 +86,23 @@ proptest! {
             if (m + 1) * b <= u32::MAX as u64 {
                 prop_assert!(!evaluate(&s).unwrap().capacity.fits, "at {}", m + 1);
             }
+        }
+    }
+
+    #[test]
+    fn runtime_memory_never_falls_as_context_grows(id in ids(), n in 1u64..200_000, extra in 1u64..100_000,
+                                                   fa in any::<bool>(), b in 1u64..4) {
+        let mut s = scenario(id);
+        s.cache.flash_attn = fa;
+        s.cache.sequences = b;
+        s.cache.context = n;
+        let a = evaluate(&s).unwrap();
+        s.cache.context = n + extra;
+        let c = evaluate(&s).unwrap();
+        prop_assert!(c.capacity.runtime_bytes.total_bytes >= a.capacity.runtime_bytes.total_bytes);
+        prop_assert!(c.capacity.buffers.compute_bytes >= a.capacity.buffers.compute_bytes);
+        for (x, y) in a.tiers.iter().zip(&c.tiers) {
+            prop_assert!(y.memory.total_bytes >= x.memory.total_bytes);
         }
     }
 

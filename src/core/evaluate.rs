@@ -4,8 +4,9 @@
 use super::decode::{self, BandwidthChoice, Ceiling, CurvePoint};
 use super::kv::{self, KvCache};
 use super::roofline::{self, Linear, Roofline, RooflineInput};
+use super::runtime::RuntimeBuffers;
 use super::scenario::{Scenario, ScenarioError};
-use super::tiers::{self, Layout, TierLoad, WeightSplit, WeightsMode};
+use super::tiers::{self, Layout, MemoryItem, TierLoad, WeightSplit, WeightsMode};
 use super::units::{self, Provenance};
 use super::weights::{self, ExpertCount};
 
@@ -26,33 +27,87 @@ pub struct ArtifactFigures {
     pub bits_per_parameter: Option<f64>,
 }
 
+/// One tier that cannot hold the runtime's memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shortfall {
+    /// Tier name.
+    pub tier: String,
+    /// Bytes missing (runtime total − capacity).
+    pub bytes: u64,
+    /// The item whose addition passes the capacity (model, context, output, compute, A).
+    pub overflows_at: MemoryItem,
+}
+
+/// The fit verdict as data; exporters word it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FitVerdict {
+    /// Every used tier holds the weights, the allocated cache, the output and compute
+    /// buffers and A.
+    Fits {
+        /// A was set by the user (else A = 0: other allocations must fit in what is free).
+        user_counted: bool,
+    },
+    /// At least one tier does not.
+    DoesNotFit {
+        /// Per short tier.
+        shortfalls: Vec<Shortfall>,
+        /// The article's W + K + A would fit: the runtime's padding and buffers decide.
+        article_fits: bool,
+    },
+}
+
 /// The capacity check over the whole placement.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Capacity {
     /// W.
     pub weights_bytes: u64,
-    /// K: logical attention cache plus recurrent state.
+    /// K: logical attention cache plus recurrent state (the article's K).
     pub kv_bytes: u64,
     /// A.
     pub other_bytes: u64,
-    /// W + K + A.
+    /// W + K + A (the article's total).
     pub total_bytes: u64,
     /// M: capacity of the tiers the placement uses (Σ when several).
     pub memory_bytes: u64,
     /// M − W − K − A (may be negative); with several tiers, the limiting tier's headroom.
     pub headroom_bytes: i128,
-    /// Every used tier fits.
+    /// The article's check W + K + A ≤ M on every used tier.
+    pub article_fits: bool,
+    /// Every used tier holds the runtime's memory (allocated cache + buffers + A): the verdict.
     pub fits: bool,
-    /// Largest logical context per sequence that fits (None: memory sets no limit).
+    /// Largest context per sequence whose runtime memory fits (None: memory sets no limit).
     pub max_context_tokens: Option<u64>,
+    /// Largest logical context per sequence with W + K + A ≤ M (the article's figure).
+    pub article_max_context_tokens: Option<u64>,
     /// The largest context is above the model's native context.
     pub max_context_exceeds_native: bool,
-    /// The tier that limits (least headroom).
+    /// The tier that limits (least free runtime memory).
     pub limiting_tier: String,
+    /// Runtime memory summed over the used tiers, itemised.
+    pub runtime_bytes: RuntimeTotals,
+    /// The runtime buffers (output, compute), provenance derived (llama.cpp CPU model).
+    pub buffers: RuntimeBuffers,
     /// Weakest provenance among W, K's model figures, M (and A when set).
     pub provenance: Provenance,
-    /// The verdict in words.
-    pub verdict: String,
+    /// The verdict.
+    pub verdict: FitVerdict,
+}
+
+/// Runtime memory summed over the used tiers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RuntimeTotals {
+    /// Weights.
+    pub model_bytes: u64,
+    /// Allocated cache + recurrent state.
+    pub context_bytes: u64,
+    /// Output buffer.
+    pub output_bytes: u64,
+    /// Compute buffers (one per tier that runs part of the graph).
+    pub compute_bytes: u64,
+    /// A.
+    pub user_bytes: u64,
+    /// Σ.
+    pub total_bytes: u64,
 }
 
 /// Decode ceilings.
@@ -62,8 +117,13 @@ pub struct Decode {
     pub short_context: Ceiling,
     /// File mode, K_read at N, headline bandwidth.
     pub full_context: Ceiling,
-    /// Inventory mode (expected experts), short context.
+    /// Inventory mode (expected experts), short context. Without a tensor inventory, a MoE
+    /// model's routed-expert bytes are estimated from its advertised active parameters
+    /// (`inventory_estimated`).
     pub inventory_short_context: Option<Ceiling>,
+    /// The inventory-mode ceilings are an estimate from the advertised active parameters
+    /// (a MoE preset without a GGUF), not counted from a tensor inventory.
+    pub inventory_estimated: bool,
     /// Inventory mode (expected experts), at N.
     pub inventory_full_context: Option<Ceiling>,
     /// The highest ceiling at N: fewest bytes (inventory, k experts) and the highest bandwidth
@@ -194,7 +254,8 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
 
     let lay = tiers::layout(s);
     let split = tiers::weight_split(s);
-    let loads = tiers::loads(s, &lay, &split, &kv);
+    let buffers = tiers::buffers(s, &s.cache, &kv);
+    let loads = tiers::loads(s, &lay, &split, &kv, &buffers);
     let used: Vec<&TierLoad> = loads.iter().filter(|t| t.used).collect();
     let k_total = kv.total_bytes();
     let a = s.other_bytes.value;
@@ -204,12 +265,17 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
         .map(|t| t.capacity_bytes)
         .fold(0u64, |x, y| x.saturating_add(y));
     let fits = used.iter().all(|t| t.fits);
+    let article_fits = used.iter().all(|t| t.headroom_bytes >= 0);
     let limiting = used
         .iter()
-        .min_by_key(|t| t.headroom_bytes)
+        .min_by_key(|t| t.memory.free_bytes)
         .map(|t| t.name.clone())
         .unwrap_or_default();
     let max_ctx = used.iter().filter_map(|t| t.max_context_tokens).min();
+    let article_max_ctx = used
+        .iter()
+        .filter_map(|t| t.article_max_context_tokens)
+        .min();
     // One pool: M − W − K − A. Several: the limiting tier's headroom (a sum over tiers would
     // hide a full GPU behind free host memory).
     let headroom = used.iter().map(|t| t.headroom_bytes).min().unwrap_or(0);
@@ -221,23 +287,33 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
     if a > 0 {
         cap_provs.push(s.other_bytes.provenance);
     }
-    let verdict = if !fits {
-        let short: Vec<String> = used
-            .iter()
-            .filter(|t| !t.fits)
-            .map(|t| {
-                format!(
-                    "{} is short by {}",
-                    t.name,
-                    units::bytes_gib((-t.headroom_bytes) as u64)
-                )
-            })
-            .collect();
-        format!("does not fit: {}", short.join("; "))
-    } else if a == 0 {
-        "fits if everything else stays within the headroom".to_string()
+    let mut totals = RuntimeTotals::default();
+    for t in &used {
+        let m = &t.memory;
+        totals.model_bytes = totals.model_bytes.saturating_add(m.model_bytes);
+        totals.context_bytes = totals.context_bytes.saturating_add(m.context_bytes);
+        totals.output_bytes = totals.output_bytes.saturating_add(m.output_bytes);
+        totals.compute_bytes = totals.compute_bytes.saturating_add(m.compute_bytes);
+        totals.user_bytes = totals.user_bytes.saturating_add(m.user_bytes);
+        totals.total_bytes = totals.total_bytes.saturating_add(m.total_bytes);
+    }
+    let verdict = if fits {
+        FitVerdict::Fits {
+            user_counted: a > 0,
+        }
     } else {
-        "fits, with the other allocations counted".to_string()
+        FitVerdict::DoesNotFit {
+            shortfalls: used
+                .iter()
+                .filter(|t| !t.fits)
+                .map(|t| Shortfall {
+                    tier: t.name.clone(),
+                    bytes: u64::try_from(-t.memory.free_bytes).unwrap_or(u64::MAX),
+                    overflows_at: t.memory.overflows_at.unwrap_or(MemoryItem::Model),
+                })
+                .collect(),
+            article_fits,
+        }
     };
     let capacity = Capacity {
         weights_bytes: w,
@@ -246,14 +322,18 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
         total_bytes: total,
         memory_bytes: memory,
         headroom_bytes: headroom,
+        article_fits,
         fits,
         max_context_tokens: max_ctx,
+        article_max_context_tokens: article_max_ctx,
         max_context_exceeds_native: match (max_ctx, s.model.native_context) {
             (Some(m), Some(n)) => m > n,
             (None, Some(_)) => true,
             _ => false,
         },
         limiting_tier: limiting,
+        runtime_bytes: totals,
+        buffers,
         provenance: Provenance::weakest(cap_provs).unwrap_or(Provenance::User),
         verdict,
     };
@@ -266,7 +346,10 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
     let short = c(File, ExpertCount::Expected, Headline, 0);
     let full = c(File, ExpertCount::Expected, Headline, n);
     let has_inv = s.inventory.is_some();
-    let (inv_short, inv_full) = if has_inv {
+    // A MoE preset without a GGUF: inventory mode from the active-parameter estimate.
+    let estimated = !has_inv && split.has_experts();
+    let inv_mode = has_inv || estimated;
+    let (inv_short, inv_full) = if inv_mode {
         (
             Some(c(Inventory, ExpertCount::Expected, Headline, 0)),
             Some(c(Inventory, ExpertCount::Expected, Headline, n)),
@@ -274,7 +357,7 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
     } else {
         (None, None)
     };
-    let highest = if has_inv {
+    let highest = if inv_mode {
         c(Inventory, ExpertCount::Minimum, Highest, n)
     } else {
         c(File, ExpertCount::Minimum, Highest, n)
@@ -284,7 +367,7 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
         .map(|at| CurvePoint {
             context_tokens: at,
             file_tokens_per_second: c(File, ExpertCount::Expected, Headline, at).tokens_per_second,
-            inventory_tokens_per_second: has_inv
+            inventory_tokens_per_second: inv_mode
                 .then(|| c(Inventory, ExpertCount::Expected, Headline, at).tokens_per_second),
         })
         .collect();
@@ -332,6 +415,7 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
             full_context: full,
             inventory_short_context: inv_short,
             inventory_full_context: inv_full,
+            inventory_estimated: estimated,
             highest,
             highest_decides: has_inv,
             curve,
@@ -406,6 +490,12 @@ pub fn check_claim(r: &Report, tps: f64) -> ClaimCheck {
     );
     if let Some(c) = &d.inventory_full_context {
         let mut a = vec![ctx_assumption.clone()];
+        if d.inventory_estimated {
+            a.push(
+                "the routed-expert share of the file is not what the advertised active parameters imply (an estimate: no tensor inventory)"
+                    .into(),
+            );
+        }
         if r.inputs.model.moe.is_some() && r.inputs.cache.sequences > 1 {
             a.push(
                 "the sequences shared more experts than the expected number of distinct experts"
@@ -413,7 +503,15 @@ pub fn check_claim(r: &Report, tps: f64) -> ClaimCheck {
             );
         }
         push(
-            format!("inventory mode, {} tokens", units::fmt_tokens(n)),
+            format!(
+                "inventory mode{}, {} tokens",
+                if d.inventory_estimated {
+                    " (estimate from active parameters)"
+                } else {
+                    ""
+                },
+                units::fmt_tokens(n)
+            ),
             c,
             a,
         );
@@ -425,6 +523,11 @@ pub fn check_claim(r: &Report, tps: f64) -> ClaimCheck {
     let highest_name = if d.highest_decides {
         format!(
             "highest: inventory bytes, fewest experts, highest bandwidth on record, {} tokens",
+            units::fmt_tokens(n)
+        )
+    } else if d.inventory_estimated {
+        format!(
+            "highest without a tensor inventory: estimated active bytes, fewest experts, highest bandwidth on record, {} tokens",
             units::fmt_tokens(n)
         )
     } else {

@@ -3,6 +3,7 @@
 
 use super::kv::CacheSettings;
 use super::model::ModelShape;
+use super::runtime::FeedForward;
 use super::units::{BytesPerSec, FlopPerSec, Provenance, Sourced};
 use super::weights::{Inventory, WeightFile};
 use std::fmt;
@@ -154,6 +155,8 @@ pub struct Scenario {
     pub prompt_rows: u64,
     /// Compute path for prefill ("fp16", ...).
     pub compute_path: String,
+    /// FFN widths stated by the model profile (a GGUF's tensor inventory carries its own).
+    pub feed_forward: FeedForward,
 }
 
 /// An input that cannot be evaluated.
@@ -287,6 +290,16 @@ impl Scenario {
     /// Σ of the weight files' bytes (W).
     pub fn weight_bytes(&self) -> u64 {
         super::weights::total_bytes(&self.weights).0
+    }
+
+    /// FFN widths for the compute graph: the tensor inventory's when it has them, else the
+    /// profile's.
+    pub fn feed_forward(&self) -> FeedForward {
+        self.inventory
+            .as_ref()
+            .map(|i| i.feed_forward)
+            .filter(|f| f.length > 0 || f.expert_length > 0)
+            .unwrap_or(self.feed_forward)
     }
 
     /// Provenance of W: the weakest among the files.

@@ -2,8 +2,9 @@
 //! `--tensor-split`, `-nkvo`), per-tier capacity, and per-tier bytes moved per decode step
 //! (SPEC §6). Pure: no I/O, no other top-level module.
 
-use super::kv::{self, KvCache};
-use super::scenario::{Scenario, TierKind};
+use super::kv::{self, CacheSettings, KvCache};
+use super::runtime::{self, GraphSettings, RuntimeBuffers};
+use super::scenario::{MAX_CONTEXT, Scenario, TierKind};
 use super::weights::{ExpertCount, expert_fraction};
 
 /// Where each piece of the model lives.
@@ -45,6 +46,13 @@ pub struct WeightSplit {
     pub other: u64,
     /// The split is exact (from a tensor inventory), not estimated.
     pub exact: bool,
+}
+
+impl WeightSplit {
+    /// Routed-expert bytes are known or estimated (a MoE model).
+    pub fn has_experts(&self) -> bool {
+        self.layer_experts.iter().any(|b| *b > 0)
+    }
 }
 
 /// Split W over the model's pieces.
@@ -98,9 +106,27 @@ pub fn weight_split(s: &Scenario) -> WeightSplit {
         *last += rest - per * l as u64;
     }
     let row = emb.checked_div(s.model.vocab_size).unwrap_or(0);
+    // MoE without a tensor inventory: estimate the routed-expert bytes from the advertised
+    // active parameters. With P total, A active, n experts and k used per token, the routed
+    // parameters R satisfy A = P − R + R·k/n, so R = (P − A)/(1 − k/n); their bytes are taken
+    // at the file's mean density and spread evenly over the layers.
+    let layer_experts = match (
+        s.model.moe,
+        params,
+        s.model.active_parameters_advertised.as_ref(),
+    ) {
+        (Some(moe), Some(p), Some(a)) if moe.experts > moe.experts_used && a.value < p => {
+            let keep = 1.0 - moe.experts_used as f64 / moe.experts as f64;
+            let routed = ((p - a.value) as f64 / keep).min(p as f64);
+            let bytes = (w as f64 * routed / p as f64).min(rest as f64);
+            let per_layer = if l == 0 { 0 } else { (bytes / l as f64) as u64 };
+            layer.iter().map(|b| per_layer.min(*b)).collect()
+        }
+        _ => vec![0; l],
+    };
     WeightSplit {
         layer,
-        layer_experts: vec![0; l],
+        layer_experts,
         output: out,
         tied: s.model.tied_embeddings,
         embedding: emb,
@@ -227,17 +253,30 @@ pub struct TierLoad {
     pub capacity_bytes: u64,
     /// M_i − W_i − K_i − A_i (may be negative).
     pub headroom_bytes: i128,
-    /// W_i + K_i + A_i ≤ M_i.
+    /// The runtime's memory here fits (allocated cache + output and compute buffers + A ≤ M_i):
+    /// the verdict. The article's W_i + K_i + A_i ≤ M_i is `headroom_bytes >= 0`.
     pub fits: bool,
-    /// Largest context whose cache still fits here (None: no limit from this tier).
+    /// Largest context per sequence whose runtime memory still fits here (None: no limit from
+    /// this tier), solved over the allocated cache and the buffers.
     pub max_context_tokens: Option<u64>,
+    /// Largest logical context per sequence with W_i + K_i + A_i ≤ M_i (the article's figure).
+    pub article_max_context_tokens: Option<u64>,
+    /// The runtime's memory on this tier, itemised as llama.cpp itemises it.
+    pub memory: TierMemory,
     /// The tier holds anything at all.
     pub used: bool,
 }
 
 /// Per-tier resident bytes and capacity checks at the scenario's N.
-pub fn loads(s: &Scenario, lay: &Layout, split: &WeightSplit, kv: &KvCache) -> Vec<TierLoad> {
+pub fn loads(
+    s: &Scenario,
+    lay: &Layout,
+    split: &WeightSplit,
+    kv: &KvCache,
+    buffers: &RuntimeBuffers,
+) -> Vec<TierLoad> {
     let m = &s.machine;
+    let mem = memory(s, lay, split, kv, buffers);
     let b = s.cache.sequences.max(1);
     let recurrent_per_layer = s.model.recurrent_bytes_per_layer(b);
     m.tiers
@@ -297,6 +336,7 @@ pub fn loads(s: &Scenario, lay: &Layout, split: &WeightSplit, kv: &KvCache) -> V
             } else {
                 kv::max_context(&s.model, s.cache.type_k, s.cache.type_v, b, budget, &on)
             };
+            let memory = mem[ti];
             TierLoad {
                 index: ti,
                 name: t.name.clone(),
@@ -309,12 +349,250 @@ pub fn loads(s: &Scenario, lay: &Layout, split: &WeightSplit, kv: &KvCache) -> V
                 other_bytes: other,
                 capacity_bytes: cap,
                 headroom_bytes: headroom,
-                fits: headroom >= 0,
-                max_context_tokens: max_ctx,
+                fits: memory.fits,
+                max_context_tokens: if used {
+                    max_runtime_context(s, lay, split, Some(ti))
+                } else {
+                    None
+                },
+                article_max_context_tokens: max_ctx,
+                memory,
                 used,
             }
         })
         .collect()
+}
+
+/// A part of a tier's runtime memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MemoryItem {
+    /// Weights placed on the tier (W_i).
+    Model,
+    /// The cache as llama.cpp allocates it (padded cells, sliding windows + n_ubatch) and the
+    /// recurrent state.
+    Context,
+    /// The host output buffer (logits).
+    Output,
+    /// The compute buffer of the reserved graph.
+    Compute,
+    /// The user's other allocations A.
+    User,
+}
+
+impl MemoryItem {
+    /// In the order they are stacked on a tier.
+    pub const ALL: [MemoryItem; 5] = [
+        MemoryItem::Model,
+        MemoryItem::Context,
+        MemoryItem::Output,
+        MemoryItem::Compute,
+        MemoryItem::User,
+    ];
+}
+
+/// One tier's runtime memory, itemised as llama.cpp itemises it (model, context, output,
+/// compute) with the user's A on top.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TierMemory {
+    /// Weights placed here, bytes.
+    pub model_bytes: u64,
+    /// Allocated KV cells and recurrent state of the layers whose cache is here, bytes.
+    pub context_bytes: u64,
+    /// Output buffer, bytes (host; derived, llama.cpp model).
+    pub output_bytes: u64,
+    /// Compute buffer, bytes (derived, llama.cpp CPU model; every tier that runs part of the
+    /// graph is charged the whole CPU figure, which errs high).
+    pub compute_bytes: u64,
+    /// A placed here, bytes.
+    pub user_bytes: u64,
+    /// Σ of the above.
+    pub total_bytes: u64,
+    /// Capacity M_i.
+    pub capacity_bytes: u64,
+    /// M_i − total (negative: short by that much).
+    pub free_bytes: i128,
+    /// total ≤ M_i.
+    pub fits: bool,
+    /// When it does not fit: the item whose addition (stacked in `MemoryItem::ALL` order)
+    /// passes the capacity.
+    pub overflows_at: Option<MemoryItem>,
+}
+
+impl TierMemory {
+    /// Bytes of one item.
+    pub fn bytes(&self, item: MemoryItem) -> u64 {
+        match item {
+            MemoryItem::Model => self.model_bytes,
+            MemoryItem::Context => self.context_bytes,
+            MemoryItem::Output => self.output_bytes,
+            MemoryItem::Compute => self.compute_bytes,
+            MemoryItem::User => self.user_bytes,
+        }
+    }
+}
+
+/// Resident weight bytes of tier `ti`.
+fn tier_weights(lay: &Layout, split: &WeightSplit, ti: usize) -> u64 {
+    let mut w: u64 = (0..split.layer.len())
+        .filter(|il| lay.layer_tier[*il] == ti)
+        .map(|il| split.layer[il])
+        .sum();
+    let embedding = lay.embedding_tier == ti;
+    if lay.output_tier == ti {
+        w = w.saturating_add(split.output);
+        if split.tied && !embedding {
+            w = w.saturating_add(split.embedding);
+        }
+    }
+    if embedding {
+        w = w
+            .saturating_add(split.embedding)
+            .saturating_add(split.other);
+    }
+    w
+}
+
+/// The runtime buffers of `s` under the cache settings `c` with the cache `kv`.
+pub fn buffers(s: &Scenario, c: &CacheSettings, kv: &KvCache) -> RuntimeBuffers {
+    runtime::buffers(
+        &s.model,
+        &s.feed_forward(),
+        kv,
+        &GraphSettings {
+            ubatch: c.ubatch,
+            sequences: c.sequences.max(1),
+            flash_attn: c.flash_attn,
+            kv_unified: c.kv_unified,
+        },
+    )
+}
+
+/// Every tier's runtime memory with the cache `kv` and the buffers `buf`. The output buffer
+/// lives in host memory (the embedding's tier); a compute buffer is reserved by every backend
+/// that runs part of the graph (tiers holding repeating layers or the output layer, and the
+/// tier of A, which is the first accelerator whenever any layer is offloaded).
+pub fn memory(
+    s: &Scenario,
+    lay: &Layout,
+    split: &WeightSplit,
+    kv: &KvCache,
+    buf: &RuntimeBuffers,
+) -> Vec<TierMemory> {
+    let b = s.cache.sequences.max(1);
+    let rec = s.model.recurrent_bytes_per_layer(b);
+    s.machine
+        .tiers
+        .iter()
+        .enumerate()
+        .map(|(ti, t)| {
+            let model = tier_weights(lay, split, ti);
+            let context: u64 = kv
+                .per_layer
+                .iter()
+                .enumerate()
+                .filter(|(il, _)| lay.kv_tier.get(*il) == Some(&ti))
+                .map(|(il, l)| {
+                    l.allocated_bytes.saturating_add(
+                        if s.model.layers.get(il).is_some_and(|x| x.recurrent) {
+                            rec
+                        } else {
+                            0
+                        },
+                    )
+                })
+                .fold(0u64, |a, x| a.saturating_add(x));
+            let runs_graph =
+                lay.layer_tier.contains(&ti) || lay.output_tier == ti || lay.other_tier == ti;
+            let output = if lay.embedding_tier == ti {
+                buf.output_bytes
+            } else {
+                0
+            };
+            let compute = if runs_graph { buf.compute_bytes } else { 0 };
+            let user = if lay.other_tier == ti {
+                s.other_bytes.value
+            } else {
+                0
+            };
+            let cap = t.capacity.value;
+            let items = [model, context, output, compute, user];
+            let total = items.iter().fold(0u64, |a, x| a.saturating_add(*x));
+            let mut acc = 0u64;
+            let overflows_at = MemoryItem::ALL.into_iter().zip(items).find_map(|(it, x)| {
+                acc = acc.saturating_add(x);
+                (acc > cap).then_some(it)
+            });
+            TierMemory {
+                model_bytes: model,
+                context_bytes: context,
+                output_bytes: output,
+                compute_bytes: compute,
+                user_bytes: user,
+                total_bytes: total,
+                capacity_bytes: cap,
+                free_bytes: cap as i128 - total as i128,
+                fits: total <= cap,
+                overflows_at,
+            }
+        })
+        .collect()
+}
+
+/// Whether the runtime memory fits at `n` tokens per sequence: on tier `tier`, or on every
+/// tier the placement uses when `None`.
+fn runtime_fits_at(
+    s: &Scenario,
+    lay: &Layout,
+    split: &WeightSplit,
+    tier: Option<usize>,
+    n: u64,
+) -> bool {
+    let mut c = s.cache.clone();
+    c.context = n;
+    let kv = kv::cache(&s.model, &c);
+    let buf = buffers(s, &c, &kv);
+    let mem = memory(s, lay, split, &kv, &buf);
+    match tier {
+        Some(t) => mem.get(t).is_some_and(|m| m.fits),
+        None => mem
+            .iter()
+            .enumerate()
+            .filter(|(ti, m)| {
+                m.total_bytes > 0 || lay.layer_tier.contains(ti) || lay.other_tier == *ti
+            })
+            .all(|(_, m)| m.fits),
+    }
+}
+
+/// Largest context per sequence whose runtime memory (allocated cache + buffers + A) fits
+/// on tier `tier` (every used tier when `None`). Solved by bisection on the memory, which
+/// never falls as the context grows (the cache and the KQ masks and scores only grow with
+/// the allocated cells), so the answer N fits and N + 1 does not. `None`: even the largest
+/// context llama.cpp accepts fits; `Some(0)`: one token does not fit.
+pub fn max_runtime_context(
+    s: &Scenario,
+    lay: &Layout,
+    split: &WeightSplit,
+    tier: Option<usize>,
+) -> Option<u64> {
+    let b = s.cache.sequences.max(1);
+    let top = MAX_CONTEXT / b;
+    if runtime_fits_at(s, lay, split, tier, top) {
+        return None;
+    }
+    if !runtime_fits_at(s, lay, split, tier, 1) {
+        return Some(0);
+    }
+    let (mut lo, mut hi) = (1u64, top);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if runtime_fits_at(s, lay, split, tier, mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(lo)
 }
 
 /// How weights are counted per decode step.

@@ -2,6 +2,7 @@
 //! touched per decode step (SPEC §2, §4 inventory mode) and the linear parameters (SPEC §5).
 //! Pure: no I/O, no other top-level module.
 
+use super::runtime::FeedForward;
 use super::units::{Provenance, Sourced};
 
 /// One file that the scenario loads (artifact shard, multimodal projector, draft model).
@@ -44,6 +45,8 @@ pub struct Inventory {
     pub linear_dense_bytes: u64,
     /// Elements of routed expert matrices (all experts).
     pub linear_expert_elements: u64,
+    /// FFN widths read from the tensor shapes (`ffn_up`/`ffn_gate`, `*_exps`, `*_shexp`).
+    pub feed_forward: FeedForward,
 }
 
 impl Inventory {
@@ -149,6 +152,7 @@ mod tests {
             linear_dense_elements: 500,
             linear_dense_bytes: 250,
             linear_expert_elements: 1000,
+            feed_forward: Default::default(),
         }
     }
 

@@ -384,6 +384,29 @@ impl TensorInventory {
                 }
                 (_, None) => add(&mut inv.other_bytes, bytes),
             }
+            // FFN widths from the shapes ([n_embd, n_ff] for up/gate, [n_ff, n_embd] for down).
+            if let Some(l) = r.layer {
+                let stem = r.name.strip_prefix(&format!("blk.{l}.")).unwrap_or("");
+                let width = match stem {
+                    "ffn_up.weight"
+                    | "ffn_gate.weight"
+                    | "ffn_up_exps.weight"
+                    | "ffn_gate_exps.weight"
+                    | "ffn_up_shexp.weight"
+                    | "ffn_gate_shexp.weight" => r.shape.get(1).copied(),
+                    _ => None,
+                };
+                if let Some(w) = width {
+                    let slot = if stem.contains("_exps") {
+                        &mut inv.feed_forward.expert_length
+                    } else if stem.contains("_shexp") {
+                        &mut inv.feed_forward.shared_expert_length
+                    } else {
+                        &mut inv.feed_forward.length
+                    };
+                    *slot = (*slot).max(w);
+                }
+            }
             if r.linear {
                 if r.role == Role::RoutedExpert {
                     add(&mut inv.linear_expert_elements, r.elements);

@@ -251,6 +251,10 @@ pub struct MoeFile {
     /// Shared experts.
     #[serde(default)]
     pub shared_experts: u32,
+    /// Width of one routed expert's FFN (config `moe_intermediate_size`; GGUF
+    /// `expert_feed_forward_length`), for the compute buffer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expert_intermediate_size: Option<u64>,
 }
 
 /// SSM figures.

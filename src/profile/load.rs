@@ -6,6 +6,7 @@ use super::builtin::BUILTIN;
 use super::file::{MachineFile, ModelFile, ScenarioFile};
 use crate::core::kv::CacheSettings;
 use crate::core::model::{ArchFigures, Mla, ModelShape, Moe, PerLayer, Ssm};
+use crate::core::runtime::FeedForward;
 use crate::core::scenario::{ComputeRate, Machine, Offload, Scenario, Tier};
 use crate::core::units::{Provenance, Sourced};
 use crate::core::weights::WeightFile;
@@ -564,6 +565,15 @@ pub fn scenario(cat: &Catalog, s: &ScenarioFile) -> Result<Scenario, ProfileErro
         },
         prompt_rows: s.prompt_rows,
         compute_path: s.compute_path.clone(),
+        feed_forward: FeedForward {
+            length: model.intermediate_size.unwrap_or(0),
+            expert_length: model
+                .moe
+                .as_ref()
+                .and_then(|m| m.expert_intermediate_size)
+                .unwrap_or(0),
+            shared_expert_length: 0,
+        },
     })
 }
 

@@ -18,7 +18,8 @@ pub struct CompareJson {
     pub error: Option<String>,
     /// Every used tier fits.
     pub fits: Option<bool>,
-    /// Headroom over the used tiers, bytes.
+    /// Free runtime memory on the limiting tier (weights, allocated cache, buffers and A
+    /// counted), bytes.
     pub headroom_bytes: Option<i128>,
     /// Largest context that fits.
     pub max_context_tokens: Option<u64>,
@@ -136,7 +137,7 @@ pub fn write<W: Write>(
     let head = [
         "machine",
         "fits",
-        "headroom",
+        "free",
         "max context",
         "short ceiling t/s",
         "full ceiling t/s",

@@ -139,8 +139,10 @@ pub struct TierJson {
     pub headroom_bytes: i128,
     /// Fits.
     pub fits: bool,
-    /// Largest context fitting on this tier.
+    /// Largest context fitting on this tier (runtime memory).
     pub max_context_tokens: Option<u64>,
+    /// The runtime's memory on this tier, itemised.
+    pub memory: MemoryJson,
     /// Used by the placement.
     pub used: bool,
     /// Stated bandwidth.
@@ -149,6 +151,49 @@ pub struct TierJson {
     pub bandwidth_provenance: &'static str,
     /// Measured bandwidth.
     pub measured_bandwidth_bytes_per_second: Option<f64>,
+}
+
+/// The runtime's memory on one tier, itemised as llama.cpp itemises it, with the user's A.
+#[derive(Debug, Clone, Serialize)]
+pub struct MemoryJson {
+    /// Weights placed here.
+    pub model_bytes: u64,
+    /// Allocated cache (padded cells, windows + n_ubatch) and recurrent state.
+    pub context_bytes: u64,
+    /// Output buffer (host).
+    pub output_bytes: u64,
+    /// Compute buffer.
+    pub compute_bytes: u64,
+    /// The user's other allocations A.
+    pub user_bytes: u64,
+    /// Σ.
+    pub total_bytes: u64,
+    /// Capacity M_i.
+    pub capacity_bytes: u64,
+    /// capacity − total (negative: short).
+    pub free_bytes: i128,
+    /// total ≤ capacity.
+    pub fits: bool,
+    /// When it does not fit: the item whose addition passes the capacity
+    /// ("model", "cache", "output", "compute", "A"); null when it fits.
+    pub decides: Option<&'static str>,
+}
+
+/// The runtime buffers and where their figures come from.
+#[derive(Debug, Clone, Serialize)]
+pub struct BuffersJson {
+    /// Output buffer bytes.
+    pub output_bytes: u64,
+    /// Compute buffer bytes (per backend that runs part of the graph).
+    pub compute_bytes: u64,
+    /// Rows of the reserved graph (min(n_ctx, n_ubatch)).
+    pub graph_tokens: u64,
+    /// The FFN width was not known and was estimated (errs high).
+    pub ffn_estimated: bool,
+    /// Provenance: "derived".
+    pub provenance: &'static str,
+    /// How the figures are made.
+    pub basis: &'static str,
 }
 
 /// Capacity.
@@ -166,12 +211,20 @@ pub struct CapacityJson {
     pub memory_bytes: u64,
     /// M − W − K − A; with several tiers, the limiting tier's headroom.
     pub headroom_bytes: i128,
-    /// Every used tier fits.
+    /// Every used tier holds the runtime's memory (allocated cache + buffers + A).
     pub fits: bool,
+    /// The article's W + K + A ≤ M on every used tier.
+    pub article_fits: bool,
     /// Verdict in words.
     pub verdict: String,
-    /// Largest logical context per sequence that fits (null: memory sets no limit).
+    /// Largest context per sequence whose runtime memory fits (null: memory sets no limit).
     pub max_context_tokens: Option<u64>,
+    /// Largest logical context per sequence with W + K + A ≤ M (the article's figure).
+    pub article_max_context_tokens: Option<u64>,
+    /// Runtime memory over the used tiers, itemised (capacity_bytes = M).
+    pub memory: MemoryJson,
+    /// The output and compute buffers.
+    pub buffers: BuffersJson,
     /// Above the model's native context.
     pub max_context_exceeds_native: bool,
     /// Tier with the least headroom.
@@ -265,6 +318,11 @@ pub fn ceiling_label(c: &Ceiling) -> &'static str {
 pub struct InventoryDecodeJson {
     /// Weight bytes read per token (B = 1... the scenario's B).
     pub read_bytes_per_token: u64,
+    /// An estimate from the advertised active parameters (a MoE model without a tensor
+    /// inventory), not counted from the file's tensors.
+    pub estimate: bool,
+    /// How the bytes were found.
+    pub basis: &'static str,
     /// Short context.
     pub short_context: CeilingJson,
     /// Full context.
@@ -465,6 +523,12 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
     let inventory = match (&d.inventory_short_context, &d.inventory_full_context) {
         (Some(a), Some(b)) => Some(InventoryDecodeJson {
             read_bytes_per_token: a.weight_read_bytes,
+            estimate: d.inventory_estimated,
+            basis: if d.inventory_estimated {
+                "estimate (derived): routed-expert bytes from the advertised active parameters, R = (P − A)/(1 − k/n) at the file's mean density"
+            } else {
+                "counted from the tensor inventory (file)"
+            },
             short_context: a.into(),
             full_context: b.into(),
         }),
@@ -577,8 +641,40 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
             memory_bytes: r.capacity.memory_bytes,
             headroom_bytes: r.capacity.headroom_bytes,
             fits: r.capacity.fits,
-            verdict: r.capacity.verdict.clone(),
+            article_fits: r.capacity.article_fits,
+            verdict: super::words::verdict(&r.capacity),
             max_context_tokens: r.capacity.max_context_tokens,
+            article_max_context_tokens: r.capacity.article_max_context_tokens,
+            memory: {
+                let t = &r.capacity.runtime_bytes;
+                let cap = r.capacity.memory_bytes;
+                let limiting = r
+                    .tiers
+                    .iter()
+                    .find(|x| x.used && x.name == r.capacity.limiting_tier);
+                MemoryJson {
+                    model_bytes: t.model_bytes,
+                    context_bytes: t.context_bytes,
+                    output_bytes: t.output_bytes,
+                    compute_bytes: t.compute_bytes,
+                    user_bytes: t.user_bytes,
+                    total_bytes: t.total_bytes,
+                    capacity_bytes: cap,
+                    free_bytes: cap as i128 - t.total_bytes as i128,
+                    fits: r.capacity.fits,
+                    decides: limiting
+                        .and_then(|x| x.memory.overflows_at)
+                        .map(super::words::item),
+                }
+            },
+            buffers: BuffersJson {
+                output_bytes: r.capacity.buffers.output_bytes,
+                compute_bytes: r.capacity.buffers.compute_bytes,
+                graph_tokens: r.capacity.buffers.graph_tokens,
+                ffn_estimated: r.capacity.buffers.ffn_estimated,
+                provenance: crate::core::units::Provenance::Derived.label(),
+                basis: super::words::BUFFERS_PROVENANCE,
+            },
             max_context_exceeds_native: r.capacity.max_context_exceeds_native,
             limiting_tier: r.capacity.limiting_tier.clone(),
             provenance: r.capacity.provenance.label(),
@@ -600,6 +696,18 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
                         headroom_bytes: t.headroom_bytes,
                         fits: t.fits,
                         max_context_tokens: t.max_context_tokens,
+                        memory: MemoryJson {
+                            model_bytes: t.memory.model_bytes,
+                            context_bytes: t.memory.context_bytes,
+                            output_bytes: t.memory.output_bytes,
+                            compute_bytes: t.memory.compute_bytes,
+                            user_bytes: t.memory.user_bytes,
+                            total_bytes: t.memory.total_bytes,
+                            capacity_bytes: t.memory.capacity_bytes,
+                            free_bytes: t.memory.free_bytes,
+                            fits: t.memory.fits,
+                            decides: t.memory.overflows_at.map(super::words::item),
+                        },
                         used: t.used,
                         bandwidth_bytes_per_second: mt.bandwidth.value.0,
                         bandwidth_provenance: mt.bandwidth.provenance.label(),

@@ -220,7 +220,7 @@ pub fn limitations(r: &Report) -> Vec<String> {
         );
     }
     if r.capacity.other_bytes == 0 {
-        v.push("The capacity calculation excludes process overhead (A = 0): runtime, compute buffers, the OS share.".into());
+        v.push("The article's W + K + A excludes process overhead (A = 0); the runtime memory counts llama.cpp's allocated cache, output and compute buffers (a CPU-backend model; GPU backends reserve differently) but not the OS share or other processes.".into());
     }
     v.push("The decode ceilings omit activation traffic, sampling, kernel launches, synchronization, thermal state and attention arithmetic; they assume one complete logical cache read at the retained context.".into());
     v
@@ -477,15 +477,20 @@ pub fn write_worksheet<W: Write>(
             )?;
         }
     }
-    o.row("verdict", &c.verdict)?;
+    write_runtime_memory(&mut o, r)?;
+    o.row("verdict", &super::words::verdict(c))?;
     o.row(
         "largest context",
         &match c.max_context_tokens {
             Some(m) => format!(
-                "{} tokens per sequence{}",
+                "{} tokens per sequence (runtime memory){}{}",
                 fmt_tokens(m),
                 match s.model.native_context {
                     Some(nat) if m > nat => format!(" (above the native {})", fmt_tokens(nat)),
+                    _ => String::new(),
+                },
+                match c.article_max_context_tokens {
+                    Some(a) if a != m => format!("; W + K + A alone: {}", fmt_tokens(a)),
                     _ => String::new(),
                 }
             ),
@@ -507,17 +512,29 @@ pub fn write_worksheet<W: Write>(
         &ceiling_line(&d.full_context, b),
     )?;
     if let (Some(is), Some(inf)) = (&d.inventory_short_context, &d.inventory_full_context) {
+        let (tag, note) = if d.inventory_estimated {
+            (
+                "est.",
+                " — estimate: routed-expert bytes from the advertised active parameters (no tensor inventory; open the GGUF for the counted figure)",
+            )
+        } else {
+            ("inv.", "")
+        };
         o.row(
-            "inventory read/token",
+            if d.inventory_estimated {
+                "active read/token"
+            } else {
+                "inventory read/token"
+            },
             &format!(
-                "{} (of {} in the file)",
+                "{} (of {} in the file){note}",
                 bytes_gib(is.weight_read_bytes),
                 group_digits(r.artifact.bytes as u128)
             ),
         )?;
-        o.row("short context (inv.)", &ceiling_line(is, b))?;
+        o.row(&format!("short context ({tag})"), &ceiling_line(is, b))?;
         o.row(
-            &format!("{} tokens (inv.)", fmt_tokens(n)),
+            &format!("{} tokens ({tag})", fmt_tokens(n)),
             &ceiling_line(inf, b),
         )?;
     }
@@ -619,13 +636,14 @@ pub fn write_worksheet<W: Write>(
     o.heading("Inference")?;
     let verdict_line = if c.fits {
         format!(
-            "The capacity model accepts this artifact at {} tokens × {} on {}; {} remain outside weights and cache{}.",
+            "The capacity model accepts this artifact at {} tokens × {} on {}; {} remain outside weights and cache ({} beside llama.cpp's allocated cache and buffers){}.",
             fmt_tokens(n),
             plural(b, "sequence"),
             s.machine.name,
             units::fmt_gib_signed(c.headroom_bytes),
+            units::fmt_gib_signed(c.memory_bytes as i128 - c.runtime_bytes.total_bytes as i128),
             if c.other_bytes == 0 {
-                " for the OS, runtime, workspaces and allocator slack"
+                " for the OS, other processes and allocator slack"
             } else {
                 ""
             }
@@ -633,7 +651,7 @@ pub fn write_worksheet<W: Write>(
     } else {
         format!(
             "The capacity model rejects this configuration: {}.",
-            c.verdict
+            super::words::verdict(c)
         )
     };
     o.para(&verdict_line)?;
@@ -778,4 +796,54 @@ pub fn write_check<W: Write>(c: &ClaimCheck, style: Style, w: &mut W) -> io::Res
         }
     }
     Ok(())
+}
+
+/// The runtime's memory per used tier, itemised (model, allocated cache, output buffer,
+/// compute buffer, A), with the provenance of the buffers.
+fn write_runtime_memory<W: Write>(o: &mut Out<'_, W>, r: &Report) -> io::Result<()> {
+    let c = &r.capacity;
+    let b = &c.buffers;
+    o.row(
+        "runtime buffers",
+        &format!(
+            "output {} + compute {} ({} graph rows{}) — {}",
+            mib(b.output_bytes),
+            mib(b.compute_bytes),
+            group_digits(b.graph_tokens as u128),
+            if b.ffn_estimated {
+                ", FFN width estimated"
+            } else {
+                ""
+            },
+            super::words::BUFFERS_PROVENANCE
+        ),
+    )?;
+    for t in r.tiers.iter().filter(|t| t.used) {
+        let m = &t.memory;
+        o.row(
+            &format!("runtime {}", t.name),
+            &format!(
+                "model {} + cache {} + output {} + compute {} + A {} = {} of {} → {} {}",
+                fmt_gib(m.model_bytes),
+                fmt_gib(m.context_bytes),
+                fmt_gib(m.output_bytes),
+                fmt_gib(m.compute_bytes),
+                fmt_gib(m.user_bytes),
+                fmt_gib(m.total_bytes),
+                fmt_gib(m.capacity_bytes),
+                if m.free_bytes >= 0 { "free" } else { "short" },
+                units::fmt_gib(m.free_bytes.unsigned_abs().min(u64::MAX as u128) as u64),
+            ),
+        )?;
+    }
+    Ok(())
+}
+
+/// Exact bytes and MiB to two decimals, as llama.cpp logs its buffers.
+fn mib(n: u64) -> String {
+    format!(
+        "{} bytes = {:.2} MiB",
+        group_digits(n as u128),
+        n as f64 / units::MIB as f64
+    )
 }

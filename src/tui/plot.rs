@@ -3,6 +3,7 @@
 //! Pure: no terminal, no I/O.
 
 use crate::core::Report;
+use crate::core::tiers::MemoryItem;
 
 /// The decode ceiling over context length.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -44,25 +45,22 @@ pub struct RooflinePlot {
     pub y_labels: Vec<String>,
 }
 
-/// One tier's capacity bar: W, K, A and free space as fractions of the bar.
+/// One tier's memory bar: the runtime's memory itemised (model, allocated cache, output
+/// buffer, compute buffer, A) and free space, as fractions of the bar.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TierBar {
     /// Tier name.
     pub name: String,
     /// Capacity M_i, bytes.
     pub capacity_bytes: u64,
-    /// Resident weights W_i, bytes.
-    pub weights_bytes: u64,
-    /// KV cache K_i, bytes.
-    pub kv_bytes: u64,
-    /// Other allocations A_i, bytes.
-    pub other_bytes: u64,
-    /// M_i − W_i − K_i − A_i, bytes.
-    pub headroom_bytes: i128,
+    /// The items in `MemoryItem::ALL` order (model, cache, output, compute, A), bytes.
+    pub items: [u64; 5],
+    /// Capacity − Σ items, bytes (negative: short).
+    pub free_bytes: i128,
     /// Fits.
     pub fits: bool,
-    /// Fractions of the bar: W, K, A, free; the bar spans max(M, W + K + A).
-    pub fractions: [f64; 4],
+    /// Fractions of the bar: the five items, then free; the bar spans max(M, Σ items).
+    pub fractions: [f64; 6],
     /// Where the capacity ends on the bar (1 when it fits).
     pub capacity_fraction: f64,
 }
@@ -83,24 +81,24 @@ fn bars(r: &Report) -> Vec<TierBar> {
         .iter()
         .filter(|t| t.used)
         .map(|t| {
-            let used = t.weights_bytes as f64 + t.kv_bytes as f64 + t.other_bytes as f64;
-            let span = (t.capacity_bytes as f64).max(used).max(1.0);
-            let free = (t.capacity_bytes as f64 - used).max(0.0);
+            let m = &t.memory;
+            let items = MemoryItem::ALL.map(|i| m.bytes(i));
+            let used = m.total_bytes as f64;
+            let span = (m.capacity_bytes as f64).max(used).max(1.0);
+            let free = (m.capacity_bytes as f64 - used).max(0.0);
+            let mut fractions = [0.0; 6];
+            for (f, b) in fractions.iter_mut().zip(items) {
+                *f = b as f64 / span;
+            }
+            fractions[5] = free / span;
             TierBar {
                 name: t.name.clone(),
-                capacity_bytes: t.capacity_bytes,
-                weights_bytes: t.weights_bytes,
-                kv_bytes: t.kv_bytes,
-                other_bytes: t.other_bytes,
-                headroom_bytes: t.headroom_bytes,
-                fits: t.fits,
-                fractions: [
-                    t.weights_bytes as f64 / span,
-                    t.kv_bytes as f64 / span,
-                    t.other_bytes as f64 / span,
-                    free / span,
-                ],
-                capacity_fraction: t.capacity_bytes as f64 / span,
+                capacity_bytes: m.capacity_bytes,
+                items,
+                free_bytes: m.free_bytes,
+                fits: m.fits,
+                fractions,
+                capacity_fraction: m.capacity_bytes as f64 / span,
             }
         })
         .collect()

@@ -113,6 +113,14 @@ impl Theme {
     pub fn bar_kv(self) -> Style {
         self.fg(Color::Cyan)
     }
+    /// The compute-buffer segment of a memory bar.
+    pub fn bar_compute(self) -> Style {
+        self.fg(Color::Yellow)
+    }
+    /// The output-buffer segment of a memory bar.
+    pub fn bar_output(self) -> Style {
+        self.fg(Color::Green)
+    }
     /// The other-allocations segment of a memory bar.
     pub fn bar_other(self) -> Style {
         self.fg(Color::Magenta)

@@ -48,25 +48,97 @@ impl BoundsPane<'_> {
         let mark = if c.fits { "✓ " } else { "✗ " };
         lines.push(Line::from(vec![
             Span::styled(mark, verdict_style),
-            Span::styled(c.verdict.clone(), verdict_style),
+            Span::styled(crate::report::words::verdict(c), verdict_style),
         ]));
         let _ = width;
         lines
     }
 
-    fn detail_lines(&self) -> Vec<Line<'static>> {
+    fn detail_lines(&self, width: u16) -> Vec<Line<'static>> {
         let t = self.theme;
         let r = self.report;
         let c = &r.capacity;
         let n = r.inputs.cache.context;
         let mut lines = Vec::new();
+        // Legend of the bars: W model, C allocated cache, X output + compute buffers, A, free.
+        let st = crate::tui::widgets::memory_bar::styles(t);
+        let sym = crate::tui::widgets::memory_bar::SYMBOLS;
+        let names = if width >= 60 {
+            [
+                "W model", "C cache", "X output", "compute", "A other", "free",
+            ]
+        } else {
+            ["W", "C", "X out", "compute", "A", "free"]
+        };
+        let gap = if width >= 60 { "  " } else { " " };
+        let mut legend = Vec::new();
+        for (i, name) in names.iter().enumerate() {
+            if i == 3 {
+                // output and compute share the X figure
+                legend.push(Span::styled("+", t.label()));
+            } else if i > 0 {
+                legend.push(Span::raw(gap));
+            }
+            legend.push(Span::styled(sym[i], st[i]));
+            legend.push(Span::styled(format!(" {name}"), t.label()));
+        }
+        lines.push(Line::from(legend));
+        let free = c.memory_bytes as i128 - c.runtime_bytes.total_bytes as i128;
+        let mut decide = vec![
+            Span::styled("runtime ", t.label()),
+            Span::styled(
+                format!(
+                    "{} · buffers {}{}",
+                    {
+                        let f = r
+                            .tiers
+                            .iter()
+                            .filter(|x| x.used)
+                            .map(|x| x.memory.free_bytes)
+                            .min()
+                            .unwrap_or(free);
+                        if f >= 0 {
+                            format!("{} free", units::fmt_gib(f as u64))
+                        } else {
+                            format!("short {}", units::fmt_gib(f.unsigned_abs() as u64))
+                        }
+                    },
+                    {
+                        let b = c.buffers.output_bytes + c.buffers.compute_bytes;
+                        if b >= units::GIB {
+                            units::fmt_gib(b)
+                        } else {
+                            format!("{} MiB", units::trim_float(b as f64 / units::MIB as f64, 2))
+                        }
+                    },
+                    if width >= 60 {
+                        " (derived: llama.cpp CPU model)"
+                    } else {
+                        ""
+                    }
+                ),
+                if c.fits { t.text() } else { t.bad() },
+            ),
+        ];
+        if let Some(item) = r
+            .tiers
+            .iter()
+            .find(|x| x.used && x.name == c.limiting_tier)
+            .and_then(|x| x.memory.overflows_at)
+        {
+            decide.push(Span::styled(
+                format!(" · {} decides", crate::report::words::item(item)),
+                t.bad(),
+            ));
+        }
+        lines.push(Line::from(decide));
         let head_style = if c.headroom_bytes >= 0 {
             t.text()
         } else {
             t.bad()
         };
         lines.push(Line::from(vec![
-            Span::styled("headroom ", t.label()),
+            Span::styled("W+K+A headroom ", t.label()),
             Span::styled(
                 format!(
                     "{} bytes = {}",
@@ -105,6 +177,14 @@ impl BoundsPane<'_> {
                 if c.max_context_exceeds_native {
                     v.push(Span::styled(" (> native)", t.warn()));
                 }
+                if let Some(a) = c.article_max_context_tokens
+                    && a != m
+                {
+                    v.push(Span::styled(
+                        format!(" · W+K+A alone {}", units::fmt_tokens(a)),
+                        t.label(),
+                    ));
+                }
                 v
             }
             None => vec![
@@ -142,8 +222,13 @@ impl BoundsPane<'_> {
         ));
         match (&d.inventory_short_context, &d.inventory_full_context) {
             (Some(s), Some(f)) => {
-                lines.push(row("inventory, short".into(), s));
-                lines.push(row(format!("inventory @ {}", units::fmt_tokens(n)), f));
+                let tag = if d.inventory_estimated {
+                    "active est."
+                } else {
+                    "inventory"
+                };
+                lines.push(row(format!("{tag}, short"), s));
+                lines.push(row(format!("{tag} @ {}", units::fmt_tokens(n)), f));
             }
             _ => lines.push(Line::from(vec![
                 Span::styled(format!("{:<18}", "inventory mode"), t.label()),
@@ -390,7 +475,7 @@ impl Widget for BoundsPane<'_> {
                 .collect()
         };
         let cap_lines = wrap(self.capacity_lines(inner.width));
-        let detail = wrap(self.detail_lines());
+        let detail = wrap(self.detail_lines(inner.width));
         let bar_rows = if self.compact { 2 } else { 1 };
         let top_h = (cap_lines.len() + bars.len() * bar_rows + detail.len()) as u16;
         let [top, rest] =
@@ -410,11 +495,14 @@ impl Widget for BoundsPane<'_> {
             if y >= top.bottom() {
                 break;
             }
+            let g = |x: u64| units::trim_float(units::Bytes(x).gib(), 2);
+            let [model, cache, output, compute, user] = b.items;
             let figures = format!(
-                " W {} K {} A {} / {}",
-                units::trim_float(units::Bytes(b.weights_bytes).gib(), 2),
-                units::trim_float(units::Bytes(b.kv_bytes).gib(), 2),
-                units::trim_float(units::Bytes(b.other_bytes).gib(), 2),
+                " W {} C {} X {} A {} / {}",
+                g(model),
+                g(cache),
+                g(output.saturating_add(compute)),
+                g(user),
                 units::fmt_gib(b.capacity_bytes)
             );
             let name_w = 9u16;

@@ -58,7 +58,7 @@ impl Col {
     pub fn title(self) -> &'static str {
         match self {
             Col::Fits => "fits",
-            Col::Headroom => "headroom",
+            Col::Headroom => "free",
             Col::MaxContext => "max ctx",
             Col::Short => "short",
             Col::Full => "at N",

@@ -1,11 +1,28 @@
-//! A capacity bar: weights `█`, KV cache `▓`, other allocations `▒`, free `░`; the part past
-//! the capacity is drawn in the bad style (and `!` without colour).
+//! A memory bar of the runtime's memory on one tier: model `█`, allocated cache `▓`, output
+//! buffer `▄`, compute buffer `▒`, other allocations A `▞`, free `░`; the part past the
+//! capacity is drawn in the bad style (and `!` without colour).
 
 use crate::tui::plot::TierBar;
 use crate::tui::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::widgets::Widget;
+
+/// Symbols of the segments, in bar order (model, cache, output, compute, A, free).
+pub const SYMBOLS: [&str; 6] = ["█", "▓", "▄", "▒", "▞", "░"];
+
+/// The style of each segment, in bar order.
+pub fn styles(t: Theme) -> [Style; 6] {
+    [
+        t.bar_weights(),
+        t.bar_kv(),
+        t.bar_output(),
+        t.bar_compute(),
+        t.bar_other(),
+        t.bar_free(),
+    ]
+}
 
 /// One tier's bar.
 pub struct MemoryBar<'a> {
@@ -21,7 +38,7 @@ impl Widget for MemoryBar<'_> {
             return;
         }
         let w = area.width as f64;
-        let mut edges = [0u16; 4];
+        let mut edges = [0u16; 6];
         let mut acc = 0.0;
         for (i, f) in self.bar.fractions.iter().enumerate() {
             acc += f;
@@ -29,16 +46,10 @@ impl Widget for MemoryBar<'_> {
         }
         let cap = ((self.bar.capacity_fraction * w).round() as u16).min(area.width);
         let t = self.theme;
+        let st = styles(t);
         for x in 0..area.width {
-            let (sym, mut style) = if x < edges[0] {
-                ("█", t.bar_weights())
-            } else if x < edges[1] {
-                ("▓", t.bar_kv())
-            } else if x < edges[2] {
-                ("▒", t.bar_other())
-            } else {
-                ("░", t.bar_free())
-            };
+            let seg = edges.iter().position(|e| x < *e).unwrap_or(5);
+            let (sym, mut style) = (SYMBOLS[seg], st[seg]);
             let sym = if !self.bar.fits && x == cap {
                 style = t.bar_over();
                 "┃"

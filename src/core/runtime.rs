@@ -1,0 +1,678 @@
+//! The runtime's own buffers beside the weights and the cache, as llama.cpp reserves them on
+//! the CPU backend: the output buffer (`llama_context::output_reserve`) and the compute buffer
+//! (`graph_reserve` of the worst-case prompt graph, laid out by ggml-alloc's dynamic allocator).
+//! Pure: no I/O, no other top-level module.
+//!
+//! The compute buffer is not a formula in llama.cpp: it is the high-water mark of ggml-alloc
+//! placing every intermediate tensor of the reserved graph (n_ubatch rows) into one buffer,
+//! reusing a parent's memory in place where the op allows it and freeing a tensor after its
+//! last consumer. This module replays that allocator (best fit among the free blocks, else
+//! the end block; 32-byte alignment; the same merge rules) over the tensors a decoder graph
+//! creates in llama.cpp's node order: the inputs (token ids, positions, KQ masks, cache row
+//! indices, output ids), per layer the norm, K, V, Q projections, attention (flash: one
+//! output; without: KQ scores n_kv × n_ubatch × heads, softmax in place, KQV, the contiguous
+//! copy), the output projection, the FFN or MoE intermediates (and SSM intermediates on
+//! recurrent layers), and the logits n_vocab × n_outputs in f32. Architectures whose graphs
+//! add tensors this replay does not know are estimated from the same skeleton; GPU backends
+//! reserve differently (their own kernels' scratch, split graphs) and are not modelled.
+
+use super::kv::KvCache;
+use super::model::{Attention, ModelShape};
+
+/// Feed-forward widths the compute graph needs (GGUF `feed_forward_length`,
+/// `expert_feed_forward_length`, `expert_shared_feed_forward_length`; or the tensor shapes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FeedForward {
+    /// Dense FFN width n_ff (largest over layers); 0 = unknown.
+    pub length: u64,
+    /// Width of one routed expert n_ff_exp; 0 = unknown (the dense width is used).
+    pub expert_length: u64,
+    /// Width of the shared expert(s); 0 = none or unknown.
+    pub shared_expert_length: u64,
+}
+
+/// The runtime buffers of one scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuntimeBuffers {
+    /// Host output buffer: n_vocab × n_seq_max × 4 bytes of f32 logits
+    /// (`llama_context::output_reserve(n_seq_max)`).
+    pub output_bytes: u64,
+    /// Compute buffer of the reserved prompt graph (CPU backend, ggml-alloc high-water mark).
+    pub compute_bytes: u64,
+    /// Rows of the reserved graph: min(n_ctx, n_ubatch).
+    pub graph_tokens: u64,
+    /// The FFN width was not known and was estimated (errs high).
+    pub ffn_estimated: bool,
+}
+
+/// The runtime settings the buffers depend on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GraphSettings {
+    /// n_ubatch.
+    pub ubatch: u64,
+    /// n_seq_max.
+    pub sequences: u64,
+    /// Flash attention.
+    pub flash_attn: bool,
+    /// One KV stream for all sequences.
+    pub kv_unified: bool,
+}
+
+/// llama.cpp's output buffer for a generative model: n_vocab × max(n_outputs, n_seq) f32 with
+/// n_outputs = n_seq_max at context creation.
+pub fn output_bytes(model: &ModelShape, sequences: u64) -> u64 {
+    model
+        .vocab_size
+        .saturating_mul(sequences.max(1))
+        .saturating_mul(4)
+}
+
+/// ggml's CPU tensor alignment.
+const ALIGN: u64 = 32;
+
+fn align(n: u64) -> u64 {
+    n.div_ceil(ALIGN).saturating_mul(ALIGN)
+}
+
+/// ggml-alloc's dynamic tensor allocator over one chunk (the CPU buffer has no size limit):
+/// best fit among the free blocks before the last, else the last block, which grows the
+/// buffer. Frees merge with their neighbours.
+#[derive(Debug, Default)]
+struct DynAlloc {
+    /// Free blocks (offset, size), sorted by offset; the last one reaches to "infinity".
+    blocks: Vec<(u64, u64)>,
+    /// High-water mark.
+    max: u64,
+}
+
+impl DynAlloc {
+    fn new() -> DynAlloc {
+        DynAlloc {
+            blocks: vec![(0, u64::MAX / 4)],
+            max: 0,
+        }
+    }
+
+    fn alloc(&mut self, size: u64) -> u64 {
+        let size = align(size);
+        let n = self.blocks.len();
+        let mut best: Option<usize> = None;
+        let mut best_size = u64::MAX;
+        for (i, &(_, s)) in self.blocks.iter().enumerate().take(n.saturating_sub(1)) {
+            if s >= size && s <= best_size {
+                best = Some(i);
+                best_size = s;
+            }
+        }
+        let i = best.unwrap_or(n - 1);
+        let (off, s) = self.blocks[i];
+        let addr = off;
+        if s == size {
+            self.blocks.remove(i);
+        } else {
+            self.blocks[i] = (off + size, s - size);
+        }
+        self.max = self.max.max(addr + size);
+        addr
+    }
+
+    fn free(&mut self, off: u64, size: u64) {
+        let size = align(size);
+        for i in 0..self.blocks.len() {
+            let (bo, bs) = self.blocks[i];
+            if bo + bs == off {
+                self.blocks[i].1 += size;
+                if i + 1 < self.blocks.len() {
+                    let (no, ns) = self.blocks[i + 1];
+                    if self.blocks[i].0 + self.blocks[i].1 == no {
+                        self.blocks[i].1 += ns;
+                        self.blocks.remove(i + 1);
+                    }
+                }
+                return;
+            }
+            if off + size == bo {
+                self.blocks[i] = (off, bs + size);
+                if i > 0 {
+                    let (po, ps) = self.blocks[i - 1];
+                    if po + ps == off {
+                        self.blocks[i - 1].1 += self.blocks[i].1;
+                        self.blocks.remove(i);
+                    }
+                }
+                return;
+            }
+        }
+        let pos = self.blocks.iter().position(|(o, _)| *o > off);
+        match pos {
+            Some(p) => self.blocks.insert(p, (off, size)),
+            None => self.blocks.push((off, size)),
+        }
+    }
+}
+
+/// A tensor live in the replay: (offset, bytes).
+#[derive(Debug, Clone, Copy)]
+struct Live(u64, u64);
+
+struct Replay {
+    a: DynAlloc,
+}
+
+impl Replay {
+    fn new() -> Replay {
+        Replay { a: DynAlloc::new() }
+    }
+    fn alloc(&mut self, bytes: u64) -> Live {
+        Live(self.a.alloc(bytes), bytes)
+    }
+    fn free(&mut self, t: Live) {
+        self.a.free(t.0, t.1);
+    }
+}
+
+/// Cells of one layer's cache a single stream's KQ mask and scores span at reservation
+/// (the whole allocated stream: `init_full`).
+fn n_kv_of(kv: &KvCache, il: usize, g: &GraphSettings) -> u64 {
+    let cells = kv.per_layer.get(il).map_or(0, |l| l.allocated_cells);
+    if g.kv_unified {
+        cells
+    } else {
+        cells / g.sequences.max(1)
+    }
+}
+
+/// Replay the reserved graph with `t` rows and `outputs` output rows; returns the
+/// high-water mark in bytes. The order of allocations and frees follows llama.cpp's node
+/// order for a decoder layer (checked against ggml-alloc's own trace of the graph).
+fn replay(
+    model: &ModelShape,
+    ff: &FeedForward,
+    kv: &KvCache,
+    g: &GraphSettings,
+    t: u64,
+    outputs: u64,
+) -> u64 {
+    let f32b = 4u64;
+    let e = model
+        .embedding_length
+        .saturating_mul(t)
+        .saturating_mul(f32b);
+    let e_out = model
+        .embedding_length
+        .saturating_mul(outputs)
+        .saturating_mul(f32b);
+    let mask_elem = if g.flash_attn { 2 } else { 4 };
+    // The first op on the reshaped Q and K (RoPE, or a per-head norm) cannot run in place on
+    // a view of the projection, so each gets a new tensor and the projection is freed.
+    let qk_norm = true;
+    let mut r = Replay::new();
+
+    // Inputs (leafs, allocated first, in the order the graph first uses them): token ids, the
+    // embeddings input (never consumed, so never freed), the mixed token/embedding inputs,
+    // positions, per cache kind the K and V row indices (int64) and the KQ mask, the output ids.
+    let tokens = r.alloc(t * 4);
+    let _inp_embd = r.alloc(e);
+    let mixed_tokens = r.alloc(t * 4);
+    let mixed_slots = r.alloc(t * 8);
+    let mixed_embd = r.alloc(e);
+    // The gemma family scales the input rows by a per-row factor input.
+    let scale_rows = model
+        .architecture
+        .starts_with("gemma")
+        .then(|| r.alloc(t * 4));
+    let pos = r.alloc(t * 4);
+    // One set of attention inputs per cache: full layers and windowed layers each have their
+    // own (an iSWA model keeps two even with --swa-full), in the order the layers first use them.
+    let windowed =
+        |a: Attention| matches!(a, Attention::Sliding { .. } | Attention::Chunked { .. });
+    let mut kind_of_layer: Vec<Option<usize>> = vec![None; model.layers.len()];
+    let mut kind_key: Vec<bool> = Vec::new();
+    let mut kinds: Vec<u64> = Vec::new();
+    for (il, l) in model.layers.iter().enumerate() {
+        if l.attention != Attention::None {
+            let w = windowed(l.attention);
+            let k = match kind_key.iter().position(|x| *x == w) {
+                Some(k) => k,
+                None => {
+                    kind_key.push(w);
+                    kinds.push(n_kv_of(kv, il, g));
+                    kinds.len() - 1
+                }
+            };
+            kind_of_layer[il] = Some(k);
+        }
+    }
+    // Without flash attention the V cache is stored transposed and its row indices are per
+    // element: n_tokens × n_embd_v_gqa int64.
+    let v_gqa = model
+        .layers
+        .iter()
+        .map(|l| l.head_count_kv as u64 * l.value_length as u64)
+        .max()
+        .unwrap_or(0);
+    let v_idx_bytes = if g.flash_attn || model.mla.is_some() {
+        t * 8
+    } else {
+        t.saturating_mul(v_gqa).saturating_mul(8)
+    };
+    let mut kind_inputs = Vec::new();
+    for n in &kinds {
+        let ki = r.alloc(t * 8);
+        let vi = r.alloc(v_idx_bytes);
+        let mask = r.alloc(n.saturating_mul(t).saturating_mul(mask_elem));
+        kind_inputs.push((ki, vi, mask));
+    }
+    let out_ids = r.alloc(outputs * 4);
+    // The last layer using each kind frees its inputs after use.
+    let last_of_kind: Vec<usize> = (0..kinds.len())
+        .map(|k| {
+            kind_of_layer
+                .iter()
+                .rposition(|x| *x == Some(k))
+                .unwrap_or(0)
+        })
+        .collect();
+    let last_attn = last_of_kind.iter().copied().max();
+
+    // inp_embd = get_rows(tok_embd, tokens); the mixed rows are gathered, copied and
+    // scattered into it (the copy stays allocated).
+    let mut inp_l = r.alloc(e);
+    r.free(tokens);
+    let gathered = r.alloc(e);
+    r.free(mixed_tokens);
+    let _copied = r.alloc(e);
+    r.free(mixed_embd);
+    r.free(gathered);
+    r.free(mixed_slots);
+    if let Some(x) = scale_rows {
+        // inp_scaled = inp_embd × scale rows, in place
+        r.free(x);
+    }
+
+    let last = model.layers.len().saturating_sub(1);
+    let dense_ff = if ff.length > 0 {
+        ff.length
+    } else {
+        // Unknown: 6 × n_embd, above every current model's ratio (errs high).
+        model.embedding_length.saturating_mul(6)
+    };
+    let mut pos_live = Some(pos);
+    let mut out_live = Some(out_ids);
+    for (il, l) in model.layers.iter().enumerate() {
+        let hq = l.head_count as u64;
+        let hkv = l.head_count_kv as u64;
+        let (dk, dv) = match model.mla {
+            Some(m) => (l.key_length as u64, m.kv_lora_rank as u64),
+            None => (l.key_length as u64, l.value_length as u64),
+        };
+        // attn_norm: inpL has two consumers (norm, residual), so a new tensor.
+        let norm = r.alloc(e);
+        let mut cur: Option<Live> = None;
+        if l.recurrent {
+            // SSM block: in_proj, the conv input (state + rows), conv output, scan output
+            // (y and the new states), the gated y, out_proj.
+            if let Some(s) = model.ssm {
+                let conv_dim = s.d_inner + 2 * s.n_group * s.d_state;
+                let in_proj = r.alloc((s.d_inner + conv_dim + hq).saturating_mul(t) * f32b);
+                let conv_in =
+                    r.alloc(conv_dim.saturating_mul(t + s.d_conv.saturating_sub(1)) * f32b);
+                let conv_out = r.alloc(conv_dim.saturating_mul(t) * f32b);
+                r.free(conv_in);
+                let states = s.d_state * s.d_inner * g.sequences.max(1);
+                let y = r.alloc((s.d_inner.saturating_mul(t) + states) * f32b);
+                r.free(conv_out);
+                let gated = r.alloc(s.d_inner.saturating_mul(t) * f32b);
+                r.free(y);
+                r.free(in_proj);
+                let out = r.alloc(e);
+                r.free(gated);
+                cur = Some(out);
+            }
+        }
+        if l.attention != Attention::None {
+            let n_kv = n_kv_of(kv, il, g);
+            let kind = kind_of_layer[il].unwrap_or(0);
+            // build_attn expands Q, V, K in that order, then the two cache writes.
+            let mut q = r.alloc(hq * dk * t * f32b);
+            if qk_norm {
+                let qn = r.alloc(hq * dk * t * f32b);
+                r.free(q);
+                q = qn;
+            }
+            let v = (model.mla.is_none()).then(|| r.alloc(hkv * dv * t * f32b));
+            let mut k = r.alloc(hkv * dk * t * f32b);
+            r.free(norm);
+            if qk_norm {
+                let kn = r.alloc(hkv * dk * t * f32b);
+                r.free(k);
+                k = kn;
+            }
+            if Some(il) == last_attn
+                && let Some(p) = pos_live.take()
+            {
+                r.free(p);
+            }
+            r.free(k);
+            let last_here = last_of_kind.get(kind) == Some(&il);
+            if last_here {
+                r.free(kind_inputs[kind].0);
+            }
+            if let Some(v) = v {
+                r.free(v);
+            }
+            if last_here {
+                r.free(kind_inputs[kind].1);
+            }
+            let attn = if g.flash_attn {
+                let o = r.alloc(hq * dv * t * f32b);
+                r.free(q);
+                o
+            } else {
+                let kq = r.alloc(n_kv.saturating_mul(t).saturating_mul(hq) * f32b);
+                r.free(q);
+                let kqv = r.alloc(hq * dv * t * f32b);
+                r.free(kq);
+                let cont = r.alloc(hq * dv * t * f32b);
+                r.free(kqv);
+                cont
+            };
+            if last_here {
+                r.free(kind_inputs[kind].2);
+            }
+            let attn = if let Some(m) = model.mla {
+                // decompress the latent back to per-head values
+                let o = r.alloc(hq * m.value_length_mla as u64 * t * f32b);
+                r.free(attn);
+                o
+            } else {
+                attn
+            };
+            let wo = r.alloc(e);
+            r.free(attn);
+            cur = Some(match cur {
+                Some(ssm_out) => {
+                    // parallel hybrid (falcon-h1): the two branches are added
+                    r.free(ssm_out);
+                    wo
+                }
+                None => wo,
+            });
+        } else if cur.is_some() {
+            r.free(norm);
+        }
+        let Some(cur) = cur else {
+            r.free(norm);
+            continue;
+        };
+        let ffn_inp = if il == last {
+            // keep only the output rows of the attention output and of the residual
+            let c = r.alloc(e_out);
+            r.free(cur);
+            let s = r.alloc(e_out);
+            r.free(inp_l);
+            if let Some(o) = out_live.take() {
+                r.free(o);
+            }
+            // ffn_inp = c + s, in place into c
+            r.free(s);
+            c
+        } else {
+            // ffn_inp = cur + inpL, in place into cur; inpL's last consumer
+            r.free(inp_l);
+            cur
+        };
+        let rows = if il == last { outputs } else { t };
+        let er = if il == last { e_out } else { e };
+        let fnorm = r.alloc(er);
+        let down = if let Some(moe) = model.moe {
+            let n_exp = moe.experts as u64;
+            let k = moe.experts_used as u64;
+            let w = if ff.expert_length > 0 {
+                ff.expert_length
+            } else {
+                dense_ff
+            };
+            let shared = ff.shared_expert_length > 0 || moe.shared_experts > 0;
+            // router logits (softmax/sigmoid in place), top-k argsort, the k weights
+            let logits = r.alloc(n_exp * rows * f32b);
+            let argsort = r.alloc(n_exp * rows * 4);
+            let weights = r.alloc(k * rows * f32b);
+            r.free(logits);
+            let gate = r.alloc(w * k * rows * f32b);
+            let up = r.alloc(w * k * rows * f32b);
+            if !shared {
+                r.free(fnorm);
+            }
+            let glu = r.alloc(w * k * rows * f32b);
+            r.free(gate);
+            r.free(up);
+            let experts = r.alloc(model.embedding_length * k * rows * f32b);
+            r.free(glu);
+            r.free(argsort);
+            // weighted in place, then the k expert outputs summed into a new tensor
+            r.free(weights);
+            let moe_out = r.alloc(er);
+            r.free(experts);
+            if shared {
+                let ws = if ff.shared_expert_length > 0 {
+                    ff.shared_expert_length
+                } else {
+                    w * moe.shared_experts as u64
+                };
+                let sg = r.alloc(ws * rows * f32b);
+                let su = r.alloc(ws * rows * f32b);
+                r.free(fnorm);
+                let sglu = r.alloc(ws * rows * f32b);
+                r.free(sg);
+                r.free(su);
+                let sd = r.alloc(er);
+                r.free(sglu);
+                r.free(sd);
+            }
+            moe_out
+        } else {
+            let gate = r.alloc(dense_ff * rows * f32b);
+            let up = r.alloc(dense_ff * rows * f32b);
+            r.free(fnorm);
+            let glu = r.alloc(dense_ff * rows * f32b);
+            r.free(gate);
+            r.free(up);
+            let down = r.alloc(er);
+            r.free(glu);
+            down
+        };
+        // l_out = down + ffn_inp (in place into down)
+        r.free(ffn_inp);
+        inp_l = down;
+    }
+    // result_norm in place over the last layer's output, then the logits.
+    let _logits = r.alloc(
+        model
+            .vocab_size
+            .saturating_mul(outputs)
+            .saturating_mul(f32b),
+    );
+    r.a.max
+}
+
+/// The compute and output buffers llama.cpp's CPU backend reserves for `model` with the cache
+/// `kv` (its allocated cells set n_kv) under `g`.
+pub fn buffers(
+    model: &ModelShape,
+    ff: &FeedForward,
+    kv: &KvCache,
+    g: &GraphSettings,
+) -> RuntimeBuffers {
+    let b = g.sequences.max(1);
+    let t = kv.allocated_context.min(g.ubatch).max(1);
+    // The prompt graph (t rows, t outputs) and the generation graph (one row per sequence);
+    // the buffer is the larger of the two reservations.
+    let pp = replay(model, ff, kv, g, t, t);
+    let tg = replay(model, ff, kv, g, b.min(t), b.min(t));
+    RuntimeBuffers {
+        output_bytes: output_bytes(model, b),
+        compute_bytes: pp.max(tg),
+        graph_tokens: t,
+        ffn_estimated: ff.length == 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::cache::CacheType;
+    use crate::core::kv::{self, CacheSettings};
+    use crate::core::model::{ArchFigures, ModelShape, PerLayer};
+    use crate::core::units::{MIB, Provenance};
+
+    fn figures(arch: &str) -> ArchFigures {
+        ArchFigures {
+            architecture: arch.into(),
+            layers: 64,
+            head_count: PerLayer::Uniform(64),
+            head_count_kv: PerLayer::Uniform(8),
+            key_length: Some(128),
+            value_length: Some(128),
+            embedding_length: 5120,
+            vocab_size: 151_936,
+            native_context: Some(40_960),
+            sliding_window: None,
+            sliding_pattern: None,
+            chunk_size: None,
+            mla: None,
+            moe: None,
+            ssm: None,
+            recurrent_layers: None,
+            tied_embeddings: false,
+        }
+    }
+
+    fn run(m: &ModelShape, ff: FeedForward, s: &CacheSettings) -> RuntimeBuffers {
+        let kv = kv::cache(m, s);
+        buffers(
+            m,
+            &ff,
+            &kv,
+            &GraphSettings {
+                ubatch: s.ubatch,
+                sequences: s.sequences,
+                flash_attn: s.flash_attn,
+                kv_unified: s.kv_unified,
+            },
+        )
+    }
+
+    fn mib(b: u64) -> f64 {
+        b as f64 / MIB as f64
+    }
+
+    #[test]
+    fn allocator_reuses_holes_best_fit() {
+        let mut a = DynAlloc::new();
+        let x = a.alloc(100);
+        let y = a.alloc(64);
+        a.free(x, 100);
+        // 100 aligns to 128; a 96-byte tensor fits the hole at 0
+        assert_eq!(a.alloc(96), 0);
+        assert_eq!(y, 128);
+        assert_eq!(a.max, 192);
+        // freeing next to a free block merges them
+        a.free(0, 96);
+        a.free(y, 64);
+        assert_eq!(a.blocks.len(), 1);
+    }
+
+    #[test]
+    fn qwen3_32b_fa_on_32k() {
+        // llama.cpp (CPU, -fa on, -ub 512, -c 32768): compute 388.77 MiB, output 0.58 MiB.
+        let m = ModelShape::from_figures("q", &figures("qwen3"), Provenance::File).unwrap();
+        let ff = FeedForward {
+            length: 25_600,
+            ..Default::default()
+        };
+        let s = CacheSettings {
+            context: 32_768,
+            ..CacheSettings::default()
+        };
+        let b = run(&m, ff, &s);
+        assert_eq!(b.output_bytes, 607_744);
+        let c = mib(b.compute_bytes);
+        eprintln!("qwen3-32b compute {c:.2} MiB (llama.cpp 388.77)");
+        // llama-fit-params (build 11434) on a header-only file of this shape: 407,654,400 bytes.
+        assert_eq!(b.compute_bytes, 407_654_400, "{c}");
+    }
+
+    #[test]
+    fn gemma3_270m_logits_dominate() {
+        // llama.cpp: 551.28 MiB (262,144 × 512 f32 logits = 512 MiB of it).
+        let mut f = figures("gemma3");
+        f.layers = 18;
+        f.head_count = PerLayer::Uniform(4);
+        f.head_count_kv = PerLayer::Uniform(1);
+        f.key_length = Some(256);
+        f.value_length = Some(256);
+        f.embedding_length = 640;
+        f.vocab_size = 262_144;
+        f.sliding_window = Some(512);
+        f.tied_embeddings = true;
+        let m = ModelShape::from_figures("g", &f, Provenance::File).unwrap();
+        let ff = FeedForward {
+            length: 2048,
+            ..Default::default()
+        };
+        let s = CacheSettings {
+            context: 32_768,
+            ..CacheSettings::default()
+        };
+        let b = run(&m, ff, &s);
+        let c = mib(b.compute_bytes);
+        eprintln!("gemma-3-270m compute {c:.2} MiB (llama.cpp 551.28)");
+        // llama-fit-params on the real gemma-3-270m Q4_K_M file: 578,058,240 and 1,048,576 bytes.
+        assert_eq!(b.compute_bytes, 578_058_240, "{c}");
+        assert_eq!(b.output_bytes, 1_048_576);
+    }
+
+    #[test]
+    fn llama31_8b_fa_off_ub2048() {
+        // llama.cpp: 8,656 MiB (Q4_0, -c 32768, -ub 2048, -fa off).
+        let mut f = figures("llama");
+        f.layers = 32;
+        f.head_count = PerLayer::Uniform(32);
+        f.embedding_length = 4096;
+        f.vocab_size = 128_256;
+        let m = ModelShape::from_figures("l", &f, Provenance::File).unwrap();
+        let ff = FeedForward {
+            length: 14_336,
+            ..Default::default()
+        };
+        let s = CacheSettings {
+            context: 32_768,
+            ubatch: 2048,
+            flash_attn: false,
+            ..CacheSettings::default()
+        };
+        let b = run(&m, ff, &s);
+        let c = mib(b.compute_bytes);
+        eprintln!("llama-3.1-8b compute {c:.2} MiB (llama.cpp 8656)");
+        // llama-fit-params on a header-only file of this shape: 9,076,539,392 bytes.
+        assert_eq!(b.compute_bytes, 9_076_539_392, "{c}");
+    }
+
+    #[test]
+    fn compute_grows_with_context_without_flash_attention() {
+        let mut f = figures("llama");
+        f.layers = 4;
+        let m = ModelShape::from_figures("l", &f, Provenance::File).unwrap();
+        let mut s = CacheSettings {
+            context: 4096,
+            flash_attn: false,
+            type_v: CacheType::F16,
+            ..CacheSettings::default()
+        };
+        let a = run(&m, FeedForward::default(), &s).compute_bytes;
+        s.context = 8192;
+        let b = run(&m, FeedForward::default(), &s).compute_bytes;
+        assert!(b > a);
+    }
+}
