@@ -218,7 +218,9 @@ pub struct GgufInput {
 
 /// Open a GGUF header (never its tensor data) and match it to a profile by exact size.
 pub fn open_gguf(cat: &Catalog, path: &Path) -> Result<GgufInput, BuildError> {
-    let artifact = gguf::open(path).map_err(|e| BuildError::Gguf(gguf_message(path, &e)))?;
+    let artifact = crate::remote::open_any(path)
+        .map_err(BuildError::Gguf)?
+        .artifact;
     let inventory = TensorInventory::from_artifact(&artifact);
     let name = artifact
         .metadata()

@@ -104,6 +104,14 @@ enum Command {
         #[arg(long, value_enum, default_value_t = OutFormat::Text)]
         format: OutFormat,
     },
+    /// Every GGUF model on this machine (HF cache, Ollama, LM Studio, llama.cpp, --dir):
+    /// fits or not at the context, largest context that fits, decode ceilings.
+    Models {
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        #[command(flatten)]
+        models: crate::library::ModelsArgs,
+    },
     /// Profiles of this machine.
     Machine {
         #[command(subcommand)]
@@ -360,9 +368,15 @@ fn write_report(b: &Built, format: Format, out: &mut impl Write) -> std::io::Res
 /// Run the CLI with the process arguments; returns the exit code.
 pub fn main() -> i32 {
     let cli = Cli::parse();
+    // No progress line under the explorer (no subcommand): it owns the terminal.
+    crate::remote::cli_mode(cli.command.is_some() && std::io::stderr().is_terminal());
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    match run(cli, &mut out) {
+    let result = run(cli, &mut out);
+    for n in crate::remote::take_notes() {
+        eprintln!("llmbound: note: {n}");
+    }
+    match result {
         Ok(code) => code,
         Err(f) => {
             if !f.message.is_empty() {
@@ -414,7 +428,7 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
             group,
             metadata,
         }) => {
-            let a = crate::gguf::open(&file).map_err(|e| bad(build::gguf_message(&file, &e)))?;
+            let a = crate::remote::open_any(&file).map_err(bad)?.artifact;
             let inv = crate::gguf::TensorInventory::from_artifact(&a);
             let sort = match sort {
                 SortArg::Name => inspect::Sort::Name,
@@ -495,6 +509,13 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
                 },
         }) => run_detect(save, force, quick, thorough, out),
         Some(Command::Profiles { action }) => profiles(&cat, action, out),
+        Some(Command::Models { scenario, models }) => {
+            let mut o = merge(&cli.scenario, scenario).options();
+            o.gguf = None;
+            let base = build::scenario(&cat, &o).map_err(bad)?;
+            crate::library::run_cli(&cat, &base, &models, out).map_err(io_fail)?;
+            Ok(0)
+        }
     }
 }
 
@@ -618,6 +639,12 @@ fn hash(
     out: &mut impl Write,
 ) -> Result<i32, Failure> {
     use crate::gguf::{HashCache, HashJob, HashMessage};
+    if crate::remote::is_remote(file) {
+        return Err(bad(crate::remote::RemoteError::NeedsLocal {
+            spec: file.display().to_string(),
+            what: "hashing".into(),
+        }));
+    }
     let a = crate::gguf::open(file).map_err(|e| bad(build::gguf_message(file, &e)))?;
     let paths: Vec<PathBuf> = a.paths().into_iter().map(|p| p.to_path_buf()).collect();
     let cache = if no_cache {

@@ -8,6 +8,8 @@ pub mod core;
 pub mod detect;
 pub mod gguf;
 pub mod inspect;
+pub mod library;
 pub mod profile;
+pub mod remote;
 pub mod report;
 pub mod tui;
