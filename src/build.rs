@@ -167,10 +167,20 @@ pub fn scenario(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, BuildErr
             None => match model.artifacts.first() {
                 Some(a) => a.id.clone(),
                 None => {
+                    let try_remote = if model.gguf_repos.is_empty() {
+                        String::new()
+                    } else {
+                        let specs: Vec<&str> =
+                            model.gguf_repos.iter().map(|r| r.spec.as_str()).collect();
+                        format!(
+                            " such as --gguf {} (a public GGUF read over HTTP, header only)",
+                            specs.join(" or --gguf ")
+                        )
+                    };
                     return Err(flag(
                         "--model",
                         format!(
-                            "model \"{}\" has no known artifact: give its GGUF with --gguf",
+                            "model \"{}\" has no known artifact: give its GGUF with --gguf{try_remote}, or its exact size with --artifact-bytes",
                             model.id
                         ),
                     ));

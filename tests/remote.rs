@@ -340,3 +340,27 @@ fn misbehaving_servers_are_one_line_each() {
     );
     assert!(String::from_utf8_lossy(&err).contains("does not support range requests"));
 }
+
+#[test]
+fn presets_without_an_artifact_name_public_gguf_repos() {
+    let home = tempfile::tempdir().unwrap();
+    let srv = Server::start();
+    let e = one_line_error(llmbound(home.path(), &srv).args(["report", "--model", "gpt-oss-20b"]));
+    assert!(e.contains("--gguf ggml-org/gpt-oss-20b-GGUF:MXFP4"), "{e}");
+    assert!(e.contains("--artifact-bytes"), "{e}");
+    // Every suggested repository is a remote name `--gguf` reads, with a citation.
+    let cat = llmbound::profile::Catalog::load_with(Some(home.path().join("config")));
+    let mut n = 0;
+    for m in &cat.models {
+        for r in &m.value.gguf_repos {
+            assert!(
+                llmbound::remote::is_remote(Path::new(&r.spec)),
+                "{}",
+                r.spec
+            );
+            assert!(!r.source.is_empty());
+            n += 1;
+        }
+    }
+    assert!(n >= 3);
+}

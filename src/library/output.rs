@@ -158,6 +158,7 @@ pub fn cells(s: &Scanned, r: &Row) -> [String; 8] {
         },
         f.map(|f| match f.max_context_tokens {
             Some(0) => "none".into(),
+            Some(n) if f.max_context_exceeds_native => format!("{}*", fmt_tokens(n)),
             Some(n) => fmt_tokens(n),
             None => "unlimited".into(),
         })
@@ -205,8 +206,9 @@ pub fn write(
         return writeln!(out);
     }
     let title = format!(
-        "{} models on {} at context {} per sequence (K {}, V {}); decode figures are ceilings (upper bounds), sizes in GB (10^9 bytes)",
+        "{} model{} on {} at context {} per sequence (K {}, V {}); decode figures are ceilings (upper bounds), sizes in GB (10^9 bytes); * = above the model's native context",
         rows.len(),
+        if rows.len() == 1 { "" } else { "s" },
         base.machine.name,
         fmt_tokens(base.cache.context),
         base.cache.type_k.name(),

@@ -276,8 +276,11 @@ impl Widget for LibraryScreen<'_> {
                                 if fits { "yes" } else { "NO" },
                                 if fits { t.ok() } else { t.bad() },
                             )));
-                            let above = f.is_some_and(|f| f.max_context_exceeds_native);
-                            let ctx = format!("{}{}", c[6], if above { "*" } else { " " });
+                            let ctx = if c[6].ends_with('*') {
+                                c[6].clone()
+                            } else {
+                                format!("{} ", c[6])
+                            };
                             cells.push(Line::from(ctx).right_aligned());
                             cells.push(
                                 Line::from(Span::styled(c[7].clone(), t.figure())).right_aligned(),
