@@ -182,6 +182,15 @@ fn gemma_over_http_equals_the_local_file_byte_for_byte() {
         "inspect JSON",
     );
 
+    // A long array left in the file is loaded with range reads too (the explorer's Enter).
+    let local_tokens = llmbound::gguf::open(&local)
+        .unwrap()
+        .load_array("tokenizer.ggml.tokens")
+        .unwrap();
+    let remote_tokens =
+        llmbound::remote::load_array_any(Path::new(&url), "tokenizer.ggml.tokens").unwrap();
+    assert_eq!(remote_tokens, local_tokens);
+
     // A server without range support: the header is read from the start of the stream.
     let plain = format!("{}/plain/o/r/{name}", srv.base);
     let (got, err) = run_ok(

@@ -1572,7 +1572,8 @@ impl App {
             });
             self.base = self.scenario.clone();
             let name = loaded.file_name.clone();
-            let auto_hash = self.pinned.as_ref().is_some_and(|p| p.sha256.is_some());
+            let auto_hash = self.pinned.as_ref().is_some_and(|p| p.sha256.is_some())
+                && !crate::remote::is_remote(&loaded.path);
             self.show_file(loaded);
             self.info(format!("opened {name}"));
             if auto_hash {

@@ -109,10 +109,15 @@ impl LibraryView {
             .min(self.rows.len().saturating_sub(1));
     }
 
-    /// The file of the selected model.
+    /// What opens the selected model: its file, or `ollama:NAME` for an Ollama model (so the
+    /// panes show its Ollama name rather than the blob's digest).
     pub fn selected_path(&self) -> Option<PathBuf> {
         let r = self.rows.get(self.selected)?;
-        Some(self.scanned[r.index].found.path.clone())
+        let f = &self.scanned[r.index].found;
+        Some(match f.store {
+            Store::Ollama => PathBuf::from(format!("ollama:{}", f.name)),
+            _ => f.path.clone(),
+        })
     }
 
     /// Next sort order.
@@ -182,8 +187,9 @@ impl Widget for LibraryScreen<'_> {
             Span::styled("Library · ", t.heading()),
             Span::styled(
                 format!(
-                    "{} models · {} · ctx {} × {} · K {} V {} · by {}",
+                    "{} model{} · {} · ctx {} × {} · K {} V {} · by {}",
                     v.rows.len(),
+                    if v.rows.len() == 1 { "" } else { "s" },
                     s.machine.id,
                     units::fmt_tokens(s.cache.context),
                     s.cache.sequences,
