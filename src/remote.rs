@@ -128,6 +128,19 @@ pub enum RemoteError {
         /// The files.
         files: Vec<String>,
     },
+    /// A file the repository does not have.
+    #[error(
+        "{url}: HTTP 404 Not Found: {repo} has no such file{}",
+        file_list(files)
+    )]
+    NoFile {
+        /// The URL asked for.
+        url: String,
+        /// The repository.
+        repo: String,
+        /// Its GGUF model files.
+        files: Vec<String>,
+    },
     /// The remote file is not a usable GGUF.
     #[error("{url}: {message}")]
     Gguf {
@@ -172,6 +185,20 @@ fn status_hint(code: u16, token: Option<&str>, body: &str) -> String {
         _ => String::new(),
     };
     format!("{what}{hub}")
+}
+
+fn file_list(files: &[String]) -> String {
+    if files.is_empty() {
+        "; it has no GGUF files".into()
+    } else {
+        let shown: Vec<&str> = files.iter().take(10).map(String::as_str).collect();
+        let more = if files.len() > 10 {
+            format!(" and {} more", files.len() - 10)
+        } else {
+            String::new()
+        };
+        format!("; its GGUF files: {}{more}", shown.join(", "))
+    }
 }
 
 fn quant_list(available: &[String], gguf_files: usize) -> String {
@@ -469,7 +496,23 @@ fn url_file_name(url: &str) -> String {
 
 fn open_remote_with(client: &Client, source: &Source) -> Result<Opened, RemoteError> {
     let (url, mut notes) = resolve(client, source)?;
-    let (first, streamed) = read_remote_header(client, &url)?;
+    let (first, streamed) = match (read_remote_header(client, &url), source) {
+        (Err(RemoteError::Status { code: 404, .. }), Source::HfFile { repo, revision, .. }) => {
+            // Say which files the repository has, when it exists.
+            return Err(match hf::list(client, repo, revision) {
+                Ok(files) => RemoteError::NoFile {
+                    url,
+                    repo: repo.clone(),
+                    files: hf::model_files(&files)
+                        .iter()
+                        .map(|f| f.path.clone())
+                        .collect(),
+                },
+                Err(e) => e,
+            });
+        }
+        (r, _) => r?,
+    };
     if streamed {
         notes.push(format!(
             "{url}: the server does not support range requests; the header was read from the start of the stream"

@@ -314,7 +314,7 @@ fn quant_picking_and_gated_repos() {
     std::fs::remove_file(home.path().join("hf/token")).unwrap();
 
     let e = one_line_error(llmbound(home.path(), &srv).args(["inspect", "hf://o/r/Nope.gguf"]));
-    assert!(e.contains("404") && e.contains("wrong"), "{e}");
+    assert!(e.contains("404") && e.contains("Tiny-Q8_0.gguf"), "{e}");
     let e = one_line_error(llmbound(home.path(), &srv).args(["inspect", "nobody/none:Q4_K_M"]));
     assert!(e.contains("404"), "{e}");
     // Hashing needs the bytes.
@@ -337,6 +337,15 @@ fn misbehaving_servers_are_one_line_each() {
         llmbound(home.path(), &srv).args(["inspect", &format!("{b}/trunc/o/r/Tiny-Q8_0.gguf")]),
     );
     assert!(e.contains("truncated response"), "{e}");
+    let e = one_line_error(
+        llmbound(home.path(), &srv)
+            .env("LLMBOUND_HTTP_TIMEOUT", "2")
+            .args(["inspect", &format!("{b}/stall")]),
+    );
+    assert!(
+        e.contains("/stall") && e.to_lowercase().contains("timed out"),
+        "{e}"
+    );
     let e = one_line_error(llmbound(home.path(), &srv).args([
         "report",
         "--gguf",

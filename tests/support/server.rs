@@ -9,7 +9,8 @@
 //! - `/api/models/{repo}/tree/main` → a JSON listing shaped like the Hub's;
 //! - `/plain/{repo}/{path}` → the bytes without range support (200, whole body);
 //! - `/trunc/{repo}/{path}` → a 206 that promises the range and closes after 100 bytes;
-//! - `/html` → an HTML page; `/loop` → a redirect to itself; anything else → 404.
+//! - `/html` → an HTML page; `/loop` → a redirect to itself; `/stall` → no answer for 12 s;
+//!   anything else → 404.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
@@ -126,7 +127,7 @@ fn etag(data: &Body) -> String {
 
 fn serve_bytes(s: &mut TcpStream, req: &Req, data: &Body, ranged: bool, sent: &AtomicU64) {
     let tag = etag(data);
-    let len = data.len() as u64;
+    let len = data.len();
     match req.range {
         Some((a, b)) if ranged => {
             if a >= len {
@@ -247,6 +248,11 @@ fn handle(mut s: TcpStream, files: Files, sent: Arc<AtomicU64>) {
             b"<!DOCTYPE html><html><body>Sign in</body></html>",
             &sent,
         );
+        return;
+    }
+    if path == "/stall" {
+        // Accept, read the request, answer nothing for longer than the client waits.
+        std::thread::sleep(std::time::Duration::from_secs(12));
         return;
     }
     if path == "/loop" {
