@@ -168,7 +168,10 @@ fn gemma_over_http_equals_the_local_file_byte_for_byte() {
             bytes < data_start + MAX_FETCH_BYTES,
             "{spec}: {bytes} bytes for a {data_start}-byte header"
         );
-        eprintln!("{spec}: {bytes} bytes transferred for a header of {data_start} bytes");
+        eprintln!(
+            "{spec}: {bytes} bytes transferred for a header of {data_start} bytes ({})",
+            String::from_utf8_lossy(&err).trim()
+        );
     }
     let url = format!("{}/o/r/resolve/main/{name}", srv.base);
     let (got, _) = run_ok(

@@ -55,7 +55,7 @@ type Files = Arc<Mutex<BTreeMap<String, Arc<Body>>>>;
 pub struct Server {
     /// `http://127.0.0.1:PORT`.
     pub base: String,
-    /// Body bytes sent so far (all routes).
+    /// Body bytes sent so far (all routes), counted as each write starts.
     pub sent: Arc<AtomicU64>,
     /// Requests served.
     pub requests: Arc<AtomicU64>,
@@ -114,9 +114,9 @@ fn respond(
     }
     head.push_str("\r\n");
     let _ = s.write_all(head.as_bytes());
-    if s.write_all(body).is_ok() {
-        sent.fetch_add(body.len() as u64, Ordering::Relaxed);
-    }
+    // Counted before writing, so the count is never behind what a client has received.
+    sent.fetch_add(body.len() as u64, Ordering::Relaxed);
+    let _ = s.write_all(body);
     let _ = s.flush();
 }
 
@@ -165,10 +165,10 @@ fn serve_bytes(s: &mut TcpStream, req: &Req, data: &Body, ranged: bool, sent: &A
             let mut at = 0;
             while at < len {
                 let end = (at + 64 * 1024).min(len);
+                sent.fetch_add(end - at, Ordering::Relaxed);
                 if s.write_all(&data.slice(at, end)).is_err() {
                     return;
                 }
-                sent.fetch_add(end - at, Ordering::Relaxed);
                 at = end;
             }
         }
