@@ -461,7 +461,10 @@ fn read_remote_header(client: &Client, url: &str) -> Result<(Header, bool), Remo
     let len = rr.len;
     let streamed = rr.streamed;
     match read_header(&mut rr, len) {
-        Ok(h) => Ok((h, streamed)),
+        Ok(h) => {
+            rr.save_to_cache();
+            Ok((h, streamed))
+        }
         Err(GgufError::Io { source, offset, .. }) => Err(match http::unwrap_remote(source, url) {
             RemoteError::Transport { url, message } => RemoteError::Transport {
                 url,

@@ -185,6 +185,26 @@ fn gemma_over_http_equals_the_local_file_byte_for_byte() {
         "inspect JSON",
     );
 
+    // The optional header cache (URL + ETag): a second reading needs only the first request.
+    let cache = home.path().join("header-cache");
+    let spec = format!("hf://o/r/{name}");
+    let mut runs = Vec::new();
+    for _ in 0..2 {
+        let (got, err) = run_ok(
+            llmbound(home.path(), &srv)
+                .env("LLMBOUND_HEADER_CACHE", &cache)
+                .arg("report")
+                .args(args)
+                .arg("--gguf")
+                .arg(&spec),
+        );
+        runs.push((got, transferred(&err)));
+    }
+    assert_eq!(runs[0].0, runs[1].0);
+    assert!(runs[0].1 > data_start, "{}", runs[0].1);
+    assert_eq!(runs[1].1, llmbound::remote::http::FIRST_FETCH_BYTES);
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 1);
+
     // A long array left in the file is loaded with range reads too (the explorer's Enter).
     let local_tokens = llmbound::gguf::open(&local)
         .unwrap()

@@ -21,6 +21,29 @@ pub const DEFAULT_TIMEOUT_S: u64 = 30;
 
 static STDERR_PROGRESS: AtomicBool = AtomicBool::new(false);
 
+/// The optional header cache: a folder named by `LLMBOUND_HEADER_CACHE` (off when unset).
+/// Each file holds the first bytes of one remote file, keyed by its URL and ETag, so a second
+/// reading of an unchanged file needs only the first request (which returns the ETag).
+pub fn header_cache_dir() -> Option<std::path::PathBuf> {
+    std::env::var_os("LLMBOUND_HEADER_CACHE")
+        .filter(|v| !v.is_empty())
+        .map(std::path::PathBuf::from)
+}
+
+fn cache_file(url: &str, etag: &str) -> Option<std::path::PathBuf> {
+    use sha2::{Digest, Sha256};
+    let dir = header_cache_dir()?;
+    let mut h = Sha256::new();
+    h.update(url.as_bytes());
+    h.update(b"\n");
+    h.update(etag.as_bytes());
+    let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    Some(dir.join(format!("{hex}.bin")))
+}
+
+/// Cached prefixes larger than this are not written (headers are a few MB).
+const MAX_CACHED_BYTES: u64 = 256 * 1024 * 1024;
+
 /// Let range reads print a progress line on stderr when a fetch is slow (the CLI turns this
 /// on when stderr is a terminal; the explorer never does).
 pub fn set_stderr_progress(on: bool) {
@@ -253,6 +276,10 @@ pub struct RangeReader<'c> {
     buf_start: u64,
     pos: u64,
     step: u64,
+    /// Bytes 0.. of the file as fetched contiguously (for the header cache).
+    prefix: Vec<u8>,
+    /// The prefix came from the cache.
+    cached: bool,
 }
 
 fn read_body(
@@ -308,6 +335,8 @@ impl<'c> RangeReader<'c> {
                     buf_start: 0,
                     pos: 0,
                     step: FIRST_FETCH_BYTES,
+                    prefix: Vec::new(),
+                    cached: false,
                 });
             }
             other => other?,
@@ -338,6 +367,16 @@ impl<'c> RangeReader<'c> {
                     .stats
                     .bytes
                     .fetch_add(buf.len() as u64, Ordering::Relaxed);
+                // A cached prefix of the same URL and ETag serves the reads it covers.
+                let cached = etag
+                    .as_deref()
+                    .and_then(|e| cache_file(url, e))
+                    .and_then(|p| std::fs::read(p).ok())
+                    .filter(|c| c.len() >= buf.len() && c[..buf.len()] == buf[..]);
+                let (buf, cached) = match cached {
+                    Some(c) => (c, true),
+                    None => (buf, false),
+                };
                 Ok(RangeReader {
                     client,
                     url: final_url,
@@ -346,10 +385,12 @@ impl<'c> RangeReader<'c> {
                     etag,
                     streamed: false,
                     mode: Mode::Ranged,
+                    prefix: buf.clone(),
                     buf,
                     buf_start: 0,
                     pos: 0,
                     step: FIRST_FETCH_BYTES * 2,
+                    cached,
                 })
             }
             (206, _) => Err(RemoteError::BadRange {
@@ -374,6 +415,8 @@ impl<'c> RangeReader<'c> {
                     buf_start: 0,
                     pos: 0,
                     step: FIRST_FETCH_BYTES,
+                    prefix: Vec::new(),
+                    cached: false,
                 };
                 r.stream_to(FIRST_FETCH_BYTES.min(len))
                     .map_err(|e| unwrap_remote(e, url))?;
@@ -441,6 +484,9 @@ impl<'c> RangeReader<'c> {
                     .stats
                     .bytes
                     .fetch_add(buf.len() as u64, Ordering::Relaxed);
+                if pos == self.prefix.len() as u64 && !self.cached {
+                    self.prefix.extend_from_slice(&buf);
+                }
                 self.buf = buf;
                 self.buf_start = pos;
                 self.client.progress(&self.named);
@@ -454,6 +500,29 @@ impl<'c> RangeReader<'c> {
                         .unwrap_or_else(|| "absent".into())
                 ),
             })),
+        }
+    }
+}
+
+impl RangeReader<'_> {
+    /// Keep the bytes read from the start of the file in the header cache (when it is on, the
+    /// server gave an ETag, and they were not from the cache already). Errors are ignored: the
+    /// cache only saves transfers.
+    pub fn save_to_cache(&self) {
+        let (Some(etag), false) = (&self.etag, self.cached) else {
+            return;
+        };
+        if self.prefix.is_empty() || self.prefix.len() as u64 > MAX_CACHED_BYTES {
+            return;
+        }
+        if let Some(p) = cache_file(&self.named, etag) {
+            if let Some(d) = p.parent() {
+                let _ = std::fs::create_dir_all(d);
+            }
+            let tmp = p.with_extension("tmp");
+            if std::fs::write(&tmp, &self.prefix).is_ok() {
+                let _ = std::fs::rename(&tmp, &p);
+            }
         }
     }
 }
