@@ -137,3 +137,31 @@ fn an_empty_library_says_where_it_looked() {
     let s = draw(&app, 120, 36).to_string();
     assert!(s.contains("no GGUF models in"), "{s}");
 }
+
+/// tests/e2e/library.sh: the library view in tmux with an Ollama store and an LM Studio
+/// folder, read as a person would (LLMBOUND_E2E=1 and tmux; otherwise says it was skipped).
+#[test]
+fn library_end_to_end_in_tmux() {
+    if std::env::var("LLMBOUND_E2E").ok().as_deref() != Some("1") {
+        eprintln!("skipped: set LLMBOUND_E2E=1 to run tests/e2e/library.sh");
+        return;
+    }
+    let tmux = std::process::Command::new("tmux").arg("-V").output();
+    if !tmux.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: tmux is not on PATH");
+        return;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/library.sh");
+    let out = std::process::Command::new("bash")
+        .arg(&script)
+        .arg(env!("CARGO_BIN_EXE_llmbound"))
+        .output()
+        .expect("bash runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "tests/e2e/library.sh failed:\n{text}");
+    eprintln!("{text}");
+}

@@ -109,14 +109,17 @@ impl LibraryView {
             .min(self.rows.len().saturating_sub(1));
     }
 
-    /// What opens the selected model: its file, or `ollama:NAME` for an Ollama model (so the
-    /// panes show its Ollama name rather than the blob's digest).
+    /// What opens the selected model: its file, or `ollama:NAME` for a model of the Ollama
+    /// store that name resolves in (so the panes show its Ollama name, not the blob's digest).
     pub fn selected_path(&self) -> Option<PathBuf> {
         let r = self.rows.get(self.selected)?;
         let f = &self.scanned[r.index].found;
-        Some(match f.store {
-            Store::Ollama => PathBuf::from(format!("ollama:{}", f.name)),
-            _ => f.path.clone(),
+        let by_name = f.store == Store::Ollama
+            && library::ollama::resolve(&f.name).is_ok_and(|blob| blob == f.path);
+        Some(if by_name {
+            PathBuf::from(format!("ollama:{}", f.name))
+        } else {
+            f.path.clone()
         })
     }
 
@@ -226,7 +229,7 @@ impl Widget for LibraryScreen<'_> {
             }
             widths.extend([
                 Constraint::Length(9),
-                Constraint::Length(if wide { 28 } else { 9 }),
+                Constraint::Length(if wide { 19 } else { 9 }),
                 Constraint::Length(4),
                 Constraint::Length(12),
                 Constraint::Length(8),
@@ -270,12 +273,9 @@ impl Widget for LibraryScreen<'_> {
                     cells.push(Line::from(gb).right_aligned());
                     match &r.outcome {
                         Ok(_) => {
-                            // Narrow: the largest type only.
-                            let mix = if wide {
-                                c[4].clone()
-                            } else {
-                                c[4].split(',').next().unwrap_or_default().to_string()
-                            };
+                            // The two largest types (narrow: the largest only).
+                            let keep = if wide { 2 } else { 1 };
+                            let mix = c[4].split(", ").take(keep).collect::<Vec<_>>().join(", ");
                             cells.push(Line::from(mix));
                             let fits = f.is_some_and(|f| f.fits);
                             cells.push(Line::from(Span::styled(
