@@ -368,8 +368,12 @@ fn write_report(b: &Built, format: Format, out: &mut impl Write) -> std::io::Res
 /// Run the CLI with the process arguments; returns the exit code.
 pub fn main() -> i32 {
     let cli = Cli::parse();
-    // No progress line under the explorer (no subcommand): it owns the terminal.
-    crate::remote::cli_mode(cli.command.is_some() && std::io::stderr().is_terminal());
+    // Remote reads note their transfers on stderr, except under the explorer (no subcommand
+    // on a terminal), which owns the screen and shows them itself.
+    let explorer = cli.command.is_none() && std::io::stdout().is_terminal();
+    if !explorer {
+        crate::remote::cli_mode(std::io::stderr().is_terminal());
+    }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let result = run(cli, &mut out);
