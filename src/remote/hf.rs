@@ -127,13 +127,17 @@ pub fn list(client: &Client, repo: &str, revision: &str) -> Result<Vec<RepoFile>
             .collect();
         return Ok(files);
     }
-    if let Err(
-        e @ RemoteError::Status {
-            code: 401 | 403, ..
-        },
-    ) = first
-    {
-        return Err(e);
+    // Only a listing the server refused in another shape falls back to the model info.
+    match first {
+        Err(
+            e @ RemoteError::Status {
+                code: 401 | 403, ..
+            },
+        ) => return Err(e),
+        Err(e @ (RemoteError::Transport { .. } | RemoteError::RedirectLoop { .. })) => {
+            return Err(e);
+        }
+        _ => {}
     }
     let info = if revision == "main" {
         format!("{ep}/api/models/{repo}")

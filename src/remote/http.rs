@@ -197,14 +197,28 @@ impl Client {
                         url: url.to_string(),
                         limit: MAX_REDIRECTS,
                     },
-                    _ => RemoteError::Transport {
-                        url: url.to_string(),
-                        message: t
-                            .message()
-                            .map(str::to_string)
-                            .or_else(|| std::error::Error::source(&t).map(|e| e.to_string()))
-                            .unwrap_or_else(|| t.kind().to_string()),
-                    },
+                    kind => {
+                        let source = std::error::Error::source(&t).map(|e| e.to_string());
+                        let detail = match (t.message(), source) {
+                            (Some(m), Some(s)) if !m.contains(&s) => format!("{m}: {s}"),
+                            (Some(m), _) => m.to_string(),
+                            (None, Some(s)) => s,
+                            (None, None) => kind.to_string(),
+                        };
+                        let hint = match kind {
+                            ureq::ErrorKind::Dns => {
+                                " (no network, or a wrong host or HF_ENDPOINT?)"
+                            }
+                            ureq::ErrorKind::ConnectionFailed => {
+                                " (nothing answers there: no network, or a wrong host or port?)"
+                            }
+                            _ => "",
+                        };
+                        RemoteError::Transport {
+                            url: url.to_string(),
+                            message: format!("{detail}{hint}"),
+                        }
+                    }
                 });
             }
         };
