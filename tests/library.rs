@@ -144,6 +144,7 @@ fn every_store_is_found_once_with_report_figures() {
     );
     let by = |n: &str| models.iter().find(|m| m["name"] == n).unwrap();
     assert_eq!(by("tiny:3b")["store"], "ollama");
+    assert_eq!(by("tiny:3b")["gguf"], "ollama:tiny:3b");
     assert!(by("tiny:3b")["mmproj"].as_str().unwrap().ends_with(SHA_P));
     assert_eq!(
         by("unsloth/Tiny-GGUF/BF16/Tiny-BF16-00001-of-00002.gguf")["shards"],

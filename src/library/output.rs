@@ -49,6 +49,8 @@ pub struct LibraryRow {
     pub store: super::Store,
     /// The file opened (first shard, Ollama blob).
     pub path: String,
+    /// What `--gguf` takes to open it (`ollama:NAME` for an Ollama model, else the path).
+    pub gguf: String,
     /// Shard files.
     pub shards: u32,
     /// Attached projector file.
@@ -115,6 +117,10 @@ pub fn rows_json(scanned: &[Scanned], rows: &[Row]) -> Vec<LibraryRow> {
                 name: s.found.name.clone(),
                 store: s.found.store,
                 path: s.found.path.display().to_string(),
+                gguf: match s.found.store {
+                    super::Store::Ollama => format!("ollama:{}", s.found.name),
+                    _ => s.found.path.display().to_string(),
+                },
                 shards: s.found.shards,
                 mmproj: s.found.mmproj.as_ref().map(|p| p.display().to_string()),
                 architecture: Some(s.architecture()).filter(|a| !a.is_empty()),
