@@ -99,9 +99,13 @@ pub fn hf_hub_cache() -> Option<PathBuf> {
         .or_else(|| crate::remote::hf::hf_home().map(|h| h.join("hub")))
 }
 
-/// llama.cpp's download cache: `LLAMA_CACHE`, else `~/.cache/llama.cpp`.
+/// llama.cpp's download cache: `LLAMA_CACHE`, else `~/Library/Caches/llama.cpp` on macOS,
+/// else `$XDG_CACHE_HOME/llama.cpp` (`~/.cache/llama.cpp`), as `fs_get_cache_directory`.
 pub fn llama_cache() -> Option<PathBuf> {
     env_dir("LLAMA_CACHE").or_else(|| {
+        if cfg!(target_os = "macos") {
+            return home().map(|h| h.join("Library/Caches/llama.cpp"));
+        }
         env_dir("XDG_CACHE_HOME")
             .or_else(|| home().map(|h| h.join(".cache")))
             .map(|c| c.join("llama.cpp"))
