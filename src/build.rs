@@ -167,10 +167,20 @@ pub fn scenario(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, BuildErr
             None => match model.artifacts.first() {
                 Some(a) => a.id.clone(),
                 None => {
+                    let try_remote = if model.gguf_repos.is_empty() {
+                        String::new()
+                    } else {
+                        let specs: Vec<&str> =
+                            model.gguf_repos.iter().map(|r| r.spec.as_str()).collect();
+                        format!(
+                            " such as --gguf {} (a public GGUF read over HTTP, header only)",
+                            specs.join(" or --gguf ")
+                        )
+                    };
                     return Err(flag(
                         "--model",
                         format!(
-                            "model \"{}\" has no known artifact: give its GGUF with --gguf",
+                            "model \"{}\" has no known artifact: give its GGUF with --gguf{try_remote}, or its exact size with --artifact-bytes",
                             model.id
                         ),
                     ));
@@ -243,7 +253,9 @@ pub struct GgufInput {
 
 /// Open a GGUF header (never its tensor data) and match it to a profile by exact size.
 pub fn open_gguf(cat: &Catalog, path: &Path) -> Result<GgufInput, BuildError> {
-    let artifact = gguf::open(path).map_err(|e| BuildError::Gguf(gguf_message(path, &e)))?;
+    let artifact = crate::remote::open_any(path)
+        .map_err(BuildError::Gguf)?
+        .artifact;
     let inventory = TensorInventory::from_artifact(&artifact);
     let name = artifact
         .metadata()

@@ -114,6 +114,14 @@ enum Command {
         #[arg(long, value_enum, default_value_t = OutFormat::Text)]
         format: OutFormat,
     },
+    /// Every GGUF model on this machine (HF cache, Ollama, LM Studio, llama.cpp, --dir):
+    /// fits or not at the context, largest context that fits, decode ceilings.
+    Models {
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        #[command(flatten)]
+        models: crate::library::ModelsArgs,
+    },
     /// Profiles of this machine.
     Machine {
         #[command(subcommand)]
@@ -451,9 +459,19 @@ fn write_report(b: &Built, format: Format, out: &mut impl Write) -> std::io::Res
 /// Run the CLI with the process arguments; returns the exit code.
 pub fn main() -> i32 {
     let cli = Cli::parse();
+    // Remote reads note their transfers on stderr, except under the explorer (no subcommand
+    // on a terminal), which owns the screen and shows them itself.
+    let explorer = cli.command.is_none() && std::io::stdout().is_terminal();
+    if !explorer {
+        crate::remote::cli_mode(std::io::stderr().is_terminal());
+    }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    match run(cli, &mut out) {
+    let result = run(cli, &mut out);
+    for n in crate::remote::take_notes() {
+        eprintln!("llmbound: note: {n}");
+    }
+    match result {
         Ok(code) => code,
         Err(f) => {
             if !f.message.is_empty() {
@@ -521,7 +539,11 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
             group,
             metadata,
         }) => {
-            let a = open_artifact(&file)?;
+            let a = if crate::remote::is_remote(&file) {
+                crate::remote::open_any(&file).map_err(bad)?.artifact
+            } else {
+                open_artifact(&file)?
+            };
             let inv = crate::gguf::TensorInventory::from_artifact(&a);
             let sort = match sort {
                 SortArg::Name => inspect::Sort::Name,
@@ -611,6 +633,13 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
         Some(Command::Profiles { action }) => profiles(&cat, action, out),
         // Written above, before the profiles were loaded.
         Some(Command::Completions { .. } | Command::Man) => Ok(0),
+        Some(Command::Models { scenario, models }) => {
+            let mut o = merge(&cli.scenario, scenario).options();
+            o.gguf = None;
+            let base = build::scenario(&cat, &o).map_err(bad)?;
+            crate::library::run_cli(&cat, &base, &models, out).map_err(io_fail)?;
+            Ok(0)
+        }
     }
 }
 
@@ -744,6 +773,12 @@ fn hash(
     out: &mut impl Write,
 ) -> Result<i32, Failure> {
     use crate::gguf::{HashCache, HashJob, HashMessage};
+    if crate::remote::is_remote(file) {
+        return Err(bad(crate::remote::RemoteError::NeedsLocal {
+            spec: file.display().to_string(),
+            what: "hashing".into(),
+        }));
+    }
     // Checked before anything opens it: a FIFO would block, /dev/zero never ends.
     let meta = crate::infile::check_regular_or_block(file)
         .map_err(|e| bad(format!("{}: {e}", file.display())))?;

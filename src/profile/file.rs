@@ -380,6 +380,19 @@ pub struct ModelFile {
     /// Known artifacts.
     #[serde(default, rename = "artifact", skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<ArtifactFile>,
+    /// Public GGUF repositories whose header can be read over HTTP (`--gguf owner/repo:QUANT`).
+    #[serde(default, rename = "gguf-repo", skip_serializing_if = "Vec::is_empty")]
+    pub gguf_repos: Vec<GgufRepoFile>,
+}
+
+/// A public GGUF repository for a model without a pinned artifact.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct GgufRepoFile {
+    /// What `--gguf` takes: `owner/repo:QUANT` or `hf://owner/repo/FILE.gguf`.
+    pub spec: String,
+    /// Where the repository and file name were seen (citation).
+    pub source: String,
 }
 
 /// A cache type label.

@@ -45,6 +45,8 @@ pub enum Action {
     Tensors,
     /// Compare machines.
     Compare,
+    /// Every model on this machine (the library view).
+    Library,
     /// The metadata view.
     Metadata,
     /// Import llama-bench results and hold them against this scenario's ceilings.

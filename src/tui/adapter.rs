@@ -53,7 +53,9 @@ fn meta_item(key: &str, v: &Value) -> MetaItem {
 
 /// Read a GGUF file's header (and its shards) into what the explorer shows.
 pub fn load(path: &Path) -> Result<Loaded, String> {
-    let art = gguf::open(path).map_err(|e| e.to_string())?;
+    let opened = crate::remote::open_any(path)?;
+    let transfer = opened.transfer_note();
+    let art = opened.artifact;
     let inv = TensorInventory::from_artifact(&art);
     let name = art
         .metadata()
@@ -92,14 +94,18 @@ pub fn load(path: &Path) -> Result<Loaded, String> {
         by_type,
         parameters: inv.parameters,
         metadata,
-        warnings: art.all_warnings(),
+        warnings: art
+            .all_warnings()
+            .into_iter()
+            .chain(opened.notes)
+            .chain(transfer)
+            .collect(),
     })
 }
 
 /// Load every element of a long metadata array as text.
 pub fn load_array(path: &Path, key: &str) -> Result<Vec<String>, String> {
-    let art = gguf::open(path).map_err(|e| e.to_string())?;
-    let values = art.load_array(key).map_err(|e| e.to_string())?;
+    let values = crate::remote::load_array_any(path, key)?;
     Ok(values.iter().map(|v| v.short(VALUE_CHARS)).collect())
 }
 

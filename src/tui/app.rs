@@ -39,6 +39,8 @@ pub enum View {
     Compare,
     /// llama-bench results against this scenario's ceilings.
     Bench,
+    /// Every model on this machine.
+    Library,
 }
 
 /// The llama-bench results view: the import's text report for the current scenario.
@@ -200,6 +202,8 @@ pub struct App {
     pub metadata: MetadataView,
     /// The compare view's state.
     pub compare: CompareView,
+    /// The library view's state.
+    pub library: super::views::library::LibraryView,
     /// The llama-bench results view.
     pub bench: BenchView,
     /// Keys.
@@ -328,6 +332,7 @@ impl App {
             tensors: TensorView::default(),
             metadata: MetadataView::default(),
             compare: CompareView::default(),
+            library: Default::default(),
             bench: BenchView::default(),
             keymap: Keymap::builtin(),
             theme: Theme::from_env(),
@@ -360,6 +365,7 @@ impl App {
             View::Metadata => Context::Metadata,
             View::Compare => Context::Compare,
             View::Bench => Context::Bench,
+            View::Library => Context::Library,
         }
     }
 
@@ -532,6 +538,7 @@ impl App {
             Action::Tensors => self.open_view(View::Tensors),
             Action::Metadata => self.open_view(View::Metadata),
             Action::Compare => self.open_view(View::Compare),
+            Action::Library => self.open_view(View::Library),
             Action::Bench => {
                 self.input = Some(Input {
                     target: InputTarget::BenchPath,
@@ -572,6 +579,7 @@ impl App {
                 View::Metadata => self.update_metadata(other),
                 View::Compare => self.update_compare(other),
                 View::Bench => self.update_bench(other),
+                View::Library => self.update_library(other),
             },
         }
     }
@@ -580,6 +588,9 @@ impl App {
         self.view = v;
         if v == View::Compare {
             self.refresh_compare();
+        }
+        if v == View::Library {
+            self.refresh_library();
         }
     }
 
@@ -952,6 +963,9 @@ impl App {
                 }
                 if self.view == View::Compare {
                     self.refresh_compare();
+                }
+                if self.view == View::Library {
+                    self.refresh_library();
                 }
                 self.refresh_bench();
                 true
@@ -1411,6 +1425,42 @@ impl App {
         }
     }
 
+    fn update_library(&mut self, action: Action) {
+        match action {
+            Action::Back => self.view = View::Main,
+            Action::Edit => {
+                if let Some(p) = self.library.selected_path() {
+                    self.view = View::Main;
+                    self.open_path(p);
+                }
+            }
+            other => {
+                let page = self.screen.height.saturating_sub(6).max(1) as usize;
+                if self.library.update(other, page) {
+                    self.refresh_library();
+                }
+            }
+        }
+    }
+
+    /// Evaluate every model of the library on the current scenario (scanning first if needed).
+    pub fn refresh_library(&mut self) {
+        if !self.library.scanned_once {
+            self.library.start_scan(&self.catalog);
+        }
+        self.library.refresh(&self.scenario);
+    }
+
+    /// Take a finished library scan; true when one arrived.
+    fn poll_library(&mut self) -> bool {
+        if self.library.poll() {
+            self.library.refresh(&self.scenario);
+            true
+        } else {
+            false
+        }
+    }
+
     /// Evaluate the scenario on the current machine and every profile in the catalogue.
     pub fn refresh_compare(&mut self) {
         let mut machines = vec![self.scenario.machine.clone()];
@@ -1441,7 +1491,7 @@ impl App {
     /// Handle every finished or progressing background job; true when the screen changed.
     pub fn poll_jobs(&mut self) -> bool {
         let msgs = self.jobs.drain();
-        let changed = !msgs.is_empty();
+        let changed = !msgs.is_empty() | self.poll_library();
         for m in msgs {
             self.on_job(m);
         }
@@ -1451,7 +1501,10 @@ impl App {
     /// Wait (up to `timeout`) until no background job is running, handling their messages.
     pub fn wait_for_jobs(&mut self, timeout: std::time::Duration) {
         let start = std::time::Instant::now();
-        while self.jobs.running() > 0 && start.elapsed() < timeout {
+        while self.busy() && start.elapsed() < timeout {
+            if self.poll_library() {
+                continue;
+            }
             for m in self.jobs.wait(std::time::Duration::from_millis(20)) {
                 self.on_job(m);
             }
@@ -1461,7 +1514,7 @@ impl App {
 
     /// True while a background job runs (the event loop redraws more often).
     pub fn busy(&self) -> bool {
-        self.jobs.running() > 0
+        self.jobs.running() > 0 || self.library.scanning()
     }
 
     fn on_job(&mut self, m: JobMessage) {
@@ -1523,7 +1576,8 @@ impl App {
             });
             self.base = self.scenario.clone();
             let name = loaded.file_name.clone();
-            let auto_hash = self.pinned.as_ref().is_some_and(|p| p.sha256.is_some());
+            let auto_hash = self.pinned.as_ref().is_some_and(|p| p.sha256.is_some())
+                && !crate::remote::is_remote(&loaded.path);
             self.show_file(loaded);
             self.info(format!("opened {name}"));
             if auto_hash {

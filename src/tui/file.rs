@@ -304,6 +304,9 @@ impl FileState {
         if matches!(self.hash, HashState::Running { .. }) {
             return Err("already hashing (x cancels)".into());
         }
+        if crate::remote::is_remote(&l.path) {
+            return Err("a remote file cannot be hashed: only its header was read".into());
+        }
         let cancel = Arc::new(AtomicBool::new(false));
         self.cancel = Some(Arc::clone(&cancel));
         self.hash = HashState::Running {

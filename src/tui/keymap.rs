@@ -25,6 +25,8 @@ pub enum Context {
     Compare,
     /// The llama-bench import view.
     Bench,
+    /// The library view.
+    Library,
 }
 
 impl Context {
@@ -37,16 +39,18 @@ impl Context {
             Context::Metadata => "Metadata (m)",
             Context::Compare => "Compare machines (c)",
             Context::Bench => "llama-bench results (b)",
+            Context::Library => "Library of models on this machine (L)",
         }
     }
     /// Every context, in help order.
-    pub const ALL: [Context; 6] = [
+    pub const ALL: [Context; 7] = [
         Context::Global,
         Context::Main,
         Context::Tensors,
         Context::Metadata,
         Context::Compare,
         Context::Bench,
+        Context::Library,
     ];
 }
 

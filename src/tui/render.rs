@@ -91,6 +91,12 @@ impl App {
                         theme: t,
                     }
                     .render(body, buf),
+                    View::Library => super::views::library::LibraryScreen {
+                        view: &self.library,
+                        scenario: &self.scenario,
+                        theme: t,
+                    }
+                    .render(body, buf),
                     View::Bench => BenchScreen {
                         view: &self.bench,
                         theme: t,

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod compare;
 pub mod help;
+pub mod library;
 pub mod metadata;
 pub mod tensors;
 

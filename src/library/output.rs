@@ -1,0 +1,309 @@
+//! `llmbound models`: the library as text, Markdown or JSON. The rows are data
+//! (`LibraryRow`), serialised for JSON and worded once here for the text tables.
+
+use super::{Row, Scanned, SortKey};
+use crate::core::scenario::Scenario;
+use crate::core::units::{fmt_gb, fmt_rate, fmt_tokens};
+use serde::Serialize;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// JSON schema name of `llmbound models --format json`.
+pub const SCHEMA: &str = "llmbound.models/1";
+
+/// The flags of `llmbound models` besides the scenario's.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ModelsArgs {
+    /// Also look in this folder (repeatable).
+    #[arg(long = "dir", value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Only the folders given with --dir (skip the HF cache, Ollama, LM Studio, llama.cpp).
+    #[arg(long = "only-dirs")]
+    pub only_dirs: bool,
+    /// Row order.
+    #[arg(long, value_enum, default_value_t = SortKey::Fit)]
+    pub sort: SortKey,
+    /// Output format.
+    #[arg(long = "format", value_enum, default_value_t = LibFormat::Text)]
+    pub format: LibFormat,
+}
+
+/// Output format of `llmbound models`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum LibFormat {
+    /// Aligned text.
+    #[default]
+    Text,
+    /// A Markdown table.
+    Markdown,
+    /// JSON for scripts.
+    Json,
+}
+
+/// One model as JSON.
+#[derive(Debug, Clone, Serialize)]
+pub struct LibraryRow {
+    /// Display name.
+    pub name: String,
+    /// Where it was found.
+    pub store: super::Store,
+    /// The file opened (first shard, Ollama blob).
+    pub path: String,
+    /// What `--gguf` takes to open it (`ollama:NAME` for an Ollama model, else the path).
+    pub gguf: String,
+    /// Shard files.
+    pub shards: u32,
+    /// Attached projector file.
+    pub mmproj: Option<String>,
+    /// `general.architecture`.
+    pub architecture: Option<String>,
+    /// W: Σ shard bytes, exact (provenance file).
+    pub file_bytes: Option<u64>,
+    /// W plus the projector, bytes, as the scenario counts it.
+    pub weights_bytes: Option<u64>,
+    /// Tensor types by share of tensor bytes.
+    pub quant_mix: String,
+    /// W + K + A fits every used tier at the scenario's context.
+    pub fits: Option<bool>,
+    /// M − W − K − A, bytes.
+    pub headroom_bytes: Option<i128>,
+    /// Largest context per sequence that fits (null: unlimited or not evaluated).
+    pub max_context_tokens: Option<u64>,
+    /// Decode ceiling at short context, tokens/s (an upper bound, never a benchmark).
+    pub decode_ceiling_short_tokens_per_second: Option<f64>,
+    /// Decode ceiling at the scenario's context, tokens/s (an upper bound).
+    pub decode_ceiling_tokens_per_second: Option<f64>,
+    /// Why the model could not be read or evaluated.
+    pub error: Option<String>,
+}
+
+/// The whole listing as JSON.
+#[derive(Debug, Clone, Serialize)]
+pub struct LibraryJson {
+    /// `llmbound.models/1`.
+    pub schema: &'static str,
+    /// llmbound version.
+    pub version: &'static str,
+    /// Machine profile id.
+    pub machine: String,
+    /// Context per sequence N.
+    pub context_tokens: u64,
+    /// K cache type.
+    pub cache_type_k: String,
+    /// V cache type.
+    pub cache_type_v: String,
+    /// Folders searched.
+    pub searched: Vec<String>,
+    /// Models in order.
+    pub models: Vec<LibraryRow>,
+    /// Manifests or files that could not be used.
+    pub problems: Vec<String>,
+}
+
+/// Replace control characters (strings from files reach the terminal).
+pub fn clean(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
+/// The data rows in order.
+pub fn rows_json(scanned: &[Scanned], rows: &[Row]) -> Vec<LibraryRow> {
+    rows.iter()
+        .map(|r| {
+            let s = &scanned[r.index];
+            let f = r.outcome.as_ref().ok();
+            LibraryRow {
+                name: s.found.name.clone(),
+                store: s.found.store,
+                path: s.found.path.display().to_string(),
+                gguf: match s.found.store {
+                    super::Store::Ollama => format!("ollama:{}", s.found.name),
+                    _ => s.found.path.display().to_string(),
+                },
+                shards: s.found.shards,
+                mmproj: s.found.mmproj.as_ref().map(|p| p.display().to_string()),
+                architecture: Some(s.architecture()).filter(|a| !a.is_empty()),
+                file_bytes: s.file_bytes(),
+                weights_bytes: f.map(|_| r.weights_bytes),
+                quant_mix: s.quant_mix(),
+                fits: f.map(|f| f.fits),
+                headroom_bytes: f.map(|f| f.headroom_bytes),
+                max_context_tokens: f.and_then(|f| f.max_context_tokens),
+                decode_ceiling_short_tokens_per_second: f.map(|f| f.short_tokens_per_second),
+                decode_ceiling_tokens_per_second: f.map(|f| f.full_tokens_per_second),
+                error: r.outcome.as_ref().err().cloned(),
+            }
+        })
+        .collect()
+}
+
+/// Text cells of one row: name, store, arch, size, quants, fits, max ctx, ceiling.
+pub fn cells(s: &Scanned, r: &Row) -> [String; 8] {
+    let f = r.outcome.as_ref().ok();
+    let mm = if s.found.mmproj.is_some() {
+        " +mmproj"
+    } else {
+        ""
+    };
+    let shards = if s.found.shards > 1 {
+        format!(" ({} files)", s.found.shards)
+    } else {
+        String::new()
+    };
+    [
+        clean(&format!("{}{shards}{mm}", s.found.name)),
+        s.found.store.label().to_string(),
+        clean(&s.architecture()),
+        s.file_bytes().map(fmt_gb).unwrap_or_else(|| "-".into()),
+        clean(&s.quant_mix()),
+        match f {
+            Some(f) if f.fits => "fits".into(),
+            Some(_) => "no".into(),
+            None => "error".into(),
+        },
+        f.map(|f| match f.max_context_tokens {
+            Some(0) => "none".into(),
+            Some(n) if f.max_context_exceeds_native => format!("{}*", fmt_tokens(n)),
+            Some(n) => fmt_tokens(n),
+            None => "unlimited".into(),
+        })
+        .unwrap_or_else(|| "-".into()),
+        f.map(|f| fmt_rate(f.full_tokens_per_second))
+            .unwrap_or_else(|| "-".into()),
+    ]
+}
+
+/// Column titles of the table.
+pub const HEADERS: [&str; 8] = [
+    "model",
+    "store",
+    "arch",
+    "file",
+    "quant mix",
+    "fits",
+    "max context",
+    "decode ceiling tok/s",
+];
+
+/// Write the listing.
+pub fn write(
+    base: &Scenario,
+    searched: &[String],
+    scanned: &[Scanned],
+    rows: &[Row],
+    problems: &[String],
+    format: LibFormat,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
+    if format == LibFormat::Json {
+        let j = LibraryJson {
+            schema: SCHEMA,
+            version: env!("CARGO_PKG_VERSION"),
+            machine: base.machine.id.clone(),
+            context_tokens: base.cache.context,
+            cache_type_k: base.cache.type_k.name().to_string(),
+            cache_type_v: base.cache.type_v.name().to_string(),
+            searched: searched.to_vec(),
+            models: rows_json(scanned, rows),
+            problems: problems.to_vec(),
+        };
+        serde_json::to_writer_pretty(&mut *out, &j)?;
+        return writeln!(out);
+    }
+    let title = format!(
+        "{} model{} on {} at context {} per sequence (K {}, V {}); decode figures are ceilings (upper bounds), sizes in GB (10^9 bytes); * = above the model's native context",
+        rows.len(),
+        if rows.len() == 1 { "" } else { "s" },
+        base.machine.name,
+        fmt_tokens(base.cache.context),
+        base.cache.type_k.name(),
+        base.cache.type_v.name()
+    );
+    let table: Vec<[String; 8]> = rows.iter().map(|r| cells(&scanned[r.index], r)).collect();
+    if format == LibFormat::Markdown {
+        writeln!(out, "{title}\n")?;
+        writeln!(out, "| {} |", HEADERS.join(" | "))?;
+        writeln!(out, "|{}", "---|".repeat(HEADERS.len()))?;
+        for c in &table {
+            let esc: Vec<String> = c.iter().map(|x| x.replace('|', "\\|")).collect();
+            writeln!(out, "| {} |", esc.join(" | "))?;
+        }
+    } else {
+        writeln!(out, "{title}")?;
+        let mut w = HEADERS.map(|h| h.chars().count());
+        for c in &table {
+            for (i, x) in c.iter().enumerate() {
+                w[i] = w[i].max(x.chars().count());
+            }
+        }
+        let line = |c: &[String]| {
+            let mut s = String::new();
+            for (i, x) in c.iter().enumerate() {
+                let pad = w[i] - x.chars().count();
+                // Numbers right-aligned.
+                if matches!(i, 3 | 6 | 7) {
+                    s.push_str(&" ".repeat(pad));
+                    s.push_str(x);
+                } else {
+                    s.push_str(x);
+                    s.push_str(&" ".repeat(pad));
+                }
+                s.push_str("  ");
+            }
+            s.trim_end().to_string()
+        };
+        writeln!(out, "{}", line(&HEADERS.map(String::from)))?;
+        for c in &table {
+            writeln!(out, "{}", line(c))?;
+        }
+    }
+    for r in rows {
+        if let Err(e) = &r.outcome {
+            writeln!(out, "{}: {}", clean(&scanned[r.index].found.name), clean(e))?;
+        }
+    }
+    for p in problems {
+        writeln!(out, "skipped: {}", clean(p))?;
+    }
+    if rows.is_empty() {
+        writeln!(
+            out,
+            "no GGUF models found in: {}",
+            if searched.is_empty() {
+                "(nothing to search)".to_string()
+            } else {
+                searched.join(", ")
+            }
+        )?;
+    }
+    Ok(())
+}
+
+/// Run `llmbound models`: discover, scan, evaluate on `base`, sort, write.
+pub fn run_cli(
+    cat: &crate::profile::Catalog,
+    base: &Scenario,
+    args: &ModelsArgs,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
+    let roots = super::roots(&args.dirs, !args.only_dirs);
+    let searched: Vec<String> = roots
+        .iter()
+        .filter(|(_, p)| p.is_dir())
+        .map(|(_, p)| p.display().to_string())
+        .collect();
+    let (found, problems) = super::discover(&roots);
+    let scanned = super::scan(cat, found);
+    let mut rows = super::evaluate(base, &scanned);
+    super::sort(&mut rows, &scanned, args.sort);
+    write(
+        base,
+        &searched,
+        &scanned,
+        &rows,
+        &problems,
+        args.format,
+        out,
+    )
+}

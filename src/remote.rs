@@ -1,0 +1,723 @@
+//! Opening a GGUF by any name a user types: a local path, an `http(s)://` URL, `hf://owner/repo
+//! [@rev]/path.gguf`, llama.cpp's `owner/repo[@rev]:QUANT`, or `ollama:name[:tag]`. Remote
+//! headers are read with HTTP range requests (never tensor data) and the shards of a split
+//! model are found next to the first; W is the sum of the sizes the server reports.
+//! Depends on `gguf` (reader, artifact) and `library` (Ollama names); nothing depends on the
+//! network except through here.
+
+pub mod hf;
+pub mod http;
+
+use crate::gguf::reader::{load_array, read_header};
+use crate::gguf::split::{parse_split_name, split_file_name};
+use crate::gguf::{Artifact, GgufError, Header, Shard, Value};
+use http::{Client, RangeReader};
+pub use http::{Transfer, set_stderr_progress};
+use std::path::{Path, PathBuf};
+
+/// Why a remote GGUF could not be read: one line each, naming the URL.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    /// An error status.
+    #[error("{url}: HTTP {code}{}", status_hint(*code, token.as_deref(), body))]
+    Status {
+        /// The URL asked for.
+        url: String,
+        /// The status code.
+        code: u16,
+        /// The start of the body (the Hub explains itself there).
+        body: String,
+        /// Where the token sent came from, when one was sent.
+        token: Option<String>,
+    },
+    /// Redirected more than the limit.
+    #[error("{url}: more than {limit} redirects: a redirect loop")]
+    RedirectLoop {
+        /// The URL asked for.
+        url: String,
+        /// Redirects followed.
+        limit: u32,
+    },
+    /// Connection, time-out or TLS failure.
+    #[error("{url}: {message}")]
+    Transport {
+        /// The URL.
+        url: String,
+        /// What failed.
+        message: String,
+    },
+    /// An HTML page where a GGUF was expected.
+    #[error(
+        "{url}: the server sent an HTML page ({content_type}), not a GGUF file: a login page, or a `blob/` link where `resolve/` is meant?"
+    )]
+    Html {
+        /// The URL.
+        url: String,
+        /// Its content type.
+        content_type: String,
+    },
+    /// A range reply that does not match the request.
+    #[error("{url}: the server's range reply is wrong: {detail}")]
+    BadRange {
+        /// The URL.
+        url: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// Neither a range nor a length.
+    #[error(
+        "{url}: the server gives neither Content-Range nor Content-Length, so the file's size (W) is unknown"
+    )]
+    NoLength {
+        /// The URL.
+        url: String,
+    },
+    /// A server without range support and a header longer than the cap.
+    #[error(
+        "{url}: the server does not support range requests, and the header goes on past the first {cap} bytes of the stream read (it needs byte {offset}): download the file and open it locally"
+    )]
+    NoRangeCap {
+        /// The URL.
+        url: String,
+        /// Bytes read at most.
+        cap: u64,
+        /// Where the reader needed to go.
+        offset: u64,
+    },
+    /// The connection closed early.
+    #[error(
+        "{url}: truncated response: {got} of {wanted} bytes arrived for the range at byte {offset}"
+    )]
+    Truncated {
+        /// The URL.
+        url: String,
+        /// Where the range starts.
+        offset: u64,
+        /// Bytes that arrived.
+        got: u64,
+        /// Bytes promised.
+        wanted: u64,
+    },
+    /// A listing that is not what the Hub sends.
+    #[error("{url}: {detail}")]
+    Listing {
+        /// The listing URL.
+        url: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// No GGUF of the quant.
+    #[error("{repo} has no GGUF file for quant \"{quant}\"{}", quant_list(available, *gguf_files))]
+    NoQuant {
+        /// The repository.
+        repo: String,
+        /// The quant asked for.
+        quant: String,
+        /// Quants there are.
+        available: Vec<String>,
+        /// GGUF model files in the repository.
+        gguf_files: usize,
+    },
+    /// Several GGUFs of the quant.
+    #[error("{repo}: quant \"{quant}\" names several files ({}): use hf://{repo}/FILE to pick one", files.join(", "))]
+    ManyQuant {
+        /// The repository.
+        repo: String,
+        /// The quant asked for.
+        quant: String,
+        /// The files.
+        files: Vec<String>,
+    },
+    /// A file the repository does not have.
+    #[error(
+        "{url}: HTTP 404 Not Found: {repo} has no such file{}",
+        file_list(files)
+    )]
+    NoFile {
+        /// The URL asked for.
+        url: String,
+        /// The repository.
+        repo: String,
+        /// Its GGUF model files.
+        files: Vec<String>,
+    },
+    /// The remote file is not a usable GGUF.
+    #[error("{url}: {message}")]
+    Gguf {
+        /// The URL.
+        url: String,
+        /// The reader's one-line message.
+        message: String,
+    },
+    /// A command that needs the bytes of the file on disk.
+    #[error("\"{spec}\" is remote: {what} needs the file on disk")]
+    NeedsLocal {
+        /// What was named.
+        spec: String,
+        /// The command.
+        what: String,
+    },
+    /// An Ollama name that cannot be opened.
+    #[error("{0}")]
+    Ollama(String),
+}
+
+fn status_hint(code: u16, token: Option<&str>, body: &str) -> String {
+    let hub = body
+        .split_once("\"error\":\"")
+        .map(|(_, r)| r.split('"').next().unwrap_or_default().to_string())
+        .filter(|s| !s.is_empty())
+        .map(|s| format!(" (the server says: {s})"))
+        .unwrap_or_default();
+    let what = match code {
+        401 => match token {
+            None => " Unauthorized: a gated or private repository; accept its terms on the Hub and set HF_TOKEN (or save a token with `hf auth login`)".to_string(),
+            Some(t) => format!(" Unauthorized: the token from {t} was refused (expired, or no access to this repository)"),
+        },
+        403 => match token {
+            None => " Forbidden: a gated repository; accept its terms on the Hub and set HF_TOKEN".to_string(),
+            Some(t) => format!(" Forbidden: gated repository whose terms this account has not accepted, or a token (from {t}) without read access"),
+        },
+        404 => " Not Found: wrong owner/repo, revision or file name?".to_string(),
+        416 => " Range Not Satisfiable".to_string(),
+        429 => " Too Many Requests: rate-limited; try again later or set HF_TOKEN".to_string(),
+        c if c >= 500 => " server error".to_string(),
+        _ => String::new(),
+    };
+    format!("{what}{hub}")
+}
+
+fn file_list(files: &[String]) -> String {
+    if files.is_empty() {
+        "; it has no GGUF files".into()
+    } else {
+        let shown: Vec<&str> = files.iter().take(10).map(String::as_str).collect();
+        let more = if files.len() > 10 {
+            format!(" and {} more", files.len() - 10)
+        } else {
+            String::new()
+        };
+        format!("; its GGUF files: {}{more}", shown.join(", "))
+    }
+}
+
+fn quant_list(available: &[String], gguf_files: usize) -> String {
+    if gguf_files == 0 {
+        "; it has no GGUF files at all".to_string()
+    } else if available.is_empty() {
+        format!("; it has {gguf_files} GGUF files whose names carry no quant: use hf://")
+    } else {
+        format!("; quants there: {}", available.join(", "))
+    }
+}
+
+/// A name a user gave for a GGUF.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A file on disk.
+    Local(PathBuf),
+    /// An `http://` or `https://` URL.
+    Url(String),
+    /// `hf://owner/repo[@rev]/path/file.gguf`.
+    HfFile {
+        /// owner/repo.
+        repo: String,
+        /// Revision (default `main`).
+        revision: String,
+        /// Path in the repository.
+        path: String,
+    },
+    /// `owner/repo[@rev]:QUANT`.
+    HfQuant {
+        /// owner/repo.
+        repo: String,
+        /// Revision (default `main`).
+        revision: String,
+        /// The quant.
+        quant: String,
+    },
+    /// `ollama:name[:tag]`.
+    Ollama(String),
+}
+
+fn split_rev(repo: &str) -> (String, String) {
+    match repo.split_once('@') {
+        Some((r, rev)) if !rev.is_empty() => (r.to_string(), rev.to_string()),
+        _ => (repo.trim_end_matches('@').to_string(), "main".to_string()),
+    }
+}
+
+fn repo_ok(repo: &str) -> bool {
+    let mut parts = repo.split('/');
+    let ok = |s: Option<&str>| {
+        s.is_some_and(|s| {
+            !s.is_empty()
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+        })
+    };
+    ok(parts.next()) && ok(parts.next()) && parts.next().is_none()
+}
+
+impl Source {
+    /// What `text` names. A path that exists on disk is always local.
+    pub fn parse(text: &Path) -> Source {
+        let Some(s) = text.to_str() else {
+            return Source::Local(text.to_path_buf());
+        };
+        let lower = s.to_ascii_lowercase();
+        if lower.starts_with("https://") || lower.starts_with("http://") {
+            return Source::Url(s.to_string());
+        }
+        if let Some(rest) = s.strip_prefix("ollama:") {
+            return Source::Ollama(rest.to_string());
+        }
+        if let Some(rest) = s.strip_prefix("hf://") {
+            let mut it = rest.splitn(3, '/');
+            let (owner, name, path) = (it.next(), it.next(), it.next());
+            if let (Some(o), Some(n)) = (owner, name) {
+                let (name, revision) = split_rev(n);
+                let repo = format!("{o}/{name}");
+                return match path {
+                    Some(p) if !p.is_empty() => Source::HfFile {
+                        repo,
+                        revision,
+                        path: p.to_string(),
+                    },
+                    _ => Source::HfQuant {
+                        repo,
+                        revision,
+                        quant: "Q4_K_M".into(),
+                    },
+                };
+            }
+        }
+        if !text.exists()
+            && let Some((repo, quant)) = s.rsplit_once(':')
+        {
+            let (repo, revision) = split_rev(repo);
+            if repo_ok(&repo)
+                && !quant.is_empty()
+                && quant
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+            {
+                return Source::HfQuant {
+                    repo,
+                    revision,
+                    quant: quant.to_string(),
+                };
+            }
+        }
+        Source::Local(text.to_path_buf())
+    }
+
+    /// True for anything read over the network.
+    pub fn is_remote(&self) -> bool {
+        !matches!(self, Source::Local(_) | Source::Ollama(_))
+    }
+}
+
+/// True when `spec` names a remote GGUF.
+pub fn is_remote(spec: &Path) -> bool {
+    Source::parse(spec).is_remote()
+}
+
+/// File names of multimodal projectors (`mmproj-…gguf`, `…-mmproj-f16.gguf`).
+pub fn is_projector_name(name: &str) -> bool {
+    let base = name.rsplit('/').next().unwrap_or(name).to_ascii_lowercase();
+    base.contains("mmproj")
+}
+
+/// An opened artifact and, when it was remote, what that cost.
+#[derive(Debug, Clone)]
+pub struct Opened {
+    /// The artifact (shard paths are the URLs for a remote one).
+    pub artifact: Artifact,
+    /// Bytes and requests, for a remote artifact.
+    pub transfer: Option<Transfer>,
+    /// Notes for the user (no range support, which file a quant picked).
+    pub notes: Vec<String>,
+}
+
+impl Opened {
+    /// One line on what was read over the network, for a remote artifact.
+    pub fn transfer_note(&self) -> Option<String> {
+        let t = self.transfer?;
+        Some(format!(
+            "header read over HTTP: {} bytes transferred in {} requests for {} file{} totalling {} bytes",
+            crate::core::units::group_digits(t.bytes as u128),
+            t.requests,
+            t.files,
+            if t.files == 1 { "" } else { "s" },
+            crate::core::units::group_digits(self.artifact.file_bytes() as u128)
+        ))
+    }
+}
+
+static CLI_NOTES: std::sync::Mutex<Option<Vec<String>>> = std::sync::Mutex::new(None);
+
+/// Command-line mode: keep the notes of every opening (bytes transferred, which file a quant
+/// picked) for `take_notes`, and show a progress line for slow reads when `progress`.
+pub fn cli_mode(progress: bool) {
+    set_stderr_progress(progress);
+    if let Ok(mut n) = CLI_NOTES.lock() {
+        *n = Some(Vec::new());
+    }
+}
+
+/// The notes kept since `cli_mode` (empty unless it was called).
+pub fn take_notes() -> Vec<String> {
+    CLI_NOTES
+        .lock()
+        .ok()
+        .and_then(|mut n| n.as_mut().map(std::mem::take))
+        .unwrap_or_default()
+}
+
+fn keep_notes(o: &Opened) {
+    if let Ok(mut n) = CLI_NOTES.lock()
+        && let Some(v) = n.as_mut()
+    {
+        v.extend(o.notes.iter().cloned());
+        v.extend(o.transfer_note());
+    }
+}
+
+/// Open whatever `spec` names (see `Source`); the error is one line naming it.
+pub fn open_any(spec: &Path) -> Result<Opened, String> {
+    let r = open_any_inner(spec);
+    if let Ok(o) = &r {
+        keep_notes(o);
+    }
+    r
+}
+
+fn open_any_inner(spec: &Path) -> Result<Opened, String> {
+    match Source::parse(spec) {
+        Source::Local(p) => crate::gguf::open(&p)
+            .map(|artifact| Opened {
+                artifact,
+                transfer: None,
+                notes: Vec::new(),
+            })
+            .map_err(|e| crate::build::gguf_message(&p, &e)),
+        Source::Ollama(name) => {
+            let blob = crate::library::ollama::resolve(&name).map_err(|e| e.to_string())?;
+            crate::gguf::open(&blob)
+                .map(|artifact| Opened {
+                    artifact,
+                    transfer: None,
+                    notes: vec![format!("ollama:{name} is {}", blob.display())],
+                })
+                .map_err(|e| format!("ollama:{name}: {}", crate::build::gguf_message(&blob, &e)))
+        }
+        remote => open_remote(&remote).map_err(|e| e.to_string()),
+    }
+}
+
+/// The URL of the first file a remote source names (listing the repository for a quant).
+pub fn resolve(client: &Client, source: &Source) -> Result<(String, Vec<String>), RemoteError> {
+    match source {
+        Source::Url(u) => Ok((u.clone(), Vec::new())),
+        Source::HfFile {
+            repo,
+            revision,
+            path,
+        } => Ok((hf::resolve_url(repo, revision, path), Vec::new())),
+        Source::HfQuant {
+            repo,
+            revision,
+            quant,
+        } => {
+            let files = hf::list(client, repo, revision)?;
+            let f = hf::pick_quant(repo, &files, quant)?;
+            Ok((
+                hf::resolve_url(repo, revision, &f.path),
+                vec![format!("{repo}:{quant} is {}", f.path)],
+            ))
+        }
+        Source::Local(p) => Err(RemoteError::Transport {
+            url: p.display().to_string(),
+            message: "not a URL".into(),
+        }),
+        Source::Ollama(n) => Err(RemoteError::Transport {
+            url: n.clone(),
+            message: "not a URL".into(),
+        }),
+    }
+}
+
+/// Read a remote artifact's headers.
+pub fn open_remote(source: &Source) -> Result<Opened, RemoteError> {
+    let client = hf::client();
+    let r = open_remote_with(&client, source);
+    client.end_progress();
+    r
+}
+
+fn read_remote_header(client: &Client, url: &str) -> Result<(Header, bool), RemoteError> {
+    let mut rr = RangeReader::open(client, url)?;
+    let len = rr.len;
+    let streamed = rr.streamed;
+    match read_header(&mut rr, len) {
+        Ok(h) => {
+            rr.save_to_cache();
+            Ok((h, streamed))
+        }
+        Err(GgufError::Io { source, offset, .. }) => Err(match http::unwrap_remote(source, url) {
+            RemoteError::Transport { url, message } => RemoteError::Transport {
+                url,
+                message: format!("{message} (at byte {offset})"),
+            },
+            other => other,
+        }),
+        Err(e) => Err(RemoteError::Gguf {
+            url: url.to_string(),
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// Replace the last path segment of a URL (keeping a query string).
+fn sibling_url(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let dir = base.rsplit_once('/').map(|(d, _)| d).unwrap_or(base);
+    match query {
+        Some(q) => format!("{dir}/{name}?{q}"),
+        None => format!("{dir}/{name}"),
+    }
+}
+
+fn url_file_name(url: &str) -> String {
+    let base = url.split(['?', '#']).next().unwrap_or(url);
+    base.rsplit('/').next().unwrap_or(base).to_string()
+}
+
+fn open_remote_with(client: &Client, source: &Source) -> Result<Opened, RemoteError> {
+    let (url, mut notes) = resolve(client, source)?;
+    let (first, streamed) = match (read_remote_header(client, &url), source) {
+        (Err(RemoteError::Status { code: 404, .. }), Source::HfFile { repo, revision, .. }) => {
+            // Say which files the repository has, when it exists.
+            return Err(match hf::list(client, repo, revision) {
+                Ok(files) => RemoteError::NoFile {
+                    url,
+                    repo: repo.clone(),
+                    files: hf::model_files(&files)
+                        .iter()
+                        .map(|f| f.path.clone())
+                        .collect(),
+                },
+                Err(e) => e,
+            });
+        }
+        (r, _) => r?,
+    };
+    if streamed {
+        notes.push(format!(
+            "{url}: the server does not support range requests; the header was read from the start of the stream"
+        ));
+    }
+    let count = first
+        .metadata
+        .get_u64("split.count")
+        .ok()
+        .flatten()
+        .unwrap_or(1);
+    let single = |h: Header| Opened {
+        artifact: Artifact {
+            path: PathBuf::from(&url),
+            shards: vec![Shard {
+                path: PathBuf::from(&url),
+                header: h,
+            }],
+            warnings: Vec::new(),
+        },
+        transfer: Some(client.transfer(1)),
+        notes: notes.clone(),
+    };
+    if count <= 1 {
+        return Ok(single(first));
+    }
+    let mismatch = |u: &str, detail: String| RemoteError::Gguf {
+        url: u.to_string(),
+        message: format!("split model shard: {detail}"),
+    };
+    let name = url_file_name(&url);
+    let Some((prefix, _, n)) = parse_split_name(&name) else {
+        return Err(mismatch(
+            &url,
+            format!(
+                "split.count is \"{count}\" but the name does not follow NAME-00001-of-{count:05}.gguf, so the other shards cannot be found"
+            ),
+        ));
+    };
+    if u64::from(n) != count {
+        return Err(mismatch(
+            &url,
+            format!("the name says {n} shards but split.count is \"{count}\""),
+        ));
+    }
+    let mut first = Some(first);
+    let mut shards = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for no in 1..=n {
+        let shard_name = split_file_name(prefix, no, n);
+        let shard_url = if shard_name == name {
+            url.clone()
+        } else {
+            sibling_url(&url, &shard_name)
+        };
+        let mut header = match first.take_if(|_| shard_name == name) {
+            Some(h) => h,
+            None => read_remote_header(client, &shard_url)?.0,
+        };
+        let i = (no - 1) as usize;
+        let c = header.metadata.get_u64("split.count").ok().flatten();
+        if c != Some(count) {
+            return Err(mismatch(
+                &shard_url,
+                format!(
+                    "split.count is \"{}\" but the first shard says {count}",
+                    c.map(|v| v.to_string()).unwrap_or_else(|| "absent".into())
+                ),
+            ));
+        }
+        let sno = header.metadata.get_u64("split.no").ok().flatten();
+        if sno != Some(i as u64) {
+            return Err(mismatch(
+                &shard_url,
+                format!(
+                    "split.no is \"{}\" but the name makes it shard index {i} (0-based)",
+                    sno.map(|v| v.to_string())
+                        .unwrap_or_else(|| "absent".into())
+                ),
+            ));
+        }
+        for t in &mut header.tensors {
+            if !seen.insert(t.name.clone()) {
+                return Err(RemoteError::Gguf {
+                    url: shard_url.clone(),
+                    message: format!(
+                        "duplicate tensor name {:?} at byte {}",
+                        t.name, t.header_offset
+                    ),
+                });
+            }
+            t.shard = i;
+        }
+        shards.push(Shard {
+            path: PathBuf::from(&shard_url),
+            header,
+        });
+    }
+    let mut warnings = Vec::new();
+    let total: u64 = shards.iter().map(|s| s.header.tensors.len() as u64).sum();
+    match shards[0]
+        .header
+        .metadata
+        .get_u64("split.tensors.count")
+        .ok()
+        .flatten()
+    {
+        Some(t) if t != total => {
+            return Err(mismatch(
+                &url,
+                format!("split.tensors.count is \"{t}\" but the shards hold {total} tensors"),
+            ));
+        }
+        Some(_) => {}
+        None => warnings.push("split.tensors.count is absent from the first shard".into()),
+    }
+    Ok(Opened {
+        artifact: Artifact {
+            path: PathBuf::from(&url),
+            shards,
+            warnings,
+        },
+        transfer: Some(client.transfer(u64::from(n))),
+        notes,
+    })
+}
+
+/// Load a metadata array that the reader left in the file, for a local or remote artifact.
+pub fn load_array_any(spec: &Path, key: &str) -> Result<Vec<Value>, String> {
+    let opened = open_any(spec)?;
+    let a = &opened.artifact;
+    if !is_remote(spec) {
+        return a.load_array(key).map_err(|e| e.to_string());
+    }
+    let entry = a
+        .metadata()
+        .get(key)
+        .ok_or_else(|| format!("metadata key {key:?} is missing"))?;
+    match &entry.value {
+        Value::Array { items, .. } => Ok(items.clone()),
+        Value::Skipped(s) => {
+            let client = hf::client();
+            let shard = &a.shards[0];
+            let url = shard.path.display().to_string();
+            let rr = RangeReader::open(&client, &url).map_err(|e| e.to_string())?;
+            load_array(rr, shard.header.file_len, shard.header.endian, key, s)
+                .map_err(|e| format!("{url}: {e}"))
+        }
+        other => Err(format!(
+            "metadata key {key:?} is {}, not an array",
+            other.type_description()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> Source {
+        Source::parse(Path::new(s))
+    }
+
+    #[test]
+    fn sources() {
+        assert_eq!(
+            p("unsloth/Qwen3-32B-GGUF:Q4_K_M"),
+            Source::HfQuant {
+                repo: "unsloth/Qwen3-32B-GGUF".into(),
+                revision: "main".into(),
+                quant: "Q4_K_M".into()
+            }
+        );
+        assert_eq!(
+            p("o/r@v1.0:q8_0"),
+            Source::HfQuant {
+                repo: "o/r".into(),
+                revision: "v1.0".into(),
+                quant: "q8_0".into()
+            }
+        );
+        assert_eq!(
+            p("hf://o/r@dev/sub/m.gguf"),
+            Source::HfFile {
+                repo: "o/r".into(),
+                revision: "dev".into(),
+                path: "sub/m.gguf".into()
+            }
+        );
+        assert_eq!(
+            p("https://x/y.gguf"),
+            Source::Url("https://x/y.gguf".into())
+        );
+        assert_eq!(p("ollama:qwen3:32b"), Source::Ollama("qwen3:32b".into()));
+        assert_eq!(p("models/m.gguf"), Source::Local("models/m.gguf".into()));
+        assert_eq!(p("/a/b/c:Q4"), Source::Local("/a/b/c:Q4".into()));
+        assert_eq!(
+            sibling_url(
+                "https://h/o/r/resolve/main/a-00001-of-00002.gguf?x=1",
+                "a-00002-of-00002.gguf"
+            ),
+            "https://h/o/r/resolve/main/a-00002-of-00002.gguf?x=1"
+        );
+    }
+}

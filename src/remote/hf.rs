@@ -1,0 +1,350 @@
+//! Hugging Face Hub names: the endpoint (`HF_ENDPOINT`), the token (`HF_TOKEN` or the token
+//! file), `resolve/` URLs, the repository file listing, and picking the GGUF of a quant from
+//! it as llama.cpp's `-hf owner/repo:QUANT` does.
+//! Hand-written rather than `hf-hub`: that crate downloads whole files into its cache, and we
+//! need only a listing and range reads of a header.
+
+use super::RemoteError;
+use super::http::Client;
+use std::path::PathBuf;
+
+/// The Hub used when `HF_ENDPOINT` is not set.
+pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
+
+/// The Hub endpoint: `HF_ENDPOINT` or huggingface.co, without a trailing slash.
+pub fn endpoint() -> String {
+    std::env::var("HF_ENDPOINT")
+        .ok()
+        .map(|s| s.trim().trim_end_matches('/').to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string())
+}
+
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+/// `HF_HOME`, else `~/.cache/huggingface` (as huggingface_hub).
+pub fn hf_home() -> Option<PathBuf> {
+    if let Some(h) = std::env::var_os("HF_HOME").filter(|h| !h.is_empty()) {
+        return Some(PathBuf::from(h));
+    }
+    if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|h| !h.is_empty()) {
+        return Some(PathBuf::from(x).join("huggingface"));
+    }
+    home().map(|h| h.join(".cache").join("huggingface"))
+}
+
+/// The token and where it came from: `HF_TOKEN`, `HUGGING_FACE_HUB_TOKEN`, the file named by
+/// `HF_TOKEN_PATH`, else `$HF_HOME/token` (`~/.cache/huggingface/token`).
+pub fn token() -> Option<(String, String)> {
+    for var in ["HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"] {
+        if let Ok(t) = std::env::var(var) {
+            let t = t.trim().to_string();
+            if !t.is_empty() {
+                return Some((t, var.to_string()));
+            }
+        }
+    }
+    let file = std::env::var_os("HF_TOKEN_PATH")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| hf_home().map(|h| h.join("token")))?;
+    let t = std::fs::read_to_string(&file).ok()?;
+    let t = t.trim().to_string();
+    (!t.is_empty() && t.len() < 1024).then(|| (t, file.display().to_string()))
+}
+
+/// A client that sends the token to the Hub's host only.
+pub fn client() -> Client {
+    let ep = endpoint();
+    Client::new(token(), super::http::host_of(&ep).map(str::to_string))
+}
+
+fn encode_segment(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn encode_path(p: &str) -> String {
+    p.split('/')
+        .map(encode_segment)
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// `{endpoint}/{repo}/resolve/{revision}/{path}`.
+pub fn resolve_url(repo: &str, revision: &str, path: &str) -> String {
+    format!(
+        "{}/{repo}/resolve/{}/{}",
+        endpoint(),
+        encode_segment(revision),
+        encode_path(path)
+    )
+}
+
+/// One file of a repository listing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RepoFile {
+    /// Path in the repository.
+    pub path: String,
+    /// Size in bytes when the listing gives it.
+    pub size: Option<u64>,
+}
+
+/// List a repository's files: `GET {endpoint}/api/models/{repo}/tree/{rev}?recursive=true`,
+/// else the `siblings` of `GET {endpoint}/api/models/{repo}/revision/{rev}`.
+pub fn list(client: &Client, repo: &str, revision: &str) -> Result<Vec<RepoFile>, RemoteError> {
+    let ep = endpoint();
+    let tree = format!(
+        "{ep}/api/models/{repo}/tree/{}?recursive=true",
+        encode_segment(revision)
+    );
+    let first = get_json(client, &tree);
+    if let Ok(serde_json::Value::Array(items)) = &first {
+        let files = items
+            .iter()
+            .filter(|i| i.get("type").and_then(|t| t.as_str()) != Some("directory"))
+            .filter_map(|i| {
+                Some(RepoFile {
+                    path: i.get("path")?.as_str()?.to_string(),
+                    size: i
+                        .get("lfs")
+                        .and_then(|l| l.get("size"))
+                        .or_else(|| i.get("size"))
+                        .and_then(|s| s.as_u64()),
+                })
+            })
+            .collect();
+        return Ok(files);
+    }
+    // Only a listing the server refused in another shape falls back to the model info.
+    match first {
+        Err(
+            e @ RemoteError::Status {
+                code: 401 | 403, ..
+            },
+        ) => return Err(e),
+        Err(e @ (RemoteError::Transport { .. } | RemoteError::RedirectLoop { .. })) => {
+            return Err(e);
+        }
+        _ => {}
+    }
+    let info = if revision == "main" {
+        format!("{ep}/api/models/{repo}")
+    } else {
+        format!(
+            "{ep}/api/models/{repo}/revision/{}",
+            encode_segment(revision)
+        )
+    };
+    let v = get_json(client, &info)?;
+    let sib = v
+        .get("siblings")
+        .and_then(|s| s.as_array())
+        .ok_or_else(|| RemoteError::Listing {
+            url: info.clone(),
+            detail: "no \"siblings\" list in the reply".into(),
+        })?;
+    Ok(sib
+        .iter()
+        .filter_map(|s| {
+            Some(RepoFile {
+                path: s.get("rfilename")?.as_str()?.to_string(),
+                size: s.get("size").and_then(|x| x.as_u64()),
+            })
+        })
+        .collect())
+}
+
+/// Listings larger than this are refused (a Hub listing of thousands of files is ~1 MB).
+const MAX_LISTING_BYTES: u64 = 32 * 1024 * 1024;
+
+fn get_json(client: &Client, url: &str) -> Result<serde_json::Value, RemoteError> {
+    use std::io::Read;
+    let reply = client.get(url, None)?;
+    let mut body = Vec::new();
+    reply
+        .body
+        .take(MAX_LISTING_BYTES)
+        .read_to_end(&mut body)
+        .map_err(|e| RemoteError::Transport {
+            url: url.to_string(),
+            message: e.to_string(),
+        })?;
+    client
+        .stats
+        .bytes
+        .fetch_add(body.len() as u64, std::sync::atomic::Ordering::Relaxed);
+    serde_json::from_slice(&body).map_err(|e| RemoteError::Listing {
+        url: url.to_string(),
+        detail: format!("not the JSON the Hub sends ({e})"),
+    })
+}
+
+/// The quant a GGUF file name carries (`Qwen3-32B-UD-Q4_K_XL-00001-of-00002.gguf` →
+/// `UD-Q4_K_XL`), upper-case, when it carries one.
+pub fn quant_of(file_name: &str) -> Option<String> {
+    let base = file_name.rsplit('/').next().unwrap_or(file_name);
+    let stem = base.strip_suffix(".gguf").unwrap_or(base);
+    let stem = match crate::gguf::split::parse_split_name(base) {
+        Some((prefix, _, _)) => prefix,
+        None => stem,
+    };
+    let up = stem.to_ascii_uppercase();
+    let bytes = up.as_bytes();
+    // The last token starting after '-', '.' or '_' that looks like a ggml quant name.
+    let mut best = None;
+    for i in 0..bytes.len() {
+        if i > 0 && !matches!(bytes[i - 1], b'-' | b'.' | b'_') {
+            continue;
+        }
+        let rest = &up[i..];
+        let looks = {
+            let r = rest.strip_prefix('I').unwrap_or(rest);
+            let r2 = r.strip_prefix("TQ").or_else(|| r.strip_prefix('Q'));
+            r2.is_some_and(|x| x.as_bytes().first().is_some_and(u8::is_ascii_digit))
+        } || ["F16", "BF16", "F32", "MXFP4"]
+            .iter()
+            .any(|q| rest.starts_with(q));
+        if looks {
+            // The quant runs to the end of the stem, or to the next '-' or '.'.
+            let end = rest.find(['-', '.']).unwrap_or(rest.len());
+            let q = &rest[..end];
+            let with_ud = if up[..i].ends_with("UD-") {
+                format!("UD-{q}")
+            } else {
+                q.to_string()
+            };
+            best = Some(with_ud);
+        }
+    }
+    best
+}
+
+/// Files of a listing that are GGUF models (not projectors), grouped so that the shards of a
+/// split model are one entry (its first shard).
+pub fn model_files(files: &[RepoFile]) -> Vec<&RepoFile> {
+    files
+        .iter()
+        .filter(|f| f.path.to_ascii_lowercase().ends_with(".gguf"))
+        .filter(|f| !super::is_projector_name(&f.path))
+        .filter(|f| {
+            let name = f.path.rsplit('/').next().unwrap_or(&f.path);
+            crate::gguf::split::parse_split_name(name).is_none_or(|(_, no, _)| no == 1)
+        })
+        .collect()
+}
+
+/// The GGUF of `quant` in a listing (case-insensitive; `Q4_K` does not match `Q4_K_M`), with a
+/// one-line error listing the quants there are when none or several match.
+pub fn pick_quant<'a>(
+    repo: &str,
+    files: &'a [RepoFile],
+    quant: &str,
+) -> Result<&'a RepoFile, RemoteError> {
+    let models = model_files(files);
+    let want = quant.to_ascii_uppercase();
+    let exact: Vec<&RepoFile> = models
+        .iter()
+        .copied()
+        .filter(|f| quant_of(&f.path).is_some_and(|q| q == want))
+        .collect();
+    let hits = if exact.is_empty() {
+        // `Q4_K_XL` also names `UD-Q4_K_XL` when nothing else carries it.
+        models
+            .iter()
+            .copied()
+            .filter(|f| {
+                quant_of(&f.path).is_some_and(|q| q.strip_prefix("UD-").is_some_and(|r| r == want))
+            })
+            .collect()
+    } else {
+        exact
+    };
+    match hits.as_slice() {
+        [one] => Ok(one),
+        [] => {
+            let mut quants: Vec<String> = models.iter().filter_map(|f| quant_of(&f.path)).collect();
+            quants.sort();
+            quants.dedup();
+            Err(RemoteError::NoQuant {
+                repo: repo.to_string(),
+                quant: quant.to_string(),
+                available: quants,
+                gguf_files: models.len(),
+            })
+        }
+        many => Err(RemoteError::ManyQuant {
+            repo: repo.to_string(),
+            quant: quant.to_string(),
+            files: many.iter().map(|f| f.path.clone()).collect(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(p: &str) -> RepoFile {
+        RepoFile {
+            path: p.into(),
+            size: None,
+        }
+    }
+
+    #[test]
+    fn quant_names() {
+        assert_eq!(quant_of("Qwen3-32B-Q4_K_M.gguf").as_deref(), Some("Q4_K_M"));
+        assert_eq!(
+            quant_of("Qwen3-32B-UD-Q4_K_XL-00001-of-00002.gguf").as_deref(),
+            Some("UD-Q4_K_XL")
+        );
+        assert_eq!(
+            quant_of("gemma-3-270m-it-q4_k_m.gguf").as_deref(),
+            Some("Q4_K_M")
+        );
+        assert_eq!(quant_of("model.IQ2_XXS.gguf").as_deref(), Some("IQ2_XXS"));
+        assert_eq!(quant_of("gpt-oss-20b-MXFP4.gguf").as_deref(), Some("MXFP4"));
+        assert_eq!(quant_of("Llama-3-8B-BF16.gguf").as_deref(), Some("BF16"));
+        assert_eq!(quant_of("readme.gguf"), None);
+    }
+
+    #[test]
+    fn picking() {
+        let files = vec![
+            f("Qwen3-32B-Q4_K_M.gguf"),
+            f("Qwen3-32B-Q4_K_S.gguf"),
+            f("Qwen3-32B-UD-Q4_K_XL.gguf"),
+            f("BF16/Qwen3-32B-BF16-00001-of-00002.gguf"),
+            f("BF16/Qwen3-32B-BF16-00002-of-00002.gguf"),
+            f("mmproj-F16.gguf"),
+            f("README.md"),
+        ];
+        assert_eq!(
+            pick_quant("o/r", &files, "q4_k_m").unwrap().path,
+            "Qwen3-32B-Q4_K_M.gguf"
+        );
+        assert_eq!(
+            pick_quant("o/r", &files, "Q4_K_XL").unwrap().path,
+            "Qwen3-32B-UD-Q4_K_XL.gguf"
+        );
+        assert_eq!(
+            pick_quant("o/r", &files, "BF16").unwrap().path,
+            "BF16/Qwen3-32B-BF16-00001-of-00002.gguf"
+        );
+        let e = pick_quant("o/r", &files, "Q8_0").unwrap_err().to_string();
+        assert!(e.contains("BF16, Q4_K_M, Q4_K_S, UD-Q4_K_XL"), "{e}");
+        assert!(pick_quant("o/r", &files, "Q4_K").is_err());
+    }
+}
