@@ -539,10 +539,10 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
             group,
             metadata,
         }) => {
-            let a = if crate::remote::is_remote(&file) {
-                crate::remote::open_any(&file).map_err(bad)?.artifact
-            } else {
-                open_artifact(&file)?
+            // A local file opens here so a missing shard exits 4; any other source by name.
+            let a = match crate::remote::Source::parse(&file) {
+                crate::remote::Source::Local(p) => open_artifact(&p)?,
+                _ => crate::remote::open_any(&file).map_err(bad)?.artifact,
             };
             let inv = crate::gguf::TensorInventory::from_artifact(&a);
             let sort = match sort {
