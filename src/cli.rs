@@ -360,9 +360,13 @@ fn write_report(b: &Built, format: Format, out: &mut impl Write) -> std::io::Res
 /// Run the CLI with the process arguments; returns the exit code.
 pub fn main() -> i32 {
     let cli = Cli::parse();
+    // Every command's output goes through one buffer over the locked stdout, flushed once at
+    // the end (a JSON inspect of gemma made 3,871 write calls unbuffered).
     let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    match run(cli, &mut out) {
+    let mut out = std::io::BufWriter::with_capacity(64 * 1024, stdout.lock());
+    let result = run(cli, &mut out);
+    let flushed = out.flush();
+    match result.and_then(|code| flushed.map(|_| code).map_err(io_fail)) {
         Ok(code) => code,
         Err(f) => {
             if !f.message.is_empty() {
@@ -415,7 +419,6 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
             metadata,
         }) => {
             let a = crate::gguf::open(&file).map_err(|e| bad(build::gguf_message(&file, &e)))?;
-            let inv = crate::gguf::TensorInventory::from_artifact(&a);
             let sort = match sort {
                 SortArg::Name => inspect::Sort::Name,
                 SortArg::Bytes => inspect::Sort::Bytes,
@@ -427,16 +430,24 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
                 Some(GroupArg::Type) => inspect::Group::Type,
                 Some(GroupArg::Layer) => inspect::Group::Layer,
             };
-            let r = inspect::build(&a, &inv, sort, metadata);
+            let r = inspect::build(&a, sort, metadata);
             match format {
-                OutFormat::Json => {
-                    serde_json::to_writer_pretty(&mut *out, &r).map_err(bad)?;
-                    writeln!(out).map_err(io_fail)?;
-                }
+                OutFormat::Json => inspect::write_json(&r, out).map_err(io_fail)?,
                 OutFormat::Text => inspect::write_text(&r, group, false, out).map_err(io_fail)?,
                 OutFormat::Markdown => {
                     inspect::write_text(&r, group, true, out).map_err(io_fail)?
                 }
+            }
+            // A file cut short is shown as far as it goes, then reported as incomplete.
+            if a.missing_bytes() > 0 {
+                return Err(Failure {
+                    code: inspect::EXIT_INCOMPLETE,
+                    message: format!(
+                        "{}: incomplete file: {} bytes of tensor data are missing (a partial download?)",
+                        file.display(),
+                        crate::core::units::group_digits(a.missing_bytes() as u128)
+                    ),
+                });
             }
             Ok(0)
         }
