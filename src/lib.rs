@@ -10,4 +10,5 @@ pub mod gguf;
 pub mod inspect;
 pub mod profile;
 pub mod report;
+pub mod sanitize;
 pub mod tui;
