@@ -444,7 +444,7 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
                     code: inspect::EXIT_INCOMPLETE,
                     message: format!(
                         "{}: incomplete file: {} bytes of tensor data are missing (a partial download?)",
-                        file.display(),
+                        crate::sanitize::path(&file),
                         crate::core::units::group_digits(a.missing_bytes() as u128)
                     ),
                 });

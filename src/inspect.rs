@@ -8,6 +8,7 @@
 
 use crate::core::units::{fmt_gb, fmt_gib, group_digits};
 use crate::gguf::inventory::layer_of;
+use crate::sanitize;
 use crate::gguf::{Artifact, GgmlType, RowContext, Rollups, TensorInfo, TensorRow};
 use serde::{Serialize, Serializer};
 use std::collections::HashMap;
@@ -383,9 +384,12 @@ pub fn write_text<W: Write>(
     w: &mut W,
 ) -> io::Result<()> {
     let f = &r.file;
+    // Every string from the file (paths, names, keys, values, warnings) is escaped for the
+    // terminal; markdown cells also escape `|`.
+    let safe = |s: &str| sanitize::field(s, markdown).into_owned();
     let title = format!(
         "{}: {} bytes = {} ({})",
-        f.path,
+        safe(&f.path),
         group_digits(f.bytes as u128),
         fmt_gib(f.bytes),
         fmt_gb(f.bytes)
@@ -417,7 +421,11 @@ pub fn write_text<W: Write>(
         for s in &f.shards {
             line(
                 w,
-                format!("shard {}: {} bytes", s.path, group_digits(s.bytes as u128)),
+                format!(
+                    "shard {}: {} bytes",
+                    safe(&s.path),
+                    group_digits(s.bytes as u128)
+                ),
             )?;
         }
     }
@@ -425,10 +433,10 @@ pub fn write_text<W: Write>(
         w,
         format!(
             "architecture {}{}",
-            r.architecture.as_deref().unwrap_or("(none)"),
+            safe(r.architecture.as_deref().unwrap_or("(none)")),
             r.name
                 .as_ref()
-                .map(|n| format!(", name \"{n}\""))
+                .map(|n| format!(", name \"{}\"", safe(n)))
                 .unwrap_or_default()
         ),
     )?;
@@ -456,7 +464,7 @@ pub fn write_text<W: Write>(
         )?;
     }
     for wn in &r.warnings {
-        line(w, format!("warning: {wn}"))?;
+        line(w, format!("warning: {}", safe(wn)))?;
     }
 
     // Per encoding: the obvious proof that a "Q4_K_M" is not all 4-bit.
@@ -475,7 +483,7 @@ pub fn write_text<W: Write>(
     }
     for t in &r.by_type {
         let cells = [
-            t.type_name.clone(),
+            safe(&t.type_name),
             t.count.to_string(),
             group_digits(t.elements as u128),
             group_digits(t.bytes as u128),
@@ -505,8 +513,8 @@ pub fn write_text<W: Write>(
     ];
     let row_cells = |t: &TensorRow| -> [String; 8] {
         [
-            t.name.clone(),
-            t.type_name.clone(),
+            safe(&t.name),
+            safe(&t.type_name),
             t.shape
                 .iter()
                 .map(|d| d.to_string())
@@ -523,7 +531,7 @@ pub fn write_text<W: Write>(
         .tensors
         .tensors
         .iter()
-        .map(|t| t.name.len())
+        .map(|t| sanitize::text(&t.name).len())
         .max()
         .unwrap_or(4)
         .clamp(4, 48);
@@ -584,7 +592,7 @@ pub fn write_text<W: Write>(
                     w,
                     format!(
                         "{}: {} tensors, {} bytes ({:.1}%)",
-                        ty.type_name,
+                        safe(&ty.type_name),
                         ty.count,
                         group_digits(ty.bytes as u128),
                         ty.share * 100.0
@@ -624,9 +632,21 @@ pub fn write_text<W: Write>(
         section(w, "Metadata".into())?;
         for e in md {
             if markdown {
-                writeln!(w, "- `{}` ({}): {}", e.key, e.type_name, e.value)?;
+                writeln!(
+                    w,
+                    "- `{}` ({}): {}",
+                    safe(&e.key),
+                    safe(&e.type_name),
+                    safe(&e.value)
+                )?;
             } else {
-                writeln!(w, "  {} ({}) = {}", e.key, e.type_name, e.value)?;
+                writeln!(
+                    w,
+                    "  {} ({}) = {}",
+                    safe(&e.key),
+                    safe(&e.type_name),
+                    safe(&e.value)
+                )?;
             }
         }
     }
