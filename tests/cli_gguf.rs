@@ -343,13 +343,14 @@ fn hostile_and_wrong_files_are_one_line_errors() {
             assert!(err.contains(name), "names the file: {err}");
         }
     }
-    // a header whose tensors end past the end of the file: a partial download, still shown
+    // a header whose tensors end past the end of the file: a partial download, still shown,
+    // then exit 4 (incomplete file)
     let p = model(dir.path(), Data::HeaderOnly);
     let out = llmbound(dir.path())
         .args(["inspect", p.to_str().unwrap()])
         .output()
         .unwrap();
-    assert!(out.status.success());
+    assert_eq!(out.status.code(), Some(4));
     assert!(
         String::from_utf8(out.stdout)
             .unwrap()

@@ -322,11 +322,45 @@ fn array_objects(file: &str, text: &str) -> Result<Vec<(usize, Value)>, BenchErr
         });
     };
     let starts = element_starts(text);
+    let mut lines = Lines::new(text);
     Ok(items
         .into_iter()
         .enumerate()
-        .map(|(i, v)| (starts.get(i).map_or(1, |o| line_col(text, *o).0), v))
+        .map(|(i, v)| (starts.get(i).map_or(1, |o| lines.at(*o)), v))
         .collect())
+}
+
+/// Line numbers of increasing byte offsets, counted from the last offset asked for: one pass
+/// over the text for all rows (counting from the start for each row was quadratic).
+struct Lines<'a> {
+    text: &'a str,
+    pos: usize,
+    line: usize,
+}
+
+impl<'a> Lines<'a> {
+    fn new(text: &'a str) -> Self {
+        Lines {
+            text,
+            pos: 0,
+            line: 1,
+        }
+    }
+
+    /// The 1-based line of byte `offset`; offsets asked for must not decrease (an earlier
+    /// one is counted from the start).
+    fn at(&mut self, offset: usize) -> usize {
+        let offset = offset.min(self.text.len());
+        if offset < self.pos {
+            return line_col(self.text, offset).0;
+        }
+        self.line += self.text.as_bytes()[self.pos..offset]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count();
+        self.pos = offset;
+        self.line
+    }
 }
 
 /// Byte offsets where each element of the top-level array starts (the text is valid JSON).
@@ -372,6 +406,7 @@ fn stream_objects(file: &str, text: &str) -> Result<Vec<(usize, Value)>, BenchEr
     let mut out = Vec::new();
     let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
     let mut prev_end = 0usize;
+    let mut lines = Lines::new(text);
     loop {
         let next = stream.next();
         let Some(item) = next else { break };
@@ -381,7 +416,7 @@ fn stream_objects(file: &str, text: &str) -> Result<Vec<(usize, Value)>, BenchEr
             .find(|c: char| !c.is_whitespace())
             .map_or(prev_end, |o| prev_end + o);
         prev_end = end;
-        out.push((line_col(text, start).0, v));
+        out.push((lines.at(start), v));
     }
     Ok(out)
 }
