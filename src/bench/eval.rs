@@ -8,6 +8,7 @@ use crate::core::decode::Ceiling;
 use crate::core::scenario::{Scenario, TierKind};
 use crate::core::units::{self, Provenance};
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 use crate::core::{Report, check_claim, evaluate as evaluate_scenario};
 
 /// What the caller knows about the artifact beyond the base scenario.
@@ -281,6 +282,7 @@ pub fn evaluate(rows: &[BenchRow], base: &Scenario, opts: &BenchOptions) -> Benc
     };
     let mut artifacts: Vec<ArtifactCheck> = Vec::new();
     let mut artifact_index: HashMap<(u64, u64), usize> = HashMap::new();
+    let mut reports: HashMap<String, Rc<Result<Report, String>>> = HashMap::new();
     let mut out = Vec::with_capacity(rows.len());
     for (i, row) in rows.iter().enumerate() {
         let index = i + 1;
@@ -291,7 +293,7 @@ pub fn evaluate(rows: &[BenchRow], base: &Scenario, opts: &BenchOptions) -> Benc
                 artifacts.len() - 1
             });
         artifacts[a].rows.push(index);
-        let r = evaluate_row(row, base, artifacts[a].matches);
+        let r = evaluate_row(row, base, artifacts[a].matches, &mut reports);
         for n in &r.notes {
             add_note(n.clone(), index);
         }
@@ -779,7 +781,12 @@ fn prefill_comparison(row: &BenchRow, r: &Report, notes: &mut Vec<String>) -> Pr
     }
 }
 
-fn evaluate_row(row: &BenchRow, base: &Scenario, artifact_ok: bool) -> RowReport {
+fn evaluate_row(
+    row: &BenchRow,
+    base: &Scenario,
+    artifact_ok: bool,
+    reports: &mut HashMap<String, Rc<Result<Report, String>>>,
+) -> RowReport {
     let mut notes = Vec::new();
     let test = row.test();
     let mut rep = RowReport {
@@ -820,7 +827,19 @@ fn evaluate_row(row: &BenchRow, base: &Scenario, artifact_ok: bool) -> RowReport
         }
     };
     rep.retained_tokens = Some(scenario.cache.context);
-    match evaluate_scenario(&scenario) {
+    // Rows that differ only in their measured rates (repetitions, a long sweep) describe the
+    // same scenario: evaluate each distinct scenario once. The key is the scenario's full
+    // `Debug` text, so two rows share a report only when every input is the same.
+    let key = format!("{scenario:?}");
+    let evaluated = match reports.get(&key) {
+        Some(r) => r.clone(),
+        None => {
+            let r = Rc::new(evaluate_scenario(&scenario).map_err(|e| e.to_string()));
+            reports.insert(key, r.clone());
+            r
+        }
+    };
+    match evaluated.as_ref() {
         Ok(r) => match test {
             TestKind::Generation => {
                 rep.decode = Some(decode_comparison(row, &r, artifact_ok, &mut notes))

@@ -254,7 +254,7 @@ pub fn parse_str(file: &str, text: &str) -> Result<Vec<BenchRow>, BenchError> {
     };
     let objects = match text.as_bytes()[start] {
         b'[' => array_objects(file, text)?,
-        b'{' => stream_objects(file, text)?,
+        b'{' => return stream_rows(file, text),
         _ => {
             return Err(BenchError::Format {
                 file: file.into(),
@@ -401,9 +401,12 @@ fn element_starts(text: &str) -> Vec<usize> {
     starts
 }
 
-/// Objects written one after another (jsonl, or concatenated objects), each with its line.
-fn stream_objects(file: &str, text: &str) -> Result<Vec<(usize, Value)>, BenchError> {
+/// Rows written one after another (jsonl, or concatenated objects), each with its line. Each
+/// object becomes a row as soon as it is read, so the parsed JSON of the whole file is never
+/// held at once; a syntax error anywhere still wins over a bad field in an earlier row.
+fn stream_rows(file: &str, text: &str) -> Result<Vec<BenchRow>, BenchError> {
     let mut out = Vec::new();
+    let mut first_row_error: Option<BenchError> = None;
     let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
     let mut prev_end = 0usize;
     let mut lines = Lines::new(text);
@@ -416,9 +419,30 @@ fn stream_objects(file: &str, text: &str) -> Result<Vec<(usize, Value)>, BenchEr
             .find(|c: char| !c.is_whitespace())
             .map_or(prev_end, |o| prev_end + o);
         prev_end = end;
-        out.push((lines.at(start), v));
+        let src = RowSource {
+            file: file.into(),
+            row: out.len() + 1,
+            line: lines.at(start),
+        };
+        if first_row_error.is_some() {
+            out.push(None);
+            continue;
+        }
+        match row_from_value(src, v) {
+            Ok(r) => out.push(Some(r)),
+            Err(e) => {
+                first_row_error = Some(e);
+                out.push(None);
+            }
+        }
     }
-    Ok(out)
+    if let Some(e) = first_row_error {
+        return Err(e);
+    }
+    if out.is_empty() {
+        return Err(BenchError::Empty { file: file.into() });
+    }
+    Ok(out.into_iter().flatten().collect())
 }
 
 struct Fields<'a> {
