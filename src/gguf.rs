@@ -27,7 +27,9 @@ use std::path::PathBuf;
 
 pub use arch::{ArchReport, arch_figures, arch_report, model_shape, model_shape_and_figures};
 pub use hash::{FileDigest, HashCache, HashError, HashJob, HashMessage};
-pub use inventory::{LayerRollup, Role, RowContext, Rollups, TensorInventory, TensorRow, TypeRollup};
+pub use inventory::{
+    LayerRollup, Role, Rollups, RowContext, TensorInventory, TensorRow, TypeRollup,
+};
 pub use reader::{Header, Metadata, MetadataEntry, load_array, read_header};
 pub use split::{Artifact, Shard, open, open_single};
 pub use types::{Endian, GgmlType, SkippedArray, TensorInfo, TypeInfo, Value, ValueType};

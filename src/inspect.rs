@@ -8,8 +8,8 @@
 
 use crate::core::units::{fmt_gb, fmt_gib, group_digits};
 use crate::gguf::inventory::layer_of;
+use crate::gguf::{Artifact, GgmlType, Rollups, RowContext, TensorInfo, TensorRow};
 use crate::sanitize;
-use crate::gguf::{Artifact, GgmlType, RowContext, Rollups, TensorInfo, TensorRow};
 use serde::{Serialize, Serializer};
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -252,8 +252,11 @@ fn sorted(tensors: &[&TensorInfo], sort: Sort) -> Vec<u32> {
                 }
             }
             types.sort();
-            let rank: HashMap<GgmlType, usize> =
-                types.iter().enumerate().map(|(i, (_, g))| (*g, i)).collect();
+            let rank: HashMap<GgmlType, usize> = types
+                .iter()
+                .enumerate()
+                .map(|(i, (_, g))| (*g, i))
+                .collect();
             order.sort_by(|a, b| {
                 let (a, b) = (t(a), t(b));
                 rank[&a.ggml_type]

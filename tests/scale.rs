@@ -64,7 +64,13 @@ fn inspect_groups_forty_thousand_layers_in_one_pass() {
     assert!(headings[39_999].starts_with("layer 39999: 1 tensors, 128 bytes"));
     assert_eq!(text.matches(".t0.weight ").count(), 40_000);
     let at = text.find("\nlayer 12345:").unwrap();
-    assert!(text[at..].lines().nth(3).unwrap().contains("blk.12345.t0.weight"));
+    assert!(
+        text[at..]
+            .lines()
+            .nth(3)
+            .unwrap()
+            .contains("blk.12345.t0.weight")
+    );
 }
 
 fn row(i: usize) -> TensorRow {
@@ -111,8 +117,16 @@ fn explorer_groups_a_hundred_thousand_layers_in_one_pass() {
     assert_eq!(groups.len(), 65_535);
     assert_eq!(lines.len(), 100_000 + 65_535);
     match (&lines[0], &lines[1], &lines[2], &lines[3]) {
-        (TableLine::Group { label, count, .. }, TableLine::Tensor(0), TableLine::Tensor(65_535), TableLine::Group { label: next, .. }) => {
-            assert_eq!((label.as_str(), *count, next.as_str()), ("layer 0", 2, "layer 1"));
+        (
+            TableLine::Group { label, count, .. },
+            TableLine::Tensor(0),
+            TableLine::Tensor(65_535),
+            TableLine::Group { label: next, .. },
+        ) => {
+            assert_eq!(
+                (label.as_str(), *count, next.as_str()),
+                ("layer 0", 2, "layer 1")
+            );
         }
         other => panic!("unexpected first lines {other:?}"),
     }
@@ -225,15 +239,14 @@ fn a_tensor_far_past_the_previous_one_is_refused_as_llama_cpp_does() {
         "{e}"
     );
     for cmd in [vec!["inspect"], vec!["report", "--gguf"]] {
-        let out = llmbound(dir.path())
-            .args(&cmd)
-            .arg(&p)
-            .output()
-            .unwrap();
+        let out = llmbound(dir.path()).args(&cmd).arg(&p).output().unwrap();
         assert_eq!(out.status.code(), Some(1), "{cmd:?}");
         let err = String::from_utf8(out.stderr).unwrap();
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-        assert!(err.contains("\"far\"") && err.contains("1099511627776"), "{err}");
+        assert!(
+            err.contains("\"far\"") && err.contains("1099511627776"),
+            "{err}"
+        );
         assert!(out.stdout.is_empty());
     }
     // A gap (offset beyond the aligned end) and a tensor before the previous one's end fail
@@ -246,7 +259,10 @@ fn a_tensor_far_past_the_previous_one_is_refused_as_llama_cpp_does() {
         let e = llmbound::gguf::read_header(std::io::Cursor::new(&b), b.len() as u64)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("is not where the previous tensor's data ends"), "{e}");
+        assert!(
+            e.contains("is not where the previous tensor's data ends"),
+            "{e}"
+        );
     }
 }
 

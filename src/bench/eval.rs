@@ -7,9 +7,9 @@ use crate::core::cache::CacheType;
 use crate::core::decode::Ceiling;
 use crate::core::scenario::{Scenario, TierKind};
 use crate::core::units::{self, Provenance};
+use crate::core::{Report, check_claim, evaluate as evaluate_scenario};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
-use crate::core::{Report, check_claim, evaluate as evaluate_scenario};
 
 /// What the caller knows about the artifact beyond the base scenario.
 #[derive(Debug, Clone, Default, PartialEq)]

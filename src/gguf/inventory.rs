@@ -319,7 +319,9 @@ impl Rollups {
     }
 
     /// The rollups of (type, layer, elements, bytes) items.
-    fn from_parts(items: impl Iterator<Item = (GgmlType, Option<u32>, u64, Option<u64>)>) -> Rollups {
+    fn from_parts(
+        items: impl Iterator<Item = (GgmlType, Option<u32>, u64, Option<u64>)>,
+    ) -> Rollups {
         let mut types: BTreeMap<GgmlType, (usize, u64, u64)> = BTreeMap::new();
         let mut layers: BTreeMap<Option<u32>, (usize, u64, u64)> = BTreeMap::new();
         let (mut tensor_bytes, mut parameters, mut unknown) = (0u64, 0u64, 0usize);

@@ -727,7 +727,8 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
     let mut warnings = Vec::new();
     let mut tensors: Vec<TensorInfo> = Vec::with_capacity(tensor_count.min(MAX_RESERVE) as usize);
     let hasher = RandomState::new();
-    let mut name_hashes: HashSet<u64> = HashSet::with_capacity(tensor_count.min(MAX_RESERVE) as usize);
+    let mut name_hashes: HashSet<u64> =
+        HashSet::with_capacity(tensor_count.min(MAX_RESERVE) as usize);
     let mut unknown_types: Vec<(GgmlType, String)> = Vec::new();
     // llama.cpp's rule (gguf.cpp, `gguf_init_from_file_impl`): in file order, each tensor's
     // data offset equals the previous tensor's end rounded up to the alignment, the first at 0.
