@@ -514,7 +514,7 @@ fn overlapping_tensors() {
         .to_bytes();
     assert_err(
         &b,
-        "tensor \"c\" at byte 110: data offset \"224\" is not where the previous tensor's data ends (expected 384",
+        "tensor \"c\" at byte 90: data offset \"224\" is not where the previous tensor's data ends (expected 384",
     );
 }
 

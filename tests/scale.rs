@@ -14,12 +14,22 @@ use std::time::Duration;
 
 /// Run `f` on a thread; fail when it has not finished within 10 s (a hang guard, not a timing).
 fn guard<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    guard_secs(10, what, f)
+}
+
+/// As `guard`, with a longer bound for work that takes seconds in an unoptimised test build
+/// on a busy machine (and took minutes before).
+fn guard_secs<T: Send + 'static>(
+    secs: u64,
+    what: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> T {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(f());
     });
-    rx.recv_timeout(Duration::from_secs(10))
-        .unwrap_or_else(|_| panic!("{what} did not finish within 10 s (quadratic?)"))
+    rx.recv_timeout(Duration::from_secs(secs))
+        .unwrap_or_else(|_| panic!("{what} did not finish within {secs} s (quadratic?)"))
 }
 
 fn llmbound(config: &Path) -> Command {
@@ -76,8 +86,8 @@ fn inspect_groups_forty_thousand_layers_in_one_pass() {
 fn row(i: usize) -> TensorRow {
     TensorRow {
         name: format!("blk.{i}.attn_q.weight"),
-        type_name: if i % 2 == 0 { "Q4_K" } else { "Q6_K" }.into(),
-        ggml_type: if i % 2 == 0 {
+        type_name: if i.is_multiple_of(2) { "Q4_K" } else { "Q6_K" }.into(),
+        ggml_type: if i.is_multiple_of(2) {
             GgmlType::Q4_K
         } else {
             GgmlType::Q6_K
@@ -168,7 +178,7 @@ fn bench_rows_carry_their_lines_in_one_pass() {
     // 200,000 more than 20 s. 30,000 rows of 8 lines: the last starts on line 239,994.
     let n = 30_000;
     let text = format!("[\n  {}\n]\n", vec![BENCH_ROW; n].join(",\n  "));
-    let rows = guard("parsing 30,000 llama-bench rows", move || {
+    let rows = guard_secs(30, "parsing 30,000 llama-bench rows", move || {
         llmbound::bench::parse_str("big.json", &text).unwrap()
     });
     assert_eq!(rows.len(), n);
@@ -178,7 +188,7 @@ fn bench_rows_carry_their_lines_in_one_pass() {
     // The same rows as jsonl, one per line.
     let one = BENCH_ROW.replace('\n', " ");
     let text = vec![one.as_str(); n].join("\n");
-    let rows = guard("parsing 30,000 jsonl rows", move || {
+    let rows = guard_secs(30, "parsing 30,000 jsonl rows", move || {
         llmbound::bench::parse_str("big.jsonl", &text).unwrap()
     });
     assert_eq!(rows[n - 1].source.line, n);
@@ -202,7 +212,7 @@ fn bench_notes_and_artifacts_are_gathered_in_one_pass() {
     let Ok(base) = base else {
         panic!("the built-in scenario gemma-3-270m-cpu-vm is missing: {base:?}");
     };
-    let r = guard("evaluating 20,000 llama-bench rows", move || {
+    let r = guard_secs(30, "evaluating 20,000 llama-bench rows", move || {
         llmbound::bench::evaluate(&rows, &base, &Default::default())
     });
     assert_eq!(r.rows.len(), n);

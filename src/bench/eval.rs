@@ -842,9 +842,9 @@ fn evaluate_row(
     match evaluated.as_ref() {
         Ok(r) => match test {
             TestKind::Generation => {
-                rep.decode = Some(decode_comparison(row, &r, artifact_ok, &mut notes))
+                rep.decode = Some(decode_comparison(row, r, artifact_ok, &mut notes))
             }
-            _ => rep.prefill = Some(prefill_comparison(row, &r, &mut notes)),
+            _ => rep.prefill = Some(prefill_comparison(row, r, &mut notes)),
         },
         Err(e) => rep.error = Some(format!("the row's scenario cannot be evaluated: {e}")),
     }
