@@ -42,7 +42,6 @@ fn write_many(path: &std::path::Path, n: u64) -> usize {
         put(&mut f, &0u32.to_le_bytes()); // F32
         put(&mut f, &(i * 128).to_le_bytes());
     }
-    drop(put);
     let header = at;
     let file = f.into_inner().unwrap();
     file.set_len((header.next_multiple_of(32) as u64) + n * 128)
