@@ -27,7 +27,9 @@ use std::path::PathBuf;
 
 pub use arch::{ArchReport, arch_figures, arch_report, model_shape, model_shape_and_figures};
 pub use hash::{FileDigest, HashCache, HashError, HashJob, HashMessage};
-pub use inventory::{LayerRollup, Role, TensorInventory, TensorRow, TypeRollup};
+pub use inventory::{
+    LayerRollup, Role, Rollups, RowContext, TensorInventory, TensorRow, TypeRollup,
+};
 pub use reader::{Header, Metadata, MetadataEntry, load_array, read_header};
 pub use split::{Artifact, Shard, open, open_single};
 pub use types::{Endian, GgmlType, SkippedArray, TensorInfo, TypeInfo, Value, ValueType};
@@ -241,23 +243,29 @@ pub enum GgufError {
         /// Where the key starts.
         offset: u64,
     },
-    /// Two tensors whose data ranges overlap.
+    /// A tensor whose data does not start where llama.cpp requires: in file order, each
+    /// tensor's offset is the previous tensor's end rounded up to the alignment, the first at 0
+    /// (llama.cpp: "tensor … has offset X, expected Y").
     #[error(
-        "tensors {first:?} (bytes {first_start}..{first_end}) and {second:?} (from byte {second_start}) overlap (data offsets relative to the data start at byte {data_start})"
+        "tensor {name:?} at byte {offset}: data offset \"{data_offset}\" is not where the previous tensor's data ends ({}); llama.cpp refuses such a file",
+        match expected {
+            Some(e) => format!("expected {e}: offsets follow the file order, each rounded up to the alignment {alignment}"),
+            None => format!("expected at least {previous_end}, after a tensor of unknown size"),
+        }
     )]
-    Overlap {
-        /// The tensor that starts first.
-        first: String,
-        /// Its data start (relative).
-        first_start: u64,
-        /// Its data end (relative, exclusive).
-        first_end: u64,
-        /// The tensor that starts inside it.
-        second: String,
-        /// Its data start (relative).
-        second_start: u64,
-        /// The file's data start (absolute).
-        data_start: u64,
+    NotContiguous {
+        /// Tensor name.
+        name: String,
+        /// The data offset read (relative to the data start).
+        data_offset: u64,
+        /// Where it must start (relative), when the previous tensor's size is known.
+        expected: Option<u64>,
+        /// The previous tensor's data offset (relative), for a previous tensor of unknown size.
+        previous_end: u64,
+        /// The file's alignment.
+        alignment: u64,
+        /// Where the tensor info starts.
+        offset: u64,
     },
     /// A metadata value of the wrong type for what it is used for.
     #[error("metadata key {key:?} at byte {offset} is {found}, expected {expected}")]
@@ -344,6 +352,7 @@ impl GgufError {
             | DuplicateKey { offset, .. }
             | DuplicateTensor { offset, .. }
             | MisalignedTensor { offset, .. }
+            | NotContiguous { offset, .. }
             | BadAlignment { offset, .. }
             | WrongType { offset, .. }
             | Implausible { offset, .. } => Some(*offset),
@@ -351,7 +360,6 @@ impl GgufError {
             BadMagic { .. } => Some(0),
             Open { .. }
             | Empty
-            | Overlap { .. }
             | MissingKey { .. }
             | MissingShards { .. }
             | SplitMismatch { .. }

@@ -1,11 +1,22 @@
 //! `llmbound inspect`: a GGUF artifact's header as a report — file, shards, metadata, every
 //! tensor with its encoding and bytes, rollups by type and by layer — in text, markdown or JSON.
 //! Formatters write to `impl Write`; nothing here touches tensor data.
+//!
+//! Output streams: rows are made one at a time from the reader's tensor infos as they are
+//! written, so a million-tensor header costs a sort order (4 bytes a tensor) on top of the
+//! header itself, never a second or third copy of every tensor.
 
 use crate::core::units::{fmt_gb, fmt_gib, group_digits};
-use crate::gguf::{Artifact, TensorInventory, TensorRow};
-use serde::Serialize;
+use crate::gguf::inventory::layer_of;
+use crate::gguf::{Artifact, GgmlType, Rollups, RowContext, TensorInfo, TensorRow};
+use crate::sanitize;
+use serde::{Serialize, Serializer};
+use std::collections::HashMap;
 use std::io::{self, Write};
+
+/// Exit code of `inspect` for a file cut short (a partial download): the report is printed,
+/// then the process exits with this code (the CLI's "hash mismatch or incomplete file").
+pub const EXIT_INCOMPLETE: i32 = 4;
 
 /// Tensor order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -67,6 +78,9 @@ pub struct TypeJson {
     /// Type name.
     #[serde(rename = "type")]
     pub type_name: String,
+    /// Type id (not in the JSON; groups the text listing).
+    #[serde(skip)]
+    pub ggml_type: GgmlType,
     /// Tensors.
     pub count: usize,
     /// Elements.
@@ -138,9 +152,9 @@ pub struct MetaJson {
     pub offset: u64,
 }
 
-/// The inspect report (JSON contract).
-#[derive(Debug, Clone, Serialize)]
-pub struct InspectJson {
+/// The inspect report (JSON contract). The tensor list is produced while it is written.
+#[derive(Serialize)]
+pub struct InspectJson<'a> {
     /// File.
     pub file: FileJson,
     /// `general.architecture`.
@@ -156,7 +170,7 @@ pub struct InspectJson {
     /// Output projection tied to the token embedding.
     pub tied_output: bool,
     /// Tensors, in the chosen order.
-    pub tensors: Vec<TensorJson>,
+    pub tensors: TensorList<'a>,
     /// By type, most bytes first.
     pub by_type: Vec<TypeJson>,
     /// By layer.
@@ -167,21 +181,101 @@ pub struct InspectJson {
     pub warnings: Vec<String>,
 }
 
-fn sorted(inv: &TensorInventory, sort: Sort) -> Vec<&TensorRow> {
-    let mut rows: Vec<&TensorRow> = inv.rows.iter().collect();
-    match sort {
-        Sort::Name => rows.sort_by(|a, b| a.name.cmp(&b.name)),
-        Sort::Bytes => rows.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.name.cmp(&b.name))),
-        Sort::Offset => rows.sort_by_key(|r| (r.shard, r.offset)),
-        Sort::Type => rows.sort_by(|a, b| a.type_name.cmp(&b.type_name).then(a.name.cmp(&b.name))),
-    }
-    rows
+/// The tensors of an artifact in a chosen order, turned into rows only as they are written.
+pub struct TensorList<'a> {
+    tensors: Vec<&'a TensorInfo>,
+    order: Vec<u32>,
+    ctx: RowContext,
 }
 
-/// Build the report.
-pub fn build(a: &Artifact, inv: &TensorInventory, sort: Sort, metadata: bool) -> InspectJson {
+impl TensorList<'_> {
+    /// Number of tensors.
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// No tensors.
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// The rows in order.
+    pub fn rows(&self) -> impl Iterator<Item = TensorRow> + '_ {
+        self.order
+            .iter()
+            .map(|&i| self.ctx.row(self.tensors[i as usize]))
+    }
+}
+
+impl Serialize for TensorList<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.rows().map(TensorJson::from))
+    }
+}
+
+impl From<TensorRow> for TensorJson {
+    fn from(r: TensorRow) -> Self {
+        TensorJson {
+            name: r.name,
+            type_name: r.type_name,
+            shape: r.shape,
+            elements: r.elements,
+            bytes: r.bytes,
+            offset: r.offset,
+            shard: r.shard,
+            layer: r.layer,
+            bits_per_weight: r.bits_per_weight,
+            role: r.role.to_string(),
+            counted: r.counted,
+        }
+    }
+}
+
+/// Tensor indices in `sort` order; ties keep file order (the sorts are stable).
+fn sorted(tensors: &[&TensorInfo], sort: Sort) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..tensors.len() as u32).collect();
+    let t = |i: &u32| tensors[*i as usize];
+    match sort {
+        Sort::Name => order.sort_by(|a, b| t(a).name.cmp(&t(b).name)),
+        Sort::Bytes => order.sort_by(|a, b| {
+            let (a, b) = (t(a), t(b));
+            b.bytes.cmp(&a.bytes).then(a.name.cmp(&b.name))
+        }),
+        Sort::Offset => order.sort_by_key(|i| (t(i).shard, t(i).offset)),
+        Sort::Type => {
+            // Rank the few distinct types by name once instead of naming them per comparison.
+            let mut types: Vec<(String, GgmlType)> = Vec::new();
+            let mut seen: HashMap<GgmlType, ()> = HashMap::new();
+            for x in tensors {
+                if seen.insert(x.ggml_type, ()).is_none() {
+                    types.push((x.ggml_type.name(), x.ggml_type));
+                }
+            }
+            types.sort();
+            let rank: HashMap<GgmlType, usize> = types
+                .iter()
+                .enumerate()
+                .map(|(i, (_, g))| (*g, i))
+                .collect();
+            order.sort_by(|a, b| {
+                let (a, b) = (t(a), t(b));
+                rank[&a.ggml_type]
+                    .cmp(&rank[&b.ggml_type])
+                    .then(a.name.cmp(&b.name))
+            });
+        }
+    }
+    order
+}
+
+/// Build the report (the tensor rows are made when it is written).
+pub fn build(a: &Artifact, sort: Sort, metadata: bool) -> InspectJson<'_> {
     let h = a.header();
     let md = a.metadata();
+    let tensors: Vec<&TensorInfo> = a.tensors().collect();
+    let ctx = RowContext::of(a);
+    let rollups = Rollups::of(tensors.iter().copied());
+    let order = sorted(&tensors, sort);
     InspectJson {
         file: FileJson {
             path: a.path.display().to_string(),
@@ -206,31 +300,21 @@ pub fn build(a: &Artifact, inv: &TensorInventory, sort: Sort, metadata: bool) ->
             .ok()
             .flatten()
             .map(str::to_string),
-        tensor_count: inv.rows.len(),
-        parameters: inv.parameters,
-        tensor_bytes: inv.tensor_bytes,
-        tied_output: inv.tied_output,
-        tensors: sorted(inv, sort)
-            .into_iter()
-            .map(|r| TensorJson {
-                name: r.name.clone(),
-                type_name: r.type_name.clone(),
-                shape: r.shape.clone(),
-                elements: r.elements,
-                bytes: r.bytes,
-                offset: r.offset,
-                shard: r.shard,
-                layer: r.layer,
-                bits_per_weight: r.bits_per_weight,
-                role: r.role.to_string(),
-                counted: r.counted.clone(),
-            })
-            .collect(),
-        by_type: inv
+        tensor_count: tensors.len(),
+        parameters: rollups.parameters,
+        tensor_bytes: rollups.tensor_bytes,
+        tied_output: ctx.tied_output,
+        tensors: TensorList {
+            tensors,
+            order,
+            ctx,
+        },
+        by_type: rollups
             .by_type
             .iter()
             .map(|t| TypeJson {
                 type_name: t.type_name.clone(),
+                ggml_type: t.ggml_type,
                 count: t.count,
                 elements: t.elements,
                 bytes: t.bytes,
@@ -238,7 +322,7 @@ pub fn build(a: &Artifact, inv: &TensorInventory, sort: Sort, metadata: bool) ->
                 bits_per_weight: t.bits_per_weight,
             })
             .collect(),
-        by_layer: inv
+        by_layer: rollups
             .by_layer
             .iter()
             .map(|l| LayerJson {
@@ -263,6 +347,30 @@ pub fn build(a: &Artifact, inv: &TensorInventory, sort: Sort, metadata: bool) ->
     }
 }
 
+/// Write the report as pretty JSON, one tensor at a time.
+pub fn write_json<W: Write>(r: &InspectJson, w: &mut W) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *w, r)?;
+    writeln!(w)
+}
+
+/// The tensors of each group in the list's order, groups in `keys_in_order` order, in one pass
+/// over the tensors: a group is found by a map lookup, never by searching the keys or
+/// filtering the whole list once per group.
+fn grouped<K: std::hash::Hash + Eq>(
+    list: &TensorList,
+    keys_in_order: impl Iterator<Item = K>,
+    key_of: impl Fn(&TensorInfo) -> K,
+) -> Vec<Vec<u32>> {
+    let slot: HashMap<K, usize> = keys_in_order.enumerate().map(|(i, k)| (k, i)).collect();
+    let mut groups: Vec<Vec<u32>> = vec![Vec::new(); slot.len()];
+    for &i in &list.order {
+        if let Some(&g) = slot.get(&key_of(list.tensors[i as usize])) {
+            groups[g].push(i);
+        }
+    }
+    groups
+}
+
 fn bits(b: Option<f64>) -> String {
     b.map_or("?".into(), |x| format!("{x:.3}"))
 }
@@ -279,9 +387,12 @@ pub fn write_text<W: Write>(
     w: &mut W,
 ) -> io::Result<()> {
     let f = &r.file;
+    // Every string from the file (paths, names, keys, values, warnings) is escaped for the
+    // terminal; markdown cells also escape `|`.
+    let safe = |s: &str| sanitize::field(s, markdown).into_owned();
     let title = format!(
         "{}: {} bytes = {} ({})",
-        crate::sanitize::text(&f.path),
+        safe(&f.path),
         group_digits(f.bytes as u128),
         fmt_gib(f.bytes),
         fmt_gb(f.bytes)
@@ -315,7 +426,7 @@ pub fn write_text<W: Write>(
                 w,
                 format!(
                     "shard {}: {} bytes",
-                    crate::sanitize::text(&s.path),
+                    safe(&s.path),
                     group_digits(s.bytes as u128)
                 ),
             )?;
@@ -325,10 +436,10 @@ pub fn write_text<W: Write>(
         w,
         format!(
             "architecture {}{}",
-            crate::sanitize::text(r.architecture.as_deref().unwrap_or("(none)")),
+            safe(r.architecture.as_deref().unwrap_or("(none)")),
             r.name
                 .as_ref()
-                .map(|n| format!(", name \"{}\"", crate::sanitize::text(n)))
+                .map(|n| format!(", name \"{}\"", safe(n)))
                 .unwrap_or_default()
         ),
     )?;
@@ -356,7 +467,7 @@ pub fn write_text<W: Write>(
         )?;
     }
     for wn in &r.warnings {
-        line(w, format!("warning: {}", crate::sanitize::text(wn)))?;
+        line(w, format!("warning: {}", safe(wn)))?;
     }
 
     // Per encoding: the obvious proof that a "Q4_K_M" is not all 4-bit.
@@ -375,7 +486,7 @@ pub fn write_text<W: Write>(
     }
     for t in &r.by_type {
         let cells = [
-            t.type_name.clone(),
+            safe(&t.type_name),
             t.count.to_string(),
             group_digits(t.elements as u128),
             group_digits(t.bytes as u128),
@@ -403,10 +514,10 @@ pub fn write_text<W: Write>(
         "offset",
         "read per token",
     ];
-    let row_cells = |t: &TensorJson| -> [String; 8] {
+    let row_cells = |t: &TensorRow| -> [String; 8] {
         [
-            crate::sanitize::field(&t.name, markdown).into_owned(),
-            t.type_name.clone(),
+            safe(&t.name),
+            safe(&t.type_name),
             t.shape
                 .iter()
                 .map(|d| d.to_string())
@@ -421,8 +532,9 @@ pub fn write_text<W: Write>(
     };
     let name_w = r
         .tensors
+        .tensors
         .iter()
-        .map(|t| t.name.len())
+        .map(|t| sanitize::text(&t.name).len())
         .max()
         .unwrap_or(4)
         .clamp(4, 48);
@@ -448,7 +560,7 @@ pub fn write_text<W: Write>(
             )
         }
     };
-    let table_row = |w: &mut W, t: &TensorJson| -> io::Result<()> {
+    let table_row = |w: &mut W, t: &TensorRow| -> io::Result<()> {
         let c = row_cells(t);
         if markdown {
             writeln!(w, "| {} |", c.join(" | "))
@@ -467,34 +579,39 @@ pub fn write_text<W: Write>(
             writeln!(w, "\n{title}")
         }
     };
+    let list = &r.tensors;
     match group {
         Group::None => {
             section(w, "Tensors".into())?;
             table_head(w)?;
-            for t in &r.tensors {
-                table_row(w, t)?;
+            for t in list.rows() {
+                table_row(w, &t)?;
             }
         }
         Group::Type => {
-            for ty in &r.by_type {
+            let groups = grouped(list, r.by_type.iter().map(|t| t.ggml_type), |t| t.ggml_type);
+            for (ty, members) in r.by_type.iter().zip(groups) {
                 section(
                     w,
                     format!(
                         "{}: {} tensors, {} bytes ({:.1}%)",
-                        ty.type_name,
+                        safe(&ty.type_name),
                         ty.count,
                         group_digits(ty.bytes as u128),
                         ty.share * 100.0
                     ),
                 )?;
                 table_head(w)?;
-                for t in r.tensors.iter().filter(|t| t.type_name == ty.type_name) {
-                    table_row(w, t)?;
+                for i in members {
+                    table_row(w, &list.ctx.row(list.tensors[i as usize]))?;
                 }
             }
         }
         Group::Layer => {
-            for l in &r.by_layer {
+            let groups = grouped(list, r.by_layer.iter().map(|l| l.layer), |t| {
+                layer_of(&t.name)
+            });
+            for (l, members) in r.by_layer.iter().zip(groups) {
                 let name = l
                     .layer
                     .map_or("outside layers".to_string(), |n| format!("layer {n}"));
@@ -508,26 +625,31 @@ pub fn write_text<W: Write>(
                     ),
                 )?;
                 table_head(w)?;
-                for t in r.tensors.iter().filter(|t| t.layer == l.layer) {
-                    table_row(w, t)?;
+                for i in members {
+                    table_row(w, &list.ctx.row(list.tensors[i as usize]))?;
                 }
             }
         }
     }
     if let Some(md) = &r.metadata {
-        use crate::sanitize::Text as San;
         section(w, "Metadata".into())?;
         for e in md {
             if markdown {
                 writeln!(
                     w,
                     "- `{}` ({}): {}",
-                    San(&e.key),
-                    e.type_name,
-                    San(&e.value)
+                    safe(&e.key),
+                    safe(&e.type_name),
+                    safe(&e.value)
                 )?;
             } else {
-                writeln!(w, "  {} ({}) = {}", San(&e.key), e.type_name, San(&e.value))?;
+                writeln!(
+                    w,
+                    "  {} ({}) = {}",
+                    safe(&e.key),
+                    safe(&e.type_name),
+                    safe(&e.value)
+                )?;
             }
         }
     }

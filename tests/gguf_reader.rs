@@ -472,9 +472,10 @@ fn misaligned_tensor_offset() {
         &b,
         "data offset \"20\" is not a multiple of the alignment 32",
     );
-    // With general.alignment 4 the same offset is fine.
+    // With general.alignment 4 the same offset is fine (after a 20-byte tensor).
     let b = GgufWriter::new()
         .alignment(4)
+        .tensor_at("a", GgmlType::F32, &[5], 0)
         .tensor_at("t", GgmlType::F32, &[4], 20)
         .to_bytes();
     assert_eq!(read(&b).unwrap().alignment, 4);
@@ -505,6 +506,7 @@ fn alignment_not_a_power_of_two() {
 
 #[test]
 fn overlapping_tensors() {
+    // An overlap is one way of not starting where the previous tensor ends (llama.cpp's rule).
     let b = GgufWriter::new()
         .tensor_at("a", GgmlType::F32, &[32], 0)
         .tensor_at("b", GgmlType::F32, &[64], 128)
@@ -512,7 +514,7 @@ fn overlapping_tensors() {
         .to_bytes();
     assert_err(
         &b,
-        "tensors \"b\" (bytes 128..384) and \"c\" (from byte 224) overlap",
+        "tensor \"c\" at byte 90: data offset \"224\" is not where the previous tensor's data ends (expected 384",
     );
 }
 

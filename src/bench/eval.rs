@@ -8,6 +8,8 @@ use crate::core::decode::Ceiling;
 use crate::core::scenario::{Scenario, TierKind};
 use crate::core::units::{self, Provenance};
 use crate::core::{Report, check_claim, evaluate as evaluate_scenario};
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 /// What the caller knows about the artifact beyond the base scenario.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -268,13 +270,20 @@ pub const ADVERTISED_PARAMETER_TOLERANCE: f64 = 0.05;
 /// artifact (and, with `--gguf`, its inventory), the machine and the user's overrides; each row
 /// replaces the cache types, flash attention, placement, retained length and prompt rows.
 pub fn evaluate(rows: &[BenchRow], base: &Scenario, opts: &BenchOptions) -> BenchReport {
+    // Notes and artifacts are found through maps, and each row carries only whether its
+    // artifact matched: finding them by scanning (and cloning an artifact's growing row list
+    // for every row) made a large file quadratic in its rows.
     let mut notes: Vec<Note> = Vec::new();
-    let mut add_note = |text: String, row: usize| {
-        if let Some(n) = notes.iter_mut().find(|n| n.text == text) {
-            if !n.rows.contains(&row) {
-                n.rows.push(row);
+    let mut note_index: HashMap<String, usize> = HashMap::new();
+    let mut add_note = |text: String, row: usize| match note_index.get(&text) {
+        Some(&i) => {
+            let rows = &mut notes[i].rows;
+            if rows.last() != Some(&row) {
+                rows.push(row);
             }
-        } else {
+        }
+        None => {
+            note_index.insert(text.clone(), notes.len());
             notes.push(Note {
                 text,
                 rows: vec![row],
@@ -282,25 +291,19 @@ pub fn evaluate(rows: &[BenchRow], base: &Scenario, opts: &BenchOptions) -> Benc
         }
     };
     let mut artifacts: Vec<ArtifactCheck> = Vec::new();
+    let mut artifact_index: HashMap<(u64, u64), usize> = HashMap::new();
+    let mut reports: HashMap<String, Rc<Result<Report, String>>> = HashMap::new();
     let mut out = Vec::with_capacity(rows.len());
     for (i, row) in rows.iter().enumerate() {
         let index = i + 1;
-        let check = match artifacts
-            .iter_mut()
-            .find(|a| a.model_size == row.model_size && a.model_n_params == row.model_n_params)
-        {
-            Some(a) => {
-                a.rows.push(index);
-                a.clone()
-            }
-            None => {
-                let mut a = check_artifact(row, base);
-                a.rows.push(index);
-                artifacts.push(a.clone());
-                a
-            }
-        };
-        let r = evaluate_row(row, base, check.matches);
+        let a = *artifact_index
+            .entry((row.model_size, row.model_n_params))
+            .or_insert_with(|| {
+                artifacts.push(check_artifact(row, base));
+                artifacts.len() - 1
+            });
+        artifacts[a].rows.push(index);
+        let r = evaluate_row(row, base, artifacts[a].matches, &mut reports);
         for n in &r.notes {
             add_note(n.clone(), index);
         }
@@ -309,6 +312,13 @@ pub fn evaluate(rows: &[BenchRow], base: &Scenario, opts: &BenchOptions) -> Benc
     for a in artifacts.iter().filter(|a| !a.matches) {
         for &r in &a.rows {
             add_note(a.detail.clone(), r);
+        }
+    }
+    for n in &mut notes {
+        // Rows arrive in order except when an artifact note meets a row note of the same text.
+        if !n.rows.is_sorted() {
+            n.rows.sort_unstable();
+            n.rows.dedup();
         }
     }
     let first_decode = out.iter().find_map(|r| r.decode.as_ref());
@@ -797,7 +807,12 @@ fn prefill_comparison(row: &BenchRow, r: &Report, notes: &mut Vec<String>) -> Pr
     }
 }
 
-fn evaluate_row(row: &BenchRow, base: &Scenario, artifact_ok: bool) -> RowReport {
+fn evaluate_row(
+    row: &BenchRow,
+    base: &Scenario,
+    artifact_ok: bool,
+    reports: &mut HashMap<String, Rc<Result<Report, String>>>,
+) -> RowReport {
     let mut notes = Vec::new();
     let test = row.test();
     let mut rep = RowReport {
@@ -838,12 +853,24 @@ fn evaluate_row(row: &BenchRow, base: &Scenario, artifact_ok: bool) -> RowReport
         }
     };
     rep.retained_tokens = Some(scenario.cache.context);
-    match evaluate_scenario(&scenario) {
+    // Rows that differ only in their measured rates (repetitions, a long sweep) describe the
+    // same scenario: evaluate each distinct scenario once. The key is the scenario's full
+    // `Debug` text, so two rows share a report only when every input is the same.
+    let key = format!("{scenario:?}");
+    let evaluated = match reports.get(&key) {
+        Some(r) => r.clone(),
+        None => {
+            let r = Rc::new(evaluate_scenario(&scenario).map_err(|e| e.to_string()));
+            reports.insert(key, r.clone());
+            r
+        }
+    };
+    match evaluated.as_ref() {
         Ok(r) => match test {
             TestKind::Generation => {
-                rep.decode = Some(decode_comparison(row, &r, artifact_ok, &mut notes))
+                rep.decode = Some(decode_comparison(row, r, artifact_ok, &mut notes))
             }
-            _ => rep.prefill = Some(prefill_comparison(row, &r, &mut notes)),
+            _ => rep.prefill = Some(prefill_comparison(row, r, &mut notes)),
         },
         Err(e) => rep.error = Some(format!("the row's scenario cannot be evaluated: {e}")),
     }
@@ -853,11 +880,13 @@ fn evaluate_row(row: &BenchRow, base: &Scenario, artifact_ok: bool) -> RowReport
 
 fn distinct<F: Fn(&BenchRow) -> Option<String>>(rows: &[BenchRow], f: F) -> (Vec<String>, bool) {
     let mut vals: Vec<String> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
     let mut all = true;
     for r in rows {
         match f(r) {
             Some(v) => {
-                if !vals.contains(&v) {
+                if !seen.contains(&v) {
+                    seen.insert(v.clone());
                     vals.push(v);
                 }
             }

@@ -259,7 +259,7 @@ pub fn parse_str(file: &str, text: &str) -> Result<Vec<BenchRow>, BenchError> {
     };
     let objects = match text.as_bytes()[start] {
         b'[' => array_objects(file, text)?,
-        b'{' => stream_objects(file, text)?,
+        b'{' => return stream_rows(file, text),
         _ => {
             return Err(BenchError::Format {
                 file: file.into(),
@@ -327,11 +327,45 @@ fn array_objects(file: &str, text: &str) -> Result<Vec<(usize, Value)>, BenchErr
         });
     };
     let starts = element_starts(text);
+    let mut lines = Lines::new(text);
     Ok(items
         .into_iter()
         .enumerate()
-        .map(|(i, v)| (starts.get(i).map_or(1, |o| line_col(text, *o).0), v))
+        .map(|(i, v)| (starts.get(i).map_or(1, |o| lines.at(*o)), v))
         .collect())
+}
+
+/// Line numbers of increasing byte offsets, counted from the last offset asked for: one pass
+/// over the text for all rows (counting from the start for each row was quadratic).
+struct Lines<'a> {
+    text: &'a str,
+    pos: usize,
+    line: usize,
+}
+
+impl<'a> Lines<'a> {
+    fn new(text: &'a str) -> Self {
+        Lines {
+            text,
+            pos: 0,
+            line: 1,
+        }
+    }
+
+    /// The 1-based line of byte `offset`; offsets asked for must not decrease (an earlier
+    /// one is counted from the start).
+    fn at(&mut self, offset: usize) -> usize {
+        let offset = offset.min(self.text.len());
+        if offset < self.pos {
+            return line_col(self.text, offset).0;
+        }
+        self.line += self.text.as_bytes()[self.pos..offset]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count();
+        self.pos = offset;
+        self.line
+    }
 }
 
 /// Byte offsets where each element of the top-level array starts (the text is valid JSON).
@@ -372,11 +406,15 @@ fn element_starts(text: &str) -> Vec<usize> {
     starts
 }
 
-/// Objects written one after another (jsonl, or concatenated objects), each with its line.
-fn stream_objects(file: &str, text: &str) -> Result<Vec<(usize, Value)>, BenchError> {
+/// Rows written one after another (jsonl, or concatenated objects), each with its line. Each
+/// object becomes a row as soon as it is read, so the parsed JSON of the whole file is never
+/// held at once; a syntax error anywhere still wins over a bad field in an earlier row.
+fn stream_rows(file: &str, text: &str) -> Result<Vec<BenchRow>, BenchError> {
     let mut out = Vec::new();
+    let mut first_row_error: Option<BenchError> = None;
     let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
     let mut prev_end = 0usize;
+    let mut lines = Lines::new(text);
     loop {
         let next = stream.next();
         let Some(item) = next else { break };
@@ -386,9 +424,30 @@ fn stream_objects(file: &str, text: &str) -> Result<Vec<(usize, Value)>, BenchEr
             .find(|c: char| !c.is_whitespace())
             .map_or(prev_end, |o| prev_end + o);
         prev_end = end;
-        out.push((line_col(text, start).0, v));
+        let src = RowSource {
+            file: file.into(),
+            row: out.len() + 1,
+            line: lines.at(start),
+        };
+        if first_row_error.is_some() {
+            out.push(None);
+            continue;
+        }
+        match row_from_value(src, v) {
+            Ok(r) => out.push(Some(r)),
+            Err(e) => {
+                first_row_error = Some(e);
+                out.push(None);
+            }
+        }
     }
-    Ok(out)
+    if let Some(e) = first_row_error {
+        return Err(e);
+    }
+    if out.is_empty() {
+        return Err(BenchError::Empty { file: file.into() });
+    }
+    Ok(out.into_iter().flatten().collect())
 }
 
 struct Fields<'a> {

@@ -224,11 +224,22 @@ fn bits(bytes: Option<u64>, elements: u64) -> Option<f64> {
     (elements > 0).then(|| 8.0 * b as f64 / elements as f64)
 }
 
-impl TensorInventory {
-    /// Build the inventory of every tensor of `artifact`.
-    pub fn from_artifact(artifact: &Artifact) -> TensorInventory {
+/// What every row of an artifact is read against: whether the output is tied to the token
+/// embedding and the expert counts. Lets a caller turn tensors into rows one at a time
+/// (`inspect` streams a million tensors without holding a million rows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowContext {
+    /// No `output.weight`: the output projection is the token embedding.
+    pub tied_output: bool,
+    /// (experts, experts used) from `<arch>.expert_count` / `expert_used_count`.
+    pub experts: Option<(u32, u32)>,
+}
+
+impl RowContext {
+    /// The context of `artifact`.
+    pub fn of(artifact: &Artifact) -> RowContext {
         let m = artifact.metadata();
-        let arch = m.architecture().unwrap_or_default().to_string();
+        let arch = m.architecture().unwrap_or_default();
         let expert_count = m
             .get_u64(&format!("{arch}.expert_count"))
             .ok()
@@ -240,46 +251,95 @@ impl TensorInventory {
             .ok()
             .flatten()
             .and_then(|v| u32::try_from(v).ok());
-        let experts = expert_count.map(|n| (n, experts_used.unwrap_or(n)));
-        let tied_output = artifact.tensor("output.weight").is_none();
-
-        let mut rows = Vec::with_capacity(artifact.tensor_count());
-        for t in artifact.tensors() {
-            let role = role_of(&t.name);
-            let linear = match role {
-                Role::TokenEmbedding => tied_output && t.dims.len() >= 2,
-                _ => is_matrix(t, role),
-            };
-            let counted = match role {
-                Role::TokenEmbedding if tied_output => "full (tied output)".to_string(),
-                Role::TokenEmbedding => {
-                    format!("1 row of {}", group_digits(t.rows() as u128))
-                }
-                Role::RoutedExpert => match experts {
-                    Some((n, k)) => format!("{k}/{n} experts"),
-                    None => "all experts (expert counts absent)".to_string(),
-                },
-                _ => "full".to_string(),
-            };
-            rows.push(TensorRow {
-                name: t.name.clone(),
-                type_name: t.ggml_type.name(),
-                ggml_type: t.ggml_type,
-                shape: t.dims.clone(),
-                elements: t.elements,
-                bytes: t.bytes,
-                bits_per_weight: bits(t.bytes, t.elements),
-                offset: t.offset,
-                shard: t.shard,
-                layer: layer_of(&t.name),
-                role,
-                linear,
-                counted,
-            });
+        RowContext {
+            tied_output: artifact.tensor("output.weight").is_none(),
+            experts: expert_count.map(|n| (n, experts_used.unwrap_or(n))),
         }
+    }
 
-        let tensor_bytes = saturating_sum(rows.iter().filter_map(|r| r.bytes));
-        let parameters = saturating_sum(rows.iter().map(|r| r.elements));
+    /// The row of one tensor.
+    pub fn row(&self, t: &TensorInfo) -> TensorRow {
+        let role = role_of(&t.name);
+        let linear = match role {
+            Role::TokenEmbedding => self.tied_output && t.dims.len() >= 2,
+            _ => is_matrix(t, role),
+        };
+        let counted = match role {
+            Role::TokenEmbedding if self.tied_output => "full (tied output)".to_string(),
+            Role::TokenEmbedding => {
+                format!("1 row of {}", group_digits(t.rows() as u128))
+            }
+            Role::RoutedExpert => match self.experts {
+                Some((n, k)) => format!("{k}/{n} experts"),
+                None => "all experts (expert counts absent)".to_string(),
+            },
+            _ => "full".to_string(),
+        };
+        TensorRow {
+            name: t.name.clone(),
+            type_name: t.ggml_type.name(),
+            ggml_type: t.ggml_type,
+            shape: t.dims.clone(),
+            elements: t.elements,
+            bytes: t.bytes,
+            bits_per_weight: bits(t.bytes, t.elements),
+            offset: t.offset,
+            shard: t.shard,
+            layer: layer_of(&t.name),
+            role,
+            linear,
+            counted,
+        }
+    }
+}
+
+/// Totals of a tensor list by type and by layer, computed in one pass without keeping rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rollups {
+    /// Per type, most bytes first.
+    pub by_type: Vec<TypeRollup>,
+    /// Per layer in order, then the tensors outside layers.
+    pub by_layer: Vec<LayerRollup>,
+    /// Σ elements: the counted parameters.
+    pub parameters: u64,
+    /// Σ bytes of tensors of known type.
+    pub tensor_bytes: u64,
+    /// Tensors whose type is unknown.
+    pub unknown_size_tensors: usize,
+}
+
+impl Rollups {
+    /// The rollups of `tensors`.
+    pub fn of<'a>(tensors: impl IntoIterator<Item = &'a TensorInfo>) -> Rollups {
+        Self::from_parts(
+            tensors
+                .into_iter()
+                .map(|t| (t.ggml_type, layer_of(&t.name), t.elements, t.bytes)),
+        )
+    }
+
+    /// The rollups of (type, layer, elements, bytes) items.
+    fn from_parts(
+        items: impl Iterator<Item = (GgmlType, Option<u32>, u64, Option<u64>)>,
+    ) -> Rollups {
+        let mut types: BTreeMap<GgmlType, (usize, u64, u64)> = BTreeMap::new();
+        let mut layers: BTreeMap<Option<u32>, (usize, u64, u64)> = BTreeMap::new();
+        let (mut tensor_bytes, mut parameters, mut unknown) = (0u64, 0u64, 0usize);
+        for (ggml_type, layer, elements, bytes) in items {
+            add(&mut parameters, elements);
+            match bytes {
+                Some(b) => add(&mut tensor_bytes, b),
+                None => unknown += 1,
+            }
+            let e = types.entry(ggml_type).or_default();
+            e.0 += 1;
+            e.1 = e.1.saturating_add(elements);
+            e.2 = e.2.saturating_add(bytes.unwrap_or(0));
+            let l = layers.entry(layer).or_default();
+            l.0 += 1;
+            l.1 = l.1.saturating_add(elements);
+            l.2 = l.2.saturating_add(bytes.unwrap_or(0));
+        }
         let share = |b: u64| {
             if tensor_bytes == 0 {
                 0.0
@@ -287,19 +347,6 @@ impl TensorInventory {
                 b as f64 / tensor_bytes as f64
             }
         };
-
-        let mut types: BTreeMap<GgmlType, (usize, u64, u64)> = BTreeMap::new();
-        let mut layers: BTreeMap<Option<u32>, (usize, u64, u64)> = BTreeMap::new();
-        for r in &rows {
-            let e = types.entry(r.ggml_type).or_default();
-            e.0 += 1;
-            e.1 = e.1.saturating_add(r.elements);
-            e.2 = e.2.saturating_add(r.bytes.unwrap_or(0));
-            let l = layers.entry(r.layer).or_default();
-            l.0 += 1;
-            l.1 = l.1.saturating_add(r.elements);
-            l.2 = l.2.saturating_add(r.bytes.unwrap_or(0));
-        }
         let mut by_type: Vec<TypeRollup> = types
             .into_iter()
             .map(|(t, (count, elements, bytes))| TypeRollup {
@@ -325,16 +372,35 @@ impl TensorInventory {
                 share: share(*bytes),
             })
             .collect();
-
-        TensorInventory {
-            unknown_size_tensors: rows.iter().filter(|r| r.bytes.is_none()).count(),
-            rows,
+        Rollups {
             by_type,
             by_layer,
             parameters,
             tensor_bytes,
-            tied_output,
-            experts,
+            unknown_size_tensors: unknown,
+        }
+    }
+}
+
+impl TensorInventory {
+    /// Build the inventory of every tensor of `artifact`.
+    pub fn from_artifact(artifact: &Artifact) -> TensorInventory {
+        let ctx = RowContext::of(artifact);
+        let mut rows = Vec::with_capacity(artifact.tensor_count());
+        rows.extend(artifact.tensors().map(|t| ctx.row(t)));
+        let r = Rollups::from_parts(
+            rows.iter()
+                .map(|r| (r.ggml_type, r.layer, r.elements, r.bytes)),
+        );
+        TensorInventory {
+            unknown_size_tensors: r.unknown_size_tensors,
+            rows,
+            by_type: r.by_type,
+            by_layer: r.by_layer,
+            parameters: r.parameters,
+            tensor_bytes: r.tensor_bytes,
+            tied_output: ctx.tied_output,
+            experts: ctx.experts,
         }
     }
 

@@ -6,6 +6,7 @@
 use super::GgufError;
 use super::types::{Endian, GgmlType, SkippedArray, TensorInfo, Value, ValueType};
 use std::collections::HashSet;
+use std::hash::{BuildHasher, RandomState};
 use std::io::{self, Read, Seek, SeekFrom};
 
 /// ggml's `GGML_MAX_DIMS`.
@@ -724,15 +725,29 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
         }
     };
 
-    // Tensor infos.
+    // Tensor infos. Names are checked for duplicates through a set of their 64-bit hashes
+    // (randomly keyed, so a file cannot aim for collisions) rather than a second copy of every
+    // name: at a million tensors that copy was as large as the tensor list itself. A hash seen
+    // before is confirmed against the names read so far, which only a real duplicate (or a
+    // one-in-2^64 accident) costs.
     let mut warnings = Vec::new();
     let mut tensors: Vec<TensorInfo> = Vec::with_capacity(tensor_count.min(MAX_RESERVE) as usize);
-    let mut names: HashSet<String> = HashSet::new();
+    let hasher = RandomState::new();
+    let mut name_hashes: HashSet<u64> =
+        HashSet::with_capacity(tensor_count.min(MAX_RESERVE) as usize);
     let mut unknown_types: Vec<(GgmlType, String)> = Vec::new();
+    // llama.cpp's rule (gguf.cpp, `gguf_init_from_file_impl`): in file order, each tensor's
+    // data offset equals the previous tensor's end rounded up to the alignment, the first at 0.
+    // `None` after a tensor of unknown type, whose size is unknown: the next one may then
+    // start anywhere at or after it.
+    let mut expected_offset: Option<u64> = Some(0);
+    let mut last_offset = 0u64;
+    let mut relative_end = 0u64;
     for i in 0..tensor_count {
         let offset = src.pos;
         let name = src.string(&|| format!("the name of tensor #{i}"))?;
-        if names.contains(&name) {
+        let name_hash = hasher.hash_one(name.as_str());
+        if !name_hashes.insert(name_hash) && tensors.iter().any(|t| t.name == name) {
             return Err(GgufError::DuplicateTensor { name, offset });
         }
         let n_dims = src.u32(&|| format!("the dimension count of tensor {name:?}"))?;
@@ -797,7 +812,41 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
                 offset,
             });
         }
-        names.insert(name.clone());
+        let in_place = match expected_offset {
+            Some(e) => data_offset == e,
+            None => data_offset >= last_offset,
+        };
+        if !in_place {
+            return Err(GgufError::NotContiguous {
+                name,
+                data_offset,
+                expected: expected_offset,
+                previous_end: last_offset,
+                alignment,
+                offset,
+            });
+        }
+        last_offset = data_offset;
+        expected_offset = match bytes {
+            Some(b) => {
+                let end = data_offset
+                    .checked_add(b)
+                    .ok_or_else(|| GgufError::ByteOverflow {
+                        name: name.clone(),
+                        offset,
+                    })?;
+                if b > 0 {
+                    relative_end = relative_end.max(end);
+                }
+                Some(end.checked_next_multiple_of(alignment).ok_or_else(|| {
+                    GgufError::ByteOverflow {
+                        name: name.clone(),
+                        offset,
+                    }
+                })?)
+            }
+            None => None,
+        };
         tensors.push(TensorInfo {
             name,
             ggml_type,
@@ -809,6 +858,8 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
             bytes,
         });
     }
+    drop(name_hashes);
+    tensors.shrink_to_fit();
     for (t, name) in &unknown_types {
         let what = match t.removed_name() {
             Some(old) => format!("the removed ggml type {old} (id {})", t.0),
@@ -828,29 +879,7 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
                 offset: header_end,
             })?;
 
-    // Overlaps, among tensors of known size that occupy bytes.
-    let mut spans: Vec<(u64, u64, &str)> = tensors
-        .iter()
-        .filter_map(|t| {
-            let b = t.bytes?;
-            (b > 0).then(|| (t.offset, t.offset.saturating_add(b), t.name.as_str()))
-        })
-        .collect();
-    spans.sort_unstable();
-    for w in spans.windows(2) {
-        let (a, b) = (w[0], w[1]);
-        if b.0 < a.1 {
-            return Err(GgufError::Overlap {
-                first: a.2.into(),
-                first_start: a.0,
-                first_end: a.1,
-                second: b.2.into(),
-                second_start: b.0,
-                data_start,
-            });
-        }
-    }
-    let relative_end = spans.iter().map(|s| s.1).max().unwrap_or(0);
+    // Offsets in place (above) cannot overlap; the data ends where the last sized tensor does.
     let data_end = data_start.saturating_add(relative_end);
     let data_end = if tensors.is_empty() {
         header_end

@@ -168,7 +168,19 @@ pub fn open(path: impl AsRef<Path>) -> Result<Artifact, GgufError> {
         shards.push(Shard { path: p, header: h });
     }
 
-    let mut names: HashSet<String> = HashSet::new();
+    // Names borrowed, not copied (a split model of a million tensors would copy them all).
+    let mut names: HashSet<&str> = HashSet::new();
+    for s in &shards {
+        for t in &s.header.tensors {
+            if !names.insert(t.name.as_str()) {
+                return Err(GgufError::DuplicateTensor {
+                    name: t.name.clone(),
+                    offset: t.header_offset,
+                });
+            }
+        }
+    }
+    drop(names);
     let mut total_tensors = 0u64;
     for (i, shard) in shards.iter_mut().enumerate() {
         let m = &shard.header.metadata;
@@ -193,12 +205,6 @@ pub fn open(path: impl AsRef<Path>) -> Result<Artifact, GgufError> {
             ));
         }
         for t in &mut shard.header.tensors {
-            if !names.insert(t.name.clone()) {
-                return Err(GgufError::DuplicateTensor {
-                    name: t.name.clone(),
-                    offset: t.header_offset,
-                });
-            }
             t.shard = i;
         }
         total_tensors += shard.header.tensors.len() as u64;

@@ -12,6 +12,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Row, Table, Widget};
 use std::cmp::Ordering;
+use std::collections::HashMap;
 
 /// A column of the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -189,26 +190,36 @@ impl TensorView {
             Grouping::Layer | Grouping::Type => {
                 let key = |t: &TensorItem| match self.group {
                     Grouping::Layer => match t.layer {
-                        Some(l) => (0u8, l as u64, format!("layer {l}")),
-                        None => (1, 0, "outside layers".to_string()),
+                        Some(l) => (0u8, l as u64, String::new()),
+                        None => (1, 0, String::new()),
                     },
                     _ => (0, 0, t.type_name.clone()),
                 };
-                let mut keys: Vec<(u8, u64, String)> = Vec::new();
-                for i in &idx {
-                    let k = key(&inv[*i]);
-                    if !keys.contains(&k) {
-                        keys.push(k);
-                    }
+                // One pass: each tensor goes to its group through a map (the sorted order is
+                // kept inside each group), then the groups are put in key order. Linear in the
+                // tensors plus k log k in the groups, where searching a list of keys and
+                // filtering every tensor once per group was quadratic.
+                let mut slot: HashMap<(u8, u64, String), usize> = HashMap::new();
+                let mut groups: Vec<((u8, u64, String), Vec<usize>)> = Vec::new();
+                for &i in &idx {
+                    let k = key(&inv[i]);
+                    let g = *slot.entry(k.clone()).or_insert_with(|| {
+                        groups.push((k, Vec::new()));
+                        groups.len() - 1
+                    });
+                    groups[g].1.push(i);
                 }
-                keys.sort();
-                let mut out = Vec::new();
-                for k in keys {
-                    let members: Vec<usize> =
-                        idx.iter().copied().filter(|i| key(&inv[*i]) == k).collect();
+                groups.sort_by(|a, b| a.0.cmp(&b.0));
+                let mut out = Vec::with_capacity(idx.len() + groups.len());
+                for ((kind, layer, type_name), members) in groups {
+                    let label = match (self.group, kind) {
+                        (Grouping::Layer, 0) => format!("layer {layer}"),
+                        (Grouping::Layer, _) => "outside layers".to_string(),
+                        _ => type_name,
+                    };
                     let bytes: u64 = members.iter().filter_map(|i| inv[*i].bytes).sum();
                     out.push(TableLine::Group {
-                        label: k.2.clone(),
+                        label,
                         count: members.len(),
                         elements: members.iter().map(|i| inv[*i].elements).sum(),
                         bytes,
