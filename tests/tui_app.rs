@@ -726,3 +726,25 @@ fn no_drawn_cell_holds_a_control_or_bidi_character() {
         );
     }
 }
+
+#[test]
+fn n_jumps_to_the_most_gpu_layers_that_fit() {
+    use llmbound::core::gpu_layers::fits_at;
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = App::new(
+        Catalog::load_with(Some(dir.path().to_path_buf())),
+        &ScenarioOptions {
+            scenario: Some("qwen3-32b-rtx-4090-partial".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let m = app.max_gpu_layers.clone().unwrap();
+    let n = m.gpu_layers.unwrap();
+    assert!(screen_text(&app, 120, 36).contains(&format!("max {n} (n)")));
+    app.update(Action::MaxGpuLayers);
+    assert_eq!(app.scenario.offload.gpu_layers, Some(n));
+    assert!(app.report.capacity.fits);
+    assert!(!fits_at(&app.scenario, n + 1));
+    snap("max_gpu_layers", &app);
+}

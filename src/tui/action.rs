@@ -41,6 +41,8 @@ pub enum Action {
     HalveContext,
     /// Double the context length, from anywhere.
     DoubleContext,
+    /// Set GPU layers (`-ngl`) to the most that fit.
+    MaxGpuLayers,
     /// The tensor inventory browser.
     Tensors,
     /// Compare machines.

@@ -176,6 +176,8 @@ pub struct App {
     pub pinned: Option<PinnedArtifact>,
     /// Chart coordinates of the report.
     pub plots: Plots,
+    /// The most GPU layers that fit (`core::gpu_layers`), recomputed with the report.
+    pub max_gpu_layers: Option<crate::core::gpu_layers::MaxGpuLayers>,
     /// Focused pane.
     pub focus: Pane,
     /// Selected field of each pane.
@@ -301,6 +303,7 @@ impl App {
             }
         }
         let plots = Plots::from_report(&report);
+        let max_gpu_layers = crate::core::gpu_layers::max_gpu_layers(&scenario);
         let mut app = App {
             catalog,
             base: scenario.clone(),
@@ -316,6 +319,7 @@ impl App {
             machine_origin,
             pinned,
             plots,
+            max_gpu_layers,
             focus: Pane::Cache,
             selected: Vec::new(),
             view: View::Main,
@@ -396,7 +400,11 @@ impl App {
     /// Rows of a pane, as shown.
     pub fn rows(&self, pane: Pane) -> Vec<Row> {
         match pane {
-            Pane::Cache => fields::cache_rows(&self.scenario),
+            Pane::Cache => {
+                let mut rows = fields::cache_rows(&self.scenario);
+                fields::tag_max_gpu_layers(&mut rows, self.max_gpu_layers.as_ref());
+                rows
+            }
             Pane::Model => fields::model_rows(
                 &self.scenario,
                 &self.figures,
@@ -529,6 +537,7 @@ impl App {
                 );
                 self.recompute_or_undo(Some(u));
             }
+            Action::MaxGpuLayers => self.jump_to_max_gpu_layers(),
             Action::Tensors => self.open_view(View::Tensors),
             Action::Metadata => self.open_view(View::Metadata),
             Action::Compare => self.open_view(View::Compare),
@@ -930,6 +939,26 @@ impl App {
         self.recompute_or_undo(None)
     }
 
+    /// Set `-ngl` to the most GPU layers that fit, and say the decode ceiling there.
+    fn jump_to_max_gpu_layers(&mut self) {
+        let Some(m) = self.max_gpu_layers.clone() else {
+            self.info("GPU layers apply to a machine with an accelerator tier and a host tier");
+            return;
+        };
+        let Some(n) = m.gpu_layers else {
+            self.error("no -ngl fits: not even -ngl 0 (every layer in host memory)");
+            return;
+        };
+        let u = self.undo_point();
+        self.scenario.offload.gpu_layers = (n < m.all_layers).then_some(n);
+        if self.recompute_or_undo(Some(u)) {
+            self.info(crate::report::text::max_gpu_layers_line(
+                &m,
+                self.scenario.cache.sequences,
+            ));
+        }
+    }
+
     /// `recompute`, going back to the undo point (the previous valid scenario) on failure.
     fn recompute_or_undo(&mut self, undo: Option<Undo>) -> bool {
         if let Err(e) = self.rebuild_model() {
@@ -943,6 +972,7 @@ impl App {
             Ok(r) => {
                 self.report = r;
                 self.plots = Plots::from_report(&self.report);
+                self.max_gpu_layers = crate::core::gpu_layers::max_gpu_layers(&self.scenario);
                 if let Some(c) = &self.claim {
                     let tps = c.check.tokens_per_second;
                     self.claim = Some(Claim {

@@ -1021,3 +1021,16 @@ pub fn halve_or_double_context(n: u64, double: bool) -> u64 {
         (n / 2).max(1)
     }
 }
+
+/// Tag the GPU layers row with the most that fit (`core::gpu_layers`), `n` jumps there.
+pub fn tag_max_gpu_layers(rows: &mut [Row], m: Option<&crate::core::gpu_layers::MaxGpuLayers>) {
+    let Some(m) = m else { return };
+    let Some(row) = rows.iter_mut().find(|r| r.field == Some(Field::GpuLayers)) else {
+        return;
+    };
+    row.tag = Some(match m.gpu_layers {
+        Some(n) if n >= m.all_layers => Tag::Note("all fit".into()),
+        Some(n) => Tag::Note(format!("max {n} (n)")),
+        None => Tag::Warn("none fit".into()),
+    });
+}
