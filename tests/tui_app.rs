@@ -748,3 +748,104 @@ fn n_jumps_to_the_most_gpu_layers_that_fit() {
     assert!(!fits_at(&app.scenario, n + 1));
     snap("max_gpu_layers", &app);
 }
+
+#[test]
+fn compare_marks_filters_sorts_fitting_first_and_asks_before_dropping_edits() {
+    let (mut app, dir) = app();
+    // A saved machine is tagged in the comparison.
+    select(&mut app, Pane::Machine, Field::Capacity(0));
+    app.update(Action::SetText("64 GiB".into()));
+    app.update(Action::Save);
+    app.update(Action::SetText("my-mac".into()));
+    let mut app = app_in(dir.path());
+    app.update(Action::Compare);
+    assert!(app.compare.saved.contains(&"my-mac".to_string()));
+    assert!(screen_text(&app, 120, 36).contains("my-mac (saved)"));
+    // Plain column names.
+    let text = screen_text(&app, 120, 36);
+    for cryptic in [" tight", " slow ", " basis"] {
+        assert!(!text.contains(cryptic), "{cryptic:?} in\n{text}");
+    }
+    // Sort by free memory: machines that fit first, those that do not after them.
+    app.update(Action::Right);
+    app.update(Action::Reverse);
+    let fits: Vec<bool> = app
+        .compare
+        .order
+        .iter()
+        .map(|i| app.compare.rows[*i].outcome.as_ref().is_ok_and(|f| f.fits))
+        .collect();
+    assert!(
+        fits.contains(&false),
+        "the default scenario does not fit everywhere"
+    );
+    assert!(fits.windows(2).all(|w| w[0] || !w[1]), "{fits:?}");
+    // Reversed: still fitting first.
+    app.update(Action::Reverse);
+    let fits: Vec<bool> = app
+        .compare
+        .order
+        .iter()
+        .map(|i| app.compare.rows[*i].outcome.as_ref().is_ok_and(|f| f.fits))
+        .collect();
+    assert!(fits.windows(2).all(|w| w[0] || !w[1]), "{fits:?}");
+    // Mark three, a fourth is refused; f shows only the marked ones.
+    for _ in 0..3 {
+        app.update(Action::Toggle);
+        app.update(Action::Down);
+    }
+    app.update(Action::Toggle);
+    assert_eq!(app.compare.marked.len(), 3);
+    assert!(app.compare.note.is_some());
+    app.update(Action::Filter);
+    assert_eq!(app.compare.order.len(), 3);
+    snap("compare_marked", &app);
+    app.update(Action::Filter);
+    // `/` filters by id or name.
+    app.update(Action::Search);
+    assert!(app.is_typing());
+    for c in "rtx".chars() {
+        app.update(Action::Input(c));
+    }
+    assert!(!app.compare.order.is_empty());
+    assert!(
+        app.compare
+            .order
+            .iter()
+            .all(|i| app.compare.rows[*i].machine_id.contains("rtx"))
+    );
+    app.update(Action::Submit);
+    // Columns scroll at 80: the last column is reachable.
+    app.update(Action::Home);
+    for _ in 0..9 {
+        app.update(Action::Right);
+    }
+    let narrow = screen_text(&app, 80, 24);
+    let header = narrow.lines().find(|l| l.starts_with("\"machine")).unwrap();
+    assert!(header.contains("bandwidth"), "{narrow}");
+    assert!(narrow.contains("◂"), "{narrow}");
+    snap("compare_scrolled", &app);
+    // Edit the machine, then choose another in compare: asked first; n keeps the edits.
+    app.update(Action::Back);
+    select(&mut app, Pane::Machine, Field::Bandwidth(0));
+    app.update(Action::SetText("300 GB/s".into()));
+    let edited = app.scenario.machine.clone();
+    app.update(Action::Compare);
+    let other = app
+        .compare
+        .order
+        .iter()
+        .position(|i| app.compare.rows[*i].machine_id != app.scenario.machine.id)
+        .unwrap();
+    app.compare.selected = other;
+    app.update(Action::Edit);
+    assert!(app.compare.pending_switch.is_some());
+    assert!(screen_text(&app, 120, 36).contains("unsaved edits are dropped"));
+    app.update(Action::No);
+    assert_eq!(app.scenario.machine, edited);
+    assert_eq!(app.view, View::Compare);
+    app.update(Action::Edit);
+    app.update(Action::Yes);
+    assert_ne!(app.scenario.machine.id, edited.id);
+    assert_eq!(app.view, View::Main);
+}

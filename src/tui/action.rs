@@ -65,6 +65,8 @@ pub enum Action {
     Reverse,
     /// Cycle the type filter (tensor view).
     Filter,
+    /// Show or hide the selected column (compare view).
+    HideColumn,
     /// Cycle the grouping: none, by layer, by type (tensor view).
     Group,
     /// Start (or restart) hashing the open file.

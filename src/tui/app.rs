@@ -80,6 +80,8 @@ pub enum InputTarget {
     TensorSearch,
     /// Incremental search in the metadata view.
     MetadataSearch,
+    /// Filter of the compare view.
+    CompareFilter,
 }
 
 /// A line being typed.
@@ -758,6 +760,9 @@ impl App {
                     self.metadata
                         .set_search(String::new(), self.file.metadata_rows());
                 }
+                if input.target == InputTarget::CompareFilter {
+                    self.compare.set_filter(String::new());
+                }
             }
             Action::Submit => self.submit_input(input),
             Action::Complete => {
@@ -792,6 +797,7 @@ impl App {
             InputTarget::MetadataSearch => self
                 .metadata
                 .set_search(input.text.clone(), self.file.metadata_rows()),
+            InputTarget::CompareFilter => self.compare.set_filter(input.text.clone()),
             _ => {}
         }
     }
@@ -816,7 +822,9 @@ impl App {
                 }
             }
             InputTarget::SaveId(kind) => self.save(kind, input.text.trim(), false),
-            InputTarget::TensorSearch | InputTarget::MetadataSearch => {}
+            InputTarget::TensorSearch
+            | InputTarget::MetadataSearch
+            | InputTarget::CompareFilter => {}
         }
     }
 
@@ -1425,17 +1433,40 @@ impl App {
     }
 
     fn update_compare(&mut self, action: Action) {
+        if let Some(id) = self.compare.pending_switch.take() {
+            match action {
+                Action::Yes => {
+                    self.select_machine(&id);
+                    self.view = View::Main;
+                }
+                Action::Quit => self.quit = true,
+                _ => self.info("kept the current machine and its edits"),
+            }
+            return;
+        }
         match action {
             Action::Back => self.view = View::Main,
             Action::Edit => {
                 if let Some(id) = self.compare.selected_machine() {
                     if id == self.scenario.machine.id {
                         self.view = View::Main;
+                    } else if self.scenario.machine != self.base.machine
+                        || !self.machine_edits.is_empty()
+                    {
+                        // Choosing another machine drops the current one's unsaved edits.
+                        self.compare.pending_switch = Some(id);
                     } else {
                         self.select_machine(&id);
                         self.view = View::Main;
                     }
                 }
+            }
+            Action::Search => {
+                self.input = Some(Input {
+                    target: InputTarget::CompareFilter,
+                    prompt: "filter machines: ".into(),
+                    text: self.compare.filter.clone(),
+                });
             }
             other => self.compare.update(other),
         }
@@ -1450,6 +1481,12 @@ impl App {
             }
         }
         let rows = crate::compare::compare(&self.scenario, &machines);
+        self.compare.saved = (self.catalog.machines.iter())
+            .filter(|e| matches!(e.origin, Origin::File(_)))
+            .map(|e| e.id.clone())
+            .collect();
+        self.compare.current_edited =
+            self.scenario.machine != self.base.machine || !self.machine_edits.is_empty();
         self.compare.set_rows(rows, &self.scenario.machine.id);
     }
 
