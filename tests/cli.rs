@@ -314,3 +314,27 @@ fn report_gives_the_most_gpu_layers_that_fit() {
     .unwrap();
     assert!(j["capacity"]["max_gpu_layers"].is_null());
 }
+
+#[test]
+fn compare_lists_fitting_machines_first_with_plain_column_names() {
+    let text = stdout(&[
+        "compare",
+        "--machine",
+        "desktop-rtx-4090",
+        "--machine",
+        "macbook-pro-m4-pro-48gb",
+    ]);
+    assert!(text.contains("fullest tier / slowest tier"), "{text}");
+    assert!(!text.contains("limits"), "{text}");
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("desktop-rtx-4090") || l.starts_with("macbook-pro"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    // The 4090 (24 GiB) does not hold Qwen3-32B at 32k; the 48 GB Mac does: it comes first.
+    assert!(
+        rows[0].starts_with("macbook-pro") && rows[0].contains("yes"),
+        "{text}"
+    );
+    assert!(rows[1].contains("NO"), "{text}");
+}
