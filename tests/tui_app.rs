@@ -849,3 +849,65 @@ fn compare_marks_filters_sorts_fitting_first_and_asks_before_dropping_edits() {
     assert_ne!(app.scenario.machine.id, edited.id);
     assert_eq!(app.view, View::Main);
 }
+
+#[test]
+fn model_pane_refuses_impossible_kv_heads_and_says_why_in_the_pane() {
+    let (mut app, _d) = app();
+    select(&mut app, Pane::Model, Field::KvHeads);
+    app.update(Action::SetText("3".into()));
+    assert_eq!(
+        app.scenario.model.layers[0].head_count_kv, 8,
+        "refused, kept"
+    );
+    let why = app.model_refusal.clone().unwrap();
+    assert!(why.contains("does not divide the 64 query heads"), "{why}");
+    app.update(Action::SetText("100".into()));
+    let why = app.model_refusal.clone().unwrap();
+    assert!(why.contains("more than the 64 query heads"), "{why}");
+    let text = screen_text(&app, 120, 36);
+    assert!(text.contains("refused"), "{text}");
+    assert!(text.contains("more than the 64 query"), "{text}");
+    snap("model_refused", &app);
+    // A valid edit clears the reason.
+    app.update(Action::SetText("16".into()));
+    assert!(app.model_refusal.is_none());
+    assert_eq!(app.scenario.model.layers[0].head_count_kv, 16);
+}
+
+#[test]
+fn a_window_typed_on_qwen3_is_shown_as_not_applied() {
+    let (mut app, _d) = app();
+    select(&mut app, Pane::Model, Field::Window);
+    app.update(Action::SetText("4096".into()));
+    let rows = app.rows(Pane::Model);
+    let w = rows
+        .iter()
+        .find(|r| r.field == Some(Field::Window))
+        .unwrap();
+    assert_eq!(w.value, "4,096 not applied");
+    assert!(screen_text(&app, 120, 36).contains("window     4,096 not applied"));
+}
+
+#[test]
+fn a_saved_machine_name_reflects_its_edits() {
+    let (mut app, dir) = app();
+    select(&mut app, Pane::Machine, Field::Capacity(0));
+    app.update(Action::SetText("64 GiB".into()));
+    let name = app.machine_profile("x").name;
+    assert_eq!(
+        name,
+        "MacBook Pro 14-inch (2024), M4 Pro, 48 GB unified memory (edited: unified 64.000 GiB)"
+    );
+    app.update(Action::Save);
+    app.update(Action::SetText("my-mac".into()));
+    // Reloaded and edited again: the note follows the edits, never piles up or goes stale.
+    let mut app = app_in(dir.path());
+    app.select_machine("my-mac");
+    select(&mut app, Pane::Machine, Field::Capacity(0));
+    app.update(Action::SetText("96 GiB".into()));
+    let name = app.machine_profile("my-mac").name;
+    assert_eq!(
+        name,
+        "MacBook Pro 14-inch (2024), M4 Pro, 48 GB unified memory (edited: unified 96.000 GiB)"
+    );
+}

@@ -178,6 +178,8 @@ pub struct App {
     pub pinned: Option<PinnedArtifact>,
     /// Chart coordinates of the report.
     pub plots: Plots,
+    /// Why the last model edit was refused (shown in the Model pane until the next valid one).
+    pub model_refusal: Option<String>,
     /// The most GPU layers that fit (`core::gpu_layers`), recomputed with the report.
     pub max_gpu_layers: Option<crate::core::gpu_layers::MaxGpuLayers>,
     /// Focused pane.
@@ -321,6 +323,7 @@ impl App {
             machine_origin,
             pinned,
             plots,
+            model_refusal: None,
             max_gpu_layers,
             focus: Pane::Cache,
             selected: Vec::new(),
@@ -407,12 +410,23 @@ impl App {
                 fields::tag_max_gpu_layers(&mut rows, self.max_gpu_layers.as_ref());
                 rows
             }
-            Pane::Model => fields::model_rows(
-                &self.scenario,
-                &self.figures,
-                &self.model_edits,
-                self.model_base,
-            ),
+            Pane::Model => {
+                let mut rows = fields::model_rows(
+                    &self.scenario,
+                    &self.figures,
+                    &self.model_edits,
+                    self.model_base,
+                );
+                if let Some(why) = &self.model_refusal {
+                    // Under the field being edited, so the reason is in view beside it.
+                    let f = (self.selected.iter()).find(|(p, _)| *p == Pane::Model);
+                    let at = f
+                        .and_then(|(_, f)| rows.iter().position(|r| r.field == Some(*f)))
+                        .map_or(rows.len(), |i| i + 1);
+                    rows.splice(at..at, fields::refusal_rows(why, 24));
+                }
+                rows
+            }
             Pane::Machine => {
                 fields::machine_rows(&self.scenario, &self.machine_origin, &self.machine_edits)
             }
@@ -973,9 +987,11 @@ impl App {
             if let Some(u) = undo {
                 self.restore(u);
             }
+            self.model_refusal = Some(e.trim_start_matches("model: ").to_string());
             self.error(e);
             return false;
         }
+        self.model_refusal = None;
         match evaluate(&self.scenario) {
             Ok(r) => {
                 self.report = r;
@@ -1062,8 +1078,9 @@ impl App {
         let edited = |f: Field| self.machine_edits.contains(&f);
         let user = |source: &str| (ProvenanceLabel(Provenance::User), source.to_string());
         mf.id = id.to_string();
-        if !self.machine_edits.is_empty() && !mf.name.ends_with("(edited)") {
-            mf.name = format!("{} (edited)", mf.name);
+        if !self.machine_edits.is_empty() {
+            mf.name =
+                fields::edited_machine_name(&mf.name, &self.scenario.machine, &self.machine_edits);
         }
         for (i, t) in self.scenario.machine.tiers.iter().enumerate() {
             let Some(tf) = mf.tiers.get_mut(i) else {
