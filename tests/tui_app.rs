@@ -911,3 +911,16 @@ fn a_saved_machine_name_reflects_its_edits() {
         "MacBook Pro 14-inch (2024), M4 Pro, 48 GB unified memory (edited: unified 96.000 GiB)"
     );
 }
+
+#[test]
+fn compare_keeps_the_saved_tag_of_a_long_id_at_80_columns() {
+    let (mut app, dir) = app();
+    select(&mut app, Pane::Machine, Field::Capacity(0));
+    app.update(Action::SetText("64 GiB".into()));
+    app.update(Action::Save);
+    app.update(Action::SetText("macbook-pro-m4-pro-48gb-with-64gib".into()));
+    let mut app = app_in(dir.path());
+    app.update(Action::Compare);
+    let text = screen_text(&app, 80, 24);
+    assert!(text.contains("macbook-pro-m4-pro-4… (saved)"), "{text}");
+}

@@ -493,6 +493,10 @@ impl Widget for CompareScreen<'_> {
             }
         }));
         let best: Vec<Option<f64>> = cols.iter().map(|c| v.best(*c)).collect();
+        let name_width = inner
+            .width
+            .saturating_sub(cols.iter().map(|c| c.width() + 1).sum::<u16>())
+            as usize;
         let h = inner.height.saturating_sub(1) as usize;
         let off = layout::scroll_offset(v.selected, h, v.order.len());
         let rows: Vec<Row> = v
@@ -520,9 +524,17 @@ impl Widget for CompareScreen<'_> {
                 } else {
                     ""
                 };
+                // The id gives way (…) before the tag does, so "saved" shows at 80 columns.
+                let room = name_width.saturating_sub(3 + tag.chars().count());
+                let id = if r.machine_id.chars().count() > room {
+                    let cut: String = r.machine_id.chars().take(room.saturating_sub(1)).collect();
+                    format!("{cut}…")
+                } else {
+                    r.machine_id.clone()
+                };
                 let mut cells = vec![Line::from(vec![
                     Span::raw(format!("{mark}{here} ")),
-                    Span::raw(r.machine_id.clone()),
+                    Span::raw(id),
                     Span::styled(tag, t.label()),
                 ])];
                 match &r.outcome {
