@@ -407,10 +407,6 @@ impl Widget for CompareScreen<'_> {
         Paragraph::new(Line::from(vec![
             Span::styled("Compare machines · ", t.heading()),
             Span::styled(self.subject.clone(), t.text()),
-            Span::styled(
-                " · decode ceilings in tokens/s, free memory in GiB",
-                t.label(),
-            ),
         ]))
         .render(head, buf);
         let block = Block::new()
@@ -582,7 +578,7 @@ impl Widget for CompareScreen<'_> {
             Line::from(Span::styled(n.clone(), t.warn()))
         } else {
             Line::from(Span::styled(
-                "★ best of the machines that fit · those that do not fit sort last · spec* = vendor bandwidth · ceilings, not predictions",
+                "decode ceilings in tokens/s, not predictions · free memory in GiB · ★ best that fits · non-fitting last · spec* = vendor bandwidth",
                 t.label(),
             ))
         };
