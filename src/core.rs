@@ -5,6 +5,7 @@ pub mod cache;
 pub mod claim;
 pub mod decode;
 pub mod evaluate;
+pub mod gpu_layers;
 pub mod kv;
 pub mod model;
 pub mod overflow;

@@ -372,3 +372,69 @@ fn moe_preset_without_gguf_gets_an_active_parameter_estimate() {
     // Without an inventory the estimate cannot call a rate impossible.
     assert_eq!(j["decode"]["highest_decides"], false);
 }
+
+#[test]
+fn report_gives_the_most_gpu_layers_that_fit() {
+    use llmbound::core::gpu_layers::{fits_at, max_gpu_layers};
+    let cat = llmbound::profile::Catalog::builtin();
+    let s = llmbound::profile::load::scenario(
+        &cat,
+        &cat.scenario("qwen3-32b-rtx-4090-partial").unwrap(),
+    )
+    .unwrap();
+    let m = max_gpu_layers(&s).unwrap().gpu_layers.unwrap();
+    assert!(fits_at(&s, m) && !fits_at(&s, m + 1));
+    let args = ["report", "--scenario", "qwen3-32b-rtx-4090-partial"];
+    let j: serde_json::Value =
+        serde_json::from_str(&stdout(&[&args[..], &["--format", "json"]].concat())).unwrap();
+    assert_eq!(j["capacity"]["max_gpu_layers"], m);
+    assert!(
+        j["capacity"]["max_gpu_layers_decode"]["tokens_per_second"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    let text = stdout(&args);
+    let line = text
+        .lines()
+        .find(|l| l.contains("most GPU layers"))
+        .unwrap();
+    assert!(line.contains(&format!("-ngl {m} of 65")), "{line}");
+    assert!(line.contains("decode ceiling there at"), "{line}");
+    let md = stdout(&[&args[..], &["--format", "markdown"]].concat());
+    assert!(md.contains(&format!("-ngl {m} of 65")));
+    // Not applicable on a machine without an accelerator tier: null.
+    let j: serde_json::Value = serde_json::from_str(&stdout(&[
+        "report",
+        "--scenario",
+        "gemma-3-270m-cpu-vm",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    assert!(j["capacity"]["max_gpu_layers"].is_null());
+}
+
+#[test]
+fn compare_lists_fitting_machines_first_with_plain_column_names() {
+    let text = stdout(&[
+        "compare",
+        "--machine",
+        "desktop-rtx-4090",
+        "--machine",
+        "macbook-pro-m4-pro-48gb",
+    ]);
+    assert!(text.contains("fullest tier / slowest tier"), "{text}");
+    assert!(!text.contains("limits"), "{text}");
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("desktop-rtx-4090") || l.starts_with("macbook-pro"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    // The 4090 (24 GiB) does not hold Qwen3-32B at 32k; the 48 GB Mac does: it comes first.
+    assert!(
+        rows[0].starts_with("macbook-pro") && rows[0].contains("yes"),
+        "{text}"
+    );
+    assert!(rows[1].contains("NO"), "{text}");
+}

@@ -120,3 +120,57 @@ proptest! {
         let _ = evaluate(&s);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// The most GPU layers that fit: `-ngl max` fits and `-ngl max + 1` does not (or max is
+    /// every layer), decided by `evaluate` itself.
+    #[test]
+    fn most_gpu_layers_fit_and_one_more_does_not(
+        id in proptest::sample::select(vec!["qwen3-32b-rtx-4090-partial", "qwen3-32b-rtx-3090-q8-cache"]),
+        n in 1u64..131_072, b in 1u64..4, a_gib in 0u64..6,
+    ) {
+        use llmbound::core::gpu_layers::{fits_at, max_gpu_layers};
+        let mut s = scenario(id);
+        s.cache.context = n;
+        s.cache.sequences = b;
+        s.other_bytes.value = a_gib << 30;
+        let m = max_gpu_layers(&s).expect("an accelerator and a host tier");
+        prop_assert_eq!(m.all_layers, s.model.layers.len() as u32 + 1);
+        match m.gpu_layers {
+            Some(g) => {
+                prop_assert!(fits_at(&s, g), "-ngl {g} fits");
+                prop_assert!(g == m.all_layers || !fits_at(&s, g + 1), "-ngl {} does not", g + 1);
+                let c = m.ceiling.as_ref().unwrap();
+                let at = evaluate(&llmbound::core::gpu_layers::with_gpu_layers(&s, g)).unwrap();
+                prop_assert_eq!(c.tokens_per_second, at.decode.full_context.tokens_per_second);
+            }
+            None => prop_assert!(!fits_at(&s, 0)),
+        }
+    }
+}
+
+#[test]
+fn most_gpu_layers_not_applicable_without_accelerator_and_host() {
+    use llmbound::core::gpu_layers::max_gpu_layers;
+    // CPU-only VM: no accelerator tier.
+    assert_eq!(max_gpu_layers(&scenario("gemma-3-270m-cpu-vm")), None);
+}
+
+#[test]
+fn most_gpu_layers_qwen3_32b_on_rtx_4090() {
+    use llmbound::core::gpu_layers::{fits_at, max_gpu_layers};
+    let s = scenario("qwen3-32b-rtx-4090-partial");
+    let m = max_gpu_layers(&s).unwrap();
+    let g = m.gpu_layers.unwrap();
+    assert!(
+        g > 0 && g < m.all_layers,
+        "partial offload: {g} of {}",
+        m.all_layers
+    );
+    assert!(fits_at(&s, g) && !fits_at(&s, g + 1));
+    // More layers on the faster tier: the ceiling at max is above the one at -ngl 0.
+    let at0 = evaluate(&llmbound::core::gpu_layers::with_gpu_layers(&s, 0)).unwrap();
+    assert!(m.ceiling.unwrap().tokens_per_second > at0.decode.full_context.tokens_per_second);
+}

@@ -726,3 +726,201 @@ fn no_drawn_cell_holds_a_control_or_bidi_character() {
         );
     }
 }
+
+#[test]
+fn n_jumps_to_the_most_gpu_layers_that_fit() {
+    use llmbound::core::gpu_layers::fits_at;
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = App::new(
+        Catalog::load_with(Some(dir.path().to_path_buf())),
+        &ScenarioOptions {
+            scenario: Some("qwen3-32b-rtx-4090-partial".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let m = app.max_gpu_layers.clone().unwrap();
+    let n = m.gpu_layers.unwrap();
+    assert!(screen_text(&app, 120, 36).contains(&format!("max {n} (n)")));
+    app.update(Action::MaxGpuLayers);
+    assert_eq!(app.scenario.offload.gpu_layers, Some(n));
+    assert!(app.report.capacity.fits);
+    assert!(!fits_at(&app.scenario, n + 1));
+    snap("max_gpu_layers", &app);
+}
+
+#[test]
+fn compare_marks_filters_sorts_fitting_first_and_asks_before_dropping_edits() {
+    let (mut app, dir) = app();
+    // A saved machine is tagged in the comparison.
+    select(&mut app, Pane::Machine, Field::Capacity(0));
+    app.update(Action::SetText("64 GiB".into()));
+    app.update(Action::Save);
+    app.update(Action::SetText("my-mac".into()));
+    let mut app = app_in(dir.path());
+    app.update(Action::Compare);
+    assert!(app.compare.saved.contains(&"my-mac".to_string()));
+    assert!(screen_text(&app, 120, 36).contains("my-mac (saved)"));
+    // Plain column names.
+    let text = screen_text(&app, 120, 36);
+    for cryptic in [" tight", " slow ", " basis"] {
+        assert!(!text.contains(cryptic), "{cryptic:?} in\n{text}");
+    }
+    // Sort by free memory: machines that fit first, those that do not after them.
+    app.update(Action::Right);
+    app.update(Action::Reverse);
+    let fits: Vec<bool> = app
+        .compare
+        .order
+        .iter()
+        .map(|i| app.compare.rows[*i].outcome.as_ref().is_ok_and(|f| f.fits))
+        .collect();
+    assert!(
+        fits.contains(&false),
+        "the default scenario does not fit everywhere"
+    );
+    assert!(fits.windows(2).all(|w| w[0] || !w[1]), "{fits:?}");
+    // Reversed: still fitting first.
+    app.update(Action::Reverse);
+    let fits: Vec<bool> = app
+        .compare
+        .order
+        .iter()
+        .map(|i| app.compare.rows[*i].outcome.as_ref().is_ok_and(|f| f.fits))
+        .collect();
+    assert!(fits.windows(2).all(|w| w[0] || !w[1]), "{fits:?}");
+    // Mark three, a fourth is refused; f shows only the marked ones.
+    for _ in 0..3 {
+        app.update(Action::Toggle);
+        app.update(Action::Down);
+    }
+    app.update(Action::Toggle);
+    assert_eq!(app.compare.marked.len(), 3);
+    assert!(app.compare.note.is_some());
+    app.update(Action::Filter);
+    assert_eq!(app.compare.order.len(), 3);
+    snap("compare_marked", &app);
+    app.update(Action::Filter);
+    // `/` filters by id or name.
+    app.update(Action::Search);
+    assert!(app.is_typing());
+    for c in "rtx".chars() {
+        app.update(Action::Input(c));
+    }
+    assert!(!app.compare.order.is_empty());
+    assert!(
+        app.compare
+            .order
+            .iter()
+            .all(|i| app.compare.rows[*i].machine_id.contains("rtx"))
+    );
+    app.update(Action::Submit);
+    // Columns scroll at 80: the last column is reachable.
+    app.update(Action::Home);
+    for _ in 0..9 {
+        app.update(Action::Right);
+    }
+    let narrow = screen_text(&app, 80, 24);
+    let header = narrow.lines().find(|l| l.starts_with("\"machine")).unwrap();
+    assert!(header.contains("bandwidth"), "{narrow}");
+    assert!(narrow.contains("◂"), "{narrow}");
+    snap("compare_scrolled", &app);
+    // Edit the machine, then choose another in compare: asked first; n keeps the edits.
+    app.update(Action::Back);
+    select(&mut app, Pane::Machine, Field::Bandwidth(0));
+    app.update(Action::SetText("300 GB/s".into()));
+    let edited = app.scenario.machine.clone();
+    app.update(Action::Compare);
+    let other = app
+        .compare
+        .order
+        .iter()
+        .position(|i| app.compare.rows[*i].machine_id != app.scenario.machine.id)
+        .unwrap();
+    app.compare.selected = other;
+    app.update(Action::Edit);
+    assert!(app.compare.pending_switch.is_some());
+    assert!(screen_text(&app, 120, 36).contains("unsaved edits are dropped"));
+    app.update(Action::No);
+    assert_eq!(app.scenario.machine, edited);
+    assert_eq!(app.view, View::Compare);
+    app.update(Action::Edit);
+    app.update(Action::Yes);
+    assert_ne!(app.scenario.machine.id, edited.id);
+    assert_eq!(app.view, View::Main);
+}
+
+#[test]
+fn model_pane_refuses_impossible_kv_heads_and_says_why_in_the_pane() {
+    let (mut app, _d) = app();
+    select(&mut app, Pane::Model, Field::KvHeads);
+    app.update(Action::SetText("3".into()));
+    assert_eq!(
+        app.scenario.model.layers[0].head_count_kv, 8,
+        "refused, kept"
+    );
+    let why = app.model_refusal.clone().unwrap();
+    assert!(why.contains("does not divide the 64 query heads"), "{why}");
+    app.update(Action::SetText("100".into()));
+    let why = app.model_refusal.clone().unwrap();
+    assert!(why.contains("more than the 64 query heads"), "{why}");
+    let text = screen_text(&app, 120, 36);
+    assert!(text.contains("refused"), "{text}");
+    assert!(text.contains("more than the 64 query"), "{text}");
+    snap("model_refused", &app);
+    // A valid edit clears the reason.
+    app.update(Action::SetText("16".into()));
+    assert!(app.model_refusal.is_none());
+    assert_eq!(app.scenario.model.layers[0].head_count_kv, 16);
+}
+
+#[test]
+fn a_window_typed_on_qwen3_is_shown_as_not_applied() {
+    let (mut app, _d) = app();
+    select(&mut app, Pane::Model, Field::Window);
+    app.update(Action::SetText("4096".into()));
+    let rows = app.rows(Pane::Model);
+    let w = rows
+        .iter()
+        .find(|r| r.field == Some(Field::Window))
+        .unwrap();
+    assert_eq!(w.value, "4,096 not applied");
+    assert!(screen_text(&app, 120, 36).contains("window     4,096 not applied"));
+}
+
+#[test]
+fn a_saved_machine_name_reflects_its_edits() {
+    let (mut app, dir) = app();
+    select(&mut app, Pane::Machine, Field::Capacity(0));
+    app.update(Action::SetText("64 GiB".into()));
+    let name = app.machine_profile("x").name;
+    assert_eq!(
+        name,
+        "MacBook Pro 14-inch (2024), M4 Pro, 48 GB unified memory (edited: unified 64.000 GiB)"
+    );
+    app.update(Action::Save);
+    app.update(Action::SetText("my-mac".into()));
+    // Reloaded and edited again: the note follows the edits, never piles up or goes stale.
+    let mut app = app_in(dir.path());
+    app.select_machine("my-mac");
+    select(&mut app, Pane::Machine, Field::Capacity(0));
+    app.update(Action::SetText("96 GiB".into()));
+    let name = app.machine_profile("my-mac").name;
+    assert_eq!(
+        name,
+        "MacBook Pro 14-inch (2024), M4 Pro, 48 GB unified memory (edited: unified 96.000 GiB)"
+    );
+}
+
+#[test]
+fn compare_keeps_the_saved_tag_of_a_long_id_at_80_columns() {
+    let (mut app, dir) = app();
+    select(&mut app, Pane::Machine, Field::Capacity(0));
+    app.update(Action::SetText("64 GiB".into()));
+    app.update(Action::Save);
+    app.update(Action::SetText("macbook-pro-m4-pro-48gb-with-64gib".into()));
+    let mut app = app_in(dir.path());
+    app.update(Action::Compare);
+    let text = screen_text(&app, 80, 24);
+    assert!(text.contains("macbook-pro-m4-pro-4… (saved)"), "{text}");
+}

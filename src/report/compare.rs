@@ -143,11 +143,18 @@ pub fn write<W: Write>(
         "full ceiling t/s",
         "ms/token",
         "inventory t/s",
-        "limits",
+        "fullest tier / slowest tier",
         "bandwidth",
     ];
-    let cells: Vec<[String; 10]> = json
-        .iter()
+    // Machines that fit first, then those that do not, then errors; otherwise as given.
+    let mut sorted: Vec<&CompareJson> = json.iter().collect();
+    sorted.sort_by_key(|r| match (&r.error, r.fits) {
+        (None, Some(true)) => 0,
+        (None, _) => 1,
+        (Some(_), _) => 2,
+    });
+    let cells: Vec<[String; 10]> = sorted
+        .into_iter()
         .map(|r| match &r.error {
             Some(e) => [
                 r.machine.clone(),
@@ -225,7 +232,7 @@ pub fn write<W: Write>(
         }
         writeln!(
             w,
-            "\nCeilings are upper bounds on decode (file mode; \"limits\" = tier with least headroom / tier moving most bytes), not predictions."
+            "\nCeilings are upper bounds on decode (file mode), not predictions. Fullest tier: least free memory; slowest tier: takes longest to read per token. Machines that do not fit are listed last."
         )?;
     }
     Ok(())

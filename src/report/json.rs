@@ -227,6 +227,11 @@ pub struct CapacityJson {
     pub buffers: BuffersJson,
     /// Above the model's native context.
     pub max_context_exceeds_native: bool,
+    /// The largest `-ngl` (0 … L + 1) for which every used tier fits (null: not even 0 fits,
+    /// or the machine has no accelerator and host tier; `core::gpu_layers`).
+    pub max_gpu_layers: Option<u32>,
+    /// File-mode decode ceiling at the scenario's context with `-ngl max_gpu_layers`.
+    pub max_gpu_layers_decode: Option<CeilingJson>,
     /// Tier with the least headroom.
     pub limiting_tier: String,
     /// Weakest provenance of the inputs.
@@ -510,6 +515,7 @@ fn attention_json(a: Attention) -> (&'static str, Option<u64>) {
 /// Build the JSON contract from a report.
 pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
     let s = &r.inputs;
+    let gpu = crate::core::gpu_layers::max_gpu_layers(s);
     let inputs = super::text::inputs(r)
         .into_iter()
         .map(|(name, value, p, source)| InputJson {
@@ -676,6 +682,11 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
                 basis: super::words::BUFFERS_PROVENANCE,
             },
             max_context_exceeds_native: r.capacity.max_context_exceeds_native,
+            max_gpu_layers: gpu.as_ref().and_then(|m| m.gpu_layers),
+            max_gpu_layers_decode: gpu
+                .as_ref()
+                .and_then(|m| m.ceiling.as_ref())
+                .map(Into::into),
             limiting_tier: r.capacity.limiting_tier.clone(),
             provenance: r.capacity.provenance.label(),
             tiers: r

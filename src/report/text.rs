@@ -497,6 +497,12 @@ pub fn write_worksheet<W: Write>(
             None => "no limit from memory: every layer's cache is bounded by a window".into(),
         },
     )?;
+    if let Some(m) = crate::core::gpu_layers::max_gpu_layers(s) {
+        o.row(
+            "most GPU layers",
+            &max_gpu_layers_line(&m, s.cache.sequences),
+        )?;
+    }
 
     let d = &r.decode;
     o.heading(if d.optimistic_vendor {
@@ -846,4 +852,42 @@ fn mib(n: u64) -> String {
         group_digits(n as u128),
         n as f64 / units::MIB as f64
     )
+}
+
+/// The most GPU layers that fit, in one line: `-ngl N of L+1 …; decode ceiling there …`.
+pub fn max_gpu_layers_line(m: &crate::core::gpu_layers::MaxGpuLayers, sequences: u64) -> String {
+    let Some(n) = m.gpu_layers else {
+        return format!(
+            "none: not even -ngl 0 fits (every layer in host memory; all = {})",
+            m.all_layers
+        );
+    };
+    let place = if n >= m.all_layers {
+        format!("-ngl {n} (all {} layers with the output)", m.all_layers)
+    } else {
+        format!("-ngl {n} of {}", m.all_layers)
+    };
+    let rate = |c: &Ceiling| {
+        if sequences > 1 {
+            format!(
+                "{} tokens/s aggregate over {sequences} sequences ({} per sequence)",
+                fmt_rate(c.tokens_per_second),
+                fmt_rate(c.per_sequence_tokens_per_second)
+            )
+        } else {
+            format!("{} tokens/s", fmt_rate(c.tokens_per_second))
+        }
+    };
+    let mut out = place;
+    if let Some(c) = &m.ceiling {
+        out.push_str(&format!(
+            "; decode ceiling there at {} tokens: {} (file mode)",
+            fmt_tokens(c.context_tokens),
+            rate(c)
+        ));
+    }
+    if let Some(c) = &m.inventory_ceiling {
+        out.push_str(&format!(", {} (inventory mode)", rate(c)));
+    }
+    out
 }

@@ -41,6 +41,8 @@ pub enum Action {
     HalveContext,
     /// Double the context length, from anywhere.
     DoubleContext,
+    /// Set GPU layers (`-ngl`) to the most that fit.
+    MaxGpuLayers,
     /// The tensor inventory browser.
     Tensors,
     /// Compare machines.
@@ -65,6 +67,8 @@ pub enum Action {
     Reverse,
     /// Cycle the type filter (tensor view).
     Filter,
+    /// Show or hide the selected column (compare view).
+    HideColumn,
     /// Cycle the grouping: none, by layer, by type (tensor view).
     Group,
     /// Start (or restart) hashing the open file.

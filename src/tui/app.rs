@@ -82,6 +82,8 @@ pub enum InputTarget {
     TensorSearch,
     /// Incremental search in the metadata view.
     MetadataSearch,
+    /// Filter of the compare view.
+    CompareFilter,
 }
 
 /// A line being typed.
@@ -178,6 +180,10 @@ pub struct App {
     pub pinned: Option<PinnedArtifact>,
     /// Chart coordinates of the report.
     pub plots: Plots,
+    /// Why the last model edit was refused (shown in the Model pane until the next valid one).
+    pub model_refusal: Option<String>,
+    /// The most GPU layers that fit (`core::gpu_layers`), recomputed with the report.
+    pub max_gpu_layers: Option<crate::core::gpu_layers::MaxGpuLayers>,
     /// Focused pane.
     pub focus: Pane,
     /// Selected field of each pane.
@@ -305,6 +311,7 @@ impl App {
             }
         }
         let plots = Plots::from_report(&report);
+        let max_gpu_layers = crate::core::gpu_layers::max_gpu_layers(&scenario);
         let mut app = App {
             catalog,
             base: scenario.clone(),
@@ -320,6 +327,8 @@ impl App {
             machine_origin,
             pinned,
             plots,
+            model_refusal: None,
+            max_gpu_layers,
             focus: Pane::Cache,
             selected: Vec::new(),
             view: View::Main,
@@ -402,13 +411,28 @@ impl App {
     /// Rows of a pane, as shown.
     pub fn rows(&self, pane: Pane) -> Vec<Row> {
         match pane {
-            Pane::Cache => fields::cache_rows(&self.scenario),
-            Pane::Model => fields::model_rows(
-                &self.scenario,
-                &self.figures,
-                &self.model_edits,
-                self.model_base,
-            ),
+            Pane::Cache => {
+                let mut rows = fields::cache_rows(&self.scenario);
+                fields::tag_max_gpu_layers(&mut rows, self.max_gpu_layers.as_ref());
+                rows
+            }
+            Pane::Model => {
+                let mut rows = fields::model_rows(
+                    &self.scenario,
+                    &self.figures,
+                    &self.model_edits,
+                    self.model_base,
+                );
+                if let Some(why) = &self.model_refusal {
+                    // Under the field being edited, so the reason is in view beside it.
+                    let f = (self.selected.iter()).find(|(p, _)| *p == Pane::Model);
+                    let at = f
+                        .and_then(|(_, f)| rows.iter().position(|r| r.field == Some(*f)))
+                        .map_or(rows.len(), |i| i + 1);
+                    rows.splice(at..at, fields::refusal_rows(why, 24));
+                }
+                rows
+            }
             Pane::Machine => {
                 fields::machine_rows(&self.scenario, &self.machine_origin, &self.machine_edits)
             }
@@ -535,6 +559,7 @@ impl App {
                 );
                 self.recompute_or_undo(Some(u));
             }
+            Action::MaxGpuLayers => self.jump_to_max_gpu_layers(),
             Action::Tensors => self.open_view(View::Tensors),
             Action::Metadata => self.open_view(View::Metadata),
             Action::Compare => self.open_view(View::Compare),
@@ -760,6 +785,9 @@ impl App {
                     self.metadata
                         .set_search(String::new(), self.file.metadata_rows());
                 }
+                if input.target == InputTarget::CompareFilter {
+                    self.compare.set_filter(String::new());
+                }
             }
             Action::Submit => self.submit_input(input),
             Action::Complete => {
@@ -794,6 +822,7 @@ impl App {
             InputTarget::MetadataSearch => self
                 .metadata
                 .set_search(input.text.clone(), self.file.metadata_rows()),
+            InputTarget::CompareFilter => self.compare.set_filter(input.text.clone()),
             _ => {}
         }
     }
@@ -818,7 +847,9 @@ impl App {
                 }
             }
             InputTarget::SaveId(kind) => self.save(kind, input.text.trim(), false),
-            InputTarget::TensorSearch | InputTarget::MetadataSearch => {}
+            InputTarget::TensorSearch
+            | InputTarget::MetadataSearch
+            | InputTarget::CompareFilter => {}
         }
     }
 
@@ -941,19 +972,42 @@ impl App {
         self.recompute_or_undo(None)
     }
 
+    /// Set `-ngl` to the most GPU layers that fit, and say the decode ceiling there.
+    fn jump_to_max_gpu_layers(&mut self) {
+        let Some(m) = self.max_gpu_layers.clone() else {
+            self.info("GPU layers apply to a machine with an accelerator tier and a host tier");
+            return;
+        };
+        let Some(n) = m.gpu_layers else {
+            self.error("no -ngl fits: not even -ngl 0 (every layer in host memory)");
+            return;
+        };
+        let u = self.undo_point();
+        self.scenario.offload.gpu_layers = (n < m.all_layers).then_some(n);
+        if self.recompute_or_undo(Some(u)) {
+            self.info(crate::report::text::max_gpu_layers_line(
+                &m,
+                self.scenario.cache.sequences,
+            ));
+        }
+    }
+
     /// `recompute`, going back to the undo point (the previous valid scenario) on failure.
     fn recompute_or_undo(&mut self, undo: Option<Undo>) -> bool {
         if let Err(e) = self.rebuild_model() {
             if let Some(u) = undo {
                 self.restore(u);
             }
+            self.model_refusal = Some(e.trim_start_matches("model: ").to_string());
             self.error(e);
             return false;
         }
+        self.model_refusal = None;
         match evaluate(&self.scenario) {
             Ok(r) => {
                 self.report = r;
                 self.plots = Plots::from_report(&self.report);
+                self.max_gpu_layers = crate::core::gpu_layers::max_gpu_layers(&self.scenario);
                 if let Some(c) = &self.claim {
                     let tps = c.check.tokens_per_second;
                     self.claim = Some(Claim {
@@ -1038,8 +1092,9 @@ impl App {
         let edited = |f: Field| self.machine_edits.contains(&f);
         let user = |source: &str| (ProvenanceLabel(Provenance::User), source.to_string());
         mf.id = id.to_string();
-        if !self.machine_edits.is_empty() && !mf.name.ends_with("(edited)") {
-            mf.name = format!("{} (edited)", mf.name);
+        if !self.machine_edits.is_empty() {
+            mf.name =
+                fields::edited_machine_name(&mf.name, &self.scenario.machine, &self.machine_edits);
         }
         for (i, t) in self.scenario.machine.tiers.iter().enumerate() {
             let Some(tf) = mf.tiers.get_mut(i) else {
@@ -1409,17 +1464,40 @@ impl App {
     }
 
     fn update_compare(&mut self, action: Action) {
+        if let Some(id) = self.compare.pending_switch.take() {
+            match action {
+                Action::Yes => {
+                    self.select_machine(&id);
+                    self.view = View::Main;
+                }
+                Action::Quit => self.quit = true,
+                _ => self.info("kept the current machine and its edits"),
+            }
+            return;
+        }
         match action {
             Action::Back => self.view = View::Main,
             Action::Edit => {
                 if let Some(id) = self.compare.selected_machine() {
                     if id == self.scenario.machine.id {
                         self.view = View::Main;
+                    } else if self.scenario.machine != self.base.machine
+                        || !self.machine_edits.is_empty()
+                    {
+                        // Choosing another machine drops the current one's unsaved edits.
+                        self.compare.pending_switch = Some(id);
                     } else {
                         self.select_machine(&id);
                         self.view = View::Main;
                     }
                 }
+            }
+            Action::Search => {
+                self.input = Some(Input {
+                    target: InputTarget::CompareFilter,
+                    prompt: "filter machines: ".into(),
+                    text: self.compare.filter.clone(),
+                });
             }
             other => self.compare.update(other),
         }
@@ -1470,6 +1548,12 @@ impl App {
             }
         }
         let rows = crate::compare::compare(&self.scenario, &machines);
+        self.compare.saved = (self.catalog.machines.iter())
+            .filter(|e| matches!(e.origin, Origin::File(_)))
+            .map(|e| e.id.clone())
+            .collect();
+        self.compare.current_edited =
+            self.scenario.machine != self.base.machine || !self.machine_edits.is_empty();
         self.compare.set_rows(rows, &self.scenario.machine.id);
     }
 

@@ -467,7 +467,8 @@ pub fn model_rows(
             m.layers.first().map_or(0, |l| l.value_length).to_string(),
         )
         .tag(Tag::Prov(dim_prov(Field::ValueLength, fig.value_length))),
-        Row::field(Field::Window, "window", window_text(m)).tag(Tag::Prov(prov(Field::Window))),
+        Row::field(Field::Window, "window", window_value(m, fig))
+            .tag(Tag::Prov(prov(Field::Window))),
     ];
     match m.mla {
         Some(mla) => {
@@ -1019,5 +1020,99 @@ pub fn halve_or_double_context(n: u64, double: bool) -> u64 {
         n.saturating_mul(2).min(MAX_CONTEXT.saturating_mul(2))
     } else {
         (n / 2).max(1)
+    }
+}
+
+/// Tag the GPU layers row with the most that fit (`core::gpu_layers`), `n` jumps there.
+pub fn tag_max_gpu_layers(rows: &mut [Row], m: Option<&crate::core::gpu_layers::MaxGpuLayers>) {
+    let Some(m) = m else { return };
+    let Some(row) = rows.iter_mut().find(|r| r.field == Some(Field::GpuLayers)) else {
+        return;
+    };
+    row.tag = Some(match m.gpu_layers {
+        Some(n) if n >= m.all_layers => Tag::Note("all fit".into()),
+        Some(n) => Tag::Note(format!("max {n} (n)")),
+        None => Tag::Warn("none fit".into()),
+    });
+}
+
+/// The window row: the shape's windows, and a typed window the architecture does not apply
+/// (llama.cpp runs no SWA for it: the Bounds pane's warning says so) or one above the
+/// model's native context (every retained token is then inside it).
+fn window_value(m: &ModelShape, fig: &ArchFigures) -> String {
+    let shown = window_text(m);
+    match fig.sliding_window.filter(|w| *w > 0) {
+        Some(w) if shown == "none" => format!("{} not applied", units::fmt_tokens(w)),
+        Some(w) if fig.native_context.is_some_and(|n| w > n) => {
+            format!("{shown} > native ctx")
+        }
+        _ => shown,
+    }
+}
+
+/// Why the last model edit was refused, as info rows of at most `width` characters: the
+/// first clause of the reason, the key named without its architecture prefix (the message
+/// line below the panes has all of it).
+pub fn refusal_rows(reason: &str, width: usize) -> Vec<Row> {
+    let first = reason.split(": ").next().unwrap_or(reason);
+    let first = match first.split_once(' ') {
+        Some((key, rest)) if key.contains('.') => {
+            format!("{} {rest}", key.rsplit('.').next().unwrap_or(key))
+        }
+        _ => first.to_string(),
+    };
+    let mut lines: Vec<String> = vec![String::new()];
+    for word in first.split_whitespace() {
+        let cur = lines.last_mut().expect("one line");
+        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > width {
+            lines.push(word.to_string());
+        } else {
+            if !cur.is_empty() {
+                cur.push(' ');
+            }
+            cur.push_str(word);
+        }
+    }
+    lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| Row::info(if i == 0 { "refused" } else { "" }, l))
+        .collect()
+}
+
+/// A saved machine's name: the profile's name without an earlier edit note, followed by the
+/// edits as they are now (`… (edited: unified 64.000 GiB)`), so the name never keeps a stale
+/// "(edited)".
+pub fn edited_machine_name(
+    base: &str,
+    m: &crate::core::scenario::Machine,
+    edits: &[Field],
+) -> String {
+    let base = base.split(" (edited").next().unwrap_or(base).trim_end();
+    let tier = |i: usize| m.tiers.get(i);
+    let parts: Vec<String> = edits
+        .iter()
+        .filter_map(|f| match *f {
+            Field::Capacity(i) => {
+                tier(i).map(|t| format!("{} {}", t.name, units::fmt_gib(t.capacity.value)))
+            }
+            Field::Bandwidth(i) => {
+                tier(i).map(|t| format!("{} {}", t.name, units::fmt_bandwidth(t.bandwidth.value)))
+            }
+            Field::Measured(i) => tier(i).map(|t| match &t.measured_bandwidth {
+                Some(b) => format!("{} measured {}", t.name, units::fmt_bandwidth(b.value)),
+                None => format!("{} measured none", t.name),
+            }),
+            Field::ComputeRate(i) => m
+                .compute
+                .get(i)
+                .map(|c| format!("{} {}", c.path, units::fmt_flops(c.rate.value))),
+            _ => None,
+        })
+        .collect();
+    if parts.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base} (edited: {})", parts.join(", "))
     }
 }

@@ -54,37 +54,44 @@ impl Col {
         Col::DecodeTier,
         Col::Basis,
     ];
-    /// Header.
+    /// Header: plain words (the unit is in the view's title line).
     pub fn title(self) -> &'static str {
         match self {
             Col::Fits => "fits",
-            Col::Headroom => "free",
-            Col::MaxContext => "max ctx",
-            Col::Short => "short",
-            Col::Full => "at N",
-            Col::Overlap => "overlap",
+            Col::Headroom => "free GiB",
+            Col::MaxContext => "max context",
+            Col::Short => "short ctx",
+            Col::Full => "at context",
+            Col::Overlap => "overlapped",
             Col::Inventory => "inventory",
             Col::Prefill => "prefill",
-            Col::CapacityTier => "tight",
-            Col::DecodeTier => "slow",
-            Col::Basis => "basis",
+            Col::CapacityTier => "fullest tier",
+            Col::DecodeTier => "slowest tier",
+            Col::Basis => "bandwidth",
         }
     }
-    /// Cells the column takes.
+    /// Cells the column takes (at least its title).
     pub fn width(self) -> u16 {
         match self {
             Col::Fits => 4,
             Col::Headroom => 9,
-            Col::MaxContext => 10,
-            Col::Short => 7,
-            Col::Full => 7,
-            Col::Overlap => 7,
+            Col::MaxContext => 11,
+            Col::Short => 9,
+            Col::Full => 10,
+            Col::Overlap => 10,
             Col::Inventory => 9,
             Col::Prefill => 8,
-            Col::CapacityTier => 7,
-            Col::DecodeTier => 7,
-            Col::Basis => 8,
+            Col::CapacityTier => 12,
+            Col::DecodeTier => 12,
+            Col::Basis => 9,
         }
+    }
+    /// The column is a number where more is better (the best fitting machine is marked).
+    pub fn higher_is_better(self) -> bool {
+        !matches!(
+            self,
+            Col::Fits | Col::CapacityTier | Col::DecodeTier | Col::Basis
+        )
     }
     fn numeric(self, f: &CompareFigures) -> f64 {
         match self {
@@ -130,6 +137,9 @@ impl Col {
     }
 }
 
+/// Machines that can be marked at once (two or three to set side by side).
+pub const MAX_MARKED: usize = 3;
+
 /// The view's state.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompareView {
@@ -137,7 +147,11 @@ pub struct CompareView {
     pub rows: Vec<CompareRow>,
     /// The current machine's id.
     pub current: String,
-    /// Row order (indices into `rows`).
+    /// The current machine has unsaved edits.
+    pub current_edited: bool,
+    /// Ids of the user's saved machine profiles (tagged "saved").
+    pub saved: Vec<String>,
+    /// Row order (indices into `rows`): filtered, then sorted.
     pub order: Vec<usize>,
     /// Selected row (index into `order`).
     pub selected: usize,
@@ -147,6 +161,16 @@ pub struct CompareView {
     pub hidden: Vec<Col>,
     /// Sort column and descending.
     pub sort: Option<(Col, bool)>,
+    /// Marked machine ids (Space), at most `MAX_MARKED`.
+    pub marked: Vec<String>,
+    /// Show only the marked machines (`f`).
+    pub only_marked: bool,
+    /// Text filter (`/`): machines whose id or name contains it (case-insensitive).
+    pub filter: String,
+    /// A machine chosen with Enter while the current one has unsaved edits: asks y/n first.
+    pub pending_switch: Option<String>,
+    /// A one-line note (why a mark was refused).
+    pub note: Option<String>,
 }
 
 impl Default for CompareView {
@@ -154,11 +178,18 @@ impl Default for CompareView {
         CompareView {
             rows: Vec::new(),
             current: String::new(),
+            current_edited: false,
+            saved: Vec::new(),
             order: Vec::new(),
             selected: 0,
             column: 0,
             hidden: vec![Col::Inventory, Col::Prefill],
             sort: None,
+            marked: Vec::new(),
+            only_marked: false,
+            filter: String::new(),
+            pending_switch: None,
+            note: None,
         }
     }
 }
@@ -168,30 +199,53 @@ impl CompareView {
     pub fn set_rows(&mut self, rows: Vec<CompareRow>, current: &str) {
         self.rows = rows;
         self.current = current.to_string();
+        self.marked
+            .retain(|id| self.rows.iter().any(|r| &r.machine_id == id));
         self.resort();
     }
 
+    /// Set the text filter.
+    pub fn set_filter(&mut self, text: String) {
+        self.filter = text;
+        self.selected = 0;
+        self.resort();
+    }
+
+    fn shown(&self, r: &CompareRow) -> bool {
+        let f = self.filter.trim().to_lowercase();
+        (!self.only_marked || self.marked.is_empty() || self.marked.contains(&r.machine_id))
+            && (f.is_empty()
+                || r.machine_id.to_lowercase().contains(&f)
+                || r.machine_name.to_lowercase().contains(&f))
+    }
+
     fn resort(&mut self) {
-        let mut order: Vec<usize> = (0..self.rows.len()).collect();
-        if let Some((col, desc)) = self.sort {
-            order.sort_by(|a, b| {
-                let fa = self.rows[*a].outcome.as_ref().ok();
-                let fb = self.rows[*b].outcome.as_ref().ok();
-                let o = match (fa, fb) {
-                    (Some(x), Some(y)) => match col {
-                        Col::CapacityTier | Col::DecodeTier | Col::Basis => {
-                            col.text(x).cmp(&col.text(y))
-                        }
-                        _ => col.numeric(x).total_cmp(&col.numeric(y)),
-                    },
-                    (Some(_), None) => Ordering::Less,
-                    (None, Some(_)) => Ordering::Greater,
-                    (None, None) => Ordering::Equal,
-                };
-                let o = if desc { o.reverse() } else { o };
-                o.then(a.cmp(b))
-            });
-        }
+        let mut order: Vec<usize> = (0..self.rows.len())
+            .filter(|i| self.shown(&self.rows[*i]))
+            .collect();
+        // Machines that fit first, then those that do not, then those that cannot be
+        // evaluated; within each group the chosen column's order.
+        let group = |i: &usize| match &self.rows[*i].outcome {
+            Ok(f) if f.fits => 0,
+            Ok(_) => 1,
+            Err(_) => 2,
+        };
+        let sort = self.sort;
+        order.sort_by(|a, b| {
+            let g = group(a).cmp(&group(b));
+            let o = match (sort, &self.rows[*a].outcome, &self.rows[*b].outcome) {
+                (Some((col, desc)), Ok(x), Ok(y)) => {
+                    let o = if col.higher_is_better() {
+                        col.numeric(x).total_cmp(&col.numeric(y))
+                    } else {
+                        col.text(x).cmp(&col.text(y))
+                    };
+                    if desc { o.reverse() } else { o }
+                }
+                _ => Ordering::Equal,
+            };
+            g.then(o).then(a.cmp(b))
+        });
         self.order = order;
         self.selected = self.selected.min(self.order.len().saturating_sub(1));
     }
@@ -212,8 +266,52 @@ impl CompareView {
             .collect()
     }
 
-    /// Move, choose and sort columns.
+    /// The best value of a column among the machines that fit (None: no such number).
+    pub fn best(&self, col: Col) -> Option<f64> {
+        if !col.higher_is_better() {
+            return None;
+        }
+        self.order
+            .iter()
+            .filter_map(|i| self.rows[*i].outcome.as_ref().ok())
+            .filter(|f| f.fits)
+            .map(|f| col.numeric(f))
+            .filter(|x| x.is_finite() && *x > 0.0)
+            .max_by(f64::total_cmp)
+    }
+
+    /// The visible columns that fit in `width` cells beside the machine column, starting so
+    /// that the selected column is shown: (first visible index, columns).
+    pub fn window(&self, width: u16) -> (usize, Vec<Col>) {
+        let vis = self.visible();
+        let sel = Col::ALL[self.column];
+        let target = vis.iter().position(|c| *c == sel).unwrap_or_else(|| {
+            vis.iter()
+                .position(|c| Col::ALL.iter().position(|x| x == c) > Some(self.column))
+                .unwrap_or(vis.len().saturating_sub(1))
+        });
+        let fits_from = |first: usize| {
+            let mut used = MACHINE_WIDTH;
+            let mut cols = Vec::new();
+            for c in &vis[first..] {
+                if used + c.width() + 1 > width {
+                    break;
+                }
+                used += c.width() + 1;
+                cols.push(*c);
+            }
+            cols
+        };
+        let mut first = 0;
+        while first < target && fits_from(first).len() <= target - first {
+            first += 1;
+        }
+        (first, fits_from(first))
+    }
+
+    /// Move, choose, mark and sort.
     pub fn update(&mut self, a: Action) {
+        self.note = None;
         let last = self.order.len().saturating_sub(1) as i64;
         let mv = |s: &mut Self, d: i64| {
             s.selected = (s.selected as i64 + d).clamp(0, last.max(0)) as usize
@@ -227,6 +325,32 @@ impl CompareView {
             Action::Left => self.column = (self.column + Col::ALL.len() - 1) % Col::ALL.len(),
             Action::Right => self.column = (self.column + 1) % Col::ALL.len(),
             Action::Toggle => {
+                if let Some(id) = self.selected_machine() {
+                    if self.marked.contains(&id) {
+                        self.marked.retain(|x| *x != id);
+                        if self.marked.is_empty() {
+                            self.only_marked = false;
+                        }
+                        self.resort();
+                    } else if self.marked.len() >= MAX_MARKED {
+                        self.note = Some(format!(
+                            "at most {MAX_MARKED} machines can be marked: unmark one first (Space)"
+                        ));
+                    } else {
+                        self.marked.push(id);
+                    }
+                }
+            }
+            Action::Filter => {
+                if self.marked.is_empty() {
+                    self.note = Some("mark machines with Space first".into());
+                } else {
+                    self.only_marked = !self.only_marked;
+                    self.selected = 0;
+                    self.resort();
+                }
+            }
+            Action::HideColumn => {
                 let c = Col::ALL[self.column];
                 if self.hidden.contains(&c) {
                     self.hidden.retain(|x| *x != c);
@@ -238,10 +362,7 @@ impl CompareView {
                 let c = Col::ALL[self.column];
                 self.sort = match self.sort {
                     Some((s, desc)) if s == c => Some((c, !desc)),
-                    _ => Some((
-                        c,
-                        !matches!(c, Col::CapacityTier | Col::DecodeTier | Col::Basis),
-                    )),
+                    _ => Some((c, c.higher_is_better())),
                 };
                 self.resort();
             }
@@ -258,6 +379,9 @@ impl CompareView {
         }
     }
 }
+
+/// Cells of the machine column.
+const MACHINE_WIDTH: u16 = 28;
 
 /// The compare view, drawn.
 pub struct CompareScreen<'a> {
@@ -277,47 +401,68 @@ impl Widget for CompareScreen<'_> {
             Constraint::Length(1),
             Constraint::Length(1),
             Constraint::Fill(1),
-            Constraint::Length(2),
+            Constraint::Length(4),
         ])
         .areas(area);
         Paragraph::new(Line::from(vec![
             Span::styled("Compare machines · ", t.heading()),
             Span::styled(self.subject.clone(), t.text()),
-            Span::styled(
-                " · ▶ current · ceilings in tokens/s, headroom in GiB",
-                t.label(),
-            ),
         ]))
         .render(head, buf);
-        let mut spans = vec![Span::styled("columns ", t.label())];
-        for (i, c) in Col::ALL.iter().enumerate() {
-            let on = !v.hidden.contains(c);
-            let text = format!("[{}]{} ", if on { "x" } else { " " }, c.title());
-            let style = if i == v.column {
-                t.selected()
-            } else if on {
-                t.text()
-            } else {
-                t.label()
-            };
-            spans.push(Span::styled(text, style));
-        }
-        Paragraph::new(Line::from(spans)).render(picker, buf);
         let block = Block::new()
             .borders(Borders::TOP | Borders::BOTTOM)
             .border_style(t.label());
         let inner = block.inner(body);
+        let (first, cols) = v.window(inner.width);
+        let vis = v.visible();
+        let sel = Col::ALL[v.column];
+        let mut spans = vec![
+            Span::styled("column ", t.label()),
+            Span::styled(sel.title(), t.selected()),
+            Span::styled(
+                if v.hidden.contains(&sel) {
+                    " (hidden) "
+                } else {
+                    " "
+                },
+                t.label(),
+            ),
+        ];
+        spans.push(Span::styled(
+            format!(
+                "· columns {}–{} of {}{}{}",
+                (first + 1).min(vis.len()),
+                first + cols.len(),
+                vis.len(),
+                if first > 0 { " ◂" } else { "" },
+                if first + cols.len() < vis.len() {
+                    " ▸"
+                } else {
+                    ""
+                }
+            ),
+            t.label(),
+        ));
+        let shown = if v.only_marked && !v.marked.is_empty() {
+            " · marked only".to_string()
+        } else {
+            String::new()
+        };
+        spans.push(Span::styled(
+            format!(
+                " · {} of {} machines{shown}{}",
+                v.order.len(),
+                v.rows.len(),
+                if v.filter.is_empty() {
+                    String::new()
+                } else {
+                    format!(" · filter \"{}\"", v.filter)
+                }
+            ),
+            t.label(),
+        ));
+        Paragraph::new(Line::from(spans)).render(picker, buf);
         block.render(body, buf);
-        // Columns that fit beside a machine column of at least 24 cells.
-        let mut cols = Vec::new();
-        let mut used = 24u16;
-        for c in v.visible() {
-            if used + c.width() + 1 > inner.width {
-                break;
-            }
-            used += c.width() + 1;
-            cols.push(c);
-        }
         let mut widths = vec![Constraint::Fill(1)];
         widths.extend(cols.iter().map(|c| Constraint::Length(c.width())));
         let sort_mark = |c: Col| match v.sort {
@@ -330,15 +475,24 @@ impl Widget for CompareScreen<'_> {
             }
             _ => "",
         };
-        let mut header = vec![Span::styled("machine", t.label())];
+        let mut header = vec![Line::from(Span::styled("machine", t.label()))];
         header.extend(cols.iter().map(|c| {
-            let style = if Col::ALL[v.column] == *c {
-                t.key()
+            let style = if sel == *c { t.key() } else { t.label() };
+            let line = Line::from(Span::styled(
+                format!("{}{}", c.title(), sort_mark(*c)),
+                style,
+            ));
+            if c.higher_is_better() {
+                line.right_aligned()
             } else {
-                t.label()
-            };
-            Span::styled(format!("{}{}", c.title(), sort_mark(*c)), style)
+                line
+            }
         }));
+        let best: Vec<Option<f64>> = cols.iter().map(|c| v.best(*c)).collect();
+        let name_width = inner
+            .width
+            .saturating_sub(cols.iter().map(|c| c.width() + 1).sum::<u16>())
+            as usize;
         let h = inner.height.saturating_sub(1) as usize;
         let off = layout::scroll_offset(v.selected, h, v.order.len());
         let rows: Vec<Row> = v
@@ -349,27 +503,54 @@ impl Widget for CompareScreen<'_> {
             .take(h)
             .map(|(i, ri)| {
                 let r = &v.rows[*ri];
-                let name = if r.machine_id == v.current {
-                    format!("▶ {}", r.machine_id)
+                let mark = if v.marked.contains(&r.machine_id) {
+                    "●"
                 } else {
-                    format!("  {}", r.machine_id)
+                    " "
                 };
-                let mut cells = vec![Line::from(name)];
+                let here = if r.machine_id == v.current {
+                    "▶"
+                } else {
+                    " "
+                };
+                let tag = if r.machine_id == v.current && v.current_edited {
+                    " (edited)"
+                } else if v.saved.contains(&r.machine_id) {
+                    " (saved)"
+                } else {
+                    ""
+                };
+                // The id gives way (…) before the tag does, so "saved" shows at 80 columns.
+                let room = name_width.saturating_sub(3 + tag.chars().count());
+                let id = if r.machine_id.chars().count() > room {
+                    let cut: String = r.machine_id.chars().take(room.saturating_sub(1)).collect();
+                    format!("{cut}…")
+                } else {
+                    r.machine_id.clone()
+                };
+                let mut cells = vec![Line::from(vec![
+                    Span::raw(format!("{mark}{here} ")),
+                    Span::raw(id),
+                    Span::styled(tag, t.label()),
+                ])];
                 match &r.outcome {
                     Ok(f) => {
-                        for c in &cols {
+                        for (c, b) in cols.iter().zip(&best) {
                             let text = c.text(f);
+                            let is_best = f.fits && b.is_some_and(|b| c.numeric(f) == b);
                             let style = match c {
                                 Col::Fits | Col::Headroom if !f.fits => t.bad(),
+                                _ if is_best => t.ok(),
                                 Col::Full | Col::Short => t.figure(),
                                 _ => t.text(),
                             };
-                            let right = !matches!(
-                                c,
-                                Col::CapacityTier | Col::DecodeTier | Col::Basis | Col::Fits
-                            );
+                            let text = if is_best { format!("★{text}") } else { text };
                             let line = Line::from(Span::styled(text, style));
-                            cells.push(if right { line.right_aligned() } else { line });
+                            cells.push(if c.higher_is_better() {
+                                line.right_aligned()
+                            } else {
+                                line
+                            });
                         }
                     }
                     Err(e) => cells.push(Line::from(Span::styled(e.0.clone(), t.bad()))),
@@ -386,16 +567,29 @@ impl Widget for CompareScreen<'_> {
             .header(Row::new(header))
             .column_spacing(1)
             .render(inner, buf);
-        Paragraph::new(vec![
+        let first_line = if let Some(id) = &v.pending_switch {
             Line::from(Span::styled(
-                "Decode figures are ceilings, not predictions; spec* = optimistic vendor ceiling (spec bandwidth).",
+                format!(
+                    "Use {id}? The current machine's unsaved edits are dropped (s on the Machine pane saves them). y / n"
+                ),
+                t.warn(),
+            ))
+        } else if let Some(n) = &v.note {
+            Line::from(Span::styled(n.clone(), t.warn()))
+        } else {
+            Line::from(Span::styled(
+                "decode ceilings in tokens/s, not predictions · free memory in GiB · ★ best that fits · non-fitting last · spec* = vendor bandwidth",
                 t.label(),
-            )),
+            ))
+        };
+        Paragraph::new(vec![
+            first_line,
             Line::from(Span::styled(
-                "↑↓ machine  ←→ column  Space show/hide  r sort  Enter use machine  Esc back",
+                "↑↓ machine  Space mark (2–3)  f marked only  / filter  ←→ column  - show/hide  r sort  Enter use  Esc back",
                 t.label(),
             )),
         ])
+        .wrap(ratatui::widgets::Wrap { trim: true })
         .render(foot, buf);
     }
 }

@@ -1,0 +1,76 @@
+//! The most GPU layers that fit (llama.cpp `-ngl`), solved like the largest context: the
+//! largest `-ngl` in 0 … L + 1 for which every used tier fits, and the decode ceiling there.
+//! Fit is decided by `evaluate` itself (its `capacity.fits`), never by a copy of the rule, so
+//! whatever `evaluate` counts (weights, cache, buffers, A) this follows.
+//! Pure: no I/O, no other top-level module.
+
+use super::decode::Ceiling;
+use super::evaluate::evaluate;
+use super::scenario::{Scenario, TierKind};
+
+/// The largest `-ngl` that fits on a machine with an accelerator tier and a host tier.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MaxGpuLayers {
+    /// The largest `-ngl` for which every used tier fits (None: not even `-ngl 0` fits).
+    /// llama.cpp's placement: the output layer plus the last `ngl − 1` repeating layers,
+    /// `i_gpu_start = max(L + 1 − ngl, 0)`.
+    pub gpu_layers: Option<u32>,
+    /// `-ngl` that puts every layer (L repeating + output) on the accelerators: L + 1.
+    pub all_layers: u32,
+    /// File-mode decode ceiling at the scenario's context with `-ngl gpu_layers`.
+    pub ceiling: Option<Ceiling>,
+    /// Inventory-mode ceiling there (with a tensor inventory).
+    pub inventory_ceiling: Option<Ceiling>,
+}
+
+/// Applies: the machine has at least one accelerator tier and a host tier (where llama.cpp
+/// keeps the layers that are not offloaded).
+pub fn applies(s: &Scenario) -> bool {
+    let t = &s.machine.tiers;
+    t.iter().any(|t| t.kind == TierKind::Accelerator) && t.iter().any(|t| t.kind == TierKind::Host)
+}
+
+/// The scenario with `-ngl n`.
+pub fn with_gpu_layers(s: &Scenario, n: u32) -> Scenario {
+    let mut s = s.clone();
+    s.offload.gpu_layers = Some(n);
+    s
+}
+
+/// Every used tier fits with `-ngl n`, as `evaluate` decides it (an invalid scenario fits
+/// nowhere).
+pub fn fits_at(s: &Scenario, n: u32) -> bool {
+    evaluate(&with_gpu_layers(s, n)).is_ok_and(|r| r.capacity.fits)
+}
+
+/// The largest `-ngl` that fits (None when the machine has no accelerator and host tier).
+///
+/// Scanned from L + 1 downwards: the fitting set need not be one interval (a tied output
+/// copies the embedding to the accelerator; A moves there at `-ngl 1`), so a bisection could
+/// stop at a local edge. The first `-ngl` that fits, from the top, is the answer.
+pub fn max_gpu_layers(s: &Scenario) -> Option<MaxGpuLayers> {
+    if !applies(s) {
+        return None;
+    }
+    let all = u32::try_from(s.model.layers.len())
+        .unwrap_or(u32::MAX - 1)
+        .saturating_add(1);
+    let found = (0..=all).rev().find_map(|n| {
+        let r = evaluate(&with_gpu_layers(s, n)).ok()?;
+        r.capacity.fits.then_some((n, r))
+    });
+    Some(match found {
+        Some((n, r)) => MaxGpuLayers {
+            gpu_layers: Some(n),
+            all_layers: all,
+            ceiling: Some(r.decode.full_context),
+            inventory_ceiling: r.decode.inventory_full_context,
+        },
+        None => MaxGpuLayers {
+            gpu_layers: None,
+            all_layers: all,
+            ceiling: None,
+            inventory_ceiling: None,
+        },
+    })
+}
