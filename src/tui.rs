@@ -13,6 +13,7 @@ pub mod keymap;
 pub mod layout;
 pub mod panes;
 pub mod plot;
+pub mod prompt;
 pub mod render;
 pub mod theme;
 pub mod views;
