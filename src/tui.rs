@@ -9,6 +9,7 @@ pub mod app;
 pub mod event;
 pub mod fields;
 pub mod file;
+pub mod footer;
 pub mod keymap;
 pub mod layout;
 pub mod panes;

@@ -1403,16 +1403,37 @@ impl App {
             Action::Toggle | Action::Edit => {
                 if let Some(key) = self.metadata.selected_key(self.file.metadata_rows()) {
                     if self.metadata.expanded.as_deref() == Some(key.as_str()) {
-                        self.metadata.expanded = None;
+                        self.metadata.collapse(self.file.metadata_rows());
                     } else {
                         self.metadata.expanded = Some(key.clone());
-                        self.file.load_array(&key, &mut self.jobs);
+                        self.metadata.value_row = None;
+                        let rows = self.file.metadata_rows();
+                        if rows.iter().any(|r| r.key == key && r.array_len.is_some()) {
+                            self.file.load_array(&key, &mut self.jobs);
+                        }
                     }
                 }
             }
-            other => self
-                .metadata
-                .update(other, self.file.metadata_rows(), self.screen),
+            other => {
+                self.metadata.expanded_len = self.metadata_expanded_len();
+                self.metadata
+                    .update(other, self.file.metadata_rows(), self.screen)
+            }
+        }
+    }
+
+    /// Rows of the expanded metadata value: the loaded array's length or the string's lines.
+    fn metadata_expanded_len(&self) -> usize {
+        let Some(k) = self.metadata.expanded.as_deref() else {
+            return 0;
+        };
+        let rows = self.file.metadata_rows();
+        match rows.iter().find(|r| r.key == k) {
+            Some(r) if !r.text_lines.is_empty() => r.text_lines.len(),
+            _ => match self.file.array(k) {
+                Some(Ok(v)) => v.len(),
+                _ => 0,
+            },
         }
     }
 

@@ -238,28 +238,12 @@ impl App {
             Paragraph::new(Span::styled(m.text.clone(), style)).render(area, buf);
             return;
         }
-        let hints: &[(&str, &str)] = match self.view {
-            View::Main => &[
-                ("Tab", "pane"),
-                ("↑↓", "field"),
-                ("←→", "adjust"),
-                ("Enter", "type"),
-                ("[ ]", "context"),
-                ("/", "claim"),
-                ("t", "tensors"),
-                ("c", "compare"),
-                ("m", "metadata"),
-                ("s", "save"),
-                ("o", "open"),
-            ],
-            _ => &[("Esc", "back"), ("?", "help"), ("q", "quit")],
-        };
-        let mut spans = Vec::new();
-        for (k, what) in hints {
-            spans.push(Span::styled(format!(" {k}"), t.key()));
-            spans.push(Span::styled(format!(" {what} "), t.label()));
-        }
-        Paragraph::new(Line::from(spans)).render(area, buf);
+        Paragraph::new(super::footer::line(
+            super::footer::hints(self.view),
+            area.width as usize,
+            t,
+        ))
+        .render(area, buf);
     }
 }
 
