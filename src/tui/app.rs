@@ -711,11 +711,18 @@ impl App {
 
     fn begin_edit(&mut self, f: Field) {
         if f == Field::MachineProfile {
-            self.input = Some(Input::picker(
+            let mut picker = Input::picker(
                 InputTarget::Field(f),
                 "machine (type to filter): ",
                 self.catalog.machines.iter().map(|m| m.id.clone()).collect(),
-            ));
+            );
+            // The current machine is highlighted until something is typed.
+            picker.pick = picker
+                .choices
+                .iter()
+                .position(|c| *c == self.scenario.machine.id)
+                .unwrap_or(0);
+            self.input = Some(picker);
             return;
         }
         let text = match f {

@@ -290,7 +290,7 @@ impl Widget for MetadataScreen<'_> {
 /// What Enter does where the cursor is (the footer; the bottom line lists every key).
 fn footer_keys(in_values: bool) -> &'static str {
     if in_values {
-        "· g G first/last value · Enter back to the key"
+        "· Enter back to the key"
     } else {
         "· Enter expands/collapses ▸"
     }
