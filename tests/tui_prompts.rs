@@ -231,3 +231,36 @@ fn tab_lists_the_candidates() {
     let i = app.input.as_ref().unwrap();
     assert_eq!(i.text, format!("{}/run.jsonl", d.path().display()));
 }
+
+#[test]
+fn terminal_keys_reach_the_line_editor() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use llmbound::tui::event::key_action;
+    let d = tempfile::tempdir().unwrap();
+    let mut app = app_in(d.path());
+    app.update(Action::Search);
+    let ctrl = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL);
+    let plain = |k| KeyEvent::new(k, KeyModifiers::NONE);
+    let cases = [
+        (ctrl('u'), Action::Line(LineKey::DeleteToStart)),
+        (ctrl('w'), Action::Line(LineKey::DeleteWord)),
+        (ctrl('k'), Action::Line(LineKey::DeleteToEnd)),
+        (ctrl('a'), Action::Line(LineKey::Home)),
+        (ctrl('e'), Action::Line(LineKey::End)),
+        (plain(KeyCode::Left), Action::Line(LineKey::Left)),
+        (plain(KeyCode::Right), Action::Line(LineKey::Right)),
+        (plain(KeyCode::Home), Action::Line(LineKey::Home)),
+        (plain(KeyCode::End), Action::Line(LineKey::End)),
+        (plain(KeyCode::Up), Action::Line(LineKey::Up)),
+        (plain(KeyCode::Down), Action::Line(LineKey::Down)),
+        (plain(KeyCode::Delete), Action::Line(LineKey::Delete)),
+        (plain(KeyCode::Tab), Action::Complete),
+        (plain(KeyCode::Char('q')), Action::Input('q')),
+    ];
+    for (k, want) in cases {
+        assert_eq!(key_action(&app, &k), Some(want), "{k:?}");
+    }
+    // Outside a prompt Ctrl-U is the keymap's page up again.
+    app.update(Action::Back);
+    assert_eq!(key_action(&app, &ctrl('u')), Some(Action::PageUp));
+}
