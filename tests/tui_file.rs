@@ -288,7 +288,10 @@ fn metadata_lists_keys_and_expands_long_arrays() {
         .unwrap();
     assert_eq!(values.len(), 20_000);
     let s = draw(&app, 120, 36).to_string();
-    assert!(s.contains("tok0") && s.contains("more"), "{s}");
+    assert!(
+        s.contains("tok0") && s.contains("▾ tokenizer.ggml.tokens"),
+        "{s}"
+    );
     app.update(Action::Search);
     app.update(Action::SetText("bos".into()));
     assert_eq!(app.metadata.shown.len(), 1);

@@ -79,6 +79,8 @@ pub enum Action {
     Backspace,
     /// Accept the line being edited.
     Submit,
+    /// An editing key of the line being edited (cursor, kills, history, picker rows).
+    Line(super::prompt::LineKey),
     /// Complete the path being typed (Tab in the open prompt).
     Complete,
     /// Answer yes to a question (overwrite a saved profile).

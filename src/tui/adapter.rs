@@ -48,7 +48,34 @@ fn meta_item(key: &str, v: &Value) -> MetaItem {
         type_name,
         value,
         array_len: v.array_len(),
+        text_lines: match v {
+            Value::String(s) if s.contains('\n') || s.chars().count() > VALUE_CHARS => {
+                text_lines(s)
+            }
+            _ => Vec::new(),
+        },
     }
+}
+
+/// Characters per line of an expanded string.
+const LINE_CHARS: usize = 100;
+
+/// A string value as lines to page through: split at line breaks, tabs as four spaces, cut
+/// into pieces of `LINE_CHARS`, every control or bidi character escaped.
+pub fn text_lines(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in s.split('\n') {
+        let line = line.trim_end_matches('\r').replace('\t', "    ");
+        let escaped = crate::sanitize::text(&line).into_owned();
+        let chars: Vec<char> = escaped.chars().collect();
+        if chars.is_empty() {
+            out.push(String::new());
+        }
+        for piece in chars.chunks(LINE_CHARS) {
+            out.push(piece.iter().collect());
+        }
+    }
+    out
 }
 
 /// Read a GGUF file's header (and its shards) into what the explorer shows.

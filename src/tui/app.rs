@@ -95,6 +95,20 @@ pub struct Input {
     pub prompt: String,
     /// The text so far.
     pub text: String,
+    /// Cursor position in characters.
+    pub cursor: usize,
+    /// The opening value is selected: the first typed character replaces it.
+    pub selected: bool,
+    /// A picker's choices (filtered by the text); empty for a plain line.
+    pub choices: Vec<String>,
+    /// The highlighted row among the filtered choices.
+    pub pick: usize,
+    /// Tab-completion candidates of a path prompt, listed above the line.
+    pub candidates: Vec<String>,
+    /// The history entry shown (None: the line being typed).
+    pub history_at: Option<usize>,
+    /// The line being typed, kept while history is browsed.
+    pub draft: String,
 }
 
 /// What `s` saves.
@@ -226,6 +240,8 @@ pub struct App {
     pub hash_cache: Option<PathBuf>,
     /// Set by `q`.
     pub quit: bool,
+    /// Accepted lines of every prompt (↑↓ recall them).
+    pub history: super::prompt::History,
     jobs: Jobs,
 }
 
@@ -350,6 +366,7 @@ impl App {
             claim_scroll: 0,
             hash_cache: super::adapter::default_hash_cache(),
             quit: false,
+            history: Default::default(),
             jobs: Jobs::default(),
         };
         if !app.catalog.errors.is_empty() {
@@ -565,23 +582,22 @@ impl App {
             Action::Compare => self.open_view(View::Compare),
             Action::Library => self.open_view(View::Library),
             Action::Bench => {
-                self.input = Some(Input {
-                    target: InputTarget::BenchPath,
-                    prompt: "llama-bench results (-o json / jsonl): ".into(),
-                    text: self
-                        .bench
+                self.input = Some(Input::new(
+                    InputTarget::BenchPath,
+                    "llama-bench results (-o json / jsonl): ",
+                    self.bench
                         .path
                         .as_ref()
                         .map(|p| p.display().to_string())
                         .unwrap_or_default(),
-                });
+                ));
             }
             Action::Open => {
-                self.input = Some(Input {
-                    target: InputTarget::OpenPath,
-                    prompt: "open GGUF file: ".into(),
-                    text: self.file.path_text(),
-                });
+                self.input = Some(Input::new(
+                    InputTarget::OpenPath,
+                    "open GGUF file: ",
+                    self.file.path_text(),
+                ));
             }
             Action::OpenPath(p) => self.open_path(p),
             Action::CancelHash => {
@@ -731,19 +747,18 @@ impl App {
 
     fn begin_edit(&mut self, f: Field) {
         if f == Field::MachineProfile {
-            self.input = Some(Input {
-                target: InputTarget::Field(f),
-                prompt: format!(
-                    "machine ({}): ",
-                    self.catalog
-                        .machines
-                        .iter()
-                        .map(|m| m.id.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                text: String::new(),
-            });
+            let mut picker = Input::picker(
+                InputTarget::Field(f),
+                "machine (type to filter): ",
+                self.catalog.machines.iter().map(|m| m.id.clone()).collect(),
+            );
+            // The current machine is highlighted until something is typed.
+            picker.pick = picker
+                .choices
+                .iter()
+                .position(|c| *c == self.scenario.machine.id)
+                .unwrap_or(0);
+            self.input = Some(picker);
             return;
         }
         let text = match f {
@@ -754,11 +769,11 @@ impl App {
                 .unwrap_or_default(),
             _ => String::new(),
         };
-        self.input = Some(Input {
-            target: InputTarget::Field(f),
-            prompt: format!("{}: ", f.name()),
+        self.input = Some(Input::new(
+            InputTarget::Field(f),
+            format!("{}: ", f.name()),
             text,
-        });
+        ));
     }
 
     fn update_input(&mut self, action: Action) {
@@ -767,12 +782,17 @@ impl App {
         };
         match action {
             Action::Input(c) => {
-                input.text.push(c);
+                input.insert(c);
                 self.on_input_changed(&input);
                 self.input = Some(input);
             }
             Action::Backspace => {
-                input.text.pop();
+                input.backspace();
+                self.on_input_changed(&input);
+                self.input = Some(input);
+            }
+            Action::Line(k) => {
+                input.key(k, self.history.of(&input.target));
                 self.on_input_changed(&input);
                 self.input = Some(input);
             }
@@ -792,16 +812,23 @@ impl App {
             Action::Submit => self.submit_input(input),
             Action::Complete => {
                 if matches!(input.target, InputTarget::OpenPath | InputTarget::BenchPath) {
-                    let (text, note) = complete_path(&input.text);
-                    input.text = text;
-                    if let Some(n) = note {
-                        self.info(n);
-                    }
+                    let exts: &[&str] = if input.target == InputTarget::BenchPath {
+                        &[".json", ".jsonl"]
+                    } else {
+                        &[".gguf"]
+                    };
+                    let (text, candidates) = complete_path_in(&input.text, exts);
+                    input.set(text);
+                    input.candidates = if candidates.len() > 1 {
+                        candidates
+                    } else {
+                        Vec::new()
+                    };
                 }
                 self.input = Some(input);
             }
             Action::SetText(t) => {
-                input.text = t;
+                input.set(t);
                 self.on_input_changed(&input);
                 self.submit_input(input);
             }
@@ -827,7 +854,9 @@ impl App {
         }
     }
 
-    fn submit_input(&mut self, input: Input) {
+    fn submit_input(&mut self, mut input: Input) {
+        input.text = input.value();
+        self.history.push(&input.target, &input.text);
         match input.target {
             InputTarget::Field(f) => self.set_field(f, &input.text),
             InputTarget::OpenPath => {
@@ -1079,11 +1108,11 @@ impl App {
         } else {
             "scenario"
         };
-        self.input = Some(Input {
-            target: InputTarget::SaveId(kind),
-            prompt: format!("save {what} as (id): "),
-            text: default,
-        });
+        self.input = Some(Input::new(
+            InputTarget::SaveId(kind),
+            format!("save {what} as (id): "),
+            default,
+        ));
     }
 
     /// The machine profile with the user's edits applied.
@@ -1349,11 +1378,11 @@ impl App {
                 }
             }
             Action::Search => {
-                self.input = Some(Input {
-                    target: InputTarget::TensorSearch,
-                    prompt: "search tensors: ".into(),
-                    text: self.tensors.search.clone(),
-                });
+                self.input = Some(Input::new(
+                    InputTarget::TensorSearch,
+                    "search tensors: ",
+                    self.tensors.search.clone(),
+                ));
             }
             other => self.tensors.update(other, inv, self.screen),
         }
@@ -1441,25 +1470,46 @@ impl App {
                 }
             }
             Action::Search => {
-                self.input = Some(Input {
-                    target: InputTarget::MetadataSearch,
-                    prompt: "search keys: ".into(),
-                    text: self.metadata.search.clone(),
-                });
+                self.input = Some(Input::new(
+                    InputTarget::MetadataSearch,
+                    "search keys: ",
+                    self.metadata.search.clone(),
+                ));
             }
             Action::Toggle | Action::Edit => {
                 if let Some(key) = self.metadata.selected_key(self.file.metadata_rows()) {
                     if self.metadata.expanded.as_deref() == Some(key.as_str()) {
-                        self.metadata.expanded = None;
+                        self.metadata.collapse(self.file.metadata_rows());
                     } else {
                         self.metadata.expanded = Some(key.clone());
-                        self.file.load_array(&key, &mut self.jobs);
+                        self.metadata.value_row = None;
+                        let rows = self.file.metadata_rows();
+                        if rows.iter().any(|r| r.key == key && r.array_len.is_some()) {
+                            self.file.load_array(&key, &mut self.jobs);
+                        }
                     }
                 }
             }
-            other => self
-                .metadata
-                .update(other, self.file.metadata_rows(), self.screen),
+            other => {
+                self.metadata.expanded_len = self.metadata_expanded_len();
+                self.metadata
+                    .update(other, self.file.metadata_rows(), self.screen)
+            }
+        }
+    }
+
+    /// Rows of the expanded metadata value: the loaded array's length or the string's lines.
+    fn metadata_expanded_len(&self) -> usize {
+        let Some(k) = self.metadata.expanded.as_deref() else {
+            return 0;
+        };
+        let rows = self.file.metadata_rows();
+        match rows.iter().find(|r| r.key == k) {
+            Some(r) if !r.text_lines.is_empty() => r.text_lines.len(),
+            _ => match self.file.array(k) {
+                Some(Ok(v)) => v.len(),
+                _ => 0,
+            },
         }
     }
 
@@ -1493,11 +1543,11 @@ impl App {
                 }
             }
             Action::Search => {
-                self.input = Some(Input {
-                    target: InputTarget::CompareFilter,
-                    prompt: "filter machines: ".into(),
-                    text: self.compare.filter.clone(),
-                });
+                self.input = Some(Input::new(
+                    InputTarget::CompareFilter,
+                    "filter machines: ",
+                    self.compare.filter.clone(),
+                ));
             }
             other => self.compare.update(other),
         }
@@ -1688,16 +1738,46 @@ impl App {
     }
 }
 
-/// Complete a typed path to the longest common prefix of the directories and `.gguf` files
-/// it could name; the note lists the candidates when there are several.
+/// Complete a GGUF path: the common prefix of the matching files and folders, and a note
+/// listing them when there are several (or saying none matches).
 pub fn complete_path(text: &str) -> (String, Option<String>) {
+    let (t, names) = complete_path_in(text, &[".gguf"]);
+    let note = match names.len() {
+        0 if std::fs::read_dir(path_dir(text)).is_err() => {
+            Some(format!("no folder \"{}\"", path_dir(text)))
+        }
+        0 => Some("no GGUF file or folder matches".into()),
+        1 => None,
+        n => {
+            let shown: Vec<&str> = names.iter().take(8).map(|s| s.as_str()).collect();
+            let more = if n > 8 {
+                format!(" … {} more", n - 8)
+            } else {
+                String::new()
+            };
+            Some(format!("{}{more}", shown.join("  ")))
+        }
+    };
+    (t, note)
+}
+
+fn path_dir(text: &str) -> &str {
+    match text.rfind('/') {
+        Some(i) => &text[..=i],
+        None => ".",
+    }
+}
+
+/// Complete a path to the common prefix of the files ending in one of `exts` and folders
+/// that start with it; returns the new text and the names that matched.
+pub fn complete_path_in(text: &str, exts: &[&str]) -> (String, Vec<String>) {
     let (dir, prefix) = match text.rfind('/') {
         Some(i) => (&text[..=i], &text[i + 1..]),
         None => ("", text),
     };
     let read_from = if dir.is_empty() { "." } else { dir };
     let Ok(entries) = std::fs::read_dir(read_from) else {
-        return (text.to_string(), Some(format!("no folder \"{read_from}\"")));
+        return (text.to_string(), Vec::new());
     };
     let mut names: Vec<String> = entries
         .filter_map(|e| e.ok())
@@ -1705,18 +1785,15 @@ pub fn complete_path(text: &str) -> (String, Option<String>) {
             let name = e.file_name().to_string_lossy().into_owned();
             let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
             (name.starts_with(prefix)
-                && (is_dir || name.ends_with(".gguf"))
+                && (is_dir || exts.iter().any(|x| name.ends_with(x)))
                 && !name.starts_with('.'))
             .then(|| if is_dir { format!("{name}/") } else { name })
         })
         .collect();
     names.sort();
     match names.as_slice() {
-        [] => (
-            text.to_string(),
-            Some("no GGUF file or folder matches".into()),
-        ),
-        [one] => (format!("{dir}{one}"), None),
+        [] => (text.to_string(), Vec::new()),
+        [one] => (format!("{dir}{one}"), names),
         many => {
             let mut common = many[0].clone();
             for n in many {
@@ -1724,16 +1801,7 @@ pub fn complete_path(text: &str) -> (String, Option<String>) {
                     common.pop();
                 }
             }
-            let shown: Vec<&str> = many.iter().take(8).map(|s| s.as_str()).collect();
-            let more = if many.len() > 8 {
-                format!(" … {} more", many.len() - 8)
-            } else {
-                String::new()
-            };
-            (
-                format!("{dir}{common}"),
-                Some(format!("{}{more}", shown.join("  "))),
-            )
+            (format!("{dir}{common}"), names)
         }
     }
 }

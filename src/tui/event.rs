@@ -5,6 +5,7 @@
 use super::Options;
 use super::action::Action;
 use super::app::App;
+use super::prompt::LineKey;
 use crate::profile::Catalog;
 use color_eyre::eyre::{WrapErr, eyre};
 use crossterm::event::{
@@ -37,10 +38,27 @@ pub fn key_action(app: &App, key: &KeyEvent) -> Option<Action> {
             KeyCode::Backspace => Some(Action::Backspace),
             KeyCode::Tab => Some(Action::Complete),
             KeyCode::Char(c) if !ctrl => Some(Action::Input(c)),
-            _ => None,
+            code => line_key(code, ctrl).map(Action::Line),
         };
     }
     app.keymap.action(key, app.key_context())
+}
+
+/// The editing keys of a prompt: readline's Ctrl keys and the cursor keys.
+fn line_key(code: KeyCode, ctrl: bool) -> Option<LineKey> {
+    Some(match (code, ctrl) {
+        (KeyCode::Left, _) | (KeyCode::Char('b'), true) => LineKey::Left,
+        (KeyCode::Right, _) | (KeyCode::Char('f'), true) => LineKey::Right,
+        (KeyCode::Home, _) | (KeyCode::Char('a'), true) => LineKey::Home,
+        (KeyCode::End, _) | (KeyCode::Char('e'), true) => LineKey::End,
+        (KeyCode::Delete, _) | (KeyCode::Char('d'), true) => LineKey::Delete,
+        (KeyCode::Char('w'), true) => LineKey::DeleteWord,
+        (KeyCode::Char('u'), true) => LineKey::DeleteToStart,
+        (KeyCode::Char('k'), true) => LineKey::DeleteToEnd,
+        (KeyCode::Up, _) | (KeyCode::Char('p'), true) => LineKey::Up,
+        (KeyCode::Down, _) | (KeyCode::Char('n'), true) => LineKey::Down,
+        _ => return None,
+    })
 }
 
 /// Translate a terminal event into an action.

@@ -29,6 +29,9 @@ pub struct MetaItem {
     pub value: String,
     /// Elements of an array value.
     pub array_len: Option<u64>,
+    /// A long or multi-line string value, in lines (escaped, at most 100 characters each) that
+    /// Enter expands; empty when the value fits on its row.
+    pub text_lines: Vec<String>,
 }
 
 /// One file of the artifact.

@@ -180,8 +180,12 @@ impl Keymap {
              `llmbound` with no arguments opens the explorer on the default scenario;\n\
              `llmbound --gguf FILE [--machine ID] [--scenario ID]` opens it on a GGUF file.\n\
              This list is generated from `assets/keymap.toml` (the help overlay, `?`, shows the same).\n\
-             While a value is being typed, printable keys go into the line: `Enter` accepts, `Esc` cancels;\n\
-             in the open prompt (`o`), `Tab` completes the path.\n\
+             While a value is being typed, printable keys go into the line: `Enter` accepts, `Esc` cancels.\n\
+             A prompt opens with its current value selected: typing replaces it, `←` `→` `Home` `End`\n\
+             (`Ctrl-A` `Ctrl-E`) keep it and move the cursor; `Ctrl-U` `Ctrl-W` `Ctrl-K` delete to the start,\n\
+             the word before the cursor, to the end; `↑` `↓` recall earlier lines of the same prompt, or move\n\
+             in the machine list (typing filters it). In the path prompts (`o`, `b`), `Tab` completes the path\n\
+             and lists the candidates.\n\
              Mouse: a click selects a pane and a field; the wheel scrolls.\n",
         );
         for ctx in Context::ALL {

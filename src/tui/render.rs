@@ -119,6 +119,9 @@ impl App {
                 self.render_status(status, buf);
             }
         }
+        if let Some(i) = &self.input {
+            super::prompt::render_list(i, area, t, buf);
+        }
         if self.help {
             HelpOverlay {
                 keymap: &self.keymap,
@@ -233,19 +236,7 @@ impl App {
     fn render_status(&self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
         if let Some(i) = &self.input {
-            Paragraph::new(Line::from(vec![
-                Span::styled(i.prompt.clone(), t.key()),
-                Span::styled(format!("{}▏", i.text), t.input()),
-                Span::styled(
-                    if i.target == super::app::InputTarget::OpenPath {
-                        "  Tab completes · Enter opens · Esc cancels"
-                    } else {
-                        "  Enter accepts · Esc cancels"
-                    },
-                    t.label(),
-                ),
-            ]))
-            .render(area, buf);
+            prompt_line(i, t, area, buf);
             return;
         }
         if let Some(m) = &self.message {
@@ -253,27 +244,51 @@ impl App {
             Paragraph::new(Span::styled(m.text.clone(), style)).render(area, buf);
             return;
         }
-        let hints: &[(&str, &str)] = match self.view {
-            View::Main => &[
-                ("Tab", "pane"),
-                ("↑↓", "field"),
-                ("←→", "adjust"),
-                ("Enter", "type"),
-                ("[ ]", "context"),
-                ("/", "claim"),
-                ("t", "tensors"),
-                ("c", "compare"),
-                ("m", "metadata"),
-                ("s", "save"),
-                ("o", "open"),
-            ],
-            _ => &[("Esc", "back"), ("?", "help"), ("q", "quit")],
-        };
-        let mut spans = Vec::new();
-        for (k, what) in hints {
-            spans.push(Span::styled(format!(" {k}"), t.key()));
-            spans.push(Span::styled(format!(" {what} "), t.label()));
-        }
-        Paragraph::new(Line::from(spans)).render(area, buf);
+        Paragraph::new(super::footer::line(
+            super::footer::hints(self.view),
+            area.width as usize,
+            t,
+        ))
+        .render(area, buf);
     }
+}
+
+/// The line being typed: prompt, text (reversed while the opening value is selected) with the
+/// cursor kept in view, and the keys that work.
+fn prompt_line(i: &super::app::Input, t: super::theme::Theme, area: Rect, buf: &mut Buffer) {
+    use super::app::InputTarget;
+    let hint = match i.target {
+        _ if !i.choices.is_empty() => "  ↑↓ choose · Enter takes · Esc cancels",
+        InputTarget::OpenPath | InputTarget::BenchPath => {
+            "  Tab completes · ↑↓ history · Enter opens · Esc cancels"
+        }
+        _ if i.selected => "  typing replaces · ←→ edit · Enter accepts · Esc cancels",
+        _ => "  ↑↓ history · Enter accepts · Esc cancels",
+    };
+    let prompt_w = i.prompt.chars().count();
+    let full = area.width as usize;
+    // The hint goes first when room is short; the text always keeps 12 columns.
+    let hint_w = hint.chars().count();
+    let hint = if full > prompt_w + 12 + hint_w {
+        hint
+    } else {
+        ""
+    };
+    let room = full
+        .saturating_sub(prompt_w + hint.chars().count() + 1)
+        .max(4);
+    let (before, after) = i.visible(room);
+    let text_style = if i.selected {
+        t.input().add_modifier(ratatui::style::Modifier::REVERSED)
+    } else {
+        t.input()
+    };
+    Paragraph::new(Line::from(vec![
+        Span::styled(i.prompt.clone(), t.key()),
+        Span::styled(before, text_style),
+        Span::styled("▏", t.input()),
+        Span::styled(after, text_style),
+        Span::styled(hint, t.label()),
+    ]))
+    .render(area, buf);
 }

@@ -116,6 +116,8 @@ pub struct TensorView {
     pub shown: usize,
     /// Σ bytes of all tensors.
     pub total_bytes: u64,
+    /// Labels of the folded groups (their tensors are hidden).
+    pub collapsed: Vec<String>,
 }
 
 fn cmp_tensors(a: &TensorItem, b: &TensorItem, col: Column) -> Ordering {
@@ -230,7 +232,69 @@ impl TensorView {
                 out
             }
         };
+        self.fold();
         self.selected = self.selected.min(self.lines.len().saturating_sub(1));
+    }
+
+    /// Hide the tensors of folded groups (after `rebuild`).
+    fn fold(&mut self) {
+        if self.collapsed.is_empty() {
+            return;
+        }
+        let mut hide = false;
+        let collapsed = &self.collapsed;
+        self.lines.retain(|l| match l {
+            TableLine::Group { label, .. } => {
+                hide = collapsed.contains(label);
+                true
+            }
+            TableLine::Tensor(_) => !hide,
+        });
+    }
+
+    /// Fold or unfold the group of the selected line (Space); the heading stays selected.
+    pub fn toggle_fold(&mut self, inv: &[TensorItem]) {
+        let end = (self.selected + 1).min(self.lines.len());
+        let Some(label) = self.lines[..end].iter().rev().find_map(|l| match l {
+            TableLine::Group { label, .. } => Some(label.clone()),
+            _ => None,
+        }) else {
+            return;
+        };
+        if let Some(i) = self.collapsed.iter().position(|c| *c == label) {
+            self.collapsed.remove(i);
+        } else {
+            self.collapsed.push(label.clone());
+        }
+        self.rebuild(inv);
+        if let Some(i) = self
+            .lines
+            .iter()
+            .position(|l| matches!(l, TableLine::Group { label: g, .. } if *g == label))
+        {
+            self.selected = i;
+        }
+    }
+
+    /// The tensors the filter and search let through: (count, Σ elements, Σ bytes), whether
+    /// or not their group is folded.
+    pub fn shown_totals(&self, inv: &[TensorItem]) -> (usize, u64, u64) {
+        let needle = self.search.to_lowercase();
+        inv.iter()
+            .filter(|t| self.filter.as_ref().is_none_or(|f| t.type_name == *f))
+            .filter(|t| needle.is_empty() || t.name.to_lowercase().contains(&needle))
+            .fold((0, 0, 0), |(n, e, b), t| {
+                (n + 1, e + t.elements, b + t.bytes.unwrap_or(0))
+            })
+    }
+
+    /// "row N of M" for the footer.
+    pub fn position(&self) -> String {
+        format!(
+            "row {} of {}",
+            units::group_digits((self.selected + 1).min(self.lines.len()) as u128),
+            units::group_digits(self.lines.len() as u128)
+        )
     }
 
     /// Set the search text (incremental).
@@ -281,7 +345,9 @@ impl TensorView {
                 self.selected = 0;
                 self.rebuild(inv);
             }
+            Action::Toggle => self.toggle_fold(inv),
             Action::Group => {
+                self.collapsed.clear();
                 self.group = match self.group {
                     Grouping::None => Grouping::Layer,
                     Grouping::Layer => Grouping::Type,
@@ -305,6 +371,22 @@ impl TensorView {
             _ => {}
         }
     }
+}
+
+/// A column's width: its fixed width, widened to its title with the sort arrow and (for
+/// "read per token") to the longest entry of the file.
+fn col_width(c: Column, inv: &[TensorItem]) -> u16 {
+    let title = c.title().chars().count() as u16 + 1;
+    let content = match c {
+        Column::Counted => inv
+            .iter()
+            .map(|t| t.counted.chars().count())
+            .max()
+            .unwrap_or(0)
+            .min(36) as u16,
+        _ => 0,
+    };
+    width(c).max(title).max(content)
 }
 
 fn width(c: Column) -> u16 {
@@ -395,7 +477,7 @@ impl Widget for TensorsScreen<'_> {
                 + cols
                     .iter()
                     .filter(|c| **c != Column::Name)
-                    .map(|c| width(*c) + 1)
+                    .map(|c| col_width(*c, self.inv) + 1)
                     .sum::<u16>();
             if need <= inner.width {
                 break;
@@ -408,7 +490,7 @@ impl Widget for TensorsScreen<'_> {
                 if *c == Column::Name {
                     Constraint::Fill(1)
                 } else {
-                    Constraint::Length(width(*c))
+                    Constraint::Length(col_width(*c, self.inv))
                 }
             })
             .collect();
@@ -478,7 +560,14 @@ impl Widget for TensorsScreen<'_> {
                     } => {
                         let cell = |c: Column| -> Line<'static> {
                             match c {
-                                Column::Name => Line::from(format!("▸ {label} ({count} tensors)")),
+                                Column::Name => {
+                                    let mark = if v.collapsed.contains(label) {
+                                        "▸"
+                                    } else {
+                                        "▾"
+                                    };
+                                    Line::from(format!("{mark} {label} · {count} tensors"))
+                                }
                                 Column::Elements => {
                                     Line::from(units::group_digits(*elements as u128))
                                         .right_aligned()
@@ -486,10 +575,10 @@ impl Widget for TensorsScreen<'_> {
                                 Column::Bytes => {
                                     Line::from(units::group_digits(*bytes as u128)).right_aligned()
                                 }
-                                Column::Bits => {
-                                    Line::from(format!("{:.1}%", share * 100.0)).right_aligned()
+                                // Labelled in the cell: the column's title is about tensors.
+                                Column::Counted => {
+                                    Line::from(format!("{:.1}% of bytes", share * 100.0))
                                 }
-                                Column::Counted => Line::from(units::fmt_gib(*bytes)),
                                 _ => Line::raw(""),
                             }
                         };
@@ -506,20 +595,27 @@ impl Widget for TensorsScreen<'_> {
             .header(header)
             .column_spacing(1)
             .render(inner, buf);
-        Paragraph::new(Line::from(vec![
-            Span::styled(
-                format!(
-                    "Σ {} in {} tensors",
-                    units::bytes_gib(v.total_bytes),
-                    self.inv.len()
-                ),
-                t.label(),
-            ),
-            Span::styled(
-                "  / search  f type  Enter group  ←→ sort  r reverse  Esc back",
-                t.label(),
-            ),
-        ]))
-        .render(foot, buf);
+        Paragraph::new(footer_line(v, self.inv, t)).render(foot, buf);
     }
+}
+
+/// The footer: the position, and the totals of the tensors the filter and search show.
+fn footer_line(v: &TensorView, inv: &[TensorItem], t: Theme) -> Line<'static> {
+    let (n, _, bytes) = v.shown_totals(inv);
+    let which = if n == inv.len() {
+        format!("all {} tensors", units::group_digits(n as u128))
+    } else {
+        format!(
+            "{} of {} tensors",
+            units::group_digits(n as u128),
+            units::group_digits(inv.len() as u128)
+        )
+    };
+    Line::from(vec![
+        Span::styled(format!("{} · ", v.position()), t.figure()),
+        Span::styled(
+            format!("Σ {} in {which}", units::bytes_gib(bytes)),
+            t.label(),
+        ),
+    ])
 }
