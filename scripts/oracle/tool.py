@@ -7,6 +7,7 @@ exact byte counts; the upstream MiB lines are kept verbatim beside them.
 """
 from __future__ import annotations
 
+import os
 import re
 import signal
 import subprocess
@@ -21,6 +22,7 @@ KNOWN_ERRORS = [
     re.compile(r"key (\S+) has wrong array length; expected (\d+), got (\d+)"),
     re.compile(r"key (\S+) has wrong type (\S+) but expected type (\S+)"),
     re.compile(r"missing tensor '([^']+)'"),
+    re.compile(r"tensor '([^']+)' not found"),
     re.compile(r"tensor '([^']+)' has wrong shape; expected ([-0-9, ]+), got ([-0-9, ]+)"),
     re.compile(r"wrong number of tensors; expected (\d+), got (\d+)"),
     re.compile(r"llmbound discovery: [^\n]*"),
@@ -55,6 +57,8 @@ def run(binary: Path, args: list[str], timeout: float = 120.0, retries: int = 3,
         env: dict | None = None) -> tuple[int, str, int]:
     """Run the tool; returns (exit code, combined log, attempts). Exit code -9 = timed out."""
     cmd = [str(binary)] + args
+    env = dict(env if env is not None else os.environ)
+    env.setdefault("GGML_NO_BACKTRACE", "1")  # a crash would otherwise attach gdb for a backtrace
     last = (0, "", 0)
     for attempt in range(1, retries + 1):
         try:
@@ -80,6 +84,26 @@ def first_error(log: str) -> str | None:
         if m and (best is None or m.start() < best[0]):
             best = (m.start(), m.group(0))
     return best[1].strip() if best else None
+
+
+RE_STAMP = re.compile(r"^\d+\.\d+\.\d+\.\d+ ([A-Z]) ")
+
+
+def strip_stamp(line: str) -> str:
+    return RE_STAMP.sub("", line).strip()
+
+
+def error_reason(log: str) -> str | None:
+    """llama.cpp's own error lines (level E), most specific first, else the first known error."""
+    errs = []
+    for line in log.splitlines():
+        m = RE_STAMP.match(line)
+        if m and m.group(1) == "E":
+            errs.append(strip_stamp(line))
+    if errs:
+        return " | ".join(errs[:3])[:600]
+    e = first_error(log)
+    return e[:600] if e else None
 
 
 def describe_rc(rc: int) -> str:
@@ -154,11 +178,11 @@ def parse(log: str) -> dict:
         for key, rx in (("output", RE_OUT), ("compute", RE_COMPUTE), ("model", RE_MODEL)):
             m = rx.search(line)
             if m:
-                printed[key].append(line[m.start():].strip())
+                printed[key].append(strip_stamp(line[m.start():]))
     res["printed"] = printed
     bd = [line for line in log.splitlines() if "memory breakdown" in line or "llama_memory_breakdown_print" in line
           or "common_memory_breakdown_print" in line]
-    res["printed"]["breakdown"] = [b.strip() for b in bd]
+    res["printed"]["breakdown"] = [strip_stamp(b) for b in bd]
     m = RE_PRINT.search(log)
     if m:
         res["fit_print_mib"] = {"model": int(m.group(1)), "context": int(m.group(2)), "compute": int(m.group(3))}
