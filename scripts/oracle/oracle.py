@@ -131,7 +131,7 @@ def case_id(s: dict) -> str:
 def run_case(model_path: Path, s: dict) -> dict:
     args = ["--fit-print", "on", "-v", "-m", str(model_path)] + case_args(s)
     t0 = time.time()
-    rc, log, attempts = tool.run(BINARY, args, timeout=180, retries=3)
+    rc, log, attempts = tool.run(BINARY, args, timeout=120, retries=3)
     dt = time.time() - t0
     parsed = tool.parse(log)
     ok = rc == 0 and bool(parsed["compute_buffers"])
@@ -165,7 +165,13 @@ def load_resolved() -> dict:
 
 
 def save_resolved(data: dict) -> None:
-    RESOLVED.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    # merge with what another run wrote meanwhile (runs for different models may overlap)
+    merged = load_resolved()
+    merged.update(data)
+    data.update(merged)
+    tmp = RESOLVED.with_suffix(".tmp")
+    tmp.write_text(json.dumps(merged, indent=1, sort_keys=True) + "\n")
+    tmp.replace(RESOLVED)
 
 
 def produce(spec: Spec, work: Path, resolved: dict, info: dict, full_grid: bool) -> dict:
@@ -290,6 +296,11 @@ def known_to_llmbound() -> set[str]:
 
 
 def write_status(path: Path, info: dict, archs: list[str], rows: dict) -> None:
+    # merge with rows another run wrote meanwhile; this run's rows win
+    if path.exists():
+        disk = {r["name"]: r for r in json.loads(path.read_text()).get("models", [])}
+        for name, r in disk.items():
+            rows.setdefault(name, r)
     known = known_to_llmbound()
     arch_rows = []
     for a in archs:
@@ -308,7 +319,9 @@ def write_status(path: Path, info: dict, archs: list[str], rows: dict) -> None:
         "architectures": arch_rows,
         "models": sorted(rows.values(), key=lambda r: (r.get("priority") or 0, r["name"])),
     }
-    path.write_text(json.dumps(data, indent=1) + "\n")
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1) + "\n")
+    tmp.replace(path)
 
 
 if __name__ == "__main__":

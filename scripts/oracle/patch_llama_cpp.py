@@ -113,6 +113,24 @@ PATCHES = [
         "    }\n",
     ),
     (
+        "common/log.cpp",
+        "    void add(enum ggml_log_level level, const char * fmt, va_list args) {\n        std::unique_lock<std::mutex> lock(mtx);\n",
+        "    void add(enum ggml_log_level level, const char * fmt, va_list args) {\n        std::unique_lock<std::mutex> lock(mtx);\n"
+        "        // llmbound-exact: with LLMBOUND_SYNC_LOG set, print at once (a crash loses nothing)\n"
+        '        static const bool llmbound_sync = std::getenv("LLMBOUND_SYNC_LOG") != nullptr;\n'
+        "        if (llmbound_sync) {\n"
+        "            if (level != GGML_LOG_LEVEL_CONT) {\n"
+        '                fprintf(stderr, "0.00.000.000 %c ", "?DIWE?"[level <= 5 ? level : 5]);\n'
+        "            }\n"
+        "            va_list args_copy;\n"
+        "            va_copy(args_copy, args);\n"
+        "            vfprintf(stderr, fmt, args_copy);\n"
+        "            va_end(args_copy);\n"
+        "            fflush(stderr);\n"
+        "            return;\n"
+        "        }\n",
+    ),
+    (
         "tools/fit-params/fit-params.cpp",
         "    common_init();\n",
         "    common_init();\n"
@@ -122,7 +140,6 @@ PATCHES = [
         '        fprintf(stderr, "%s\\n", msg);\n'
         "    });\n"
         "    signal(SIGSEGV, [](int sig) {\n"
-        "        common_log_flush(common_log_main());\n"
         '        fprintf(stderr, "llmbound-exact: crashed with signal %d\\n", sig);\n'
         "        signal(sig, SIG_DFL);\n"
         "        raise(sig);\n"

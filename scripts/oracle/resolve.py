@@ -114,6 +114,10 @@ def default_value(key: str, spec: Spec):
     }
     if suffix in table:
         return table[suffix]
+    if suffix == "attention.sliding_window_pattern":
+        return [il % 4 < 3 for il in range(n_layer)]  # 3 sliding, 1 full
+    if suffix == "attention.recurrent_layers":
+        return [(il + 1) % 4 != 0 for il in range(n_layer)]
     if key.startswith("tokenizer.ggml."):
         return {"tokenizer.ggml.model": "none", "tokenizer.ggml.pre": "default"}.get(key)
     return None
@@ -137,7 +141,7 @@ def resolve(spec: Spec, binary: Path, workdir: Path, max_iter: int = 600) -> tup
         env = dict(os.environ)
         if discover:
             env["LLMBOUND_DISCOVER"] = "1"
-        rc, log, _ = tool.run(binary, ["--fit-print", "on", "-v", "-m", str(full)] + RESOLVE_ARGS, timeout=60, env=env)
+        rc, log, _ = tool.run(binary, ["--fit-print", "on", "-v", "-m", str(full)] + RESOLVE_ARGS, timeout=30, env=env)
         parsed = tool.parse(log)
         if parsed.get("discover"):
             for name, ne in parsed["discover"]:
@@ -166,6 +170,10 @@ def resolve(spec: Spec, binary: Path, workdir: Path, max_iter: int = 600) -> tup
                 v = [v] * spec.dims.get("n_layer", 4) if not isinstance(v, list) else v
             spec.kv[key] = v
             steps.append(f"+key {key}={v!r}")
+            continue
+        if "needs to define token type count" in log and "tokenizer.ggml.token_type_count" not in spec.kv:
+            spec.kv["tokenizer.ggml.token_type_count"] = 2
+            steps.append("+key tokenizer.ggml.token_type_count=2")
             continue
         m = re.search(r"key (\S+) has wrong array length; expected (\d+), got (\d+)", err)
         if m:

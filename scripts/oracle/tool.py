@@ -59,6 +59,7 @@ def run(binary: Path, args: list[str], timeout: float = 120.0, retries: int = 3,
     cmd = [str(binary)] + args
     env = dict(env if env is not None else os.environ)
     env.setdefault("GGML_NO_BACKTRACE", "1")  # a crash would otherwise attach gdb for a backtrace
+    env.setdefault("LLMBOUND_SYNC_LOG", "1")  # patched logger prints at once: a crash loses nothing
     last = (0, "", 0)
     for attempt in range(1, retries + 1):
         try:
