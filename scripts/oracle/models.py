@@ -18,7 +18,24 @@ MOE_ARCHS = {
     "minimax-m2", "minimax-m3", "minimax-01", "mistral4", "kimi-linear", "kimi-k3", "glm5-next", "nemotron_h_moe",
     "exaone-moe", "cohere2moe", "llama4", "nomic-bert-moe", "mimo2", "step35", "rnd1", "laguna", "hy_v3",
     "hy_v4", "qwen4exp", "spark2_5", "muse-glimmer", "jina-bert-v3", "clef", "graniteswitch", "talkie",
+    "mellum",
 }
+
+# MLA models: the latent cache (kv_lora_rank + rope dims) — the keys the deepseek2 family reads
+MLA_KV = {"attention.key_length": 96, "attention.value_length": 64, "attention.key_length_mla": 64,
+          "attention.value_length_mla": 32, "attention.q_lora_rank": 64, "attention.kv_lora_rank": 64,
+          "rope.dimension_count": 32}
+MLA_ARCHS = {"deepseek32", "glm-dsa", "mistral4", "minicpm3", "plm", "deepseek2-ocr", "kimi-k3", "glm5-next",
+             "dots3note"}
+
+
+def generic(arch: str, priority: int) -> Spec:
+    """A tiny model of any architecture: structural keys for the families that need them."""
+    kv: dict = {}
+    if arch in MLA_ARCHS:
+        kv.update(MLA_KV)
+        kv["attention.head_count_kv"] = 1
+    return base(arch, kv=kv, priority=priority)
 
 
 def base(arch: str, name: str | None = None, *, n_layer: int = 4, n_embd: int = 128, n_head: int = 4,

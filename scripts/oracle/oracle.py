@@ -249,7 +249,7 @@ def main() -> int:
     for group, prio in ((PRIORITY2, 2), (PRIORITY3, 3), (archs, 4)):
         for a in group:
             if a in archs and a not in have:
-                specs.append(models.base(a, priority=prio))
+                specs.append(models.generic(a, prio))
                 have.add(a)
     if not args.no_realistic:
         specs += models.realistic_specs()

@@ -136,7 +136,9 @@ PATCHES = [
         "    common_init();\n"
         "    // llmbound-exact: an abort or a crash must not lose the (asynchronous) log either\n"
         "    ggml_set_abort_callback([](const char * msg) {\n"
-        "        common_log_flush(common_log_main());\n"
+        '        if (std::getenv("LLMBOUND_SYNC_LOG") == nullptr) {\n'
+        "            common_log_flush(common_log_main());\n"
+        "        }\n"
         '        fprintf(stderr, "%s\\n", msg);\n'
         "    });\n"
         "    signal(SIGSEGV, [](int sig) {\n"
@@ -148,7 +150,7 @@ PATCHES = [
     (
         "tools/fit-params/fit-params.cpp",
         "#include <cinttypes>\n",
-        "#include <cinttypes>\n#include <csignal>\n",
+        "#include <cinttypes>\n#include <csignal>\n#include <cstdlib>\n",
     ),
     (
         "tools/fit-params/fit-params.cpp",

@@ -111,9 +111,50 @@ def default_value(key: str, spec: Spec):
         "moe_every_n_layers": 1,
         "swin_norm": False,
         "use_parallel_residual": False,
+        "attention.key_length_swa": head_dim,
+        "attention.value_length_swa": head_dim,
+        "attention.key_length_mla_swa": head_dim + 32,
+        "attention.value_length_mla_swa": head_dim,
+        "attention.kv_lora_rank_swa": 64,
+        "swiglu_clamp_exp": 7.0,
+        "swiglu_clamp_shexp": 7.0,
+        "attention.indexer.block_size": 64,
+        "attention.indexer.local_blocks": 1,
+        "attention.indexer.kpool": 1,
+        "attention.indexer.kpool_select_tail": 0,
+        "attn_res.block_size": 64,
+        "rope.dimension_sections": [4, 6, 6, 0],
+        "hyper_connection.count": 2,
+        "hyper_connection.sinkhorn_iterations": 3,
+        "hyper_connection.epsilon": 1e-6,
+        "hyper_connection.magnitude": 1.0,
+        "hyper_connection.low_rank": 16,
+        "adapters.count": 0,
+        "kda.gate_lower_bound": -5.0,
+        "kda.safe_gate": False,
+        "expert_group_scale": 1.0,
+        "experts_per_group": 2,
+        "moe_latent_size": 0,
+        "rope.dimension_count_swa": head_dim,
+        "attention.temperature_scale": 0.1,
+        "attention.output_group_count": 1,
+        "attention.output_lora_rank": 16,
+        "attention.compress_rope_freq_base": 10000.0,
+        "attention.value_scale": 1.0,
+        "activation_sparsity_scale": 0.0,
+        "hash_layer_count": 0,
+        "num_loops": 1,
+        "skip_loop_final_norm": False,
+        "block_size": 16,
+        "conv_kernel_size": 4,
+        "conv_group_size": 1,
+        "selector_rank": 16,
+        "selector_top_k": 4,
     }
     if suffix in table:
         return table[suffix]
+    if key.startswith("xielu."):
+        return [0.8] * n_layer if key.endswith(("alpha_n", "alpha_p")) else [0.5] * n_layer if key.endswith("beta") else [1e-6] * n_layer
     if suffix == "attention.sliding_window_pattern":
         return [il % 4 < 3 for il in range(n_layer)]  # 3 sliding, 1 full
     if suffix == "attention.recurrent_layers":
@@ -170,6 +211,11 @@ def resolve(spec: Spec, binary: Path, workdir: Path, max_iter: int = 600) -> tup
                 v = [v] * spec.dims.get("n_layer", 4) if not isinstance(v, list) else v
             spec.kv[key] = v
             steps.append(f"+key {key}={v!r}")
+            continue
+        gating = f"{spec.arch}.expert_gating_func"
+        if "ffn_moe_probs" not in log and "llama-graph.cpp" in log and "fatal error" in log and gating not in spec.kv:
+            spec.kv[gating] = 1  # softmax; 0 (none) aborts build_moe_ffn
+            steps.append(f"+key {gating}=1")
             continue
         if "needs to define token type count" in log and "tokenizer.ggml.token_type_count" not in spec.kv:
             spec.kv["tokenizer.ggml.token_type_count"] = 2
