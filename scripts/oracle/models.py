@@ -29,12 +29,18 @@ MLA_ARCHS = {"deepseek32", "glm-dsa", "mistral4", "minicpm3", "plm", "deepseek2-
              "dots3note"}
 
 
+# families whose graph assumes as many KV heads as query heads
+NO_GQA = {"olmoe", "dots1", "t5", "t5encoder"}
+
+
 def generic(arch: str, priority: int) -> Spec:
     """A tiny model of any architecture: structural keys for the families that need them."""
     kv: dict = {}
     if arch in MLA_ARCHS:
         kv.update(MLA_KV)
         kv["attention.head_count_kv"] = 1
+    if arch in NO_GQA:
+        kv["attention.head_count_kv"] = 4
     if arch == "deepseek4":
         kv["expert_gating_func"] = 4  # its loader expects sqrt-softplus scoring
     if arch in ("deepseek4", "glm5-next"):
@@ -109,7 +115,7 @@ def specs_priority1() -> list[Spec]:
              kv={"ssm.conv_kernel": 4, "ssm.inner_size": 128, "ssm.state_size": 16, "ssm.time_step_rank": 8,
                  "ssm.group_count": 4, "rope.dimension_sections": [4, 4, 0, 0], "rope.dimension_count": 16,
                  "expert_shared_feed_forward_length": 32}),
-        base("kimi-linear", n_layer=8, n_head_kv=[0, 0, 0, 4, 0, 0, 0, 4], n_head=4, priority=P,
+        base("kimi-linear", n_layer=8, n_head_kv=[0, 0, 0, 1, 0, 0, 0, 1], n_head=4, priority=P,
              kv={"attention.key_length_mla": 64, "attention.value_length_mla": 32, "attention.kv_lora_rank": 64,
                  "attention.key_length": 96, "attention.value_length": 64,
                  "ssm.conv_kernel": 4, "kda.head_dim": 32, "expert_shared_count": 1, "expert_gating_func": 2,
