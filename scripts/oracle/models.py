@@ -24,9 +24,12 @@ MOE_ARCHS = {
 # MLA models: the latent cache (kv_lora_rank + rope dims) — the keys the deepseek2 family reads
 MLA_KV = {"attention.key_length": 96, "attention.value_length": 64, "attention.key_length_mla": 64,
           "attention.value_length_mla": 32, "attention.q_lora_rank": 64, "attention.kv_lora_rank": 64,
-          "rope.dimension_count": 32}
-MLA_ARCHS = {"deepseek32", "glm-dsa", "mistral4", "minicpm3", "plm", "deepseek2-ocr", "kimi-k3", "glm5-next",
-             "dots3note"}
+          "rope.dimension_count": 32, "attention.indexer.key_length": 64}
+MLA_ARCHS = {"deepseek32", "glm-dsa", "mistral4", "kimi-k3", "glm5-next", "dots3note"}
+# low-rank attention without a latent cache: K = nope + rope per head, one KV head per query head
+LORA_KV = {"attention.key_length": 64, "attention.value_length": 32, "attention.q_lora_rank": 64,
+           "attention.kv_lora_rank": 64, "rope.dimension_count": 32, "attention.head_count_kv": 4}
+LORA_ARCHS = {"minicpm3", "plm"}
 
 
 # families whose graph assumes as many KV heads as query heads
@@ -39,6 +42,10 @@ def generic(arch: str, priority: int) -> Spec:
     if arch in MLA_ARCHS:
         kv.update(MLA_KV)
         kv["attention.head_count_kv"] = 1
+    if arch in LORA_ARCHS:
+        kv.update(LORA_KV)
+    if arch == "deepseek2-ocr":
+        kv.update({"attention.head_count_kv": 4, "attention.kv_lora_rank": 64, "rope.dimension_count": 32})
     if arch in NO_GQA:
         kv["attention.head_count_kv"] = 4
     if arch == "deepseek4":
