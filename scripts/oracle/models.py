@@ -42,6 +42,11 @@ def generic(arch: str, priority: int) -> Spec:
     if arch in MLA_ARCHS:
         kv.update(MLA_KV)
         kv["attention.head_count_kv"] = 1
+    if arch == "qwen4exp":
+        kv.update({"ssm.conv_kernel": 4, "ssm.inner_size": 128, "ssm.state_size": 16, "ssm.time_step_rank": 8,
+                   "ssm.group_count": 4, "rope.dimension_sections": [4, 6, 6, 0], "rope.dimension_count": 32})
+    if arch == "gemma4-assistant":
+        kv.update({"embedding_length_out": 256, "attention.sliding_window": 64})
     if arch in LORA_ARCHS:
         kv.update(LORA_KV)
     if arch == "deepseek2-ocr":
