@@ -42,6 +42,9 @@ def generic(arch: str, priority: int) -> Spec:
     if arch in MLA_ARCHS:
         kv.update(MLA_KV)
         kv["attention.head_count_kv"] = 1
+    if arch == "glm5-next":
+        # nope-only MLA: no rotary part in the latent
+        kv.update({"rope.dimension_count": 0, "attention.key_length": 64, "attention.key_length_mla": 32})
     if arch == "qwen4exp":
         kv.update({"ssm.conv_kernel": 4, "ssm.inner_size": 128, "ssm.state_size": 16, "ssm.time_step_rank": 8,
                    "ssm.group_count": 4, "rope.dimension_sections": [4, 6, 6, 0], "rope.dimension_count": 32})
