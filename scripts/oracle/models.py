@@ -1,0 +1,245 @@
+"""The synthetic models: every architecture of the pinned llama.cpp, tiny, with its structural
+quirks set explicitly; plus a few realistic-size shapes. `resolve.py` completes the tensor
+list and any further keys against llama.cpp itself, so a spec here states only what the
+test is about (layer patterns, per-layer head counts, SSM sizes, MLA, experts, MTP layers).
+
+Priority (the order specs are listed and resolved in):
+  1 families issue 8 names, 2 newest families, 3 mainstream, 4 the rest, 5 realistic shapes.
+"""
+from __future__ import annotations
+
+from synth import Spec
+
+MOE_ARCHS = {
+    "qwen2moe", "qwen3moe", "qwen3next", "qwen35moe", "qwen3vlmoe", "olmoe", "phimoe", "dbrx", "arctic",
+    "deepseek", "deepseek2", "deepseek2-ocr", "deepseek32", "deepseek4", "glm4moe", "glm-dsa", "grok",
+    "granitemoe", "granitehybrid", "jamba", "bailingmoe", "bailingmoe2", "bailingmoe3", "dots1", "dots3note",
+    "afmoe", "ernie4_5-moe", "hunyuan-moe", "gpt-oss", "lfm2moe", "smallthinker", "llada-moe", "grovemoe",
+    "minimax-m2", "minimax-m3", "minimax-01", "mistral4", "kimi-linear", "kimi-k3", "glm5-next", "nemotron_h_moe",
+    "exaone-moe", "cohere2moe", "llama4", "nomic-bert-moe", "mimo2", "step35", "rnd1", "laguna", "hy_v3",
+    "hy_v4", "qwen4exp", "spark2_5", "muse-glimmer", "jina-bert-v3", "clef", "graniteswitch", "talkie",
+    "mellum", "maple",
+}
+
+# MLA models: the latent cache (kv_lora_rank + rope dims) — the keys the deepseek2 family reads
+MLA_KV = {"attention.key_length": 96, "attention.value_length": 64, "attention.key_length_mla": 64,
+          "attention.value_length_mla": 32, "attention.q_lora_rank": 64, "attention.kv_lora_rank": 64,
+          "rope.dimension_count": 32, "attention.indexer.key_length": 64}
+MLA_ARCHS = {"deepseek32", "glm-dsa", "mistral4", "kimi-k3", "glm5-next", "dots3note"}
+# low-rank attention without a latent cache: K = nope + rope per head, one KV head per query head
+LORA_KV = {"attention.key_length": 64, "attention.value_length": 32, "attention.q_lora_rank": 64,
+           "attention.kv_lora_rank": 64, "rope.dimension_count": 32, "attention.head_count_kv": 4}
+LORA_ARCHS = {"minicpm3", "plm"}
+
+
+# families whose graph assumes as many KV heads as query heads
+NO_GQA = {"olmoe", "dots1", "t5", "t5encoder"}
+
+
+def generic(arch: str, priority: int) -> Spec:
+    """A tiny model of any architecture: structural keys for the families that need them."""
+    kv: dict = {}
+    if arch in MLA_ARCHS:
+        kv.update(MLA_KV)
+        kv["attention.head_count_kv"] = 1
+    if arch == "glm5-next":
+        # nope-only MLA: no rotary part in the latent
+        kv.update({"rope.dimension_count": 0, "attention.key_length": 64, "attention.key_length_mla": 32})
+    if arch == "qwen4exp":
+        kv.update({"ssm.conv_kernel": 4, "ssm.inner_size": 128, "ssm.state_size": 16, "ssm.time_step_rank": 8,
+                   "ssm.group_count": 4, "rope.dimension_sections": [4, 6, 6, 0], "rope.dimension_count": 32})
+    if arch == "gemma4-assistant":
+        kv.update({"embedding_length_out": 256, "attention.sliding_window": 64})
+    if arch in LORA_ARCHS:
+        kv.update(LORA_KV)
+    if arch == "deepseek2-ocr":
+        kv.update({"attention.head_count_kv": 4, "attention.kv_lora_rank": 64, "rope.dimension_count": 32})
+    if arch in NO_GQA:
+        kv["attention.head_count_kv"] = 4
+    if arch == "deepseek4":
+        kv["expert_gating_func"] = 4  # its loader expects sqrt-softplus scoring
+    if arch in ("deepseek4", "glm5-next"):
+        kv["hyper_connection.count"] = 4  # mHC is only implemented for hc_mult 4
+    return base(arch, kv=kv, priority=priority)
+
+
+def base(arch: str, name: str | None = None, *, n_layer: int = 4, n_embd: int = 128, n_head: int = 4,
+         n_head_kv: int | list[int] = 2, head_dim: int = 32, n_ff: int | list[int] = 256, n_vocab: int = 512,
+         n_ctx_train: int = 8192, moe: bool | None = None, n_expert: int = 4, n_expert_used: int = 2,
+         n_ff_exp: int = 32, kv: dict | None = None, priority: int = 4, notes: str = "",
+         default_2d: str = "F16", realistic: bool = False, family: str | None = None) -> Spec:
+    name = name or f"{arch}-tiny"
+    k: dict = {
+        "general.architecture": arch,
+        "general.name": name,
+        "general.type": "model",
+        "tokenizer.ggml.model": "none",
+        f"{arch}.vocab_size": n_vocab,
+        f"{arch}.block_count": n_layer,
+        f"{arch}.context_length": n_ctx_train,
+        f"{arch}.embedding_length": n_embd,
+        f"{arch}.feed_forward_length": n_ff,
+        f"{arch}.attention.head_count": n_head,
+        f"{arch}.attention.head_count_kv": n_head_kv,
+        f"{arch}.attention.layer_norm_rms_epsilon": 1e-6,
+    }
+    if head_dim * n_head != n_embd:
+        k[f"{arch}.attention.key_length"] = head_dim
+        k[f"{arch}.attention.value_length"] = head_dim
+    if moe is None:
+        moe = arch in MOE_ARCHS
+    if moe:
+        k[f"{arch}.expert_count"] = n_expert
+        k[f"{arch}.expert_used_count"] = n_expert_used
+        k[f"{arch}.expert_feed_forward_length"] = n_ff_exp
+    for key, value in (kv or {}).items():
+        full = key if key.startswith(("general.", "tokenizer.")) else f"{arch}.{key}"
+        if value is None:
+            k.pop(full, None)
+        else:
+            k[full] = value
+    s = Spec(name=name, arch=arch, kv=k, default_2d=default_2d, realistic=realistic, notes=notes,
+             family=family or arch)
+    s.dims = {"n_layer": n_layer, "n_embd": n_embd, "n_head": n_head,
+              "n_head_kv": n_head_kv if isinstance(n_head_kv, int) else max(n_head_kv),
+              "head_dim": head_dim, "n_ff": n_ff if isinstance(n_ff, int) else max(n_ff), "n_vocab": n_vocab,
+              "n_ctx_train": n_ctx_train, "n_expert": n_expert, "n_expert_used": n_expert_used,
+              "n_ff_exp": n_ff_exp, "priority": priority}
+    return s
+
+
+def specs_priority1() -> list[Spec]:
+    P = 1
+    out = [
+        base("llama", priority=P),
+        base("qwen3", priority=P),
+        base("gemma3", n_layer=8, kv={"attention.sliding_window": 64}, priority=P,
+             notes="pattern 6 hard-coded by llama.cpp (5 sliding, 1 full)"),
+        base("qwen3next", n_layer=8, n_head=4, n_head_kv=2, head_dim=32, priority=P,
+             kv={"ssm.conv_kernel": 4, "ssm.inner_size": 128, "ssm.state_size": 16, "ssm.time_step_rank": 8,
+                 "ssm.group_count": 4, "expert_shared_feed_forward_length": 32, "rope.dimension_count": 16},
+             notes="every 4th layer attention (full_attention_interval default 4), the rest gated delta-net"),
+        base("gemma3n", n_layer=30, n_head=4, n_head_kv=2, priority=P,
+             kv={"attention.sliding_window": 64, "altup.active_idx": 0, "altup.num_inputs": 4,
+                 "embedding_length_per_layer_input": 16, "attention.shared_kv_layers": 10},
+             notes="30 layers (E2B-like): only the first 20 hold a KV cache (hard-coded), pattern 5"),
+        base("qwen35", n_layer=8, head_dim=32, priority=P,
+             kv={"ssm.conv_kernel": 4, "ssm.inner_size": 128, "ssm.state_size": 16, "ssm.time_step_rank": 8,
+                 "ssm.group_count": 4, "rope.dimension_sections": [4, 4, 0, 0], "rope.dimension_count": 16}),
+        base("qwen35moe", n_layer=8, head_dim=32, priority=P,
+             kv={"ssm.conv_kernel": 4, "ssm.inner_size": 128, "ssm.state_size": 16, "ssm.time_step_rank": 8,
+                 "ssm.group_count": 4, "rope.dimension_sections": [4, 4, 0, 0], "rope.dimension_count": 16,
+                 "expert_shared_feed_forward_length": 32}),
+        base("kimi-linear", n_layer=8, n_head_kv=[0, 0, 0, 1, 0, 0, 0, 1], n_head=4, priority=P,
+             kv={"attention.key_length_mla": 64, "attention.value_length_mla": 32, "attention.kv_lora_rank": 64,
+                 "attention.key_length": 96, "attention.value_length": 64,
+                 "ssm.conv_kernel": 4, "kda.head_dim": 32, "expert_shared_count": 1, "expert_gating_func": 2,
+                 "leading_dense_block_count": 1, "rope.dimension_count": 32},
+             notes="KDA (recurrent) layers where head_count_kv is 0; MLA attention elsewhere"),
+        base("rwkv6", n_layer=4, n_head=0, n_head_kv=0, priority=P,
+             kv={"wkv.head_size": 32, "time_mix_extra_dim": 16, "time_decay_extra_dim": 32,
+                 "rescale_every_n_layers": 6, "attention.layer_norm_epsilon": 1e-5,
+                 "attention.layer_norm_rms_epsilon": None, "attention.key_length": None,
+                 "attention.value_length": None}),
+        base("rwkv6qwen2", n_layer=4, n_head=4, n_head_kv=2, priority=P,
+             kv={"wkv.head_size": 32, "time_mix_extra_dim": 16, "time_decay_extra_dim": 32,
+                 "token_shift_count": 1}),
+        base("rwkv7", n_layer=4, n_head=0, n_head_kv=0, priority=P,
+             kv={"wkv.head_size": 32, "attention.decay_lora_rank": 16, "attention.iclr_lora_rank": 16,
+                 "attention.value_residual_mix_lora_rank": 16, "attention.gate_lora_rank": 16,
+                 "attention.layer_norm_epsilon": 1e-5, "attention.layer_norm_rms_epsilon": None,
+                 "attention.key_length": None, "attention.value_length": None}),
+        base("arwkv7", n_layer=4, n_head=4, n_head_kv=2, priority=P,
+             kv={"wkv.head_size": 32, "attention.decay_lora_rank": 16, "attention.iclr_lora_rank": 16,
+                 "attention.value_residual_mix_lora_rank": 16, "attention.gate_lora_rank": 16,
+                 "token_shift_count": 1}),
+        base("nemotron_h", n_layer=6, n_head=4, n_head_kv=[0, 0, 2, 0, 0, 0], n_ff=[0, 128, 0, 0, 128, 0],
+             priority=P,
+             kv={"ssm.conv_kernel": 4, "ssm.inner_size": 128, "ssm.state_size": 16, "ssm.time_step_rank": 8,
+                 "ssm.group_count": 2, "attention.layer_norm_epsilon": 1e-5},
+             notes="M, MLP, attention, M, MLP, M: recurrent only where no KV heads and no FFN"),
+        base("nemotron_h_moe", n_layer=6, n_head=4, n_head_kv=[0, 0, 2, 0, 0, 0], n_ff=[0, 128, 0, 0, 128, 0],
+             priority=P,
+             kv={"ssm.conv_kernel": 4, "ssm.inner_size": 128, "ssm.state_size": 16, "ssm.time_step_rank": 8,
+                 "ssm.group_count": 2, "attention.layer_norm_epsilon": 1e-5,
+                 "expert_shared_feed_forward_length": 32, "expert_shared_count": 1}),
+        base("lfm2", n_layer=6, n_head_kv=[0, 0, 2, 0, 0, 2], priority=P,
+             kv={"shortconv.l_cache": 3}, notes="short-convolution layers where head_count_kv is 0"),
+        base("lfm2moe", n_layer=6, n_head_kv=[0, 0, 2, 0, 0, 2], priority=P,
+             kv={"shortconv.l_cache": 3, "leading_dense_block_count": 1}),
+        base("afmoe", n_layer=8, priority=P, kv={"attention.sliding_window": 64, "leading_dense_block_count": 1,
+                                                 "expert_shared_count": 1}),
+        base("exaone4", n_layer=8, priority=P, kv={"attention.sliding_window": 64},
+             notes="llama.cpp applies a sliding pattern only to the 64-layer (32B) exaone4"),
+        base("exaone4", "exaone4-64l-tiny", n_layer=64, priority=P, kv={"attention.sliding_window": 64},
+             notes="64 layers: llama.cpp hard-codes n_swa 4096 and pattern 4 (3 sliding, 1 full)"),
+        base("exaone-moe", n_layer=8, priority=P, kv={"attention.sliding_window": 64, "expert_shared_count": 1,
+                                                      "leading_dense_block_count": 1}),
+        base("smallthinker", n_layer=8, priority=P, kv={"attention.sliding_window": 64}),
+        base("plamo3", n_layer=8, priority=P, kv={"attention.sliding_window": 64}),
+        base("mimo2", n_layer=8, priority=P, kv={"attention.sliding_window": 64}),
+        base("glm4moe", n_layer=5, priority=P,
+             kv={"nextn_predict_layers": 1, "expert_shared_count": 1, "leading_dense_block_count": 1,
+                 "rope.dimension_count": 8},
+             notes="5 blocks of which the last is the MTP (nextn) layer"),
+        base("bailingmoe2", n_layer=5, priority=P,
+             kv={"nextn_predict_layers": 1, "expert_shared_count": 1, "leading_dense_block_count": 1,
+                 "rope.dimension_count": 8},
+             notes="5 blocks of which the last is the MTP (nextn) layer"),
+        base("bert", n_layer=4, n_head_kv=4, priority=P,
+             kv={"attention.causal": False, "pooling_type": 1, "attention.layer_norm_epsilon": 1e-12}),
+        base("modern-bert", n_layer=6, n_head_kv=4, priority=P,
+             kv={"attention.causal": False, "pooling_type": 1, "attention.layer_norm_epsilon": 1e-5,
+                 "attention.sliding_window": 64}),
+        base("gemma-embedding", n_layer=8, priority=P,
+             kv={"attention.sliding_window": 64, "pooling_type": 1, "attention.causal": False}),
+        base("openelm", n_layer=4, n_head=[2, 4, 4, 6], n_head_kv=[1, 1, 2, 2], n_ff=[64, 96, 128, 160],
+             priority=P, notes="per-layer head counts and FFN widths"),
+        base("deepseek2", n_layer=4, n_head=4, n_head_kv=1, priority=P,
+             kv={"attention.key_length": 96, "attention.value_length": 64, "attention.key_length_mla": 64,
+                 "attention.value_length_mla": 32, "attention.q_lora_rank": 64, "attention.kv_lora_rank": 64,
+                 "rope.dimension_count": 32, "leading_dense_block_count": 1, "expert_shared_count": 1,
+                 "expert_gating_func": 2, "expert_weights_scale": 1.0},
+             notes="MLA: K cache is kv_lora_rank + rope dims, V shares it"),
+    ]
+    return out
+
+
+REALISTIC = []
+
+
+def realistic_specs() -> list[Spec]:
+    P = 5
+    out = [
+        base("llama", "llama-3.1-8b-shape", n_layer=32, n_embd=4096, n_head=32, n_head_kv=8, head_dim=128,
+             n_ff=14336, n_vocab=128256, n_ctx_train=131072, priority=P, default_2d="Q4_0", realistic=True,
+             kv={"rope.freq_base": 500000.0, "rope.dimension_count": 128, "attention.layer_norm_rms_epsilon": 1e-5}),
+        base("qwen3", "qwen3-32b-shape", n_layer=64, n_embd=5120, n_head=64, n_head_kv=8, head_dim=128,
+             n_ff=25600, n_vocab=151936, n_ctx_train=40960, priority=P, default_2d="Q4_K", realistic=True,
+             kv={"rope.freq_base": 1000000.0}),
+        base("gemma3", "gemma-3-27b-shape", n_layer=62, n_embd=5376, n_head=32, n_head_kv=16, head_dim=128,
+             n_ff=21504, n_vocab=262208, n_ctx_train=131072, priority=P, default_2d="Q4_K", realistic=True,
+             kv={"attention.sliding_window": 1024, "rope.freq_base": 1000000.0}),
+        base("deepseek2", "deepseek-v3-shape", n_layer=61, n_embd=7168, n_head=128, n_head_kv=1, head_dim=576,
+             n_ff=18432, n_vocab=129280, n_ctx_train=163840, priority=P, default_2d="Q4_K", realistic=True,
+             n_expert=256, n_expert_used=8, n_ff_exp=2048,
+             kv={"attention.key_length": 576, "attention.value_length": 512, "attention.key_length_mla": 192,
+                 "attention.value_length_mla": 128, "attention.q_lora_rank": 1536, "attention.kv_lora_rank": 512,
+                 "rope.dimension_count": 64, "leading_dense_block_count": 3, "expert_shared_count": 1,
+                 "expert_gating_func": 2, "expert_weights_scale": 2.5, "expert_weights_norm": True,
+                 "expert_group_count": 8, "expert_group_used_count": 4}),
+        base("gpt-oss", "gpt-oss-20b-shape", n_layer=24, n_embd=2880, n_head=64, n_head_kv=8, head_dim=64,
+             n_ff=2880, n_vocab=201088, n_ctx_train=131072, priority=P, default_2d="Q8_0", realistic=True,
+             n_expert=32, n_expert_used=4, n_ff_exp=2880,
+             kv={"attention.sliding_window": 128, "rope.freq_base": 150000.0}),
+    ]
+    return out
+
+
+def specs_generic(archs: list[str], done: set[str]) -> list[Spec]:
+    out = []
+    for a in archs:
+        if a in done or a == "(unknown)":
+            continue
+        out.append(base(a, priority=4))
+    return out
