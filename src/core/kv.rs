@@ -98,6 +98,71 @@ pub struct KvCache {
     pub per_layer: Vec<KvLayer>,
     /// The V cache type has no effect (MLA: V is a view of K).
     pub v_is_view_of_k: bool,
+    /// The buffers llama.cpp allocates, as its log lists them (`llama_kv_cache: size = …`,
+    /// `llama_memory_recurrent: size = …`).
+    pub caches: Vec<AllocatedCache>,
+    /// Why llama.cpp would not start with these settings.
+    pub refusals: Vec<CacheRefusal>,
+}
+
+/// Which of llama.cpp's cache buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheKind {
+    /// The attention cache of full (non-sliding) layers; the only one without SWA.
+    Kv,
+    /// The sliding-window (or chunked) layers' cache.
+    Swa,
+    /// The DSA / MSA indexer key cache.
+    Indexer,
+    /// The recurrent state (K = conv rows `r`, V = state rows `s`).
+    Recurrent,
+}
+
+/// One cache buffer as llama.cpp allocates and logs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllocatedCache {
+    /// Which buffer.
+    pub kind: CacheKind,
+    /// Cells per stream (recurrent: state rows, max(1, B)).
+    pub cells: u64,
+    /// Streams: 1 when unified, else B (recurrent: 1).
+    pub streams: u64,
+    /// Layers holding a tensor in this buffer.
+    pub layers: u32,
+    /// K bytes (recurrent: the conv rows r).
+    pub k_bytes: u64,
+    /// V bytes (recurrent: the state rows s; 0 for MLA and indexer caches without V).
+    pub v_bytes: u64,
+}
+
+impl AllocatedCache {
+    /// K + V bytes.
+    pub fn bytes(&self) -> u64 {
+        self.k_bytes.saturating_add(self.v_bytes)
+    }
+}
+
+/// A cache configuration llama.cpp refuses at start-up (`llama_init_from_model` returns null).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheRefusal {
+    /// MLA models (and deepseek4) need the same K and V cache type.
+    MixedTypesOnMla {
+        /// `-ctk`.
+        k: CacheType,
+        /// `-ctv`.
+        v: CacheType,
+    },
+}
+
+impl std::fmt::Display for CacheRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CacheRefusal::MixedTypesOnMla { k, v } => write!(
+                f,
+                "llama.cpp will not start: this model does not support different K ({k}) and V ({v}) cache types"
+            ),
+        }
+    }
 }
 
 impl KvCache {
@@ -114,16 +179,41 @@ pub fn layer_b32_per_token(
     k: CacheType,
     v: CacheType,
 ) -> u64 {
+    let (kb, vb) = layer_k_v_b32(model, layer, k, v, None);
+    kb + vb
+}
+
+/// K and V bytes per cell of one layer in 1/32-byte units, indexer included; `v_pad` is the
+/// V row width llama.cpp pads to with flash attention off (None: the layer's own width).
+fn layer_k_v_b32(
+    model: &ModelShape,
+    layer: &LayerShape,
+    k: CacheType,
+    v: CacheType,
+    v_pad: Option<(u64, u64)>,
+) -> (u64, u64) {
+    if !layer.owns_cache || model.no_memory {
+        return (0, 0);
+    }
+    let idx_k = layer.indexer_key_length as u64 * k.b32_per_element();
+    let idx_v = match v_pad {
+        Some((_, iv)) if layer.indexer_key_length > 0 => iv,
+        _ => layer.indexer_value_length as u64,
+    } * v.b32_per_element();
     if layer.attention == Attention::None {
-        return 0;
+        return (idx_k, idx_v);
     }
     let hkv = layer.head_count_kv as u64;
+    let kb = hkv * layer.key_length as u64 * k.b32_per_element() + idx_k;
     if model.mla.is_some() {
         // llama.cpp stores the latent (kv_lora_rank + n_rot = key_length) as K; V is a view.
-        return hkv * layer.key_length as u64 * k.b32_per_element();
+        return (kb, idx_v);
     }
-    hkv * (layer.key_length as u64 * k.b32_per_element()
-        + layer.value_length as u64 * v.b32_per_element())
+    let vw = match v_pad {
+        Some((w, _)) => w,
+        None => hkv * layer.value_length as u64,
+    };
+    (kb, vw * v.b32_per_element() + idx_v)
 }
 
 /// Tokens a layer retains per sequence at N (capacity view).
@@ -159,10 +249,36 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
     } else {
         pad(n_ctx / b, PAD)
     };
+    let streams = if s.kv_unified { 1 } else { b };
+    // Sliding (and chunked) layers: llama.cpp's SWA cache, always padded to 256 cells.
+    let swa_cells_per_stream = |w: u64| -> u64 {
+        if s.swa_full {
+            cells_per_stream
+        } else {
+            let per = if s.kv_unified { w.saturating_mul(b) } else { w };
+            pad(cells_per_stream.min(per.saturating_add(s.ubatch)), PAD)
+        }
+    };
+    // Flash attention off: V is stored transposed and padded to the widest layer.
+    let v_pad = if s.flash_attn || model.mla.is_some() {
+        None
+    } else {
+        let idx_v = model
+            .layers
+            .iter()
+            .map(|l| l.value_length as u64)
+            .max()
+            .unwrap_or(0);
+        Some((model.v_width_max(), idx_v))
+    };
     let mut per_layer = Vec::with_capacity(model.layers.len());
     let (mut full_b32, mut all_b32) = (0u128, 0u128);
     let (mut bytes, mut read, mut alloc) = (0u64, 0u64, 0u64);
     let mut naive: u128 = 0;
+    // (layers, K b32 × cells, V b32 × cells, cells per stream) per buffer.
+    let mut base = (0u32, 0u128, 0u128, cells_per_stream);
+    let mut swa = (0u32, 0u128, 0u128, 0u64);
+    let mut idx = (0u32, 0u128, 0u128, cells_per_stream);
     for (il, layer) in model.layers.iter().enumerate() {
         let b32 = layer_b32_per_token(model, layer, s.type_k, s.type_v);
         all_b32 += b32 as u128;
@@ -177,26 +293,49 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
             Attention::Chunked { chunk } => Some(chunk),
             _ => None,
         };
-        let cells = match (layer.attention, window) {
-            (Attention::None, _) => 0,
-            (_, Some(w)) if !s.swa_full => {
-                if s.kv_unified {
-                    pad(n_ctx.min(w.saturating_mul(b).saturating_add(s.ubatch)), PAD)
-                } else {
-                    pad(cells_per_stream.min(w.saturating_add(s.ubatch)), PAD).saturating_mul(b)
-                }
-            }
-            _ => {
-                if s.kv_unified {
-                    n_ctx
-                } else {
-                    cells_per_stream.saturating_mul(b)
-                }
-            }
+        let owned = layer.owns_cache && !model.no_memory;
+        // Attention K/V (without the indexer) and the indexer, allocated separately.
+        let (kb, vb) = layer_k_v_b32(model, layer, s.type_k, s.type_v, v_pad);
+        let ik = layer.indexer_key_length as u64 * s.type_k.b32_per_element();
+        let iv = if layer.indexer_key_length > 0 {
+            vb.min(match v_pad {
+                Some((_, w)) => w,
+                None => layer.indexer_value_length as u64,
+            } * s.type_v.b32_per_element())
+        } else {
+            0
         };
-        let layer_alloc = b32_to_bytes(b32 as u128 * cells as u128);
+        let (kb, vb) = (kb - ik, vb - iv);
+        let layer_cells = match window {
+            _ if !owned => 0,
+            Some(w) => swa_cells_per_stream(w).saturating_mul(streams),
+            None => cells_per_stream.saturating_mul(streams),
+        };
+        let idx_cells = if owned && layer.indexer_key_length > 0 {
+            cells_per_stream.saturating_mul(streams)
+        } else {
+            0
+        };
+        if owned {
+            let buf = if window.is_some() { &mut swa } else { &mut base };
+            buf.0 += 1;
+            buf.1 += kb as u128 * layer_cells as u128;
+            buf.2 += vb as u128 * layer_cells as u128;
+            if let Some(w) = window {
+                buf.3 = swa_cells_per_stream(w);
+            }
+            if layer.indexer_key_length > 0 {
+                idx.0 += 1;
+                idx.1 += ik as u128 * idx_cells as u128;
+                idx.2 += iv as u128 * idx_cells as u128;
+            }
+        }
+        let layer_alloc = b32_to_bytes(
+            (kb + vb) as u128 * layer_cells as u128 + (ik + iv) as u128 * idx_cells as u128,
+        );
         if let Some(mla) = model.mla
             && layer.attention != Attention::None
+            && owned
         {
             let per_tok = layer.head_count as u128
                 * (mla.key_length_mla as u128 * s.type_k.b32_per_element() as u128
@@ -214,11 +353,48 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
             retained_tokens: kept,
             read_tokens: reads,
             bytes: layer_bytes,
-            allocated_cells: cells,
+            allocated_cells: layer_cells,
             allocated_bytes: layer_alloc,
         });
     }
     let recurrent = model.recurrent_bytes_per_sequence().saturating_mul(b);
+    let mut caches = Vec::new();
+    let recurrent_only = super::model::RECURRENT_ARCHITECTURES.contains(&model.architecture.as_str());
+    if !model.no_memory && !recurrent_only {
+        let buf = |kind, (layers, k, v, cells): (u32, u128, u128, u64)| AllocatedCache {
+            kind,
+            cells,
+            streams,
+            layers,
+            k_bytes: b32_to_bytes(k),
+            v_bytes: b32_to_bytes(v),
+        };
+        caches.push(buf(CacheKind::Kv, base));
+        if swa.0 > 0 {
+            caches.push(buf(CacheKind::Swa, swa));
+        }
+        if idx.0 > 0 {
+            caches.push(buf(CacheKind::Indexer, idx));
+        }
+    }
+    if let Some(st) = model.state {
+        let layers = model.layers.iter().filter(|l| l.recurrent).count() as u32;
+        caches.push(AllocatedCache {
+            kind: CacheKind::Recurrent,
+            cells: b,
+            streams: 1,
+            layers,
+            k_bytes: st.conv.saturating_mul(4).saturating_mul(b).saturating_mul(layers as u64),
+            v_bytes: st.state.saturating_mul(4).saturating_mul(b).saturating_mul(layers as u64),
+        });
+    }
+    let mut refusals = Vec::new();
+    if model.kv_types_must_match && s.type_k != s.type_v {
+        refusals.push(CacheRefusal::MixedTypesOnMla {
+            k: s.type_k,
+            v: s.type_v,
+        });
+    }
     KvCache {
         bytes_per_token: b32_to_bytes(full_b32),
         bytes_per_token_all_layers: b32_to_bytes(all_b32),
@@ -231,6 +407,8 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
         cells_per_stream,
         per_layer,
         v_is_view_of_k: model.mla.is_some(),
+        caches,
+        refusals,
     }
 }
 
@@ -378,6 +556,7 @@ mod tests {
             ssm: None,
             recurrent_layers: None,
             tied_embeddings: false,
+            keys: Default::default(),
         };
         ModelShape::from_figures("Qwen3-32B", &f, Provenance::Spec).unwrap()
     }
@@ -440,6 +619,7 @@ mod tests {
             ssm: None,
             recurrent_layers: None,
             tied_embeddings: true,
+            keys: Default::default(),
         };
         ModelShape::from_figures("gemma", &f, Provenance::File).unwrap()
     }
@@ -525,6 +705,7 @@ mod tests {
             ssm: None,
             recurrent_layers: None,
             tied_embeddings: false,
+            keys: Default::default(),
         };
         let m = ModelShape::from_figures("dsv3", &f, Provenance::File).unwrap();
         let c = cache(&m, &settings(1));
@@ -561,6 +742,7 @@ mod tests {
             ssm: None,
             recurrent_layers: None,
             tied_embeddings: false,
+            keys: Default::default(),
         };
         let m = ModelShape::from_figures("l4", &fig, Provenance::File).unwrap();
         let c = cache(&m, &settings(8193));

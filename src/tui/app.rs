@@ -1623,5 +1623,6 @@ fn figures_of(m: &ModelShape) -> ArchFigures {
         ssm: m.ssm,
         recurrent_layers: None,
         tied_embeddings: m.tied_embeddings,
+        keys: m.keys.clone(),
     }
 }
