@@ -218,14 +218,9 @@ pub fn arch_report(artifact: &Artifact) -> Result<ArchReport, GgufError> {
     .to_string();
     let k = |suffix: &str| format!("{arch}.{suffix}");
     let mut warnings = Vec::new();
-    let known = KNOWN_ARCHITECTURES.contains(&arch.as_str());
-    if !known {
+    if !KNOWN_ARCHITECTURES.contains(&arch.as_str()) && !is_llama_cpp_architecture(&arch) {
         warnings.push(format!(
-            "architecture {arch:?} is not one llama.cpp's gguf-py knows: read the generic {arch}.* keys (block_count, attention.head_count, head_count_kv, key_length, value_length); no sliding-window, chunked or recurrent rule was applied"
-        ));
-    } else if !is_llama_cpp_architecture(&arch) {
-        warnings.push(format!(
-            "architecture {arch:?} is not in the pinned llama.cpp build (b{LLAMA_CPP_BUILD}): read with the generic rule"
+            "architecture {arch:?} is not one llama.cpp (b{LLAMA_CPP_BUILD}) knows: read the generic {arch}.* keys (block_count, attention.head_count, head_count_kv, key_length, value_length); no sliding-window, chunked or recurrent rule was applied"
         ));
     }
 
