@@ -238,9 +238,16 @@ fn sliding_window_pattern_array_or_period() {
     kv.push(("attention.sliding_window_pattern", Value::U32(4)));
     let (_d, a) = open_written(&meta_only("cohere2", kv));
     let f = arch_figures(&a).unwrap();
+    // A period is kept as such; the core applies it with the architecture's rule.
+    assert_eq!(f.sliding_pattern, None);
+    assert_eq!(f.keys.swa_period, Some(4));
+    let s = model_shape(&a, "c").unwrap();
     assert_eq!(
-        f.sliding_pattern,
-        Some(vec![true, true, true, false, true, true, true, false])
+        s.layers
+            .iter()
+            .map(|l| matches!(l.attention, Attention::Sliding { .. }))
+            .collect::<Vec<_>>(),
+        vec![true, true, true, false, true, true, true, false]
     );
 }
 
