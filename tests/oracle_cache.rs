@@ -97,11 +97,14 @@ fn compare(case: &oracle::OracleCase) -> Result<(), String> {
         ));
     }
     for (o, l) in rec.iter().zip(&case.case.recurrent) {
-        let theirs = (l.cells, l.layers, l.r_bytes, l.s_bytes + l.p_bytes);
-        let mine = (o.cells, o.layers, o.k_bytes, o.v_bytes);
+        // llama.cpp logs n_layer (every layer) here, not the layers holding state: compare
+        // the rows and the bytes.
+        let theirs = (l.cells, l.r_bytes, l.s_bytes + l.p_bytes);
+        let mine = (o.cells, o.k_bytes, o.v_bytes);
         if mine != theirs {
             diffs.push(format!(
-                "recurrent: llmbound (rows, layers, R, S) = {mine:?}, llama.cpp {theirs:?}"
+                "recurrent: llmbound (rows, R, S) = {mine:?}, llama.cpp {theirs:?} ({} layers held state here)",
+                o.layers
             ));
         }
     }
