@@ -152,6 +152,15 @@ pub enum CacheRefusal {
         /// `-ctv`.
         v: CacheType,
     },
+    /// With flash attention, a block-quantized cache type must divide every layer's head size.
+    HeadSizeNotBlockMultiple {
+        /// "K" or "V".
+        which: &'static str,
+        /// The cache type.
+        ty: CacheType,
+        /// The head size it does not divide.
+        head: u32,
+    },
 }
 
 impl std::fmt::Display for CacheRefusal {
@@ -160,6 +169,11 @@ impl std::fmt::Display for CacheRefusal {
             CacheRefusal::MixedTypesOnMla { k, v } => write!(
                 f,
                 "llama.cpp will not start: this model does not support different K ({k}) and V ({v}) cache types"
+            ),
+            CacheRefusal::HeadSizeNotBlockMultiple { which, ty, head } => write!(
+                f,
+                "llama.cpp will not start: {which} cache type {ty} with block size {} does not divide the head size {head}",
+                ty.block().1
             ),
         }
     }
@@ -394,6 +408,23 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
             k: s.type_k,
             v: s.type_v,
         });
+    }
+    if s.flash_attn {
+        let n_main = model
+            .layers
+            .len()
+            .saturating_sub(model.keys.nextn_layers as usize);
+        for (which, ty, head) in [
+            ("K", s.type_k, model.layers[..n_main].iter().map(|l| l.key_length).collect::<Vec<_>>()),
+            ("V", s.type_v, model.layers[..n_main].iter().map(|l| l.value_length).collect()),
+        ] {
+            let blck = ty.block().1;
+            if blck > 1
+                && let Some(h) = head.into_iter().find(|h| *h as u64 % blck != 0)
+            {
+                refusals.push(CacheRefusal::HeadSizeNotBlockMultiple { which, ty, head: h });
+            }
+        }
     }
     KvCache {
         bytes_per_token: b32_to_bytes(full_b32),
