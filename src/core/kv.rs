@@ -1151,6 +1151,27 @@ mod llama_rules {
     }
 
     #[test]
+    fn quantized_cache_must_divide_head_size() {
+        let m = shape(&fig("llama", 2, 4, PerLayer::Uniform(2), 16, 64));
+        let mut s = at(4096);
+        s.type_k = CacheType::Q8_0;
+        s.type_v = CacheType::Q8_0;
+        let r = cache(&m, &s).refusals;
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(
+            r[0],
+            CacheRefusal::HeadSizeNotBlockMultiple {
+                which: "K",
+                ty: CacheType::Q8_0,
+                head: 16
+            }
+        );
+        s.flash_attn = false;
+        s.type_v = CacheType::F16;
+        assert!(cache(&m, &s).refusals.is_empty());
+    }
+
+    #[test]
     fn dsa_indexer_cache() {
         let mut f = dsv3("deepseek32");
         f.keys.indexer_key_length = Some(128);
