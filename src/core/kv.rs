@@ -1186,6 +1186,16 @@ mod llama_rules {
         f.keys.indexer_types = Some(vec![true, false, false, true]);
         let c = cache(&shape(&f), &at(4096));
         assert_eq!(kind(&c, CacheKind::Indexer).layers, 2);
+        // no types key: all layers before GLM 5.2, the built-in list from 1 Mi tokens on
+        let mut f = dsv3("glm-dsa");
+        f.layers = 8;
+        f.keys.indexer_key_length = Some(128);
+        f.native_context = Some(202_752);
+        assert_eq!(kind(&cache(&shape(&f), &at(256)), CacheKind::Indexer).layers, 8);
+        f.native_context = Some(1_048_576);
+        let m = shape(&f);
+        let owners: Vec<usize> = (0..8).filter(|i| m.layers[*i].indexer_key_length > 0).collect();
+        assert_eq!(owners, vec![0, 1, 2, 6]);
     }
 
     #[test]

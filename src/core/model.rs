@@ -773,10 +773,14 @@ impl ModelShape {
             match arch {
                 "deepseek32" if main => (ik, 0),
                 "glm-dsa" if main => {
-                    let full = keys
-                        .indexer_types
-                        .as_ref()
-                        .is_none_or(|t| t.get(il).copied().unwrap_or(false));
+                    // Without `indexer.types`: every layer before GLM 5.2 (trained context
+                    // below 1 Mi tokens), else llama.cpp's built-in 5.2 list (layers 0, 1,
+                    // then every 4th from 2, over its 78 entries).
+                    let full = match &keys.indexer_types {
+                        Some(t) => t.get(il).copied().unwrap_or(false),
+                        None if fig.native_context.unwrap_or(0) < 1_048_576 => true,
+                        None => il < 2 || (il < 78 && (il - 2) % 4 == 0),
+                    };
                     if full { (ik, 0) } else { (0, 0) }
                 }
                 "minimax-m3" if il as u32 >= keys.leading_dense.unwrap_or(0) => {
