@@ -391,7 +391,12 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
             caches.push(buf(CacheKind::Indexer, idx));
         }
     }
-    if let Some(st) = model.state {
+    // llama.cpp creates the recurrent memory for every hybrid and recurrent architecture,
+    // even when no layer holds state.
+    let arch = model.architecture.as_str();
+    let has_recurrent_memory = super::model::HYBRID_ARCHITECTURES.contains(&arch) || recurrent_only;
+    if model.state.is_some() || has_recurrent_memory {
+        let st = model.state.unwrap_or(super::model::RecurrentState { conv: 0, state: 0 });
         let layers = model.layers.iter().filter(|l| l.recurrent).count() as u32;
         caches.push(AllocatedCache {
             kind: CacheKind::Recurrent,
