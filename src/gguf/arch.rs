@@ -323,17 +323,14 @@ pub fn arch_report(artifact: &Artifact) -> Result<ArchReport, GgufError> {
     let value_mla = m.get_u32(&k("attention.value_length_mla"))?;
     let mla = if key_mla.is_some() || value_mla.is_some() {
         let needed = "the latent (MLA) cache size";
+        // The cache is key_length × head_count_kv whatever these say; llama.cpp does not
+        // require them (rope dims default to the key head size), so neither does llmbound.
+        let lora = m.get_u32(&k("attention.kv_lora_rank"))?;
+        let rope = m.get_u32(&k("rope.dimension_count"))?;
+        let key = key_length.unwrap_or(0);
         Some(Mla {
-            kv_lora_rank: required(
-                m.get_u32(&k("attention.kv_lora_rank"))?,
-                &k("attention.kv_lora_rank"),
-                needed,
-            )?,
-            rope_dim: required(
-                m.get_u32(&k("rope.dimension_count"))?,
-                &k("rope.dimension_count"),
-                needed,
-            )?,
+            kv_lora_rank: lora.unwrap_or_else(|| key.saturating_sub(rope.unwrap_or(0))),
+            rope_dim: rope.unwrap_or_else(|| key.saturating_sub(lora.unwrap_or(key))),
             key_length_mla: required(key_mla, &k("attention.key_length_mla"), needed)?,
             value_length_mla: required(value_mla, &k("attention.value_length_mla"), needed)?,
         })
