@@ -9,8 +9,10 @@ use std::path::Path;
 
 /// (architecture → status) from the table rows `| `name` | status | kind |`.
 fn table() -> BTreeMap<String, String> {
-    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architectures.md"))
-        .expect("docs/architectures.md");
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architectures.md"),
+    )
+    .expect("docs/architectures.md");
     assert!(
         doc.contains(&format!("b{LLAMA_CPP_BUILD}")),
         "the table states the pinned build b{LLAMA_CPP_BUILD}"
@@ -71,7 +73,8 @@ fn names(v: &serde_json::Value, out: &mut Vec<String>) {
 
 #[test]
 fn every_fixture_architecture_is_listed() {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llama-cpp/architectures.json");
+    let p =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llama-cpp/architectures.json");
     let Ok(text) = std::fs::read_to_string(&p) else {
         eprintln!("SKIPPED: {} does not exist", p.display());
         return;
@@ -79,10 +82,17 @@ fn every_fixture_architecture_is_listed() {
     let v: serde_json::Value = serde_json::from_str(&text).expect("architectures.json is JSON");
     let mut found = Vec::new();
     names(&v, &mut found);
-    assert!(!found.is_empty(), "no architecture names in {}", p.display());
+    assert!(
+        !found.is_empty(),
+        "no architecture names in {}",
+        p.display()
+    );
     let t = table();
     for a in &found {
-        assert!(t.contains_key(a), "fixture architecture {a} missing from docs/architectures.md");
+        assert!(
+            t.contains_key(a),
+            "fixture architecture {a} missing from docs/architectures.md"
+        );
     }
     // A row that claims a fixture check names an architecture with a fixture.
     let with_fixture: Vec<String> = v["architectures"]
@@ -96,7 +106,10 @@ fn every_fixture_architecture_is_listed() {
         .unwrap_or_default();
     for (a, status) in &t {
         if status.contains("checked against a fixture") {
-            assert!(with_fixture.contains(a), "{a} claims a fixture check but has no fixture");
+            assert!(
+                with_fixture.contains(a),
+                "{a} claims a fixture check but has no fixture"
+            );
         }
     }
 }

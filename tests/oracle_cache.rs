@@ -52,13 +52,18 @@ fn compare(case: &oracle::OracleCase) -> Result<(), String> {
             Err(_) => Ok(()),
             Ok(m) if !kv::cache(&m, &s).refusals.is_empty() => Ok(()),
             Ok(_) if s.type_v.is_quantized() && !s.flash_attn => Ok(()),
-            Ok(_) => Err(format!("llama.cpp refused ({err}) but llmbound gives figures")),
+            Ok(_) => Err(format!(
+                "llama.cpp refused ({err}) but llmbound gives figures"
+            )),
         };
     }
     let m = shape.map_err(|e| format!("llmbound refuses a model llama.cpp runs: {e}"))?;
     let c = kv::cache(&m, &s);
     if !c.refusals.is_empty() {
-        return Err(format!("llmbound refuses ({:?}) but llama.cpp ran", c.refusals));
+        return Err(format!(
+            "llmbound refuses ({:?}) but llama.cpp ran",
+            c.refusals
+        ));
     }
     let mut diffs = Vec::new();
     let ours: Vec<&AllocatedCache> = c
@@ -75,7 +80,13 @@ fn compare(case: &oracle::OracleCase) -> Result<(), String> {
         ));
     }
     for (o, l) in ours.iter().zip(&case.case.kv_caches) {
-        let theirs = (l.cells, u64::from(l.streams), l.layers, l.k_bytes, l.v_bytes);
+        let theirs = (
+            l.cells,
+            u64::from(l.streams),
+            l.layers,
+            l.k_bytes,
+            l.v_bytes,
+        );
         let mine = (o.cells, o.streams, o.layers, o.k_bytes, o.v_bytes);
         if mine != theirs {
             diffs.push(format!(

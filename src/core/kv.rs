@@ -312,10 +312,12 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
         let (kb, vb) = layer_k_v_b32(model, layer, s.type_k, s.type_v, v_pad);
         let ik = layer.indexer_key_length as u64 * s.type_k.b32_per_element();
         let iv = if layer.indexer_key_length > 0 {
-            vb.min(match v_pad {
-                Some((_, w)) => w,
-                None => layer.indexer_value_length as u64,
-            } * s.type_v.b32_per_element())
+            vb.min(
+                match v_pad {
+                    Some((_, w)) => w,
+                    None => layer.indexer_value_length as u64,
+                } * s.type_v.b32_per_element(),
+            )
         } else {
             0
         };
@@ -331,7 +333,11 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
             0
         };
         if owned {
-            let buf = if window.is_some() { &mut swa } else { &mut base };
+            let buf = if window.is_some() {
+                &mut swa
+            } else {
+                &mut base
+            };
             buf.0 += 1;
             buf.1 += kb as u128 * layer_cells as u128;
             buf.2 += vb as u128 * layer_cells as u128;
@@ -373,7 +379,8 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
     }
     let recurrent = model.recurrent_bytes_per_sequence().saturating_mul(b);
     let mut caches = Vec::new();
-    let recurrent_only = super::model::RECURRENT_ARCHITECTURES.contains(&model.architecture.as_str());
+    let recurrent_only =
+        super::model::RECURRENT_ARCHITECTURES.contains(&model.architecture.as_str());
     if !model.no_memory && !recurrent_only {
         let buf = |kind, (layers, k, v, cells): (u32, u128, u128, u64)| AllocatedCache {
             kind,
@@ -396,15 +403,25 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
     let arch = model.architecture.as_str();
     let has_recurrent_memory = super::model::HYBRID_ARCHITECTURES.contains(&arch) || recurrent_only;
     if model.state.is_some() || has_recurrent_memory {
-        let st = model.state.unwrap_or(super::model::RecurrentState { conv: 0, state: 0 });
+        let st = model
+            .state
+            .unwrap_or(super::model::RecurrentState { conv: 0, state: 0 });
         let layers = model.layers.iter().filter(|l| l.recurrent).count() as u32;
         caches.push(AllocatedCache {
             kind: CacheKind::Recurrent,
             cells: b,
             streams: 1,
             layers,
-            k_bytes: st.conv.saturating_mul(4).saturating_mul(b).saturating_mul(layers as u64),
-            v_bytes: st.state.saturating_mul(4).saturating_mul(b).saturating_mul(layers as u64),
+            k_bytes: st
+                .conv
+                .saturating_mul(4)
+                .saturating_mul(b)
+                .saturating_mul(layers as u64),
+            v_bytes: st
+                .state
+                .saturating_mul(4)
+                .saturating_mul(b)
+                .saturating_mul(layers as u64),
         });
     }
     let mut refusals = Vec::new();
@@ -420,12 +437,26 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
             .len()
             .saturating_sub(model.keys.nextn_layers as usize);
         for (which, ty, head) in [
-            ("K", s.type_k, model.layers[..n_main].iter().map(|l| l.key_length).collect::<Vec<_>>()),
-            ("V", s.type_v, model.layers[..n_main].iter().map(|l| l.value_length).collect()),
+            (
+                "K",
+                s.type_k,
+                model.layers[..n_main]
+                    .iter()
+                    .map(|l| l.key_length)
+                    .collect::<Vec<_>>(),
+            ),
+            (
+                "V",
+                s.type_v,
+                model.layers[..n_main]
+                    .iter()
+                    .map(|l| l.value_length)
+                    .collect(),
+            ),
         ] {
             let blck = ty.block().1;
             if blck > 1
-                && let Some(h) = head.into_iter().find(|h| *h as u64 % blck != 0)
+                && let Some(h) = head.into_iter().find(|h| !(*h as u64).is_multiple_of(blck))
             {
                 refusals.push(CacheRefusal::HeadSizeNotBlockMultiple { which, ty, head: h });
             }
@@ -966,7 +997,10 @@ mod llama_rules {
             assert_eq!(c.allocated_bytes, 24 * 540_672, "{arch}");
             assert_eq!(c.caches.len(), 1);
             f.keys.token_shift_count = Some(1);
-            assert_eq!(shape(&f).recurrent_bytes_per_sequence(), 24 * (2048 + 131_072) * 4);
+            assert_eq!(
+                shape(&f).recurrent_bytes_per_sequence(),
+                24 * (2048 + 131_072) * 4
+            );
         }
     }
 
@@ -991,7 +1025,10 @@ mod llama_rules {
         let p = "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-";
         assert_eq!(p.len(), 52);
         let hkv: Vec<u32> = p.chars().map(|c| if c == '*' { 8 } else { 0 }).collect();
-        let ff: Vec<u32> = p.chars().map(|c| if c == '-' { 21_504 } else { 0 }).collect();
+        let ff: Vec<u32> = p
+            .chars()
+            .map(|c| if c == '-' { 21_504 } else { 0 })
+            .collect();
         let mut f = fig("nemotron_h", 52, 32, PerLayer::List(hkv), 128, 4096);
         f.ssm = Some(Ssm {
             d_conv: 4,
@@ -1015,7 +1052,13 @@ mod llama_rules {
     fn lfm2_short_convolution_state() {
         // LFM2-1.2B: 16 layers, attention at 2, 5, 8, 10, 12, 14; l_cache 3.
         let hkv: Vec<u32> = (0..16)
-            .map(|i| if [2, 5, 8, 10, 12, 14].contains(&i) { 8 } else { 0 })
+            .map(|i| {
+                if [2, 5, 8, 10, 12, 14].contains(&i) {
+                    8
+                } else {
+                    0
+                }
+            })
             .collect();
         let mut f = fig("lfm2", 16, 32, PerLayer::List(hkv), 64, 2048);
         f.keys.shortconv_l_cache = Some(3);
@@ -1098,12 +1141,22 @@ mod llama_rules {
 
     #[test]
     fn non_causal_models_have_no_memory() {
-        for arch in ["bert", "modern-bert", "gemma-embedding", "nomic-bert", "llada"] {
+        for arch in [
+            "bert",
+            "modern-bert",
+            "gemma-embedding",
+            "nomic-bert",
+            "llada",
+        ] {
             let mut f = fig(arch, 12, 12, PerLayer::Uniform(12), 64, 768);
             f.sliding_window = Some(128);
             let m = shape(&f);
             let c = cache(&m, &at(8192));
-            assert_eq!((c.bytes, c.allocated_bytes, c.caches.len()), (0, 0, 0), "{arch}");
+            assert_eq!(
+                (c.bytes, c.allocated_bytes, c.caches.len()),
+                (0, 0, 0),
+                "{arch}"
+            );
         }
     }
 
@@ -1114,7 +1167,10 @@ mod llama_rules {
         let m = shape(&f);
         let mut s = at(256);
         let c = cache(&m, &s);
-        assert_eq!(kind(&c, CacheKind::Kv).v_bytes, (3 + 3 + 4 + 5) * 64 * 2 * 256);
+        assert_eq!(
+            kind(&c, CacheKind::Kv).v_bytes,
+            (3 + 3 + 4 + 5) * 64 * 2 * 256
+        );
         s.flash_attn = false;
         let c = cache(&m, &s);
         let kv = kind(&c, CacheKind::Kv);
@@ -1196,10 +1252,15 @@ mod llama_rules {
         f.layers = 8;
         f.keys.indexer_key_length = Some(128);
         f.native_context = Some(202_752);
-        assert_eq!(kind(&cache(&shape(&f), &at(256)), CacheKind::Indexer).layers, 8);
+        assert_eq!(
+            kind(&cache(&shape(&f), &at(256)), CacheKind::Indexer).layers,
+            8
+        );
         f.native_context = Some(1_048_576);
         let m = shape(&f);
-        let owners: Vec<usize> = (0..8).filter(|i| m.layers[*i].indexer_key_length > 0).collect();
+        let owners: Vec<usize> = (0..8)
+            .filter(|i| m.layers[*i].indexer_key_length > 0)
+            .collect();
         assert_eq!(owners, vec![0, 1, 2, 6]);
     }
 
@@ -1211,7 +1272,10 @@ mod llama_rules {
         let c = cache(&shape(&f), &at(1024));
         let idx = kind(&c, CacheKind::Indexer);
         assert_eq!(idx.layers, 3);
-        assert_eq!((idx.k_bytes, idx.v_bytes), (3 * 128 * 2 * 1024, 3 * 128 * 2 * 1024));
+        assert_eq!(
+            (idx.k_bytes, idx.v_bytes),
+            (3 * 128 * 2 * 1024, 3 * 128 * 2 * 1024)
+        );
     }
 
     #[test]

@@ -508,7 +508,9 @@ pub fn unsupported_reason(arch: &str) -> Option<&'static str> {
         "qwen4exp" => {
             "llama.cpp adds a pooled-key (QSA) indexer cache and per-layer-embedding convolution rows"
         }
-        "glm5-next" => "llama.cpp adds a pooled-key (k-pool) DSA indexer cache beside the KDA state",
+        "glm5-next" => {
+            "llama.cpp adds a pooled-key (k-pool) DSA indexer cache beside the KDA state"
+        }
         "dots3note" => {
             "llama.cpp keeps separate latent sizes for sliding and full layers plus a DSA indexer cache"
         }
@@ -588,7 +590,7 @@ fn swa_from_period(il: u32, n: u32, dense_first: bool) -> bool {
     if n == 0 {
         true
     } else if dense_first {
-        il % n != 0
+        !il.is_multiple_of(n)
     } else {
         il % n < n - 1
     }
@@ -668,7 +670,7 @@ impl ModelShape {
                         Some(p) => p.get(il).copied().unwrap_or(false),
                         None => {
                             let n = keys.full_attention_interval.unwrap_or(interval_default);
-                            main && n > 0 && (il as u32 + 1) % n != 0
+                            main && n > 0 && !(il as u32 + 1).is_multiple_of(n)
                         }
                     }
                 }
@@ -757,7 +759,11 @@ impl ModelShape {
         } else {
             None
         };
-        let unknown_window = if known { None } else { file_window.filter(|w| *w > 0) };
+        let unknown_window = if known {
+            None
+        } else {
+            file_window.filter(|w| *w > 0)
+        };
         let llama4_chunk = if arch == "llama4" && file_window != Some(0) {
             Some(fig.chunk_size.filter(|c| *c > 0).unwrap_or(8192))
         } else {
@@ -779,7 +785,7 @@ impl ModelShape {
                     let full = match &keys.indexer_types {
                         Some(t) => t.get(il).copied().unwrap_or(false),
                         None if fig.native_context.unwrap_or(0) < 1_048_576 => true,
-                        None => il < 2 || (il < 78 && (il - 2) % 4 == 0),
+                        None => il < 2 || (il < 78 && (il - 2).is_multiple_of(4)),
                     };
                     if full { (ik, 0) } else { (0, 0) }
                 }
@@ -792,27 +798,36 @@ impl ModelShape {
         };
 
         let mut layers = Vec::with_capacity(l);
-        for il in 0..l {
+        for (il, &sliding) in swa_flags.iter().enumerate() {
             let h = fig.head_count.at(il);
             let hkv = fig.head_count_kv.at(il);
             let recurrent = recurrent_at(il);
             let owns_cache = owns_at(il, recurrent);
-            let sliding = swa_flags[il];
-            let (key_length, value_length) = if sliding { (k_swa, v_swa) } else { (k_full, v_full) };
+            let (key_length, value_length) = if sliding {
+                (k_swa, v_swa)
+            } else {
+                (k_full, v_full)
+            };
             let mtp = nextn > 0 && n_main > 0 && il as u32 >= n_main;
             let attention_layer = hkv > 0
                 && (!recurrent || arch == "falcon-h1")
-                && !(mtp && !owns_cache)
+                && (!mtp || owns_cache)
                 && !(hybrid && !owns_cache && kv_from_start.is_none());
             let attention = if !attention_layer {
                 Attention::None
             } else if let Some(chunk) = llama4_chunk {
                 let chunked = match &fig.sliding_pattern {
                     Some(p) => p.get(il).copied().unwrap_or(false),
-                    None => swa_from_period(il as u32, keys.swa_period.unwrap_or(4), false)
-                        && (il as u32) < n_main,
+                    None => {
+                        swa_from_period(il as u32, keys.swa_period.unwrap_or(4), false)
+                            && (il as u32) < n_main
+                    }
                 };
-                if chunked { Attention::Chunked { chunk } } else { Attention::Full }
+                if chunked {
+                    Attention::Chunked { chunk }
+                } else {
+                    Attention::Full
+                }
             } else if sliding {
                 match window.or(lfm2_window).or(unknown_window) {
                     Some(w) if w > 0 => Attention::Sliding { window: w },
@@ -821,8 +836,11 @@ impl ModelShape {
             } else {
                 Attention::Full
             };
-            let (indexer_key_length, indexer_value_length) =
-                if owns_cache || arch == "minimax-m3" { indexer_at(il) } else { (0, 0) };
+            let (indexer_key_length, indexer_value_length) = if owns_cache || arch == "minimax-m3" {
+                indexer_at(il)
+            } else {
+                (0, 0)
+            };
             layers.push(LayerShape {
                 head_count: h,
                 head_count_kv: hkv,
@@ -869,8 +887,7 @@ impl ModelShape {
                 Some(s) => (s.d_conv, s.d_inner, s.d_state, s.n_group),
                 None => (keys.conv_kernel.unwrap_or(0), 0, 0, 0),
             };
-            let ssm_conv = d_conv.saturating_sub(1)
-                * (d_inner + 2 * n_group * d_state);
+            let ssm_conv = d_conv.saturating_sub(1) * (d_inner + 2 * n_group * d_state);
             let (conv, st) = if let Some(wkv) = keys.wkv_head_size {
                 (
                     keys.token_shift_count.unwrap_or(2) as u64 * e,

@@ -390,7 +390,10 @@ pub fn arch_report(artifact: &Artifact) -> Result<ArchReport, GgufError> {
             key: k("nextn_predict_layers"),
             value: keys.nextn_layers.into(),
             why: format!("more next-token-prediction layers than the {layers} blocks"),
-            offset: m.get(&k("nextn_predict_layers")).map(|e| e.offset).unwrap_or(0),
+            offset: m
+                .get(&k("nextn_predict_layers"))
+                .map(|e| e.offset)
+                .unwrap_or(0),
         });
     }
 
