@@ -1265,6 +1265,18 @@ mod llama_rules {
     }
 
     #[test]
+    fn hy_v4_indexer_only_with_top_k() {
+        let mut f = dsv3("hy_v4");
+        f.keys.indexer_key_length = Some(128);
+        f.keys.indexer_types = Some(vec![true, false, true, false]);
+        let c = cache(&shape(&f), &at(4096));
+        assert!(c.caches.iter().all(|x| x.kind != CacheKind::Indexer));
+        f.keys.indexer_top_k = Some(2048);
+        let c = cache(&shape(&f), &at(4096));
+        assert_eq!(kind(&c, CacheKind::Indexer).layers, 2);
+    }
+
+    #[test]
     fn msa_indexer_skips_dense_lead() {
         let mut f = fig("minimax-m3", 4, 48, PerLayer::Uniform(8), 128, 3072);
         f.keys.indexer_key_length = Some(128);

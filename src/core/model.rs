@@ -207,8 +207,10 @@ pub struct CacheKeys {
     pub kda_head_dim: Option<u32>,
     /// `attention.indexer.key_length` (DSA / MSA indexer cache).
     pub indexer_key_length: Option<u32>,
-    /// `attention.indexer.types`, per layer (glm-dsa: layers that own an indexer).
+    /// `attention.indexer.types`, per layer (glm-dsa, hy_v4: layers that own an indexer).
     pub indexer_types: Option<Vec<bool>>,
+    /// `attention.indexer.top_k` (hy_v4: 0 or absent means no indexer at all).
+    pub indexer_top_k: Option<u32>,
     /// `leading_dense_block_count`.
     pub leading_dense: Option<u32>,
 }
@@ -514,7 +516,6 @@ pub fn unsupported_reason(arch: &str) -> Option<&'static str> {
         "dots3note" => {
             "llama.cpp keeps separate latent sizes for sliding and full layers plus a DSA indexer cache"
         }
-        "hy_v4" => "llama.cpp adds a DSA indexer cache on the layers that own an indexer",
         "gemma4-assistant" | "dflash" | "eagle3" => {
             "a draft model: llama.cpp sizes its cache from the target model's context"
         }
@@ -702,7 +703,10 @@ impl ModelShape {
                 };
             }
             let has_kv = kv_from_start.is_none_or(|n| (il as u32) < n);
-            let mtp_filtered = nextn > 0 && n_main > 0 && !main && arch != "minimax-m3";
+            // minimax-m3 and hy_v4 (with an indexer) pass no layer filter: MTP layers keep a cache.
+            let unfiltered =
+                arch == "minimax-m3" || (arch == "hy_v4" && keys.indexer_top_k.unwrap_or(0) > 0);
+            let mtp_filtered = nextn > 0 && n_main > 0 && !main && !unfiltered;
             has_kv && !mtp_filtered
         };
 
@@ -787,6 +791,14 @@ impl ModelShape {
                         None if fig.native_context.unwrap_or(0) < 1_048_576 => true,
                         None => il < 2 || (il < 78 && (il - 2).is_multiple_of(4)),
                     };
+                    if full { (ik, 0) } else { (0, 0) }
+                }
+                // hy_v4: only with a top-k, on the layers typed full.
+                "hy_v4" if keys.indexer_top_k.unwrap_or(0) > 0 => {
+                    let full = keys
+                        .indexer_types
+                        .as_ref()
+                        .is_some_and(|t| t.get(il).copied().unwrap_or(false));
                     if full { (ik, 0) } else { (0, 0) }
                 }
                 "minimax-m3" if il as u32 >= keys.leading_dense.unwrap_or(0) => {

@@ -383,6 +383,7 @@ pub fn arch_report(artifact: &Artifact) -> Result<ArchReport, GgufError> {
         kda_head_dim: m.get_u32(&k("kda.head_dim"))?,
         indexer_key_length: m.get_u32(&k("attention.indexer.key_length"))?,
         indexer_types: bool_or_array(m, &k("attention.indexer.types"), layers)?,
+        indexer_top_k: m.get_u32(&k("attention.indexer.top_k"))?,
         leading_dense: m.get_u32(&k("leading_dense_block_count"))?,
     };
     if keys.nextn_layers > layers {
