@@ -1599,7 +1599,12 @@ pub fn complete_path(text: &str) -> (String, Option<String>) {
 /// Raw figures recovered from a model shape (for a scenario without a model profile).
 fn figures_of(m: &ModelShape) -> ArchFigures {
     use crate::core::model::PerLayer;
-    let first = m.layers.first();
+    // The full-attention head sizes (sliding layers may have their own, `keys`).
+    let first = m
+        .layers
+        .iter()
+        .find(|l| !matches!(l.attention, crate::core::model::Attention::Sliding { .. }))
+        .or(m.layers.first());
     ArchFigures {
         architecture: m.architecture.clone(),
         layers: m.layer_count(),
