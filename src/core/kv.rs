@@ -390,12 +390,13 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
             k_bytes: b32_to_bytes(k),
             v_bytes: b32_to_bytes(v),
         };
+        // llama.cpp's order: the main (or DSA) cache, its indexer, then the SWA cache.
         caches.push(buf(CacheKind::Kv, base));
-        if swa.0 > 0 {
-            caches.push(buf(CacheKind::Swa, swa));
-        }
         if idx.0 > 0 {
             caches.push(buf(CacheKind::Indexer, idx));
+        }
+        if swa.0 > 0 {
+            caches.push(buf(CacheKind::Swa, swa));
         }
     }
     // llama.cpp creates the recurrent memory for every hybrid and recurrent architecture,
@@ -1262,6 +1263,25 @@ mod llama_rules {
             .filter(|i| m.layers[*i].indexer_key_length > 0)
             .collect();
         assert_eq!(owners, vec![0, 1, 2, 6]);
+    }
+
+    #[test]
+    fn dots3note_dsa_beside_swa() {
+        let mut f = dsv3("dots3note");
+        f.sliding_window = Some(128);
+        f.sliding_pattern = Some(vec![false, true, true, true]);
+        f.keys.indexer_key_length = Some(64);
+        f.keys.indexer_types = Some(vec![true, false, false, false]);
+        let c = cache(&shape(&f), &at(4096));
+        let kinds: Vec<CacheKind> = c.caches.iter().map(|x| x.kind).collect();
+        assert_eq!(
+            kinds,
+            vec![CacheKind::Kv, CacheKind::Indexer, CacheKind::Swa]
+        );
+        assert_eq!(kind(&c, CacheKind::Kv).bytes(), 576 * 2 * 4096);
+        assert_eq!(kind(&c, CacheKind::Indexer).bytes(), 64 * 2 * 4096);
+        // 3 sliding layers: PAD(min(4096, 128 + 512), 256) = 768 cells
+        assert_eq!(kind(&c, CacheKind::Swa).bytes(), 3 * 576 * 2 * 768);
     }
 
     #[test]

@@ -513,9 +513,6 @@ pub fn unsupported_reason(arch: &str) -> Option<&'static str> {
         "glm5-next" => {
             "llama.cpp adds a pooled-key (k-pool) DSA indexer cache beside the KDA state"
         }
-        "dots3note" => {
-            "llama.cpp keeps separate latent sizes for sliding and full layers plus a DSA indexer cache"
-        }
         "gemma4-assistant" | "dflash" | "eagle3" => {
             "a draft model: llama.cpp sizes its cache from the target model's context"
         }
@@ -791,6 +788,14 @@ impl ModelShape {
                         None if fig.native_context.unwrap_or(0) < 1_048_576 => true,
                         None => il < 2 || (il < 78 && (il - 2).is_multiple_of(4)),
                     };
+                    if full { (ik, 0) } else { (0, 0) }
+                }
+                // dots3note: the layers `indexer.types` marks (DSA cache beside the SWA one).
+                "dots3note" if main => {
+                    let full = keys
+                        .indexer_types
+                        .as_ref()
+                        .is_some_and(|t| t.get(il).copied().unwrap_or(false));
                     if full { (ik, 0) } else { (0, 0) }
                 }
                 // hy_v4: only with a top-k, on the layers typed full.
