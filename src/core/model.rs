@@ -519,10 +519,6 @@ pub fn unsupported_reason(arch: &str) -> Option<&'static str> {
         "graniteswitch" => "llama.cpp adds a router layer with a cache of its own",
         "nanbeige" => "llama.cpp repeats the physical layers in loops",
         "clip" => "a vision/audio projector, not a language model: it has no cache",
-        "t5" => "an encoder-decoder: llama.cpp sizes the decoder cache from decoder keys",
-        "hrm_text" | "talkie" | "qwen3tts" | "pockettts" => {
-            "not yet read against llama.cpp's source for this build"
-        }
         _ => return None,
     })
 }
