@@ -1285,6 +1285,22 @@ mod llama_rules {
     }
 
     #[test]
+    fn glm5_next_kda_mla_and_pooled_indexer() {
+        let mut f = dsv3("glm5-next");
+        f.head_count_kv = PerLayer::List(vec![0, 0, 0, 1]);
+        f.keys.kda_head_dim = Some(128);
+        f.keys.conv_kernel = Some(4);
+        f.keys.indexer_key_length = Some(128);
+        let c = cache(&shape(&f), &at(4096));
+        assert_eq!(kind(&c, CacheKind::Kv).bytes(), 576 * 2 * 4096);
+        let idx = kind(&c, CacheKind::Indexer);
+        assert_eq!((idx.layers, idx.k_bytes), (1, 3 * 128 * 2 * 4096));
+        // KDA: r = 3 × 3 × 128 heads × 128, s = 128² × 128, over 3 layers
+        let r = kind(&c, CacheKind::Recurrent);
+        assert_eq!(r.bytes(), 3 * (3 * 3 * 128 * 128 + 128 * 128 * 128) * 4);
+    }
+
+    #[test]
     fn hy_v4_indexer_only_with_top_k() {
         let mut f = dsv3("hy_v4");
         f.keys.indexer_key_length = Some(128);

@@ -510,9 +510,6 @@ pub fn unsupported_reason(arch: &str) -> Option<&'static str> {
         "qwen4exp" => {
             "llama.cpp adds a pooled-key (QSA) indexer cache and per-layer-embedding convolution rows"
         }
-        "glm5-next" => {
-            "llama.cpp adds a pooled-key (k-pool) DSA indexer cache beside the KDA state"
-        }
         "gemma4-assistant" | "dflash" | "eagle3" => {
             "a draft model: llama.cpp sizes its cache from the target model's context"
         }
@@ -793,6 +790,15 @@ impl ModelShape {
                         .as_ref()
                         .is_some_and(|t| t.get(il).copied().unwrap_or(false));
                     if full { (ik, 0) } else { (0, 0) }
+                }
+                // glm5-next: attention layers typed full (all by default); the k-pool indexer
+                // caches key | gate | pooled rows side by side (3 × the key length).
+                "glm5-next" if main && !recurrent_at(il) => {
+                    let full = keys
+                        .indexer_types
+                        .as_ref()
+                        .is_none_or(|t| t.get(il).copied().unwrap_or(false));
+                    if full { (3 * ik, 0) } else { (0, 0) }
                 }
                 // hy_v4: only with a top-k, on the layers typed full.
                 "hy_v4" if keys.indexer_top_k.unwrap_or(0) > 0 => {
