@@ -146,10 +146,21 @@ fn allocated_cache_matches_llama_cpp() {
     assert!(!cases.is_empty(), "no oracle cases");
     let (mut checked, mut skipped, mut known) = (0, 0, 0);
     let mut failures = Vec::new();
+    let mut skipped_models = std::collections::BTreeSet::new();
     for case in &cases {
         let what = format!("{} {}", case.model.name, case.case.id);
         if case.gguf.as_ref().is_none_or(|p| !p.exists()) {
-            eprintln!("SKIPPED {what}: its GGUF is not available");
+            if skipped_models.insert(case.model.name.clone()) {
+                eprintln!(
+                    "SKIPPED every case of {}: its GGUF is not available{}",
+                    case.model.name,
+                    case.model
+                        .external
+                        .as_ref()
+                        .map(|e| format!(" (set {} to {})", e.env, e.file))
+                        .unwrap_or_default()
+                );
+            }
             skipped += 1;
             continue;
         }

@@ -152,6 +152,12 @@ pub enum CacheRefusal {
         /// `-ctv`.
         v: CacheType,
     },
+    /// A quantized V cache needs flash attention, which llama.cpp turns off for this
+    /// architecture (grok).
+    QuantizedVWithoutFlashAttn {
+        /// `-ctv`.
+        v: CacheType,
+    },
     /// With flash attention, a block-quantized cache type must divide every layer's head size.
     HeadSizeNotBlockMultiple {
         /// "K" or "V".
@@ -169,6 +175,10 @@ impl std::fmt::Display for CacheRefusal {
             CacheRefusal::MixedTypesOnMla { k, v } => write!(
                 f,
                 "llama.cpp will not start: this model does not support different K ({k}) and V ({v}) cache types"
+            ),
+            CacheRefusal::QuantizedVWithoutFlashAttn { v } => write!(
+                f,
+                "llama.cpp will not start: a quantized V cache ({v}) needs flash attention, which llama.cpp turns off for this architecture"
             ),
             CacheRefusal::HeadSizeNotBlockMultiple { which, ty, head } => write!(
                 f,
@@ -273,8 +283,10 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
             pad(cells_per_stream.min(per.saturating_add(s.ubatch)), PAD)
         }
     };
+    // llama.cpp forces flash attention off for grok.
+    let flash_attn = s.flash_attn && model.architecture != "grok";
     // Flash attention off: V is stored transposed and padded to the widest layer.
-    let v_pad = if s.flash_attn || model.mla.is_some() {
+    let v_pad = if flash_attn || model.mla.is_some() {
         None
     } else {
         let idx_v = model
@@ -432,7 +444,10 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
             v: s.type_v,
         });
     }
-    if s.flash_attn {
+    if s.flash_attn && !flash_attn && s.type_v.is_quantized() {
+        refusals.push(CacheRefusal::QuantizedVWithoutFlashAttn { v: s.type_v });
+    }
+    if flash_attn {
         let n_main = model
             .layers
             .len()
@@ -1231,6 +1246,22 @@ mod llama_rules {
         s.flash_attn = false;
         s.type_v = CacheType::F16;
         assert!(cache(&m, &s).refusals.is_empty());
+    }
+
+    #[test]
+    fn grok_runs_without_flash_attention() {
+        let m = shape(&fig("grok", 2, 4, PerLayer::List(vec![1, 2]), 16, 64));
+        let mut s = at(256);
+        s.type_k = CacheType::Q4_0;
+        let c = cache(&m, &s);
+        assert!(c.refusals.is_empty(), "{:?}", c.refusals);
+        // V transposed and padded to the widest layer (2 × 16)
+        assert_eq!(kind(&c, CacheKind::Kv).v_bytes, 2 * 2 * 16 * 2 * 256);
+        s.type_v = CacheType::Q8_0;
+        assert_eq!(
+            cache(&m, &s).refusals,
+            vec![CacheRefusal::QuantizedVWithoutFlashAttn { v: CacheType::Q8_0 }]
+        );
     }
 
     #[test]
