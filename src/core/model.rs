@@ -516,6 +516,7 @@ pub fn unsupported_reason(arch: &str) -> Option<&'static str> {
         "graniteswitch" => "llama.cpp adds a router layer with a cache of its own",
         "nanbeige" => "llama.cpp repeats the physical layers in loops",
         "clip" => "a vision/audio projector, not a language model: it has no cache",
+        "gptj" => "llama.cpp lists it but refuses to load it (unsupported model architecture)",
         _ => return None,
     })
 }
