@@ -220,8 +220,9 @@ fn layer_k_v_b32(
         return (0, 0);
     }
     let idx_k = layer.indexer_key_length as u64 * k.b32_per_element();
+    // Only a non-MLA indexer (MSA) stores V; the others are K-only.
     let idx_v = match v_pad {
-        Some((_, iv)) if layer.indexer_key_length > 0 => iv,
+        Some((_, iv)) if layer.indexer_value_length > 0 => iv,
         _ => layer.indexer_value_length as u64,
     } * v.b32_per_element();
     if layer.attention == Attention::None {
@@ -323,7 +324,7 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
         // Attention K/V (without the indexer) and the indexer, allocated separately.
         let (kb, vb) = layer_k_v_b32(model, layer, s.type_k, s.type_v, v_pad);
         let ik = layer.indexer_key_length as u64 * s.type_k.b32_per_element();
-        let iv = if layer.indexer_key_length > 0 {
+        let iv = if layer.indexer_value_length > 0 {
             vb.min(
                 match v_pad {
                     Some((_, w)) => w,

@@ -211,6 +211,8 @@ pub struct CacheKeys {
     pub indexer_types: Option<Vec<bool>>,
     /// `attention.indexer.top_k` (hy_v4: 0 or absent means no indexer at all).
     pub indexer_top_k: Option<u32>,
+    /// `attention.compress_ratios`, per layer (qwen4exp: a ratio turns on the pooled key row).
+    pub compress_ratios: Option<PerLayer>,
     /// `leading_dense_block_count`.
     pub leading_dense: Option<u32>,
 }
@@ -508,7 +510,7 @@ pub fn unsupported_reason(arch: &str) -> Option<&'static str> {
             "llama.cpp keeps compressed attention caches and an indexer per compression ratio (llama_kv_cache_dsv4)"
         }
         "qwen4exp" => {
-            "llama.cpp adds a pooled-key (QSA) indexer cache and per-layer-embedding convolution rows"
+            "llama.cpp adds per-layer-embedding (PLE) convolution rows to the recurrent state of PLE layers"
         }
         "gemma4-assistant" | "dflash" | "eagle3" => {
             "a draft model: llama.cpp sizes its cache from the target model's context"
@@ -800,6 +802,12 @@ impl ModelShape {
                         .as_ref()
                         .is_none_or(|t| t.get(il).copied().unwrap_or(false));
                     if full { (3 * ik, 0) } else { (0, 0) }
+                }
+                // qwen4exp: every attention layer; with a compress ratio the QSA indexer caches
+                // key | pooled rows side by side.
+                "qwen4exp" if main && !recurrent_at(il) => {
+                    let pooled = keys.compress_ratios.as_ref().is_some_and(|r| r.max() > 0);
+                    (if pooled { 2 * ik } else { ik }, 0)
                 }
                 // hy_v4: only with a top-k, on the layers typed full.
                 "hy_v4" if keys.indexer_top_k.unwrap_or(0) > 0 => {

@@ -384,6 +384,7 @@ pub fn arch_report(artifact: &Artifact) -> Result<ArchReport, GgufError> {
         indexer_key_length: m.get_u32(&k("attention.indexer.key_length"))?,
         indexer_types: bool_or_array(m, &k("attention.indexer.types"), layers)?,
         indexer_top_k: m.get_u32(&k("attention.indexer.top_k"))?,
+        compress_ratios: per_layer(m, &k("attention.compress_ratios"))?,
         leading_dense: m.get_u32(&k("leading_dense_block_count"))?,
     };
     if keys.nextn_layers > layers {
