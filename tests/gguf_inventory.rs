@@ -238,9 +238,16 @@ fn sliding_window_pattern_array_or_period() {
     kv.push(("attention.sliding_window_pattern", Value::U32(4)));
     let (_d, a) = open_written(&meta_only("cohere2", kv));
     let f = arch_figures(&a).unwrap();
+    // A period is kept as such; the core applies it with the architecture's rule.
+    assert_eq!(f.sliding_pattern, None);
+    assert_eq!(f.keys.swa_period, Some(4));
+    let s = model_shape(&a, "c").unwrap();
     assert_eq!(
-        f.sliding_pattern,
-        Some(vec![true, true, true, false, true, true, true, false])
+        s.layers
+            .iter()
+            .map(|l| matches!(l.attention, Attention::Sliding { .. }))
+            .collect::<Vec<_>>(),
+        vec![true, true, true, false, true, true, true, false]
     );
 }
 
@@ -370,7 +377,8 @@ fn missing_kv_keys_fail_the_figures_not_the_inventory() {
     kv.push(("attention.key_length_mla", Value::U32(192)));
     let (_d, a) = open_written(&meta_only("deepseek2", kv));
     let msg = arch_figures(&a).unwrap_err().to_string();
-    assert!(msg.contains("kv_lora_rank\" is missing"), "{msg}");
+    // llama.cpp needs both MLA head sizes (kv_lora_rank and rope dims it can do without).
+    assert!(msg.contains("value_length_mla\" is missing"), "{msg}");
 }
 
 #[test]

@@ -216,6 +216,7 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
             s.cache.type_v
         ));
     }
+    warnings.extend(kv.refusals.iter().map(|r| r.to_string()));
     if let Some(native) = s.model.native_context
         && s.cache.context > native
     {

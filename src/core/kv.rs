@@ -98,6 +98,95 @@ pub struct KvCache {
     pub per_layer: Vec<KvLayer>,
     /// The V cache type has no effect (MLA: V is a view of K).
     pub v_is_view_of_k: bool,
+    /// The buffers llama.cpp allocates, as its log lists them (`llama_kv_cache: size = …`,
+    /// `llama_memory_recurrent: size = …`).
+    pub caches: Vec<AllocatedCache>,
+    /// Why llama.cpp would not start with these settings.
+    pub refusals: Vec<CacheRefusal>,
+}
+
+/// Which of llama.cpp's cache buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheKind {
+    /// The attention cache of full (non-sliding) layers; the only one without SWA.
+    Kv,
+    /// The sliding-window (or chunked) layers' cache.
+    Swa,
+    /// The DSA / MSA indexer key cache.
+    Indexer,
+    /// The recurrent state (K = conv rows `r`, V = state rows `s`).
+    Recurrent,
+}
+
+/// One cache buffer as llama.cpp allocates and logs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllocatedCache {
+    /// Which buffer.
+    pub kind: CacheKind,
+    /// Cells per stream (recurrent: state rows, max(1, B)).
+    pub cells: u64,
+    /// Streams: 1 when unified, else B (recurrent: 1).
+    pub streams: u64,
+    /// Layers holding a tensor in this buffer.
+    pub layers: u32,
+    /// K bytes (recurrent: the conv rows r).
+    pub k_bytes: u64,
+    /// V bytes (recurrent: the state rows s; 0 for MLA and indexer caches without V).
+    pub v_bytes: u64,
+}
+
+impl AllocatedCache {
+    /// K + V bytes.
+    pub fn bytes(&self) -> u64 {
+        self.k_bytes.saturating_add(self.v_bytes)
+    }
+}
+
+/// A cache configuration llama.cpp refuses at start-up (`llama_init_from_model` returns null).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheRefusal {
+    /// MLA models (and deepseek4) need the same K and V cache type.
+    MixedTypesOnMla {
+        /// `-ctk`.
+        k: CacheType,
+        /// `-ctv`.
+        v: CacheType,
+    },
+    /// A quantized V cache needs flash attention, which llama.cpp turns off for this
+    /// architecture (grok).
+    QuantizedVWithoutFlashAttn {
+        /// `-ctv`.
+        v: CacheType,
+    },
+    /// With flash attention, a block-quantized cache type must divide every layer's head size.
+    HeadSizeNotBlockMultiple {
+        /// "K" or "V".
+        which: &'static str,
+        /// The cache type.
+        ty: CacheType,
+        /// The head size it does not divide.
+        head: u32,
+    },
+}
+
+impl std::fmt::Display for CacheRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CacheRefusal::MixedTypesOnMla { k, v } => write!(
+                f,
+                "llama.cpp will not start: this model does not support different K ({k}) and V ({v}) cache types"
+            ),
+            CacheRefusal::QuantizedVWithoutFlashAttn { v } => write!(
+                f,
+                "llama.cpp will not start: a quantized V cache ({v}) needs flash attention, which llama.cpp turns off for this architecture"
+            ),
+            CacheRefusal::HeadSizeNotBlockMultiple { which, ty, head } => write!(
+                f,
+                "llama.cpp will not start: {which} cache type {ty} with block size {} does not divide the head size {head}",
+                ty.block().1
+            ),
+        }
+    }
 }
 
 impl KvCache {
@@ -114,16 +203,42 @@ pub fn layer_b32_per_token(
     k: CacheType,
     v: CacheType,
 ) -> u64 {
+    let (kb, vb) = layer_k_v_b32(model, layer, k, v, None);
+    kb + vb
+}
+
+/// K and V bytes per cell of one layer in 1/32-byte units, indexer included; `v_pad` is the
+/// V row width llama.cpp pads to with flash attention off (None: the layer's own width).
+fn layer_k_v_b32(
+    model: &ModelShape,
+    layer: &LayerShape,
+    k: CacheType,
+    v: CacheType,
+    v_pad: Option<(u64, u64)>,
+) -> (u64, u64) {
+    if !layer.owns_cache || model.no_memory {
+        return (0, 0);
+    }
+    let idx_k = layer.indexer_key_length as u64 * k.b32_per_element();
+    // Only a non-MLA indexer (MSA) stores V; the others are K-only.
+    let idx_v = match v_pad {
+        Some((_, iv)) if layer.indexer_value_length > 0 => iv,
+        _ => layer.indexer_value_length as u64,
+    } * v.b32_per_element();
     if layer.attention == Attention::None {
-        return 0;
+        return (idx_k, idx_v);
     }
     let hkv = layer.head_count_kv as u64;
+    let kb = hkv * layer.key_length as u64 * k.b32_per_element() + idx_k;
     if model.mla.is_some() {
         // llama.cpp stores the latent (kv_lora_rank + n_rot = key_length) as K; V is a view.
-        return hkv * layer.key_length as u64 * k.b32_per_element();
+        return (kb, idx_v);
     }
-    hkv * (layer.key_length as u64 * k.b32_per_element()
-        + layer.value_length as u64 * v.b32_per_element())
+    let vw = match v_pad {
+        Some((w, _)) => w,
+        None => hkv * layer.value_length as u64,
+    };
+    (kb, vw * v.b32_per_element() + idx_v)
 }
 
 /// Tokens a layer retains per sequence at N (capacity view).
@@ -159,10 +274,38 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
     } else {
         pad(n_ctx / b, PAD)
     };
+    let streams = if s.kv_unified { 1 } else { b };
+    // Sliding (and chunked) layers: llama.cpp's SWA cache, always padded to 256 cells.
+    let swa_cells_per_stream = |w: u64| -> u64 {
+        if s.swa_full {
+            cells_per_stream
+        } else {
+            let per = if s.kv_unified { w.saturating_mul(b) } else { w };
+            pad(cells_per_stream.min(per.saturating_add(s.ubatch)), PAD)
+        }
+    };
+    // llama.cpp forces flash attention off for grok.
+    let flash_attn = s.flash_attn && model.architecture != "grok";
+    // Flash attention off: V is stored transposed and padded to the widest layer.
+    let v_pad = if flash_attn || model.mla.is_some() {
+        None
+    } else {
+        let idx_v = model
+            .layers
+            .iter()
+            .map(|l| l.value_length as u64)
+            .max()
+            .unwrap_or(0);
+        Some((model.v_width_max(), idx_v))
+    };
     let mut per_layer = Vec::with_capacity(model.layers.len());
     let (mut full_b32, mut all_b32) = (0u128, 0u128);
     let (mut bytes, mut read, mut alloc) = (0u64, 0u64, 0u64);
     let mut naive: u128 = 0;
+    // (layers, K b32 × cells, V b32 × cells, cells per stream) per buffer.
+    let mut base = (0u32, 0u128, 0u128, cells_per_stream);
+    let mut swa = (0u32, 0u128, 0u128, 0u64);
+    let mut idx = (0u32, 0u128, 0u128, cells_per_stream);
     for (il, layer) in model.layers.iter().enumerate() {
         let b32 = layer_b32_per_token(model, layer, s.type_k, s.type_v);
         all_b32 += b32 as u128;
@@ -177,26 +320,55 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
             Attention::Chunked { chunk } => Some(chunk),
             _ => None,
         };
-        let cells = match (layer.attention, window) {
-            (Attention::None, _) => 0,
-            (_, Some(w)) if !s.swa_full => {
-                if s.kv_unified {
-                    pad(n_ctx.min(w.saturating_mul(b).saturating_add(s.ubatch)), PAD)
-                } else {
-                    pad(cells_per_stream.min(w.saturating_add(s.ubatch)), PAD).saturating_mul(b)
-                }
-            }
-            _ => {
-                if s.kv_unified {
-                    n_ctx
-                } else {
-                    cells_per_stream.saturating_mul(b)
-                }
-            }
+        let owned = layer.owns_cache && !model.no_memory;
+        // Attention K/V (without the indexer) and the indexer, allocated separately.
+        let (kb, vb) = layer_k_v_b32(model, layer, s.type_k, s.type_v, v_pad);
+        let ik = layer.indexer_key_length as u64 * s.type_k.b32_per_element();
+        let iv = if layer.indexer_value_length > 0 {
+            vb.min(
+                match v_pad {
+                    Some((_, w)) => w,
+                    None => layer.indexer_value_length as u64,
+                } * s.type_v.b32_per_element(),
+            )
+        } else {
+            0
         };
-        let layer_alloc = b32_to_bytes(b32 as u128 * cells as u128);
+        let (kb, vb) = (kb - ik, vb - iv);
+        let layer_cells = match window {
+            _ if !owned => 0,
+            Some(w) => swa_cells_per_stream(w).saturating_mul(streams),
+            None => cells_per_stream.saturating_mul(streams),
+        };
+        let idx_cells = if owned && layer.indexer_key_length > 0 {
+            cells_per_stream.saturating_mul(streams)
+        } else {
+            0
+        };
+        if owned {
+            let buf = if window.is_some() {
+                &mut swa
+            } else {
+                &mut base
+            };
+            buf.0 += 1;
+            buf.1 += kb as u128 * layer_cells as u128;
+            buf.2 += vb as u128 * layer_cells as u128;
+            if let Some(w) = window {
+                buf.3 = swa_cells_per_stream(w);
+            }
+            if layer.indexer_key_length > 0 {
+                idx.0 += 1;
+                idx.1 += ik as u128 * idx_cells as u128;
+                idx.2 += iv as u128 * idx_cells as u128;
+            }
+        }
+        let layer_alloc = b32_to_bytes(
+            (kb + vb) as u128 * layer_cells as u128 + (ik + iv) as u128 * idx_cells as u128,
+        );
         if let Some(mla) = model.mla
             && layer.attention != Attention::None
+            && owned
         {
             let per_tok = layer.head_count as u128
                 * (mla.key_length_mla as u128 * s.type_k.b32_per_element() as u128
@@ -214,11 +386,99 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
             retained_tokens: kept,
             read_tokens: reads,
             bytes: layer_bytes,
-            allocated_cells: cells,
+            allocated_cells: layer_cells,
             allocated_bytes: layer_alloc,
         });
     }
     let recurrent = model.recurrent_bytes_per_sequence().saturating_mul(b);
+    let mut caches = Vec::new();
+    let recurrent_only =
+        super::model::RECURRENT_ARCHITECTURES.contains(&model.architecture.as_str());
+    if !model.no_memory && !recurrent_only {
+        let buf = |kind, (layers, k, v, cells): (u32, u128, u128, u64)| AllocatedCache {
+            kind,
+            cells,
+            streams,
+            layers,
+            k_bytes: b32_to_bytes(k),
+            v_bytes: b32_to_bytes(v),
+        };
+        // llama.cpp's order: the main (or DSA) cache, its indexer, then the SWA cache.
+        caches.push(buf(CacheKind::Kv, base));
+        if idx.0 > 0 {
+            caches.push(buf(CacheKind::Indexer, idx));
+        }
+        if swa.0 > 0 {
+            caches.push(buf(CacheKind::Swa, swa));
+        }
+    }
+    // llama.cpp creates the recurrent memory for every hybrid and recurrent architecture,
+    // even when no layer holds state.
+    let arch = model.architecture.as_str();
+    let has_recurrent_memory = super::model::HYBRID_ARCHITECTURES.contains(&arch) || recurrent_only;
+    if model.state.is_some() || has_recurrent_memory {
+        let st = model
+            .state
+            .unwrap_or(super::model::RecurrentState { conv: 0, state: 0 });
+        let layers = model.layers.iter().filter(|l| l.recurrent).count() as u32;
+        caches.push(AllocatedCache {
+            kind: CacheKind::Recurrent,
+            cells: b,
+            streams: 1,
+            layers,
+            k_bytes: st
+                .conv
+                .saturating_mul(4)
+                .saturating_mul(b)
+                .saturating_mul(layers as u64),
+            v_bytes: st
+                .state
+                .saturating_mul(4)
+                .saturating_mul(b)
+                .saturating_mul(layers as u64),
+        });
+    }
+    let mut refusals = Vec::new();
+    if model.kv_types_must_match && s.type_k != s.type_v {
+        refusals.push(CacheRefusal::MixedTypesOnMla {
+            k: s.type_k,
+            v: s.type_v,
+        });
+    }
+    if s.flash_attn && !flash_attn && s.type_v.is_quantized() {
+        refusals.push(CacheRefusal::QuantizedVWithoutFlashAttn { v: s.type_v });
+    }
+    if flash_attn {
+        let n_main = model
+            .layers
+            .len()
+            .saturating_sub(model.keys.nextn_layers as usize);
+        for (which, ty, head) in [
+            (
+                "K",
+                s.type_k,
+                model.layers[..n_main]
+                    .iter()
+                    .map(|l| l.key_length)
+                    .collect::<Vec<_>>(),
+            ),
+            (
+                "V",
+                s.type_v,
+                model.layers[..n_main]
+                    .iter()
+                    .map(|l| l.value_length)
+                    .collect(),
+            ),
+        ] {
+            let blck = ty.block().1;
+            if blck > 1
+                && let Some(h) = head.into_iter().find(|h| !(*h as u64).is_multiple_of(blck))
+            {
+                refusals.push(CacheRefusal::HeadSizeNotBlockMultiple { which, ty, head: h });
+            }
+        }
+    }
     KvCache {
         bytes_per_token: b32_to_bytes(full_b32),
         bytes_per_token_all_layers: b32_to_bytes(all_b32),
@@ -231,6 +491,8 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
         cells_per_stream,
         per_layer,
         v_is_view_of_k: model.mla.is_some(),
+        caches,
+        refusals,
     }
 }
 
@@ -378,6 +640,7 @@ mod tests {
             ssm: None,
             recurrent_layers: None,
             tied_embeddings: false,
+            keys: Default::default(),
         };
         ModelShape::from_figures("Qwen3-32B", &f, Provenance::Spec).unwrap()
     }
@@ -440,6 +703,7 @@ mod tests {
             ssm: None,
             recurrent_layers: None,
             tied_embeddings: true,
+            keys: Default::default(),
         };
         ModelShape::from_figures("gemma", &f, Provenance::File).unwrap()
     }
@@ -525,6 +789,7 @@ mod tests {
             ssm: None,
             recurrent_layers: None,
             tied_embeddings: false,
+            keys: Default::default(),
         };
         let m = ModelShape::from_figures("dsv3", &f, Provenance::File).unwrap();
         let c = cache(&m, &settings(1));
@@ -561,11 +826,542 @@ mod tests {
             ssm: None,
             recurrent_layers: None,
             tied_embeddings: false,
+            keys: Default::default(),
         };
         let m = ModelShape::from_figures("l4", &fig, Provenance::File).unwrap();
         let c = cache(&m, &settings(8193));
         assert_eq!(c.per_layer[0].read_tokens, 1);
         assert_eq!(c.per_layer[0].retained_tokens, 8192);
         assert_eq!(c.per_layer[3].read_tokens, 8193);
+    }
+}
+
+/// Per-architecture figures derived by hand from the pinned llama.cpp source
+/// (`load_arch_hparams`, `create_memory`, `llama_kv_cache`, `llama_memory_recurrent`).
+#[cfg(test)]
+mod llama_rules {
+    use super::*;
+    use crate::core::model::{ArchFigures, CacheKeys, Mla, ModelShape, PerLayer, Ssm};
+    use crate::core::units::Provenance;
+
+    fn fig(arch: &str, layers: u32, h: u32, hkv: PerLayer, d: u32, embd: u64) -> ArchFigures {
+        ArchFigures {
+            architecture: arch.into(),
+            layers,
+            head_count: PerLayer::Uniform(h),
+            head_count_kv: hkv,
+            key_length: Some(d),
+            value_length: Some(d),
+            embedding_length: embd,
+            vocab_size: 1000,
+            native_context: None,
+            sliding_window: None,
+            sliding_pattern: None,
+            chunk_size: None,
+            mla: None,
+            moe: None,
+            ssm: None,
+            recurrent_layers: None,
+            tied_embeddings: false,
+            keys: CacheKeys::default(),
+        }
+    }
+
+    fn shape(f: &ArchFigures) -> ModelShape {
+        ModelShape::from_figures("m", f, Provenance::File).unwrap()
+    }
+
+    fn at(n: u64) -> CacheSettings {
+        CacheSettings {
+            context: n,
+            ..CacheSettings::default()
+        }
+    }
+
+    fn kind(c: &KvCache, k: CacheKind) -> AllocatedCache {
+        c.caches.iter().find(|x| x.kind == k).cloned().unwrap()
+    }
+
+    #[test]
+    fn gemma3n_e4b_without_pattern_key() {
+        // 35 layers, 2 KV heads × 256, window 512; only layers 0..19 hold a cache, period 5.
+        let mut f = fig("gemma3n", 35, 8, PerLayer::Uniform(2), 256, 2048);
+        f.sliding_window = Some(512);
+        let m = shape(&f);
+        assert_eq!(m.layers.iter().filter(|l| l.owns_cache).count(), 20);
+        let c = cache(&m, &at(32_768));
+        // per layer per cell: 2 × (256 + 256) × 2 = 2048 bytes; 4 full + 16 sliding
+        let base = kind(&c, CacheKind::Kv);
+        assert_eq!((base.layers, base.cells), (4, 32_768));
+        assert_eq!(base.bytes(), 4 * 2048 * 32_768);
+        let swa = kind(&c, CacheKind::Swa);
+        assert_eq!((swa.layers, swa.cells), (16, 1024));
+        assert_eq!(swa.bytes(), 16 * 2048 * 1024);
+        assert_eq!(c.allocated_bytes, 301_989_888);
+        // before: 35 full layers, 2,348,810,240 bytes
+        assert!(m.warnings.is_empty(), "{:?}", m.warnings);
+    }
+
+    #[test]
+    fn gemma4_shared_kv_and_swa_head_sizes() {
+        let mut f = fig("gemma4", 6, 8, PerLayer::Uniform(2), 512, 2048);
+        f.sliding_window = Some(1024);
+        f.sliding_pattern = Some(vec![true, true, false, true, true, false]);
+        f.keys.shared_kv_layers = Some(2);
+        f.keys.key_length_swa = Some(256);
+        f.keys.value_length_swa = Some(256);
+        let m = shape(&f);
+        let mut s = at(4096);
+        let c = cache(&m, &s);
+        // own caches: layers 0..3 (1, 0 sliding; 2 full; 3 sliding)
+        let base = kind(&c, CacheKind::Kv);
+        assert_eq!(base.layers, 1);
+        assert_eq!(base.bytes(), 2 * (512 + 512) * 2 * 4096);
+        let swa = kind(&c, CacheKind::Swa);
+        assert_eq!((swa.layers, swa.cells), (3, 1536));
+        assert_eq!(swa.bytes(), 3 * 2 * (256 + 256) * 2 * 1536);
+        // flash attention off: V padded to the widest layer (2 × 512)
+        s.flash_attn = false;
+        let c = cache(&m, &s);
+        assert_eq!(kind(&c, CacheKind::Swa).v_bytes, 3 * 2 * 512 * 2 * 1536);
+        assert_eq!(kind(&c, CacheKind::Swa).k_bytes, 3 * 2 * 256 * 2 * 1536);
+    }
+
+    fn qwen3next(layers: u32, nextn: u32) -> ModelShape {
+        let mut f = fig("qwen3next", layers, 16, PerLayer::Uniform(2), 256, 2048);
+        f.ssm = Some(Ssm {
+            d_conv: 4,
+            d_inner: 4096,
+            d_state: 128,
+            n_group: 16,
+        });
+        f.keys.nextn_layers = nextn;
+        shape(&f)
+    }
+
+    #[test]
+    fn qwen3next_every_fourth_layer_attends() {
+        let m = qwen3next(48, 0);
+        let attn: Vec<usize> = (0..48).filter(|i| m.layers[*i].owns_cache).collect();
+        assert_eq!(attn, vec![3, 7, 11, 15, 19, 23, 27, 31, 35, 39, 43, 47]);
+        assert_eq!(m.layers.iter().filter(|l| l.recurrent).count(), 36);
+        let c = cache(&m, &at(32_768));
+        // 12 layers × 2 × (256 + 256) × 2 bytes × 32,768 cells
+        assert_eq!(kind(&c, CacheKind::Kv).bytes(), 805_306_368);
+        // r = 3 × (4096 + 2 × 16 × 128) = 24,576; s = 128 × 4096 = 524,288; × 4 bytes × 36
+        let r = kind(&c, CacheKind::Recurrent);
+        assert_eq!((r.layers, r.cells), (36, 1));
+        assert_eq!(r.k_bytes, 36 * 24_576 * 4);
+        assert_eq!(r.v_bytes, 36 * 524_288 * 4);
+        assert_eq!(c.allocated_bytes, 805_306_368 + 79_036_416);
+        // before: 48 attention layers (3,221,225,472 bytes) and no recurrent state
+    }
+
+    #[test]
+    fn hybrid_streams_and_mtp() {
+        // 4 sequences of 8,192, not unified: 4 streams of 8,192 cells; 4 state rows.
+        let m = qwen3next(49, 1);
+        assert!(!m.layers[48].owns_cache && !m.layers[48].recurrent);
+        let mut s = at(8192);
+        s.sequences = 4;
+        let c = cache(&m, &s);
+        let kv = kind(&c, CacheKind::Kv);
+        assert_eq!((kv.cells, kv.streams, kv.layers), (8192, 4, 12));
+        assert_eq!(kv.bytes(), 12 * 2048 * 8192 * 4);
+        let r = kind(&c, CacheKind::Recurrent);
+        assert_eq!(r.cells, 4);
+        assert_eq!(r.bytes(), 36 * (24_576 + 524_288) * 4 * 4);
+        s.kv_unified = true;
+        let c = cache(&m, &s);
+        let kv = kind(&c, CacheKind::Kv);
+        assert_eq!((kv.cells, kv.streams), (32_768, 1));
+    }
+
+    #[test]
+    fn qwen35_recurrent_layers_key_wins() {
+        let mut f = fig("qwen35", 4, 16, PerLayer::Uniform(2), 256, 2048);
+        f.ssm = Some(Ssm {
+            d_conv: 4,
+            d_inner: 4096,
+            d_state: 128,
+            n_group: 16,
+        });
+        f.keys.recurrent_pattern = Some(vec![true, false, true, false]);
+        let m = shape(&f);
+        assert_eq!(
+            m.layers.iter().map(|l| l.recurrent).collect::<Vec<_>>(),
+            vec![true, false, true, false]
+        );
+        f.keys.recurrent_pattern = None;
+        f.keys.full_attention_interval = Some(2);
+        let m = shape(&f);
+        assert_eq!(
+            m.layers.iter().map(|l| l.owns_cache).collect::<Vec<_>>(),
+            vec![false, true, false, true]
+        );
+    }
+
+    #[test]
+    fn rwkv_state() {
+        for arch in ["rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7"] {
+            let mut f = fig(arch, 24, 0, PerLayer::Uniform(0), 0, 2048);
+            f.key_length = None;
+            f.value_length = None;
+            f.keys.wkv_head_size = Some(64);
+            let m = shape(&f);
+            let c = cache(&m, &at(32_768));
+            // (2 × 2048 + 2048 × 64) × 4 bytes = 540,672 per layer
+            assert_eq!(c.allocated_bytes, 24 * 540_672, "{arch}");
+            assert_eq!(c.caches.len(), 1);
+            f.keys.token_shift_count = Some(1);
+            assert_eq!(
+                shape(&f).recurrent_bytes_per_sequence(),
+                24 * (2048 + 131_072) * 4
+            );
+        }
+    }
+
+    #[test]
+    fn mamba_every_layer_recurrent() {
+        let mut f = fig("mamba2", 4, 0, PerLayer::Uniform(0), 0, 1024);
+        f.key_length = None;
+        f.value_length = None;
+        f.ssm = Some(Ssm {
+            d_conv: 4,
+            d_inner: 2048,
+            d_state: 128,
+            n_group: 1,
+        });
+        let c = cache(&shape(&f), &at(1000));
+        assert_eq!(c.allocated_bytes, 4 * ((3 * (2048 + 256)) + 128 * 2048) * 4);
+    }
+
+    #[test]
+    fn nemotron_h_recurrent_needs_no_ffn() {
+        // Nemotron-H-8B: M = Mamba, - = MLP, * = attention (52 layers).
+        let p = "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-";
+        assert_eq!(p.len(), 52);
+        let hkv: Vec<u32> = p.chars().map(|c| if c == '*' { 8 } else { 0 }).collect();
+        let ff: Vec<u32> = p
+            .chars()
+            .map(|c| if c == '-' { 21_504 } else { 0 })
+            .collect();
+        let mut f = fig("nemotron_h", 52, 32, PerLayer::List(hkv), 128, 4096);
+        f.ssm = Some(Ssm {
+            d_conv: 4,
+            d_inner: 8192,
+            d_state: 128,
+            n_group: 8,
+        });
+        f.keys.feed_forward = Some(PerLayer::List(ff));
+        let m = shape(&f);
+        assert_eq!(m.layers.iter().filter(|l| l.recurrent).count(), 24);
+        let c = cache(&m, &at(32_768));
+        // r = 3 × (8192 + 2 × 8 × 128) = 30,720; s = 128 × 8192 = 1,048,576
+        assert_eq!(c.recurrent_bytes, 24 * (30_720 + 1_048_576) * 4);
+        let kv = kind(&c, CacheKind::Kv);
+        assert_eq!(kv.layers, 4);
+        assert_eq!(kv.bytes(), 4 * 2 * 8 * 128 * 2 * 32_768);
+        // before: 48 recurrent layers (twice the state)
+    }
+
+    #[test]
+    fn lfm2_short_convolution_state() {
+        // LFM2-1.2B: 16 layers, attention at 2, 5, 8, 10, 12, 14; l_cache 3.
+        let hkv: Vec<u32> = (0..16)
+            .map(|i| {
+                if [2, 5, 8, 10, 12, 14].contains(&i) {
+                    8
+                } else {
+                    0
+                }
+            })
+            .collect();
+        let mut f = fig("lfm2", 16, 32, PerLayer::List(hkv), 64, 2048);
+        f.keys.shortconv_l_cache = Some(3);
+        let m = shape(&f);
+        let c = cache(&m, &at(32_768));
+        // 10 conv layers × 2048 × 2 rows × 4 bytes
+        assert_eq!(c.recurrent_bytes, 10 * 2048 * 2 * 4);
+        assert_eq!(kind(&c, CacheKind::Kv).bytes(), 6 * 2 * 8 * 64 * 2 * 32_768);
+        // with a window every attention layer slides
+        f.sliding_window = Some(512);
+        let c = cache(&shape(&f), &at(32_768));
+        assert_eq!(kind(&c, CacheKind::Swa).layers, 6);
+    }
+
+    #[test]
+    fn kimi_linear_kda_state() {
+        let hkv: Vec<u32> = (0..4).map(|i| if i == 3 { 32 } else { 0 }).collect();
+        let mut f = fig("kimi-linear", 4, 32, PerLayer::List(hkv), 192, 2304);
+        f.keys.kda_head_dim = Some(128);
+        f.keys.conv_kernel = Some(4);
+        let m = shape(&f);
+        // r = 3 × 3 × 32 × 128 = 36,864; s = 128 × 128 × 32 = 524,288
+        assert_eq!(m.recurrent_bytes_per_sequence(), 3 * (36_864 + 524_288) * 4);
+    }
+
+    #[test]
+    fn hard_coded_window_patterns() {
+        let pattern = |arch: &str, layers: u32, window: Option<u64>| {
+            let mut f = fig(arch, layers, 8, PerLayer::Uniform(2), 128, 1024);
+            f.sliding_window = window;
+            let m = shape(&f);
+            assert!(
+                !m.warnings.iter().any(|w| w.contains("applies none")),
+                "{arch}: {:?}",
+                m.warnings
+            );
+            m.layers
+                .iter()
+                .map(|l| match l.attention {
+                    Attention::Sliding { window } => window,
+                    _ => 0,
+                })
+                .collect::<Vec<u64>>()
+        };
+        assert_eq!(pattern("afmoe", 4, Some(512)), vec![512, 512, 512, 0]);
+        assert_eq!(pattern("afmoe", 4, None), vec![0, 0, 0, 0]);
+        // smallthinker: dense first and the window forced to 4096
+        assert_eq!(
+            pattern("smallthinker", 5, Some(100)),
+            vec![0, 4096, 4096, 4096, 0]
+        );
+        assert_eq!(pattern("plamo3", 8, Some(64))[7], 0);
+        assert_eq!(pattern("plamo3", 8, Some(64))[6], 64);
+        assert_eq!(pattern("exaone-moe", 4, None), vec![128, 128, 128, 0]);
+        assert_eq!(pattern("exaone4", 64, None)[0], 4096);
+        assert_eq!(pattern("exaone4", 64, None)[3], 0);
+        assert_eq!(pattern("exaone4", 30, Some(4096)), vec![0; 30]);
+        assert_eq!(pattern("cohere2moe", 4, Some(8)), vec![0, 8, 8, 8]);
+        // mimo2 / step35 need the per-layer array
+        let mut f = fig("mimo2", 4, 8, PerLayer::Uniform(2), 128, 1024);
+        f.sliding_window = Some(128);
+        assert!(ModelShape::from_figures("m", &f, Provenance::File).is_err());
+        f.sliding_pattern = Some(vec![true, false, true, false]);
+        assert_eq!(
+            shape(&f).layers[0].attention,
+            Attention::Sliding { window: 128 }
+        );
+    }
+
+    #[test]
+    fn mtp_layers_hold_no_cache() {
+        // GLM-4.5-Air: 46 layers + 1 MTP layer; 8 KV heads × 128.
+        let mut f = fig("glm4moe", 47, 96, PerLayer::Uniform(8), 128, 4096);
+        f.keys.nextn_layers = 1;
+        let c = cache(&shape(&f), &at(32_768));
+        assert_eq!(kind(&c, CacheKind::Kv).layers, 46);
+        assert_eq!(c.allocated_bytes, 46 * 4096 * 32_768);
+        // before: 47 layers, 6,308,233,216 bytes
+    }
+
+    #[test]
+    fn non_causal_models_have_no_memory() {
+        for arch in [
+            "bert",
+            "modern-bert",
+            "gemma-embedding",
+            "nomic-bert",
+            "llada",
+        ] {
+            let mut f = fig(arch, 12, 12, PerLayer::Uniform(12), 64, 768);
+            f.sliding_window = Some(128);
+            let m = shape(&f);
+            let c = cache(&m, &at(8192));
+            assert_eq!(
+                (c.bytes, c.allocated_bytes, c.caches.len()),
+                (0, 0, 0),
+                "{arch}"
+            );
+        }
+    }
+
+    #[test]
+    fn v_padded_to_widest_layer_without_flash_attention() {
+        // openelm-like: per-layer KV heads 3, 3, 4, 5 of 64.
+        let f = fig("openelm", 4, 12, PerLayer::List(vec![3, 3, 4, 5]), 64, 768);
+        let m = shape(&f);
+        let mut s = at(256);
+        let c = cache(&m, &s);
+        assert_eq!(
+            kind(&c, CacheKind::Kv).v_bytes,
+            (3 + 3 + 4 + 5) * 64 * 2 * 256
+        );
+        s.flash_attn = false;
+        let c = cache(&m, &s);
+        let kv = kind(&c, CacheKind::Kv);
+        assert_eq!(kv.v_bytes, 4 * 5 * 64 * 2 * 256);
+        assert_eq!(kv.k_bytes, (3 + 3 + 4 + 5) * 64 * 2 * 256);
+        assert_eq!(c.allocated_bytes, kv.bytes());
+    }
+
+    fn dsv3(arch: &str) -> ArchFigures {
+        let mut f = fig(arch, 4, 128, PerLayer::Uniform(1), 576, 7168);
+        f.value_length = Some(512);
+        f.mla = Some(Mla {
+            kv_lora_rank: 512,
+            rope_dim: 64,
+            key_length_mla: 192,
+            value_length_mla: 128,
+        });
+        f
+    }
+
+    #[test]
+    fn mla_refuses_mixed_types() {
+        let m = shape(&dsv3("deepseek2"));
+        let mut s = at(4096);
+        s.type_k = CacheType::Q4_0;
+        assert_eq!(
+            cache(&m, &s).refusals,
+            vec![CacheRefusal::MixedTypesOnMla {
+                k: CacheType::Q4_0,
+                v: CacheType::F16
+            }]
+        );
+        s.type_v = CacheType::Q4_0;
+        assert!(cache(&m, &s).refusals.is_empty());
+        // llama refuses nothing here
+        let l = shape(&fig("llama", 2, 8, PerLayer::Uniform(8), 128, 1024));
+        s.type_v = CacheType::F16;
+        assert!(cache(&l, &s).refusals.is_empty());
+    }
+
+    #[test]
+    fn quantized_cache_must_divide_head_size() {
+        let m = shape(&fig("llama", 2, 4, PerLayer::Uniform(2), 16, 64));
+        let mut s = at(4096);
+        s.type_k = CacheType::Q8_0;
+        s.type_v = CacheType::Q8_0;
+        let r = cache(&m, &s).refusals;
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(
+            r[0],
+            CacheRefusal::HeadSizeNotBlockMultiple {
+                which: "K",
+                ty: CacheType::Q8_0,
+                head: 16
+            }
+        );
+        s.flash_attn = false;
+        s.type_v = CacheType::F16;
+        assert!(cache(&m, &s).refusals.is_empty());
+    }
+
+    #[test]
+    fn grok_runs_without_flash_attention() {
+        let m = shape(&fig("grok", 2, 4, PerLayer::List(vec![1, 2]), 16, 64));
+        let mut s = at(256);
+        s.type_k = CacheType::Q4_0;
+        let c = cache(&m, &s);
+        assert!(c.refusals.is_empty(), "{:?}", c.refusals);
+        // V transposed and padded to the widest layer (2 × 16)
+        assert_eq!(kind(&c, CacheKind::Kv).v_bytes, 2 * 2 * 16 * 2 * 256);
+        s.type_v = CacheType::Q8_0;
+        assert_eq!(
+            cache(&m, &s).refusals,
+            vec![CacheRefusal::QuantizedVWithoutFlashAttn { v: CacheType::Q8_0 }]
+        );
+    }
+
+    #[test]
+    fn dsa_indexer_cache() {
+        let mut f = dsv3("deepseek32");
+        f.keys.indexer_key_length = Some(128);
+        let c = cache(&shape(&f), &at(4096));
+        let idx = kind(&c, CacheKind::Indexer);
+        assert_eq!((idx.layers, idx.cells), (4, 4096));
+        assert_eq!((idx.k_bytes, idx.v_bytes), (4 * 128 * 2 * 4096, 0));
+        assert_eq!(kind(&c, CacheKind::Kv).bytes(), 4 * 576 * 2 * 4096);
+        // glm-dsa: only layers typed full own an indexer
+        let mut f = dsv3("glm-dsa");
+        f.keys.indexer_key_length = Some(128);
+        f.keys.indexer_types = Some(vec![true, false, false, true]);
+        let c = cache(&shape(&f), &at(4096));
+        assert_eq!(kind(&c, CacheKind::Indexer).layers, 2);
+        // no types key: all layers before GLM 5.2, the built-in list from 1 Mi tokens on
+        let mut f = dsv3("glm-dsa");
+        f.layers = 8;
+        f.keys.indexer_key_length = Some(128);
+        f.native_context = Some(202_752);
+        assert_eq!(
+            kind(&cache(&shape(&f), &at(256)), CacheKind::Indexer).layers,
+            8
+        );
+        f.native_context = Some(1_048_576);
+        let m = shape(&f);
+        let owners: Vec<usize> = (0..8)
+            .filter(|i| m.layers[*i].indexer_key_length > 0)
+            .collect();
+        assert_eq!(owners, vec![0, 1, 2, 6]);
+    }
+
+    #[test]
+    fn dots3note_dsa_beside_swa() {
+        let mut f = dsv3("dots3note");
+        f.sliding_window = Some(128);
+        f.sliding_pattern = Some(vec![false, true, true, true]);
+        f.keys.indexer_key_length = Some(64);
+        f.keys.indexer_types = Some(vec![true, false, false, false]);
+        let c = cache(&shape(&f), &at(4096));
+        let kinds: Vec<CacheKind> = c.caches.iter().map(|x| x.kind).collect();
+        assert_eq!(
+            kinds,
+            vec![CacheKind::Kv, CacheKind::Indexer, CacheKind::Swa]
+        );
+        assert_eq!(kind(&c, CacheKind::Kv).bytes(), 576 * 2 * 4096);
+        assert_eq!(kind(&c, CacheKind::Indexer).bytes(), 64 * 2 * 4096);
+        // 3 sliding layers: PAD(min(4096, 128 + 512), 256) = 768 cells
+        assert_eq!(kind(&c, CacheKind::Swa).bytes(), 3 * 576 * 2 * 768);
+    }
+
+    #[test]
+    fn glm5_next_kda_mla_and_pooled_indexer() {
+        let mut f = dsv3("glm5-next");
+        f.head_count_kv = PerLayer::List(vec![0, 0, 0, 1]);
+        f.keys.kda_head_dim = Some(128);
+        f.keys.conv_kernel = Some(4);
+        f.keys.indexer_key_length = Some(128);
+        let c = cache(&shape(&f), &at(4096));
+        assert_eq!(kind(&c, CacheKind::Kv).bytes(), 576 * 2 * 4096);
+        let idx = kind(&c, CacheKind::Indexer);
+        assert_eq!((idx.layers, idx.k_bytes), (1, 3 * 128 * 2 * 4096));
+        // KDA: r = 3 × 3 × 128 heads × 128, s = 128² × 128, over 3 layers
+        let r = kind(&c, CacheKind::Recurrent);
+        assert_eq!(r.bytes(), 3 * (3 * 3 * 128 * 128 + 128 * 128 * 128) * 4);
+    }
+
+    #[test]
+    fn hy_v4_indexer_only_with_top_k() {
+        let mut f = dsv3("hy_v4");
+        f.keys.indexer_key_length = Some(128);
+        f.keys.indexer_types = Some(vec![true, false, true, false]);
+        let c = cache(&shape(&f), &at(4096));
+        assert!(c.caches.iter().all(|x| x.kind != CacheKind::Indexer));
+        f.keys.indexer_top_k = Some(2048);
+        let c = cache(&shape(&f), &at(4096));
+        assert_eq!(kind(&c, CacheKind::Indexer).layers, 2);
+    }
+
+    #[test]
+    fn msa_indexer_skips_dense_lead() {
+        let mut f = fig("minimax-m3", 4, 48, PerLayer::Uniform(8), 128, 3072);
+        f.keys.indexer_key_length = Some(128);
+        f.keys.leading_dense = Some(1);
+        let c = cache(&shape(&f), &at(1024));
+        let idx = kind(&c, CacheKind::Indexer);
+        assert_eq!(idx.layers, 3);
+        assert_eq!(
+            (idx.k_bytes, idx.v_bytes),
+            (3 * 128 * 2 * 1024, 3 * 128 * 2 * 1024)
+        );
+    }
+
+    #[test]
+    fn unsupported_architectures_say_so() {
+        let m = shape(&fig("qwen4exp", 4, 8, PerLayer::Uniform(2), 128, 1024));
+        assert!(m.unsupported.is_some());
+        assert!(m.warnings.iter().any(|w| w.contains("does not model")));
     }
 }

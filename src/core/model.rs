@@ -50,6 +50,15 @@ pub struct LayerShape {
     pub attention: Attention,
     /// The layer carries recurrent (SSM) state.
     pub recurrent: bool,
+    /// llama.cpp gives the layer a K/V cache of its own in the main context: false for layers
+    /// that reuse an earlier layer's cache (gemma3n, gemma4), next-token-prediction (MTP)
+    /// layers, purely recurrent layers and models llama.cpp runs without memory.
+    pub owns_cache: bool,
+    /// Indexer key width per cell (DSA / MSA lightning indexer, one head), 0 when none.
+    /// Stored at the K cache type.
+    pub indexer_key_length: u32,
+    /// Indexer value width per cell (MSA on a non-MLA model), 0 when none.
+    pub indexer_value_length: u32,
 }
 
 /// Latent attention (MLA) as current converters write it (SPEC §3).
@@ -161,6 +170,68 @@ pub struct ArchFigures {
     pub recurrent_layers: Option<Vec<u32>>,
     /// Output projection tied to the token embedding.
     pub tied_embeddings: bool,
+    /// Further keys llama.cpp's per-architecture cache rules read.
+    pub keys: CacheKeys,
+}
+
+/// Keys llama.cpp's per-architecture cache rules read beyond heads and windows (all optional;
+/// the GGUF key is named on each field, after `<arch>.`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CacheKeys {
+    /// `nextn_predict_layers`: trailing next-token-prediction (MTP) layers.
+    pub nextn_layers: u32,
+    /// `attention.shared_kv_layers` (gemma4): the last layers reuse earlier caches.
+    pub shared_kv_layers: Option<u32>,
+    /// `attention.key_length_swa`: key head size on sliding layers.
+    pub key_length_swa: Option<u32>,
+    /// `attention.value_length_swa`: value head size on sliding layers.
+    pub value_length_swa: Option<u32>,
+    /// `attention.sliding_window_pattern` written as a period n (the bool-array form is
+    /// `ArchFigures::sliding_pattern`).
+    pub swa_period: Option<u32>,
+    /// `attention.recurrent_layers`, per layer.
+    pub recurrent_pattern: Option<Vec<bool>>,
+    /// `full_attention_interval` (qwen3next family: every n-th layer is attention).
+    pub full_attention_interval: Option<u32>,
+    /// `feed_forward_length`, per layer (nemotron_h tells layer kinds apart by it).
+    pub feed_forward: Option<PerLayer>,
+    /// `ssm.conv_kernel` when the other SSM keys are absent (Kimi delta attention).
+    pub conv_kernel: Option<u64>,
+    /// `wkv.head_size` (RWKV).
+    pub wkv_head_size: Option<u32>,
+    /// `token_shift_count` (RWKV; 2 when absent).
+    pub token_shift_count: Option<u32>,
+    /// `shortconv.l_cache` (LFM2 short convolution).
+    pub shortconv_l_cache: Option<u32>,
+    /// `kda.head_dim` (Kimi delta attention).
+    pub kda_head_dim: Option<u32>,
+    /// `attention.indexer.key_length` (DSA / MSA indexer cache).
+    pub indexer_key_length: Option<u32>,
+    /// `attention.indexer.types`, per layer (glm-dsa, hy_v4: layers that own an indexer).
+    pub indexer_types: Option<Vec<bool>>,
+    /// `attention.indexer.top_k` (hy_v4: 0 or absent means no indexer at all).
+    pub indexer_top_k: Option<u32>,
+    /// `attention.compress_ratios`, per layer (qwen4exp: a ratio turns on the pooled key row).
+    pub compress_ratios: Option<PerLayer>,
+    /// `leading_dense_block_count`.
+    pub leading_dense: Option<u32>,
+}
+
+/// Recurrent state of one recurrent layer and one sequence, in f32 elements: llama.cpp's
+/// `n_embd_r` (convolution / token-shift rows) and `n_embd_s` (SSM / WKV / delta state).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecurrentState {
+    /// `n_embd_r` elements.
+    pub conv: u64,
+    /// `n_embd_s` elements.
+    pub state: u64,
+}
+
+impl RecurrentState {
+    /// Bytes per layer per sequence (f32).
+    pub fn bytes(&self) -> u64 {
+        self.conv.saturating_add(self.state).saturating_mul(4)
+    }
 }
 
 /// A problem that keeps the KV maths from being done.
@@ -198,6 +269,17 @@ pub struct ModelShape {
     pub moe: Option<Moe>,
     /// Recurrent state figures.
     pub ssm: Option<Ssm>,
+    /// Recurrent state per recurrent layer per sequence as llama.cpp sizes it (SSM, RWKV,
+    /// short convolution, delta attention).
+    pub state: Option<RecurrentState>,
+    /// llama.cpp creates no cache memory at all (non-causal, embedding and diffusion models).
+    pub no_memory: bool,
+    /// llama.cpp refuses K and V cache types that differ (MLA models, deepseek4).
+    pub kv_types_must_match: bool,
+    /// The cache llama.cpp builds for this architecture is not modelled exactly: why.
+    pub unsupported: Option<String>,
+    /// The further keys the rules read (kept for edits).
+    pub keys: CacheKeys,
     /// Provenance of the architecture figures (spec for a profile, file for a GGUF).
     pub provenance: Provenance,
     /// Advertised total parameters (spec), if known.
@@ -208,19 +290,309 @@ pub struct ModelShape {
     pub warnings: Vec<String>,
 }
 
-/// Sliding-window pattern period per architecture (llama.cpp `set_swa_pattern(n)`:
-/// layer il slides when `il % n < n − 1`).
-fn swa_period(arch: &str) -> Option<u32> {
+/// Every architecture of the pinned llama.cpp build (`LLM_ARCH_NAMES` in src/llama-arch.cpp,
+/// build b11434), sorted.
+pub const LLAMA_CPP_ARCHITECTURES: &[&str] = &[
+    "afmoe",
+    "apertus",
+    "arcee",
+    "arctic",
+    "arwkv7",
+    "baichuan",
+    "bailingmoe",
+    "bailingmoe2",
+    "bailingmoe3",
+    "bert",
+    "bitnet",
+    "bloom",
+    "chameleon",
+    "chatglm",
+    "clef",
+    "clip",
+    "codeshell",
+    "cogvlm",
+    "cohere2",
+    "cohere2moe",
+    "command-r",
+    "dbrx",
+    "deci",
+    "deepseek",
+    "deepseek2",
+    "deepseek2-ocr",
+    "deepseek32",
+    "deepseek4",
+    "dflash",
+    "dots1",
+    "dots3note",
+    "dream",
+    "eagle3",
+    "ernie4_5",
+    "ernie4_5-moe",
+    "eurobert",
+    "exaone",
+    "exaone-moe",
+    "exaone4",
+    "falcon",
+    "falcon-h1",
+    "gemma",
+    "gemma-embedding",
+    "gemma2",
+    "gemma3",
+    "gemma3n",
+    "gemma4",
+    "gemma4-assistant",
+    "glm-dsa",
+    "glm4",
+    "glm4moe",
+    "glm5-next",
+    "gpt-oss",
+    "gpt2",
+    "gptj",
+    "gptneox",
+    "granite",
+    "granite_swa",
+    "granitehybrid",
+    "granitemoe",
+    "graniteswitch",
+    "grok",
+    "grovemoe",
+    "hrm_text",
+    "hunyuan-dense",
+    "hunyuan-moe",
+    "hunyuan_vl",
+    "hy_v3",
+    "hy_v4",
+    "internlm2",
+    "jais",
+    "jais2",
+    "jamba",
+    "jina-bert-v2",
+    "jina-bert-v3",
+    "kimi-k3",
+    "kimi-linear",
+    "laguna",
+    "lfm2",
+    "lfm2moe",
+    "llada",
+    "llada-moe",
+    "llama",
+    "llama-embed",
+    "llama4",
+    "maincoder",
+    "mamba",
+    "mamba2",
+    "maple",
+    "mellum",
+    "mimo2",
+    "minicpm",
+    "minicpm3",
+    "minimax-01",
+    "minimax-m2",
+    "minimax-m3",
+    "mistral3",
+    "mistral4",
+    "modern-bert",
+    "mpt",
+    "muse-glimmer",
+    "nanbeige",
+    "nemotron",
+    "nemotron_h",
+    "nemotron_h_moe",
+    "neo-bert",
+    "nomic-bert",
+    "nomic-bert-moe",
+    "olmo",
+    "olmo2",
+    "olmoe",
+    "openelm",
+    "orion",
+    "paddleocr",
+    "pangu-embedded",
+    "phi2",
+    "phi3",
+    "phimoe",
+    "plamo",
+    "plamo2",
+    "plamo3",
+    "plm",
+    "pockettts",
+    "qwen",
+    "qwen2",
+    "qwen2moe",
+    "qwen2vl",
+    "qwen3",
+    "qwen35",
+    "qwen35moe",
+    "qwen3moe",
+    "qwen3next",
+    "qwen3tts",
+    "qwen3vl",
+    "qwen3vlmoe",
+    "qwen4exp",
+    "refact",
+    "rnd1",
+    "rwkv6",
+    "rwkv6qwen2",
+    "rwkv7",
+    "seed_oss",
+    "smallthinker",
+    "smollm3",
+    "spark2_5",
+    "stablelm",
+    "starcoder",
+    "starcoder2",
+    "step35",
+    "t5",
+    "t5encoder",
+    "talkie",
+    "wavtokenizer-dec",
+    "xverse",
+];
+
+/// The pinned llama.cpp build these rules were read from.
+pub const LLAMA_CPP_BUILD: u32 = 11434;
+
+/// True when the pinned llama.cpp build knows the architecture.
+pub fn is_llama_cpp_architecture(arch: &str) -> bool {
+    LLAMA_CPP_ARCHITECTURES.binary_search(&arch).is_ok()
+}
+
+/// Architectures for which llama.cpp creates no cache memory (`llama_model::create_memory`
+/// returns none: encoders, embedding and diffusion models).
+pub const NO_MEMORY_ARCHITECTURES: &[&str] = &[
+    "bert",
+    "jina-bert-v2",
+    "jina-bert-v3",
+    "nomic-bert",
+    "nomic-bert-moe",
+    "neo-bert",
+    "eurobert",
+    "wavtokenizer-dec",
+    "modern-bert",
+    "gemma-embedding",
+    "dream",
+    "llada",
+    "llada-moe",
+    "rnd1",
+    "clef",
+];
+
+/// Purely recurrent architectures (llama.cpp `llm_arch_is_recurrent`).
+pub const RECURRENT_ARCHITECTURES: &[&str] =
+    &["mamba", "mamba2", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7"];
+
+/// Hybrid attention + recurrent architectures (llama.cpp `llm_arch_is_hybrid`).
+pub const HYBRID_ARCHITECTURES: &[&str] = &[
+    "jamba",
+    "falcon-h1",
+    "plamo2",
+    "granitehybrid",
+    "lfm2",
+    "lfm2moe",
+    "nemotron_h",
+    "nemotron_h_moe",
+    "qwen3next",
+    "kimi-linear",
+    "bailingmoe3",
+    "kimi-k3",
+    "glm5-next",
+    "qwen35",
+    "qwen35moe",
+    "qwen4exp",
+    "deepseek4",
+    "minimax-01",
+];
+
+/// Architectures whose cache llama.cpp builds in a way llmbound does not model, with why.
+pub fn unsupported_reason(arch: &str) -> Option<&'static str> {
+    Some(match arch {
+        "deepseek4" => {
+            "llama.cpp keeps compressed attention caches and an indexer per compression ratio (llama_kv_cache_dsv4)"
+        }
+        "qwen4exp" => {
+            "llama.cpp adds per-layer-embedding (PLE) convolution rows to the recurrent state of PLE layers"
+        }
+        "gemma4-assistant" | "dflash" | "eagle3" => {
+            "a draft model: llama.cpp sizes its cache from the target model's context"
+        }
+        "graniteswitch" => "llama.cpp adds a router layer with a cache of its own",
+        "nanbeige" => "llama.cpp repeats the physical layers in loops",
+        "clip" => "a vision/audio projector, not a language model: it has no cache",
+        "gptj" => "llama.cpp lists it but refuses to load it (unsupported model architecture)",
+        _ => return None,
+    })
+}
+
+/// When llama.cpp turns on the sliding-window pattern for an architecture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SwaWhen {
+    /// Always (the window key is required unless a default is given).
+    Always,
+    /// Only when the file states a window above 0.
+    WindowPositive,
+    /// Only for a given number of (non-MTP) layers (exaone4: the 64-layer 32B).
+    Layers(u32),
+}
+
+/// llama.cpp's hard-coded sliding-window rule for an architecture (`load_swa_pattern(ml, n,
+/// dense_first)` in each model's `load_arch_hparams`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SwaRule {
+    when: SwaWhen,
+    /// Default period n (None: the file must carry the per-layer array).
+    period: Option<u32>,
+    /// Layer il is full when `il % n == 0` (else when `il % n == n − 1`).
+    dense_first: bool,
+    /// Window when the key is absent.
+    default_window: Option<u64>,
+    /// Window llama.cpp uses whatever the file says.
+    forced_window: Option<u64>,
+}
+
+fn swa_rule(arch: &str) -> Option<SwaRule> {
+    let r = |when, period, dense_first, default_window, forced_window| {
+        Some(SwaRule {
+            when,
+            period,
+            dense_first,
+            default_window,
+            forced_window,
+        })
+    };
+    use SwaWhen::*;
     match arch {
-        "gemma2" | "gpt-oss" => Some(2),
-        "gemma3" => Some(6),
-        "cohere2" | "llama4" => Some(4),
+        "gemma2" => r(Always, Some(2), false, Some(4096), None),
+        "gpt-oss" => r(Always, Some(2), false, None, None),
+        "gemma3" => r(WindowPositive, Some(6), false, None, None),
+        "gemma3n" => r(Always, Some(5), false, None, None),
+        "cohere2" | "muse-glimmer" => r(Always, Some(4), false, None, None),
+        "cohere2moe" => r(Always, Some(4), true, None, None),
+        "exaone-moe" => r(Always, Some(4), false, Some(128), None),
+        "exaone4" => r(Layers(64), Some(4), false, Some(4096), None),
+        "afmoe" | "olmo2" | "mellum" => r(WindowPositive, Some(4), false, None, None),
+        "plamo3" => r(WindowPositive, Some(8), false, None, None),
+        "laguna" => r(WindowPositive, Some(4), true, None, None),
+        "smallthinker" => r(WindowPositive, Some(4), true, None, Some(4096)),
+        "gemma4" | "gemma4-assistant" | "mimo2" | "step35" | "granite_swa" | "maple"
+        | "spark2_5" | "dots3note" => r(Always, None, false, None, None),
         _ => None,
     }
 }
 
+/// llama.cpp `set_swa_pattern(n, dense_first)` for one layer.
+fn swa_from_period(il: u32, n: u32, dense_first: bool) -> bool {
+    if n == 0 {
+        true
+    } else if dense_first {
+        !il.is_multiple_of(n)
+    } else {
+        il % n < n - 1
+    }
+}
+
 impl ModelShape {
-    /// Apply llama.cpp's per-architecture rules (SPEC §3) to raw figures.
+    /// Apply llama.cpp's per-architecture rules (SPEC §3) to raw figures, as the pinned
+    /// llama.cpp build's `load_hparams` and `create_memory` do (docs/architectures.md).
     pub fn from_figures(
         name: impl Into<String>,
         fig: &ArchFigures,
@@ -238,79 +610,267 @@ impl ModelShape {
         super::shape_check::check_figures(fig).map_err(|e| {
             ShapeError(e.message(&format!("{}.{}", fig.architecture, e.figure.gguf_key())))
         })?;
+        if let Some(ff) = &fig.keys.feed_forward {
+            ff.check_len("feed_forward_length", l)?;
+        }
         let mut warnings = Vec::new();
         let arch = fig.architecture.as_str();
-        let window = fig.sliding_window.filter(|w| *w > 0);
-        let recurrent_from_list = fig.recurrent_layers.as_ref();
+        let keys = &fig.keys;
+        let known = is_llama_cpp_architecture(arch);
+        let no_memory = NO_MEMORY_ARCHITECTURES.contains(&arch);
+        let recurrent_only = RECURRENT_ARCHITECTURES.contains(&arch);
+        let hybrid = HYBRID_ARCHITECTURES.contains(&arch);
+        let nextn = keys.nextn_layers.min(fig.layers);
+        let n_main = fig.layers - nextn;
+
+        // Head sizes: llama.cpp reads key_length/value_length only when layer 0 has query
+        // heads, defaulting to n_embd / n_head(0); sliding layers may have their own.
+        let h0 = fig.head_count.at(0);
+        let default_head = |what: &str| -> Result<u32, ShapeError> {
+            u32::try_from(fig.embedding_length / h0 as u64)
+                .map_err(|_| ShapeError(format!("{what}: embedding_length / head_count too large")))
+        };
+        let (k_full, v_full) = if h0 > 0 || arch == "plamo2" {
+            (
+                match fig.key_length {
+                    Some(v) => v,
+                    None if h0 > 0 => default_head("key_length")?,
+                    None => 0,
+                },
+                match fig.value_length {
+                    Some(v) => v,
+                    None if h0 > 0 => default_head("value_length")?,
+                    None => 0,
+                },
+            )
+        } else {
+            (0, 0)
+        };
+        let k_swa = keys.key_length_swa.unwrap_or(k_full);
+        let v_swa = keys.value_length_swa.unwrap_or(v_full);
+
+        // Which layers are recurrent (llama.cpp `is_recr`).
+        let ff = |il: usize| keys.feed_forward.as_ref().map_or(0, |f| f.at(il));
+        let interval_default = if arch == "minimax-01" { 8 } else { 4 };
+        let recurrent_at = |il: usize| -> bool {
+            let hkv = fig.head_count_kv.at(il);
+            let main = (il as u32) < n_main;
+            if let Some(list) = &fig.recurrent_layers {
+                return list.contains(&(il as u32));
+            }
+            match arch {
+                _ if recurrent_only => main,
+                "falcon-h1" => true,
+                "nemotron_h" | "nemotron_h_moe" => main && hkv == 0 && ff(il) == 0,
+                "qwen3next" | "qwen35" | "qwen35moe" | "qwen4exp" | "minimax-01" => {
+                    match &keys.recurrent_pattern {
+                        Some(p) => p.get(il).copied().unwrap_or(false),
+                        None => {
+                            let n = keys.full_attention_interval.unwrap_or(interval_default);
+                            main && n > 0 && !(il as u32 + 1).is_multiple_of(n)
+                        }
+                    }
+                }
+                "glm5-next" => hkv == 0,
+                "jamba" | "granitehybrid" | "plamo2" | "lfm2" | "lfm2moe" | "kimi-linear"
+                | "kimi-k3" | "bailingmoe3" => main && hkv == 0,
+                _ if !known => fig.ssm.is_some() && hkv == 0,
+                _ => false,
+            }
+        };
+        // Which layers get an attention cache of their own (llama.cpp's layer filters).
+        let kv_from_start: Option<u32> = match arch {
+            "gemma3n" => Some(20),
+            "gemma4" => Some(fig.layers - keys.shared_kv_layers.unwrap_or(0).min(fig.layers)),
+            _ => None,
+        };
+        let owns_at = |il: usize, recurrent: bool| -> bool {
+            let main = (il as u32) < n_main;
+            if no_memory || recurrent_only {
+                return false;
+            }
+            if hybrid {
+                return match arch {
+                    "falcon-h1" => true,
+                    "nemotron_h" | "nemotron_h_moe" => !recurrent && ff(il) == 0,
+                    "qwen3next" | "qwen35" | "qwen35moe" | "qwen4exp" | "minimax-01"
+                    | "glm5-next" => main && !recurrent,
+                    _ => !recurrent,
+                };
+            }
+            let has_kv = kv_from_start.is_none_or(|n| (il as u32) < n);
+            // minimax-m3 and hy_v4 (with an indexer) pass no layer filter: MTP layers keep a cache.
+            let unfiltered =
+                arch == "minimax-m3" || (arch == "hy_v4" && keys.indexer_top_k.unwrap_or(0) > 0);
+            let mtp_filtered = nextn > 0 && n_main > 0 && !main && !unfiltered;
+            has_kv && !mtp_filtered
+        };
+
+        // The sliding-window pattern (llama.cpp `is_swa`) and its window.
+        let file_window = fig.sliding_window;
+        let rule = swa_rule(arch);
+        let swa_on = match rule.map(|r| r.when) {
+            Some(SwaWhen::Always) => true,
+            Some(SwaWhen::WindowPositive) => file_window.is_some_and(|w| w > 0),
+            Some(SwaWhen::Layers(n)) => n_main == n,
+            None => false,
+        };
+        let window: Option<u64> = match rule {
+            Some(r) if swa_on => r.forced_window.or(file_window).or(r.default_window),
+            _ => None,
+        };
+        if swa_on && window.is_none() {
+            return Err(ShapeError(format!(
+                "{arch} needs attention.sliding_window and it is missing"
+            )));
+        }
+        let mut swa_flags: Vec<bool> = vec![false; l];
+        if swa_on && let Some(r) = rule {
+            match (&fig.sliding_pattern, keys.swa_period.or(r.period)) {
+                (Some(p), _) => {
+                    for (il, f) in swa_flags.iter_mut().enumerate() {
+                        *f = p.get(il).copied().unwrap_or(false);
+                    }
+                }
+                (None, Some(n)) => {
+                    for (il, f) in swa_flags.iter_mut().enumerate().take(n_main as usize) {
+                        *f = swa_from_period(il as u32, n, r.dense_first);
+                    }
+                }
+                (None, None) => {
+                    return Err(ShapeError(format!(
+                        "{arch} needs attention.sliding_window_pattern (one flag per layer) and it is missing"
+                    )));
+                }
+            }
+        } else if arch == "lfm2" && file_window.is_some_and(|w| w > 0) {
+            // lfm2: every attention layer slides when a window is set.
+            for (il, f) in swa_flags.iter_mut().enumerate().take(n_main as usize) {
+                *f = !recurrent_at(il);
+            }
+        } else if !known && let Some(p) = &fig.sliding_pattern {
+            // An architecture llama.cpp does not know: the file's pattern, as before.
+            for (il, f) in swa_flags.iter_mut().enumerate() {
+                *f = p.get(il).copied().unwrap_or(false);
+            }
+        }
+        let lfm2_window = if arch == "lfm2" {
+            file_window.filter(|w| *w > 0)
+        } else {
+            None
+        };
+        let unknown_window = if known {
+            None
+        } else {
+            file_window.filter(|w| *w > 0)
+        };
+        let llama4_chunk = if arch == "llama4" && file_window != Some(0) {
+            Some(fig.chunk_size.filter(|c| *c > 0).unwrap_or(8192))
+        } else {
+            None
+        };
+
+        // Indexer caches (DSA / MSA).
+        let indexer_at = |il: usize| -> (u32, u32) {
+            let Some(ik) = keys.indexer_key_length else {
+                return (0, 0);
+            };
+            let main = (il as u32) < n_main;
+            match arch {
+                "deepseek32" if main => (ik, 0),
+                "glm-dsa" if main => {
+                    // Without `indexer.types`: every layer before GLM 5.2 (trained context
+                    // below 1 Mi tokens), else llama.cpp's built-in 5.2 list (layers 0, 1,
+                    // then every 4th from 2, over its 78 entries).
+                    let full = match &keys.indexer_types {
+                        Some(t) => t.get(il).copied().unwrap_or(false),
+                        None if fig.native_context.unwrap_or(0) < 1_048_576 => true,
+                        None => il < 2 || (il < 78 && (il - 2).is_multiple_of(4)),
+                    };
+                    if full { (ik, 0) } else { (0, 0) }
+                }
+                // dots3note: the layers `indexer.types` marks (DSA cache beside the SWA one).
+                "dots3note" if main => {
+                    let full = keys
+                        .indexer_types
+                        .as_ref()
+                        .is_some_and(|t| t.get(il).copied().unwrap_or(false));
+                    if full { (ik, 0) } else { (0, 0) }
+                }
+                // glm5-next: attention layers typed full (all by default); the k-pool indexer
+                // caches key | gate | pooled rows side by side (3 × the key length).
+                "glm5-next" if main && !recurrent_at(il) => {
+                    let full = keys
+                        .indexer_types
+                        .as_ref()
+                        .is_none_or(|t| t.get(il).copied().unwrap_or(false));
+                    if full { (3 * ik, 0) } else { (0, 0) }
+                }
+                // qwen4exp: every attention layer; with a compress ratio the QSA indexer caches
+                // key | pooled rows side by side.
+                "qwen4exp" if main && !recurrent_at(il) => {
+                    let pooled = keys.compress_ratios.as_ref().is_some_and(|r| r.max() > 0);
+                    (if pooled { 2 * ik } else { ik }, 0)
+                }
+                // hy_v4: only with a top-k, on the layers typed full.
+                "hy_v4" if keys.indexer_top_k.unwrap_or(0) > 0 => {
+                    let full = keys
+                        .indexer_types
+                        .as_ref()
+                        .is_some_and(|t| t.get(il).copied().unwrap_or(false));
+                    if full { (ik, 0) } else { (0, 0) }
+                }
+                "minimax-m3" if il as u32 >= keys.leading_dense.unwrap_or(0) => {
+                    let v = if swa_flags[il] { v_swa } else { v_full };
+                    (ik, if fig.mla.is_some() { 0 } else { v })
+                }
+                _ => (0, 0),
+            }
+        };
+
         let mut layers = Vec::with_capacity(l);
-        for il in 0..l {
+        for (il, &sliding) in swa_flags.iter().enumerate() {
             let h = fig.head_count.at(il);
             let hkv = fig.head_count_kv.at(il);
-            let per_head = |explicit: Option<u32>, what: &str| -> Result<u32, ShapeError> {
-                match explicit {
-                    Some(v) => Ok(v),
-                    None if h > 0 => {
-                        Ok(u32::try_from(fig.embedding_length / h as u64).map_err(|_| {
-                            ShapeError(format!("{what}: embedding_length / head_count too large"))
-                        })?)
-                    }
-                    None => Ok(0),
-                }
+            let recurrent = recurrent_at(il);
+            let owns_cache = owns_at(il, recurrent);
+            let (key_length, value_length) = if sliding {
+                (k_swa, v_swa)
+            } else {
+                (k_full, v_full)
             };
-            let key_length = per_head(fig.key_length, "key_length")?;
-            let value_length = per_head(fig.value_length, "value_length")?;
-            let recurrent = match (fig.ssm, recurrent_from_list) {
-                (Some(_), Some(list)) => list.contains(&(il as u32)),
-                (Some(_), None) if arch == "falcon-h1" => true,
-                (Some(_), None) => hkv == 0,
-                (None, _) => false,
-            };
-            let attention = if hkv == 0 {
+            let mtp = nextn > 0 && n_main > 0 && il as u32 >= n_main;
+            let attention_layer = hkv > 0
+                && (!recurrent || arch == "falcon-h1")
+                && (!mtp || owns_cache)
+                && !(hybrid && !owns_cache && kv_from_start.is_none());
+            let attention = if !attention_layer {
                 Attention::None
-            } else if let Some(pattern) = &fig.sliding_pattern {
-                if pattern.get(il).copied().unwrap_or(false) {
-                    match window {
-                        Some(w) => Attention::Sliding { window: w },
-                        None => Attention::Full,
+            } else if let Some(chunk) = llama4_chunk {
+                let chunked = match &fig.sliding_pattern {
+                    Some(p) => p.get(il).copied().unwrap_or(false),
+                    None => {
+                        swa_from_period(il as u32, keys.swa_period.unwrap_or(4), false)
+                            && (il as u32) < n_main
                     }
+                };
+                if chunked {
+                    Attention::Chunked { chunk }
                 } else {
                     Attention::Full
                 }
-            } else {
-                match arch {
-                    "llama4" => {
-                        let chunk = fig.chunk_size.filter(|c| *c > 0).unwrap_or(8192);
-                        if il % 4 < 3 {
-                            Attention::Chunked { chunk }
-                        } else {
-                            Attention::Full
-                        }
-                    }
-                    "gemma2" => {
-                        let w = window.unwrap_or(4096);
-                        if il % 2 == 0 {
-                            Attention::Sliding { window: w }
-                        } else {
-                            Attention::Full
-                        }
-                    }
-                    "phi3" => Attention::Full,
-                    _ => match (swa_period(arch), window) {
-                        (Some(n), Some(w)) => {
-                            if (il as u32) % n < n - 1 {
-                                Attention::Sliding { window: w }
-                            } else {
-                                Attention::Full
-                            }
-                        }
-                        (Some(_), None) if matches!(arch, "gpt-oss" | "cohere2") => {
-                            return Err(ShapeError(format!(
-                                "{arch} needs attention.sliding_window and it is missing"
-                            )));
-                        }
-                        _ => Attention::Full,
-                    },
+            } else if sliding {
+                match window.or(lfm2_window).or(unknown_window) {
+                    Some(w) if w > 0 => Attention::Sliding { window: w },
+                    _ => Attention::Full,
                 }
+            } else {
+                Attention::Full
+            };
+            let (indexer_key_length, indexer_value_length) = if owns_cache || arch == "minimax-m3" {
+                indexer_at(il)
+            } else {
+                (0, 0)
             };
             layers.push(LayerShape {
                 head_count: h,
@@ -319,18 +879,23 @@ impl ModelShape {
                 value_length,
                 attention,
                 recurrent,
+                owns_cache,
+                indexer_key_length,
+                indexer_value_length,
             });
         }
-        if window.is_some()
-            && fig.sliding_pattern.is_none()
-            && swa_period(arch).is_none()
-            && !matches!(arch, "phi3" | "llama4")
-        {
+        if known && rule.is_none() && arch != "llama4" && arch != "lfm2" && arch != "phi3" {
+            if file_window.is_some_and(|w| w > 0) {
+                warnings.push(format!(
+                    "the model states a sliding window but llama.cpp applies none for \"{arch}\": full cache assumed"
+                ));
+            }
+        } else if !known && file_window.is_some_and(|w| w > 0) && fig.sliding_pattern.is_none() {
             warnings.push(format!(
                 "the model states a sliding window but llama.cpp applies none for \"{arch}\": full cache assumed"
             ));
         }
-        if arch == "phi3" && window.is_some() {
+        if arch == "phi3" && file_window.is_some_and(|w| w > 0) {
             warnings.push(
                 "phi3 files carry a sliding window but llama.cpp keeps the full cache: treated as full"
                     .into(),
@@ -343,14 +908,59 @@ impl ModelShape {
                 "SSM figures have a zero d_inner or d_state".into(),
             ));
         }
-        if layers
-            .iter()
-            .all(|x| x.attention == Attention::None && !x.recurrent)
+
+        // Recurrent state (llama.cpp `n_embd_r`, `n_embd_s`), f32 per layer per sequence.
+        let any_recurrent = layers.iter().any(|x| x.recurrent);
+        let state = if any_recurrent {
+            let e = fig.embedding_length;
+            let h0 = h0 as u64;
+            let (d_conv, d_inner, d_state, n_group) = match fig.ssm {
+                Some(s) => (s.d_conv, s.d_inner, s.d_state, s.n_group),
+                None => (keys.conv_kernel.unwrap_or(0), 0, 0, 0),
+            };
+            let ssm_conv = d_conv.saturating_sub(1) * (d_inner + 2 * n_group * d_state);
+            let (conv, st) = if let Some(wkv) = keys.wkv_head_size {
+                (
+                    keys.token_shift_count.unwrap_or(2) as u64 * e,
+                    e * wkv as u64,
+                )
+            } else {
+                let conv = if let Some(lc) = keys.shortconv_l_cache {
+                    e * (lc as u64).saturating_sub(1)
+                } else if let Some(kda) = keys.kda_head_dim {
+                    let dc = if d_conv > 0 { d_conv - 1 } else { 3 };
+                    3 * dc * h0 * kda as u64
+                } else {
+                    ssm_conv
+                };
+                let st = if let Some(kda) = keys.kda_head_dim {
+                    kda as u64 * kda as u64 * h0
+                } else if arch == "minimax-01" {
+                    k_full as u64 * k_full as u64 * h0
+                } else {
+                    d_state * d_inner
+                };
+                (conv, st)
+            };
+            Some(RecurrentState { conv, state: st })
+        } else {
+            None
+        };
+        if !no_memory
+            && layers
+                .iter()
+                .all(|x| (x.attention == Attention::None || !x.owns_cache) && !x.recurrent)
+            && kv_from_start.is_none()
         {
             return Err(ShapeError(
                 "no layer has attention heads or recurrent state: head_count_kv is 0 everywhere"
                     .into(),
             ));
+        }
+        if recurrent_only && state.is_some_and(|s| s.conv == 0 && s.state == 0) {
+            return Err(ShapeError(format!(
+                "{arch} is recurrent but the file gives no state size (ssm.* or wkv.head_size)"
+            )));
         }
         if let Some(m) = fig.moe
             && (m.experts == 0 || m.experts_used == 0 || m.experts_used > m.experts)
@@ -359,6 +969,12 @@ impl ModelShape {
                 "experts used ({}) must be between 1 and the expert count ({})",
                 m.experts_used, m.experts
             )));
+        }
+        let unsupported = unsupported_reason(arch).map(|r| r.to_string());
+        if let Some(r) = &unsupported {
+            warnings.push(format!(
+                "llmbound does not model llama.cpp's cache for \"{arch}\" exactly ({r}): the cache figures are the plain attention cache and may be low"
+            ));
         }
         Ok(ModelShape {
             name: name.into(),
@@ -371,6 +987,11 @@ impl ModelShape {
             mla: fig.mla,
             moe: fig.moe,
             ssm: fig.ssm,
+            state,
+            no_memory,
+            kv_types_must_match: fig.mla.is_some() || arch == "deepseek4",
+            unsupported,
+            keys: fig.keys.clone(),
             provenance,
             parameters_advertised: None,
             active_parameters_advertised: None,
@@ -400,16 +1021,25 @@ impl ModelShape {
             .saturating_mul(sequences.max(1))
     }
 
-    /// Recurrent state bytes per sequence (f32 whatever the cache types, SPEC §3):
-    /// per recurrent layer `((d_conv − 1)(d_inner + 2 n_group d_state) + d_state d_inner) × 4`.
+    /// Recurrent state bytes per sequence (f32 whatever the cache types, SPEC §3): per
+    /// recurrent layer `(n_embd_r + n_embd_s) × 4`, with llama.cpp's sizes: Mamba
+    /// `(d_conv − 1)(d_inner + 2 n_group d_state) + d_state d_inner`, RWKV
+    /// `token_shift × n_embd + n_embd × head_size`, LFM2 `n_embd (l_cache − 1)`, KDA
+    /// `3 (d_conv − 1) n_head d_head + d_head² n_head`.
     pub fn recurrent_bytes_per_sequence(&self) -> u64 {
-        let Some(s) = self.ssm else { return 0 };
-        let per_layer = (s.d_conv.saturating_sub(1) as u128
-            * (s.d_inner as u128 + 2 * s.n_group as u128 * s.d_state as u128)
-            + s.d_state as u128 * s.d_inner as u128)
-            * 4;
+        let Some(s) = self.state else { return 0 };
         let n = self.layers.iter().filter(|l| l.recurrent).count() as u128;
-        u64::try_from(per_layer * n).unwrap_or(u64::MAX)
+        u64::try_from(s.bytes() as u128 * n).unwrap_or(u64::MAX)
+    }
+
+    /// Largest V row over every layer, H_KV × d_v (llama.cpp `n_embd_v_gqa_max`): with flash
+    /// attention off llama.cpp stores V transposed and pads every layer's V to this width.
+    pub fn v_width_max(&self) -> u64 {
+        self.layers
+            .iter()
+            .map(|l| l.head_count_kv as u64 * l.value_length as u64)
+            .max()
+            .unwrap_or(0)
     }
 }
 
@@ -436,6 +1066,7 @@ mod tests {
             ssm: None,
             recurrent_layers: None,
             tied_embeddings: false,
+            keys: Default::default(),
         }
     }
 

@@ -23,7 +23,10 @@ use super::GgufError;
 use super::reader::Metadata;
 use super::split::Artifact;
 use super::types::Value;
-use crate::core::model::{ArchFigures, Mla, ModelShape, Moe, PerLayer, Ssm};
+use crate::core::model::{
+    ArchFigures, CacheKeys, LLAMA_CPP_BUILD, Mla, ModelShape, Moe, PerLayer, Ssm,
+    is_llama_cpp_architecture,
+};
 use crate::core::units::Provenance;
 
 /// The most layers a file may state (the core refuses more as well).
@@ -159,28 +162,6 @@ pub const KNOWN_ARCHITECTURES: &[&str] = &[
     "xverse",
 ];
 
-/// Architectures for which llama.cpp applies cache rules that the core does not model
-/// (shared KV layers, per-arch SWA patterns, linear-attention state).
-const UNMODELLED_RULES: &[&str] = &[
-    "gemma3n",
-    "gemma4",
-    "exaone4",
-    "mimo2",
-    "step35",
-    "smallthinker",
-    "qwen3next",
-    "qwen35",
-    "qwen35moe",
-    "lfm2",
-    "lfm2moe",
-    "plamo2",
-    "kimi-linear",
-    "rwkv6",
-    "rwkv6qwen2",
-    "rwkv7",
-    "arwkv7",
-];
-
 /// Figures read from a file, with what had to be guessed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArchReport {
@@ -197,6 +178,19 @@ fn per_layer(m: &Metadata, key: &str) -> Result<Option<PerLayer>, GgufError> {
     match &e.value {
         Value::Array { .. } | Value::Skipped(_) => Ok(m.get_u32_array(key)?.map(PerLayer::List)),
         _ => Ok(m.get_u32(key)?.map(PerLayer::Uniform)),
+    }
+}
+
+/// A per-layer flag key as llama.cpp's `get_key_or_arr` reads it: a bool array, or one value
+/// (bool or integer) for every layer.
+fn bool_or_array(m: &Metadata, key: &str, layers: u32) -> Result<Option<Vec<bool>>, GgufError> {
+    let Some(e) = m.get(key) else {
+        return Ok(None);
+    };
+    match &e.value {
+        Value::Array { .. } | Value::Skipped(_) => m.get_bool_array(key),
+        Value::Bool(b) => Ok(Some(vec![*b; layers as usize])),
+        _ => Ok(m.get_u32(key)?.map(|v| vec![v != 0; layers as usize])),
     }
 }
 
@@ -224,14 +218,9 @@ pub fn arch_report(artifact: &Artifact) -> Result<ArchReport, GgufError> {
     .to_string();
     let k = |suffix: &str| format!("{arch}.{suffix}");
     let mut warnings = Vec::new();
-    let known = KNOWN_ARCHITECTURES.contains(&arch.as_str());
-    if !known {
+    if !KNOWN_ARCHITECTURES.contains(&arch.as_str()) && !is_llama_cpp_architecture(&arch) {
         warnings.push(format!(
-            "architecture {arch:?} is not one llama.cpp's gguf-py knows: read the generic {arch}.* keys (block_count, attention.head_count, head_count_kv, key_length, value_length); no sliding-window, chunked or recurrent rule was applied"
-        ));
-    } else if UNMODELLED_RULES.contains(&arch.as_str()) {
-        warnings.push(format!(
-            "llama.cpp applies cache rules to {arch:?} that llmbound does not model (shared KV layers, linear-attention state or a built-in window pattern): the generic rule was used"
+            "architecture {arch:?} is not one llama.cpp (b{LLAMA_CPP_BUILD}) knows: read the generic {arch}.* keys (block_count, attention.head_count, head_count_kv, key_length, value_length); no sliding-window, chunked or recurrent rule was applied"
         ));
     }
 
@@ -311,16 +300,18 @@ pub fn arch_report(artifact: &Artifact) -> Result<ArchReport, GgufError> {
     let sliding_window = m.get_u64(&k("attention.sliding_window"))?;
 
     let pattern_key = k("attention.sliding_window_pattern");
+    let mut swa_period = None;
     let mut sliding_pattern = match m.get(&pattern_key).map(|e| &e.value) {
         None => None,
         Some(Value::Array { .. } | Value::Skipped(_)) => m.get_bool_array(&pattern_key)?,
         Some(_) => {
-            let n = required(m.get_u32(&pattern_key)?, &pattern_key, "the window pattern")?;
-            Some(
-                (0..layers)
-                    .map(|il| n == 0 || il % n < n - 1)
-                    .collect::<Vec<bool>>(),
-            )
+            // A period n: the core applies it with the architecture's dense-first rule.
+            swa_period = Some(required(
+                m.get_u32(&pattern_key)?,
+                &pattern_key,
+                "the window pattern",
+            )?);
+            None
         }
     };
     if arch == "llama4" && sliding_window == Some(0) && sliding_pattern.is_none() {
@@ -332,17 +323,14 @@ pub fn arch_report(artifact: &Artifact) -> Result<ArchReport, GgufError> {
     let value_mla = m.get_u32(&k("attention.value_length_mla"))?;
     let mla = if key_mla.is_some() || value_mla.is_some() {
         let needed = "the latent (MLA) cache size";
+        // The cache is key_length × head_count_kv whatever these say; llama.cpp does not
+        // require them (rope dims default to the key head size), so neither does llmbound.
+        let lora = m.get_u32(&k("attention.kv_lora_rank"))?;
+        let rope = m.get_u32(&k("rope.dimension_count"))?;
+        let key = key_length.unwrap_or(0);
         Some(Mla {
-            kv_lora_rank: required(
-                m.get_u32(&k("attention.kv_lora_rank"))?,
-                &k("attention.kv_lora_rank"),
-                needed,
-            )?,
-            rope_dim: required(
-                m.get_u32(&k("rope.dimension_count"))?,
-                &k("rope.dimension_count"),
-                needed,
-            )?,
+            kv_lora_rank: lora.unwrap_or_else(|| key.saturating_sub(rope.unwrap_or(0))),
+            rope_dim: rope.unwrap_or_else(|| key.saturating_sub(lora.unwrap_or(key))),
             key_length_mla: required(key_mla, &k("attention.key_length_mla"), needed)?,
             value_length_mla: required(value_mla, &k("attention.value_length_mla"), needed)?,
         })
@@ -366,7 +354,8 @@ pub fn arch_report(artifact: &Artifact) -> Result<ArchReport, GgufError> {
     let conv = m.get_u64(&k("ssm.conv_kernel"))?;
     let inner = m.get_u64(&k("ssm.inner_size"))?;
     let state = m.get_u64(&k("ssm.state_size"))?;
-    let ssm = if conv.is_some() || inner.is_some() || state.is_some() {
+    // Kimi delta attention states only the convolution kernel; Mamba-style layers all three.
+    let ssm = if inner.is_some() || state.is_some() {
         let needed = "the recurrent state size";
         Some(Ssm {
             d_conv: required(conv, &k("ssm.conv_kernel"), needed)?,
@@ -377,6 +366,38 @@ pub fn arch_report(artifact: &Artifact) -> Result<ArchReport, GgufError> {
     } else {
         None
     };
+
+    let keys = CacheKeys {
+        nextn_layers: m.get_u32(&k("nextn_predict_layers"))?.unwrap_or(0),
+        shared_kv_layers: m.get_u32(&k("attention.shared_kv_layers"))?,
+        key_length_swa: m.get_u32(&k("attention.key_length_swa"))?,
+        value_length_swa: m.get_u32(&k("attention.value_length_swa"))?,
+        swa_period,
+        recurrent_pattern: bool_or_array(m, &k("attention.recurrent_layers"), layers)?,
+        full_attention_interval: m.get_u32(&k("full_attention_interval"))?,
+        feed_forward: per_layer(m, &k("feed_forward_length"))?,
+        conv_kernel: if ssm.is_none() { conv } else { None },
+        wkv_head_size: m.get_u32(&k("wkv.head_size"))?,
+        token_shift_count: m.get_u32(&k("token_shift_count"))?,
+        shortconv_l_cache: m.get_u32(&k("shortconv.l_cache"))?,
+        kda_head_dim: m.get_u32(&k("kda.head_dim"))?,
+        indexer_key_length: m.get_u32(&k("attention.indexer.key_length"))?,
+        indexer_types: bool_or_array(m, &k("attention.indexer.types"), layers)?,
+        indexer_top_k: m.get_u32(&k("attention.indexer.top_k"))?,
+        compress_ratios: per_layer(m, &k("attention.compress_ratios"))?,
+        leading_dense: m.get_u32(&k("leading_dense_block_count"))?,
+    };
+    if keys.nextn_layers > layers {
+        return Err(GgufError::Implausible {
+            key: k("nextn_predict_layers"),
+            value: keys.nextn_layers.into(),
+            why: format!("more next-token-prediction layers than the {layers} blocks"),
+            offset: m
+                .get(&k("nextn_predict_layers"))
+                .map(|e| e.offset)
+                .unwrap_or(0),
+        });
+    }
 
     Ok(ArchReport {
         figures: ArchFigures {
@@ -397,6 +418,7 @@ pub fn arch_report(artifact: &Artifact) -> Result<ArchReport, GgufError> {
             ssm,
             recurrent_layers: None,
             tied_embeddings: artifact.tensor("output.weight").is_none(),
+            keys,
         },
         warnings,
     })

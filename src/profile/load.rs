@@ -482,6 +482,7 @@ pub fn arch_figures(m: &ModelFile) -> ArchFigures {
         }),
         recurrent_layers: m.recurrent_layers.clone(),
         tied_embeddings: m.tied_embeddings,
+        keys: Default::default(),
     }
 }
 

@@ -190,7 +190,7 @@ fn shape_summary(r: &Report) -> String {
             moe.experts_used, moe.experts
         ));
     }
-    if m.ssm.is_some() {
+    if m.state.is_some() {
         s.push_str(&format!(
             ", {} recurrent layers",
             l.iter().filter(|x| x.recurrent).count()
@@ -697,9 +697,9 @@ fn kv_derivation(r: &Report) -> String {
     let full: Vec<_> = m
         .layers
         .iter()
-        .filter(|l| l.attention == Attention::Full)
+        .filter(|l| l.attention == Attention::Full && l.owns_cache)
         .collect();
-    let uniform = m.layers.iter().all(|l| l == l0)
+    let uniform = m.layers.iter().all(|l| l == l0 && l.owns_cache)
         && m.mla.is_none()
         && !m.layers.iter().any(|l| l.recurrent);
     let per = r.kv.bytes_per_token;

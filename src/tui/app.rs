@@ -1809,7 +1809,12 @@ pub fn complete_path_in(text: &str, exts: &[&str]) -> (String, Vec<String>) {
 /// Raw figures recovered from a model shape (for a scenario without a model profile).
 fn figures_of(m: &ModelShape) -> ArchFigures {
     use crate::core::model::PerLayer;
-    let first = m.layers.first();
+    // The full-attention head sizes (sliding layers may have their own, `keys`).
+    let first = m
+        .layers
+        .iter()
+        .find(|l| !matches!(l.attention, crate::core::model::Attention::Sliding { .. }))
+        .or(m.layers.first());
     ArchFigures {
         architecture: m.architecture.clone(),
         layers: m.layer_count(),
@@ -1833,5 +1838,6 @@ fn figures_of(m: &ModelShape) -> ArchFigures {
         ssm: m.ssm,
         recurrent_layers: None,
         tied_embeddings: m.tied_embeddings,
+        keys: m.keys.clone(),
     }
 }
