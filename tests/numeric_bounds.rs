@@ -419,6 +419,7 @@ fn the_shared_shape_check_refuses_what_llama_cpp_refuses() {
         ssm: None,
         recurrent_layers: None,
         tied_embeddings: true,
+        keys: Default::default(),
     };
     use PerLayer::{List, Uniform};
     let e = check_figures(&fig(Uniform(8), List(vec![2, 16]), None, 512)).unwrap_err();

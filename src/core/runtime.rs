@@ -545,6 +545,7 @@ mod tests {
             ssm: None,
             recurrent_layers: None,
             tied_embeddings: false,
+            keys: Default::default(),
         }
     }
 
