@@ -438,3 +438,33 @@ fn compare_lists_fitting_machines_first_with_plain_column_names() {
     );
     assert!(rows[1].contains("NO"), "{text}");
 }
+
+#[test]
+fn a_configuration_llama_cpp_refuses_is_headlined_as_not_starting() {
+    // A quantized V cache without flash attention: llama.cpp refuses it before allocating.
+    let text = stdout(&["report", "--cache-type-v", "q8_0", "--flash-attn", "off"]);
+    let verdict = text.lines().find(|l| l.contains("verdict")).unwrap();
+    assert!(verdict.contains("llama.cpp will not start"), "{verdict}");
+    assert!(!text.contains("The capacity model accepts"), "{text}");
+    let j: serde_json::Value = serde_json::from_str(&stdout(&[
+        "report",
+        "--cache-type-v",
+        "q8_0",
+        "--flash-attn",
+        "off",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    assert!(
+        j["capacity"]["verdict"]
+            .as_str()
+            .unwrap()
+            .starts_with("llama.cpp will not start"),
+        "{}",
+        j["capacity"]
+    );
+    // With flash attention on, the same cache types start.
+    let ok = stdout(&["report", "--cache-type-v", "q8_0"]);
+    assert!(!ok.contains("will not start"), "{ok}");
+}

@@ -39,6 +39,8 @@ fn output_and_compute_buffers_match_llama_cpp() {
     let mut rows: Vec<Row> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
     let mut skipped: Vec<String> = Vec::new();
+    // Architectures listed as not modelled that still miss the band on some case.
+    let mut still_off = std::collections::BTreeSet::new();
     for oc in &cases {
         let c = &oc.case;
         if !c.ok {
@@ -107,7 +109,8 @@ fn output_and_compute_buffers_match_llama_cpp() {
             },
         );
         let where_ = format!("{} {}", oc.model.name, c.id);
-        if !c.output_buffers.is_empty() && b.output_bytes != c.output_bytes() {
+        let not_modelled = runtime::compute_not_modelled(&oc.model.arch).is_some();
+        if !not_modelled && !c.output_buffers.is_empty() && b.output_bytes != c.output_bytes() {
             failures.push(format!(
                 "{where_}: output {} bytes, llama.cpp {}",
                 b.output_bytes,
@@ -117,6 +120,18 @@ fn output_and_compute_buffers_match_llama_cpp() {
         let want = c.compute_bytes();
         let got = b.compute_bytes;
         let err = got as f64 - want as f64;
+        if not_modelled {
+            if err.abs() > tolerance(want) || b.output_bytes != c.output_bytes() {
+                still_off.insert(oc.model.arch.clone());
+            }
+            rows.push(Row {
+                name: oc.model.name.clone(),
+                case: c.id.clone(),
+                want,
+                got,
+            });
+            continue;
+        }
         match DEFEATED.iter().find(|(a, _)| *a == oc.model.arch) {
             Some((_, why)) => {
                 if got < want {
@@ -173,5 +188,16 @@ fn output_and_compute_buffers_match_llama_cpp() {
         eprintln!("skipped: {s}");
     }
     assert!(!rows.is_empty(), "no case was compared");
+    // The list of architectures whose compute graph is not replayed stays true: each one
+    // still misses the band somewhere (else it belongs to the checked ones now).
+    let fixture_archs: std::collections::BTreeSet<&str> =
+        cases.iter().map(|c| c.model.arch.as_str()).collect();
+    for (arch, _) in runtime::COMPUTE_NOT_MODELLED {
+        if fixture_archs.contains(arch) && !still_off.contains(*arch) {
+            failures.push(format!(
+                "{arch} is listed in COMPUTE_NOT_MODELLED but every case is within the band: remove it"
+            ));
+        }
+    }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

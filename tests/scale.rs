@@ -300,7 +300,7 @@ fn a_file_cut_short_is_shown_then_exits_4() {
         let err = String::from_utf8(out.stderr).unwrap();
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
         assert!(
-            err.contains("incomplete file: 1,000 bytes of tensor data are missing"),
+            err.contains("incomplete: 1,000 bytes of tensor data are missing"),
             "{err}"
         );
     }

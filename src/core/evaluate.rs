@@ -47,6 +47,12 @@ pub enum FitVerdict {
         /// A was set by the user (else A = 0: other allocations must fit in what is free).
         user_counted: bool,
     },
+    /// llama.cpp refuses the cache configuration before allocating anything (the memory
+    /// figures beside it are what it would need).
+    WillNotStart {
+        /// Why, in llama.cpp's order of checks.
+        refusals: Vec<super::kv::CacheRefusal>,
+    },
     /// At least one tier does not.
     DoesNotFit {
         /// Per short tier.
@@ -91,6 +97,13 @@ pub struct Capacity {
     pub provenance: Provenance,
     /// The verdict.
     pub verdict: FitVerdict,
+}
+
+impl Capacity {
+    /// The memory fits and llama.cpp accepts the cache configuration.
+    pub fn starts_and_fits(&self) -> bool {
+        self.fits && !matches!(self.verdict, FitVerdict::WillNotStart { .. })
+    }
 }
 
 /// Runtime memory summed over the used tiers.
@@ -210,13 +223,13 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
     let w = s.weight_bytes();
     let w_prov = s.weight_provenance();
     let kv = kv::cache(&s.model, &s.cache);
-    if s.cache.type_v.is_quantized() && !s.cache.flash_attn && s.model.mla.is_none() {
+    warnings.extend(kv.refusals.iter().map(|r| r.to_string()));
+    if let Some(missing) = super::runtime::compute_not_modelled(&s.model.architecture) {
         warnings.push(format!(
-            "llama.cpp refuses a quantized V cache ({}) without flash attention: use -fa on",
-            s.cache.type_v
+            "the compute buffer of {} is not modelled exactly yet ({missing} is not replayed): llama.cpp may reserve more than shown, so leave extra free memory",
+            s.model.architecture
         ));
     }
-    warnings.extend(kv.refusals.iter().map(|r| r.to_string()));
     if let Some(native) = s.model.native_context
         && s.cache.context > native
     {
@@ -298,7 +311,11 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
         totals.user_bytes = totals.user_bytes.saturating_add(m.user_bytes);
         totals.total_bytes = totals.total_bytes.saturating_add(m.total_bytes);
     }
-    let verdict = if fits {
+    let verdict = if !kv.refusals.is_empty() {
+        FitVerdict::WillNotStart {
+            refusals: kv.refusals.clone(),
+        }
+    } else if fits {
         FitVerdict::Fits {
             user_counted: a > 0,
         }

@@ -158,6 +158,11 @@ pub enum CacheRefusal {
         /// `-ctv`.
         v: CacheType,
     },
+    /// A quantized V cache with flash attention turned off (`-fa off`): llama.cpp refuses it.
+    QuantizedVNeedsFlashAttn {
+        /// `-ctv`.
+        v: CacheType,
+    },
     /// With flash attention, a block-quantized cache type must divide every layer's head size.
     HeadSizeNotBlockMultiple {
         /// "K" or "V".
@@ -179,6 +184,10 @@ impl std::fmt::Display for CacheRefusal {
             CacheRefusal::QuantizedVWithoutFlashAttn { v } => write!(
                 f,
                 "llama.cpp will not start: a quantized V cache ({v}) needs flash attention, which llama.cpp turns off for this architecture"
+            ),
+            CacheRefusal::QuantizedVNeedsFlashAttn { v } => write!(
+                f,
+                "llama.cpp will not start: a quantized V cache ({v}) needs flash attention (use -fa on or an unquantized V cache)"
             ),
             CacheRefusal::HeadSizeNotBlockMultiple { which, ty, head } => write!(
                 f,
@@ -447,6 +456,9 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
     }
     if s.flash_attn && !flash_attn && s.type_v.is_quantized() {
         refusals.push(CacheRefusal::QuantizedVWithoutFlashAttn { v: s.type_v });
+    }
+    if !s.flash_attn && s.type_v.is_quantized() && !model.no_memory {
+        refusals.push(CacheRefusal::QuantizedVNeedsFlashAttn { v: s.type_v });
     }
     if flash_attn {
         let n_main = model
@@ -1179,8 +1191,9 @@ mod llama_rules {
 
     #[test]
     fn v_padded_to_widest_layer_without_flash_attention() {
-        // openelm-like: per-layer KV heads 3, 3, 4, 5 of 64.
-        let f = fig("openelm", 4, 12, PerLayer::List(vec![3, 3, 4, 5]), 64, 768);
+        // openelm-like: per-layer query heads 12, 12, 16, 20 and KV heads 3, 3, 4, 5 of 64.
+        let mut f = fig("openelm", 4, 12, PerLayer::List(vec![3, 3, 4, 5]), 64, 768);
+        f.head_count = PerLayer::List(vec![12, 12, 16, 20]);
         let m = shape(&f);
         let mut s = at(256);
         let c = cache(&m, &s);

@@ -640,7 +640,7 @@ pub fn write_worksheet<W: Write>(
     }
 
     o.heading("Inference")?;
-    let verdict_line = if c.fits {
+    let verdict_line = if c.starts_and_fits() {
         format!(
             "The capacity model accepts this artifact at {} tokens × {} on {}; {} remain outside weights and cache ({} beside llama.cpp's allocated cache and buffers){}.",
             fmt_tokens(n),

@@ -39,6 +39,11 @@ pub fn verdict(c: &Capacity) -> String {
         FitVerdict::Fits { user_counted: true } => {
             "fits, with the runtime buffers and the other allocations counted".into()
         }
+        FitVerdict::WillNotStart { refusals } => refusals
+            .iter()
+            .map(|r| r.to_string())
+            .collect::<Vec<_>>()
+            .join("; "),
         FitVerdict::DoesNotFit {
             shortfalls,
             article_fits,

@@ -44,8 +44,8 @@ impl BoundsPane<'_> {
         let r = self.report;
         let c = &r.capacity;
         let mut lines = Vec::new();
-        let verdict_style = if c.fits { t.ok() } else { t.bad() };
-        let mark = if c.fits { "✓ " } else { "✗ " };
+        let verdict_style = if c.starts_and_fits() { t.ok() } else { t.bad() };
+        let mark = if c.starts_and_fits() { "✓ " } else { "✗ " };
         lines.push(Line::from(vec![
             Span::styled(mark, verdict_style),
             Span::styled(crate::report::words::verdict(c), verdict_style),
