@@ -130,3 +130,59 @@ fn the_explorer_restores_the_terminal_on_signals() {
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// The terminal goes away under the explorer (tmux server killed): the process must end,
+/// not spin on a terminal that reads end-of-file for ever.
+#[test]
+fn the_explorer_ends_when_its_terminal_goes_away() {
+    if std::env::var("LLMBOUND_E2E").ok().as_deref() != Some("1") {
+        eprintln!("skipped: set LLMBOUND_E2E=1 to run the hang-up test in tmux");
+        return;
+    }
+    if !Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        eprintln!("skipped: tmux is not on PATH");
+        return;
+    }
+    let bin = std::env::var("LLMBOUND_E2E_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_llmbound").to_string());
+    let socket = format!("llmbound-hup-{}", std::process::id());
+    let config = tempfile::tempdir().unwrap();
+    let cmd = format!(
+        "env LLMBOUND_CONFIG_DIR={} NO_COLOR=1 {bin}",
+        config.path().display()
+    );
+    tmux(
+        &socket,
+        &[
+            "new-session",
+            "-d",
+            "-x",
+            "100",
+            "-y",
+            "30",
+            "-s",
+            "s",
+            &cmd,
+        ],
+    );
+    let flags = || tmux(&socket, &["display", "-p", "-t", "s", "#{alternate_on}"]);
+    wait_until("the explorer to start", || flags().starts_with('1')).unwrap();
+    let pid: u32 = tmux(&socket, &["display", "-p", "-t", "s", "#{pane_pid}"])
+        .trim()
+        .parse()
+        .expect("pane pid");
+    tmux(&socket, &["kill-server"]);
+    let gone = wait_until("the explorer to end after its terminal went away", || {
+        !std::path::Path::new(&format!("/proc/{pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.split_whitespace().nth(2) == Some("Z"))
+    });
+    if gone.is_err() {
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+    }
+    gone.unwrap();
+}

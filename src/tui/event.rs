@@ -180,6 +180,33 @@ mod signals {
                 ids.extend(flag::register(sig, Arc::clone(&term)).ok());
                 ids.extend(flag::register_usize(sig, Arc::clone(&got), sig as usize).ok());
             }
+            // crossterm's read spins on a terminal that has gone away (read(2) returning 0
+            // for ever), so the loop may never look at the flag again: a watchdog gives the
+            // loop half a second after a signal, then restores and ends the process itself.
+            // The same when the terminal itself hangs up without a signal reaching us: the
+            // session then has no controlling terminal, and /dev/tty no longer opens.
+            let watched = Arc::clone(&got);
+            let had_tty = std::fs::File::open("/dev/tty").is_ok();
+            std::thread::spawn(move || {
+                let mut ticks = 0u32;
+                loop {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    ticks = ticks.wrapping_add(1);
+                    if had_tty && ticks % 5 == 0 && std::fs::File::open("/dev/tty").is_err() {
+                        // Nothing to restore on a terminal that is gone (and crossterm's reader
+                        // lock is held by the spinning read).
+                        std::process::exit(128 + SIGHUP);
+                    }
+                    let sig = watched.load(Ordering::SeqCst);
+                    if sig != 0 {
+                        std::thread::sleep(std::time::Duration::from_millis(500));
+                        if std::fs::File::open("/dev/tty").is_ok() {
+                            super::leave();
+                        }
+                        std::process::exit(128 + sig as i32);
+                    }
+                }
+            });
             Watch { got, ids }
         }
 
