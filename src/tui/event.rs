@@ -192,7 +192,10 @@ mod signals {
                 loop {
                     std::thread::sleep(std::time::Duration::from_millis(100));
                     ticks = ticks.wrapping_add(1);
-                    if had_tty && ticks % 5 == 0 && std::fs::File::open("/dev/tty").is_err() {
+                    if had_tty
+                        && ticks.is_multiple_of(5)
+                        && std::fs::File::open("/dev/tty").is_err()
+                    {
                         // Nothing to restore on a terminal that is gone (and crossterm's reader
                         // lock is held by the spinning read).
                         std::process::exit(128 + SIGHUP);
