@@ -28,6 +28,26 @@ fn wait_until(what: &str, mut f: impl FnMut() -> bool) -> Result<(), String> {
     Err(format!("timed out waiting for {what}"))
 }
 
+/// The binary to drive in tmux, or `None` (with the reason printed) when the test is skipped.
+fn e2e_bin(what: &str) -> Option<String> {
+    if std::env::var("LLMBOUND_E2E").ok().as_deref() != Some("1") {
+        eprintln!("skipped: set LLMBOUND_E2E=1 to run {what} in tmux");
+        return None;
+    }
+    if !Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        eprintln!("skipped: tmux is not on PATH");
+        return None;
+    }
+    Some(
+        std::env::var("LLMBOUND_E2E_BIN")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_llmbound").to_string()),
+    )
+}
+
 fn child_of(pid: u32) -> Option<u32> {
     let out = Command::new("pgrep")
         .args(["-P", &pid.to_string()])
@@ -110,20 +130,9 @@ fn one_signal(bin: &str, signal: &str) -> Result<(), String> {
 
 #[test]
 fn the_explorer_restores_the_terminal_on_signals() {
-    if std::env::var("LLMBOUND_E2E").ok().as_deref() != Some("1") {
-        eprintln!("skipped: set LLMBOUND_E2E=1 to run the signal test in tmux");
+    let Some(bin) = e2e_bin("the signal test") else {
         return;
-    }
-    if !Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        eprintln!("skipped: tmux is not on PATH");
-        return;
-    }
-    let bin = std::env::var("LLMBOUND_E2E_BIN")
-        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_llmbound").to_string());
+    };
     let failures: Vec<String> = ["TERM", "INT", "HUP"]
         .iter()
         .filter_map(|s| one_signal(&bin, s).err())
@@ -135,20 +144,9 @@ fn the_explorer_restores_the_terminal_on_signals() {
 /// not spin on a terminal that reads end-of-file for ever.
 #[test]
 fn the_explorer_ends_when_its_terminal_goes_away() {
-    if std::env::var("LLMBOUND_E2E").ok().as_deref() != Some("1") {
-        eprintln!("skipped: set LLMBOUND_E2E=1 to run the hang-up test in tmux");
+    let Some(bin) = e2e_bin("the hang-up test") else {
         return;
-    }
-    if !Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        eprintln!("skipped: tmux is not on PATH");
-        return;
-    }
-    let bin = std::env::var("LLMBOUND_E2E_BIN")
-        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_llmbound").to_string());
+    };
     let socket = format!("llmbound-hup-{}", std::process::id());
     let config = tempfile::tempdir().unwrap();
     let cmd = format!(

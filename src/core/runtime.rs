@@ -643,7 +643,6 @@ mod tests {
         let b = run(&m, ff, &s);
         assert_eq!(b.output_bytes, 607_744);
         let c = mib(b.compute_bytes);
-        eprintln!("qwen3-32b compute {c:.2} MiB (llama.cpp 388.77)");
         // llama-fit-params (build 11434) on a header-only file of this shape: 407,654,400 bytes.
         assert_eq!(b.compute_bytes, 407_654_400, "{c}");
     }
@@ -672,7 +671,6 @@ mod tests {
         };
         let b = run(&m, ff, &s);
         let c = mib(b.compute_bytes);
-        eprintln!("gemma-3-270m compute {c:.2} MiB (llama.cpp 551.28)");
         // llama-fit-params on the real gemma-3-270m Q4_K_M file: 578,058,240 and 1,048,576 bytes.
         assert_eq!(b.compute_bytes, 578_058_240, "{c}");
         assert_eq!(b.output_bytes, 1_048_576);
@@ -699,7 +697,6 @@ mod tests {
         };
         let b = run(&m, ff, &s);
         let c = mib(b.compute_bytes);
-        eprintln!("llama-3.1-8b compute {c:.2} MiB (llama.cpp 8656)");
         // llama-fit-params on a header-only file of this shape: 9,076,539,392 bytes.
         assert_eq!(b.compute_bytes, 9_076_539_392, "{c}");
     }
