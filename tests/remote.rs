@@ -345,6 +345,117 @@ fn quant_picking_and_gated_repos() {
     assert!(e.contains("needs the file on disk"), "{e}");
 }
 
+/// The explorer started with `--gguf URL` does what `cli.rs` and `tui/event.rs` do: build the
+/// scenario with the file (checking the options before the terminal is taken), then open the
+/// file on a worker. The header must cross the network once.
+fn explorer_reads_the_header_once(srv: &Server, url: &str, file_len: u64, header_len: u64) {
+    use llmbound::build::ScenarioOptions;
+    use llmbound::tui::{Action, App};
+    let home = tempfile::tempdir().unwrap();
+    let cat = llmbound::profile::Catalog::load_with(Some(home.path().join("config")));
+    let opts = ScenarioOptions {
+        machine: Some("epyc-zen5-2vcpu-vm".into()),
+        context: Some(4096),
+        ..Default::default()
+    };
+    let before = srv.sent();
+    let checked = llmbound::build::scenario(
+        &cat,
+        &ScenarioOptions {
+            gguf: Some(PathBuf::from(url)),
+            ..opts.clone()
+        },
+    )
+    .unwrap();
+    let once = srv.sent() - before;
+    assert!(once > 0);
+    assert!(
+        once < header_len + MAX_FETCH_BYTES,
+        "{once} bytes for a {header_len}-byte header"
+    );
+    let mut app = App::new(cat, &opts).unwrap();
+    app.hash_cache = None;
+    app.update(Action::OpenPath(PathBuf::from(url)));
+    app.wait_for_jobs(std::time::Duration::from_secs(30));
+    let loaded = app.file.loaded.as_ref().expect("the explorer opened the URL");
+    assert_eq!(loaded.total_bytes, file_len);
+    assert_eq!(app.report.artifact.bytes, file_len);
+    assert_eq!(app.scenario.weights, checked.weights);
+    assert_eq!(
+        srv.sent() - before,
+        once,
+        "{url}: the explorer read the header again"
+    );
+    // The note the panes show says what the one reading cost.
+    assert!(
+        loaded
+            .warnings
+            .iter()
+            .any(|w| w.contains(&format!("{} bytes transferred", group(once)))),
+        "{:?}",
+        loaded.warnings
+    );
+}
+
+fn group(n: u64) -> String {
+    llmbound::core::units::group_digits(n as u128)
+}
+
+#[test]
+fn the_explorer_reads_a_remote_header_once() {
+    let srv = Server::start();
+    let tiny = fixtures::tiny("Tiny", 2).to_bytes();
+    let len = tiny.len() as u64;
+    srv.add("o/r/Tiny-Q8_0.gguf", tiny);
+    let url = format!("{}/o/r/resolve/main/Tiny-Q8_0.gguf", srv.base);
+    explorer_reads_the_header_once(&srv, &url, len, len);
+    let Some(local) = gemma() else {
+        eprintln!("SKIPPED (gemma part): set LLMBOUND_GEMMA_GGUF to the gemma-3-270m Q4_K_M GGUF");
+        return;
+    };
+    srv.add_file("o/r/gemma.gguf", &local);
+    let a = llmbound::gguf::open(&local).unwrap();
+    let url = format!("{}/o/r/resolve/main/gemma.gguf", srv.base);
+    explorer_reads_the_header_once(&srv, &url, a.file_bytes(), a.header().data_start);
+}
+
+#[test]
+fn long_listings_are_followed_page_by_page() {
+    let home = tempfile::tempdir().unwrap();
+    let srv = Server::start();
+    srv.set_listing_page(4);
+    for i in 0..13 {
+        srv.add(&format!("o/r/a{i:02}-notes.txt"), b"x".to_vec());
+    }
+    // Sorted last, so only the fourth page of four names it.
+    srv.add("o/r/zz/Tiny-Q6_K.gguf", fixtures::tiny("Tiny", 2).to_bytes());
+    let before = srv.requests();
+    let (out, _) = run_ok(llmbound(home.path(), &srv).args(["inspect", "o/r:Q6_K"]));
+    assert!(String::from_utf8_lossy(&out).contains("Tiny"));
+    // Four listing pages, the resolve/ redirect and one range read.
+    assert_eq!(srv.requests() - before, 6);
+    let e = one_line_error(llmbound(home.path(), &srv).args(["inspect", "o/r:Q2_K"]));
+    assert!(e.contains("quants there: Q6_K"), "{e}");
+
+    // A next-page link back to a page already read is one line, not a loop.
+    let e = one_line_error(llmbound(home.path(), &srv).args(["inspect", "o/linkloop:Q4_K_M"]));
+    assert!(e.contains("points back to a page already read"), "{e}");
+
+    // The number of pages is capped.
+    srv.set_listing_page(1);
+    for i in 0..llmbound::remote::hf::MAX_LISTING_PAGES {
+        srv.add(&format!("o/huge/f{i:03}.txt"), b"x".to_vec());
+    }
+    srv.add("o/huge/zz-Q8_0.gguf", b"x".to_vec());
+    let before = srv.requests();
+    let e = one_line_error(llmbound(home.path(), &srv).args(["inspect", "o/huge:Q8_0"]));
+    assert!(e.contains("goes on past 100 pages"), "{e}");
+    assert_eq!(
+        srv.requests() - before,
+        llmbound::remote::hf::MAX_LISTING_PAGES as u64
+    );
+}
+
 #[test]
 fn misbehaving_servers_are_one_line_each() {
     let home = tempfile::tempdir().unwrap();
