@@ -400,7 +400,9 @@ static HANDOFF: std::sync::Mutex<Vec<(PathBuf, std::time::Instant, Opened)>> =
 fn handoff_get(spec: &Path) -> Option<Opened> {
     let mut h = HANDOFF.lock().ok()?;
     h.retain(|(_, at, _)| at.elapsed() < HANDOFF_FOR);
-    h.iter().find(|(p, _, _)| p == spec).map(|(_, _, o)| o.clone())
+    h.iter()
+        .find(|(p, _, _)| p == spec)
+        .map(|(_, _, o)| o.clone())
 }
 
 fn handoff_keep(spec: &Path, o: &Opened) {

@@ -377,7 +377,11 @@ fn explorer_reads_the_header_once(srv: &Server, url: &str, file_len: u64, header
     app.hash_cache = None;
     app.update(Action::OpenPath(PathBuf::from(url)));
     app.wait_for_jobs(std::time::Duration::from_secs(30));
-    let loaded = app.file.loaded.as_ref().expect("the explorer opened the URL");
+    let loaded = app
+        .file
+        .loaded
+        .as_ref()
+        .expect("the explorer opened the URL");
     assert_eq!(loaded.total_bytes, file_len);
     assert_eq!(app.report.artifact.bytes, file_len);
     assert_eq!(app.scenario.weights, checked.weights);
@@ -428,7 +432,10 @@ fn long_listings_are_followed_page_by_page() {
         srv.add(&format!("o/r/a{i:02}-notes.txt"), b"x".to_vec());
     }
     // Sorted last, so only the fourth page of four names it.
-    srv.add("o/r/zz/Tiny-Q6_K.gguf", fixtures::tiny("Tiny", 2).to_bytes());
+    srv.add(
+        "o/r/zz/Tiny-Q6_K.gguf",
+        fixtures::tiny("Tiny", 2).to_bytes(),
+    );
     let before = srv.requests();
     let (out, _) = run_ok(llmbound(home.path(), &srv).args(["inspect", "o/r:Q6_K"]));
     assert!(String::from_utf8_lossy(&out).contains("Tiny"));

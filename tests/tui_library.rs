@@ -121,6 +121,112 @@ fn the_library_lists_every_model_and_follows_the_scenario() {
     assert_eq!(app.scenario.model.layers.len(), 3);
 }
 
+fn type_line(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.update(Action::Input(c));
+    }
+}
+
+#[test]
+fn a_folder_the_user_names_is_added_to_the_library() {
+    let d = tempfile::tempdir().unwrap();
+    let mut app = app(d.path());
+    assert_eq!(app.library.rows.len(), 3);
+    // A folder with two more models, one of them a copy of a model listed already through a
+    // link (listed once), and a folder inside the one searched already.
+    let more = d.path().join("extra models");
+    std::fs::create_dir_all(more.join("sub")).unwrap();
+    fixtures::tiny("Extra One", 5)
+        .write_file(&more.join("extra-one-Q8_0.gguf"), Data::Zeros)
+        .unwrap();
+    fixtures::tiny("Extra Two", 6)
+        .write_file(&more.join("sub/extra-two-Q8_0.gguf"), Data::Zeros)
+        .unwrap();
+    std::os::unix::fs::symlink(
+        d.path().join("models/small-Q8_0.gguf"),
+        more.join("same-as-small.gguf"),
+    )
+    .unwrap();
+
+    // `a` asks for the folder; Tab completes it; Enter scans it on a worker.
+    app.update(Action::AddFolder);
+    let prompt = draw(&app, 120, 36).to_string();
+    assert!(prompt.contains("add a folder of GGUF models"), "{prompt}");
+    type_line(&mut app, &format!("{}/ex", d.path().display()));
+    app.update(Action::Complete);
+    assert_eq!(
+        app.input.as_ref().unwrap().text,
+        format!("{}/extra models/", d.path().display())
+    );
+    app.update(Action::Submit);
+    assert!(app.input.is_none());
+    app.wait_for_jobs(Duration::from_secs(30));
+    assert!(!app.library.scanning());
+    let mut names: Vec<String> = app
+        .library
+        .rows
+        .iter()
+        .map(|r| app.library.scanned[r.index].found.name.clone())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "Big/big-Q8_0.gguf",
+            "extra-one-Q8_0.gguf",
+            "small-Q8_0.gguf",
+            "sub/extra-two-Q8_0.gguf",
+            "tiny:3b"
+        ]
+    );
+    let s = draw(&app, 120, 36).to_string();
+    assert!(s.contains("Library · 5 models"), "{s}");
+    assert!(s.contains("extra models: 2 more models"), "{s}");
+    // The new rows follow the scenario like the others.
+    let row = column(&app, "extra-one-Q8_0.gguf");
+    app.update(Action::DoubleContext);
+    assert_ne!(column(&app, "extra-one-Q8_0.gguf"), row);
+
+    // The same folder again, and a name that is not a folder: one line each, nothing scanned.
+    for (text, want) in [
+        (format!("{}", more.display()), "in the library already"),
+        ("/no/such/folder".to_string(), "is not a folder"),
+    ] {
+        app.update(Action::AddFolder);
+        type_line(&mut app, &text);
+        app.update(Action::Submit);
+        assert!(!app.library.scanning());
+        let m = app.message.clone().expect("a message");
+        assert!(m.error && m.text.contains(want), "{}", m.text);
+    }
+    assert_eq!(app.library.rows.len(), 5);
+    // Nothing was written: the configuration folder stays as it was.
+    assert!(!d.path().join("config").exists());
+}
+
+#[test]
+fn a_folder_added_before_the_first_scan_ends_is_scanned_too() {
+    let d = tempfile::tempdir().unwrap();
+    let mut app = App::new(
+        Catalog::load_with(Some(d.path().join("config"))),
+        &ScenarioOptions::default(),
+    )
+    .unwrap();
+    app.library.roots = Some(stores(d.path()));
+    let more = d.path().join("more");
+    std::fs::create_dir_all(&more).unwrap();
+    fixtures::tiny("Extra", 4)
+        .write_file(&more.join("extra-Q8_0.gguf"), Data::Zeros)
+        .unwrap();
+    app.update(Action::Library);
+    // While the first scan runs (or before it is polled), a folder is added.
+    app.update(Action::AddFolder);
+    type_line(&mut app, &more.display().to_string());
+    app.update(Action::Submit);
+    app.wait_for_jobs(Duration::from_secs(30));
+    assert_eq!(app.library.rows.len(), 4, "{:?}", app.library.problems);
+}
+
 #[test]
 fn an_empty_library_says_where_it_looked() {
     let d = tempfile::tempdir().unwrap();

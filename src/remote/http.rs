@@ -675,7 +675,11 @@ mod tests {
         );
         // Several links, relative targets, rel lists, another rel first.
         assert_eq!(
-            next_link(&["</p?c=1>; rel=\"prev\", </p?c=3>; rel=\"next last\""], base).as_deref(),
+            next_link(
+                &["</p?c=1>; rel=\"prev\", </p?c=3>; rel=\"next last\""],
+                base
+            )
+            .as_deref(),
             Some("https://hf.co/p?c=3")
         );
         assert_eq!(
