@@ -361,7 +361,7 @@ fn scanning_reads_the_headers_of_real_models_only() {
             .unwrap();
     }
     let cat = llmbound::profile::Catalog::load_with(Some(home.path().join("config")));
-    let roots = llmbound::library::roots(&[dir.clone()], false);
+    let roots = llmbound::library::roots(std::slice::from_ref(&dir), false);
     let before = bytes_read_by_this_process().unwrap();
     let (found, problems) = llmbound::library::discover(&roots);
     let scanned = llmbound::library::scan(&cat, found);
