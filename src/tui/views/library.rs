@@ -163,7 +163,7 @@ impl LibraryView {
             self.scan_pending();
         }
         Ok(format!(
-            "adding the GGUF models of {shown} (this session only; `llmbound models --dir` lists them too)"
+            "scanning {shown} for GGUF models (for this session; nothing is saved)"
         ))
     }
 
@@ -466,5 +466,20 @@ impl Widget for LibraryScreen<'_> {
             )),
         ])
         .render(foot, buf);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn home_is_expanded() {
+        assert_eq!(expand_home("/a/b"), PathBuf::from("/a/b"));
+        assert_eq!(expand_home("~user/x"), PathBuf::from("~user/x"));
+        if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+            assert_eq!(expand_home("~"), PathBuf::from(&h));
+            assert_eq!(expand_home("~/m/n"), PathBuf::from(&h).join("m/n"));
+        }
     }
 }
