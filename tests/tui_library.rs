@@ -204,6 +204,29 @@ fn a_folder_the_user_names_is_added_to_the_library() {
     assert!(!d.path().join("config").exists());
 }
 
+/// The keys as a person presses them: `L` opens the library from anywhere, `a` in it asks for
+/// a folder; `l` stays the vim-style → of the panes, tensor and compare views (hjkl).
+#[test]
+fn the_library_keys() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use llmbound::tui::keymap::{Context, Keymap};
+    let k = Keymap::builtin();
+    let key = |c: char| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+    for ctx in Context::ALL {
+        if ctx != Context::Global {
+            assert_eq!(k.action(&key('L'), ctx), Some(Action::Library), "{ctx:?}");
+        }
+    }
+    assert_eq!(
+        k.action(&key('a'), Context::Library),
+        Some(Action::AddFolder)
+    );
+    assert_eq!(k.action(&key('a'), Context::Main), None);
+    for ctx in [Context::Main, Context::Tensors, Context::Compare] {
+        assert_eq!(k.action(&key('l'), ctx), Some(Action::Right), "{ctx:?}");
+    }
+}
+
 #[test]
 fn a_folder_added_before_the_first_scan_ends_is_scanned_too() {
     let d = tempfile::tempdir().unwrap();
@@ -270,4 +293,106 @@ fn library_end_to_end_in_tmux() {
     );
     assert!(out.status.success(), "tests/e2e/library.sh failed:\n{text}");
     eprintln!("{text}");
+}
+
+/// Kills the tmux session when the test ends, however it ends.
+struct Tmux(String);
+
+impl Tmux {
+    fn run(&self, args: &[&str]) -> String {
+        let o = std::process::Command::new("tmux")
+            .args(args)
+            .output()
+            .expect("tmux runs");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+    fn keys(&self, keys: &[&str]) {
+        let mut a = vec!["send-keys", "-t", &self.0];
+        a.extend(keys);
+        self.run(&a);
+    }
+    fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-t", &self.0])
+    }
+    fn wait_for(&self, text: &str) -> String {
+        let start = std::time::Instant::now();
+        loop {
+            let s = self.screen();
+            if s.contains(text) {
+                return s;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(15),
+                "\"{text}\" did not appear:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .args(["kill-session", "-t", &self.0])
+            .output();
+    }
+}
+
+/// `a` in the library view of the real binary in tmux: type a folder, Tab-complete it, Enter;
+/// its model is listed and opens in the panes (LLMBOUND_E2E=1 and tmux; otherwise skipped).
+#[test]
+fn adding_a_folder_end_to_end_in_tmux() {
+    if std::env::var("LLMBOUND_E2E").ok().as_deref() != Some("1") {
+        eprintln!("skipped: set LLMBOUND_E2E=1 to run the library's add-a-folder check in tmux");
+        return;
+    }
+    if !std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        eprintln!("skipped: tmux is not on PATH");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("my-models");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bytes = fixtures::tiny("Mine", 3)
+        .write_file(&dir.join("mine-Q8_0.gguf"), Data::Zeros)
+        .unwrap();
+    let t = Tmux(format!("llmbound-i12-add-{}", std::process::id()));
+    let h = home.path().display().to_string();
+    let cmd = format!(
+        "env HOME='{h}' LLMBOUND_CONFIG_DIR='{h}/config' NO_COLOR=1 '{}' --machine epyc-zen5-2vcpu-vm -c 4096",
+        env!("CARGO_BIN_EXE_llmbound")
+    );
+    t.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        &t.0,
+        "-x",
+        "120",
+        "-y",
+        "36",
+        &cmd,
+    ]);
+    t.wait_for("Artifact");
+    t.keys(&["L"]);
+    t.wait_for("no model folders on this machine");
+    t.keys(&["a"]);
+    t.wait_for("add a folder of GGUF models");
+    t.keys(&["-l", &format!("{h}/my-mo")]);
+    t.keys(&["Tab"]);
+    t.wait_for("my-models/");
+    t.keys(&["Enter"]);
+    t.wait_for("1 more model");
+    let s = t.wait_for("Library · 1 model");
+    assert!(s.contains("mine-Q8_0.gguf"), "{s}");
+    t.keys(&["Enter"]);
+    t.wait_for(&format!(
+        "{} bytes",
+        llmbound::core::units::group_digits(bytes as u128)
+    ));
+    t.keys(&["q"]);
 }
