@@ -384,11 +384,50 @@ fn keep_notes(o: &Opened) {
     }
 }
 
-/// Open whatever `spec` names (see `Source`); the error is one line naming it.
+/// Remote openings kept in memory for openings of the same name (at most this many).
+const HANDOFF_SLOTS: usize = 4;
+/// A kept opening is used again only this soon after it was read.
+const HANDOFF_FOR: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Remote headers read in the last `HANDOFF_FOR`, by the name the user gave, used again by an
+/// opening of the same name. The explorer started with `--gguf URL` checks its options
+/// (reading the header) and then opens the file on a worker, and loading a long metadata array
+/// opens the file again: with this the header crosses the network once. Memory only; nothing
+/// is written to disk.
+static HANDOFF: std::sync::Mutex<Vec<(PathBuf, std::time::Instant, Opened)>> =
+    std::sync::Mutex::new(Vec::new());
+
+fn handoff_get(spec: &Path) -> Option<Opened> {
+    let mut h = HANDOFF.lock().ok()?;
+    h.retain(|(_, at, _)| at.elapsed() < HANDOFF_FOR);
+    h.iter()
+        .find(|(p, _, _)| p == spec)
+        .map(|(_, _, o)| o.clone())
+}
+
+fn handoff_keep(spec: &Path, o: &Opened) {
+    if let Ok(mut h) = HANDOFF.lock() {
+        h.retain(|(p, at, _)| p != spec && at.elapsed() < HANDOFF_FOR);
+        if h.len() >= HANDOFF_SLOTS {
+            h.remove(0);
+        }
+        h.push((spec.to_path_buf(), std::time::Instant::now(), o.clone()));
+    }
+}
+
+/// Open whatever `spec` names (see `Source`); the error is one line naming it. A remote header
+/// read moments ago under the same name is used again, not read twice (see `HANDOFF`).
 pub fn open_any(spec: &Path) -> Result<Opened, String> {
+    let remote = is_remote(spec);
+    if remote && let Some(o) = handoff_get(spec) {
+        return Ok(o);
+    }
     let r = open_any_inner(spec);
     if let Ok(o) = &r {
         keep_notes(o);
+        if remote {
+            handoff_keep(spec, o);
+        }
     }
     r
 }

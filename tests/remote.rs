@@ -174,6 +174,27 @@ fn gemma_over_http_equals_the_local_file_byte_for_byte() {
         );
     }
     let url = format!("{}/o/r/resolve/main/{name}", srv.base);
+    // compare over several machines takes the remote file as report does.
+    let cmp = [
+        "compare",
+        "--machine",
+        "epyc-zen5-2vcpu-vm",
+        "--machine",
+        "macbook-pro-m4-pro-48gb",
+        "-c",
+        "4096",
+        "--format",
+        "json",
+        "--gguf",
+    ];
+    let (cmp_want, _) = run_ok(llmbound(home.path(), &srv).args(cmp).arg(&local));
+    let (cmp_got, err) = run_ok(llmbound(home.path(), &srv).args(cmp).arg(&url));
+    same(
+        &json_of(&cmp_got, &[(&url, "FILE")]),
+        &json_of(&cmp_want, &[(&local_s, "FILE")]),
+        "compare JSON",
+    );
+    assert!(transferred(&err) < data_start + MAX_FETCH_BYTES);
     let (got, _) = run_ok(
         llmbound(home.path(), &srv)
             .args(["inspect", "--format", "json"])
@@ -343,6 +364,214 @@ fn quant_picking_and_gated_repos() {
     // Hashing needs the bytes.
     let e = one_line_error(llmbound(home.path(), &srv).args(["hash", "o/r:Q8_0"]));
     assert!(e.contains("needs the file on disk"), "{e}");
+}
+
+/// The explorer started with `--gguf URL` does what `cli.rs` and `tui/event.rs` do: build the
+/// scenario with the file (checking the options before the terminal is taken), then open the
+/// file on a worker. The header must cross the network once.
+fn explorer_reads_the_header_once(srv: &Server, url: &str, file_len: u64, header_len: u64) {
+    use llmbound::build::ScenarioOptions;
+    use llmbound::tui::{Action, App};
+    let home = tempfile::tempdir().unwrap();
+    let cat = llmbound::profile::Catalog::load_with(Some(home.path().join("config")));
+    let opts = ScenarioOptions {
+        machine: Some("epyc-zen5-2vcpu-vm".into()),
+        context: Some(4096),
+        ..Default::default()
+    };
+    let before = srv.sent();
+    let checked = llmbound::build::scenario(
+        &cat,
+        &ScenarioOptions {
+            gguf: Some(PathBuf::from(url)),
+            ..opts.clone()
+        },
+    )
+    .unwrap();
+    let once = srv.sent() - before;
+    assert!(once > 0);
+    assert!(
+        once < header_len + MAX_FETCH_BYTES,
+        "{once} bytes for a {header_len}-byte header"
+    );
+    let mut app = App::new(cat, &opts).unwrap();
+    app.hash_cache = None;
+    app.update(Action::OpenPath(PathBuf::from(url)));
+    app.wait_for_jobs(std::time::Duration::from_secs(30));
+    let loaded = app
+        .file
+        .loaded
+        .as_ref()
+        .expect("the explorer opened the URL");
+    assert_eq!(loaded.total_bytes, file_len);
+    assert_eq!(app.report.artifact.bytes, file_len);
+    assert_eq!(app.scenario.weights, checked.weights);
+    assert_eq!(
+        srv.sent() - before,
+        once,
+        "{url}: the explorer read the header again"
+    );
+    // The note the panes show says what the one reading cost.
+    assert!(
+        loaded
+            .warnings
+            .iter()
+            .any(|w| w.contains(&format!("{} bytes transferred", group(once)))),
+        "{:?}",
+        loaded.warnings
+    );
+}
+
+fn group(n: u64) -> String {
+    llmbound::core::units::group_digits(n as u128)
+}
+
+#[test]
+fn the_explorer_reads_a_remote_header_once() {
+    let srv = Server::start();
+    let tiny = fixtures::tiny("Tiny", 2).to_bytes();
+    let len = tiny.len() as u64;
+    srv.add("o/r/Tiny-Q8_0.gguf", tiny);
+    let url = format!("{}/o/r/resolve/main/Tiny-Q8_0.gguf", srv.base);
+    explorer_reads_the_header_once(&srv, &url, len, len);
+    let Some(local) = gemma() else {
+        eprintln!("SKIPPED (gemma part): set LLMBOUND_GEMMA_GGUF to the gemma-3-270m Q4_K_M GGUF");
+        return;
+    };
+    srv.add_file("o/r/gemma.gguf", &local);
+    let a = llmbound::gguf::open(&local).unwrap();
+    let url = format!("{}/o/r/resolve/main/gemma.gguf", srv.base);
+    explorer_reads_the_header_once(&srv, &url, a.file_bytes(), a.header().data_start);
+}
+
+#[test]
+fn long_listings_are_followed_page_by_page() {
+    let home = tempfile::tempdir().unwrap();
+    let srv = Server::start();
+    srv.set_listing_page(4);
+    for i in 0..13 {
+        srv.add(&format!("o/r/a{i:02}-notes.txt"), b"x".to_vec());
+    }
+    // Sorted last, so only the fourth page of four names it.
+    srv.add(
+        "o/r/zz/Tiny-Q6_K.gguf",
+        fixtures::tiny("Tiny", 2).to_bytes(),
+    );
+    let before = srv.requests();
+    let (out, _) = run_ok(llmbound(home.path(), &srv).args(["inspect", "o/r:Q6_K"]));
+    assert!(String::from_utf8_lossy(&out).contains("Tiny"));
+    // Four listing pages, the resolve/ redirect and one range read.
+    assert_eq!(srv.requests() - before, 6);
+    let e = one_line_error(llmbound(home.path(), &srv).args(["inspect", "o/r:Q2_K"]));
+    assert!(e.contains("quants there: Q6_K"), "{e}");
+
+    // A next-page link back to a page already read is one line, not a loop.
+    let e = one_line_error(llmbound(home.path(), &srv).args(["inspect", "o/linkloop:Q4_K_M"]));
+    assert!(e.contains("points back to a page already read"), "{e}");
+
+    // The number of pages is capped.
+    srv.set_listing_page(1);
+    for i in 0..llmbound::remote::hf::MAX_LISTING_PAGES {
+        srv.add(&format!("o/huge/f{i:03}.txt"), b"x".to_vec());
+    }
+    srv.add("o/huge/zz-Q8_0.gguf", b"x".to_vec());
+    let before = srv.requests();
+    let e = one_line_error(llmbound(home.path(), &srv).args(["inspect", "o/huge:Q8_0"]));
+    assert!(e.contains("goes on past 100 pages"), "{e}");
+    assert_eq!(
+        srv.requests() - before,
+        llmbound::remote::hf::MAX_LISTING_PAGES as u64
+    );
+}
+
+#[test]
+fn a_header_longer_than_the_no_range_cap_is_one_line() {
+    use llmbound::remote::http::NO_RANGE_CAP_BYTES;
+    let home = tempfile::tempdir().unwrap();
+    let srv = Server::start();
+    // A metadata string longer than the cap: the header goes on past it.
+    let big = "x".repeat(NO_RANGE_CAP_BYTES as usize + 1024);
+    let w =
+        fixtures::tiny("Long", 1).kv("general.description", llmbound::gguf::writer::string(&big));
+    drop(big);
+    srv.add("o/r/Long-Q8_0.gguf", w.to_bytes());
+    let before = srv.sent();
+    let e = one_line_error(
+        llmbound(home.path(), &srv)
+            .args(["inspect", &format!("{}/plain/o/r/Long-Q8_0.gguf", srv.base)]),
+    );
+    assert!(
+        e.contains("does not support range requests") && e.contains("download the file"),
+        "{e}"
+    );
+    // The client stopped at the cap (the server may have written a little more before it
+    // noticed the connection closing).
+    let sent = srv.sent() - before;
+    assert!(sent <= NO_RANGE_CAP_BYTES + 4 * 1024 * 1024, "{sent}");
+    // With range support the same file is read.
+    run_ok(llmbound(home.path(), &srv).args(["inspect", "o/r:Q8_0"]));
+}
+
+/// The issue's "done when" command, against a loopback server shaped like the Hub (HF_ENDPOINT):
+/// `report --gguf unsloth/Qwen3-32B-GGUF:Q4_K_M --machine macbook-pro-m4-pro-48gb -c 32768`
+/// picks the Q4_K_M file among the repository's quants and prints the same worksheet as the
+/// local file.
+#[test]
+fn the_issue_command_against_a_hub_shaped_server() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let srv = Server::start();
+    srv.set_listing_page(3);
+    let repo = "unsloth/Qwen3-32B-GGUF";
+    let model = fixtures::tiny("Qwen3-32B", 8);
+    let local = dir.path().join("Qwen3-32B-Q4_K_M.gguf");
+    model.write_file(&local, Data::Zeros).unwrap();
+    let bytes = std::fs::read(&local).unwrap();
+    for f in [
+        ".gitattributes",
+        "README.md",
+        "Qwen3-32B-Q4_K_M.gguf",
+        "Qwen3-32B-Q4_K_S.gguf",
+        "Qwen3-32B-UD-Q4_K_XL.gguf",
+        "Qwen3-32B-Q8_0.gguf",
+        "BF16/Qwen3-32B-BF16-00001-of-00002.gguf",
+        "BF16/Qwen3-32B-BF16-00002-of-00002.gguf",
+        "mmproj-F16.gguf",
+    ] {
+        let body = if f.ends_with(".gguf") {
+            bytes.clone()
+        } else {
+            b"text".to_vec()
+        };
+        srv.add(&format!("{repo}/{f}"), body);
+    }
+    let args = ["--machine", "macbook-pro-m4-pro-48gb", "-c", "32768"];
+    let (want, _) = run_ok(
+        llmbound(home.path(), &srv)
+            .arg("report")
+            .arg("--gguf")
+            .arg(&local)
+            .args(args),
+    );
+    let (got, err) = run_ok(
+        llmbound(home.path(), &srv)
+            .args(["report", "--gguf", &format!("{repo}:Q4_K_M")])
+            .args(args),
+    );
+    let url = format!("{}/{repo}/resolve/main/Qwen3-32B-Q4_K_M.gguf", srv.base);
+    let got = String::from_utf8(got)
+        .unwrap()
+        .replace(&url, "FILE")
+        .replace(&format!("{repo}:Q4_K_M"), "FILE");
+    let want = String::from_utf8(want)
+        .unwrap()
+        .replace(&local.display().to_string(), "FILE");
+    same(&got, &want, "the worksheet");
+    let err = String::from_utf8_lossy(&err);
+    assert!(
+        err.contains("unsloth/Qwen3-32B-GGUF:Q4_K_M is Qwen3-32B-Q4_K_M.gguf"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -121,6 +121,135 @@ fn the_library_lists_every_model_and_follows_the_scenario() {
     assert_eq!(app.scenario.model.layers.len(), 3);
 }
 
+fn type_line(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.update(Action::Input(c));
+    }
+}
+
+#[test]
+fn a_folder_the_user_names_is_added_to_the_library() {
+    let d = tempfile::tempdir().unwrap();
+    let mut app = app(d.path());
+    assert_eq!(app.library.rows.len(), 3);
+    // A folder with two more models, one of them a copy of a model listed already through a
+    // link (listed once), and a folder inside the one searched already.
+    let more = d.path().join("extra models");
+    std::fs::create_dir_all(more.join("sub")).unwrap();
+    fixtures::tiny("Extra One", 5)
+        .write_file(&more.join("extra-one-Q8_0.gguf"), Data::Zeros)
+        .unwrap();
+    fixtures::tiny("Extra Two", 6)
+        .write_file(&more.join("sub/extra-two-Q8_0.gguf"), Data::Zeros)
+        .unwrap();
+    std::os::unix::fs::symlink(
+        d.path().join("models/small-Q8_0.gguf"),
+        more.join("same-as-small.gguf"),
+    )
+    .unwrap();
+
+    // `a` asks for the folder; Tab completes it; Enter scans it on a worker.
+    app.update(Action::AddFolder);
+    let prompt = draw(&app, 120, 36).to_string();
+    assert!(prompt.contains("add a folder of GGUF models"), "{prompt}");
+    type_line(&mut app, &format!("{}/ex", d.path().display()));
+    app.update(Action::Complete);
+    assert_eq!(
+        app.input.as_ref().unwrap().text,
+        format!("{}/extra models/", d.path().display())
+    );
+    app.update(Action::Submit);
+    assert!(app.input.is_none());
+    app.wait_for_jobs(Duration::from_secs(30));
+    assert!(!app.library.scanning());
+    let mut names: Vec<String> = app
+        .library
+        .rows
+        .iter()
+        .map(|r| app.library.scanned[r.index].found.name.clone())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "Big/big-Q8_0.gguf",
+            "extra-one-Q8_0.gguf",
+            "small-Q8_0.gguf",
+            "sub/extra-two-Q8_0.gguf",
+            "tiny:3b"
+        ]
+    );
+    let s = draw(&app, 120, 36).to_string();
+    assert!(s.contains("Library · 5 models"), "{s}");
+    assert!(s.contains("extra models: 2 more models"), "{s}");
+    // The new rows follow the scenario like the others.
+    let row = column(&app, "extra-one-Q8_0.gguf");
+    app.update(Action::DoubleContext);
+    assert_ne!(column(&app, "extra-one-Q8_0.gguf"), row);
+
+    // The same folder again, and a name that is not a folder: one line each, nothing scanned.
+    for (text, want) in [
+        (format!("{}", more.display()), "in the library already"),
+        ("/no/such/folder".to_string(), "is not a folder"),
+    ] {
+        app.update(Action::AddFolder);
+        type_line(&mut app, &text);
+        app.update(Action::Submit);
+        assert!(!app.library.scanning());
+        let m = app.message.clone().expect("a message");
+        assert!(m.error && m.text.contains(want), "{}", m.text);
+    }
+    assert_eq!(app.library.rows.len(), 5);
+    // Nothing was written: the configuration folder stays as it was.
+    assert!(!d.path().join("config").exists());
+}
+
+/// The keys as a person presses them: `L` opens the library from anywhere, `a` in it asks for
+/// a folder; `l` stays the vim-style → of the panes, tensor and compare views (hjkl).
+#[test]
+fn the_library_keys() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use llmbound::tui::keymap::{Context, Keymap};
+    let k = Keymap::builtin();
+    let key = |c: char| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+    for ctx in Context::ALL {
+        if ctx != Context::Global {
+            assert_eq!(k.action(&key('L'), ctx), Some(Action::Library), "{ctx:?}");
+        }
+    }
+    assert_eq!(
+        k.action(&key('a'), Context::Library),
+        Some(Action::AddFolder)
+    );
+    assert_eq!(k.action(&key('a'), Context::Main), None);
+    for ctx in [Context::Main, Context::Tensors, Context::Compare] {
+        assert_eq!(k.action(&key('l'), ctx), Some(Action::Right), "{ctx:?}");
+    }
+}
+
+#[test]
+fn a_folder_added_before_the_first_scan_ends_is_scanned_too() {
+    let d = tempfile::tempdir().unwrap();
+    let mut app = App::new(
+        Catalog::load_with(Some(d.path().join("config"))),
+        &ScenarioOptions::default(),
+    )
+    .unwrap();
+    app.library.roots = Some(stores(d.path()));
+    let more = d.path().join("more");
+    std::fs::create_dir_all(&more).unwrap();
+    fixtures::tiny("Extra", 4)
+        .write_file(&more.join("extra-Q8_0.gguf"), Data::Zeros)
+        .unwrap();
+    app.update(Action::Library);
+    // While the first scan runs (or before it is polled), a folder is added.
+    app.update(Action::AddFolder);
+    type_line(&mut app, &more.display().to_string());
+    app.update(Action::Submit);
+    app.wait_for_jobs(Duration::from_secs(30));
+    assert_eq!(app.library.rows.len(), 4, "{:?}", app.library.problems);
+}
+
 #[test]
 fn an_empty_library_says_where_it_looked() {
     let d = tempfile::tempdir().unwrap();
@@ -164,4 +293,106 @@ fn library_end_to_end_in_tmux() {
     );
     assert!(out.status.success(), "tests/e2e/library.sh failed:\n{text}");
     eprintln!("{text}");
+}
+
+/// Kills the tmux session when the test ends, however it ends.
+struct Tmux(String);
+
+impl Tmux {
+    fn run(&self, args: &[&str]) -> String {
+        let o = std::process::Command::new("tmux")
+            .args(args)
+            .output()
+            .expect("tmux runs");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+    fn keys(&self, keys: &[&str]) {
+        let mut a = vec!["send-keys", "-t", &self.0];
+        a.extend(keys);
+        self.run(&a);
+    }
+    fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-t", &self.0])
+    }
+    fn wait_for(&self, text: &str) -> String {
+        let start = std::time::Instant::now();
+        loop {
+            let s = self.screen();
+            if s.contains(text) {
+                return s;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(15),
+                "\"{text}\" did not appear:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .args(["kill-session", "-t", &self.0])
+            .output();
+    }
+}
+
+/// `a` in the library view of the real binary in tmux: type a folder, Tab-complete it, Enter;
+/// its model is listed and opens in the panes (LLMBOUND_E2E=1 and tmux; otherwise skipped).
+#[test]
+fn adding_a_folder_end_to_end_in_tmux() {
+    if std::env::var("LLMBOUND_E2E").ok().as_deref() != Some("1") {
+        eprintln!("skipped: set LLMBOUND_E2E=1 to run the library's add-a-folder check in tmux");
+        return;
+    }
+    if !std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        eprintln!("skipped: tmux is not on PATH");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("my-models");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bytes = fixtures::tiny("Mine", 3)
+        .write_file(&dir.join("mine-Q8_0.gguf"), Data::Zeros)
+        .unwrap();
+    let t = Tmux(format!("llmbound-i12-add-{}", std::process::id()));
+    let h = home.path().display().to_string();
+    let cmd = format!(
+        "env HOME='{h}' LLMBOUND_CONFIG_DIR='{h}/config' NO_COLOR=1 '{}' --machine epyc-zen5-2vcpu-vm -c 4096",
+        env!("CARGO_BIN_EXE_llmbound")
+    );
+    t.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        &t.0,
+        "-x",
+        "120",
+        "-y",
+        "36",
+        &cmd,
+    ]);
+    t.wait_for("Artifact");
+    t.keys(&["L"]);
+    t.wait_for("no model folders on this machine");
+    t.keys(&["a"]);
+    t.wait_for("add a folder of GGUF models");
+    t.keys(&["-l", &format!("{h}/my-mo")]);
+    t.keys(&["Tab"]);
+    t.wait_for("my-models/");
+    t.keys(&["Enter"]);
+    t.wait_for("1 more model");
+    let s = t.wait_for("Library · 1 model");
+    assert!(s.contains("mine-Q8_0.gguf"), "{s}");
+    t.keys(&["Enter"]);
+    t.wait_for(&format!(
+        "{} bytes",
+        llmbound::core::units::group_digits(bytes as u128)
+    ));
+    t.keys(&["q"]);
 }

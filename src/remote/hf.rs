@@ -101,30 +101,67 @@ pub struct RepoFile {
     pub size: Option<u64>,
 }
 
+/// Pages of a paginated listing read at most (the Hub sends 1,000 entries a page).
+pub const MAX_LISTING_PAGES: usize = 100;
+
+/// One entry of a `tree` listing (directories are skipped).
+fn tree_file(i: &serde_json::Value) -> Option<RepoFile> {
+    if i.get("type").and_then(|t| t.as_str()) == Some("directory") {
+        return None;
+    }
+    Some(RepoFile {
+        path: i.get("path")?.as_str()?.to_string(),
+        size: i
+            .get("lfs")
+            .and_then(|l| l.get("size"))
+            .or_else(|| i.get("size"))
+            .and_then(|s| s.as_u64()),
+    })
+}
+
 /// List a repository's files: `GET {endpoint}/api/models/{repo}/tree/{rev}?recursive=true`,
-/// else the `siblings` of `GET {endpoint}/api/models/{repo}/revision/{rev}`.
+/// following the `Link: <…>; rel="next"` pages the Hub sends for long listings (at most
+/// `MAX_LISTING_PAGES`), else the `siblings` of `GET {endpoint}/api/models/{repo}/revision/{rev}`.
 pub fn list(client: &Client, repo: &str, revision: &str) -> Result<Vec<RepoFile>, RemoteError> {
     let ep = endpoint();
     let tree = format!(
         "{ep}/api/models/{repo}/tree/{}?recursive=true",
         encode_segment(revision)
     );
-    let first = get_json(client, &tree);
-    if let Ok(serde_json::Value::Array(items)) = &first {
-        let files = items
-            .iter()
-            .filter(|i| i.get("type").and_then(|t| t.as_str()) != Some("directory"))
-            .filter_map(|i| {
-                Some(RepoFile {
-                    path: i.get("path")?.as_str()?.to_string(),
-                    size: i
-                        .get("lfs")
-                        .and_then(|l| l.get("size"))
-                        .or_else(|| i.get("size"))
-                        .and_then(|s| s.as_u64()),
-                })
-            })
-            .collect();
+    let mut budget = MAX_LISTING_BYTES;
+    let first = get_json_page(client, &tree, &mut budget);
+    if let Ok((serde_json::Value::Array(items), next)) = &first {
+        let mut files: Vec<RepoFile> = items.iter().filter_map(tree_file).collect();
+        let mut next = next.clone();
+        let mut seen = std::collections::HashSet::from([tree.clone()]);
+        let mut pages = 1;
+        while let Some(url) = next.take() {
+            if !seen.insert(url.clone()) {
+                return Err(RemoteError::Listing {
+                    url,
+                    detail: "the listing's next-page link points back to a page already read"
+                        .into(),
+                });
+            }
+            if pages >= MAX_LISTING_PAGES {
+                return Err(RemoteError::Listing {
+                    url: tree,
+                    detail: format!(
+                        "the listing goes on past {MAX_LISTING_PAGES} pages; name the file with hf://{repo}/PATH instead"
+                    ),
+                });
+            }
+            let (v, n) = get_json_page(client, &url, &mut budget)?;
+            let serde_json::Value::Array(items) = v else {
+                return Err(RemoteError::Listing {
+                    url,
+                    detail: "a page of the listing is not a JSON array".into(),
+                });
+            };
+            files.extend(items.iter().filter_map(tree_file));
+            next = n;
+            pages += 1;
+        }
         return Ok(files);
     }
     // Only a listing the server refused in another shape falls back to the model info.
@@ -147,7 +184,7 @@ pub fn list(client: &Client, repo: &str, revision: &str) -> Result<Vec<RepoFile>
             encode_segment(revision)
         )
     };
-    let v = get_json(client, &info)?;
+    let (v, _) = get_json_page(client, &info, &mut budget)?;
     let sib = v
         .get("siblings")
         .and_then(|s| s.as_array())
@@ -166,16 +203,22 @@ pub fn list(client: &Client, repo: &str, revision: &str) -> Result<Vec<RepoFile>
         .collect())
 }
 
-/// Listings larger than this are refused (a Hub listing of thousands of files is ~1 MB).
+/// Listing bytes read at most over all pages (a Hub listing of thousands of files is ~1 MB).
 const MAX_LISTING_BYTES: u64 = 32 * 1024 * 1024;
 
-fn get_json(client: &Client, url: &str) -> Result<serde_json::Value, RemoteError> {
+/// GET one page of JSON (at most `budget` bytes, which it lowers) and its next-page link.
+fn get_json_page(
+    client: &Client,
+    url: &str,
+    budget: &mut u64,
+) -> Result<(serde_json::Value, Option<String>), RemoteError> {
     use std::io::Read;
     let reply = client.get(url, None)?;
+    let next = reply.next_link.clone();
     let mut body = Vec::new();
     reply
         .body
-        .take(MAX_LISTING_BYTES)
+        .take(*budget + 1)
         .read_to_end(&mut body)
         .map_err(|e| RemoteError::Transport {
             url: url.to_string(),
@@ -185,10 +228,18 @@ fn get_json(client: &Client, url: &str) -> Result<serde_json::Value, RemoteError
         .stats
         .bytes
         .fetch_add(body.len() as u64, std::sync::atomic::Ordering::Relaxed);
-    serde_json::from_slice(&body).map_err(|e| RemoteError::Listing {
+    if body.len() as u64 > *budget {
+        return Err(RemoteError::Listing {
+            url: url.to_string(),
+            detail: format!("the listing is larger than {MAX_LISTING_BYTES} bytes"),
+        });
+    }
+    *budget -= body.len() as u64;
+    let v = serde_json::from_slice(&body).map_err(|e| RemoteError::Listing {
         url: url.to_string(),
         detail: format!("not the JSON the Hub sends ({e})"),
-    })
+    })?;
+    Ok((v, next))
 }
 
 /// The quant a GGUF file name carries (`Qwen3-32B-UD-Q4_K_XL-00001-of-00002.gguf` →

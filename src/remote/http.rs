@@ -111,6 +111,8 @@ pub struct Reply {
     pub length: Option<u64>,
     /// `ETag` (or Hugging Face's `X-Linked-Etag`).
     pub etag: Option<String>,
+    /// The `rel="next"` target of a `Link` header (a paginated listing), made absolute.
+    pub next_link: Option<String>,
     /// The body.
     pub body: Box<dyn Read + Send + Sync>,
 }
@@ -127,6 +129,52 @@ fn parse_content_range(v: &str) -> Option<(u64, u64, Option<u64>)> {
     }
     let (a, b) = span.split_once('-')?;
     Some((a.trim().parse().ok()?, b.trim().parse().ok()?, total))
+}
+
+/// The `rel="next"` URL among `Link` header values (RFC 8288: `<url>; rel="next", <url>;
+/// rel="prev"`), made absolute against `base` (the URL that answered).
+pub fn next_link(values: &[&str], base: &str) -> Option<String> {
+    for v in values {
+        let mut rest = *v;
+        while let Some(open) = rest.find('<') {
+            let after = &rest[open + 1..];
+            let close = after.find('>')?;
+            let target = after[..close].trim();
+            let params_end = after[close + 1..]
+                .find('<')
+                .map_or(after.len(), |i| close + 1 + i);
+            let params = &after[close + 1..params_end];
+            let is_next = params.split(';').any(|p| {
+                p.trim()
+                    .to_ascii_lowercase()
+                    .strip_prefix("rel=")
+                    .is_some_and(|r| r.trim_matches('"').split_whitespace().any(|x| x == "next"))
+            });
+            if is_next && !target.is_empty() {
+                return Some(absolute_url(target, base));
+            }
+            rest = &after[params_end..];
+        }
+    }
+    None
+}
+
+/// `target` made absolute against `base` (an absolute URL, `/path`, or a path beside `base`).
+fn absolute_url(target: &str, base: &str) -> String {
+    let lower = target.to_ascii_lowercase();
+    if lower.starts_with("http://") || lower.starts_with("https://") {
+        return target.to_string();
+    }
+    let scheme_end = base.find("://").map_or(0, |i| i + 3);
+    let host_end = base[scheme_end..]
+        .find(['/', '?', '#'])
+        .map_or(base.len(), |i| scheme_end + i);
+    if target.starts_with('/') {
+        return format!("{}{target}", &base[..host_end]);
+    }
+    let path = base[host_end..].split(['?', '#']).next().unwrap_or("");
+    let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+    format!("{}{dir}/{target}", &base[..host_end])
 }
 
 impl Client {
@@ -236,6 +284,7 @@ impl Client {
             range: header("content-range").and_then(|v| parse_content_range(&v)),
             length: header("content-length").and_then(|v| v.trim().parse().ok()),
             etag: header("etag").or_else(|| header("x-linked-etag")),
+            next_link: next_link(&resp.all("link"), resp.get_url()),
             body: resp.into_reader(),
         })
     }
@@ -611,5 +660,34 @@ mod tests {
         assert_eq!(parse_content_range("bytes */0"), Some((0, 0, Some(0))));
         assert_eq!(parse_content_range("items 0-1/2"), None);
         assert_eq!(host_of("https://h.co:8080/a/b"), Some("h.co:8080"));
+    }
+
+    #[test]
+    fn link_next() {
+        let base = "https://hf.co/api/models/o/r/tree/main?recursive=true";
+        assert_eq!(
+            next_link(
+                &["<https://hf.co/api/models/o/r/tree/main?recursive=true&cursor=abc>; rel=\"next\""],
+                base
+            )
+            .as_deref(),
+            Some("https://hf.co/api/models/o/r/tree/main?recursive=true&cursor=abc")
+        );
+        // Several links, relative targets, rel lists, another rel first.
+        assert_eq!(
+            next_link(
+                &["</p?c=1>; rel=\"prev\", </p?c=3>; rel=\"next last\""],
+                base
+            )
+            .as_deref(),
+            Some("https://hf.co/p?c=3")
+        );
+        assert_eq!(
+            next_link(&["<x?c=2>; rel=next"], base).as_deref(),
+            Some("https://hf.co/api/models/o/r/tree/x?c=2")
+        );
+        assert_eq!(next_link(&["<https://a/b>; rel=\"prev\""], base), None);
+        assert_eq!(next_link(&["garbage <unclosed"], base), None);
+        assert_eq!(next_link(&[], base), None);
     }
 }

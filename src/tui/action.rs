@@ -49,6 +49,8 @@ pub enum Action {
     Compare,
     /// Every model on this machine (the library view).
     Library,
+    /// Add a folder of models to the library view (asks for it; this session only).
+    AddFolder,
     /// The metadata view.
     Metadata,
     /// Import llama-bench results and hold them against this scenario's ceilings.

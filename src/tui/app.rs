@@ -84,6 +84,8 @@ pub enum InputTarget {
     MetadataSearch,
     /// Filter of the compare view.
     CompareFilter,
+    /// A folder of models to add to the library view.
+    LibraryDir,
 }
 
 /// A line being typed.
@@ -811,9 +813,14 @@ impl App {
             }
             Action::Submit => self.submit_input(input),
             Action::Complete => {
-                if matches!(input.target, InputTarget::OpenPath | InputTarget::BenchPath) {
+                if matches!(
+                    input.target,
+                    InputTarget::OpenPath | InputTarget::BenchPath | InputTarget::LibraryDir
+                ) {
                     let exts: &[&str] = if input.target == InputTarget::BenchPath {
                         &[".json", ".jsonl"]
+                    } else if input.target == InputTarget::LibraryDir {
+                        &[]
                     } else {
                         &[".gguf"]
                     };
@@ -876,6 +883,10 @@ impl App {
                 }
             }
             InputTarget::SaveId(kind) => self.save(kind, input.text.trim(), false),
+            InputTarget::LibraryDir => match self.library.add_dir(&input.text, &self.catalog) {
+                Ok(m) => self.info(m),
+                Err(e) => self.error(e),
+            },
             InputTarget::TensorSearch
             | InputTarget::MetadataSearch
             | InputTarget::CompareFilter => {}
@@ -1556,6 +1567,13 @@ impl App {
     fn update_library(&mut self, action: Action) {
         match action {
             Action::Back => self.view = View::Main,
+            Action::AddFolder => {
+                self.input = Some(Input::new(
+                    InputTarget::LibraryDir,
+                    "add a folder of GGUF models (Tab completes): ",
+                    String::new(),
+                ));
+            }
             Action::Edit => {
                 if let Some(p) = self.library.selected_path() {
                     self.view = View::Main;

@@ -83,6 +83,7 @@ pub fn hints(view: View) -> &'static [(&'static str, &'static str)] {
             ("↑↓ PgUp PgDn g G", "rows"),
             ("Enter", "open"),
             ("r", "sort"),
+            ("a", "add folder"),
             ("Esc", "back"),
             ("[ ]", "context"),
             ("o", "open file"),

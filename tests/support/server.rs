@@ -6,7 +6,9 @@
 //! - `/{repo}/resolve/main/{path}` → 302 to `/cdn/{repo}/{path}` (401 for `o/gated` without
 //!   the bearer token `secret`), as the Hub's `resolve/` → CDN;
 //! - `/cdn/{repo}/{path}` → the bytes, with `Range` and an `ETag`;
-//! - `/api/models/{repo}/tree/main` → a JSON listing shaped like the Hub's;
+//! - `/api/models/{repo}/tree/main` → a JSON listing shaped like the Hub's, in pages of
+//!   `set_listing_page(n)` entries with a `Link: <…&cursor=K>; rel="next"` header as the Hub
+//!   paginates (all in one page by default); `o/linkloop`'s listing links to itself;
 //! - `/plain/{repo}/{path}` → the bytes without range support (200, whole body);
 //! - `/trunc/{repo}/{path}` → a 206 that promises the range and closes after 100 bytes;
 //! - `/html` → an HTML page; `/loop` → a redirect to itself; `/stall` → no answer for 12 s;
@@ -16,7 +18,7 @@
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// A served file: in memory, or read from disk range by range.
@@ -60,6 +62,7 @@ pub struct Server {
     /// Requests served.
     pub requests: Arc<AtomicU64>,
     files: Files,
+    page: Arc<AtomicUsize>,
 }
 
 struct Req {
@@ -175,7 +178,7 @@ fn serve_bytes(s: &mut TcpStream, req: &Req, data: &Body, ranged: bool, sent: &A
     }
 }
 
-fn listing(files: &BTreeMap<String, Arc<Body>>, repo: &str) -> String {
+fn listing(files: &BTreeMap<String, Arc<Body>>, repo: &str) -> Vec<String> {
     let prefix = format!("{repo}/");
     let items: Vec<String> = files
         .iter()
@@ -188,13 +191,14 @@ fn listing(files: &BTreeMap<String, Arc<Body>>, repo: &str) -> String {
             ))
         })
         .collect();
-    format!("[{}]", items.join(","))
+    items
 }
 
-fn handle(mut s: TcpStream, files: Files, sent: Arc<AtomicU64>) {
+fn handle(mut s: TcpStream, files: Files, sent: Arc<AtomicU64>, page: usize, base: &str) {
     let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(10)));
     let Some(req) = read_req(&mut s) else { return };
     let path = req.path.split('?').next().unwrap_or("").to_string();
+    let query = req.path.split_once('?').map(|(_, q)| q).unwrap_or("");
     let get = |k: &str| files.lock().unwrap().get(k).cloned();
     let not_found = |s: &mut TcpStream| {
         respond(
@@ -217,8 +221,38 @@ fn handle(mut s: TcpStream, files: Files, sent: Arc<AtomicU64>) {
                 );
                 return;
             }
-            let body = listing(&files.lock().unwrap(), repo);
-            if body == "[]" {
+            if repo == "o/linkloop" {
+                respond(
+                    &mut s,
+                    "200 OK",
+                    &[
+                        ("Content-Type", "application/json".into()),
+                        ("Link", format!("<{base}{}>; rel=\"next\"", req.path)),
+                    ],
+                    b"[]",
+                    &sent,
+                );
+                return;
+            }
+            let items = listing(&files.lock().unwrap(), repo);
+            let cursor: usize = query
+                .split('&')
+                .find_map(|kv| kv.strip_prefix("cursor="))
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(0);
+            let size = if page == 0 { items.len().max(1) } else { page };
+            let end = (cursor + size).min(items.len());
+            let mut headers = vec![("Content-Type", "application/json".to_string())];
+            if end < items.len() {
+                headers.push((
+                    "Link",
+                    format!(
+                        "<{base}/api/models/{repo}/tree/main?recursive=true&cursor={end}>; rel=\"next\""
+                    ),
+                ));
+            }
+            let body = format!("[{}]", items[cursor.min(end)..end].join(","));
+            if items.is_empty() {
                 respond(
                     &mut s,
                     "404 Not Found",
@@ -227,13 +261,7 @@ fn handle(mut s: TcpStream, files: Files, sent: Arc<AtomicU64>) {
                     &sent,
                 );
             } else {
-                respond(
-                    &mut s,
-                    "200 OK",
-                    &[("Content-Type", "application/json".into())],
-                    body.as_bytes(),
-                    &sent,
-                );
+                respond(&mut s, "200 OK", &headers, body.as_bytes(), &sent);
             }
             return;
         }
@@ -333,13 +361,21 @@ impl Server {
         let files: Files = Arc::default();
         let sent = Arc::new(AtomicU64::new(0));
         let requests = Arc::new(AtomicU64::new(0));
-        let (f, s2, r2) = (files.clone(), sent.clone(), requests.clone());
+        let page = Arc::new(AtomicUsize::new(0));
+        let (f, s2, r2, p2, b2) = (
+            files.clone(),
+            sent.clone(),
+            requests.clone(),
+            page.clone(),
+            base.clone(),
+        );
         std::thread::spawn(move || {
             for c in l.incoming() {
                 let Ok(c) = c else { continue };
                 r2.fetch_add(1, Ordering::Relaxed);
-                let (f, s2) = (f.clone(), s2.clone());
-                std::thread::spawn(move || handle(c, f, s2));
+                let (f, s2, b2) = (f.clone(), s2.clone(), b2.clone());
+                let page = p2.load(Ordering::Relaxed);
+                std::thread::spawn(move || handle(c, f, s2, page, &b2));
             }
         });
         Server {
@@ -347,7 +383,18 @@ impl Server {
             sent,
             requests,
             files,
+            page,
         }
+    }
+
+    /// Send listings in pages of `n` entries (0: all in one), linked as the Hub links them.
+    pub fn set_listing_page(&self, n: usize) {
+        self.page.store(n, Ordering::Relaxed);
+    }
+
+    /// Requests served so far.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
     }
 
     /// Serve `data` as `{repo}/{path}`.

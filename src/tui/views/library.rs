@@ -1,6 +1,7 @@
 //! The library view: every GGUF model on the machine (`crate::library`), evaluated on the
 //! current scenario's machine, context and cache types; rows follow every edit. Scanning runs
-//! on a worker thread (headers only); Enter opens the selected model in the panes.
+//! on a worker thread (headers only); Enter opens the selected model in the panes; `a` adds a
+//! folder the user names for this session (nothing is saved).
 
 use crate::core::scenario::Scenario;
 use crate::core::units;
@@ -16,8 +17,18 @@ use ratatui::widgets::{Block, Borders, Paragraph, Row, Table, Widget};
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, TryRecvError};
 
-/// A finished scan: the models and the manifests or files that could not be used.
-type ScanResult = (Vec<Scanned>, Vec<String>, Vec<String>);
+/// A finished scan from the worker.
+#[derive(Debug)]
+struct ScanResult {
+    /// Models whose headers were read.
+    scanned: Vec<Scanned>,
+    /// Manifests or files that could not be used.
+    problems: Vec<String>,
+    /// Folders searched that exist.
+    searched: Vec<String>,
+    /// Added folders only: merge into the list instead of replacing it.
+    added: Vec<PathBuf>,
+}
 
 /// The view's state.
 #[derive(Debug, Default)]
@@ -38,7 +49,26 @@ pub struct LibraryView {
     pub roots: Option<Vec<(Store, PathBuf)>>,
     /// A scan has finished at least once.
     pub scanned_once: bool,
+    /// Folders the user added in this session (`a`), searched besides the roots.
+    pub added: Vec<PathBuf>,
+    /// Added folders waiting for the running scan to end.
+    pending: Vec<PathBuf>,
+    /// What the last added folder brought (shown under the table).
+    pub note: Option<String>,
+    /// The profiles the last scan used (the scan of a folder that waits uses them too).
+    catalog: Option<Catalog>,
     rx: Option<Receiver<ScanResult>>,
+}
+
+/// `~` and `~/…` as the home folder.
+fn expand_home(text: &str) -> PathBuf {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
+    match (text.strip_prefix('~'), home) {
+        (Some(rest), Some(h)) if rest.is_empty() || rest.starts_with('/') => {
+            PathBuf::from(h).join(rest.trim_start_matches('/'))
+        }
+        _ => PathBuf::from(text),
+    }
 }
 
 impl LibraryView {
@@ -47,15 +77,31 @@ impl LibraryView {
         self.rx.is_some()
     }
 
-    /// Start scanning on a worker thread (no-op while one runs).
+    /// Start scanning on a worker thread (no-op while one runs): the standard stores (or
+    /// `roots`) and the added folders.
     pub fn start_scan(&mut self, cat: &Catalog) {
         if self.rx.is_some() {
             return;
         }
-        let roots = self
+        let mut roots = self
             .roots
             .clone()
             .unwrap_or_else(|| library::roots(&[], true));
+        roots.extend(self.added.iter().map(|d| (Store::Folder, d.clone())));
+        self.pending.clear();
+        self.spawn(cat, roots, Vec::new(), Vec::new());
+    }
+
+    /// Scan `roots` on a worker. With `added` non-empty the result is merged into the list,
+    /// leaving out the files of `known` (the models listed already).
+    fn spawn(
+        &mut self,
+        cat: &Catalog,
+        roots: Vec<(Store, PathBuf)>,
+        added: Vec<PathBuf>,
+        known: Vec<PathBuf>,
+    ) {
+        self.catalog = Some(cat.clone());
         let cat = cat.clone();
         let (tx, rx) = std::sync::mpsc::channel();
         let spawned = std::thread::Builder::new()
@@ -66,25 +112,109 @@ impl LibraryView {
                     .filter(|(_, p)| p.is_dir())
                     .map(|(_, p)| p.display().to_string())
                     .collect();
-                let (found, problems) = library::discover(&roots);
+                let (mut found, problems) = library::discover(&roots);
+                if !known.is_empty() {
+                    let canon =
+                        |p: &PathBuf| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+                    let known: std::collections::HashSet<PathBuf> =
+                        known.iter().map(canon).collect();
+                    found.retain(|f| !known.contains(&canon(&f.path)));
+                }
                 let scanned = library::scan(&cat, found);
-                let _ = tx.send((scanned, problems, searched));
+                let _ = tx.send(ScanResult {
+                    scanned,
+                    problems,
+                    searched,
+                    added,
+                });
             });
         if spawned.is_ok() {
             self.rx = Some(rx);
         }
     }
 
-    /// Take a finished scan; true when one arrived.
+    /// Add a folder the user named (`~` is the home folder) for this session and scan it on a
+    /// worker (after the running scan, if one runs). Nothing is saved. Returns the line to
+    /// show, or why the folder cannot be added.
+    pub fn add_dir(&mut self, text: &str, cat: &Catalog) -> Result<String, String> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err("no folder named".into());
+        }
+        let dir = expand_home(text);
+        if !dir.is_dir() {
+            return Err(format!(
+                "\"{}\" is not a folder",
+                library::output::clean(&dir.display().to_string())
+            ));
+        }
+        let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+        let shown = library::output::clean(&dir.display().to_string());
+        if self.added.contains(&dir) {
+            return Err(format!("{shown} is in the library already"));
+        }
+        self.added.push(dir.clone());
+        self.note = Some(format!("scanning {shown} …"));
+        if !self.scanned_once && self.rx.is_none() {
+            self.start_scan(cat);
+        } else {
+            self.pending.push(dir);
+            self.catalog = Some(cat.clone());
+            self.scan_pending();
+        }
+        Ok(format!(
+            "scanning {shown} for GGUF models (for this session; nothing is saved)"
+        ))
+    }
+
+    /// Scan the added folders that wait, unless a scan runs.
+    fn scan_pending(&mut self) {
+        if self.rx.is_some() || self.pending.is_empty() {
+            return;
+        }
+        let Some(cat) = self.catalog.clone() else {
+            return;
+        };
+        let dirs = std::mem::take(&mut self.pending);
+        let roots = dirs.iter().map(|d| (Store::Folder, d.clone())).collect();
+        let known = self.scanned.iter().map(|s| s.found.path.clone()).collect();
+        self.spawn(&cat, roots, dirs, known);
+    }
+
+    /// Take a finished scan (and start scanning the added folders that wait for it); true when
+    /// one arrived.
     pub fn poll(&mut self) -> bool {
         let Some(rx) = &self.rx else { return false };
         match rx.try_recv() {
-            Ok((scanned, problems, searched)) => {
-                self.scanned = scanned;
-                self.problems = problems;
-                self.searched = searched;
+            Ok(r) => {
+                if r.added.is_empty() {
+                    self.scanned = r.scanned;
+                    self.problems = r.problems;
+                    self.searched = r.searched;
+                    self.note = None;
+                } else {
+                    let n = r.scanned.len();
+                    let dirs: Vec<String> = r
+                        .added
+                        .iter()
+                        .map(|d| library::output::clean(&d.display().to_string()))
+                        .collect();
+                    self.note = Some(format!(
+                        "added {}: {n} more model{}",
+                        dirs.join(", "),
+                        if n == 1 { "" } else { "s" }
+                    ));
+                    self.scanned.extend(r.scanned);
+                    self.problems.extend(r.problems);
+                    for d in r.searched {
+                        if !self.searched.contains(&d) {
+                            self.searched.push(d);
+                        }
+                    }
+                }
                 self.scanned_once = true;
                 self.rx = None;
+                self.scan_pending();
                 true
             }
             Err(TryRecvError::Empty) => false,
@@ -213,7 +343,7 @@ impl Widget for LibraryScreen<'_> {
             let msg = if v.scanning() || !v.scanned_once {
                 "scanning the Hugging Face cache, Ollama, LM Studio and llama.cpp folders (headers only) …".to_string()
             } else if v.searched.is_empty() {
-                "no model folders on this machine (HF cache, Ollama, LM Studio, llama.cpp): o opens a file or URL".to_string()
+                "no model folders on this machine (HF cache, Ollama, LM Studio, llama.cpp): a adds a folder, o opens a file or URL".to_string()
             } else {
                 format!("no GGUF models in {}", v.searched.join(", "))
             };
@@ -318,18 +448,38 @@ impl Widget for LibraryScreen<'_> {
                 library::output::clean(&v.problems[0])
             )
         };
+        let note = v
+            .note
+            .as_ref()
+            .map(|n| format!("{n} · "))
+            .unwrap_or_default();
         Paragraph::new(vec![
             Line::from(Span::styled(
                 format!(
-                    "ceilings tok/s at ctx (upper bounds) · GB = 10^9 B · * above native{problems}"
+                    "{note}ceilings tok/s at ctx (upper bounds) · GB = 10^9 B · * above native{problems}"
                 ),
                 t.label(),
             )),
             Line::from(Span::styled(
-                "↑↓ model  Enter open in the panes  r next sort  [ ] context  Esc back",
+                "↑↓ model  Enter open in the panes  r next sort  a add folder  [ ] ctx  Esc back",
                 t.label(),
             )),
         ])
         .render(foot, buf);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn home_is_expanded() {
+        assert_eq!(expand_home("/a/b"), PathBuf::from("/a/b"));
+        assert_eq!(expand_home("~user/x"), PathBuf::from("~user/x"));
+        if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+            assert_eq!(expand_home("~"), PathBuf::from(&h));
+            assert_eq!(expand_home("~/m/n"), PathBuf::from(&h).join("m/n"));
+        }
     }
 }
