@@ -9,7 +9,7 @@ use crate::core::model::{ArchFigures, Mla, ModelShape, Moe, PerLayer, Ssm};
 use crate::core::runtime::FeedForward;
 use crate::core::scenario::{ComputeRate, Machine, Offload, Scenario, Tier};
 use crate::core::units::{Provenance, Sourced};
-use crate::core::weights::WeightFile;
+use crate::core::weights::{ArtifactSource, WeightFile, WeightKind};
 use std::collections::HashSet;
 use std::fs;
 use std::io::Write;
@@ -529,12 +529,18 @@ pub fn scenario(cat: &Catalog, s: &ScenarioFile) -> Result<Scenario, ProfileErro
         message,
     })?;
     let mut weights = vec![WeightFile {
-        label: art.file.clone(),
+        kind: WeightKind::Artifact(if art.id == crate::build::USER_ARTIFACT {
+            ArtifactSource::SizeGiven
+        } else {
+            ArtifactSource::Preset
+        }),
+        file: art.file.clone(),
         bytes: Sourced::new(art.bytes, Provenance::Spec, art.source.clone()),
     }];
     for x in &s.extra_files {
         weights.push(WeightFile {
-            label: format!("{} {}", x.kind, x.file),
+            kind: WeightKind::parse_extra(&x.kind).unwrap_or(WeightKind::Mmproj),
+            file: x.file.clone(),
             bytes: Sourced::new(x.bytes, Provenance::User, "scenario extra-file"),
         });
     }

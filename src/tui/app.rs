@@ -297,7 +297,7 @@ impl App {
         });
         let figures = match &model_file {
             Some(m) => load::arch_figures(m),
-            None => figures_of(&scenario.model),
+            None => crate::core::edit::figures_of(&scenario.model),
         };
         let machine_ref = opts
             .machine
@@ -908,8 +908,20 @@ impl App {
             Ok(false) => self.info(format!("Enter to type the {}", f.name())),
             Err(e) => {
                 self.restore(u);
-                self.error(e);
+                self.refused(e);
             }
+        }
+    }
+
+    /// A refused edit: the message line says why; a model shape llama.cpp could not run is
+    /// also shown in the Model pane under the field.
+    fn refused(&mut self, e: fields::FieldError) {
+        match &e {
+            fields::FieldError::Refused(_, crate::core::edit::EditError::Shape(m)) => {
+                self.model_refusal = Some(m.clone());
+                self.error(format!("model: {m}"));
+            }
+            _ => self.error(e.to_string()),
         }
     }
 
@@ -937,7 +949,7 @@ impl App {
             }
             Err(e) => {
                 self.restore(u);
-                self.error(e);
+                self.refused(e);
             }
         }
     }
@@ -1803,41 +1815,5 @@ pub fn complete_path_in(text: &str, exts: &[&str]) -> (String, Vec<String>) {
             }
             (format!("{dir}{common}"), names)
         }
-    }
-}
-
-/// Raw figures recovered from a model shape (for a scenario without a model profile).
-fn figures_of(m: &ModelShape) -> ArchFigures {
-    use crate::core::model::PerLayer;
-    // The full-attention head sizes (sliding layers may have their own, `keys`).
-    let first = m
-        .layers
-        .iter()
-        .find(|l| !matches!(l.attention, crate::core::model::Attention::Sliding { .. }))
-        .or(m.layers.first());
-    ArchFigures {
-        architecture: m.architecture.clone(),
-        layers: m.layer_count(),
-        head_count: PerLayer::List(m.layers.iter().map(|l| l.head_count).collect()),
-        head_count_kv: PerLayer::List(m.layers.iter().map(|l| l.head_count_kv).collect()),
-        key_length: first.map(|l| l.key_length),
-        value_length: first.map(|l| l.value_length),
-        embedding_length: m.embedding_length,
-        vocab_size: m.vocab_size,
-        native_context: m.native_context,
-        sliding_window: m.sliding_window(),
-        sliding_pattern: Some(
-            m.layers
-                .iter()
-                .map(|l| matches!(l.attention, crate::core::model::Attention::Sliding { .. }))
-                .collect(),
-        ),
-        chunk_size: None,
-        mla: m.mla,
-        moe: m.moe,
-        ssm: m.ssm,
-        recurrent_layers: None,
-        tied_embeddings: m.tied_embeddings,
-        keys: m.keys.clone(),
     }
 }
