@@ -283,8 +283,24 @@ pub fn cache_type(flag_name: &'static str, s: &str) -> Result<CacheType, BuildEr
     })
 }
 
-/// Build the scenario the options describe.
+/// Build the scenario the options describe. Its name is the scenario profile's only while
+/// the options leave it what the profile describes; otherwise it is derived from the
+/// scenario (`Scenario::derived_name`; with a GGUF, "FILE on MACHINE").
 pub fn scenario(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, BuildError> {
+    let mut s = scenario_unnamed(cat, o)?;
+    if o.gguf.is_none() {
+        let as_profile = cat
+            .scenario(o.scenario.as_deref().unwrap_or("default"))
+            .ok()
+            .and_then(|f| load::scenario(cat, &f).ok());
+        if !as_profile.is_some_and(|p| p.same_subject(&s)) {
+            s.name = s.derived_name();
+        }
+    }
+    Ok(s)
+}
+
+fn scenario_unnamed(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, BuildError> {
     let mut file = cat.scenario(o.scenario.as_deref().unwrap_or("default"))?;
     let user_bytes = match &o.artifact_bytes {
         Some(b) => {
