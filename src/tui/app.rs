@@ -4,7 +4,7 @@
 //! Depends on core, profile, build and compare; never draws.
 
 use super::action::Action;
-use super::fields::{self, Field, ModelEdits, Pane, Row};
+use super::fields::{self, Field, MachineOrigin, ModelEdits, Pane, Row};
 use super::file::{self, FileState, Job, JobMessage, Jobs};
 use super::keymap::{Context, Keymap};
 use super::layout;
@@ -18,10 +18,8 @@ use crate::core::model::{ArchFigures, ModelShape};
 use crate::core::scenario::Scenario;
 use crate::core::units::{self, Provenance};
 use crate::core::{ClaimCheck, Report, check_claim, evaluate};
-use crate::profile::file::{
-    CacheTypeLabel, ComputeFile, Figure, FlopsValue, MachineFile, ModelFile, ProvenanceLabel,
-    RateValue, RawNumber, ScenarioFile, SizeValue,
-};
+use crate::profile::file::{MachineFile, ModelFile, ScenarioFile};
+use crate::profile::save::{self, MachineFigure};
 use crate::profile::{Catalog, Origin, load};
 use ratatui::layout::Rect;
 use std::path::PathBuf;
@@ -188,8 +186,8 @@ pub struct App {
     pub model_file: Option<ModelFile>,
     /// The machine profile as loaded (edits are applied when saving).
     pub machine_file: MachineFile,
-    /// Where the machine profile came from ("built-in" or "saved").
-    pub machine_origin: String,
+    /// Where the machine profile came from.
+    pub machine_origin: MachineOrigin,
     /// The profile artifact of the scenario.
     pub pinned: Option<PinnedArtifact>,
     /// Chart coordinates of the report.
@@ -243,13 +241,6 @@ pub struct App {
     /// Accepted lines of every prompt (↑↓ recall them).
     pub history: super::prompt::History,
     jobs: Jobs,
-}
-
-fn origin_label(o: &Origin) -> String {
-    match o {
-        Origin::Builtin => "built-in".into(),
-        Origin::File(_) => "saved".into(),
-    }
 }
 
 /// Why the explorer cannot start.
@@ -311,7 +302,7 @@ impl App {
             .machines
             .iter()
             .find(|e| e.id == machine_file.id)
-            .map_or("file".into(), |e| origin_label(&e.origin));
+            .map_or(MachineOrigin::File, |e| MachineOrigin::of(&e.origin));
         let mut machine_edits = Vec::new();
         if opts.memory.is_some() || opts.bandwidth.is_some() {
             let idx = opts
@@ -451,7 +442,7 @@ impl App {
                 rows
             }
             Pane::Machine => {
-                fields::machine_rows(&self.scenario, &self.machine_origin, &self.machine_edits)
+                fields::machine_rows(&self.scenario, self.machine_origin, &self.machine_edits)
             }
             _ => Vec::new(),
         }
@@ -997,7 +988,7 @@ impl App {
             return;
         };
         let file = entry.value.clone();
-        let origin = origin_label(&entry.origin);
+        let origin = MachineOrigin::of(&entry.origin);
         let u = self.undo_point();
         self.scenario.machine = load::machine(&file);
         self.machine_edits.clear();
@@ -1104,7 +1095,7 @@ impl App {
         }
         let default = match kind {
             SaveKind::Machine => {
-                if self.machine_origin == "saved" {
+                if self.machine_origin == MachineOrigin::Saved {
                     self.machine_file.id.clone()
                 } else {
                     format!("{}-mine", self.machine_file.id)
@@ -1129,132 +1120,34 @@ impl App {
 
     /// The machine profile with the user's edits applied.
     pub fn machine_profile(&self, id: &str) -> MachineFile {
-        let mut mf = self.machine_file.clone();
-        let edited = |f: Field| self.machine_edits.contains(&f);
-        let user = |source: &str| (ProvenanceLabel(Provenance::User), source.to_string());
-        mf.id = id.to_string();
-        if !self.machine_edits.is_empty() {
-            mf.name =
-                fields::edited_machine_name(&mf.name, &self.scenario.machine, &self.machine_edits);
-        }
-        for (i, t) in self.scenario.machine.tiers.iter().enumerate() {
-            let Some(tf) = mf.tiers.get_mut(i) else {
-                continue;
-            };
-            if edited(Field::Capacity(i)) {
-                let (p, s) = user("edited in the explorer");
-                tf.capacity = Figure {
-                    value: SizeValue {
-                        value: t.capacity.value,
-                        raw: RawNumber::Text(format!("{} bytes", t.capacity.value)),
-                    },
-                    provenance: p,
-                    source: s,
-                    date: None,
-                    method: None,
-                };
-            }
-            if edited(Field::Bandwidth(i)) {
-                let (p, s) = user("edited in the explorer");
-                tf.bandwidth = Figure {
-                    value: RateValue {
-                        value: t.bandwidth.value,
-                        raw: RawNumber::Text(units::fmt_bandwidth(t.bandwidth.value)),
-                    },
-                    provenance: p,
-                    source: s,
-                    date: None,
-                    method: None,
-                };
-            }
-            if edited(Field::Measured(i)) {
-                tf.measured_bandwidth = t.measured_bandwidth.as_ref().map(|b| Figure {
-                    value: RateValue {
-                        value: b.value,
-                        raw: RawNumber::Text(units::fmt_bandwidth(b.value)),
-                    },
-                    provenance: ProvenanceLabel(Provenance::Measured),
-                    source: "typed in the explorer as a measured figure".into(),
-                    date: None,
-                    method: None,
-                });
-            }
-        }
-        for (i, c) in self.scenario.machine.compute.iter().enumerate() {
-            if edited(Field::ComputeRate(i))
-                && let Some(cf) = mf.compute.get_mut(i)
-            {
-                let (p, s) = user("edited in the explorer");
-                *cf = ComputeFile {
-                    path: c.path.clone(),
-                    tier: c.tier.clone(),
-                    rate: Figure {
-                        value: FlopsValue {
-                            value: c.rate.value,
-                            raw: RawNumber::Text(units::fmt_flops(c.rate.value)),
-                        },
-                        provenance: p,
-                        source: s,
-                        date: None,
-                        method: None,
-                    },
-                };
-            }
-        }
-        mf
+        let name = if self.machine_edits.is_empty() {
+            self.machine_file.name.clone()
+        } else {
+            fields::edited_machine_name(
+                &self.machine_file.name,
+                &load::machine(&self.machine_file),
+                &self.scenario.machine,
+                &self.machine_edits,
+            )
+        };
+        let edited: Vec<MachineFigure> = (self.machine_edits.iter())
+            .filter_map(|f| match *f {
+                Field::Capacity(i) => Some(MachineFigure::Capacity(i)),
+                Field::Bandwidth(i) => Some(MachineFigure::Bandwidth(i)),
+                Field::Measured(i) => Some(MachineFigure::Measured(i)),
+                Field::ComputeRate(i) => Some(MachineFigure::ComputeRate(i)),
+                _ => None,
+            })
+            .collect();
+        save::machine_profile(&self.machine_file, id, name, &self.scenario.machine, &edited)
     }
 
     /// The model profile with the user's edits applied (None without a model profile).
     pub fn model_profile(&self, id: &str) -> Option<ModelFile> {
-        let mut m = self.model_file.clone()?;
-        m.id = id.to_string();
-        if !m.name.ends_with("(edited)") {
-            m.name = format!("{} (edited)", m.name);
-        }
-        let f = &self.figures;
-        m.layers = f.layers;
-        m.attention_heads = f.head_count.max();
-        m.kv_heads = match &f.head_count_kv {
-            crate::core::model::PerLayer::Uniform(n) => {
-                crate::profile::file::HeadsFile::Uniform(*n)
-            }
-            crate::core::model::PerLayer::List(v) => {
-                crate::profile::file::HeadsFile::List(v.clone())
-            }
-        };
-        if f.key_length.is_some() || f.value_length.is_some() {
-            if f.key_length == f.value_length {
-                m.head_dim = f.key_length;
-                m.key_length = None;
-                m.value_length = None;
-            } else {
-                m.head_dim = None;
-                m.key_length = f.key_length;
-                m.value_length = f.value_length;
-            }
-        }
-        m.sliding_window = f.sliding_window;
-        m.native_context = f.native_context;
-        if let (Some(mm), Some(fm)) = (m.moe.as_mut(), f.moe) {
-            mm.experts = fm.experts;
-            mm.experts_used = fm.experts_used;
-        }
-        if let (Some(ml), Some(fl)) = (m.mla.as_mut(), f.mla) {
-            ml.kv_lora_rank = fl.kv_lora_rank;
-            ml.rope_dim = fl.rope_dim;
-        }
-        if self.model_edits.has(Field::Parameters)
-            && let Some(p) = &self.scenario.model.parameters_advertised
-        {
-            m.parameters = Some(Figure {
-                value: p.value,
-                provenance: ProvenanceLabel(Provenance::User),
-                source: "typed in the explorer".into(),
-                date: None,
-                method: None,
-            });
-        }
-        Some(m)
+        let parameters = (self.model_edits.has(Field::Parameters))
+            .then(|| self.scenario.model.parameters_advertised.as_ref().map(|p| p.value))
+            .flatten();
+        Some(save::model_profile(self.model_file.as_ref()?, id, &self.figures, parameters))
     }
 
     /// The scenario profile of the current settings.
@@ -1265,39 +1158,15 @@ impl App {
         model_id: &str,
     ) -> Option<ScenarioFile> {
         let base = self.scenario_file.as_ref()?;
-        let s = &self.scenario;
-        Some(ScenarioFile {
-            id: id.to_string(),
-            name: if base.id == id {
-                base.name.clone()
-            } else {
-                format!("{} (saved from the explorer)", s.name)
-            },
-            model: model_id.to_string(),
-            artifact: self
-                .pinned
-                .as_ref()
-                .map_or(base.artifact.clone(), |p| p.id.clone()),
-            machine: machine_id.to_string(),
-            context: s.cache.context,
-            sequences: s.cache.sequences,
-            cache_type_k: CacheTypeLabel(s.cache.type_k),
-            cache_type_v: CacheTypeLabel(s.cache.type_v),
-            flash_attn: s.cache.flash_attn,
-            ubatch: s.cache.ubatch,
-            kv_unified: s.cache.kv_unified,
-            swa_full: s.cache.swa_full,
-            overhead: (s.other_bytes.value > 0).then_some(SizeValue {
-                value: s.other_bytes.value,
-                raw: RawNumber::Int(s.other_bytes.value as i64),
-            }),
-            gpu_layers: s.offload.gpu_layers,
-            tensor_split: s.offload.tensor_split.clone(),
-            no_kv_offload: s.offload.no_kv_offload,
-            prompt_rows: s.prompt_rows,
-            compute_path: s.compute_path.clone(),
-            extra_files: base.extra_files.clone(),
-        })
+        let artifact = self.pinned.as_ref().map_or(base.artifact.as_str(), |p| p.id.as_str());
+        Some(save::scenario_profile(
+            base,
+            &self.scenario,
+            id,
+            artifact,
+            machine_id,
+            model_id,
+        ))
     }
 
     fn save(&mut self, kind: SaveKind, id: &str, overwrite: bool) {
@@ -1323,7 +1192,7 @@ impl App {
                     && let Ok(mf) = self.catalog.machine(id)
                 {
                     self.machine_file = mf;
-                    self.machine_origin = "saved".into();
+                    self.machine_origin = MachineOrigin::Saved;
                     self.scenario.machine.id = id.to_string();
                     self.machine_edits.clear();
                 }

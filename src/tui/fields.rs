@@ -530,8 +530,37 @@ pub fn model_rows(
     rows
 }
 
+/// Where the explorer's machine profile came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MachineOrigin {
+    /// A profile shipped with llmbound.
+    BuiltIn,
+    /// A profile in the user's profile directory.
+    Saved,
+    /// A TOML file named on the command line.
+    File,
+}
+
+impl MachineOrigin {
+    /// The origin of a catalogue entry.
+    pub fn of(o: &crate::profile::Origin) -> MachineOrigin {
+        match o {
+            crate::profile::Origin::Builtin => MachineOrigin::BuiltIn,
+            crate::profile::Origin::File(_) => MachineOrigin::Saved,
+        }
+    }
+    /// As the Machine pane shows it.
+    pub fn label(self) -> &'static str {
+        match self {
+            MachineOrigin::BuiltIn => "built-in",
+            MachineOrigin::Saved => "saved",
+            MachineOrigin::File => "file",
+        }
+    }
+}
+
 /// Rows of the machine pane. `edited` lists machine fields the user changed.
-pub fn machine_rows(s: &Scenario, origin: &str, edited: &[Field]) -> Vec<Row> {
+pub fn machine_rows(s: &Scenario, origin: MachineOrigin, edited: &[Field]) -> Vec<Row> {
     let m = &s.machine;
     let prov = |f: Field, p: Provenance| {
         if edited.contains(&f) {
@@ -543,7 +572,7 @@ pub fn machine_rows(s: &Scenario, origin: &str, edited: &[Field]) -> Vec<Row> {
     let mut rows = vec![
         Row::field(Field::MachineProfile, "profile", m.id.clone()).tag(Tag::Note(
             if edited.is_empty() {
-                origin.to_string()
+                origin.label().to_string()
             } else {
                 "edited".into()
             },
@@ -1108,15 +1137,29 @@ pub fn refusal_rows(reason: &str, width: usize) -> Vec<Row> {
         .collect()
 }
 
-/// A saved machine's name: the profile's name without an earlier edit note, followed by the
-/// edits as they are now (`… (edited: unified 64.000 GiB)`), so the name never keeps a stale
-/// "(edited)".
+/// A saved machine's name: the profile's name without an earlier edit note, a memory size
+/// it states replaced by the edited one ("48 GB unified memory" → "64 GiB unified memory"),
+/// followed by the edits as they are now (`… (edited: unified 64.000 GiB)`), so the name
+/// never keeps a stale "(edited)" or size. `before` is the machine as its profile states it.
 pub fn edited_machine_name(
     base: &str,
+    before: &crate::core::scenario::Machine,
     m: &crate::core::scenario::Machine,
     edits: &[Field],
 ) -> String {
-    let base = base.split(" (edited").next().unwrap_or(base).trim_end();
+    let mut base = base
+        .split(" (edited")
+        .next()
+        .unwrap_or(base)
+        .trim_end()
+        .to_string();
+    for f in edits {
+        if let Field::Capacity(i) = *f
+            && let (Some(old), Some(new)) = (before.tiers.get(i), m.tiers.get(i))
+        {
+            base = replace_size(&base, old.capacity.value, new.capacity.value);
+        }
+    }
     let tier = |i: usize| m.tiers.get(i);
     let parts: Vec<String> = edits
         .iter()
@@ -1143,4 +1186,37 @@ pub fn edited_machine_name(
     } else {
         format!("{base} (edited: {})", parts.join(", "))
     }
+}
+
+/// `name` with a whole-number mention of `old` bytes ("48 GB", "48 GiB", "48GB") replaced by
+/// `new` ("64 GiB"); the name unchanged when it states no such size.
+fn replace_size(name: &str, old: u64, new: u64) -> String {
+    let mut counts = Vec::new();
+    if old % GIB == 0 {
+        counts.push(old / GIB);
+    }
+    if old % 1_000_000_000 == 0 {
+        counts.push(old / 1_000_000_000);
+    }
+    let new_text = if new % GIB == 0 {
+        format!("{} GiB", new / GIB)
+    } else {
+        units::fmt_gib(new)
+    };
+    for n in counts {
+        for unit in [" GB", " GiB", "GB", "GiB"] {
+            let pat = format!("{n}{unit}");
+            let mut from = 0;
+            while let Some(at) = name[from..].find(&pat).map(|i| i + from) {
+                let before_ok = !name[..at].ends_with(|c: char| c.is_ascii_digit() || c == '.');
+                let after = &name[at + pat.len()..];
+                let after_ok = !after.starts_with(|c: char| c.is_ascii_alphanumeric());
+                if before_ok && after_ok {
+                    return format!("{}{new_text}{after}", &name[..at]);
+                }
+                from = at + pat.len();
+            }
+        }
+    }
+    name.to_string()
 }
