@@ -162,7 +162,12 @@ fn invalid(file: &str, src: &str, key: &str, message: String) -> ProfileError {
     }
 }
 
-pub(super) fn check_id(file: &str, src: &str, id: &str, expected: Option<&str>) -> Result<(), ProfileError> {
+pub(super) fn check_id(
+    file: &str,
+    src: &str,
+    id: &str,
+    expected: Option<&str>,
+) -> Result<(), ProfileError> {
     if id.is_empty()
         || !id
             .chars()
