@@ -480,13 +480,6 @@ pub fn with_gguf(s: &mut Scenario, g: &GgufInput) -> Result<(), BuildError> {
         shape.parameters_advertised = m.parameters.as_ref().map(|p| p.sourced());
         shape.active_parameters_advertised = m.active_parameters.as_ref().map(|p| p.sourced());
     }
-    let file = g
-        .artifact
-        .path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    s.name = format!("{file} on {}", s.machine.name);
     s.model = shape;
     let extra: Vec<WeightFile> = s
         .weights
@@ -502,6 +495,7 @@ pub fn with_gguf(s: &mut Scenario, g: &GgufInput) -> Result<(), BuildError> {
     }
     s.weights.extend(extra);
     s.inventory = Some(g.inventory.to_core_inventory());
+    s.name = s.derived_name();
     Ok(())
 }
 

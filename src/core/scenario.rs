@@ -290,7 +290,17 @@ impl Scenario {
     /// A name derived from what the scenario is: "{model} on {machine}, {N} tokens[ × B
     /// sequences], {K}[/{V}] cache". The name of a scenario profile stands only while the
     /// scenario is what the profile describes ([`Scenario::same_subject`]).
+    /// A scenario on a GGUF file is "FILE on MACHINE".
     pub fn derived_name(&self) -> String {
+        use super::weights::{ArtifactSource, WeightKind};
+        if let Some(w) = self.weights.first()
+            && matches!(
+                w.kind,
+                WeightKind::Artifact(ArtifactSource::File | ArtifactSource::Remote)
+            )
+        {
+            return format!("{} on {}", w.file, self.machine.name);
+        }
         let c = &self.cache;
         let sequences = if c.sequences == 1 {
             String::new()

@@ -183,6 +183,12 @@ impl App {
             return false;
         }
         self.model_refusal = None;
+        // The name is the loaded one while the scenario is what was loaded, else derived.
+        self.scenario.name = if self.scenario.same_subject(&self.base) {
+            self.base.name.clone()
+        } else {
+            self.scenario.derived_name()
+        };
         match evaluate(&self.scenario) {
             Ok(r) => {
                 self.report = r;
