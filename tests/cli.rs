@@ -1,5 +1,9 @@
 //! The headless CLI: the worked example in every format, exit codes, one-line errors.
 
+#[macro_use]
+#[path = "support/skip.rs"]
+mod skip;
+
 use assert_cmd::Command;
 
 fn llmbound() -> Command {
@@ -535,7 +539,7 @@ fn only_scenario_commands_take_scenario_flags() {
 #[test]
 fn the_artifact_is_named_once() {
     let Ok(g) = std::env::var("LLMBOUND_GEMMA_GGUF") else {
-        eprintln!(
+        skipped!(
             "SKIPPED the_artifact_is_named_once: set LLMBOUND_GEMMA_GGUF to the gemma-3-270m GGUF"
         );
         return;
