@@ -267,8 +267,7 @@ fn flag(flag: &'static str, message: impl Into<String>) -> BuildError {
     }
 }
 
-/// The id of the stand-in artifact of `--artifact-bytes`.
-pub const USER_ARTIFACT: &str = "user-stated-size";
+pub use crate::profile::load::USER_ARTIFACT;
 
 /// Parse a cache type name for a flag.
 pub fn cache_type(flag_name: &'static str, s: &str) -> Result<CacheType, BuildError> {
@@ -413,15 +412,9 @@ fn in_scenario(cat: &Catalog, o: &ScenarioOptions, e: ProfileError) -> BuildErro
     }
 }
 
-/// A GGUF error as one line that names the file.
+/// A GGUF error as one line that names the file (`gguf::error_line`).
 pub fn gguf_message(path: &Path, e: &GgufError) -> String {
-    let m = e.to_string();
-    let p = path.display().to_string();
-    if m.contains(&p) {
-        m
-    } else {
-        format!("{p}: {m}")
-    }
+    gguf::error_line(path, e)
 }
 
 /// An opened GGUF artifact with what the bounds need from it.

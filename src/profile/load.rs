@@ -14,6 +14,9 @@ use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+/// The id of the stand-in artifact of a size the user gave (`--artifact-bytes`).
+pub const USER_ARTIFACT: &str = "user-stated-size";
+
 /// A profile problem, one line, naming the file and where.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ProfileError {
@@ -533,7 +536,7 @@ pub fn scenario(cat: &Catalog, s: &ScenarioFile) -> Result<Scenario, ProfileErro
         message,
     })?;
     let mut weights = vec![WeightFile {
-        kind: WeightKind::Artifact(if art.id == crate::build::USER_ARTIFACT {
+        kind: WeightKind::Artifact(if art.id == USER_ARTIFACT {
             ArtifactSource::SizeGiven
         } else {
             ArtifactSource::Preset
