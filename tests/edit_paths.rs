@@ -39,18 +39,22 @@ struct Step {
     text: &'static str,
 }
 
-fn same_both_ways(scenario: Option<&str>, steps: &[Step]) {
+fn same_both_ways(scenario: Option<&str>, machine: Option<&str>, steps: &[Step]) {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("none");
     let mut app = App::new(
         Catalog::load_with(Some(config.clone())),
         &ScenarioOptions {
             scenario: scenario.map(str::to_string),
+            machine: machine.map(str::to_string),
             ..Default::default()
         },
     )
     .unwrap();
     let mut args: Vec<&str> = scenario.map_or(Vec::new(), |s| vec!["--scenario", s]);
+    if let Some(m) = machine {
+        args.extend(["--machine", m]);
+    }
     let before = explorer_json(&app);
     assert_eq!(before, cli_json(&args, &config), "before any edit");
     for s in steps {
@@ -75,11 +79,12 @@ fn same_both_ways(scenario: Option<&str>, steps: &[Step]) {
     }
 }
 
-/// The default machine has a measured bandwidth: a new stated bandwidth drops it both ways.
+/// On a machine with a measured bandwidth: a new stated bandwidth drops it both ways.
 #[test]
 fn the_cli_and_the_explorer_apply_the_same_edits_alike() {
     same_both_ways(
         None,
+        Some("h200-measured"),
         &[
             Step {
                 flag: &["-c", "8192"],
@@ -122,14 +127,14 @@ fn the_cli_and_the_explorer_apply_the_same_edits_alike() {
                 text: "1024",
             },
             Step {
-                flag: &["--memory", "64 GiB"],
+                flag: &["--memory", "160 GiB"],
                 field: Field::Capacity(0),
-                text: "64 GiB",
+                text: "160 GiB",
             },
             Step {
-                flag: &["--bandwidth", "300 GB/s"],
+                flag: &["--bandwidth", "4000 GB/s"],
                 field: Field::Bandwidth(0),
-                text: "300 GB/s",
+                text: "4000 GB/s",
             },
         ],
     );
@@ -140,6 +145,7 @@ fn the_cli_and_the_explorer_apply_the_same_edits_alike() {
 fn offload_edits_on_two_tiers_agree() {
     same_both_ways(
         Some("qwen3-32b-rtx-4090-partial"),
+        None,
         &[
             Step {
                 flag: &["--gpu-layers", "40"],
@@ -158,4 +164,82 @@ fn offload_edits_on_two_tiers_agree() {
             },
         ],
     );
+}
+
+fn default_scenario() -> (llmbound::core::Scenario, llmbound::core::model::ArchFigures) {
+    let cat = Catalog::load_with(None);
+    let o = ScenarioOptions {
+        machine: Some("h200-measured".into()),
+        ..Default::default()
+    };
+    let s = llmbound::build::scenario(&cat, &o).unwrap();
+    let fig = llmbound::core::edit::figures_of(&s.model);
+    (s, fig)
+}
+
+#[test]
+fn the_edit_function_checks_what_it_changes() {
+    use llmbound::core::edit::{Edit, EditError, apply};
+    let (mut s, mut fig) = default_scenario();
+    assert!(s.machine.tiers[0].measured_bandwidth.is_some());
+    // A stated bandwidth drops the measured one.
+    apply(
+        &mut s,
+        &mut fig,
+        &Edit::Bandwidth {
+            tier: 0,
+            rate: llmbound::core::units::BytesPerSec(300e9),
+        },
+    )
+    .unwrap();
+    assert!(s.machine.tiers[0].measured_bandwidth.is_none());
+    assert_eq!(s.machine.tiers[0].bandwidth.value.0, 300e9);
+    // More KV heads than heads, and KV heads that do not divide them, are refused with the
+    // figures unchanged.
+    let heads = fig.head_count.max();
+    let before = fig.clone();
+    for kv in [heads + 8, heads - 1] {
+        let e = apply(&mut s, &mut fig, &Edit::KvHeads(kv)).unwrap_err();
+        assert!(matches!(e, EditError::Shape(_)), "{e}");
+        assert!(e.to_string().contains("head_count"), "{e}");
+        assert_eq!(fig, before);
+    }
+    // A window longer than the native context is refused; one inside it is kept.
+    let native = fig.native_context.unwrap();
+    let e = apply(&mut s, &mut fig, &Edit::Window(native + 1)).unwrap_err();
+    assert!(matches!(e, EditError::WindowAboveContext { .. }), "{e}");
+    apply(&mut s, &mut fig, &Edit::Window(4096)).unwrap();
+    assert_eq!(fig.sliding_window, Some(4096));
+    // A tier the machine does not have.
+    let e = apply(
+        &mut s,
+        &mut fig,
+        &Edit::Capacity {
+            tier: 9,
+            bytes: 1 << 30,
+        },
+    )
+    .unwrap_err();
+    assert_eq!(e, EditError::NoTier(9));
+}
+
+#[test]
+fn the_explorer_shows_why_an_edit_was_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = App::new(
+        Catalog::load_with(Some(dir.path().join("none"))),
+        &ScenarioOptions::default(),
+    )
+    .unwrap();
+    let ctx = app.scenario.cache.context;
+    app.set_field(Field::Window, "10000000");
+    let m = app.message.clone().unwrap();
+    assert!(m.error && m.text.contains("above the context"), "{m:?}");
+    app.set_field(Field::Context, "-5");
+    let m = app.message.clone().unwrap();
+    assert!(m.error && m.text.starts_with("context:"), "{m:?}");
+    assert_eq!(app.scenario.cache.context, ctx);
+    app.set_field(Field::TypeK, "q3_k");
+    let m = app.message.clone().unwrap();
+    assert!(m.text.contains("q4_0 or iq4_nl"), "{m:?}");
 }
