@@ -1192,13 +1192,13 @@ pub fn edited_machine_name(
 /// `new` ("64 GiB"); the name unchanged when it states no such size.
 fn replace_size(name: &str, old: u64, new: u64) -> String {
     let mut counts = Vec::new();
-    if old % GIB == 0 {
+    if old.is_multiple_of(GIB) {
         counts.push(old / GIB);
     }
-    if old % 1_000_000_000 == 0 {
+    if old.is_multiple_of(1_000_000_000) {
         counts.push(old / 1_000_000_000);
     }
-    let new_text = if new % GIB == 0 {
+    let new_text = if new.is_multiple_of(GIB) {
         format!("{} GiB", new / GIB)
     } else {
         units::fmt_gib(new)
