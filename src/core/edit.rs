@@ -256,7 +256,7 @@ fn edit_figures(fig: &mut ArchFigures, edit: &Edit, s: &Scenario) -> Result<(), 
     match edit {
         Edit::Layers(n) => {
             if *n == 0 {
-                return Err(EditError::Zero("layers"));
+                return Err(EditError::Zero("a model's layer count"));
             }
             let n = *n as usize;
             if let PerLayer::List(v) = &fig.head_count_kv
