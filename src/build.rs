@@ -2,69 +2,235 @@
 //! scenario, model, artifact and machine profiles and applies overrides. No terminal I/O.
 
 use crate::core::cache::CacheType;
+use crate::core::edit::{self, Edit};
 use crate::core::model::ModelShape;
 use crate::core::scenario::Scenario;
 use crate::core::units::{self, Provenance, Sourced};
-use crate::core::weights::WeightFile;
+use crate::core::weights::{ArtifactSource, WeightFile, WeightKind};
 use crate::gguf::{self, GgufError, TensorInventory};
 use crate::profile::file::{ArtifactFile, ModelFile};
 use crate::profile::{Catalog, ProfileError, load};
+use clap::builder::TypedValueParser as _;
 use std::path::{Path, PathBuf};
 
-/// Everything a user can set from the command line about a scenario.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// Everything a user can set from the command line about a scenario: the one struct every
+/// scenario flag lives in (flag names follow llama.cpp's where one exists). Flattened into
+/// the commands that take a scenario only; [`ScenarioOptions::edits`] turns the overrides
+/// into the same [`Edit`]s the explorer applies.
+#[derive(Debug, Clone, Default, PartialEq, clap::Args)]
 pub struct ScenarioOptions {
-    /// Scenario id or path (default "default").
+    /// Scenario profile id or TOML path.
+    #[arg(long)]
     pub scenario: Option<String>,
-    /// Model id or path (replaces the scenario's model; needs an artifact).
+    /// Model profile id or TOML path.
+    #[arg(long)]
     pub model: Option<String>,
-    /// Artifact id within the model.
+    /// Artifact id of the model profile.
+    #[arg(long)]
     pub artifact: Option<String>,
-    /// W stated by the user ("42.5 GB") instead of a known artifact.
+    /// The artifact's exact size, when no artifact profile or file is at hand ("42520398080").
+    #[arg(long = "artifact-bytes", allow_hyphen_values = true)]
     pub artifact_bytes: Option<String>,
-    /// Machine id or path.
+    /// Machine profile id or TOML path (`compare` takes it several times).
+    #[arg(long, action = clap::ArgAction::Append)]
     pub machine: Option<String>,
-    /// Retained tokens per sequence.
+    /// Retained tokens per sequence N (llama.cpp's -c is N × sequences).
+    #[arg(short = 'c', long, allow_negative_numbers = true, value_parser = whole_u64)]
     pub context: Option<u64>,
-    /// Sequences.
+    /// Sequences decoded together (llama.cpp -np).
+    #[arg(long, visible_alias = "parallel", allow_negative_numbers = true, value_parser = whole_u64)]
     pub sequences: Option<u64>,
-    /// K cache type.
+    /// K cache type (-ctk): f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl.
+    #[arg(long = "cache-type-k", visible_alias = "ctk")]
     pub cache_type_k: Option<String>,
-    /// V cache type.
+    /// V cache type (-ctv).
+    #[arg(long = "cache-type-v", visible_alias = "ctv")]
     pub cache_type_v: Option<String>,
-    /// Other allocations A ("2 GiB").
+    /// Other live allocations A ("2 GiB"); default 0.
+    #[arg(long, allow_hyphen_values = true)]
     pub overhead: Option<String>,
-    /// `-ngl`.
+    /// llama.cpp -ngl: the output layer plus the last n − 1 repeating layers on the accelerators.
+    #[arg(long = "gpu-layers", visible_alias = "ngl", allow_negative_numbers = true, value_parser = whole_u32)]
     pub gpu_layers: Option<u32>,
-    /// Prompt rows S.
+    /// Prompt rows S for the prefill bound.
+    #[arg(long = "prompt-rows", allow_negative_numbers = true, value_parser = whole_u64)]
     pub prompt_rows: Option<u64>,
     /// Override the capacity of a tier ("64 GiB").
+    #[arg(long, allow_hyphen_values = true)]
     pub memory: Option<String>,
-    /// Override the bandwidth of a tier ("400 GB/s").
+    /// Override the bandwidth of a tier ("400 GB/s"); drops the tier's measured figure.
+    #[arg(long, allow_hyphen_values = true)]
     pub bandwidth: Option<String>,
-    /// Tier the overrides apply to (default the first).
+    /// Tier the --memory/--bandwidth overrides apply to (default the first).
+    #[arg(long)]
     pub tier: Option<String>,
-    /// Flash attention.
+    /// Flash attention (-fa).
+    #[arg(long = "flash-attn", value_name = "FLASH_ATTN", value_parser = clap::builder::PossibleValuesParser::new(["on", "off"]).map(|s| s == "on"))]
     pub flash_attn: Option<bool>,
-    /// n_ubatch.
+    /// Physical micro-batch n_ubatch (-ub).
+    #[arg(long, allow_negative_numbers = true, value_parser = whole_u64)]
     pub ubatch: Option<u64>,
-    /// Unified KV.
+    /// One unified KV buffer for all sequences (-kvu).
+    #[arg(long = "kv-unified")]
     pub kv_unified: bool,
-    /// Full SWA cache.
+    /// Full-size cache on sliding-window layers (--swa-full).
+    #[arg(long = "swa-full")]
     pub swa_full: bool,
-    /// `-nkvo`.
+    /// Keep the KV cache in host memory (-nkvo).
+    #[arg(long = "no-kv-offload")]
     pub no_kv_offload: bool,
-    /// `--tensor-split`.
+    /// Layer split across accelerators (--tensor-split 3,1).
+    #[arg(
+        long = "tensor-split",
+        value_delimiter = ',',
+        allow_hyphen_values = true
+    )]
     pub tensor_split: Option<Vec<f64>>,
-    /// Compute path for prefill.
+    /// Compute path for the prefill ceiling ("fp16", "int8", …).
+    #[arg(long = "compute-path")]
     pub compute_path: Option<String>,
-    /// A GGUF file (any shard of a split model): its model shape, bytes and inventory replace
-    /// the profile's.
+    /// A GGUF file (any shard of a split model): W, model shape and tensor inventory from it.
+    #[arg(long, value_name = "FILE")]
     pub gguf: Option<PathBuf>,
-    /// A multimodal projector file the runtime also loads (adds to W).
+    /// A multimodal projector the runtime also loads (adds to W).
+    #[arg(long, value_name = "FILE")]
     pub mmproj: Option<PathBuf>,
-    /// A draft model file the runtime also loads (adds to W).
+    /// A draft model the runtime also loads (adds to W).
+    #[arg(long, value_name = "FILE")]
     pub draft: Option<PathBuf>,
+}
+
+/// A whole number for a count flag (tokens, sequences, layers, rows). clap's own parser would
+/// call "-5" "invalid digit found in string"; this says what is wrong with it.
+pub fn whole_u64(s: &str) -> Result<u64, String> {
+    if let Ok(v) = s.trim().parse::<u64>() {
+        return Ok(v);
+    }
+    match s.trim().parse::<f64>() {
+        Ok(v) if v < 0.0 => Err("must not be negative: give a whole number (0, 1, 2, …)".into()),
+        Ok(v) if v.is_finite() && v.fract() != 0.0 => {
+            Err("must be a whole number (0, 1, 2, …), not a fraction".into())
+        }
+        Ok(_) => Err(format!(
+            "must be a whole number from 0 to {} (0, 1, 2, …)",
+            u64::MAX
+        )),
+        Err(_) => Err("not a number: give a whole number (0, 1, 2, …)".into()),
+    }
+}
+
+/// [`whole_u64`] for a flag that fits in 32 bits (llama.cpp's -ngl).
+pub fn whole_u32(s: &str) -> Result<u32, String> {
+    let v = whole_u64(s)?;
+    u32::try_from(v).map_err(|_| format!("must be at most {}", u32::MAX))
+}
+
+impl ScenarioOptions {
+    /// The overrides as the edits they make, each with the flag that asked for it, in the
+    /// order they apply. Values are parsed here (a bad one names its flag); the tier named by
+    /// `--tier` is looked up on the scenario's machine.
+    pub fn edits(&self, s: &Scenario) -> Result<Vec<(&'static str, Edit)>, BuildError> {
+        let mut v: Vec<(&'static str, Edit)> = Vec::new();
+        if let Some(n) = self.context {
+            v.push(("--context", Edit::Context(n)));
+        }
+        if let Some(n) = self.sequences {
+            v.push(("--sequences", Edit::Sequences(n)));
+        }
+        if let Some(t) = &self.cache_type_k {
+            v.push((
+                "--cache-type-k",
+                Edit::CacheTypeK(cache_type("--cache-type-k", t)?),
+            ));
+        }
+        if let Some(t) = &self.cache_type_v {
+            v.push((
+                "--cache-type-v",
+                Edit::CacheTypeV(cache_type("--cache-type-v", t)?),
+            ));
+        }
+        if let Some(a) = &self.overhead {
+            let b = units::parse_bytes(a).map_err(|e| flag("--overhead", e.0))?;
+            v.push(("--overhead", Edit::Overhead(b)));
+        }
+        if let Some(n) = self.gpu_layers {
+            v.push(("--gpu-layers", Edit::GpuLayers(Some(n))));
+        }
+        if let Some(n) = self.prompt_rows {
+            v.push(("--prompt-rows", Edit::PromptRows(n)));
+        }
+        if let Some(f) = self.flash_attn {
+            v.push(("--flash-attn", Edit::FlashAttn(f)));
+        }
+        if let Some(u) = self.ubatch {
+            v.push(("--ubatch", Edit::Ubatch(u)));
+        }
+        if self.kv_unified {
+            v.push(("--kv-unified", Edit::KvUnified(true)));
+        }
+        if self.swa_full {
+            v.push(("--swa-full", Edit::SwaFull(true)));
+        }
+        if self.no_kv_offload {
+            v.push(("--no-kv-offload", Edit::NoKvOffload(true)));
+        }
+        if let Some(t) = &self.tensor_split {
+            v.push(("--tensor-split", Edit::TensorSplit(t.clone())));
+        }
+        if let Some(p) = &self.compute_path {
+            v.push(("--compute-path", Edit::ComputePath(p.clone())));
+        }
+        if let Some(p) = &self.mmproj {
+            v.push((
+                "--mmproj",
+                Edit::ExtraFile(extra_file(WeightKind::Mmproj, p)?),
+            ));
+        }
+        if let Some(p) = &self.draft {
+            v.push((
+                "--draft",
+                Edit::ExtraFile(extra_file(WeightKind::Draft, p)?),
+            ));
+        }
+        if self.memory.is_some() || self.bandwidth.is_some() {
+            let tier = self.tier_index(s)?;
+            if let Some(m) = &self.memory {
+                let bytes = units::parse_bytes(m).map_err(|e| flag("--memory", e.0))?;
+                v.push(("--memory", Edit::Capacity { tier, bytes }));
+            }
+            if let Some(b) = &self.bandwidth {
+                let rate = units::parse_bandwidth(b).map_err(|e| flag("--bandwidth", e.0))?;
+                v.push(("--bandwidth", Edit::Bandwidth { tier, rate }));
+            }
+        }
+        Ok(v)
+    }
+
+    /// The tier `--tier` names on the scenario's machine (the first without it).
+    pub fn tier_index(&self, s: &Scenario) -> Result<usize, BuildError> {
+        let Some(name) = &self.tier else {
+            return Ok(0);
+        };
+        s.machine
+            .tiers
+            .iter()
+            .position(|t| &t.name == name)
+            .ok_or_else(|| {
+                flag(
+                    "--tier",
+                    format!(
+                        "machine \"{}\" has no tier \"{name}\" (tiers: {})",
+                        s.machine.id,
+                        s.machine
+                            .tiers
+                            .iter()
+                            .map(|t| t.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+            })
+    }
 }
 
 /// A problem building the scenario: one line.
@@ -101,20 +267,39 @@ fn flag(flag: &'static str, message: impl Into<String>) -> BuildError {
     }
 }
 
-const USER_ARTIFACT: &str = "user-stated-size";
+pub use crate::profile::load::USER_ARTIFACT;
 
 /// Parse a cache type name for a flag.
 pub fn cache_type(flag_name: &'static str, s: &str) -> Result<CacheType, BuildError> {
     CacheType::parse(s).ok_or_else(|| {
         flag(
             flag_name,
-            format!("unknown cache type \"{s}\" (use f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1 or iq4_nl)"),
+            format!(
+                "unknown cache type \"{s}\" (use {})",
+                CacheType::names_list()
+            ),
         )
     })
 }
 
-/// Build the scenario the options describe.
+/// Build the scenario the options describe. Its name is the scenario profile's only while
+/// the options leave it what the profile describes; otherwise it is derived from the
+/// scenario (`Scenario::derived_name`; with a GGUF, "FILE on MACHINE").
 pub fn scenario(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, BuildError> {
+    let mut s = scenario_unnamed(cat, o)?;
+    if o.gguf.is_none() {
+        let as_profile = cat
+            .scenario(o.scenario.as_deref().unwrap_or("default"))
+            .ok()
+            .and_then(|f| load::scenario(cat, &f).ok());
+        if !as_profile.is_some_and(|p| p.same_subject(&s)) {
+            s.name = s.derived_name();
+        }
+    }
+    Ok(s)
+}
+
+fn scenario_unnamed(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, BuildError> {
     let mut file = cat.scenario(o.scenario.as_deref().unwrap_or("default"))?;
     let user_bytes = match &o.artifact_bytes {
         Some(b) => {
@@ -227,15 +412,9 @@ fn in_scenario(cat: &Catalog, o: &ScenarioOptions, e: ProfileError) -> BuildErro
     }
 }
 
-/// A GGUF error as one line that names the file.
+/// A GGUF error as one line that names the file (`gguf::error_line`).
 pub fn gguf_message(path: &Path, e: &GgufError) -> String {
-    let m = e.to_string();
-    let p = path.display().to_string();
-    if m.contains(&p) {
-        m
-    } else {
-        format!("{p}: {m}")
-    }
+    gguf::error_line(path, e)
 }
 
 /// An opened GGUF artifact with what the bounds need from it.
@@ -294,28 +473,34 @@ pub fn with_gguf(s: &mut Scenario, g: &GgufInput) -> Result<(), BuildError> {
         shape.parameters_advertised = m.parameters.as_ref().map(|p| p.sourced());
         shape.active_parameters_advertised = m.active_parameters.as_ref().map(|p| p.sourced());
     }
-    let file = g
-        .artifact
-        .path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    s.name = format!("{file} on {}", s.machine.name);
     s.model = shape;
     let extra: Vec<WeightFile> = s
         .weights
         .iter()
-        .filter(|w| w.label.starts_with("mmproj ") || w.label.starts_with("draft "))
+        .filter(|w| !matches!(w.kind, WeightKind::Artifact(_)))
         .cloned()
         .collect();
-    s.weights = g.artifact.weight_files();
+    s.weights = artifact_weights(&g.artifact);
     s.weights.extend(extra);
     s.inventory = Some(g.inventory.to_core_inventory());
+    s.name = s.derived_name();
     Ok(())
 }
 
+/// The weight files of an opened GGUF artifact, marked as remote when it was read over HTTP.
+/// The CLI and the explorer both label an artifact through this one function.
+pub fn artifact_weights(art: &gguf::Artifact) -> Vec<WeightFile> {
+    let mut weights = art.weight_files();
+    if crate::remote::is_remote(&art.path) {
+        for w in &mut weights {
+            w.kind = WeightKind::Artifact(ArtifactSource::Remote);
+        }
+    }
+    weights
+}
+
 /// A file the runtime loads beside the model (projector, draft): its exact size from the OS.
-pub fn extra_file(kind: &str, path: &Path) -> Result<WeightFile, BuildError> {
+pub fn extra_file(kind: WeightKind, path: &Path) -> Result<WeightFile, BuildError> {
     let meta = std::fs::metadata(path).map_err(|e| BuildError::File {
         path: path.display().to_string(),
         message: e.to_string(),
@@ -331,102 +516,18 @@ pub fn extra_file(kind: &str, path: &Path) -> Result<WeightFile, BuildError> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     Ok(WeightFile {
-        label: format!("{kind} {name}"),
+        kind,
+        file: name,
         bytes: Sourced::new(meta.len(), Provenance::File, path.display().to_string()),
     })
 }
 
-/// Apply the option overrides to a scenario (also used after a GGUF replaced the model).
+/// Apply the option overrides to a scenario (also used after a GGUF replaced the model):
+/// each becomes an [`Edit`] applied by [`edit::apply`], the function the explorer uses too.
 pub fn apply(s: &mut Scenario, o: &ScenarioOptions) -> Result<(), BuildError> {
-    if let Some(n) = o.context {
-        s.cache.context = n;
-    }
-    if let Some(b) = o.sequences {
-        s.cache.sequences = b;
-    }
-    if let Some(t) = &o.cache_type_k {
-        s.cache.type_k = cache_type("--cache-type-k", t)?;
-    }
-    if let Some(t) = &o.cache_type_v {
-        s.cache.type_v = cache_type("--cache-type-v", t)?;
-    }
-    if let Some(a) = &o.overhead {
-        let v = units::parse_bytes(a).map_err(|e| flag("--overhead", e.0))?;
-        s.other_bytes = Sourced::new(v, Provenance::User, "--overhead");
-    }
-    if let Some(n) = o.gpu_layers {
-        s.offload.gpu_layers = Some(n);
-    }
-    if let Some(n) = o.prompt_rows {
-        s.prompt_rows = n;
-    }
-    if let Some(f) = o.flash_attn {
-        s.cache.flash_attn = f;
-    }
-    if let Some(u) = o.ubatch {
-        s.cache.ubatch = u;
-    }
-    if o.kv_unified {
-        s.cache.kv_unified = true;
-    }
-    if o.swa_full {
-        s.cache.swa_full = true;
-    }
-    if o.no_kv_offload {
-        s.offload.no_kv_offload = true;
-    }
-    if let Some(t) = &o.tensor_split {
-        s.offload.tensor_split = Some(t.clone());
-    }
-    if let Some(p) = &o.compute_path {
-        s.compute_path = p.clone();
-    }
-    if let Some(p) = &o.mmproj {
-        s.weights.push(extra_file("mmproj", p)?);
-    }
-    if let Some(p) = &o.draft {
-        s.weights.push(extra_file("draft", p)?);
-    }
-    if o.memory.is_some() || o.bandwidth.is_some() {
-        let idx = match &o.tier {
-            Some(name) => s
-                .machine
-                .tiers
-                .iter()
-                .position(|t| &t.name == name)
-                .ok_or_else(|| {
-                    flag(
-                        "--tier",
-                        format!(
-                            "machine \"{}\" has no tier \"{name}\" (tiers: {})",
-                            s.machine.id,
-                            s.machine
-                                .tiers
-                                .iter()
-                                .map(|t| t.name.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    )
-                })?,
-            None => 0,
-        };
-        let tier = &mut s.machine.tiers[idx];
-        if let Some(m) = &o.memory {
-            let v = units::parse_bytes(m).map_err(|e| flag("--memory", e.0))?;
-            if v == 0 {
-                return Err(flag(
-                    "--memory",
-                    "a memory size must be above 0 (e.g. \"64 GiB\")",
-                ));
-            }
-            tier.capacity = Sourced::new(v, Provenance::User, "--memory");
-        }
-        if let Some(b) = &o.bandwidth {
-            let v = units::parse_bandwidth(b).map_err(|e| flag("--bandwidth", e.0))?;
-            tier.bandwidth = Sourced::new(v, Provenance::User, "--bandwidth");
-            tier.measured_bandwidth = None;
-        }
+    let mut fig = edit::figures_of(&s.model);
+    for (name, e) in o.edits(s)? {
+        edit::apply(s, &mut fig, &e).map_err(|err| flag(name, err.to_string()))?;
     }
     s.validate().map_err(|e| flag("scenario", e.0))?;
     Ok(())

@@ -12,7 +12,7 @@ use crate::inspect;
 use crate::profile::{Catalog, Origin};
 use crate::report::{self, Format, Style};
 use crate::sanitize::Text;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand, ValueEnum};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
@@ -32,13 +32,16 @@ pub const EXIT_MISMATCH: i32 = crate::exit::MISMATCH;
     version,
     about = "Capacity, KV-cache and roofline bounds for running LLMs locally: does it fit, and how fast could decode possibly go?",
     long_about = None,
-    after_help = crate::exit::summary()
+    after_help = crate::exit::summary(),
+    // The scenario flags before a subcommand would be ignored by it: only the explorer (no
+    // subcommand) takes them there; each command that takes a scenario has its own.
+    args_conflicts_with_subcommands = true
 )]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
     #[command(flatten)]
-    scenario: ScenarioArgs,
+    scenario: ScenarioOptions,
 }
 
 #[derive(Subcommand, Debug)]
@@ -46,7 +49,7 @@ enum Command {
     /// Print the worksheet of a scenario (the default scenario with no options).
     Report {
         #[command(flatten)]
-        scenario: ScenarioArgs,
+        scenario: ScenarioOptions,
         #[arg(long, value_enum, default_value_t = OutFormat::Text)]
         format: OutFormat,
     },
@@ -68,14 +71,14 @@ enum Command {
         #[arg(long = "from-bench", value_name = "FILE")]
         from_bench: Option<PathBuf>,
         #[command(flatten)]
-        scenario: ScenarioArgs,
+        scenario: ScenarioOptions,
         #[arg(long, value_enum, default_value_t = OutFormat::Text)]
         format: OutFormat,
     },
     /// The same model and cache settings on several machines side by side.
     Compare {
         #[command(flatten)]
-        scenario: ScenarioArgs,
+        scenario: ScenarioOptions,
         #[arg(long, value_enum, default_value_t = OutFormat::Text)]
         format: OutFormat,
     },
@@ -110,7 +113,7 @@ enum Command {
         #[arg(required = true, value_name = "RESULTS.json")]
         files: Vec<PathBuf>,
         #[command(flatten)]
-        scenario: ScenarioArgs,
+        scenario: ScenarioOptions,
         #[arg(long, value_enum, default_value_t = OutFormat::Text)]
         format: OutFormat,
     },
@@ -118,7 +121,7 @@ enum Command {
     /// fits or not at the context, largest context that fits, decode ceilings.
     Models {
         #[command(flatten)]
-        scenario: ScenarioArgs,
+        scenario: ScenarioOptions,
         #[command(flatten)]
         models: crate::library::ModelsArgs,
     },
@@ -206,154 +209,6 @@ enum GroupArg {
     Layer,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
-enum OnOff {
-    On,
-    Off,
-}
-
-/// Scenario options shared by every command (flag names follow llama.cpp's where one exists).
-#[derive(Args, Debug, Default, Clone)]
-struct ScenarioArgs {
-    /// Scenario profile id or TOML path.
-    #[arg(long, global = true)]
-    scenario: Option<String>,
-    /// Model profile id or TOML path.
-    #[arg(long, global = true)]
-    model: Option<String>,
-    /// Artifact id of the model profile.
-    #[arg(long, global = true)]
-    artifact: Option<String>,
-    /// The artifact's exact size, when no artifact profile or file is at hand ("42520398080").
-    #[arg(long = "artifact-bytes", global = true, allow_hyphen_values = true)]
-    artifact_bytes: Option<String>,
-    /// Machine profile id or TOML path (`compare` takes it several times).
-    #[arg(long, global = true, action = clap::ArgAction::Append)]
-    machine: Vec<String>,
-    /// Retained tokens per sequence N (llama.cpp's -c is N × sequences).
-    #[arg(short = 'c', long, global = true, allow_negative_numbers = true, value_parser = whole_u64)]
-    context: Option<u64>,
-    /// Sequences decoded together (llama.cpp -np).
-    #[arg(long, visible_alias = "parallel", global = true, allow_negative_numbers = true, value_parser = whole_u64)]
-    sequences: Option<u64>,
-    /// K cache type (-ctk): f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl.
-    #[arg(long = "cache-type-k", visible_alias = "ctk", global = true)]
-    cache_type_k: Option<String>,
-    /// V cache type (-ctv).
-    #[arg(long = "cache-type-v", visible_alias = "ctv", global = true)]
-    cache_type_v: Option<String>,
-    /// Other live allocations A ("2 GiB"); default 0.
-    #[arg(long, global = true, allow_hyphen_values = true)]
-    overhead: Option<String>,
-    /// llama.cpp -ngl: the output layer plus the last n − 1 repeating layers on the accelerators.
-    #[arg(long = "gpu-layers", visible_alias = "ngl", global = true, allow_negative_numbers = true, value_parser = whole_u32)]
-    gpu_layers: Option<u32>,
-    /// Prompt rows S for the prefill bound.
-    #[arg(long = "prompt-rows", global = true, allow_negative_numbers = true, value_parser = whole_u64)]
-    prompt_rows: Option<u64>,
-    /// Override the capacity of a tier ("64 GiB").
-    #[arg(long, global = true, allow_hyphen_values = true)]
-    memory: Option<String>,
-    /// Override the bandwidth of a tier ("400 GB/s").
-    #[arg(long, global = true, allow_hyphen_values = true)]
-    bandwidth: Option<String>,
-    /// Tier the --memory/--bandwidth overrides apply to (default the first).
-    #[arg(long, global = true)]
-    tier: Option<String>,
-    /// Flash attention (-fa).
-    #[arg(long = "flash-attn", value_enum, global = true)]
-    flash_attn: Option<OnOff>,
-    /// Physical micro-batch n_ubatch (-ub).
-    #[arg(long, global = true, allow_negative_numbers = true, value_parser = whole_u64)]
-    ubatch: Option<u64>,
-    /// One unified KV buffer for all sequences (-kvu).
-    #[arg(long = "kv-unified", global = true)]
-    kv_unified: bool,
-    /// Full-size cache on sliding-window layers (--swa-full).
-    #[arg(long = "swa-full", global = true)]
-    swa_full: bool,
-    /// Keep the KV cache in host memory (-nkvo).
-    #[arg(long = "no-kv-offload", global = true)]
-    no_kv_offload: bool,
-    /// Layer split across accelerators (--tensor-split 3,1).
-    #[arg(
-        long = "tensor-split",
-        value_delimiter = ',',
-        global = true,
-        allow_hyphen_values = true
-    )]
-    tensor_split: Option<Vec<f64>>,
-    /// Compute path for the prefill ceiling ("fp16", "int8", …).
-    #[arg(long = "compute-path", global = true)]
-    compute_path: Option<String>,
-    /// A GGUF file (any shard of a split model): W, model shape and tensor inventory from it.
-    #[arg(long, global = true, value_name = "FILE")]
-    gguf: Option<PathBuf>,
-    /// A multimodal projector the runtime also loads (adds to W).
-    #[arg(long, global = true, value_name = "FILE")]
-    mmproj: Option<PathBuf>,
-    /// A draft model the runtime also loads (adds to W).
-    #[arg(long, global = true, value_name = "FILE")]
-    draft: Option<PathBuf>,
-}
-
-/// A whole number for a count flag (tokens, sequences, layers, rows). clap's own parser would
-/// call "-5" "invalid digit found in string"; this says what is wrong with it.
-fn whole_u64(s: &str) -> Result<u64, String> {
-    if let Ok(v) = s.trim().parse::<u64>() {
-        return Ok(v);
-    }
-    match s.trim().parse::<f64>() {
-        Ok(v) if v < 0.0 => Err("must not be negative: give a whole number (0, 1, 2, …)".into()),
-        Ok(v) if v.is_finite() && v.fract() != 0.0 => {
-            Err("must be a whole number (0, 1, 2, …), not a fraction".into())
-        }
-        Ok(_) => Err(format!(
-            "must be a whole number from 0 to {} (0, 1, 2, …)",
-            u64::MAX
-        )),
-        Err(_) => Err("not a number: give a whole number (0, 1, 2, …)".into()),
-    }
-}
-
-/// [`whole_u64`] for a flag that fits in 32 bits (llama.cpp's -ngl).
-fn whole_u32(s: &str) -> Result<u32, String> {
-    let v = whole_u64(s)?;
-    u32::try_from(v).map_err(|_| format!("must be at most {}", u32::MAX))
-}
-
-impl ScenarioArgs {
-    fn options(&self) -> ScenarioOptions {
-        ScenarioOptions {
-            scenario: self.scenario.clone(),
-            model: self.model.clone(),
-            artifact: self.artifact.clone(),
-            artifact_bytes: self.artifact_bytes.clone(),
-            machine: self.machine.last().cloned(),
-            context: self.context,
-            sequences: self.sequences,
-            cache_type_k: self.cache_type_k.clone(),
-            cache_type_v: self.cache_type_v.clone(),
-            overhead: self.overhead.clone(),
-            gpu_layers: self.gpu_layers,
-            prompt_rows: self.prompt_rows,
-            memory: self.memory.clone(),
-            bandwidth: self.bandwidth.clone(),
-            tier: self.tier.clone(),
-            flash_attn: self.flash_attn.map(|f| f == OnOff::On),
-            ubatch: self.ubatch,
-            kv_unified: self.kv_unified,
-            swa_full: self.swa_full,
-            no_kv_offload: self.no_kv_offload,
-            tensor_split: self.tensor_split.clone(),
-            compute_path: self.compute_path.clone(),
-            gguf: self.gguf.clone(),
-            mmproj: self.mmproj.clone(),
-            draft: self.draft.clone(),
-        }
-    }
-}
-
 /// A CLI failure: a one-line message and an exit code.
 #[derive(Debug)]
 pub struct Failure {
@@ -430,15 +285,14 @@ struct Built {
     model_path: String,
 }
 
-fn build(cat: &Catalog, args: &ScenarioArgs) -> Result<Built, Failure> {
-    let opts = args.options();
-    let scen = build::scenario(cat, &opts).map_err(bad)?;
+fn build(cat: &Catalog, opts: &ScenarioOptions) -> Result<Built, Failure> {
+    let scen = build::scenario(cat, opts).map_err(bad)?;
     let model_path = match &opts.gguf {
         Some(p) => p.display().to_string(),
         None => scen
             .weights
             .first()
-            .map(|w| w.label.trim_start_matches("artifact ").to_string())
+            .map(|w| w.file.clone())
             .unwrap_or_default(),
     };
     let report = core::evaluate(&scen).map_err(bad)?;
@@ -458,7 +312,10 @@ fn write_report(b: &Built, format: Format, out: &mut impl Write) -> std::io::Res
 
 /// Run the CLI with the process arguments; returns the exit code.
 pub fn main() -> i32 {
-    let cli = Cli::parse();
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let machines = machines_given(&matches);
     // Remote reads note their transfers on stderr, except under the explorer (no subcommand
     // on a terminal), which owns the screen and shows them itself.
     let explorer = cli.command.is_none() && std::io::stdout().is_terminal();
@@ -469,7 +326,7 @@ pub fn main() -> i32 {
     // the end (a JSON inspect of gemma made 3,871 write calls unbuffered).
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(64 * 1024, stdout.lock());
-    let result = run(cli, &mut out);
+    let result = run(cli, &machines, &mut out);
     let flushed = out.flush();
     for n in crate::remote::take_notes() {
         eprintln!("llmbound: note: {}", Text(&n));
@@ -486,7 +343,18 @@ pub fn main() -> i32 {
     }
 }
 
-fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
+/// Every `--machine` given, in order (the scenario options keep the first; `compare` takes
+/// them all).
+fn machines_given(m: &clap::ArgMatches) -> Vec<String> {
+    let m = m.subcommand().map_or(m, |(_, sub)| sub);
+    m.try_get_many::<String>("machine")
+        .ok()
+        .flatten()
+        .map(|v| v.cloned().collect())
+        .unwrap_or_default()
+}
+
+fn run(cli: Cli, machines: &[String], out: &mut impl Write) -> Result<i32, Failure> {
     // Generated from the clap definition alone: no profiles are read (a shell that sources
     // the completions at start-up never sees a warning about a broken profile).
     match cli.command {
@@ -507,7 +375,7 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
             Text(&e.to_string())
         );
     }
-    if let Some(m) = cli.scenario.machine.get(1)
+    if let Some(m) = machines.get(1)
         && !matches!(cli.command, Some(Command::Compare { .. }))
     {
         return Err(usage(format!(
@@ -517,7 +385,7 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
     match cli.command {
         None => {
             if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
-                let opts = cli.scenario.options();
+                let opts = cli.scenario.clone();
                 // Check the options first so a typo is a one-line error, not a blank screen.
                 build(&cat, &cli.scenario)?;
                 crate::tui::run(crate::tui::Options {
@@ -532,8 +400,7 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
             Ok(0)
         }
         Some(Command::Compare { scenario, format }) => {
-            let args = merge(&cli.scenario, scenario);
-            compare(&cat, &args, format, out)
+            compare(&cat, &scenario, machines, format, out)
         }
         Some(Command::Inspect {
             file,
@@ -572,7 +439,7 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
         }
         Some(Command::Hash { file, no_cache }) => hash(&cat, &file, no_cache, out),
         Some(Command::Report { scenario, format }) => {
-            let b = build(&cat, &merge(&cli.scenario, scenario))?;
+            let b = build(&cat, &scenario)?;
             write_report(&b, format.into(), out).map_err(io_fail)?;
             Ok(0)
         }
@@ -582,7 +449,7 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
             scenario,
             format,
         }) => {
-            let args = merge(&cli.scenario, scenario);
+            let args = scenario;
             if let Some(file) = from_bench {
                 return run_bench(&cat, &[file], &args, format, out);
             }
@@ -617,7 +484,7 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
             scenario,
             format,
         }) => {
-            let args = merge(&cli.scenario, scenario);
+            let args = scenario;
             run_bench(&cat, &files, &args, format, out)
         }
         Some(Command::Machine {
@@ -633,7 +500,7 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
         // Written above, before the profiles were loaded.
         Some(Command::Completions { .. } | Command::Man) => Ok(0),
         Some(Command::Models { scenario, models }) => {
-            let mut o = merge(&cli.scenario, scenario).options();
+            let mut o = scenario;
             o.gguf = None;
             let base = build::scenario(&cat, &o).map_err(bad)?;
             crate::library::run_cli(&cat, &base, &models, out).map_err(io_fail)?;
@@ -644,27 +511,28 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<i32, Failure> {
 
 fn compare(
     cat: &Catalog,
-    args: &ScenarioArgs,
+    args: &ScenarioOptions,
+    machine_ids: &[String],
     format: OutFormat,
     out: &mut impl Write,
 ) -> Result<i32, Failure> {
-    if args.machine.len() < 2 {
+    if machine_ids.len() < 2 {
         return Err(usage(format!(
             "compare needs at least two --machine options, got {}: e.g. `llmbound compare --machine macbook-pro-m4-pro-48gb --machine desktop-rtx-4090` (`llmbound profiles list` lists the machines)",
-            args.machine.len()
+            machine_ids.len()
         )));
     }
     let mut first = args.clone();
-    first.machine = vec![args.machine[0].clone()];
-    let base = build::scenario(cat, &first.options()).map_err(bad)?;
+    first.machine = Some(machine_ids[0].clone());
+    let base = build::scenario(cat, &first).map_err(bad)?;
     let mut machines = Vec::new();
-    for m in &args.machine {
+    for m in machine_ids {
         let file = cat.machine(m).map_err(bad)?;
         let mut machine = crate::profile::load::machine(&file);
         // What-if overrides apply to every machine compared.
         let mut probe = base.clone();
         probe.machine = machine.clone();
-        let mut o = args.options();
+        let mut o = args.clone();
         o.gguf = None;
         o.mmproj = None;
         o.draft = None;
@@ -680,12 +548,12 @@ fn compare(
 fn run_bench(
     cat: &Catalog,
     files: &[PathBuf],
-    args: &ScenarioArgs,
+    args: &ScenarioOptions,
     format: OutFormat,
     out: &mut impl Write,
 ) -> Result<i32, Failure> {
-    let opts = args.options();
-    let base = build::scenario(cat, &opts).map_err(bad)?;
+    let opts = args;
+    let base = build::scenario(cat, opts).map_err(bad)?;
     let mut rows = Vec::new();
     for f in files {
         rows.extend(crate::bench::load(f).map_err(bad)?);
@@ -927,36 +795,6 @@ fn hash(
         }
     };
     Ok(code)
-}
-
-/// Global flags given before the subcommand land in `outer`; the subcommand's own win.
-fn merge(outer: &ScenarioArgs, inner: ScenarioArgs) -> ScenarioArgs {
-    macro_rules! pick {
-        ($($f:ident),*) => { ScenarioArgs { $($f: inner.$f.or(outer.$f.clone()),)* machine: if inner.machine.is_empty() { outer.machine.clone() } else { inner.machine }, kv_unified: inner.kv_unified || outer.kv_unified, swa_full: inner.swa_full || outer.swa_full, no_kv_offload: inner.no_kv_offload || outer.no_kv_offload } };
-    }
-    pick!(
-        scenario,
-        model,
-        artifact,
-        artifact_bytes,
-        context,
-        sequences,
-        cache_type_k,
-        cache_type_v,
-        overhead,
-        gpu_layers,
-        prompt_rows,
-        memory,
-        bandwidth,
-        tier,
-        flash_attn,
-        ubatch,
-        tensor_split,
-        compute_path,
-        gguf,
-        mmproj,
-        draft
-    )
 }
 
 fn profiles(cat: &Catalog, action: ProfilesCmd, out: &mut impl Write) -> Result<i32, Failure> {

@@ -4,6 +4,7 @@
 pub mod cache;
 pub mod claim;
 pub mod decode;
+pub mod edit;
 pub mod evaluate;
 pub mod gpu_layers;
 pub mod kv;

@@ -367,3 +367,15 @@ impl GgufError {
         }
     }
 }
+
+/// A GGUF error as one line that names the file (the reader's messages name it already when
+/// they carry a byte offset).
+pub fn error_line(path: &std::path::Path, e: &GgufError) -> String {
+    let m = e.to_string();
+    let p = path.display().to_string();
+    if m.contains(&p) {
+        m
+    } else {
+        format!("{p}: {m}")
+    }
+}

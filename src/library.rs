@@ -401,8 +401,10 @@ pub fn evaluate(base: &Scenario, scanned: &[Scanned]) -> Vec<Row> {
                 let mut sc = base.clone();
                 build::with_gguf(&mut sc, g).map_err(|e| e.to_string())?;
                 if let Some(p) = &s.found.mmproj {
-                    sc.weights
-                        .push(build::extra_file("mmproj", p).map_err(|e| e.to_string())?);
+                    sc.weights.push(
+                        build::extra_file(crate::core::weights::WeightKind::Mmproj, p)
+                            .map_err(|e| e.to_string())?,
+                    );
                 }
                 weights_bytes = sc.weights.iter().map(|w| w.bytes.value).sum();
                 crate::core::evaluate(&sc)

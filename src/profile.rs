@@ -5,5 +5,6 @@
 pub mod builtin;
 pub mod file;
 pub mod load;
+pub mod save;
 
 pub use load::{Catalog, Entry, Origin, ProfileError};

@@ -440,7 +440,7 @@ fn open_any_inner(spec: &Path) -> Result<Opened, String> {
                 transfer: None,
                 notes: Vec::new(),
             })
-            .map_err(|e| crate::build::gguf_message(&p, &e)),
+            .map_err(|e| crate::gguf::error_line(&p, &e)),
         Source::Ollama(name) => {
             let blob = crate::library::ollama::resolve(&name).map_err(|e| e.to_string())?;
             crate::gguf::open(&blob)
@@ -449,7 +449,7 @@ fn open_any_inner(spec: &Path) -> Result<Opened, String> {
                     transfer: None,
                     notes: vec![format!("ollama:{name} is {}", blob.display())],
                 })
-                .map_err(|e| format!("ollama:{name}: {}", crate::build::gguf_message(&blob, &e)))
+                .map_err(|e| format!("ollama:{name}: {}", crate::gguf::error_line(&blob, &e)))
         }
         remote => open_remote(&remote).map_err(|e| e.to_string()),
     }

@@ -73,13 +73,13 @@ pub fn llama_cpp_command(r: &Report, model_path: &str) -> String {
     parts.push("-fit".into());
     parts.push("off".into());
     for w in s.weights.iter().skip(1) {
-        if let Some(f) = w.label.strip_prefix("mmproj ") {
-            parts.push("--mmproj".into());
-            parts.push(shell_quote(f));
-        } else if let Some(f) = w.label.strip_prefix("draft ") {
-            parts.push("-md".into());
-            parts.push(shell_quote(f));
-        }
+        let flag = match w.kind {
+            crate::core::weights::WeightKind::Mmproj => "--mmproj",
+            crate::core::weights::WeightKind::Draft => "-md",
+            crate::core::weights::WeightKind::Artifact(_) => continue,
+        };
+        parts.push(flag.into());
+        parts.push(shell_quote(&w.file));
     }
     parts.join(" ")
 }

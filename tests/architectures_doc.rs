@@ -2,6 +2,10 @@
 //! the GGUF reader knows and every architecture of the oracle fixtures, and its "not
 //! supported" rows are exactly the architectures the core refuses to call exact.
 
+#[macro_use]
+#[path = "support/skip.rs"]
+mod skip;
+
 use llmbound::core::model::{LLAMA_CPP_ARCHITECTURES, LLAMA_CPP_BUILD, unsupported_reason};
 use llmbound::gguf::arch::KNOWN_ARCHITECTURES;
 use std::collections::BTreeMap;
@@ -76,7 +80,7 @@ fn every_fixture_architecture_is_listed() {
     let p =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llama-cpp/architectures.json");
     let Ok(text) = std::fs::read_to_string(&p) else {
-        eprintln!("SKIPPED: {} does not exist", p.display());
+        skipped!("SKIPPED: {} does not exist", p.display());
         return;
     };
     let v: serde_json::Value = serde_json::from_str(&text).expect("architectures.json is JSON");

@@ -1,5 +1,9 @@
 //! The headless CLI: the worked example in every format, exit codes, one-line errors.
 
+#[macro_use]
+#[path = "support/skip.rs"]
+mod skip;
+
 use assert_cmd::Command;
 
 fn llmbound() -> Command {
@@ -467,4 +471,80 @@ fn a_configuration_llama_cpp_refuses_is_headlined_as_not_starting() {
     // With flash attention on, the same cache types start.
     let ok = stdout(&["report", "--cache-type-v", "q8_0"]);
     assert!(!ok.contains("will not start"), "{ok}");
+}
+
+/// The title and the JSON `scenario` are derived from the scenario the flags built, not
+/// kept from the scenario profile they changed (issue 9: `--model gemma-3-270m -c 4096` was
+/// headed "Qwen3-32B Q4_K_M on a 48 GiB M4 Pro, 32,768 tokens, f16 cache").
+#[test]
+fn the_title_follows_the_flags() {
+    let args = [
+        "report",
+        "--model",
+        "gemma-3-270m",
+        "--machine",
+        "macbook-pro-m4-pro-48gb",
+        "-c",
+        "4096",
+    ];
+    let text = stdout(&args);
+    let first = text.lines().next().unwrap();
+    assert!(!first.contains("Qwen3"), "{first}");
+    assert!(first.contains("Gemma 3 270M"), "{first}");
+    assert!(first.contains("4,096 tokens"), "{first}");
+    let mut json_args = args.to_vec();
+    json_args.extend(["--format", "json"]);
+    let j: serde_json::Value = serde_json::from_str(&stdout(&json_args)).unwrap();
+    let name = j["scenario"].as_str().unwrap();
+    assert_eq!(format!("llmbound worksheet: {name}"), first);
+    // The scenario profile as it is keeps its own name; one flag that changes it does not.
+    let plain = stdout(&["report"]);
+    assert!(
+        plain.starts_with("llmbound worksheet: Qwen3-32B Q4_K_M on a 48 GiB M4 Pro, 32,768 tokens")
+    );
+    let halved = stdout(&["report", "-c", "16384"]);
+    assert!(
+        halved.lines().next().unwrap().contains("16,384 tokens"),
+        "{halved}"
+    );
+}
+
+/// Commands that take no scenario show none of its flags, and clap's suggestions do not
+/// reach for them.
+#[test]
+fn only_scenario_commands_take_scenario_flags() {
+    for cmd in [
+        vec!["hash", "--help"],
+        vec!["inspect", "--help"],
+        vec!["profiles", "--help"],
+        vec!["machine", "detect", "--help"],
+    ] {
+        let help = stdout(&cmd);
+        for flag in ["--draft", "--context", "--machine", "--gguf", "--tier"] {
+            assert!(!help.contains(flag), "{cmd:?} shows {flag}:\n{help}");
+        }
+    }
+    let report = stdout(&["report", "--help"]);
+    assert!(report.contains("--draft") && report.contains("--context"));
+    let out = llmbound()
+        .args(["hash", "--no-cach", "x.gguf"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!err.contains("--draft"), "{err}");
+}
+
+/// The artifact of a GGUF is listed once as "artifact NAME", not "artifact artifact NAME".
+#[test]
+fn the_artifact_is_named_once() {
+    let Ok(g) = std::env::var("LLMBOUND_GEMMA_GGUF") else {
+        skipped!(
+            "SKIPPED the_artifact_is_named_once: set LLMBOUND_GEMMA_GGUF to the gemma-3-270m GGUF"
+        );
+        return;
+    };
+    let text = stdout(&["report", "--gguf", &g]);
+    assert!(!text.contains("artifact artifact"), "{text}");
+    assert!(text.contains("artifact gemma-3-270m-q4_k_m.gguf"), "{text}");
 }

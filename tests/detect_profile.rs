@@ -233,35 +233,6 @@ fn apple_silicon_is_one_unified_tier() {
     load::check_machine("mac.toml", &d.to_toml("mac").unwrap(), &m, Some("mac")).unwrap();
 }
 
-/// By hand, on a quiet machine: `cargo test --release --test detect_profile -- --ignored --nocapture`.
-#[test]
-#[ignore = "measures this machine for seconds; run by hand on a quiet machine"]
-fn measure_this_machine() {
-    for mode in [Mode::Quick, Mode::Normal, Mode::Thorough] {
-        let d = detect::detect(mode, &mut |_, _| {}).unwrap();
-        let r = &d.bandwidth;
-        eprintln!(
-            "{:>8}: {} × {} MiB, {} threads: best {:.2} GB/s, median {:.2} GB/s, worst {:.2} GB/s; load {:?}, busy before {:?}, others during {:?}",
-            mode.label(),
-            r.samples.len(),
-            r.bytes_per_repetition >> 20,
-            r.threads,
-            r.best / 1e9,
-            r.median / 1e9,
-            r.worst / 1e9,
-            d.load.load_average,
-            d.load.busy_fraction,
-            d.others_during
-        );
-        for w in &d.warnings {
-            eprintln!("          warning: {w}");
-        }
-        if mode == Mode::Normal {
-            eprintln!("{}", d.to_toml("this-machine").unwrap());
-        }
-    }
-}
-
 /// An SMBIOS structure: type, formatted area (after the 4-byte header), strings.
 fn smbios_struct(kind: u8, formatted: &[u8], strings: &[&str]) -> Vec<u8> {
     let mut v = vec![kind, (formatted.len() + 4) as u8, 0x10, 0x00];

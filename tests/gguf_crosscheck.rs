@@ -2,6 +2,10 @@
 //! through `tests/crosscheck_gguf.py`) and `gguf-rs-lib`. The real gemma-3-270m file is
 //! checked when `LLMBOUND_GEMMA_GGUF` points at it; fixtures are written by the tests.
 
+#[macro_use]
+#[path = "support/skip.rs"]
+mod skip;
+
 use gguf_rs_lib::builder::GGUFBuilder;
 use gguf_rs_lib::format::metadata::MetadataValue;
 use gguf_rs_lib::format::types::GGUFTensorType;
@@ -113,7 +117,7 @@ fn fixture() -> GgufWriter {
 #[test]
 fn gguf_py_reads_our_fixtures_the_same() {
     if !python_gguf_available() {
-        eprintln!(
+        skipped!(
             "note: python3 with the `gguf` package is unavailable; gguf-py cross-check skipped"
         );
         return;
@@ -134,11 +138,11 @@ fn gguf_py_reads_our_fixtures_the_same() {
 #[test]
 fn gemma_matches_gguf_py() {
     let Some(path) = std::env::var_os("LLMBOUND_GEMMA_GGUF") else {
-        eprintln!("note: LLMBOUND_GEMMA_GGUF is unset; the gemma-3-270m cross-check was skipped");
+        skipped!("note: LLMBOUND_GEMMA_GGUF is unset; the gemma-3-270m cross-check was skipped");
         return;
     };
     if !python_gguf_available() {
-        eprintln!("note: python3 with the `gguf` package is unavailable; cross-check skipped");
+        skipped!("note: python3 with the `gguf` package is unavailable; cross-check skipped");
         return;
     }
     let path = Path::new(&path);
@@ -256,7 +260,7 @@ fn gguf_rs_lib_refuses_files_llama_cpp_reads() {
 #[test]
 fn gemma_matches_gguf_rs_lib_when_it_reads_it() {
     let Some(path) = std::env::var_os("LLMBOUND_GEMMA_GGUF") else {
-        eprintln!("note: LLMBOUND_GEMMA_GGUF is unset; skipped");
+        skipped!("note: LLMBOUND_GEMMA_GGUF is unset; skipped");
         return;
     };
     // gguf-rs-lib checks tensor ranges against the file size but reads no tensor data.

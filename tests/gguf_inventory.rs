@@ -2,6 +2,10 @@
 //! and model shape read from metadata: synthetic MoE, tied and hybrid fixtures, and the real
 //! Qwen3-8B-shaped header in `shared/data` (made full size as a sparse file).
 
+#[macro_use]
+#[path = "support/skip.rs"]
+mod skip;
+
 use llmbound::core::model::{Attention, Mla, Moe, PerLayer, Ssm};
 use llmbound::core::weights::{ExpertCount, inventory_read_bytes};
 use llmbound::gguf::inventory::Role;
@@ -470,7 +474,7 @@ fn qwen3_8b_header_made_full_size() {
 #[test]
 fn gemma3_270m_when_available() {
     let Some(path) = std::env::var_os("LLMBOUND_GEMMA_GGUF") else {
-        eprintln!("note: LLMBOUND_GEMMA_GGUF is unset; the gemma-3-270m checks were skipped");
+        skipped!("note: LLMBOUND_GEMMA_GGUF is unset; the gemma-3-270m checks were skipped");
         return;
     };
     let a = open(&path).unwrap();

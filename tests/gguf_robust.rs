@@ -1,42 +1,13 @@
 //! Robustness: random bytes and random mutations of valid headers never panic the reader,
 //! every error names an offset inside the file, and what is accepted is self-consistent.
 
-use llmbound::gguf::writer::{self, GgufWriter};
-use llmbound::gguf::{Endian, GgmlType, Value, read_header};
+#[path = "support/fuzz_seeds.rs"]
+mod fuzz_seeds;
+
+use fuzz_seeds::seeds;
+use llmbound::gguf::read_header;
 use proptest::prelude::*;
 use std::io::Cursor;
-
-fn seeds() -> Vec<Vec<u8>> {
-    let model = |endian, version| {
-        GgufWriter::new()
-            .version(version)
-            .endian(endian)
-            .kv("general.architecture", writer::string("llama"))
-            .kv("llama.block_count", Value::U32(2))
-            .kv("llama.attention.head_count_kv", writer::u32_array(&[8, 8]))
-            .kv(
-                "tokenizer.ggml.tokens",
-                writer::string_array(["a", "bc", "def"]),
-            )
-            .kv("general.alignment", Value::U32(32))
-            .kv(
-                "nested",
-                Value::Array {
-                    element_type: llmbound::gguf::ValueType::Array,
-                    items: vec![writer::bool_array(&[true]), writer::bool_array(&[])],
-                },
-            )
-            .tensor("token_embd.weight", GgmlType::Q8_0, &[64, 3])
-            .tensor("blk.0.attn_q.weight", GgmlType::Q4_K, &[256, 2])
-            .tensor("output_norm.weight", GgmlType::F32, &[64])
-            .header_bytes()
-    };
-    vec![
-        model(Endian::Little, 3),
-        model(Endian::Big, 3),
-        model(Endian::Little, 2),
-    ]
-}
 
 fn check(bytes: &[u8]) {
     let len = bytes.len() as u64;
@@ -143,56 +114,6 @@ fn seeds_are_valid() {
         let h = read_header(Cursor::new(&s), s.len() as u64).unwrap();
         assert_eq!(h.tensors.len(), 3);
     }
-}
-
-/// Write the fuzz seeds: `cargo test --test gguf_robust -- --ignored write_fuzz_seeds`.
-#[test]
-#[ignore = "writes fuzz/corpus/gguf_header; run by hand when the writer changes"]
-fn write_fuzz_seeds() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/gguf_header");
-    std::fs::create_dir_all(&dir).unwrap();
-    let names = ["v3-little-endian", "v3-big-endian", "v2-little-endian"];
-    for (name, bytes) in names.iter().zip(seeds()) {
-        std::fs::write(dir.join(name), bytes).unwrap();
-    }
-    let moe = GgufWriter::new()
-        .kv("general.architecture", writer::string("deepseek2"))
-        .kv("deepseek2.block_count", Value::U32(2))
-        .kv("deepseek2.embedding_length", Value::U32(64))
-        .kv("deepseek2.attention.head_count", Value::U32(4))
-        .kv("deepseek2.attention.head_count_kv", Value::U32(1))
-        .kv("deepseek2.attention.key_length", Value::U32(576))
-        .kv("deepseek2.attention.kv_lora_rank", Value::U32(512))
-        .kv("deepseek2.rope.dimension_count", Value::U32(64))
-        .kv("deepseek2.attention.key_length_mla", Value::U32(192))
-        .kv("deepseek2.attention.value_length_mla", Value::U32(128))
-        .kv("deepseek2.expert_count", Value::U32(8))
-        .kv("deepseek2.expert_used_count", Value::U32(2))
-        .tensor("token_embd.weight", GgmlType::F16, &[64, 8])
-        .tensor("blk.0.ffn_gate_exps.weight", GgmlType::Q8_0, &[64, 32, 8])
-        .tensor("blk.1.attn_kv_a_mqa.weight", GgmlType::BF16, &[64, 576])
-        .header_bytes();
-    std::fs::write(dir.join("v3-deepseek2-moe"), moe).unwrap();
-    let hybrid = GgufWriter::new()
-        .kv("general.architecture", writer::string("granitehybrid"))
-        .kv("granitehybrid.block_count", Value::U32(4))
-        .kv("granitehybrid.embedding_length", Value::U32(64))
-        .kv("granitehybrid.attention.head_count", Value::U32(4))
-        .kv(
-            "granitehybrid.attention.head_count_kv",
-            writer::u32_array(&[0, 0, 0, 2]),
-        )
-        .kv("granitehybrid.ssm.conv_kernel", Value::U32(4))
-        .kv("granitehybrid.ssm.inner_size", Value::U32(128))
-        .kv("granitehybrid.ssm.state_size", Value::U32(16))
-        .kv("granitehybrid.ssm.group_count", Value::U32(1))
-        .kv(
-            "granitehybrid.attention.sliding_window_pattern",
-            Value::U32(4),
-        )
-        .tensor("blk.0.ssm_in.weight", GgmlType::Q4_0, &[64, 64])
-        .header_bytes();
-    std::fs::write(dir.join("v3-granitehybrid"), hybrid).unwrap();
 }
 
 /// Inputs the fuzzer found; each must read (or fail) without panicking.

@@ -63,7 +63,7 @@ fn any_shard_opens_the_whole_model() {
         let files = a.weight_files();
         assert_eq!(files.len(), 3);
         assert_eq!(files[2].bytes.value, sizes[2]);
-        assert!(files[0].label.contains("Model-Q4-00001-of-00003.gguf"));
+        assert!(files[0].file.contains("Model-Q4-00001-of-00003.gguf"));
     }
 }
 

@@ -4,6 +4,10 @@
 //! cells, layers, streams) and per recurrent memory (R and S, rows, layers). A case that cannot
 //! match is listed in `KNOWN_DIFFERENCES` with its reason (and in docs/architectures.md).
 
+#[macro_use]
+#[path = "support/skip.rs"]
+mod skip;
+
 #[path = "common/oracle.rs"]
 mod oracle;
 
@@ -142,7 +146,7 @@ fn compare(case: &oracle::OracleCase) -> Result<(), String> {
 #[test]
 fn allocated_cache_matches_llama_cpp() {
     if !oracle::fixtures_dir().is_dir() {
-        eprintln!(
+        skipped!(
             "SKIPPED: no oracle fixtures at {}",
             oracle::fixtures_dir().display()
         );
@@ -157,7 +161,7 @@ fn allocated_cache_matches_llama_cpp() {
         let what = format!("{} {}", case.model.name, case.case.id);
         if case.gguf.as_ref().is_none_or(|p| !p.exists()) {
             if skipped_models.insert(case.model.name.clone()) {
-                eprintln!(
+                skipped!(
                     "SKIPPED every case of {}: its GGUF is not available{}",
                     case.model.name,
                     case.model

@@ -4,6 +4,10 @@
 //! Where a graph defeats the model the case is listed in `DEFEATED` with the reason, and
 //! there the estimate must still err high, never low.
 
+#[macro_use]
+#[path = "support/skip.rs"]
+mod skip;
+
 #[path = "common/oracle.rs"]
 mod oracle;
 
@@ -185,7 +189,7 @@ fn output_and_compute_buffers_match_llama_cpp() {
         );
     }
     for s in &skipped {
-        eprintln!("skipped: {s}");
+        skipped!("skipped: {s}");
     }
     assert!(!rows.is_empty(), "no case was compared");
     // The list of architectures whose compute graph is not replayed stays true: each one

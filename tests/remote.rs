@@ -2,6 +2,10 @@
 //! equal the local file's byte for byte, only the header is transferred, split models are
 //! found shard by shard, and every misbehaving server is one clear line (nothing hangs).
 
+#[macro_use]
+#[path = "support/skip.rs"]
+mod skip;
+
 #[path = "support/fixtures.rs"]
 mod fixtures;
 #[path = "support/server.rs"]
@@ -104,7 +108,7 @@ fn one_line_error(c: &mut Command) -> String {
 #[test]
 fn gemma_over_http_equals_the_local_file_byte_for_byte() {
     let Some(local) = gemma() else {
-        eprintln!("SKIPPED: set LLMBOUND_GEMMA_GGUF to the gemma-3-270m Q4_K_M GGUF");
+        skipped!("SKIPPED: set LLMBOUND_GEMMA_GGUF to the gemma-3-270m Q4_K_M GGUF");
         return;
     };
     let home = tempfile::tempdir().unwrap();

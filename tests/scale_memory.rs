@@ -3,6 +3,10 @@
 //! sort order, where it used to build two more copies of every tensor (about 465 bytes a
 //! tensor on top of the header; 805 MB for a million tensors).
 
+#[macro_use]
+#[path = "support/skip.rs"]
+mod skip;
+
 use llmbound::gguf::open;
 use llmbound::inspect::{self, Group, Sort};
 
@@ -61,7 +65,7 @@ fn inspecting_a_large_header_holds_little_more_than_the_header() {
     let p = dir.path().join("100k.gguf");
     let header_bytes = write_many(&p, n);
     if !reset_peak() || status_bytes("VmHWM").is_none() {
-        eprintln!("SKIPPED: no /proc/self/clear_refs and VmHWM (not Linux): peak not measurable");
+        skipped!("SKIPPED: no /proc/self/clear_refs and VmHWM (not Linux): peak not measurable");
         return;
     }
     for (format, group) in [("json", Group::None), ("text", Group::Layer)] {

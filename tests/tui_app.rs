@@ -896,7 +896,7 @@ fn a_saved_machine_name_reflects_its_edits() {
     let name = app.machine_profile("x").name;
     assert_eq!(
         name,
-        "MacBook Pro 14-inch (2024), M4 Pro, 48 GB unified memory (edited: unified 64.000 GiB)"
+        "MacBook Pro 14-inch (2024), M4 Pro, 64 GiB unified memory (edited: unified 64.000 GiB)"
     );
     app.update(Action::Save);
     app.update(Action::SetText("my-mac".into()));
@@ -908,7 +908,7 @@ fn a_saved_machine_name_reflects_its_edits() {
     let name = app.machine_profile("my-mac").name;
     assert_eq!(
         name,
-        "MacBook Pro 14-inch (2024), M4 Pro, 48 GB unified memory (edited: unified 96.000 GiB)"
+        "MacBook Pro 14-inch (2024), M4 Pro, 96 GiB unified memory (edited: unified 96.000 GiB)"
     );
 }
 

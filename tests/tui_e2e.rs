@@ -2,6 +2,10 @@
 //! PATH and `LLMBOUND_E2E=1`; otherwise prints why it was skipped. The binary is
 //! `LLMBOUND_E2E_BIN` when set, else this package's `llmbound`.
 
+#[macro_use]
+#[path = "support/skip.rs"]
+mod skip;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -15,11 +19,11 @@ fn have_tmux() -> bool {
 #[test]
 fn explorer_end_to_end_in_tmux() {
     if std::env::var("LLMBOUND_E2E").ok().as_deref() != Some("1") {
-        eprintln!("skipped: set LLMBOUND_E2E=1 to run tests/e2e/tui.sh");
+        skipped!("skipped: set LLMBOUND_E2E=1 to run tests/e2e/tui.sh");
         return;
     }
     if !have_tmux() {
-        eprintln!("skipped: tmux is not on PATH");
+        skipped!("skipped: tmux is not on PATH");
         return;
     }
     let bin = std::env::var("LLMBOUND_E2E_BIN")

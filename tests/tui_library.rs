@@ -1,6 +1,10 @@
 //! The explorer's library view (L): models found on disk, scanned off the UI thread, rows
 //! that follow the context, cache types and machine, and Enter opening a model in the panes.
 
+#[macro_use]
+#[path = "support/skip.rs"]
+mod skip;
+
 #[path = "support/fixtures.rs"]
 mod fixtures;
 
@@ -272,12 +276,12 @@ fn an_empty_library_says_where_it_looked() {
 #[test]
 fn library_end_to_end_in_tmux() {
     if std::env::var("LLMBOUND_E2E").ok().as_deref() != Some("1") {
-        eprintln!("skipped: set LLMBOUND_E2E=1 to run tests/e2e/library.sh");
+        skipped!("skipped: set LLMBOUND_E2E=1 to run tests/e2e/library.sh");
         return;
     }
     let tmux = std::process::Command::new("tmux").arg("-V").output();
     if !tmux.is_ok_and(|o| o.status.success()) {
-        eprintln!("skipped: tmux is not on PATH");
+        skipped!("skipped: tmux is not on PATH");
         return;
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/library.sh");

@@ -1,6 +1,10 @@
 //! The metadata view on the real gemma-3-270m file: a 262,144-entry array and the chat
 //! template expand, page, and let the cursor past them (needs LLMBOUND_GEMMA_GGUF).
 
+#[macro_use]
+#[path = "support/skip.rs"]
+mod skip;
+
 use llmbound::build::ScenarioOptions;
 use llmbound::profile::Catalog;
 use llmbound::tui::Action;
@@ -12,7 +16,7 @@ use std::time::Duration;
 
 fn gemma_app() -> Option<(App, tempfile::TempDir)> {
     let Ok(p) = std::env::var("LLMBOUND_GEMMA_GGUF") else {
-        eprintln!("skipped: set LLMBOUND_GEMMA_GGUF to the gemma-3-270m GGUF");
+        skipped!("skipped: set LLMBOUND_GEMMA_GGUF to the gemma-3-270m GGUF");
         return None;
     };
     let d = tempfile::tempdir().unwrap();

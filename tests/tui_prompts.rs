@@ -1,6 +1,10 @@
 //! Text prompts: the opening value is selected (typing replaces it), editing keys, history,
 //! the machine picker and Tab completion, driven by actions and drawn into a `TestBackend`.
 
+#[macro_use]
+#[path = "support/skip.rs"]
+mod skip;
+
 use llmbound::build::ScenarioOptions;
 use llmbound::profile::Catalog;
 use llmbound::tui::Action;
@@ -93,7 +97,7 @@ fn the_bench_prompt_replaces_the_previous_path() {
 #[test]
 fn the_open_prompt_replaces_the_open_file() {
     let Ok(gguf) = std::env::var("LLMBOUND_GEMMA_GGUF") else {
-        eprintln!("skipped: set LLMBOUND_GEMMA_GGUF to the gemma-3-270m GGUF");
+        skipped!("skipped: set LLMBOUND_GEMMA_GGUF to the gemma-3-270m GGUF");
         return;
     };
     let d = tempfile::tempdir().unwrap();

@@ -4,6 +4,10 @@
 //! Runs when `tmux` is on PATH and `LLMBOUND_E2E=1`; otherwise prints why it was skipped.
 //! The binary is `LLMBOUND_E2E_BIN` when set, else this package's `llmbound`.
 
+#[macro_use]
+#[path = "support/skip.rs"]
+mod skip;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -31,7 +35,7 @@ fn wait_until(what: &str, mut f: impl FnMut() -> bool) -> Result<(), String> {
 /// The binary to drive in tmux, or `None` (with the reason printed) when the test is skipped.
 fn e2e_bin(what: &str) -> Option<String> {
     if std::env::var("LLMBOUND_E2E").ok().as_deref() != Some("1") {
-        eprintln!("skipped: set LLMBOUND_E2E=1 to run {what} in tmux");
+        skipped!("skipped: set LLMBOUND_E2E=1 to run {what} in tmux");
         return None;
     }
     if !Command::new("tmux")
@@ -39,7 +43,7 @@ fn e2e_bin(what: &str) -> Option<String> {
         .output()
         .is_ok_and(|o| o.status.success())
     {
-        eprintln!("skipped: tmux is not on PATH");
+        skipped!("skipped: tmux is not on PATH");
         return None;
     }
     Some(

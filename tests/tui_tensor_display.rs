@@ -1,6 +1,10 @@
 //! The tensor view's display: footer totals follow the type filter, groups fold and unfold
 //! with the right marker, headers are not cut, the group share is labelled.
 
+#[macro_use]
+#[path = "support/skip.rs"]
+mod skip;
+
 use llmbound::build::ScenarioOptions;
 use llmbound::gguf::writer::{self, Data, GgufWriter};
 use llmbound::gguf::{GgmlType, Value};
@@ -143,7 +147,7 @@ fn headers_and_entries_are_not_cut() {
 #[test]
 fn gemma_q8_0_filter_totals() {
     let Ok(p) = std::env::var("LLMBOUND_GEMMA_GGUF") else {
-        eprintln!("skipped: set LLMBOUND_GEMMA_GGUF to the gemma-3-270m GGUF");
+        skipped!("skipped: set LLMBOUND_GEMMA_GGUF to the gemma-3-270m GGUF");
         return;
     };
     let d = tempfile::tempdir().unwrap();

@@ -366,12 +366,10 @@ pub fn evaluate(rows: &[BenchRow], base: &Scenario, opts: &BenchOptions) -> Benc
         machine_id: base.machine.id.clone(),
         machine_name: base.machine.name.clone(),
         model: base.model.name.clone(),
-        artifact: opts.gguf.clone().unwrap_or_else(|| {
-            base.weights
-                .first()
-                .map(|w| w.label.clone())
-                .unwrap_or_default()
-        }),
+        artifact: opts
+            .gguf
+            .clone()
+            .unwrap_or_else(|| base.weights.first().map(|w| w.label()).unwrap_or_default()),
         from_gguf: opts.gguf.is_some(),
         has_inventory: base.inventory.is_some(),
         files,
@@ -498,7 +496,7 @@ fn check_artifact(row: &BenchRow, base: &Scenario) -> ArtifactCheck {
                     format!(
                         "{}: the run used another artifact than \"{}\", so its rows are not judged",
                         parts.join("; "),
-                        base.weights.first().map_or("", |w| w.label.as_str())
+                        base.weights.first().map_or("", |w| w.file.as_str())
                     ),
                 )
             }

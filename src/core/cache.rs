@@ -55,6 +55,13 @@ impl CacheType {
         }
     }
 
+    /// Every name for a message, from [`CacheType::ALL`]: "f32, f16, …, q4_0 or iq4_nl".
+    pub fn names_list() -> String {
+        let names: Vec<&str> = CacheType::ALL.iter().map(|t| t.name()).collect();
+        let (last, rest) = names.split_last().expect("nine types");
+        format!("{} or {last}", rest.join(", "))
+    }
+
     /// Parse llama.cpp's name (case-insensitive).
     pub fn parse(s: &str) -> Option<CacheType> {
         let l = s.trim().to_ascii_lowercase();

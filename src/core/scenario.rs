@@ -287,6 +287,57 @@ impl Scenario {
         Ok(())
     }
 
+    /// A name derived from what the scenario is: "{model} on {machine}, {N} tokens[ × B
+    /// sequences], {K}[/{V}] cache". The name of a scenario profile stands only while the
+    /// scenario is what the profile describes ([`Scenario::same_subject`]).
+    /// A scenario on a GGUF file is "FILE on MACHINE".
+    pub fn derived_name(&self) -> String {
+        use super::weights::{ArtifactSource, WeightKind};
+        if let Some(w) = self.weights.first()
+            && matches!(
+                w.kind,
+                WeightKind::Artifact(ArtifactSource::File | ArtifactSource::Remote)
+            )
+        {
+            return format!("{} on {}", w.file, self.machine.name);
+        }
+        let c = &self.cache;
+        let sequences = if c.sequences == 1 {
+            String::new()
+        } else {
+            format!(" × {} sequences", c.sequences)
+        };
+        let cache = if c.type_k == c.type_v {
+            c.type_k.name().to_string()
+        } else {
+            format!("{}/{}", c.type_k.name(), c.type_v.name())
+        };
+        format!(
+            "{} on {}, {} tokens{sequences}, {cache} cache",
+            self.model.name,
+            self.machine.name,
+            super::units::fmt_tokens(c.context)
+        )
+    }
+
+    /// True when both scenarios are described by the same name: same model, weight files,
+    /// machine, context, sequences and cache types.
+    pub fn same_subject(&self, other: &Scenario) -> bool {
+        let key = |s: &Scenario| {
+            (
+                s.model.name.clone(),
+                s.weights.clone(),
+                s.machine.id.clone(),
+                s.machine.name.clone(),
+                s.cache.context,
+                s.cache.sequences,
+                s.cache.type_k,
+                s.cache.type_v,
+            )
+        };
+        key(self) == key(other)
+    }
+
     /// Σ of the weight files' bytes (W).
     pub fn weight_bytes(&self) -> u64 {
         super::weights::total_bytes(&self.weights).0

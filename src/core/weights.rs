@@ -5,13 +5,68 @@
 use super::runtime::FeedForward;
 use super::units::{Provenance, Sourced};
 
+/// Where the artifact's size came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArtifactSource {
+    /// An artifact of a model profile (its stated bytes).
+    Preset,
+    /// A local GGUF file.
+    File,
+    /// A GGUF read over HTTP (header only).
+    Remote,
+    /// A size the user gave (`--artifact-bytes`).
+    SizeGiven,
+}
+
+/// What a weight file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WeightKind {
+    /// The model artifact (one shard of it).
+    Artifact(ArtifactSource),
+    /// A multimodal projector.
+    Mmproj,
+    /// A draft model.
+    Draft,
+}
+
+impl WeightKind {
+    /// The kind as the reports and scenario files name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            WeightKind::Artifact(_) => "artifact",
+            WeightKind::Mmproj => "mmproj",
+            WeightKind::Draft => "draft",
+        }
+    }
+    /// Parse a scenario file's `kind` ("mmproj", "draft").
+    pub fn parse_extra(s: &str) -> Option<WeightKind> {
+        match s {
+            "mmproj" => Some(WeightKind::Mmproj),
+            "draft" => Some(WeightKind::Draft),
+            _ => None,
+        }
+    }
+}
+
 /// One file that the scenario loads (artifact shard, multimodal projector, draft model).
 #[derive(Debug, Clone, PartialEq)]
 pub struct WeightFile {
-    /// What it is ("artifact", "mmproj", "draft") and its file name.
-    pub label: String,
+    /// What it is.
+    pub kind: WeightKind,
+    /// Its file name (an artifact profile's `file`).
+    pub file: String,
     /// Exact size in bytes.
     pub bytes: Sourced<u64>,
+}
+
+impl WeightFile {
+    /// The file as listed: the artifact's file name, `mmproj NAME` or `draft NAME`.
+    pub fn label(&self) -> String {
+        match self.kind {
+            WeightKind::Artifact(_) => self.file.clone(),
+            k => format!("{} {}", k.name(), self.file),
+        }
+    }
 }
 
 /// The tensor inventory of an artifact reduced to what the bounds need (provenance `file`).

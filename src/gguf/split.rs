@@ -8,7 +8,7 @@ use super::inventory::saturating_sum;
 use super::reader::{Header, Metadata, load_array, read_header};
 use super::types::{TensorInfo, Value};
 use crate::core::units::{Provenance, Sourced};
-use crate::core::weights::WeightFile;
+use crate::core::weights::{ArtifactSource, WeightFile, WeightKind};
 use std::collections::HashSet;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
@@ -343,7 +343,8 @@ impl Artifact {
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default();
                 WeightFile {
-                    label: format!("artifact {name}"),
+                    kind: WeightKind::Artifact(ArtifactSource::File),
+                    file: name,
                     // A partial download counts as the complete file its header describes.
                     bytes: Sourced::new(
                         s.header.file_len.max(s.header.data_end),

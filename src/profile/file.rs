@@ -404,7 +404,8 @@ impl<'de> Deserialize<'de> for CacheTypeLabel {
         let s = String::deserialize(d)?;
         CacheType::parse(&s).map(CacheTypeLabel).ok_or_else(|| {
             serde::de::Error::custom(format!(
-                "unknown cache type \"{s}\" (use f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1 or iq4_nl)"
+                "unknown cache type \"{s}\" (use {})",
+                CacheType::names_list()
             ))
         })
     }

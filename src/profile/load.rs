@@ -9,11 +9,13 @@ use crate::core::model::{ArchFigures, Mla, ModelShape, Moe, PerLayer, Ssm};
 use crate::core::runtime::FeedForward;
 use crate::core::scenario::{ComputeRate, Machine, Offload, Scenario, Tier};
 use crate::core::units::{Provenance, Sourced};
-use crate::core::weights::WeightFile;
+use crate::core::weights::{ArtifactSource, WeightFile, WeightKind};
 use std::collections::HashSet;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
+
+/// The id of the stand-in artifact of a size the user gave (`--artifact-bytes`).
+pub const USER_ARTIFACT: &str = "user-stated-size";
 
 /// A profile problem, one line, naming the file and where.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -163,7 +165,12 @@ fn invalid(file: &str, src: &str, key: &str, message: String) -> ProfileError {
     }
 }
 
-fn check_id(file: &str, src: &str, id: &str, expected: Option<&str>) -> Result<(), ProfileError> {
+pub(super) fn check_id(
+    file: &str,
+    src: &str,
+    id: &str,
+    expected: Option<&str>,
+) -> Result<(), ProfileError> {
     if id.is_empty()
         || !id
             .chars()
@@ -529,12 +536,18 @@ pub fn scenario(cat: &Catalog, s: &ScenarioFile) -> Result<Scenario, ProfileErro
         message,
     })?;
     let mut weights = vec![WeightFile {
-        label: art.file.clone(),
+        kind: WeightKind::Artifact(if art.id == USER_ARTIFACT {
+            ArtifactSource::SizeGiven
+        } else {
+            ArtifactSource::Preset
+        }),
+        file: art.file.clone(),
         bytes: Sourced::new(art.bytes, Provenance::Spec, art.source.clone()),
     }];
     for x in &s.extra_files {
         weights.push(WeightFile {
-            label: format!("{} {}", x.kind, x.file),
+            kind: WeightKind::parse_extra(&x.kind).unwrap_or(WeightKind::Mmproj),
+            file: x.file.clone(),
             bytes: Sourced::new(x.bytes, Provenance::User, "scenario extra-file"),
         });
     }
@@ -774,139 +787,4 @@ fn read(p: &Path) -> Result<(String, String), ProfileError> {
         })
 }
 
-/// The temp file a save writes before renaming it over `path`: `.NAME.toml.tmp-PID` (the
-/// loader reads only names ending in `.toml`, so it never picks one up).
-fn temp_name(path: &Path) -> String {
-    format!(
-        ".{}.tmp-{}",
-        path.file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("profile"),
-        std::process::id()
-    )
-}
-
-/// True when process `pid` still runs. Where `/proc` is not there to ask, a temp file is
-/// taken as stale only when it is more than an hour old.
-fn pid_alive(pid: u32, modified: Option<std::time::SystemTime>) -> bool {
-    let proc = Path::new("/proc");
-    if proc.join("self").exists() {
-        return proc.join(pid.to_string()).exists();
-    }
-    modified
-        .and_then(|m| m.elapsed().ok())
-        .is_none_or(|age| age < std::time::Duration::from_secs(3600))
-}
-
-/// Remove the temp files (`.NAME.toml.tmp-PID`) that saves killed before their rename left in
-/// `dir`, when their process is gone. Returns how many were removed.
-pub fn clean_stale_temps(dir: &Path) -> usize {
-    let Ok(rd) = fs::read_dir(dir) else {
-        return 0;
-    };
-    let mut removed = 0;
-    for e in rd.flatten() {
-        let name = e.file_name();
-        let Some(name) = name.to_str() else { continue };
-        let Some(pid) = name
-            .strip_prefix('.')
-            .and_then(|n| n.rsplit_once(".toml.tmp-"))
-            .and_then(|(_, pid)| pid.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let meta = e.metadata().ok();
-        if !meta.as_ref().is_some_and(|m| m.is_file()) {
-            continue;
-        }
-        if pid != std::process::id()
-            && !pid_alive(pid, meta.and_then(|m| m.modified().ok()))
-            && fs::remove_file(e.path()).is_ok()
-        {
-            removed += 1;
-        }
-    }
-    removed
-}
-
-/// Write a file atomically: a temp file in the same directory, fsync, rename. The temp file
-/// is removed when any step fails, and stale ones of killed saves are cleaned first.
-pub fn write_atomic(path: &Path, contents: &str) -> Result<(), ProfileError> {
-    let io = |e: std::io::Error| ProfileError::Io {
-        path: path.display().to_string(),
-        message: e.to_string(),
-    };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    check_folder(dir)?;
-    fs::create_dir_all(dir).map_err(io)?;
-    clean_stale_temps(dir);
-    let tmp = dir.join(temp_name(path));
-    let write = || -> std::io::Result<()> {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(contents.as_bytes())?;
-        f.sync_all()?;
-        drop(f);
-        fs::rename(&tmp, path)
-    };
-    write().map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        io(e)
-    })
-}
-
-/// A folder profiles are saved in must be a folder (or not exist yet): a file of that name
-/// is named in the error instead of `File exists (os error 17)`.
-fn check_folder(dir: &Path) -> Result<(), ProfileError> {
-    for d in dir.ancestors() {
-        match fs::metadata(d) {
-            Ok(m) if m.is_dir() => return Ok(()),
-            Ok(_) => {
-                return Err(ProfileError::Io {
-                    path: d.display().to_string(),
-                    message: "is not a folder (profiles are saved in a folder of this name); move it away".into(),
-                });
-            }
-            Err(_) => continue,
-        }
-    }
-    Ok(())
-}
-
-/// Check, before any work is done, that a profile can be saved as `<dir>/<kind>/<id>.toml`:
-/// the id is valid, the folder is a folder, and no profile of that id exists unless
-/// `overwrite`. Returns the path it would be saved at.
-pub fn check_save(
-    dir: &Path,
-    kind: &str,
-    id: &str,
-    overwrite: bool,
-) -> Result<PathBuf, ProfileError> {
-    check_id("--save", "", id, None)?;
-    let folder = dir.join(kind);
-    check_folder(&folder)?;
-    let path = folder.join(format!("{id}.toml"));
-    if path.exists() && !overwrite {
-        return Err(ProfileError::Exists {
-            path: path.display().to_string(),
-        });
-    }
-    Ok(path)
-}
-
-/// Save a profile as `<dir>/<kind>/<id>.toml`, atomically; refuse to overwrite unless asked.
-pub fn save<T: serde::Serialize>(
-    dir: &Path,
-    kind: &str,
-    id: &str,
-    value: &T,
-    header: &str,
-    overwrite: bool,
-) -> Result<PathBuf, ProfileError> {
-    let path = check_save(dir, kind, id, overwrite)?;
-    let body = toml::to_string_pretty(value).map_err(|e| ProfileError::Io {
-        path: path.display().to_string(),
-        message: e.to_string(),
-    })?;
-    write_atomic(&path, &format!("{header}{body}"))?;
-    Ok(path)
-}
+pub use super::save::{check_save, clean_stale_temps, save, write_atomic};

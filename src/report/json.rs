@@ -589,7 +589,7 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
                 .weights
                 .iter()
                 .map(|w| FileJson {
-                    name: w.label.clone(),
+                    name: w.label(),
                     bytes: w.bytes.value,
                     provenance: w.bytes.provenance.label(),
                 })

@@ -50,7 +50,7 @@ pub fn inputs(r: &Report) -> Vec<(String, String, Provenance, String)> {
     }
     for w in &s.weights {
         v.push((
-            format!("artifact {}", w.label),
+            format!("artifact {}", w.label()),
             format!("{} bytes", group_digits(w.bytes.value as u128)),
             w.bytes.provenance,
             w.bytes.source.clone(),

@@ -92,7 +92,6 @@ pub fn load(path: &Path) -> Result<Loaded, String> {
         .map(str::to_string)
         .unwrap_or_else(|| file_name(path).trim_end_matches(".gguf").to_string());
     // Missing keys stop the KV maths, not the inventory listing.
-    // Missing keys stop the KV maths, not the inventory listing.
     let model = gguf::model_shape_and_figures(&art, &name).map_err(|e| e.to_string());
     let tensors = inv.rows.clone();
     let by_type = inv.by_type.clone();
@@ -115,7 +114,7 @@ pub fn load(path: &Path) -> Result<Loaded, String> {
             .collect(),
         total_bytes: art.file_bytes(),
         model,
-        weights: art.weight_files(),
+        weights: crate::build::artifact_weights(&art),
         core_inventory: inv.to_core_inventory(),
         tensors,
         by_type,

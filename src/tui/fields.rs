@@ -3,9 +3,10 @@
 //! text. Pure functions over the scenario; the app applies them and recomputes.
 
 use crate::core::cache::CacheType;
-use crate::core::model::{ArchFigures, Attention, Mla, ModelShape, Moe, PerLayer};
+use crate::core::edit::{self, Edit, EditError};
+use crate::core::model::{ArchFigures, Attention, ModelShape, PerLayer};
 use crate::core::scenario::{MAX_CONTEXT, Scenario};
-use crate::core::units::{self, BytesPerSec, FlopPerSec, GIB, Provenance, Sourced};
+use crate::core::units::{self, BytesPerSec, FlopPerSec, GIB, Provenance};
 
 /// A pane of the main screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -529,8 +530,37 @@ pub fn model_rows(
     rows
 }
 
+/// Where the explorer's machine profile came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MachineOrigin {
+    /// A profile shipped with llmbound.
+    BuiltIn,
+    /// A profile in the user's profile directory.
+    Saved,
+    /// A TOML file named on the command line.
+    File,
+}
+
+impl MachineOrigin {
+    /// The origin of a catalogue entry.
+    pub fn of(o: &crate::profile::Origin) -> MachineOrigin {
+        match o {
+            crate::profile::Origin::Builtin => MachineOrigin::BuiltIn,
+            crate::profile::Origin::File(_) => MachineOrigin::Saved,
+        }
+    }
+    /// As the Machine pane shows it.
+    pub fn label(self) -> &'static str {
+        match self {
+            MachineOrigin::BuiltIn => "built-in",
+            MachineOrigin::Saved => "saved",
+            MachineOrigin::File => "file",
+        }
+    }
+}
+
 /// Rows of the machine pane. `edited` lists machine fields the user changed.
-pub fn machine_rows(s: &Scenario, origin: &str, edited: &[Field]) -> Vec<Row> {
+pub fn machine_rows(s: &Scenario, origin: MachineOrigin, edited: &[Field]) -> Vec<Row> {
     let m = &s.machine;
     let prov = |f: Field, p: Provenance| {
         if edited.contains(&f) {
@@ -542,7 +572,7 @@ pub fn machine_rows(s: &Scenario, origin: &str, edited: &[Field]) -> Vec<Row> {
     let mut rows = vec![
         Row::field(Field::MachineProfile, "profile", m.id.clone()).tag(Tag::Note(
             if edited.is_empty() {
-                origin.to_string()
+                origin.label().to_string()
             } else {
                 "edited".into()
             },
@@ -596,17 +626,116 @@ pub fn machine_rows(s: &Scenario, origin: &str, edited: &[Field]) -> Vec<Row> {
     rows
 }
 
-/// A typed value that cannot be used, one line.
-pub type FieldError = String;
+/// A typed value that cannot be used; every message is worded here, one line naming the
+/// field and the text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FieldError {
+    /// Nothing typed where a number is needed.
+    Empty(&'static str),
+    /// Not a number.
+    NotANumber(&'static str, String),
+    /// Negative or not finite.
+    Negative(&'static str, String),
+    /// Beyond the field's range.
+    TooLarge(&'static str, String),
+    /// A fraction where a whole number is needed.
+    Fraction(&'static str, String),
+    /// Not on or off.
+    NotOnOff(&'static str, String),
+    /// Not a cache type llama.cpp knows.
+    CacheType(&'static str, String),
+    /// A size, bandwidth or rate that does not parse (the unit parser's reason).
+    Unit(&'static str, String),
+    /// An empty compute path.
+    NoComputePath,
+    /// Experts not typed as "used of total".
+    Experts(String),
+    /// A parameter count that does not parse.
+    Parameters(String),
+    /// A parameter count out of any plausible range.
+    ParametersImplausible(String),
+    /// The value parses but the scenario refuses it (the one edit function's reason).
+    Refused(&'static str, EditError),
+}
 
-fn parse_count(text: &str, what: &str) -> Result<u64, FieldError> {
+impl std::fmt::Display for FieldError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FieldError::Empty(w) => write!(f, "{w}: type a number"),
+            FieldError::NotANumber(w, t) => write!(f, "{w}: \"{t}\" is not a number"),
+            FieldError::Negative(w, t) => write!(f, "{w}: \"{t}\" must be a positive number"),
+            FieldError::TooLarge(w, t) => write!(f, "{w}: \"{t}\" is too large"),
+            FieldError::Fraction(w, t) => write!(f, "{w}: \"{t}\" must be a whole number"),
+            FieldError::NotOnOff(w, t) => write!(f, "{w}: \"{t}\" is not on or off"),
+            FieldError::CacheType(w, t) => write!(
+                f,
+                "{w}: unknown cache type \"{t}\" ({})",
+                CacheType::names_list()
+            ),
+            FieldError::Unit(w, m) => write!(f, "{w}: {m}"),
+            FieldError::NoComputePath => f.write_str("compute path: type a path name (e.g. fp16)"),
+            FieldError::Experts(t) => {
+                write!(f, "experts: type \"8 of 128\" (used of total), not \"{t}\"")
+            }
+            FieldError::Parameters(t) => write!(
+                f,
+                "parameters: \"{t}\" is not a number (e.g. 32.8e9 or 32.8B)"
+            ),
+            FieldError::ParametersImplausible(t) => {
+                write!(f, "parameters: \"{t}\" is not a plausible parameter count")
+            }
+            FieldError::Refused(w, e) => write!(f, "{w}: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for FieldError {}
+
+impl Field {
+    /// The short name used in messages about a typed value.
+    fn short(self) -> &'static str {
+        match self {
+            Field::Context => "context",
+            Field::Sequences => "sequences",
+            Field::TypeK => "K cache",
+            Field::TypeV => "V cache",
+            Field::FlashAttn => "flash attention",
+            Field::Ubatch => "n_ubatch",
+            Field::KvUnified => "unified KV",
+            Field::SwaFull => "swa-full",
+            Field::Other => "other allocations A",
+            Field::GpuLayers => "GPU layers",
+            Field::PromptRows => "prompt rows",
+            Field::ComputePath => "compute path",
+            Field::Layers => "layers",
+            Field::Heads => "heads",
+            Field::KvHeads => "KV heads",
+            Field::KeyLength => "key length",
+            Field::ValueLength => "value length",
+            Field::Window => "window",
+            Field::KvLoraRank => "MLA kv_lora_rank",
+            Field::RopeDim => "MLA rope dims",
+            Field::Experts | Field::ExpertsUsed => "experts",
+            Field::Parameters => "parameters",
+            Field::NativeContext => "native context",
+            Field::MachineProfile => "machine profile",
+            Field::Capacity(_) => "capacity",
+            Field::Bandwidth(_) => "bandwidth",
+            Field::Measured(_) => "measured bandwidth",
+            Field::ComputeRate(_) => "compute rate",
+            Field::Claim => "claim",
+        }
+    }
+}
+
+fn parse_count(text: &str, what: &'static str) -> Result<u64, FieldError> {
     let t = text.trim();
     let clean: String = t
         .chars()
         .filter(|c| *c != ',' && *c != '_' && !c.is_whitespace())
         .collect();
     if clean.is_empty() {
-        return Err(format!("{what}: type a number"));
+        return Err(FieldError::Empty(what));
     }
     let lower = clean.to_ascii_lowercase();
     let (num, mult) = if let Some(n) = lower.strip_suffix('k') {
@@ -618,40 +747,35 @@ fn parse_count(text: &str, what: &str) -> Result<u64, FieldError> {
     };
     let v: f64 = num
         .parse()
-        .map_err(|_| format!("{what}: \"{t}\" is not a number"))?;
+        .map_err(|_| FieldError::NotANumber(what, t.into()))?;
     let v = v * mult;
     if !v.is_finite() || v < 0.0 {
-        return Err(format!("{what}: \"{t}\" must be a positive number"));
+        return Err(FieldError::Negative(what, t.into()));
     }
     if v >= u64::MAX as f64 {
-        return Err(format!("{what}: \"{t}\" is too large"));
+        return Err(FieldError::TooLarge(what, t.into()));
     }
     if v.fract() != 0.0 {
-        return Err(format!("{what}: \"{t}\" must be a whole number"));
+        return Err(FieldError::Fraction(what, t.into()));
     }
     Ok(v as u64)
 }
 
-fn parse_u32(text: &str, what: &str) -> Result<u32, FieldError> {
+fn parse_u32(text: &str, what: &'static str) -> Result<u32, FieldError> {
     let v = parse_count(text, what)?;
-    u32::try_from(v).map_err(|_| format!("{what}: \"{}\" is too large", text.trim()))
+    u32::try_from(v).map_err(|_| FieldError::TooLarge(what, text.trim().into()))
 }
 
-fn parse_bool(text: &str, what: &str) -> Result<bool, FieldError> {
+fn parse_bool(text: &str, what: &'static str) -> Result<bool, FieldError> {
     match text.trim().to_ascii_lowercase().as_str() {
         "on" | "1" | "true" | "yes" | "y" => Ok(true),
         "off" | "0" | "false" | "no" | "n" => Ok(false),
-        other => Err(format!("{what}: \"{other}\" is not on or off")),
+        other => Err(FieldError::NotOnOff(what, other.into())),
     }
 }
 
-fn parse_cache_type(text: &str, what: &str) -> Result<CacheType, FieldError> {
-    CacheType::parse(text).ok_or_else(|| {
-        format!(
-            "{what}: unknown cache type \"{}\" (f32, f16, bf16, q8_0, q5_1, q5_0, q4_1, q4_0, iq4_nl)",
-            text.trim()
-        )
-    })
+fn parse_cache_type(text: &str, what: &'static str) -> Result<CacheType, FieldError> {
+    CacheType::parse(text).ok_or_else(|| FieldError::CacheType(what, text.trim().into()))
 }
 
 /// The next context length up: a quarter of the power of two below it (32,768 → 40,960).
@@ -698,35 +822,29 @@ fn cycle<T: Copy + PartialEq>(all: &[T], cur: T, dir: i32) -> T {
     all[((i + dir).rem_euclid(n)) as usize]
 }
 
-/// Step a scenario field left (−1) or right (+1). Model figures are stepped in `fig`.
-/// Returns Ok(false) when the field cannot be stepped (type its value instead).
-pub fn step(
-    s: &mut Scenario,
-    fig: &mut ArchFigures,
-    f: Field,
-    dir: i32,
-) -> Result<bool, FieldError> {
-    let c = &mut s.cache;
-    match f {
-        Field::Context => {
-            c.context = if dir > 0 {
-                context_step_up(c.context)
-            } else {
-                context_step_down(c.context)
-            };
-        }
-        Field::Sequences => c.sequences = step_u64(c.sequences, dir, 1, 1),
-        Field::TypeK => c.type_k = cycle(&CacheType::ALL, c.type_k, dir),
-        Field::TypeV => c.type_v = cycle(&CacheType::ALL, c.type_v, dir),
-        Field::FlashAttn => c.flash_attn = !c.flash_attn,
-        Field::Ubatch => c.ubatch = halve_double(c.ubatch, dir),
-        Field::KvUnified => c.kv_unified = !c.kv_unified,
-        Field::SwaFull => c.swa_full = !c.swa_full,
-        Field::Other => {
-            let v = step_u64(s.other_bytes.value, dir, GIB / 4, 0);
-            s.other_bytes =
-                Sourced::new(v, Provenance::User, "other allocations A, set by the user");
-        }
+fn clamp_u32(v: u64) -> u32 {
+    v.min(u32::MAX as u64) as u32
+}
+
+/// The edit a step left (−1) or right (+1) makes; `None` when the field cannot be stepped
+/// (type its value instead).
+pub fn step_edit(s: &Scenario, fig: &ArchFigures, f: Field, dir: i32) -> Option<Edit> {
+    let c = &s.cache;
+    let tier = |i: usize| s.machine.tiers.get(i);
+    Some(match f {
+        Field::Context => Edit::Context(if dir > 0 {
+            context_step_up(c.context)
+        } else {
+            context_step_down(c.context)
+        }),
+        Field::Sequences => Edit::Sequences(step_u64(c.sequences, dir, 1, 1)),
+        Field::TypeK => Edit::CacheTypeK(cycle(&CacheType::ALL, c.type_k, dir)),
+        Field::TypeV => Edit::CacheTypeV(cycle(&CacheType::ALL, c.type_v, dir)),
+        Field::FlashAttn => Edit::FlashAttn(!c.flash_attn),
+        Field::Ubatch => Edit::Ubatch(halve_double(c.ubatch, dir)),
+        Field::KvUnified => Edit::KvUnified(!c.kv_unified),
+        Field::SwaFull => Edit::SwaFull(!c.swa_full),
+        Field::Other => Edit::Overhead(step_u64(s.other_bytes.value, dir, GIB / 4, 0)),
         Field::GpuLayers => {
             let all = s.model.layer_count() + 1;
             let cur = s.offload.gpu_layers.unwrap_or(all).min(all);
@@ -735,9 +853,9 @@ pub fn step(
             } else {
                 cur.saturating_sub(1)
             };
-            s.offload.gpu_layers = if next >= all { None } else { Some(next) };
+            Edit::GpuLayers(if next >= all { None } else { Some(next) })
         }
-        Field::PromptRows => s.prompt_rows = halve_double(s.prompt_rows, dir),
+        Field::PromptRows => Edit::PromptRows(halve_double(s.prompt_rows, dir)),
         Field::ComputePath => {
             let mut paths: Vec<String> = s.machine.compute.iter().map(|c| c.path.clone()).collect();
             if !paths.contains(&s.compute_path) {
@@ -745,75 +863,174 @@ pub fn step(
             }
             let i = paths.iter().position(|p| *p == s.compute_path).unwrap_or(0) as i32;
             let n = paths.len() as i32;
-            s.compute_path = paths[((i + dir).rem_euclid(n)) as usize].clone();
+            Edit::ComputePath(paths[((i + dir).rem_euclid(n)) as usize].clone())
         }
-        Field::Layers => fig.layers = (fig.layers as i64 + dir as i64).max(1) as u32,
-        Field::Heads => fig.head_count = step_per_layer(&fig.head_count, dir),
-        Field::KvHeads => fig.head_count_kv = step_per_layer(&fig.head_count_kv, dir),
+        Field::Layers => Edit::Layers((fig.layers as i64 + dir as i64).max(1) as u32),
+        Field::Heads => Edit::Heads((fig.head_count.max() as i64 + dir as i64).max(0) as u32),
+        Field::KvHeads => {
+            Edit::KvHeads((fig.head_count_kv.max() as i64 + dir as i64).max(0) as u32)
+        }
         Field::KeyLength => {
             let cur = s.model.layers.first().map_or(0, |l| l.key_length);
-            fig.key_length = Some(step_u64(cur as u64, dir, 8, 1) as u32);
+            Edit::KeyLength(clamp_u32(step_u64(cur as u64, dir, 8, 1)))
         }
         Field::ValueLength => {
             let cur = s.model.layers.first().map_or(0, |l| l.value_length);
-            fig.value_length = Some(step_u64(cur as u64, dir, 8, 1) as u32);
+            Edit::ValueLength(clamp_u32(step_u64(cur as u64, dir, 8, 1)))
         }
-        Field::Window => {
-            let cur = fig.sliding_window.unwrap_or(0);
-            fig.sliding_window = Some(step_u64(cur, dir, 256, 0));
-        }
+        Field::Window => Edit::Window(step_u64(fig.sliding_window.unwrap_or(0), dir, 256, 0)),
         Field::ExpertsUsed => {
-            if let Some(m) = fig.moe.as_mut() {
-                m.experts_used =
-                    (m.experts_used as i64 + dir as i64).clamp(1, m.experts as i64) as u32;
+            let m = fig.moe?;
+            Edit::Experts {
+                used: (m.experts_used as i64 + dir as i64).clamp(1, m.experts as i64) as u32,
+                total: m.experts,
             }
         }
         Field::NativeContext => {
-            let cur = fig.native_context.unwrap_or(4096);
-            fig.native_context = Some(halve_double(cur, dir));
+            Edit::NativeContext(halve_double(fig.native_context.unwrap_or(4096), dir))
         }
-        Field::Capacity(i) => {
-            if let Some(t) = s.machine.tiers.get_mut(i) {
-                let v = step_u64(t.capacity.value, dir, GIB, GIB);
-                t.capacity = Sourced::new(v, Provenance::User, "edited in the explorer");
-            }
-        }
-        Field::Bandwidth(i) => {
-            if let Some(t) = s.machine.tiers.get_mut(i) {
-                let v = (t.bandwidth.value.0 + dir as f64 * 1e10).max(1e9);
-                t.bandwidth =
-                    Sourced::new(BytesPerSec(v), Provenance::User, "edited in the explorer");
-            }
-        }
-        Field::Measured(i) => match s
-            .machine
-            .tiers
-            .get_mut(i)
-            .and_then(|t| t.measured_bandwidth.as_mut())
-        {
-            Some(b) => {
-                let v = (b.value.0 + dir as f64 * 1e10).max(1e9);
-                *b = Sourced::new(BytesPerSec(v), Provenance::User, "edited in the explorer");
-            }
-            None => return Ok(false),
+        Field::Capacity(i) => Edit::Capacity {
+            tier: i,
+            bytes: step_u64(tier(i)?.capacity.value, dir, GIB, GIB),
         },
-        Field::ComputeRate(i) => {
-            if let Some(cr) = s.machine.compute.get_mut(i) {
-                let v = (cr.rate.value.0 + dir as f64 * 1e12).max(1e12);
-                cr.rate = Sourced::new(FlopPerSec(v), Provenance::User, "edited in the explorer");
+        Field::Bandwidth(i) => Edit::Bandwidth {
+            tier: i,
+            rate: BytesPerSec((tier(i)?.bandwidth.value.0 + dir as f64 * 1e10).max(1e9)),
+        },
+        Field::Measured(i) => {
+            let b = tier(i)?.measured_bandwidth.as_ref()?;
+            Edit::Measured {
+                tier: i,
+                rate: Some(BytesPerSec((b.value.0 + dir as f64 * 1e10).max(1e9))),
             }
         }
-        Field::KvLoraRank | Field::RopeDim | Field::Experts | Field::Parameters => {
-            return Ok(false);
-        }
-        Field::MachineProfile | Field::Claim => return Ok(false),
-    }
-    Ok(true)
+        Field::ComputeRate(i) => Edit::ComputeRate {
+            index: i,
+            rate: FlopPerSec(
+                (s.machine.compute.get(i)?.rate.value.0 + dir as f64 * 1e12).max(1e12),
+            ),
+        },
+        Field::KvLoraRank
+        | Field::RopeDim
+        | Field::Experts
+        | Field::Parameters
+        | Field::MachineProfile
+        | Field::Claim => return None,
+    })
 }
 
-fn step_per_layer(p: &PerLayer, dir: i32) -> PerLayer {
-    let cur = p.max();
-    PerLayer::Uniform((cur as i64 + dir as i64).max(0) as u32)
+/// The edit typed text makes. `None` for fields that are not scenario figures (the machine
+/// picker, the claim).
+pub fn parse_edit(
+    s: &Scenario,
+    fig: &ArchFigures,
+    f: Field,
+    text: &str,
+) -> Result<Option<Edit>, FieldError> {
+    let what = f.short();
+    let t = text.trim();
+    Ok(Some(match f {
+        Field::Context => Edit::Context(parse_count(t, what)?),
+        Field::Sequences => Edit::Sequences(parse_count(t, what)?),
+        Field::TypeK => Edit::CacheTypeK(parse_cache_type(t, what)?),
+        Field::TypeV => Edit::CacheTypeV(parse_cache_type(t, what)?),
+        Field::FlashAttn => Edit::FlashAttn(parse_bool(t, what)?),
+        Field::Ubatch => Edit::Ubatch(parse_count(t, what)?),
+        Field::KvUnified => Edit::KvUnified(parse_bool(t, what)?),
+        Field::SwaFull => Edit::SwaFull(parse_bool(t, what)?),
+        Field::Other => {
+            Edit::Overhead(units::parse_bytes(t).map_err(|e| FieldError::Unit(what, e.0))?)
+        }
+        Field::GpuLayers => Edit::GpuLayers(if t.eq_ignore_ascii_case("all") {
+            None
+        } else {
+            let n = parse_u32(t, what)?;
+            // Above L every layer is offloaded: shown as "all".
+            (n <= s.model.layer_count()).then_some(n)
+        }),
+        Field::PromptRows => Edit::PromptRows(parse_count(t, what)?),
+        Field::ComputePath => {
+            if t.is_empty() {
+                return Err(FieldError::NoComputePath);
+            }
+            Edit::ComputePath(t.to_string())
+        }
+        Field::Layers => Edit::Layers(parse_u32(t, what)?),
+        Field::Heads => Edit::Heads(parse_u32(t, what)?),
+        Field::KvHeads => Edit::KvHeads(parse_u32(t, what)?),
+        Field::KeyLength => Edit::KeyLength(parse_u32(t, what)?),
+        Field::ValueLength => Edit::ValueLength(parse_u32(t, what)?),
+        Field::Window => Edit::Window(parse_count(t, what)?),
+        Field::KvLoraRank => Edit::KvLoraRank(parse_u32(t, what)?),
+        Field::RopeDim => Edit::RopeDim(parse_u32(t, what)?),
+        Field::ExpertsUsed | Field::Experts => {
+            // "8 of 128", "8/128" or a single number for the experts used.
+            let lower = t.to_ascii_lowercase();
+            let parts: Vec<&str> = lower
+                .split(['/', ' '])
+                .filter(|p| !p.is_empty() && *p != "of")
+                .collect();
+            let total = fig.moe.map_or(0, |m| m.experts);
+            match parts.as_slice() {
+                [u] => Edit::Experts {
+                    used: parse_u32(u, "experts used")?,
+                    total,
+                },
+                [u, n] => Edit::Experts {
+                    used: parse_u32(u, "experts used")?,
+                    total: parse_u32(n, "experts")?,
+                },
+                _ => return Err(FieldError::Experts(t.into())),
+            }
+        }
+        Field::Parameters => Edit::Parameters(parse_params(t)?),
+        Field::NativeContext => Edit::NativeContext(parse_count(t, what)?),
+        Field::Capacity(i) => Edit::Capacity {
+            tier: i,
+            bytes: units::parse_bytes(t).map_err(|e| FieldError::Unit(what, e.0))?,
+        },
+        Field::Bandwidth(i) => Edit::Bandwidth {
+            tier: i,
+            rate: units::parse_bandwidth(t).map_err(|e| FieldError::Unit(what, e.0))?,
+        },
+        Field::Measured(i) => Edit::Measured {
+            tier: i,
+            rate: if t.is_empty() || t.eq_ignore_ascii_case("none") {
+                None
+            } else {
+                Some(units::parse_bandwidth(t).map_err(|e| FieldError::Unit(what, e.0))?)
+            },
+        },
+        Field::ComputeRate(i) => Edit::ComputeRate {
+            index: i,
+            rate: units::parse_flops(t).map_err(|e| FieldError::Unit(what, e.0))?,
+        },
+        Field::MachineProfile | Field::Claim => return Ok(None),
+    }))
+}
+
+/// Apply an edit to the field through the one edit function ([`edit::apply`]).
+pub fn apply(
+    s: &mut Scenario,
+    fig: &mut ArchFigures,
+    f: Field,
+    e: &Edit,
+) -> Result<(), FieldError> {
+    edit::apply(s, fig, e).map_err(|e| FieldError::Refused(f.short(), e))
+}
+
+/// Step a scenario field left (−1) or right (+1). Model figures are stepped in `fig`.
+/// Returns Ok(false) when the field cannot be stepped (type its value instead).
+pub fn step(
+    s: &mut Scenario,
+    fig: &mut ArchFigures,
+    f: Field,
+    dir: i32,
+) -> Result<bool, FieldError> {
+    match step_edit(s, fig, f, dir) {
+        Some(e) => apply(s, fig, f, &e).map(|()| true),
+        None => Ok(false),
+    }
 }
 
 /// Set a field from typed text. Errors are one line naming the field and the text.
@@ -823,164 +1040,10 @@ pub fn set(
     f: Field,
     text: &str,
 ) -> Result<(), FieldError> {
-    let what = f.name();
-    let t = text.trim();
-    let c = &mut s.cache;
-    match f {
-        Field::Context => c.context = parse_count(t, "context")?,
-        Field::Sequences => c.sequences = parse_count(t, "sequences")?,
-        Field::TypeK => c.type_k = parse_cache_type(t, "K cache")?,
-        Field::TypeV => c.type_v = parse_cache_type(t, "V cache")?,
-        Field::FlashAttn => c.flash_attn = parse_bool(t, "flash attention")?,
-        Field::Ubatch => c.ubatch = parse_count(t, "n_ubatch")?,
-        Field::KvUnified => c.kv_unified = parse_bool(t, "unified KV")?,
-        Field::SwaFull => c.swa_full = parse_bool(t, "swa-full")?,
-        Field::Other => {
-            let v = units::parse_bytes(t).map_err(|e| format!("other allocations A: {}", e.0))?;
-            s.other_bytes =
-                Sourced::new(v, Provenance::User, "other allocations A, set by the user");
-        }
-        Field::GpuLayers => {
-            s.offload.gpu_layers = if t.eq_ignore_ascii_case("all") {
-                None
-            } else {
-                let n = parse_u32(t, "GPU layers")?;
-                if n > s.model.layer_count() {
-                    None
-                } else {
-                    Some(n)
-                }
-            };
-        }
-        Field::PromptRows => s.prompt_rows = parse_count(t, "prompt rows")?,
-        Field::ComputePath => {
-            if t.is_empty() {
-                return Err("compute path: type a path name (e.g. fp16)".into());
-            }
-            s.compute_path = t.to_string();
-        }
-        Field::Layers => {
-            let n = parse_u32(t, "layers")?;
-            if n == 0 {
-                return Err("layers: a model has at least 1 layer".into());
-            }
-            if let PerLayer::List(v) = &fig.head_count_kv
-                && v.len() != n as usize
-            {
-                fig.head_count_kv = PerLayer::Uniform(fig.head_count_kv.max());
-            }
-            if let PerLayer::List(v) = &fig.head_count
-                && v.len() != n as usize
-            {
-                fig.head_count = PerLayer::Uniform(fig.head_count.max());
-            }
-            if fig
-                .sliding_pattern
-                .as_ref()
-                .is_some_and(|p| p.len() != n as usize)
-            {
-                fig.sliding_pattern = None;
-            }
-            fig.layers = n;
-        }
-        Field::Heads => fig.head_count = PerLayer::Uniform(parse_u32(t, "heads")?),
-        Field::KvHeads => fig.head_count_kv = PerLayer::Uniform(parse_u32(t, "KV heads")?),
-        Field::KeyLength => fig.key_length = Some(parse_u32(t, "key length")?),
-        Field::ValueLength => fig.value_length = Some(parse_u32(t, "value length")?),
-        Field::Window => {
-            let w = parse_count(t, "window")?;
-            fig.sliding_window = if w == 0 { None } else { Some(w) };
-        }
-        Field::KvLoraRank | Field::RopeDim => {
-            let v = parse_u32(t, &what)?;
-            let mla = fig.mla.get_or_insert(Mla {
-                kv_lora_rank: 512,
-                rope_dim: 64,
-                key_length_mla: 192,
-                value_length_mla: 128,
-            });
-            if f == Field::KvLoraRank {
-                mla.kv_lora_rank = v;
-            } else {
-                mla.rope_dim = v;
-            }
-            fig.key_length = Some(mla.kv_lora_rank + mla.rope_dim);
-            fig.value_length = Some(mla.kv_lora_rank);
-        }
-        Field::ExpertsUsed | Field::Experts => {
-            // "8 of 128", "8/128" or a single number for the experts used.
-            let lower = t.to_ascii_lowercase();
-            let parts: Vec<&str> = lower
-                .split(['/', ' '])
-                .filter(|p| !p.is_empty() && *p != "of")
-                .collect();
-            let cur = fig.moe.unwrap_or(Moe {
-                experts: 0,
-                experts_used: 0,
-                shared_experts: 0,
-            });
-            let (used, total) = match parts.as_slice() {
-                [u] => (parse_u32(u, "experts used")?, cur.experts),
-                [u, n] => (parse_u32(u, "experts used")?, parse_u32(n, "experts")?),
-                _ => {
-                    return Err(format!(
-                        "experts: type \"8 of 128\" (used of total), not \"{t}\""
-                    ));
-                }
-            };
-            fig.moe = Some(Moe {
-                experts: total,
-                experts_used: used,
-                shared_experts: cur.shared_experts,
-            });
-        }
-        Field::Parameters => {
-            let v = parse_params(t)?;
-            s.model.parameters_advertised =
-                Some(Sourced::new(v, Provenance::User, "typed in the explorer"));
-        }
-        Field::NativeContext => {
-            let v = parse_count(t, "native context")?;
-            fig.native_context = if v == 0 { None } else { Some(v) };
-        }
-        Field::Capacity(i) => {
-            let v = units::parse_bytes(t).map_err(|e| format!("capacity: {}", e.0))?;
-            if v == 0 {
-                return Err("capacity: a memory tier needs more than 0 bytes".into());
-            }
-            if let Some(tier) = s.machine.tiers.get_mut(i) {
-                tier.capacity = Sourced::new(v, Provenance::User, "edited in the explorer");
-            }
-        }
-        Field::Bandwidth(i) => {
-            let v = units::parse_bandwidth(t).map_err(|e| format!("bandwidth: {}", e.0))?;
-            if let Some(tier) = s.machine.tiers.get_mut(i) {
-                tier.bandwidth = Sourced::new(v, Provenance::User, "edited in the explorer");
-            }
-        }
-        Field::Measured(i) => {
-            let v = if t.is_empty() || t.eq_ignore_ascii_case("none") {
-                None
-            } else {
-                Some(
-                    units::parse_bandwidth(t)
-                        .map_err(|e| format!("measured bandwidth: {}", e.0))?,
-                )
-            };
-            if let Some(tier) = s.machine.tiers.get_mut(i) {
-                tier.measured_bandwidth =
-                    v.map(|b| Sourced::new(b, Provenance::User, "typed in the explorer"));
-            }
-        }
-        Field::ComputeRate(i) => {
-            let v = units::parse_flops(t).map_err(|e| format!("compute rate: {}", e.0))?;
-            if let Some(cr) = s.machine.compute.get_mut(i) {
-                cr.rate = Sourced::new(v, Provenance::User, "edited in the explorer");
-            }
-        }
-        Field::MachineProfile | Field::Claim => {}
+    match parse_edit(s, fig, f, text)? {
+        Some(e) => apply(s, fig, f, &e),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Parameters: `32.8e9`, `32,800,000,000`, `32.8B`, `671b`, `270M`.
@@ -998,18 +1061,12 @@ pub fn parse_params(t: &str) -> Result<u64, FieldError> {
         Some('t') => (&lower[..lower.len() - 1], 1e12),
         _ => (lower.as_str(), 1.0),
     };
-    let v: f64 = num.parse().map_err(|_| {
-        format!(
-            "parameters: \"{}\" is not a number (e.g. 32.8e9 or 32.8B)",
-            t.trim()
-        )
-    })?;
+    let v: f64 = num
+        .parse()
+        .map_err(|_| FieldError::Parameters(t.trim().into()))?;
     let v = v * mult;
     if !v.is_finite() || v < 1.0 || v >= u64::MAX as f64 {
-        return Err(format!(
-            "parameters: \"{}\" is not a plausible parameter count",
-            t.trim()
-        ));
+        return Err(FieldError::ParametersImplausible(t.trim().into()));
     }
     Ok(v.round() as u64)
 }
@@ -1080,15 +1137,29 @@ pub fn refusal_rows(reason: &str, width: usize) -> Vec<Row> {
         .collect()
 }
 
-/// A saved machine's name: the profile's name without an earlier edit note, followed by the
-/// edits as they are now (`… (edited: unified 64.000 GiB)`), so the name never keeps a stale
-/// "(edited)".
+/// A saved machine's name: the profile's name without an earlier edit note, a memory size
+/// it states replaced by the edited one ("48 GB unified memory" → "64 GiB unified memory"),
+/// followed by the edits as they are now (`… (edited: unified 64.000 GiB)`), so the name
+/// never keeps a stale "(edited)" or size. `before` is the machine as its profile states it.
 pub fn edited_machine_name(
     base: &str,
+    before: &crate::core::scenario::Machine,
     m: &crate::core::scenario::Machine,
     edits: &[Field],
 ) -> String {
-    let base = base.split(" (edited").next().unwrap_or(base).trim_end();
+    let mut base = base
+        .split(" (edited")
+        .next()
+        .unwrap_or(base)
+        .trim_end()
+        .to_string();
+    for f in edits {
+        if let Field::Capacity(i) = *f
+            && let (Some(old), Some(new)) = (before.tiers.get(i), m.tiers.get(i))
+        {
+            base = replace_size(&base, old.capacity.value, new.capacity.value);
+        }
+    }
     let tier = |i: usize| m.tiers.get(i);
     let parts: Vec<String> = edits
         .iter()
@@ -1115,4 +1186,37 @@ pub fn edited_machine_name(
     } else {
         format!("{base} (edited: {})", parts.join(", "))
     }
+}
+
+/// `name` with a whole-number mention of `old` bytes ("48 GB", "48 GiB", "48GB") replaced by
+/// `new` ("64 GiB"); the name unchanged when it states no such size.
+fn replace_size(name: &str, old: u64, new: u64) -> String {
+    let mut counts = Vec::new();
+    if old.is_multiple_of(GIB) {
+        counts.push(old / GIB);
+    }
+    if old.is_multiple_of(1_000_000_000) {
+        counts.push(old / 1_000_000_000);
+    }
+    let new_text = if new.is_multiple_of(GIB) {
+        format!("{} GiB", new / GIB)
+    } else {
+        units::fmt_gib(new)
+    };
+    for n in counts {
+        for unit in [" GB", " GiB", "GB", "GiB"] {
+            let pat = format!("{n}{unit}");
+            let mut from = 0;
+            while let Some(at) = name[from..].find(&pat).map(|i| i + from) {
+                let before_ok = !name[..at].ends_with(|c: char| c.is_ascii_digit() || c == '.');
+                let after = &name[at + pat.len()..];
+                let after_ok = !after.starts_with(|c: char| c.is_ascii_alphanumeric());
+                if before_ok && after_ok {
+                    return format!("{}{new_text}{after}", &name[..at]);
+                }
+                from = at + pat.len();
+            }
+        }
+    }
+    name.to_string()
 }

@@ -159,13 +159,13 @@ impl App {
         self.render_title(&l, buf);
         if let Some(tabs) = l.tabs {
             let mut spans = Vec::new();
-            for p in [Pane::Artifact, Pane::Model, Pane::Cache, Pane::Machine] {
+            for p in super::tabs::TABBED {
                 let style = if layout::compact_left(self.focus) == p {
                     t.title(true)
                 } else {
                     t.label()
                 };
-                spans.push(Span::styled(format!(" {} ", p.title()), style));
+                spans.push(Span::styled(super::tabs::label(p), style));
             }
             Paragraph::new(Line::from(spans)).render(tabs, buf);
         }

@@ -93,7 +93,7 @@ impl Widget for ArtifactPane<'_> {
             (None, None) => self
                 .weights
                 .first()
-                .map_or("no artifact".into(), |w| w.label.clone()),
+                .map_or("no artifact".into(), |w| w.label()),
         };
         let source = if loaded.is_some() { "file" } else { "profile" };
         lines.push(Line::from(vec![

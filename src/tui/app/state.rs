@@ -1,0 +1,144 @@
+//! The explorer's state types: views, prompts, messages, claims, the pinned artifact and
+//! the undo point. Data only; `App` holds them.
+
+use super::*;
+
+/// A full-screen view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// The panes.
+    Main,
+    /// The tensor inventory browser.
+    Tensors,
+    /// The metadata view.
+    Metadata,
+    /// Compare machines.
+    Compare,
+    /// llama-bench results against this scenario's ceilings.
+    Bench,
+    /// Every model on this machine.
+    Library,
+}
+
+/// The llama-bench results view: the import's text report for the current scenario.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BenchView {
+    /// The results file.
+    pub path: Option<PathBuf>,
+    /// The report's lines (computed when imported and on every recompute).
+    pub lines: Vec<String>,
+    /// First line shown.
+    pub scroll: usize,
+    /// Decode rows above their highest ceiling.
+    pub impossible_rows: usize,
+    /// The rows read from the file.
+    pub rows: Vec<crate::bench::BenchRow>,
+}
+
+/// A one-line message at the bottom.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    /// The text.
+    pub text: String,
+    /// An error (shown in the bad style).
+    pub error: bool,
+}
+
+/// What a line being typed is for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InputTarget {
+    /// A field of the focused pane.
+    Field(Field),
+    /// The path of a GGUF file to open.
+    OpenPath,
+    /// The path of a llama-bench results file to import.
+    BenchPath,
+    /// The id under which to save a profile.
+    SaveId(SaveKind),
+    /// Incremental search in the tensor view.
+    TensorSearch,
+    /// Incremental search in the metadata view.
+    MetadataSearch,
+    /// Filter of the compare view.
+    CompareFilter,
+    /// A folder of models to add to the library view.
+    LibraryDir,
+}
+
+/// A line being typed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Input {
+    /// What it is for.
+    pub target: InputTarget,
+    /// The prompt shown before it.
+    pub prompt: String,
+    /// The text so far.
+    pub text: String,
+    /// Cursor position in characters.
+    pub cursor: usize,
+    /// The opening value is selected: the first typed character replaces it.
+    pub selected: bool,
+    /// A picker's choices (filtered by the text); empty for a plain line.
+    pub choices: Vec<String>,
+    /// The highlighted row among the filtered choices.
+    pub pick: usize,
+    /// Tab-completion candidates of a path prompt, listed above the line.
+    pub candidates: Vec<String>,
+    /// The history entry shown (None: the line being typed).
+    pub history_at: Option<usize>,
+    /// The line being typed, kept while history is browsed.
+    pub draft: String,
+}
+
+/// What `s` saves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SaveKind {
+    /// The machine profile.
+    Machine,
+    /// The scenario (and the edited machine and model with it).
+    Scenario,
+}
+
+/// A question waiting for y or n.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Confirm {
+    /// The question.
+    pub question: String,
+    /// What to save if the answer is yes.
+    pub kind: SaveKind,
+    /// The id.
+    pub id: String,
+}
+
+/// A claimed rate and its verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Claim {
+    /// As typed.
+    pub text: String,
+    /// The check against the current report.
+    pub check: ClaimCheck,
+}
+
+/// The profile artifact of the scenario (before or without a GGUF file).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PinnedArtifact {
+    /// Artifact id in the model profile.
+    pub id: String,
+    /// File name.
+    pub file: String,
+    /// Exact bytes.
+    pub bytes: u64,
+    /// Pinned SHA-256.
+    pub sha256: Option<String>,
+    /// Quantization preset name.
+    pub quantization: String,
+}
+
+/// Everything needed to undo a rejected change.
+#[derive(Debug, Clone)]
+pub(crate) struct Undo {
+    pub(crate) scenario: Scenario,
+    pub(crate) figures: ArchFigures,
+    pub(crate) model_edits: ModelEdits,
+    pub(crate) machine_edits: Vec<Field>,
+}

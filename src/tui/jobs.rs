@@ -1,0 +1,153 @@
+//! The explorer's background work as the app sees it: opening a file, hashing it, loading a
+//! metadata array, scanning the library. The jobs run on worker threads (`tui::file::Jobs`,
+//! `views::library`); this module starts them and takes their messages. Never draws.
+
+use super::app::{App, PinnedArtifact};
+use super::fields::ModelEdits;
+use super::file::{self, Job, JobMessage};
+use super::views::metadata::MetadataView;
+use super::views::tensors::TensorView;
+use crate::core::units::Provenance;
+use std::path::PathBuf;
+
+impl App {
+    /// Take a finished library scan; true when one arrived.
+    pub(crate) fn poll_library(&mut self) -> bool {
+        if self.library.poll() {
+            self.library.refresh(&self.scenario);
+            true
+        } else {
+            false
+        }
+    }
+
+    pub(crate) fn open_path(&mut self, p: PathBuf) {
+        self.info(format!("opening {} …", p.display()));
+        self.file.open(p, &mut self.jobs);
+    }
+
+    pub(crate) fn start_hash(&mut self) {
+        match self
+            .file
+            .start_hash(&mut self.jobs, self.hash_cache.clone())
+        {
+            Ok(()) => self.info("hashing… (x cancels)"),
+            Err(e) => self.error(e),
+        }
+    }
+
+    /// Handle every finished or progressing background job; true when the screen changed.
+    pub fn poll_jobs(&mut self) -> bool {
+        let msgs = self.jobs.drain();
+        let changed = !msgs.is_empty() | self.poll_library();
+        for m in msgs {
+            self.on_job(m);
+        }
+        changed
+    }
+
+    /// Wait (up to `timeout`) until no background job is running, handling their messages.
+    pub fn wait_for_jobs(&mut self, timeout: std::time::Duration) {
+        let start = std::time::Instant::now();
+        while self.busy() && start.elapsed() < timeout {
+            if self.poll_library() {
+                continue;
+            }
+            for m in self.jobs.wait(std::time::Duration::from_millis(20)) {
+                self.on_job(m);
+            }
+        }
+        self.poll_jobs();
+    }
+
+    /// True while a background job runs (the event loop redraws more often).
+    pub fn busy(&self) -> bool {
+        self.jobs.running() > 0 || self.library.scanning()
+    }
+
+    pub(crate) fn on_job(&mut self, m: JobMessage) {
+        match m {
+            JobMessage::Opened(result) => match *result {
+                Ok(loaded) => self.apply_loaded(loaded),
+                Err(e) => self.error(e),
+            },
+            JobMessage::Hash(h) => {
+                if let Some(text) = self.file.on_hash(h, self.pinned.as_ref()) {
+                    self.message = Some(text);
+                }
+            }
+            JobMessage::Array(key, result) => self.file.on_array(key, result),
+        }
+    }
+
+    /// Use an opened file: its model shape, bytes and inventory replace the profile's.
+    pub fn apply_loaded(&mut self, loaded: file::Loaded) {
+        let (shape, figures) = match &loaded.model {
+            Ok(m) => m.clone(),
+            Err(e) => {
+                // Browse the file; the bounds keep the scenario they had.
+                let msg = format!(
+                    "opened {}: tensors (t) and metadata (m) are shown, but the bounds keep the previous model: {e}",
+                    loaded.file_name
+                );
+                self.show_file(loaded);
+                self.error(msg);
+                return;
+            }
+        };
+        let u = self.undo_point();
+        let mut shape = shape;
+        shape.warnings.extend(loaded.warnings.iter().cloned());
+        // Keep the advertised parameter count of a matching model profile (same artifact size).
+        let matching = file::matching_profile(&self.catalog, loaded.total_bytes);
+        shape.parameters_advertised = matching.as_ref().and_then(|(m, _)| {
+            m.parameters
+                .as_ref()
+                .map(|p| crate::core::units::Sourced::new(p.value, p.provenance.0, p.citation()))
+        });
+        self.scenario.name = format!("{} on {}", loaded.file_name, self.scenario.machine.name);
+        self.scenario.model = shape;
+        self.scenario.weights = loaded.weights.clone();
+        self.scenario.inventory = Some(loaded.core_inventory.clone());
+        self.figures = figures;
+        self.model_edits = ModelEdits::default();
+        if self.recompute_or_undo(Some(u)) {
+            self.model_base = Provenance::File;
+            self.scenario_file = None;
+            self.model_file = None;
+            self.pinned = matching.map(|(_, a)| PinnedArtifact {
+                id: a.id.clone(),
+                file: a.file.clone(),
+                bytes: a.bytes,
+                sha256: a.sha256.clone(),
+                quantization: a.quantization.clone(),
+            });
+            self.base = self.scenario.clone();
+            let name = loaded.file_name.clone();
+            let auto_hash = self.pinned.as_ref().is_some_and(|p| p.sha256.is_some())
+                && !crate::remote::is_remote(&loaded.path);
+            self.show_file(loaded);
+            self.info(format!("opened {name}"));
+            if auto_hash {
+                self.start_hash();
+            }
+        } else {
+            self.file.open_failed();
+        }
+    }
+
+    /// Make a read file the one the views browse.
+    pub(crate) fn show_file(&mut self, loaded: file::Loaded) {
+        self.tensors = TensorView::default();
+        self.metadata = MetadataView::default();
+        self.file.set_loaded(loaded);
+        self.tensors.rebuild(self.file.inventory());
+        self.metadata.rebuild(self.file.metadata_rows());
+    }
+
+    /// Run a job synchronously (tests): start it and wait for it.
+    pub fn run_now(&mut self, job: Job) {
+        self.jobs.spawn(job);
+        self.wait_for_jobs(std::time::Duration::from_secs(30));
+    }
+}
