@@ -16,4 +16,4 @@ pub use eval::{
 };
 pub use json::write_json;
 pub use parse::{BenchError, BenchRow, FlashAttn, RowSource, TestKind, load, parse_str};
-pub use text::{write_markdown, write_text};
+pub use text::{headline, write_markdown, write_text};

@@ -47,7 +47,7 @@ pub fn llama_cpp_command(r: &Report, model_path: &str) -> String {
     let ngl = if !s.machine.accelerators().is_empty() {
         r.layout.gpu_layers
     } else if s.machine.tiers.iter().any(|t| t.kind == TierKind::Unified) {
-        s.model.layer_count() + 1
+        crate::core::tiers::all_gpu_layers(&s.model)
     } else {
         0
     };

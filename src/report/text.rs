@@ -581,13 +581,13 @@ pub fn write_worksheet<W: Write>(
                 "{} tokens/s for {} rows ({}; {} on \"{}\", {})",
                 fmt_rate(t),
                 fmt_tokens(ro.prompt_rows),
-                ro.reason,
+                super::words::prefill_reason(ro),
                 fmt_flops(ro.compute.unwrap_or_default()),
                 ro.compute_path,
                 ro.compute_provenance.map_or("", |p| p.label())
             ),
         )?,
-        None => o.row("prefill ceiling", &ro.reason)?,
+        None => o.row("prefill ceiling", &super::words::prefill_reason(ro))?,
     }
     if let Some(l) = &ro.linear {
         o.row(
@@ -771,6 +771,7 @@ fn kv_total_derivation(r: &Report) -> String {
 
 /// Write a claim check.
 pub fn write_check<W: Write>(c: &ClaimCheck, style: Style, w: &mut W) -> io::Result<()> {
+    let c = &super::words::claim(c);
     let mut o = Out { w, style };
     match style {
         Style::Text => writeln!(o.w, "{}", Text(&c.verdict))?,

@@ -54,6 +54,10 @@ pub struct BenchView {
     pub scroll: usize,
     /// Decode rows above their highest ceiling.
     pub impossible_rows: usize,
+    /// The import's headline (`bench::headline`): the same sentence as the report's verdict.
+    pub headline: String,
+    /// Every decode row is within every ceiling (`BenchReport::all_within`).
+    pub all_within: bool,
     /// The rows read from the file.
     pub rows: Vec<crate::bench::BenchRow>,
 }
@@ -1399,13 +1403,11 @@ impl App {
                 };
                 self.refresh_bench();
                 self.view = View::Bench;
-                let n = self.bench.impossible_rows;
-                if n > 0 {
-                    self.error(format!(
-                        "{n} decode row(s) above the highest ceiling: IMPOSSIBLE"
-                    ));
+                let headline = self.bench.headline.clone();
+                if self.bench.impossible_rows > 0 {
+                    self.error(headline);
                 } else {
-                    self.info("every decode row is at or below its highest ceiling");
+                    self.info(headline);
                 }
             }
             Err(e) => self.error(e.to_string()),
@@ -1437,6 +1439,8 @@ impl App {
                 .collect();
         }
         self.bench.impossible_rows = r.impossible_rows;
+        self.bench.headline = crate::bench::headline(&r);
+        self.bench.all_within = r.all_within();
         self.bench.scroll = self
             .bench
             .scroll
