@@ -3,10 +3,13 @@
 //! Depends on `core` only.
 
 pub mod compare;
+pub mod export;
+pub mod hash;
 pub mod json;
 pub mod text;
 pub mod words;
 
+pub use export::{Export, ReportDoc, render, render_string};
 pub use json::{JsonReport, to_json};
 pub use text::{Style, write_check, write_worksheet};
 

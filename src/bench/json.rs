@@ -387,3 +387,18 @@ pub fn write_json(r: &BenchReport, w: &mut impl Write) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *w, &BenchJson::from(r)).map_err(io::Error::other)?;
     writeln!(w)
 }
+
+impl crate::report::Export for BenchReport {
+    fn schema(&self) -> &'static str {
+        SCHEMA
+    }
+    fn write_json(&self, mut w: &mut dyn Write) -> io::Result<()> {
+        write_json(self, &mut w)
+    }
+    fn write_styled(&self, style: crate::report::Style, mut w: &mut dyn Write) -> io::Result<()> {
+        match style {
+            crate::report::Style::Text => super::text::write_text(self, &mut w),
+            crate::report::Style::Markdown => super::text::write_markdown(self, &mut w),
+        }
+    }
+}

@@ -7,6 +7,33 @@ use crate::core::units::{fmt_gib_signed, fmt_ms, fmt_rate, fmt_tokens};
 use serde::Serialize;
 use std::io::{self, Write};
 
+/// Document kind and version of `compare --format json`.
+pub const SCHEMA: &str = "llmbound-compare/1";
+
+/// `compare`: one scenario on several machines.
+pub struct CompareDoc<'a> {
+    /// The scenario (its model, artifact and cache settings).
+    pub base: &'a Scenario,
+    /// One row per machine.
+    pub rows: &'a [CompareRow],
+}
+
+impl super::export::Export for CompareDoc<'_> {
+    fn schema(&self) -> &'static str {
+        SCHEMA
+    }
+    fn write_json(&self, mut w: &mut dyn Write) -> io::Result<()> {
+        write(self.base, self.rows, Format::Json, &mut w)
+    }
+    fn write_styled(&self, style: super::Style, mut w: &mut dyn Write) -> io::Result<()> {
+        let f = match style {
+            super::Style::Text => Format::Text,
+            super::Style::Markdown => Format::Markdown,
+        };
+        write(self.base, self.rows, f, &mut w)
+    }
+}
+
 /// One machine's figures (JSON contract).
 #[derive(Debug, Clone, Serialize)]
 pub struct CompareJson {
@@ -99,6 +126,8 @@ pub fn write<W: Write>(
     if format == Format::Json {
         #[derive(Serialize)]
         struct Doc<'a> {
+            schema: &'static str,
+            version: &'static str,
             model: &'a str,
             context: u64,
             sequences: u64,
@@ -109,6 +138,8 @@ pub fn write<W: Write>(
         serde_json::to_writer_pretty(
             &mut *w,
             &Doc {
+                schema: SCHEMA,
+                version: super::export::VERSION,
                 model: &base.model.name,
                 context: base.cache.context,
                 sequences: base.cache.sequences,
