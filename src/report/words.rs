@@ -220,6 +220,8 @@ pub fn claim_verdict(c: &ClaimCheck) -> String {
 pub struct ClaimWords {
     /// The rate checked, tokens/s (aggregate over the sequences).
     pub tokens_per_second: f64,
+    /// Sequences B the rate is aggregate over.
+    pub sequences: u64,
     /// Above the highest ceiling that can decide.
     pub impossible: bool,
     /// The headline.
@@ -245,6 +247,7 @@ pub struct ClaimLineWords {
 pub fn claim(c: &ClaimCheck) -> ClaimWords {
     ClaimWords {
         tokens_per_second: c.tokens_per_second,
+        sequences: c.sequences,
         impossible: c.impossible,
         verdict: claim_verdict(c),
         lines: c
