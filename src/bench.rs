@@ -1,5 +1,5 @@
 //! Import of llama-bench measurements (`-o json` / `-o jsonl`) and their comparison with the
-//! decode and prefill ceilings of the same scenario (SPEC §4, §5, §8). Reads the files it is
+//! decode and prefill ceilings of the same scenario (docs/bounds.md §4, §5, §8). Reads the files it is
 //! given and calls `core`; never the terminal, the TUI or the command line.
 //!
 //! Flow: `load(path)` → `Vec<BenchRow>`; `evaluate(&rows, &base_scenario, &BenchOptions)` →

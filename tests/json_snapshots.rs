@@ -96,7 +96,12 @@ fn check_json() {
     );
     let v: serde_json::Value = serde_json::from_str(&t).unwrap();
     assert_eq!(v["context_decides"], true);
-    assert!(v["verdict"].as_str().unwrap().contains("32,768 tokens of context"));
+    assert!(
+        v["verdict"]
+            .as_str()
+            .unwrap()
+            .contains("32,768 tokens of context")
+    );
     insta::assert_snapshot!("check_json", t);
 }
 
@@ -141,7 +146,13 @@ fn hash_json() {
     let m = model(dir.path());
     let t = json(
         dir.path(),
-        &["hash", "--no-cache", m.to_str().unwrap(), "--format", "json"],
+        &[
+            "hash",
+            "--no-cache",
+            m.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
         "llmbound-hash/1",
         0,
     );

@@ -1,4 +1,4 @@
-//! SPEC.md §7: the default scenario reproduces the article's figures digit for digit.
+//! docs/bounds.md §7: the default scenario reproduces the article's figures digit for digit.
 
 use llmbound::core::units::{self, fmt_gib};
 use llmbound::core::{check_claim, evaluate};

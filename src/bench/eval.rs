@@ -1,6 +1,6 @@
 //! Holding llama-bench rows against the bounds: each row becomes a scenario (the base scenario
 //! with the row's cache types, placement and retained length), `core::evaluate` gives its
-//! ceilings, and the observed rate is compared with them (SPEC §4, §5, §8). No I/O.
+//! ceilings, and the observed rate is compared with them (docs/bounds.md §4, §5, §8). No I/O.
 
 use super::parse::{BenchRow, FlashAttn, RowSource, TestKind};
 use crate::core::cache::CacheType;
@@ -209,10 +209,10 @@ pub struct ArtifactCheck {
     pub rows: Vec<usize>,
 }
 
-/// One field of SPEC §8's measurement record.
+/// One field of docs/bounds.md §8's measurement record.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecordField {
-    /// The field as SPEC §8 names it.
+    /// The field as docs/bounds.md §8 names it.
     pub field: String,
     /// Its value, when the file has it.
     pub value: Option<String>,
@@ -256,9 +256,9 @@ pub struct BenchReport {
     pub rows: Vec<RowReport>,
     /// The run's artifacts against the scenario's.
     pub artifacts: Vec<ArtifactCheck>,
-    /// SPEC §8 fields the files have.
+    /// docs/bounds.md §8 fields the files have.
     pub record_present: Vec<RecordField>,
-    /// SPEC §8 fields the files lack (never invented).
+    /// docs/bounds.md §8 fields the files lack (never invented).
     pub record_missing: Vec<RecordField>,
     /// Notes, each with the rows it applies to.
     pub notes: Vec<Note>,
@@ -688,8 +688,9 @@ fn row_scenario(
 /// ceiling's deciding rate, `Ceiling::top_tokens_per_second`).
 fn figure(r: &Report, c: &Ceiling, top: bool) -> CeilingFigure {
     use crate::core::decode::BandwidthChoice;
-    let tier =
-        &r.inputs.machine.tiers[c.main_tier.min(r.inputs.machine.tiers.len().saturating_sub(1))];
+    let tier = &r.inputs.machine.tiers[c
+        .main_tier
+        .min(r.inputs.machine.tiers.len().saturating_sub(1))];
     let bw = match c.bandwidth_choice {
         BandwidthChoice::Headline => tier.headline_bandwidth(),
         BandwidthChoice::Highest => tier.highest_bandwidth(),
@@ -908,7 +909,7 @@ fn field(name: &str, value: Option<String>, note: impl Into<String>) -> RecordFi
     }
 }
 
-/// SPEC §8's record: which fields the files have and which they lack.
+/// docs/bounds.md §8's record: which fields the files have and which they lack.
 fn record(rows: &[BenchRow], opts: &BenchOptions) -> (Vec<RecordField>, Vec<RecordField>) {
     let mut present = Vec::new();
     let mut missing = Vec::new();

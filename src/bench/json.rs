@@ -50,9 +50,9 @@ pub struct BenchJson<'a> {
     pub rows: Vec<RowJson<'a>>,
     /// The run's artifacts against the scenario's.
     pub artifacts: Vec<ArtifactJson<'a>>,
-    /// SPEC §8 fields the files have.
+    /// docs/bounds.md §8 fields the files have.
     pub record_fields_present: Vec<RecordJson<'a>>,
-    /// SPEC §8 fields the files lack (names only).
+    /// docs/bounds.md §8 fields the files lack (names only).
     pub missing_record_fields: Vec<&'a str>,
     /// Why each is missing.
     pub missing_record_details: Vec<RecordJson<'a>>,
@@ -205,7 +205,7 @@ pub struct ArtifactJson<'a> {
 /// A record field.
 #[derive(Debug, Serialize)]
 pub struct RecordJson<'a> {
-    /// SPEC §8 name.
+    /// docs/bounds.md §8 name.
     pub field: &'a str,
     /// Value.
     pub value: Option<&'a str>,

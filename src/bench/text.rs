@@ -3,11 +3,11 @@
 //! Formats numbers with `core::units`; no arithmetic beyond ratios already in the report.
 
 use super::eval::{BandwidthFigure, BenchReport, DecodeComparison, RowOutcome, RowReport};
+use super::parse::TestKind;
 use crate::core::claim::ClaimOutcome;
 use crate::core::roofline::PrefillBound;
-use crate::report::words;
-use super::parse::TestKind;
 use crate::core::units::{self, BytesPerSec};
+use crate::report::words;
 use std::io::{self, Write};
 
 #[derive(Clone, Copy, PartialEq)]
@@ -160,10 +160,7 @@ fn opt<T: ToString>(x: Option<T>) -> String {
 /// A decode row's verdict in words (the import's wording of core's outcome).
 pub fn row_verdict(d: &DecodeComparison) -> String {
     let rate = units::fmt_rate;
-    let highest = d
-        .ceiling
-        .as_ref()
-        .or(d.ceiling_without_inventory.as_ref());
+    let highest = d.ceiling.as_ref().or(d.ceiling_without_inventory.as_ref());
     let h = highest.map_or(0.0, |c| c.tokens_per_second);
     match d.outcome {
         RowOutcome::Claim(ClaimOutcome::AboveMeasured) => format!(
@@ -616,7 +613,7 @@ fn write(r: &BenchReport, w: &mut impl Write, style: Style) -> io::Result<()> {
         }
     }
 
-    heading(w, style, "Measurement record (SPEC §8)")?;
+    heading(w, style, "Measurement record (docs/bounds.md §8)")?;
     for f in &r.record_present {
         item(
             w,

@@ -1,5 +1,5 @@
 //! Decode ceilings: bytes moved per step over the bandwidth of the tiers they come from,
-//! aggregate over B sequences and per sequence, non-overlapped and overlapped (SPEC §4, §6).
+//! aggregate over B sequences and per sequence, non-overlapped and overlapped (docs/bounds.md §4, §6).
 //! Pure: no I/O, no other top-level module.
 
 use super::scenario::Scenario;

@@ -217,7 +217,7 @@ fn linear(s: &Scenario, w: u64) -> Option<Linear> {
     })
 }
 
-/// Run every bound of SPEC.md on a scenario.
+/// Run every bound of docs/bounds.md on a scenario.
 pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
     s.validate()?;
     let mut warnings = s.model.warnings.clone();

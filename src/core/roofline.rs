@@ -1,5 +1,5 @@
 //! Roofline: FLOPs and bytes per step, arithmetic intensity, machine balance, the prefill
-//! ceiling (only with a compute rate for the path) and the crossover rows S* (SPEC §5).
+//! ceiling (only with a compute rate for the path) and the crossover rows S* (docs/bounds.md §5).
 //! Pure: no I/O, no other top-level module.
 
 use super::model::{Attention, ModelShape};

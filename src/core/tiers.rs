@@ -1,6 +1,6 @@
 //! Placement of weights and cache on a machine's memory tiers (llama.cpp `-ngl`,
 //! `--tensor-split`, `-nkvo`), per-tier capacity, and per-tier bytes moved per decode step
-//! (SPEC §6). Pure: no I/O, no other top-level module.
+//! (docs/bounds.md §6). Pure: no I/O, no other top-level module.
 
 use super::kv::{self, CacheSettings, KvCache};
 use super::runtime::{self, GraphSettings, RuntimeBuffers};

@@ -80,9 +80,7 @@ impl HashReport {
     /// The exit code: `exit::MISMATCH` for a mismatch or an incomplete file, else 0.
     pub fn exit_code(&self) -> i32 {
         match self.outcome {
-            HashOutcome::Mismatch { .. } | HashOutcome::Incomplete { .. } => {
-                crate::exit::MISMATCH
-            }
+            HashOutcome::Mismatch { .. } | HashOutcome::Incomplete { .. } => crate::exit::MISMATCH,
             _ => crate::exit::OK,
         }
     }

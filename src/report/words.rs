@@ -190,9 +190,9 @@ pub fn claim_verdict(c: &ClaimCheck) -> String {
         ClaimOutcome::Impossible if c.context_decides() => format!(
             "IMPOSSIBLE at {n} tokens of context: {tps} tokens/s{agg} is above the highest ceiling ({h} tokens/s){context_note}"
         ),
-        ClaimOutcome::Impossible => format!(
-            "IMPOSSIBLE: {tps} tokens/s{agg} is above the highest ceiling ({h} tokens/s)"
-        ),
+        ClaimOutcome::Impossible => {
+            format!("IMPOSSIBLE: {tps} tokens/s{agg} is above the highest ceiling ({h} tokens/s)")
+        }
         ClaimOutcome::AboveWithoutInventory if c.context_decides() => format!(
             "{tps} tokens/s{agg} is above every ceiling at {n} tokens of context computed without a tensor inventory ({h} tokens/s){context_note}; open the GGUF to decide whether it is impossible"
         ),
