@@ -165,17 +165,33 @@ pub fn write<W: Write>(
     } else {
         writeln!(w, "{title}\n")?;
     }
-    let head = [
-        "machine",
-        "fits",
-        "free",
-        "max context",
-        "short ceiling t/s",
-        "full ceiling t/s",
-        "ms/token",
-        "inventory t/s",
-        "fullest tier / slowest tier",
-        "bandwidth",
+    // Several sequences: rates are aggregate across them, times are per step, the largest
+    // context is per sequence.
+    let b = base.cache.sequences;
+    let agg = if b > 1 {
+        format!(" (all {b} seq)")
+    } else {
+        String::new()
+    };
+    let head: [String; 10] = [
+        "machine".into(),
+        "fits".into(),
+        "free".into(),
+        if b > 1 {
+            "max context/seq".into()
+        } else {
+            "max context".into()
+        },
+        format!("short ceiling t/s{agg}"),
+        format!("full ceiling t/s{agg}"),
+        if b > 1 {
+            "ms/step".into()
+        } else {
+            "ms/token".into()
+        },
+        format!("inventory t/s{agg}"),
+        "fullest tier / slowest tier".into(),
+        "bandwidth".into(),
     ];
     // Machines that fit first, then those that do not, then errors; otherwise as given.
     let mut sorted: Vec<&CompareJson> = json.iter().collect();
@@ -239,7 +255,7 @@ pub fn write<W: Write>(
                 cells
                     .iter()
                     .map(|c| c[i].chars().count())
-                    .chain([head[i].len()])
+                    .chain([head[i].chars().count()])
                     .max()
                     .unwrap_or(0)
             })
@@ -257,7 +273,7 @@ pub fn write<W: Write>(
                 .collect::<Vec<_>>()
                 .join("  ")
         };
-        writeln!(w, "{}", line(&head.map(String::from)).trim_end())?;
+        writeln!(w, "{}", line(&head).trim_end())?;
         for c in &cells {
             writeln!(w, "{}", line(c).trim_end())?;
         }

@@ -277,6 +277,13 @@ pub struct CeilingJson {
     pub bandwidth_choice: &'static str,
     /// Bytes per step per tier.
     pub tier_bytes: Vec<u64>,
+    /// Seconds per step per tier, Q_i / BW_i.
+    pub tier_seconds: Vec<f64>,
+    /// Index of the tier moving the most bytes (the first on ties); its bandwidth is
+    /// `bandwidth_bytes_per_second`.
+    pub main_tier: usize,
+    /// Index of the tier whose bytes take longest per step (null: no tier moves a byte).
+    pub slowest_tier: Option<usize>,
 }
 
 impl From<&Ceiling> for CeilingJson {
@@ -307,6 +314,9 @@ impl From<&Ceiling> for CeilingJson {
                 BandwidthChoice::Highest => "highest",
             },
             tier_bytes: c.tier_bytes.clone(),
+            tier_seconds: c.tier_seconds.clone(),
+            main_tier: c.main_tier,
+            slowest_tier: c.slowest_tier,
         }
     }
 }
@@ -416,6 +426,14 @@ pub struct RooflineJson {
     pub decode_intensity_flop_per_byte: f64,
     /// 2 P_linear / W_linear.
     pub weight_only_intensity_flop_per_byte: Option<f64>,
+    /// Bandwidth of the roofline's slope, bytes/s.
+    pub bandwidth_bytes_per_second: f64,
+    /// Ridge point C / BW (null without a compute rate), FLOP/byte.
+    pub ridge_intensity_flop_per_byte: Option<f64>,
+    /// min(BW × I_decode, C), FLOP/s.
+    pub decode_attainable_flops_per_second: f64,
+    /// min(BW × I_prefill, C), FLOP/s.
+    pub prefill_attainable_flops_per_second: f64,
 }
 
 /// Cache and placement settings.
@@ -773,6 +791,10 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
             decode_bytes: ro.decode_bytes,
             decode_intensity_flop_per_byte: ro.decode_intensity,
             weight_only_intensity_flop_per_byte: ro.weight_only_intensity,
+            bandwidth_bytes_per_second: ro.bandwidth,
+            ridge_intensity_flop_per_byte: ro.ridge_intensity,
+            decode_attainable_flops_per_second: ro.decode_attainable_flops_per_second,
+            prefill_attainable_flops_per_second: ro.prefill_attainable_flops_per_second,
         },
         llama_cpp_command: super::llama_cpp_command(r, model_path),
         warnings: r.warnings.clone(),
