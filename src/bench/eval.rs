@@ -600,7 +600,8 @@ fn row_scenario(
     if row.n_prompt > 0 {
         s.prompt_rows = row.n_prompt;
     }
-    let layers = s.model.layer_count() as i64;
+    // `-ngl` that puts every layer on the accelerator (L + 1, derived once in core).
+    let all = i64::from(crate::core::tiers::all_gpu_layers(&s.model));
     let accels = s.machine.accelerators();
     let cpu_only_run = row
         .backends
@@ -614,7 +615,7 @@ fn row_scenario(
                 row.backends.as_deref().unwrap_or("")
             ));
             Some(0)
-        } else if n < 0 || n > layers {
+        } else if n < 0 || n >= all {
             None
         } else {
             Some(n as u32)
@@ -643,7 +644,7 @@ fn row_scenario(
             .tiers
             .iter()
             .any(|t| matches!(t.kind, TierKind::Host | TierKind::Unified));
-        let partial = matches!(s.offload.gpu_layers, Some(n) if (n as i64) <= layers);
+        let partial = matches!(s.offload.gpu_layers, Some(n) if i64::from(n) < all);
         if (partial || s.offload.no_kv_offload) && !has_host {
             notes.push(format!(
                 "machine \"{}\" has no host tier: what the run kept in host memory is counted at the accelerator's bandwidth, which can only raise the ceiling",
