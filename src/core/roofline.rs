@@ -289,4 +289,16 @@ mod tests {
         // already past the window: every row sees 3
         assert_eq!(attended_cells(100, 4, Some(3)), 12.0);
     }
+
+    #[test]
+    fn attainable_is_the_lower_of_slope_and_roof() {
+        // BW 100 B/s, C 1000 FLOP/s: the ridge is at 10 FLOP/byte.
+        assert_eq!(attainable(100.0, Some(1000.0), 1.0), 100.0);
+        assert_eq!(attainable(100.0, Some(1000.0), 10.0), 1000.0);
+        assert_eq!(attainable(100.0, Some(1000.0), 50.0), 1000.0);
+        // No compute rate: the slope alone.
+        assert_eq!(attainable(100.0, None, 50.0), 5000.0);
+        assert_eq!(LimitedBy::Compute.label(), "compute");
+        assert_eq!(LimitedBy::Bandwidth.label(), "bandwidth");
+    }
 }
