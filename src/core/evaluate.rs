@@ -4,7 +4,7 @@
 use super::claim::{Assumption, ClaimOutcome};
 use super::decode::{self, BandwidthChoice, Ceiling, CeilingKind, CurvePoint, HighestBasis};
 use super::kv::{self, KvCache};
-use super::roofline::{self, Linear, Roofline, RooflineInput};
+use super::roofline::{self, Linear, LinearBasis, Roofline, RooflineInput};
 use super::runtime::RuntimeBuffers;
 use super::scenario::{Scenario, ScenarioError};
 use super::tiers::{self, Layout, MemoryItem, TierLoad, WeightSplit, WeightsMode};
@@ -190,7 +190,7 @@ fn linear(s: &Scenario, w: u64) -> Option<Linear> {
             parameters: p,
             bytes,
             provenance: Provenance::File,
-            basis: "counted from the tensor inventory".into(),
+            basis: LinearBasis::Inventory,
         });
     }
     let total = s.model.parameters_advertised.as_ref()?;
@@ -210,9 +210,9 @@ fn linear(s: &Scenario, w: u64) -> Option<Linear> {
         bytes: w as f64 * p / total.value as f64,
         provenance: Provenance::Derived,
         basis: if s.model.tied_embeddings {
-            "advertised parameters (tied embedding counted once, as the output)".into()
+            LinearBasis::AdvertisedTied
         } else {
-            "advertised parameters minus the token embedding (vocab × hidden)".into()
+            LinearBasis::AdvertisedMinusEmbedding
         },
     })
 }

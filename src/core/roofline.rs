@@ -66,8 +66,19 @@ pub struct Linear {
     pub bytes: f64,
     /// From the tensor inventory (file) or derived from advertised figures.
     pub provenance: Provenance,
-    /// How it was obtained.
-    pub basis: String,
+    /// How it was obtained (the exporters word it).
+    pub basis: LinearBasis,
+}
+
+/// Where the linear parameter count comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LinearBasis {
+    /// Counted from the tensor inventory.
+    Inventory,
+    /// The advertised parameters; the tied embedding counts once, as the output.
+    AdvertisedTied,
+    /// The advertised parameters minus the token embedding (vocab × hidden).
+    AdvertisedMinusEmbedding,
 }
 
 /// What limits a roofline-bounded time: the compute roof or the memory slope.

@@ -605,7 +605,7 @@ pub fn write_worksheet<W: Write>(
             &format!(
                 "{} ({}, {})",
                 group_digits(l.parameters.round() as u128),
-                l.basis,
+                super::words::linear_basis(l.basis),
                 l.provenance
             ),
         )?;

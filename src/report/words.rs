@@ -5,7 +5,7 @@
 use crate::core::claim::{Assumption, ClaimOutcome};
 use crate::core::decode::{CeilingKind, HighestBasis};
 use crate::core::evaluate::{Capacity, ClaimCheck, FitVerdict};
-use crate::core::roofline::{PrefillBound, Roofline};
+use crate::core::roofline::{LinearBasis, PrefillBound, Roofline};
 use crate::core::tiers::MemoryItem;
 use crate::core::units;
 
@@ -279,5 +279,18 @@ pub fn prefill_bound(bound: PrefillBound, prompt_rows: u64, compute_path: &str) 
         PrefillBound::NoComputeRate => format!(
             "none: the profile has no sustained compute rate for this path (\"{compute_path}\")"
         ),
+    }
+}
+
+/// Where the linear parameter count comes from, in words.
+pub fn linear_basis(b: LinearBasis) -> &'static str {
+    match b {
+        LinearBasis::Inventory => "counted from the tensor inventory",
+        LinearBasis::AdvertisedTied => {
+            "advertised parameters (tied embedding counted once, as the output)"
+        }
+        LinearBasis::AdvertisedMinusEmbedding => {
+            "advertised parameters minus the token embedding (vocab × hidden)"
+        }
     }
 }
