@@ -1,5 +1,5 @@
 //! Import of llama-bench measurements (`-o json` / `-o jsonl`) and their comparison with the
-//! decode and prefill ceilings of the same scenario (SPEC §4, §5, §8). Reads the files it is
+//! decode and prefill ceilings of the same scenario (docs/bounds.md §4, §5, §8). Reads the files it is
 //! given and calls `core`; never the terminal, the TUI or the command line.
 //!
 //! Flow: `load(path)` → `Vec<BenchRow>`; `evaluate(&rows, &base_scenario, &BenchOptions)` →
@@ -16,4 +16,4 @@ pub use eval::{
 };
 pub use json::write_json;
 pub use parse::{BenchError, BenchRow, FlashAttn, RowSource, TestKind, load, parse_str};
-pub use text::{write_markdown, write_text};
+pub use text::{headline, write_markdown, write_text};

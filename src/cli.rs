@@ -105,6 +105,8 @@ enum Command {
         /// Ignore the cache of earlier results.
         #[arg(long = "no-cache")]
         no_cache: bool,
+        #[arg(long, value_enum, default_value_t = OutFormat::Text)]
+        format: OutFormat,
     },
     /// Hold llama-bench results (`-o json` / `-o jsonl`) against their ceilings, row by row;
     /// exit 3 when a decode row is above its highest ceiling.
@@ -437,7 +439,11 @@ fn run(cli: Cli, machines: &[String], out: &mut impl Write) -> Result<i32, Failu
             check_complete(&file, &a)?;
             Ok(0)
         }
-        Some(Command::Hash { file, no_cache }) => hash(&cat, &file, no_cache, out),
+        Some(Command::Hash {
+            file,
+            no_cache,
+            format,
+        }) => hash(&cat, &file, no_cache, format.into(), out),
         Some(Command::Report { scenario, format }) => {
             let b = build(&cat, &scenario)?;
             write_report(&b, format.into(), out).map_err(io_fail)?;
@@ -637,9 +643,11 @@ fn hash(
     cat: &Catalog,
     file: &std::path::Path,
     no_cache: bool,
+    format: Format,
     out: &mut impl Write,
 ) -> Result<i32, Failure> {
     use crate::gguf::{HashCache, HashJob, HashMessage};
+    use crate::report::hash::{HashOutcome, HashReport, HashedFile};
     if crate::remote::is_remote(file) {
         return Err(bad(crate::remote::RemoteError::NeedsLocal {
             spec: file.display().to_string(),
@@ -658,17 +666,15 @@ fn hash(
     if let Some(a) = &a
         && a.missing_bytes() > 0
     {
-        writeln!(
-            out,
-            "incomplete: {} bytes missing ({} bytes present, its tensors end at {}); not verified",
-            crate::core::units::group_digits(a.missing_bytes() as u128),
-            crate::core::units::group_digits(a.file_bytes() as u128),
-            crate::core::units::group_digits(
-                a.file_bytes().saturating_add(a.missing_bytes()) as u128
-            ),
-        )
-        .map_err(io_fail)?;
-        return Ok(EXIT_MISMATCH);
+        let r = HashReport {
+            files: Vec::new(),
+            outcome: HashOutcome::Incomplete {
+                missing_bytes: a.missing_bytes(),
+                present_bytes: a.file_bytes(),
+            },
+        };
+        report::render(&r, format, out).map_err(io_fail)?;
+        return Ok(r.exit_code());
     }
     let paths: Vec<PathBuf> = match &a {
         Some(a) => a.paths().into_iter().map(|p| p.to_path_buf()).collect(),
@@ -713,25 +719,15 @@ fn hash(
             None => std::thread::sleep(std::time::Duration::from_millis(50)),
         }
     };
-    let cached_note = |d: &crate::gguf::FileDigest| match (d.from_cache, d.read_at_s) {
-        (true, Some(t)) => format!(" (cached, read in full {})", crate::gguf::hash::fmt_utc(t)),
-        (true, None) => " (cached)".to_string(),
-        (false, _) => String::new(),
-    };
-    for d in &digests {
-        writeln!(
-            out,
-            "{}  {}{}",
-            d.sha256,
-            crate::sanitize::path(&d.path),
-            if d.from_cache {
-                format!(" {}", cached_note(d))
-            } else {
-                String::new()
-            }
-        )
-        .map_err(io_fail)?;
-    }
+    let files: Vec<HashedFile> = digests
+        .iter()
+        .map(|d| HashedFile {
+            path: d.path.to_string_lossy().into_owned(),
+            sha256: d.sha256.clone(),
+            from_cache: d.from_cache,
+            read_at_s: d.read_at_s,
+        })
+        .collect();
     let matched = match &a {
         Some(a) => cat.artifact_with_bytes(a.file_bytes()),
         // A block device has no file size to match: match by the digest itself.
@@ -745,56 +741,29 @@ fn hash(
             })
         }),
     };
-    let code = match (&matched, digests.as_slice()) {
+    let outcome = match (&matched, digests.as_slice()) {
         (Some((m, art)), [one]) => match &art.sha256 {
-            Some(pinned) if *pinned == one.sha256 => {
-                writeln!(
-                    out,
-                    "verified{}: matches {} / {} ({})",
-                    cached_note(one),
-                    Text(&m.id),
-                    Text(&art.id),
-                    Text(&art.file)
-                )
-                .map_err(io_fail)?;
-                0
-            }
-            Some(pinned) => {
-                writeln!(
-                    out,
-                    "MISMATCH: {} pins {} for {} bytes; this file is NOT that artifact",
-                    Text(&art.id),
-                    Text(pinned),
-                    crate::core::units::group_digits(art.bytes as u128)
-                )
-                .map_err(io_fail)?;
-                EXIT_MISMATCH
-            }
-            None => {
-                writeln!(
-                    out,
-                    "not pinned: artifact profile {} has the same size but no SHA-256 (add the digest above as its `sha256` to pin it)",
-                    Text(&art.id)
-                )
-                .map_err(io_fail)?;
-                0
-            }
+            Some(pinned) if *pinned == one.sha256 => HashOutcome::Verified {
+                model: m.id.clone(),
+                artifact: art.id.clone(),
+                file: art.file.clone(),
+            },
+            Some(pinned) => HashOutcome::Mismatch {
+                artifact: art.id.clone(),
+                pinned: pinned.clone(),
+                bytes: art.bytes,
+            },
+            None => HashOutcome::SizeMatchNotPinned {
+                artifact: art.id.clone(),
+            },
         },
-        _ => {
-            writeln!(
-                out,
-                "{}",
-                if block {
-                    "not pinned: no artifact profile pins this SHA-256 (a block device has no file size to match)"
-                } else {
-                    "not pinned: no artifact profile has this exact size (pin it with an [[artifact]] of this `bytes` and `sha256` in a model profile; see `llmbound profiles path`)"
-                }
-            )
-            .map_err(io_fail)?;
-            0
-        }
+        _ => HashOutcome::NotPinned {
+            block_device: block,
+        },
     };
-    Ok(code)
+    let r = HashReport { files, outcome };
+    report::render(&r, format, out).map_err(io_fail)?;
+    Ok(r.exit_code())
 }
 
 fn profiles(cat: &Catalog, action: ProfilesCmd, out: &mut impl Write) -> Result<i32, Failure> {

@@ -46,14 +46,11 @@ impl CompareFigures {
     pub fn of(r: &Report) -> CompareFigures {
         let full = &r.decode.full_context;
         let tiers = &r.inputs.machine.tiers;
+        // The slowest tier is chosen once, in core (`Ceiling::slowest_tier`).
         let decode_tier = full
-            .tier_bytes
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| **b > 0)
-            .map(|(i, b)| (i, *b as f64 / tiers[i].headline_bandwidth().value.0))
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .map(|(i, _)| tiers[i].name.clone())
+            .slowest_tier
+            .and_then(|i| tiers.get(i))
+            .map(|t| t.name.clone())
             .unwrap_or_default();
         CompareFigures {
             fits: r.capacity.fits,

@@ -1,4 +1,4 @@
-//! The bounds engine: every formula of SPEC.md, once. Pure arithmetic: no I/O, no UI,
+//! The bounds engine: every formula of docs/bounds.md, once. Pure arithmetic: no I/O, no UI,
 //! no serialization, no imports from other top-level modules.
 
 pub mod cache;

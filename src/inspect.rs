@@ -155,6 +155,10 @@ pub struct MetaJson {
 /// The inspect report (JSON contract). The tensor list is produced while it is written.
 #[derive(Serialize)]
 pub struct InspectJson<'a> {
+    /// Document kind and its version: "llmbound-inspect/1".
+    pub schema: &'static str,
+    /// llmbound version (the GGUF's own version is `file.version`).
+    pub version: &'static str,
     /// File.
     pub file: FileJson,
     /// `general.architecture`.
@@ -277,6 +281,8 @@ pub fn build(a: &Artifact, sort: Sort, metadata: bool) -> InspectJson<'_> {
     let rollups = Rollups::of(tensors.iter().copied());
     let order = sorted(&tensors, sort);
     InspectJson {
+        schema: SCHEMA,
+        version: crate::report::export::VERSION,
         file: FileJson {
             path: a.path.display().to_string(),
             bytes: a.file_bytes(),
@@ -344,6 +350,34 @@ pub fn build(a: &Artifact, sort: Sort, metadata: bool) -> InspectJson<'_> {
                 .collect()
         }),
         warnings: a.all_warnings(),
+    }
+}
+
+/// Document kind and version of `inspect --format json`.
+pub const SCHEMA: &str = "llmbound-inspect/1";
+
+/// `inspect`: a GGUF header, with the grouping the text and markdown forms use.
+pub struct InspectDoc<'a, 'b> {
+    /// The report.
+    pub report: &'b InspectJson<'a>,
+    /// Tensor grouping of the text and markdown forms.
+    pub group: Group,
+}
+
+impl crate::report::Export for InspectDoc<'_, '_> {
+    fn schema(&self) -> &'static str {
+        SCHEMA
+    }
+    fn write_json(&self, mut w: &mut dyn Write) -> io::Result<()> {
+        write_json(self.report, &mut w)
+    }
+    fn write_styled(&self, style: crate::report::Style, mut w: &mut dyn Write) -> io::Result<()> {
+        write_text(
+            self.report,
+            self.group,
+            style == crate::report::Style::Markdown,
+            &mut w,
+        )
     }
 }
 

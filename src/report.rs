@@ -3,10 +3,13 @@
 //! Depends on `core` only.
 
 pub mod compare;
+pub mod export;
+pub mod hash;
 pub mod json;
 pub mod text;
 pub mod words;
 
+pub use export::{Export, ReportDoc, render, render_string};
 pub use json::{JsonReport, to_json};
 pub use text::{Style, write_check, write_worksheet};
 
@@ -47,7 +50,7 @@ pub fn llama_cpp_command(r: &Report, model_path: &str) -> String {
     let ngl = if !s.machine.accelerators().is_empty() {
         r.layout.gpu_layers
     } else if s.machine.tiers.iter().any(|t| t.kind == TierKind::Unified) {
-        s.model.layer_count() + 1
+        crate::core::tiers::all_gpu_layers(&s.model)
     } else {
         0
     };

@@ -1,4 +1,4 @@
-//! Placement on several tiers (SPEC §6): llama.cpp's -ngl counts the output layer, the token
+//! Placement on several tiers (docs/bounds.md §6): llama.cpp's -ngl counts the output layer, the token
 //! embedding stays in host memory, KV lives with its layer unless -nkvo, layers split across
 //! accelerators run one after another (the sum bound).
 

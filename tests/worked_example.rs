@@ -1,4 +1,4 @@
-//! SPEC.md §7: the default scenario reproduces the article's figures digit for digit.
+//! docs/bounds.md §7: the default scenario reproduces the article's figures digit for digit.
 
 use llmbound::core::units::{self, fmt_gib};
 use llmbound::core::{check_claim, evaluate};
@@ -49,9 +49,12 @@ fn section_7_figures() {
     );
     assert_eq!(units::fmt_ms(r.decode.full_context.ms_per_token), "103.85");
     assert!(r.roofline.prefill_ceiling_tokens_per_second.is_none());
+    assert_eq!(
+        r.roofline.prefill_bound,
+        llmbound::core::roofline::PrefillBound::NoComputeRate
+    );
     assert!(
-        r.roofline
-            .reason
+        llmbound::report::words::prefill_reason(&r.roofline)
             .starts_with("none: the profile has no sustained compute rate for this path")
     );
     assert!(r.decode.optimistic_vendor);

@@ -1,10 +1,12 @@
 //! Holding llama-bench rows against the bounds: each row becomes a scenario (the base scenario
 //! with the row's cache types, placement and retained length), `core::evaluate` gives its
-//! ceilings, and the observed rate is compared with them (SPEC §4, §5, §8). No I/O.
+//! ceilings, and the observed rate is compared with them (docs/bounds.md §4, §5, §8). No I/O.
 
 use super::parse::{BenchRow, FlashAttn, RowSource, TestKind};
 use crate::core::cache::CacheType;
-use crate::core::decode::Ceiling;
+use crate::core::claim::{Assumption, ClaimOutcome};
+use crate::core::decode::{Ceiling, CeilingKind};
+use crate::core::roofline::{LimitedBy, PrefillBound};
 use crate::core::scenario::{Scenario, TierKind};
 use crate::core::units::{self, Provenance};
 use crate::core::{Report, check_claim, evaluate as evaluate_scenario};
@@ -58,16 +60,40 @@ pub struct CeilingFigure {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExceededCeiling {
     /// Which ceiling.
-    pub ceiling: String,
+    pub kind: CeilingKind,
+    /// Retained tokens it is computed at (0: short context).
+    pub context_tokens: u64,
     /// Its value, tokens/s.
     pub tokens_per_second: f64,
     /// What must be false for a rate above it.
-    pub assumptions: Vec<String>,
+    pub assumptions: Vec<Assumption>,
+}
+
+/// Where one decode row lands: core's claim outcome, except that a rate above the highest
+/// ceiling of a run that used another artifact is not judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RowOutcome {
+    /// Core's outcome for the row's rate.
+    Claim(ClaimOutcome),
+    /// Above the highest ceiling, but the run's artifact differs from the scenario's.
+    OtherArtifact,
+}
+
+impl RowOutcome {
+    /// A stable lower-case label for JSON.
+    pub fn label(self) -> &'static str {
+        match self {
+            RowOutcome::Claim(o) => o.label(),
+            RowOutcome::OtherArtifact => "other-artifact",
+        }
+    }
 }
 
 /// An observed decode rate against its ceilings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DecodeComparison {
+    /// The observed rate held against the ceilings (`avg_ts`), tokens/s.
+    pub observed_tokens_per_second: f64,
     /// The highest ceiling (inventory bytes, fewest experts, highest bandwidth on record, at
     /// the retained mean): the one that can call a rate impossible. `None` without an inventory.
     pub ceiling: Option<CeilingFigure>,
@@ -94,9 +120,9 @@ pub struct DecodeComparison {
     /// Lower ceilings the rate is above (reported, not impossible).
     pub exceeded: Vec<ExceededCeiling>,
     /// Above the highest ceiling: what must then be false.
-    pub assumptions: Vec<String>,
-    /// One-line verdict.
-    pub verdict: String,
+    pub assumptions: Vec<Assumption>,
+    /// Where the row lands (the exporters word it).
+    pub outcome: RowOutcome,
 }
 
 /// An observed prompt-processing rate against the roofline.
@@ -112,10 +138,10 @@ pub struct PrefillComparison {
     pub machine_balance: Option<f64>,
     /// Prefill ceiling, tokens/s (only with a compute rate for the path).
     pub ceiling_tokens_per_second: Option<f64>,
-    /// "compute" or "bandwidth".
-    pub limited_by: Option<&'static str>,
-    /// Why there is no ceiling, or what limits it.
-    pub reason: String,
+    /// What limits the ceiling (with one).
+    pub limited_by: Option<LimitedBy>,
+    /// Why there is no ceiling, or what limits it (the exporters word it).
+    pub bound: PrefillBound,
     /// observed / prefill ceiling.
     pub efficiency: Option<f64>,
     /// observed ≤ prefill ceiling (with a ceiling).
@@ -183,10 +209,10 @@ pub struct ArtifactCheck {
     pub rows: Vec<usize>,
 }
 
-/// One field of SPEC §8's measurement record.
+/// One field of docs/bounds.md §8's measurement record.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecordField {
-    /// The field as SPEC §8 names it.
+    /// The field as docs/bounds.md §8 names it.
     pub field: String,
     /// Its value, when the file has it.
     pub value: Option<String>,
@@ -230,9 +256,9 @@ pub struct BenchReport {
     pub rows: Vec<RowReport>,
     /// The run's artifacts against the scenario's.
     pub artifacts: Vec<ArtifactCheck>,
-    /// SPEC §8 fields the files have.
+    /// docs/bounds.md §8 fields the files have.
     pub record_present: Vec<RecordField>,
-    /// SPEC §8 fields the files lack (never invented).
+    /// docs/bounds.md §8 fields the files lack (never invented).
     pub record_missing: Vec<RecordField>,
     /// Notes, each with the rows it applies to.
     pub notes: Vec<Note>,
@@ -250,6 +276,15 @@ pub struct BenchReport {
 }
 
 impl BenchReport {
+    /// Every decode row is at or below every ceiling (no row above any ceiling).
+    pub fn all_within(&self) -> bool {
+        self.impossible_rows == 0
+            && self.rows_above_lower_ceiling == 0
+            && self.rows_above_without_inventory == 0
+            && self.rows_above_other_artifact == 0
+            && self.rows_above_measured_ceiling == 0
+    }
+
     /// The process exit code a CLI should use: 3 when a row is impossible, else 0.
     pub fn exit_code(&self) -> i32 {
         if self.impossible_rows > 0 {
@@ -563,7 +598,8 @@ fn row_scenario(
     if row.n_prompt > 0 {
         s.prompt_rows = row.n_prompt;
     }
-    let layers = s.model.layer_count() as i64;
+    // `-ngl` that puts every layer on the accelerator (L + 1, derived once in core).
+    let all = i64::from(crate::core::tiers::all_gpu_layers(&s.model));
     let accels = s.machine.accelerators();
     let cpu_only_run = row
         .backends
@@ -577,7 +613,7 @@ fn row_scenario(
                 row.backends.as_deref().unwrap_or("")
             ));
             Some(0)
-        } else if n < 0 || n > layers {
+        } else if n < 0 || n >= all {
             None
         } else {
             Some(n as u32)
@@ -606,7 +642,7 @@ fn row_scenario(
             .tiers
             .iter()
             .any(|t| matches!(t.kind, TierKind::Host | TierKind::Unified));
-        let partial = matches!(s.offload.gpu_layers, Some(n) if (n as i64) <= layers);
+        let partial = matches!(s.offload.gpu_layers, Some(n) if i64::from(n) < all);
         if (partial || s.offload.no_kv_offload) && !has_host {
             notes.push(format!(
                 "machine \"{}\" has no host tier: what the run kept in host memory is counted at the accelerator's bandwidth, which can only raise the ceiling",
@@ -647,20 +683,13 @@ fn row_scenario(
     Ok(s)
 }
 
-fn main_tier(c: &Ceiling) -> usize {
-    c.tier_bytes
-        .iter()
-        .enumerate()
-        .max_by_key(|(_, b)| **b)
-        .map_or(0, |(i, _)| i)
-}
-
 /// A ceiling as reported; `top` takes the perfect-overlap rate across tiers (the highest
 /// ceiling's deciding rate, `Ceiling::top_tokens_per_second`).
 fn figure(r: &Report, c: &Ceiling, top: bool) -> CeilingFigure {
     use crate::core::decode::BandwidthChoice;
-    let tier =
-        &r.inputs.machine.tiers[main_tier(c).min(r.inputs.machine.tiers.len().saturating_sub(1))];
+    let tier = &r.inputs.machine.tiers[c
+        .main_tier
+        .min(r.inputs.machine.tiers.len().saturating_sub(1))];
     let bw = match c.bandwidth_choice {
         BandwidthChoice::Headline => tier.headline_bandwidth(),
         BandwidthChoice::Highest => tier.highest_bandwidth(),
@@ -673,7 +702,12 @@ fn figure(r: &Report, c: &Ceiling, top: bool) -> CeilingFigure {
     let overlapped = top && c.overlapped_tokens_per_second > c.tokens_per_second;
     CeilingFigure {
         tokens_per_second: tps,
-        ms_per_token: if tps > 0.0 { 1e3 / tps } else { f64::INFINITY },
+        // Core's step time (one sequence: per token); the overlapped one for the top rate.
+        ms_per_token: if overlapped {
+            c.seconds_per_step_overlapped * 1e3
+        } else {
+            c.ms_per_token
+        },
         step_bytes: c.step_bytes,
         weight_read_bytes: c.weight_read_bytes,
         kv_read_bytes: c.kv_read_bytes,
@@ -703,18 +737,23 @@ fn decode_comparison(
         );
     }
     let claim = check_claim(r, tps);
-    let above_highest = tps > highest.tokens_per_second;
     let decides = d.highest_decides;
-    // Above a ceiling built only on measured bandwidths: the figure does not describe the
-    // path, never impossible (`core::claim::ClaimOutcome`).
-    let above_measured = above_highest && !d.highest.bandwidth_peak_known;
-    let impossible = above_highest && decides && artifact_ok && !above_measured;
+    // Core classifies the rate once; the import only adds that a run of another artifact
+    // is not judged.
+    let outcome = match claim.outcome {
+        ClaimOutcome::Impossible if !artifact_ok => RowOutcome::OtherArtifact,
+        o => RowOutcome::Claim(o),
+    };
+    let above_highest = claim.lines.last().is_some_and(|l| l.exceeded);
+    let above_measured = outcome == RowOutcome::Claim(ClaimOutcome::AboveMeasured);
+    let impossible = outcome == RowOutcome::Claim(ClaimOutcome::Impossible);
     let (lower_lines, highest_line) = claim.lines.split_at(claim.lines.len().saturating_sub(1));
     let exceeded: Vec<ExceededCeiling> = lower_lines
         .iter()
         .filter(|l| l.exceeded)
         .map(|l| ExceededCeiling {
-            ceiling: l.ceiling.clone(),
+            kind: l.kind,
+            context_tokens: l.context_tokens,
             tokens_per_second: l.tokens_per_second,
             assumptions: l.assumptions.clone(),
         })
@@ -732,41 +771,8 @@ fn decode_comparison(
         .inventory_full_context
         .as_ref()
         .map(|c| figure(r, c, false));
-    let rate = units::fmt_rate;
-    let verdict = if above_measured {
-        format!(
-            "above the measured ceiling ({} tokens/s): the measured bandwidth ({}) does not describe this path, not impossible (no peak bandwidth is on record for the tier)",
-            rate(highest.tokens_per_second),
-            units::fmt_bandwidth(crate::core::units::BytesPerSec(
-                highest.bandwidth.bytes_per_second
-            ))
-        )
-    } else if impossible {
-        format!(
-            "IMPOSSIBLE: {} tokens/s is above the highest ceiling of {} tokens/s",
-            rate(tps),
-            rate(highest.tokens_per_second)
-        )
-    } else if above_highest && !decides {
-        format!(
-            "above every ceiling computed without a tensor inventory ({} tokens/s): give the GGUF to decide",
-            rate(highest.tokens_per_second)
-        )
-    } else if above_highest {
-        format!(
-            "above the highest ceiling ({} tokens/s) but the run's artifact differs from the scenario's: not judged",
-            rate(highest.tokens_per_second)
-        )
-    } else if !exceeded.is_empty() {
-        let names: Vec<&str> = exceeded.iter().map(|e| e.ceiling.as_str()).collect();
-        format!(
-            "possible, but above the {} ceiling: an assumption listed there is false",
-            names.join(", the ")
-        )
-    } else {
-        "within every ceiling (a rate below a ceiling identifies no cause)".to_string()
-    };
     DecodeComparison {
+        observed_tokens_per_second: tps,
         above_measured_ceiling: above_measured,
         efficiency: decides.then(|| tps / highest.tokens_per_second),
         headline_efficiency: headline.as_ref().map(|h| tps / h.tokens_per_second),
@@ -775,7 +781,7 @@ fn decode_comparison(
         impossible,
         exceeded,
         assumptions,
-        verdict,
+        outcome,
         ceiling_without_inventory: (!decides).then(|| highest.clone()),
         ceiling: decides.then_some(highest),
         headline_ceiling: headline,
@@ -799,7 +805,7 @@ fn prefill_comparison(row: &BenchRow, r: &Report, notes: &mut Vec<String>) -> Pr
         machine_balance: rf.machine_balance,
         ceiling_tokens_per_second: ceiling,
         limited_by: rf.prefill_limited_by,
-        reason: rf.reason.clone(),
+        bound: rf.prefill_bound,
         efficiency: ceiling.map(|c| row.avg_ts / c),
         within_ceiling: ceiling.map(|c| row.avg_ts <= c),
     }
@@ -902,7 +908,7 @@ fn field(name: &str, value: Option<String>, note: impl Into<String>) -> RecordFi
     }
 }
 
-/// SPEC §8's record: which fields the files have and which they lack.
+/// docs/bounds.md §8's record: which fields the files have and which they lack.
 fn record(rows: &[BenchRow], opts: &BenchOptions) -> (Vec<RecordField>, Vec<RecordField>) {
     let mut present = Vec::new();
     let mut missing = Vec::new();

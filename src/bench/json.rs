@@ -2,12 +2,22 @@
 //! Built from the report; no arithmetic beyond picking fields.
 
 use super::eval::{BandwidthFigure, BenchReport, CeilingFigure, RowReport};
+use crate::report::words;
 use serde::Serialize;
+
+/// Document kind and version of `bench --format json`.
+pub const SCHEMA: &str = "llmbound-bench/1";
 use std::io::{self, Write};
 
 /// The whole import.
 #[derive(Debug, Serialize)]
 pub struct BenchJson<'a> {
+    /// Document kind and its version: "llmbound-bench/1".
+    pub schema: &'static str,
+    /// llmbound version.
+    pub version: &'static str,
+    /// The import's headline (the same sentence as the text report's verdict).
+    pub headline: String,
     /// Base scenario name.
     pub scenario: &'a str,
     /// Machine profile id.
@@ -40,9 +50,9 @@ pub struct BenchJson<'a> {
     pub rows: Vec<RowJson<'a>>,
     /// The run's artifacts against the scenario's.
     pub artifacts: Vec<ArtifactJson<'a>>,
-    /// SPEC §8 fields the files have.
+    /// docs/bounds.md §8 fields the files have.
     pub record_fields_present: Vec<RecordJson<'a>>,
-    /// SPEC §8 fields the files lack (names only).
+    /// docs/bounds.md §8 fields the files lack (names only).
     pub missing_record_fields: Vec<&'a str>,
     /// Why each is missing.
     pub missing_record_details: Vec<RecordJson<'a>>,
@@ -136,11 +146,14 @@ pub struct RowJson<'a> {
     /// Above a highest ceiling built only on measured bandwidths (not impossible).
     pub above_measured_ceiling: bool,
     /// Lower ceilings the rate is above.
-    pub exceeded: Vec<ExceededJson<'a>>,
+    pub exceeded: Vec<ExceededJson>,
     /// Above the highest ceiling: what must be false.
-    pub assumptions: &'a [String],
+    pub assumptions: Vec<String>,
     /// One-line verdict.
-    pub verdict: Option<&'a str>,
+    pub verdict: Option<String>,
+    /// Where the decode row lands: within, above-lower-ceiling, above-measured-ceiling,
+    /// above-without-inventory, other-artifact or impossible.
+    pub outcome: Option<&'static str>,
     /// Prefill intensity F/Q, FLOP/byte (pp rows).
     pub prefill_intensity_flop_per_byte: Option<f64>,
     /// Machine balance C/BW, FLOP/byte (pp rows with a compute rate).
@@ -154,7 +167,7 @@ pub struct RowJson<'a> {
     /// Compute path of the prefill bound.
     pub compute_path: Option<&'a str>,
     /// Why there is no prefill ceiling, or what limits it.
-    pub prefill_reason: Option<&'a str>,
+    pub prefill_reason: Option<String>,
     /// The run's artifact matches the scenario's.
     pub artifact_matches: bool,
     /// Notes on the matching.
@@ -165,13 +178,13 @@ pub struct RowJson<'a> {
 
 /// A lower ceiling exceeded.
 #[derive(Debug, Serialize)]
-pub struct ExceededJson<'a> {
+pub struct ExceededJson {
     /// Which ceiling.
-    pub ceiling: &'a str,
+    pub ceiling: String,
     /// Its value, tokens/s.
     pub tokens_per_second: f64,
     /// What must be false.
-    pub assumptions: &'a [String],
+    pub assumptions: Vec<String>,
 }
 
 /// An artifact comparison.
@@ -192,7 +205,7 @@ pub struct ArtifactJson<'a> {
 /// A record field.
 #[derive(Debug, Serialize)]
 pub struct RecordJson<'a> {
-    /// SPEC §8 name.
+    /// docs/bounds.md §8 name.
     pub field: &'a str,
     /// Value.
     pub value: Option<&'a str>,
@@ -281,22 +294,23 @@ fn row_json(index: usize, r: &RowReport) -> RowJson<'_> {
                 d.exceeded
                     .iter()
                     .map(|e| ExceededJson {
-                        ceiling: &e.ceiling,
+                        ceiling: words::ceiling_name(e.kind, e.context_tokens),
                         tokens_per_second: e.tokens_per_second,
-                        assumptions: &e.assumptions,
+                        assumptions: words::assumptions(&e.assumptions),
                     })
                     .collect()
             })
             .unwrap_or_default(),
-        assumptions: d.map_or(&[], |d| d.assumptions.as_slice()),
-        verdict: d.map(|d| d.verdict.as_str()),
+        assumptions: d.map_or_else(Vec::new, |d| words::assumptions(&d.assumptions)),
+        verdict: d.map(super::text::row_verdict),
+        outcome: d.map(|d| d.outcome.label()),
         prefill_intensity_flop_per_byte: p.map(|p| p.intensity),
         machine_balance_flop_per_byte: p.and_then(|p| p.machine_balance),
         prefill_ceiling_tokens_per_second: p.and_then(|p| p.ceiling_tokens_per_second),
         prefill_efficiency: p.and_then(|p| p.efficiency),
-        prefill_limited_by: p.and_then(|p| p.limited_by),
+        prefill_limited_by: p.and_then(|p| p.limited_by.map(|l| l.label())),
         compute_path: p.map(|p| p.compute_path.as_str()),
-        prefill_reason: p.map(|p| p.reason.as_str()),
+        prefill_reason: p.map(|p| words::prefill_bound(p.bound, p.prompt_rows, &p.compute_path)),
         artifact_matches: r.artifact_matches,
         notes: &r.notes,
         error: r.error.as_deref(),
@@ -313,6 +327,9 @@ impl<'a> From<&'a BenchReport> for BenchJson<'a> {
             note: &f.note,
         };
         BenchJson {
+            schema: SCHEMA,
+            version: env!("CARGO_PKG_VERSION"),
+            headline: super::text::headline(r),
             scenario: &r.scenario,
             machine: &r.machine_id,
             machine_name: &r.machine_name,
@@ -369,4 +386,19 @@ impl<'a> From<&'a BenchReport> for BenchJson<'a> {
 pub fn write_json(r: &BenchReport, w: &mut impl Write) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *w, &BenchJson::from(r)).map_err(io::Error::other)?;
     writeln!(w)
+}
+
+impl crate::report::Export for BenchReport {
+    fn schema(&self) -> &'static str {
+        SCHEMA
+    }
+    fn write_json(&self, mut w: &mut dyn Write) -> io::Result<()> {
+        write_json(self, &mut w)
+    }
+    fn write_styled(&self, style: crate::report::Style, mut w: &mut dyn Write) -> io::Result<()> {
+        match style {
+            crate::report::Style::Text => super::text::write_text(self, &mut w),
+            crate::report::Style::Markdown => super::text::write_markdown(self, &mut w),
+        }
+    }
 }

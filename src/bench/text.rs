@@ -2,9 +2,12 @@
 //! Markdown. Every throughput is labelled observed or ceiling; efficiencies are percentages.
 //! Formats numbers with `core::units`; no arithmetic beyond ratios already in the report.
 
-use super::eval::{BandwidthFigure, BenchReport, RowReport};
+use super::eval::{BandwidthFigure, BenchReport, DecodeComparison, RowOutcome, RowReport};
 use super::parse::TestKind;
+use crate::core::claim::ClaimOutcome;
+use crate::core::roofline::PrefillBound;
 use crate::core::units::{self, BytesPerSec};
+use crate::report::words;
 use std::io::{self, Write};
 
 #[derive(Clone, Copy, PartialEq)]
@@ -152,6 +155,49 @@ fn ngl(n: Option<i64>) -> String {
 
 fn opt<T: ToString>(x: Option<T>) -> String {
     x.map_or("—".into(), |v| v.to_string())
+}
+
+/// A decode row's verdict in words (the import's wording of core's outcome).
+pub fn row_verdict(d: &DecodeComparison) -> String {
+    let rate = units::fmt_rate;
+    let highest = d.ceiling.as_ref().or(d.ceiling_without_inventory.as_ref());
+    let h = highest.map_or(0.0, |c| c.tokens_per_second);
+    match d.outcome {
+        RowOutcome::Claim(ClaimOutcome::AboveMeasured) => format!(
+            "above the measured ceiling ({} tokens/s): the measured bandwidth ({}) does not describe this path, not impossible (no peak bandwidth is on record for the tier)",
+            rate(h),
+            units::fmt_bandwidth(units::BytesPerSec(
+                highest.map_or(0.0, |c| c.bandwidth.bytes_per_second)
+            ))
+        ),
+        RowOutcome::Claim(ClaimOutcome::Impossible) => format!(
+            "IMPOSSIBLE: {} tokens/s is above the highest ceiling of {} tokens/s",
+            rate(d.observed_tokens_per_second),
+            rate(h)
+        ),
+        RowOutcome::Claim(ClaimOutcome::AboveWithoutInventory) => format!(
+            "above every ceiling computed without a tensor inventory ({} tokens/s): give the GGUF to decide",
+            rate(h)
+        ),
+        RowOutcome::OtherArtifact => format!(
+            "above the highest ceiling ({} tokens/s) but the run's artifact differs from the scenario's: not judged",
+            rate(h)
+        ),
+        RowOutcome::Claim(ClaimOutcome::AboveLower) => {
+            let names: Vec<String> = d
+                .exceeded
+                .iter()
+                .map(|e| words::ceiling_name(e.kind, e.context_tokens))
+                .collect();
+            format!(
+                "possible, but above the {} ceiling: an assumption listed there is false",
+                names.join(", the ")
+            )
+        }
+        RowOutcome::Claim(ClaimOutcome::Within) => {
+            "within every ceiling (a rate below a ceiling identifies no cause)".to_string()
+        }
+    }
 }
 
 fn short_verdict(r: &RowReport) -> String {
@@ -341,6 +387,13 @@ fn table(w: &mut impl Write, style: Style, t: &Table) -> io::Result<()> {
     }
 }
 
+/// The import's headline: the one sentence every front end shows above the rows (the text
+/// and markdown reports, the explorer's bench view and its status line), so a header never
+/// contradicts the verdicts under it.
+pub fn headline(r: &BenchReport) -> String {
+    summary(r)
+}
+
 fn summary(r: &BenchReport) -> String {
     let tg = r.rows.iter().filter(|x| x.decode.is_some()).count();
     if r.impossible_rows > 0 {
@@ -473,7 +526,7 @@ fn write(r: &BenchReport, w: &mut impl Write, style: Style) -> io::Result<()> {
             item(
                 w,
                 style,
-                &format!("row {} ({}): {}", i + 1, x.name, d.verdict),
+                &format!("row {} ({}): {}", i + 1, x.name, row_verdict(d)),
             )?;
             for e in &d.exceeded {
                 item(
@@ -481,9 +534,9 @@ fn write(r: &BenchReport, w: &mut impl Write, style: Style) -> io::Result<()> {
                     style,
                     &format!(
                         "  above the {} ceiling ({} tokens/s) ⇒ one of these is false: {}",
-                        e.ceiling,
+                        words::ceiling_name(e.kind, e.context_tokens),
                         units::fmt_rate(e.tokens_per_second),
-                        e.assumptions.join("; ")
+                        words::assumptions(&e.assumptions).join("; ")
                     ),
                 )?;
             }
@@ -493,7 +546,7 @@ fn write(r: &BenchReport, w: &mut impl Write, style: Style) -> io::Result<()> {
                     style,
                     &format!(
                         "  above the highest ceiling ⇒ one of these is false: {}",
-                        d.assumptions.join("; ")
+                        words::assumptions(&d.assumptions).join("; ")
                     ),
                 )?;
             }
@@ -508,22 +561,23 @@ fn write(r: &BenchReport, w: &mut impl Write, style: Style) -> io::Result<()> {
     if !pp.is_empty() {
         heading(w, style, "Prefill (pp): observed rate against the roofline")?;
         table(w, style, &prefill_table(r))?;
-        let mut reasons: Vec<&str> = Vec::new();
+        let mut reasons: Vec<String> = Vec::new();
         for x in &pp {
-            if let Some(p) = &x.prefill
-                && !reasons.contains(&p.reason.as_str())
-            {
-                reasons.push(&p.reason);
+            if let Some(p) = &x.prefill {
+                let reason = words::prefill_bound(p.bound, p.prompt_rows, &p.compute_path);
+                let text = if p.bound == PrefillBound::NoComputeRate {
+                    format!("no prefill ceiling — {reason}; intensity and direction only")
+                } else {
+                    reason
+                };
+                if !reasons.contains(&text) {
+                    reasons.push(text);
+                }
             }
         }
         writeln!(w)?;
-        for reason in reasons {
-            let text = if reason.starts_with("none") {
-                format!("no prefill ceiling — {reason}; intensity and direction only")
-            } else {
-                reason.to_string()
-            };
-            item(w, style, &text)?;
+        for text in &reasons {
+            item(w, style, text)?;
         }
     }
 
@@ -559,7 +613,7 @@ fn write(r: &BenchReport, w: &mut impl Write, style: Style) -> io::Result<()> {
         }
     }
 
-    heading(w, style, "Measurement record (SPEC §8)")?;
+    heading(w, style, "Measurement record (docs/bounds.md §8)")?;
     for f in &r.record_present {
         item(
             w,

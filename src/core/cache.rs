@@ -1,4 +1,4 @@
-//! KV cache element types as exact block fractions (llama.cpp `-ctk` / `-ctv`, SPEC §3).
+//! KV cache element types as exact block fractions (llama.cpp `-ctk` / `-ctv`, docs/bounds.md §3).
 //! Pure: no I/O, no other top-level module.
 
 use std::fmt;

@@ -6,6 +6,56 @@
 //! describe the run's path (measured under load, another kernel) — never "impossible".
 //! Pure: no I/O, no other top-level module.
 
+use super::units::{BytesPerSec, Provenance};
+
+/// What would have to be false for a rate above a ceiling (the exporters word each one).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Assumption {
+    /// Not every byte of the file is read per token (`detailed`: say why: the token
+    /// embedding is one row per token, unused experts are not read).
+    NotAllFileBytesRead {
+        /// Give the reasons.
+        detailed: bool,
+    },
+    /// Fewer than N tokens were retained.
+    FewerTokensRetained {
+        /// N.
+        context_tokens: u64,
+    },
+    /// The bandwidth figure does not describe the path, or bytes came from a faster tier.
+    BandwidthDoesNotDescribePath {
+        /// Provenance of the figure.
+        provenance: Provenance,
+        /// The figure, bytes/s.
+        bandwidth: BytesPerSec,
+    },
+    /// The routed-expert share is not what the advertised active parameters imply.
+    RoutedShareNotAsAdvertised,
+    /// The sequences shared more experts than the expected number of distinct experts.
+    SequencesSharedExperts,
+    /// The run is not the scenario (another artifact, fewer retained tokens, smaller batch).
+    RunIsNotScenario,
+    /// Bytes were served from a faster tier (on-chip cache) than any counted.
+    FasterTierServed,
+    /// The memory moved more than the highest bandwidth on record.
+    MemoryAboveHighest {
+        /// That bandwidth, bytes/s.
+        bandwidth: BytesPerSec,
+    },
+    /// The bandwidth exceeded the highest on record (a ceiling without an inventory).
+    BandwidthAboveHighest {
+        /// That bandwidth, bytes/s.
+        bandwidth: BytesPerSec,
+    },
+    /// The measured bandwidth is below what this path reaches.
+    MeasuredBelowPath {
+        /// The measured figure, bytes/s.
+        bandwidth: BytesPerSec,
+    },
+    /// Add the memory's peak to the profile to decide.
+    AddPeakToProfile,
+}
+
 /// Where a rate lands against the ceilings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ClaimOutcome {

@@ -1,5 +1,5 @@
 //! Decode ceilings: bytes moved per step over the bandwidth of the tiers they come from,
-//! aggregate over B sequences and per sequence, non-overlapped and overlapped (SPEC §4, §6).
+//! aggregate over B sequences and per sequence, non-overlapped and overlapped (docs/bounds.md §4, §6).
 //! Pure: no I/O, no other top-level module.
 
 use super::scenario::Scenario;
@@ -35,6 +35,16 @@ pub struct Ceiling {
     pub weight_read_bytes: u64,
     /// KV (and recurrent state) bytes of Q_step.
     pub kv_read_bytes: u64,
+    /// Seconds per step spent reading each tier, Q_i / BW_i (index = machine tier; 0 for a
+    /// tier that moves nothing). `seconds_per_step` is their sum, the overlapped time their
+    /// maximum: no front end divides bytes by a bandwidth again.
+    pub tier_seconds: Vec<f64>,
+    /// The main tier: the one moving the most bytes (the first on ties), index into the
+    /// machine's tiers. Its bandwidth is `bandwidth`. Chosen here, once.
+    pub main_tier: usize,
+    /// The slowest tier: the one whose bytes take longest per step (the first on ties), or
+    /// None when no tier moves a byte.
+    pub slowest_tier: Option<usize>,
     /// Bandwidth of the tier moving the most bytes (single tier: the bandwidth), bytes/s.
     pub bandwidth: BytesPerSec,
     /// Provenance of the weakest bandwidth used.
@@ -79,6 +89,8 @@ pub fn ceiling(
         provs.push(Provenance::File);
     }
     let mut main_tier = 0usize;
+    let mut tier_seconds = vec![0.0f64; q.len()];
+    let mut slowest: Option<usize> = None;
     for (i, bytes) in q.iter().enumerate() {
         if *bytes == 0 {
             continue;
@@ -90,6 +102,10 @@ pub fn ceiling(
         };
         provs.push(sb.provenance);
         let t = *bytes as f64 / sb.value.0;
+        tier_seconds[i] = t;
+        if slowest.is_none_or(|j| t > tier_seconds[j]) {
+            slowest = Some(i);
+        }
         sum += t;
         max = max.max(t);
         if *bytes > q[main_tier] {
@@ -130,6 +146,9 @@ pub fn ceiling(
         bandwidth_choice: bw,
         context_tokens: n,
         tier_bytes: q,
+        tier_seconds,
+        main_tier,
+        slowest_tier: slowest,
         step_bytes: step,
         weight_read_bytes: w_read,
         kv_read_bytes: step.saturating_sub(w_read),
@@ -156,7 +175,44 @@ pub fn tier_has_peak(t: &super::scenario::Tier) -> bool {
             .is_some_and(|m| m.provenance != Provenance::Measured)
 }
 
+/// Which of the report's ceilings a figure is (the exporters name it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CeilingKind {
+    /// File mode (every byte of the file per step), K_read = 0, headline bandwidth.
+    FileShort,
+    /// File mode at the scenario's retained tokens N, headline bandwidth.
+    FileFull,
+    /// Inventory mode (the tensors a token reads, expected experts), short context.
+    InventoryShort,
+    /// Inventory mode at N (`estimated`: from the advertised active parameters, no GGUF).
+    InventoryFull {
+        /// Estimated from the advertised active parameters (a MoE preset without a GGUF).
+        estimated: bool,
+    },
+    /// The highest ceiling at N: fewest bytes, fewest experts, highest bandwidth on record.
+    Highest {
+        /// What its bytes were counted from.
+        basis: HighestBasis,
+    },
+}
+
+/// What the highest ceiling's bytes were counted from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HighestBasis {
+    /// The tensor inventory: the only basis that can call a rate impossible.
+    Inventory,
+    /// Estimated active bytes (MoE preset without a GGUF).
+    EstimatedActive,
+    /// File bytes (no inventory).
+    FileBytes,
+}
+
 impl Ceiling {
+    /// The tier's seconds per step for a tier index (0 when out of range).
+    pub fn seconds_on(&self, tier: usize) -> f64 {
+        self.tier_seconds.get(tier).copied().unwrap_or(0.0)
+    }
+
     /// The rate no schedule can beat: perfect overlap between tiers (one tier: the ceiling).
     pub fn top_tokens_per_second(&self) -> f64 {
         self.overlapped_tokens_per_second

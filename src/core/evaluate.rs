@@ -1,13 +1,14 @@
 //! `evaluate(&Scenario) -> Report`: one pass over every bound, and the claim check.
 //! Pure: no I/O, no other top-level module.
 
-use super::decode::{self, BandwidthChoice, Ceiling, CurvePoint};
+use super::claim::{Assumption, ClaimOutcome};
+use super::decode::{self, BandwidthChoice, Ceiling, CeilingKind, CurvePoint, HighestBasis};
 use super::kv::{self, KvCache};
-use super::roofline::{self, Linear, Roofline, RooflineInput};
+use super::roofline::{self, Linear, LinearBasis, Roofline, RooflineInput};
 use super::runtime::RuntimeBuffers;
 use super::scenario::{Scenario, ScenarioError};
 use super::tiers::{self, Layout, MemoryItem, TierLoad, WeightSplit, WeightsMode};
-use super::units::{self, Provenance};
+use super::units::{self, BytesPerSec, Provenance};
 use super::weights::{self, ExpertCount};
 
 /// The artifact figures.
@@ -189,7 +190,7 @@ fn linear(s: &Scenario, w: u64) -> Option<Linear> {
             parameters: p,
             bytes,
             provenance: Provenance::File,
-            basis: "counted from the tensor inventory".into(),
+            basis: LinearBasis::Inventory,
         });
     }
     let total = s.model.parameters_advertised.as_ref()?;
@@ -209,14 +210,14 @@ fn linear(s: &Scenario, w: u64) -> Option<Linear> {
         bytes: w as f64 * p / total.value as f64,
         provenance: Provenance::Derived,
         basis: if s.model.tied_embeddings {
-            "advertised parameters (tied embedding counted once, as the output)".into()
+            LinearBasis::AdvertisedTied
         } else {
-            "advertised parameters minus the token embedding (vocab × hidden)".into()
+            LinearBasis::AdvertisedMinusEmbedding
         },
     })
 }
 
-/// Run every bound of SPEC.md on a scenario.
+/// Run every bound of docs/bounds.md on a scenario.
 pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
     s.validate()?;
     let mut warnings = s.model.warnings.clone();
@@ -395,15 +396,7 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
     let compute = s.machine.compute_for(&s.compute_path);
     let bw_tier = compute
         .and_then(|cr| s.machine.tiers.iter().find(|t| t.name == cr.tier))
-        .unwrap_or_else(|| {
-            let i = full
-                .tier_bytes
-                .iter()
-                .enumerate()
-                .max_by_key(|(_, b)| **b)
-                .map_or(0, |(i, _)| i);
-            &s.machine.tiers[i]
-        });
+        .unwrap_or_else(|| &s.machine.tiers[full.main_tier]);
     let prefill_weights = inv_short.as_ref().unwrap_or(&short).weight_read_bytes;
     let roof: Roofline = roofline::roofline(RooflineInput {
         model: &s.model,
@@ -448,88 +441,101 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClaimLine {
     /// Which ceiling.
-    pub ceiling: String,
-    /// Its value, tokens/s.
+    pub kind: CeilingKind,
+    /// The retained tokens per sequence it is computed at (0: short context).
+    pub context_tokens: u64,
+    /// Its value, tokens/s (the highest: its perfect-overlap rate).
     pub tokens_per_second: f64,
     /// The rate is above it.
     pub exceeded: bool,
     /// What would have to be false for a rate above it.
-    pub assumptions: Vec<String>,
+    pub assumptions: Vec<Assumption>,
 }
 
-/// The verdict on a claimed rate.
+/// The verdict on a claimed rate, as data (`report::words` words it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClaimCheck {
     /// The claimed or observed aggregate rate, tokens/s.
     pub tokens_per_second: f64,
+    /// The scenario's retained tokens per sequence N: the assumption a rate above every
+    /// ceiling at N while within a short-context one is decided by.
+    pub context_tokens: u64,
+    /// Sequences B (rates are aggregate over B).
+    pub sequences: u64,
     /// Every ceiling, highest last.
     pub lines: Vec<ClaimLine>,
     /// Above the highest ceiling (and that ceiling can decide): `outcome.is_impossible()`.
     pub impossible: bool,
-    /// Where the rate lands (typed; the verdict words it).
-    pub outcome: super::claim::ClaimOutcome,
-    /// One-line verdict.
-    pub verdict: String,
+    /// Where the rate lands.
+    pub outcome: ClaimOutcome,
+    /// The highest ceiling's deciding rate (perfect overlap across tiers), tokens/s.
+    pub highest_tokens_per_second: f64,
+    /// The highest ceiling's bandwidth (highest on record of its main tier), bytes/s.
+    pub highest_bandwidth: BytesPerSec,
 }
 
-/// Hold a claimed or observed aggregate decode rate against every ceiling (SPEC §4).
+impl ClaimCheck {
+    /// The lines the rate is above.
+    pub fn exceeded(&self) -> impl Iterator<Item = &ClaimLine> {
+        self.lines.iter().filter(|l| l.exceeded)
+    }
+
+    /// Above the highest ceiling at N while within a lower-context one: the retained context
+    /// decides (a shorter context would allow the rate).
+    pub fn context_decides(&self) -> bool {
+        self.tokens_per_second > self.highest_tokens_per_second
+            && self.lines.iter().any(|l| !l.exceeded)
+    }
+}
+
+/// Hold a claimed or observed aggregate decode rate against every ceiling (docs/bounds.md §4).
 pub fn check_claim(r: &Report, tps: f64) -> ClaimCheck {
     let n = r.inputs.cache.context;
     let d = &r.decode;
     let mut lines = Vec::new();
-    let bw_text = |c: &Ceiling| {
-        format!(
-            "the {} bandwidth ({}) does not describe the path, or bytes were reused from a faster tier (cache) than the one counted",
-            c.bandwidth_provenance,
-            units::fmt_bandwidth(c.bandwidth)
-        )
+    let bw = |c: &Ceiling| Assumption::BandwidthDoesNotDescribePath {
+        provenance: c.bandwidth_provenance,
+        bandwidth: c.bandwidth,
     };
-    let file_assumption = "not all file bytes are read per token (the token embedding is one row per token; unused experts are not read)".to_string();
-    let ctx_assumption = format!("fewer than {} tokens were retained", units::fmt_tokens(n));
-    let mut push = |name: String, c: &Ceiling, extra: Vec<String>| {
+    let mut push = |kind: CeilingKind, at: u64, c: &Ceiling, extra: Vec<Assumption>| {
         let mut a = extra;
-        a.push(bw_text(c));
+        a.push(bw(c));
         lines.push(ClaimLine {
-            ceiling: name,
+            kind,
+            context_tokens: at,
             tokens_per_second: c.tokens_per_second,
             exceeded: tps > c.tokens_per_second,
             assumptions: a,
         });
     };
     push(
-        format!("file mode, {} tokens", units::fmt_tokens(n)),
+        CeilingKind::FileFull,
+        n,
         &d.full_context,
-        vec![file_assumption.clone(), ctx_assumption.clone()],
+        vec![
+            Assumption::NotAllFileBytesRead { detailed: true },
+            Assumption::FewerTokensRetained { context_tokens: n },
+        ],
     );
     push(
-        "file mode, short context".into(),
+        CeilingKind::FileShort,
+        0,
         &d.short_context,
-        vec![file_assumption],
+        vec![Assumption::NotAllFileBytesRead { detailed: true }],
     );
     if let Some(c) = &d.inventory_full_context {
-        let mut a = vec![ctx_assumption.clone()];
+        let mut a = vec![Assumption::FewerTokensRetained { context_tokens: n }];
         if d.inventory_estimated {
-            a.push(
-                "the routed-expert share of the file is not what the advertised active parameters imply (an estimate: no tensor inventory)"
-                    .into(),
-            );
+            a.push(Assumption::RoutedShareNotAsAdvertised);
         }
         if r.inputs.model.moe.is_some() && r.inputs.cache.sequences > 1 {
-            a.push(
-                "the sequences shared more experts than the expected number of distinct experts"
-                    .into(),
-            );
+            a.push(Assumption::SequencesSharedExperts);
         }
         push(
-            format!(
-                "inventory mode{}, {} tokens",
-                if d.inventory_estimated {
-                    " (estimate from active parameters)"
-                } else {
-                    ""
-                },
-                units::fmt_tokens(n)
-            ),
+            CeilingKind::InventoryFull {
+                estimated: d.inventory_estimated,
+            },
+            n,
             c,
             a,
         );
@@ -538,105 +544,66 @@ pub fn check_claim(r: &Report, tps: f64) -> ClaimCheck {
     // Several tiers: only perfect overlap gives a rate no schedule can beat.
     let h_rate = h.top_tokens_per_second();
     let above_highest = tps > h_rate;
-    let highest_name = if d.highest_decides {
-        format!(
-            "highest: inventory bytes, fewest experts, highest bandwidth on record, {} tokens",
-            units::fmt_tokens(n)
-        )
+    let basis = if d.highest_decides {
+        HighestBasis::Inventory
     } else if d.inventory_estimated {
-        format!(
-            "highest without a tensor inventory: estimated active bytes, fewest experts, highest bandwidth on record, {} tokens",
-            units::fmt_tokens(n)
-        )
+        HighestBasis::EstimatedActive
     } else {
-        format!(
-            "highest without a tensor inventory: file bytes, highest bandwidth on record, {} tokens",
-            units::fmt_tokens(n)
-        )
+        HighestBasis::FileBytes
     };
     let highest_assumptions = if d.highest_decides {
         vec![
-            "the run is not the scenario: a different artifact, fewer retained tokens, or a smaller batch".into(),
-            "bytes were served from a faster tier (on-chip cache) than any counted".into(),
-            format!(
-                "the memory moved more than the highest bandwidth on record ({})",
-                units::fmt_bandwidth(h.bandwidth)
-            ),
+            Assumption::RunIsNotScenario,
+            Assumption::FasterTierServed,
+            Assumption::MemoryAboveHighest {
+                bandwidth: h.bandwidth,
+            },
         ]
     } else {
         vec![
-            "not all file bytes are read per token".into(),
-            ctx_assumption,
-            format!(
-                "the bandwidth exceeded the highest on record ({})",
-                units::fmt_bandwidth(h.bandwidth)
-            ),
+            Assumption::NotAllFileBytesRead { detailed: false },
+            Assumption::FewerTokensRetained { context_tokens: n },
+            Assumption::BandwidthAboveHighest {
+                bandwidth: h.bandwidth,
+            },
         ]
     };
     lines.push(ClaimLine {
-        ceiling: highest_name,
+        kind: CeilingKind::Highest { basis },
+        context_tokens: n,
         tokens_per_second: h_rate,
         exceeded: above_highest,
         assumptions: highest_assumptions,
     });
-    let outcome = super::claim::ClaimOutcome::classify(
+    let outcome = ClaimOutcome::classify(
         above_highest,
         lines.iter().any(|l| l.exceeded),
         d.highest_decides,
         h.bandwidth_peak_known,
     );
-    if outcome == super::claim::ClaimOutcome::AboveMeasured
+    if outcome == ClaimOutcome::AboveMeasured
         && let Some(last) = lines.last_mut()
     {
         last.assumptions = measured_ceiling_assumptions(h);
     }
-    let impossible = outcome.is_impossible();
-    let verdict = if outcome == super::claim::ClaimOutcome::AboveMeasured {
-        format!(
-            "above the measured ceiling ({} tokens/s): the measured bandwidth ({}) does not describe this path, not impossible (no peak bandwidth is on record for the tier)",
-            units::fmt_rate(h_rate),
-            units::fmt_bandwidth(h.bandwidth)
-        )
-    } else if impossible {
-        format!(
-            "IMPOSSIBLE: {} tokens/s is above the highest ceiling ({} tokens/s)",
-            units::fmt_rate(tps),
-            units::fmt_rate(h_rate)
-        )
-    } else if above_highest {
-        format!(
-            "above every ceiling computed without a tensor inventory ({} tokens/s): open the GGUF to decide whether it is impossible",
-            units::fmt_rate(h_rate)
-        )
-    } else if lines.iter().any(|l| l.exceeded) {
-        let names: Vec<&str> = lines
-            .iter()
-            .filter(|l| l.exceeded)
-            .map(|l| l.ceiling.as_str())
-            .collect();
-        format!(
-            "possible, but above the {} ceiling: an assumption listed there is false",
-            names.join(", the ")
-        )
-    } else {
-        "within every ceiling: possible (a rate below a ceiling identifies no cause)".to_string()
-    };
     ClaimCheck {
         tokens_per_second: tps,
+        context_tokens: n,
+        sequences: r.inputs.cache.sequences.max(1),
         lines,
-        impossible,
+        impossible: outcome.is_impossible(),
         outcome,
-        verdict,
+        highest_tokens_per_second: h_rate,
+        highest_bandwidth: h.bandwidth,
     }
 }
 
 /// What a rate above a ceiling built only on measured bandwidths says.
-pub fn measured_ceiling_assumptions(h: &Ceiling) -> Vec<String> {
+pub fn measured_ceiling_assumptions(h: &Ceiling) -> Vec<Assumption> {
     vec![
-        format!(
-            "the measured bandwidth ({}) is below what this path reaches: measured while other work shared the memory, with other threads, or with a slower kernel than the run's",
-            units::fmt_bandwidth(h.bandwidth)
-        ),
-        "add the memory's peak (provenance spec or derived: channels × 8 bytes × transfer rate) to the profile: a rate above a ceiling from the peak is impossible".into(),
+        Assumption::MeasuredBelowPath {
+            bandwidth: h.bandwidth,
+        },
+        Assumption::AddPeakToProfile,
     ]
 }

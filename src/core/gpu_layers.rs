@@ -52,9 +52,7 @@ pub fn max_gpu_layers(s: &Scenario) -> Option<MaxGpuLayers> {
     if !applies(s) {
         return None;
     }
-    let all = u32::try_from(s.model.layers.len())
-        .unwrap_or(u32::MAX - 1)
-        .saturating_add(1);
+    let all = super::tiers::all_gpu_layers(&s.model);
     let found = (0..=all).rev().find_map(|n| {
         let r = evaluate(&with_gpu_layers(s, n)).ok()?;
         r.capacity.fits.then_some((n, r))

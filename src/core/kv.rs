@@ -1,5 +1,5 @@
 //! KV cache bytes: the logical cache per layer (windows, chunks, MLA latent, recurrent state)
-//! and what llama.cpp allocates beside it (SPEC §3). Pure: no I/O, no other top-level module.
+//! and what llama.cpp allocates beside it (docs/bounds.md §3). Pure: no I/O, no other top-level module.
 
 use super::cache::CacheType;
 use super::model::{Attention, LayerShape, ModelShape};
@@ -272,7 +272,7 @@ fn b32_to_bytes(b32: u128) -> u64 {
     u64::try_from(b32.div_ceil(32)).unwrap_or(u64::MAX)
 }
 
-/// Compute the cache of `model` under `s` (SPEC §3).
+/// Compute the cache of `model` under `s` (docs/bounds.md §3).
 pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
     let n = s.context;
     let b = s.sequences.max(1);

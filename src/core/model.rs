@@ -1,5 +1,5 @@
 //! The model shape the bounds use: per-layer attention, cache kinds, MLA, MoE and SSM figures,
-//! built from raw architecture figures by llama.cpp's per-architecture rules (SPEC §3).
+//! built from raw architecture figures by llama.cpp's per-architecture rules (docs/bounds.md §3).
 //! Pure: no I/O, no other top-level module.
 
 use super::units::{Provenance, Sourced};
@@ -61,7 +61,7 @@ pub struct LayerShape {
     pub indexer_value_length: u32,
 }
 
-/// Latent attention (MLA) as current converters write it (SPEC §3).
+/// Latent attention (MLA) as current converters write it (docs/bounds.md §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mla {
     /// kv_lora_rank (512 for DeepSeek-V3).
@@ -591,7 +591,7 @@ fn swa_from_period(il: u32, n: u32, dense_first: bool) -> bool {
 }
 
 impl ModelShape {
-    /// Apply llama.cpp's per-architecture rules (SPEC §3) to raw figures, as the pinned
+    /// Apply llama.cpp's per-architecture rules (docs/bounds.md §3) to raw figures, as the pinned
     /// llama.cpp build's `load_hparams` and `create_memory` do (docs/architectures.md).
     pub fn from_figures(
         name: impl Into<String>,
@@ -1021,7 +1021,7 @@ impl ModelShape {
             .saturating_mul(sequences.max(1))
     }
 
-    /// Recurrent state bytes per sequence (f32 whatever the cache types, SPEC §3): per
+    /// Recurrent state bytes per sequence (f32 whatever the cache types, docs/bounds.md §3): per
     /// recurrent layer `(n_embd_r + n_embd_s) × 4`, with llama.cpp's sizes: Mamba
     /// `(d_conv − 1)(d_inner + 2 n_group d_state) + d_state d_inner`, RWKV
     /// `token_shift × n_embd + n_embd × head_size`, LFM2 `n_embd (l_cache − 1)`, KDA

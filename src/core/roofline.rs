@@ -1,5 +1,5 @@
 //! Roofline: FLOPs and bytes per step, arithmetic intensity, machine balance, the prefill
-//! ceiling (only with a compute rate for the path) and the crossover rows S* (SPEC §5).
+//! ceiling (only with a compute rate for the path) and the crossover rows S* (docs/bounds.md §5).
 //! Pure: no I/O, no other top-level module.
 
 use super::model::{Attention, ModelShape};
@@ -66,8 +66,49 @@ pub struct Linear {
     pub bytes: f64,
     /// From the tensor inventory (file) or derived from advertised figures.
     pub provenance: Provenance,
-    /// How it was obtained.
-    pub basis: String,
+    /// How it was obtained (the exporters word it).
+    pub basis: LinearBasis,
+}
+
+/// Where the linear parameter count comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LinearBasis {
+    /// Counted from the tensor inventory.
+    Inventory,
+    /// The advertised parameters; the tied embedding counts once, as the output.
+    AdvertisedTied,
+    /// The advertised parameters minus the token embedding (vocab × hidden).
+    AdvertisedMinusEmbedding,
+}
+
+/// What limits a roofline-bounded time: the compute roof or the memory slope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LimitedBy {
+    /// F / C ≥ Q / BW: the compute rate decides.
+    Compute,
+    /// Q / BW > F / C: the bandwidth decides.
+    Bandwidth,
+}
+
+impl LimitedBy {
+    /// A stable lower-case label (JSON, and the "compute-limited" wording).
+    pub fn label(self) -> &'static str {
+        match self {
+            LimitedBy::Compute => "compute",
+            LimitedBy::Bandwidth => "bandwidth",
+        }
+    }
+}
+
+/// Whether there is a prefill ceiling, and what limits it or why there is none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PrefillBound {
+    /// A ceiling, limited by one side.
+    Limited(LimitedBy),
+    /// A compute rate but no linear parameter count (no inventory, no advertised parameters).
+    NoLinearParameters,
+    /// The profile has no sustained compute rate for the path.
+    NoComputeRate,
 }
 
 /// Result of the roofline analysis.
@@ -107,12 +148,35 @@ pub struct Roofline {
     pub prefill_seconds: Option<f64>,
     /// Prefill ceiling S / time, tokens/s. None without a compute rate.
     pub prefill_ceiling_tokens_per_second: Option<f64>,
-    /// Which side limits prefill ("compute" or "bandwidth").
-    pub prefill_limited_by: Option<&'static str>,
+    /// Which side limits prefill (with a ceiling).
+    pub prefill_limited_by: Option<LimitedBy>,
     /// Decode time bound including compute, seconds (with a compute rate).
     pub decode_compute_seconds: Option<f64>,
-    /// Why there is no prefill ceiling, or what limits it.
-    pub reason: String,
+    /// Why there is no prefill ceiling, or what limits it (the exporters word it).
+    pub prefill_bound: PrefillBound,
+    /// Ridge point of the roofline: the intensity where the slope BW × I meets the compute
+    /// roof C, FLOP/byte (= `machine_balance`; None without a compute rate).
+    pub ridge_intensity: Option<f64>,
+    /// Attainable rate at the decode intensity, min(BW × I_decode, C), FLOP/s.
+    pub decode_attainable_flops_per_second: f64,
+    /// Attainable rate at the prefill intensity, min(BW × I_prefill, C), FLOP/s.
+    pub prefill_attainable_flops_per_second: f64,
+}
+
+impl Roofline {
+    /// Attainable rate at an arithmetic intensity I (FLOP/byte): min(BW × I, C), FLOP/s; the
+    /// slope alone without a compute rate. The one place the roofline's shape is computed.
+    pub fn attainable_flops_per_second(&self, intensity: f64) -> f64 {
+        attainable(self.bandwidth, self.compute.map(|c| c.0), intensity)
+    }
+}
+
+fn attainable(bandwidth: f64, compute: Option<f64>, intensity: f64) -> f64 {
+    let slope = bandwidth * intensity;
+    match compute.filter(|c| *c > 0.0) {
+        Some(c) => slope.min(c),
+        None => slope,
+    }
 }
 
 /// Inputs of the roofline, gathered by `evaluate`.
@@ -164,59 +228,48 @@ pub fn roofline(inp: RooflineInput<'_>) -> Roofline {
         (Some(r), Some(l)) if l.parameters > 0.0 => Some(r * l.bytes / (2.0 * l.parameters)),
         _ => None,
     };
-    let (prefill_seconds, ceiling, limited, decode_compute, reason) = match (compute, &inp.linear) {
+    let (prefill_seconds, ceiling, limited, decode_compute, bound) = match (compute, &inp.linear) {
         (Some(c), Some(_)) => {
             let tc = prefill_flops / c.0;
             let tb = prefill_bytes / inp.bandwidth;
             let t = tc.max(tb);
-            let side = if tc >= tb { "compute" } else { "bandwidth" };
+            let side = if tc >= tb {
+                LimitedBy::Compute
+            } else {
+                LimitedBy::Bandwidth
+            };
             (
                 Some(t),
                 Some(s as f64 / t),
                 Some(side),
                 Some((decode_flops / c.0).max(decode_bytes / inp.bandwidth)),
-                format!(
-                    "prefill of {s} rows is {side}-limited on the \"{}\" path",
-                    inp.compute_path
-                ),
+                PrefillBound::Limited(side),
             )
         }
-        (Some(_), None) => (
-            None,
-            None,
-            None,
-            None,
-            "no prefill ceiling: the linear parameter count is unknown (no inventory and no advertised parameters)".to_string(),
-        ),
-        (None, _) => (
-            None,
-            None,
-            None,
-            None,
-            format!(
-                "none: the profile has no sustained compute rate for this path (\"{}\")",
-                inp.compute_path
-            ),
-        ),
+        (Some(_), None) => (None, None, None, None, PrefillBound::NoLinearParameters),
+        (None, _) => (None, None, None, None, PrefillBound::NoComputeRate),
     };
+    let decode_intensity = if decode_bytes > 0.0 {
+        decode_flops / decode_bytes
+    } else {
+        0.0
+    };
+    let prefill_intensity = if prefill_bytes > 0.0 {
+        prefill_flops / prefill_bytes
+    } else {
+        0.0
+    };
+    let c_rate = compute.map(|c| c.0);
     Roofline {
         linear: inp.linear,
         decode_flops,
         decode_bytes,
-        decode_intensity: if decode_bytes > 0.0 {
-            decode_flops / decode_bytes
-        } else {
-            0.0
-        },
+        decode_intensity,
         weight_only_intensity: weight_only,
         prompt_rows: s,
         prefill_flops,
         prefill_bytes,
-        prefill_intensity: if prefill_bytes > 0.0 {
-            prefill_flops / prefill_bytes
-        } else {
-            0.0
-        },
+        prefill_intensity,
         compute_path: inp.compute_path.to_string(),
         compute,
         compute_provenance: compute_prov,
@@ -227,7 +280,10 @@ pub fn roofline(inp: RooflineInput<'_>) -> Roofline {
         prefill_ceiling_tokens_per_second: ceiling,
         prefill_limited_by: limited,
         decode_compute_seconds: decode_compute,
-        reason,
+        prefill_bound: bound,
+        ridge_intensity: balance,
+        decode_attainable_flops_per_second: attainable(inp.bandwidth, c_rate, decode_intensity),
+        prefill_attainable_flops_per_second: attainable(inp.bandwidth, c_rate, prefill_intensity),
     }
 }
 
@@ -243,5 +299,17 @@ mod tests {
         assert_eq!(attended_cells(0, 5, Some(3)), 12.0);
         // already past the window: every row sees 3
         assert_eq!(attended_cells(100, 4, Some(3)), 12.0);
+    }
+
+    #[test]
+    fn attainable_is_the_lower_of_slope_and_roof() {
+        // BW 100 B/s, C 1000 FLOP/s: the ridge is at 10 FLOP/byte.
+        assert_eq!(attainable(100.0, Some(1000.0), 1.0), 100.0);
+        assert_eq!(attainable(100.0, Some(1000.0), 10.0), 1000.0);
+        assert_eq!(attainable(100.0, Some(1000.0), 50.0), 1000.0);
+        // No compute rate: the slope alone.
+        assert_eq!(attainable(100.0, None, 50.0), 5000.0);
+        assert_eq!(LimitedBy::Compute.label(), "compute");
+        assert_eq!(LimitedBy::Bandwidth.label(), "bandwidth");
     }
 }

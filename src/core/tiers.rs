@@ -1,6 +1,6 @@
 //! Placement of weights and cache on a machine's memory tiers (llama.cpp `-ngl`,
 //! `--tensor-split`, `-nkvo`), per-tier capacity, and per-tier bytes moved per decode step
-//! (SPEC §6). Pure: no I/O, no other top-level module.
+//! (docs/bounds.md §6). Pure: no I/O, no other top-level module.
 
 use super::kv::{self, CacheSettings, KvCache};
 use super::runtime::{self, GraphSettings, RuntimeBuffers};
@@ -136,6 +136,14 @@ pub fn weight_split(s: &Scenario) -> WeightSplit {
     }
 }
 
+/// The `-ngl` that puts every layer on the accelerators: L repeating layers + the output layer
+/// = L + 1 (llama.cpp counts the output layer as one more). The one place this is derived.
+pub fn all_gpu_layers(model: &super::model::ModelShape) -> u32 {
+    u32::try_from(model.layers.len())
+        .unwrap_or(u32::MAX - 1)
+        .saturating_add(1)
+}
+
 /// Decide where each piece goes.
 pub fn layout(s: &Scenario) -> Layout {
     let m = &s.machine;
@@ -163,7 +171,7 @@ pub fn layout(s: &Scenario) -> Layout {
             gpu_layers: 0,
         };
     }
-    let all = l as u32 + 1;
+    let all = all_gpu_layers(&s.model);
     let ngl = s.offload.gpu_layers.unwrap_or(all).min(all);
     let offloaded = ngl.saturating_sub(1) as usize;
     let first_gpu_layer = l - offloaded.min(l);

@@ -13,7 +13,7 @@ pub const KIB: u64 = 1 << 10;
 pub const MIB: u64 = 1 << 20;
 
 /// Where a number comes from. Ordered from least to most certain:
-/// `user < spec < derived < measured < file` (SPEC §1).
+/// `user < spec < derived < measured < file` (docs/bounds.md §1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Provenance {
     /// Typed or chosen by the user.

@@ -1,5 +1,5 @@
 //! Weight bytes: W (every file the runtime loads) and, from a tensor inventory, the bytes
-//! touched per decode step (SPEC §2, §4 inventory mode) and the linear parameters (SPEC §5).
+//! touched per decode step (docs/bounds.md §2, §4 inventory mode) and the linear parameters (docs/bounds.md §5).
 //! Pure: no I/O, no other top-level module.
 
 use super::runtime::FeedForward;
@@ -114,7 +114,7 @@ impl Inventory {
 /// How many distinct routed experts B sequences touch per MoE layer per step.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ExpertCount {
-    /// The expected distinct experts `n × (1 − (1 − k/n)^B)` (SPEC §4).
+    /// The expected distinct experts `n × (1 − (1 − k/n)^B)` (docs/bounds.md §4).
     Expected,
     /// The fewest possible: k (all sequences pick the same experts).
     Minimum,
@@ -137,7 +137,7 @@ pub fn expert_fraction(experts: u32, experts_used: u32, sequences: u64, mode: Ex
     }
 }
 
-/// Bytes of the weights read from memory per decode step in inventory mode (SPEC §4):
+/// Bytes of the weights read from memory per decode step in inventory mode (docs/bounds.md §4):
 /// one embedding row per sequence unless tied, routed experts scaled by the fraction touched,
 /// everything else in full. Rounded to whole bytes after scaling.
 pub fn inventory_read_bytes(
@@ -168,7 +168,7 @@ pub fn inventory_read_bytes(
         .saturating_add(routed_read)
 }
 
-/// Linear parameters used per token P_linear (SPEC §5): dense matrices plus routed experts
+/// Linear parameters used per token P_linear (docs/bounds.md §5): dense matrices plus routed experts
 /// scaled by used/total.
 pub fn inventory_linear_parameters(inv: &Inventory, experts: Option<(u32, u32)>) -> f64 {
     let frac = match experts {

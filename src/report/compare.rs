@@ -7,6 +7,33 @@ use crate::core::units::{fmt_gib_signed, fmt_ms, fmt_rate, fmt_tokens};
 use serde::Serialize;
 use std::io::{self, Write};
 
+/// Document kind and version of `compare --format json`.
+pub const SCHEMA: &str = "llmbound-compare/1";
+
+/// `compare`: one scenario on several machines.
+pub struct CompareDoc<'a> {
+    /// The scenario (its model, artifact and cache settings).
+    pub base: &'a Scenario,
+    /// One row per machine.
+    pub rows: &'a [CompareRow],
+}
+
+impl super::export::Export for CompareDoc<'_> {
+    fn schema(&self) -> &'static str {
+        SCHEMA
+    }
+    fn write_json(&self, mut w: &mut dyn Write) -> io::Result<()> {
+        write(self.base, self.rows, Format::Json, &mut w)
+    }
+    fn write_styled(&self, style: super::Style, mut w: &mut dyn Write) -> io::Result<()> {
+        let f = match style {
+            super::Style::Text => Format::Text,
+            super::Style::Markdown => Format::Markdown,
+        };
+        write(self.base, self.rows, f, &mut w)
+    }
+}
+
 /// One machine's figures (JSON contract).
 #[derive(Debug, Clone, Serialize)]
 pub struct CompareJson {
@@ -99,6 +126,8 @@ pub fn write<W: Write>(
     if format == Format::Json {
         #[derive(Serialize)]
         struct Doc<'a> {
+            schema: &'static str,
+            version: &'static str,
             model: &'a str,
             context: u64,
             sequences: u64,
@@ -109,6 +138,8 @@ pub fn write<W: Write>(
         serde_json::to_writer_pretty(
             &mut *w,
             &Doc {
+                schema: SCHEMA,
+                version: super::export::VERSION,
                 model: &base.model.name,
                 context: base.cache.context,
                 sequences: base.cache.sequences,
@@ -134,17 +165,33 @@ pub fn write<W: Write>(
     } else {
         writeln!(w, "{title}\n")?;
     }
-    let head = [
-        "machine",
-        "fits",
-        "free",
-        "max context",
-        "short ceiling t/s",
-        "full ceiling t/s",
-        "ms/token",
-        "inventory t/s",
-        "fullest tier / slowest tier",
-        "bandwidth",
+    // Several sequences: rates are aggregate across them, times are per step, the largest
+    // context is per sequence.
+    let b = base.cache.sequences;
+    let agg = if b > 1 {
+        format!(" (all {b} seq)")
+    } else {
+        String::new()
+    };
+    let head: [String; 10] = [
+        "machine".into(),
+        "fits".into(),
+        "free".into(),
+        if b > 1 {
+            "max context/seq".into()
+        } else {
+            "max context".into()
+        },
+        format!("short ceiling t/s{agg}"),
+        format!("full ceiling t/s{agg}"),
+        if b > 1 {
+            "ms/step".into()
+        } else {
+            "ms/token".into()
+        },
+        format!("inventory t/s{agg}"),
+        "fullest tier / slowest tier".into(),
+        "bandwidth".into(),
     ];
     // Machines that fit first, then those that do not, then errors; otherwise as given.
     let mut sorted: Vec<&CompareJson> = json.iter().collect();
@@ -208,7 +255,7 @@ pub fn write<W: Write>(
                 cells
                     .iter()
                     .map(|c| c[i].chars().count())
-                    .chain([head[i].len()])
+                    .chain([head[i].chars().count()])
                     .max()
                     .unwrap_or(0)
             })
@@ -226,7 +273,7 @@ pub fn write<W: Write>(
                 .collect::<Vec<_>>()
                 .join("  ")
         };
-        writeln!(w, "{}", line(&head.map(String::from)).trim_end())?;
+        writeln!(w, "{}", line(&head).trim_end())?;
         for c in &cells {
             writeln!(w, "{}", line(c).trim_end())?;
         }

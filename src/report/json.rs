@@ -10,8 +10,10 @@ use crate::core::units::{GB, GIB, Provenance};
 use crate::core::weights::ExpertCount;
 use serde::Serialize;
 
-/// Schema version of the JSON output.
-pub const SCHEMA: u32 = 1;
+/// Document kind and version of `report --format json`.
+pub const SCHEMA: &str = "llmbound-report/1";
+/// Of `check --format json`.
+pub const CLAIM_SCHEMA: &str = "llmbound-claim/1";
 
 /// A figure with its provenance and source.
 #[derive(Debug, Clone, Serialize)]
@@ -275,6 +277,13 @@ pub struct CeilingJson {
     pub bandwidth_choice: &'static str,
     /// Bytes per step per tier.
     pub tier_bytes: Vec<u64>,
+    /// Seconds per step per tier, Q_i / BW_i.
+    pub tier_seconds: Vec<f64>,
+    /// Index of the tier moving the most bytes (the first on ties); its bandwidth is
+    /// `bandwidth_bytes_per_second`.
+    pub main_tier: usize,
+    /// Index of the tier whose bytes take longest per step (null: no tier moves a byte).
+    pub slowest_tier: Option<usize>,
 }
 
 impl From<&Ceiling> for CeilingJson {
@@ -305,6 +314,9 @@ impl From<&Ceiling> for CeilingJson {
                 BandwidthChoice::Highest => "highest",
             },
             tier_bytes: c.tier_bytes.clone(),
+            tier_seconds: c.tier_seconds.clone(),
+            main_tier: c.main_tier,
+            slowest_tier: c.slowest_tier,
         }
     }
 }
@@ -414,6 +426,14 @@ pub struct RooflineJson {
     pub decode_intensity_flop_per_byte: f64,
     /// 2 P_linear / W_linear.
     pub weight_only_intensity_flop_per_byte: Option<f64>,
+    /// Bandwidth of the roofline's slope, bytes/s.
+    pub bandwidth_bytes_per_second: f64,
+    /// Ridge point C / BW (null without a compute rate), FLOP/byte.
+    pub ridge_intensity_flop_per_byte: Option<f64>,
+    /// min(BW × I_decode, C), FLOP/s.
+    pub decode_attainable_flops_per_second: f64,
+    /// min(BW × I_prefill, C), FLOP/s.
+    pub prefill_attainable_flops_per_second: f64,
 }
 
 /// Cache and placement settings.
@@ -469,8 +489,8 @@ pub struct ModelJson {
 /// The whole report.
 #[derive(Debug, Clone, Serialize)]
 pub struct JsonReport {
-    /// Schema version.
-    pub schema: u32,
+    /// Document kind and its version: "llmbound-report/1".
+    pub schema: &'static str,
     /// llmbound version.
     pub version: &'static str,
     /// Scenario name.
@@ -751,7 +771,7 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
         },
         prefill: PrefillJson {
             ceiling_tokens_per_second: ro.prefill_ceiling_tokens_per_second,
-            reason: ro.reason.clone(),
+            reason: super::words::prefill_reason(ro),
             compute_path: ro.compute_path.clone(),
             compute_flops_per_second: ro.compute.map(|c| c.0),
             compute_provenance: ro.compute_provenance.map(|p| p.label()),
@@ -761,7 +781,7 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
             intensity_flop_per_byte: ro.prefill_intensity,
             machine_balance_flop_per_byte: ro.machine_balance,
             crossover_rows: ro.crossover_rows,
-            limited_by: ro.prefill_limited_by,
+            limited_by: ro.prefill_limited_by.map(|l| l.label()),
         },
         roofline: RooflineJson {
             linear_parameters: ro.linear.as_ref().map(|l| l.parameters),
@@ -771,6 +791,10 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
             decode_bytes: ro.decode_bytes,
             decode_intensity_flop_per_byte: ro.decode_intensity,
             weight_only_intensity_flop_per_byte: ro.weight_only_intensity,
+            bandwidth_bytes_per_second: ro.bandwidth,
+            ridge_intensity_flop_per_byte: ro.ridge_intensity,
+            decode_attainable_flops_per_second: ro.decode_attainable_flops_per_second,
+            prefill_attainable_flops_per_second: ro.prefill_attainable_flops_per_second,
         },
         llama_cpp_command: super::llama_cpp_command(r, model_path),
         warnings: r.warnings.clone(),
@@ -781,8 +805,19 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
 /// A claim check as JSON.
 #[derive(Debug, Clone, Serialize)]
 pub struct ClaimJson {
-    /// The rate checked.
+    /// Document kind and its version: "llmbound-claim/1".
+    pub schema: &'static str,
+    /// llmbound version.
+    pub version: &'static str,
+    /// The rate checked (aggregate over `sequences`), tokens/s.
     pub tokens_per_second: f64,
+    /// Sequences B of the scenario.
+    pub sequences: u64,
+    /// Retained tokens per sequence N the ceilings are computed at.
+    pub context_tokens: u64,
+    /// Above every ceiling at N but within one at a shorter context: the retained context is
+    /// the deciding assumption.
+    pub context_decides: bool,
     /// Above the highest ceiling that can decide.
     pub impossible: bool,
     /// Where the rate lands: within, above-lower-ceiling, above-measured-ceiling,
@@ -809,19 +844,25 @@ pub struct ClaimLineJson {
 
 impl From<&ClaimCheck> for ClaimJson {
     fn from(c: &ClaimCheck) -> Self {
+        let w = super::words::claim(c);
         ClaimJson {
+            schema: CLAIM_SCHEMA,
+            version: env!("CARGO_PKG_VERSION"),
             tokens_per_second: c.tokens_per_second,
+            sequences: c.sequences,
+            context_tokens: c.context_tokens,
             impossible: c.impossible,
             outcome: c.outcome.label(),
-            verdict: c.verdict.clone(),
-            ceilings: c
+            context_decides: c.context_decides(),
+            verdict: w.verdict,
+            ceilings: w
                 .lines
-                .iter()
+                .into_iter()
                 .map(|l| ClaimLineJson {
-                    ceiling: l.ceiling.clone(),
+                    ceiling: l.ceiling,
                     tokens_per_second: l.tokens_per_second,
                     exceeded: l.exceeded,
-                    assumptions: l.assumptions.clone(),
+                    assumptions: l.assumptions,
                 })
                 .collect(),
         }

@@ -228,16 +228,20 @@ pub fn limitations(r: &Report) -> Vec<String> {
 
 fn ceiling_line(c: &Ceiling, b: u64) -> String {
     let label = super::json::ceiling_label(c);
+    // With several sequences a step yields one token of each: rates are labelled aggregate
+    // (across B sequences) or per sequence, and the time is per step.
+    let across = super::words::across_sequences(b);
+    let per = if b > 1 { "ms per step" } else { "ms/token" };
     if c.tier_bytes.iter().filter(|x| **x > 0).count() > 1 {
         format!(
-            "{} tokens/s ({} ms/token) non-overlapped; {} tokens/s with perfect overlap — {label}",
+            "{} tokens/s{across} ({} {per}) non-overlapped; {} tokens/s{across} with perfect overlap — {label}",
             fmt_rate(c.tokens_per_second),
             fmt_ms(c.ms_per_token),
             fmt_rate(c.overlapped_tokens_per_second)
         )
     } else if b > 1 {
         format!(
-            "{} × {} / {} bytes/step = {} tokens/s aggregate, {} tokens/s per sequence ({} ms/token) — {label}",
+            "{} × {} / {} bytes/step = {} tokens/s{across}, {} tokens/s per sequence ({} {per}) — {label}",
             b,
             fmt_bandwidth(c.bandwidth),
             group_digits(c.step_bytes as u128),
@@ -365,7 +369,11 @@ pub fn write_worksheet<W: Write>(
     o.row("KV per token", &kv_derivation(r))?;
     let n = s.cache.context;
     o.row(
-        &format!("KV at {} tokens", fmt_tokens(n)),
+        &if s.cache.sequences > 1 {
+            format!("KV, {} × {} tokens", s.cache.sequences, fmt_tokens(n))
+        } else {
+            format!("KV at {} tokens", fmt_tokens(n))
+        },
         &format!("{} = {}", kv_total_derivation(r), with_binary(r.kv.bytes)),
     )?;
     if let Some(naive) = r.kv.naive_bytes {
@@ -547,9 +555,11 @@ pub fn write_worksheet<W: Write>(
     o.row(
         "highest ceiling",
         &format!(
-            "{} tokens/s at {} tokens ({}{}){}",
+            "{} tokens/s{} at {} tokens{} ({}{}){}",
             fmt_rate(d.highest.top_tokens_per_second()),
+            super::words::across_sequences(b),
             fmt_tokens(n),
+            if b > 1 { " per sequence" } else { "" },
             fmt_bandwidth(d.highest.bandwidth),
             if d.highest.tier_bytes.iter().filter(|x| **x > 0).count() > 1 {
                 ", tiers perfectly overlapped"
@@ -581,13 +591,13 @@ pub fn write_worksheet<W: Write>(
                 "{} tokens/s for {} rows ({}; {} on \"{}\", {})",
                 fmt_rate(t),
                 fmt_tokens(ro.prompt_rows),
-                ro.reason,
+                super::words::prefill_reason(ro),
                 fmt_flops(ro.compute.unwrap_or_default()),
                 ro.compute_path,
                 ro.compute_provenance.map_or("", |p| p.label())
             ),
         )?,
-        None => o.row("prefill ceiling", &ro.reason)?,
+        None => o.row("prefill ceiling", &super::words::prefill_reason(ro))?,
     }
     if let Some(l) = &ro.linear {
         o.row(
@@ -595,7 +605,7 @@ pub fn write_worksheet<W: Write>(
             &format!(
                 "{} ({}, {})",
                 group_digits(l.parameters.round() as u128),
-                l.basis,
+                super::words::linear_basis(l.basis),
                 l.provenance
             ),
         )?;
@@ -662,10 +672,16 @@ pub fn write_worksheet<W: Write>(
     };
     o.para(&verdict_line)?;
     o.para(&format!(
-        "Any observed rate above {} tokens/s (short context) or {} tokens/s (at {} tokens) falsifies an assumption: not all counted bytes were read per token, fewer tokens were retained, bytes came from a faster tier than the one counted, or the bandwidth figure does not describe the path. Rates below identify no cause.",
+        "Any observed rate above {} tokens/s{} (short context) or {} tokens/s (at {} tokens{}) falsifies an assumption: not all counted bytes were read per token, fewer tokens were retained, bytes came from a faster tier than the one counted, or the bandwidth figure does not describe the path. Rates below identify no cause.",
         fmt_rate(d.short_context.tokens_per_second),
+        super::words::across_sequences(s.cache.sequences),
         fmt_rate(d.full_context.tokens_per_second),
-        fmt_tokens(n)
+        fmt_tokens(n),
+        if s.cache.sequences > 1 {
+            " per sequence"
+        } else {
+            ""
+        }
     ))?;
 
     if !r.warnings.is_empty() {
@@ -771,14 +787,16 @@ fn kv_total_derivation(r: &Report) -> String {
 
 /// Write a claim check.
 pub fn write_check<W: Write>(c: &ClaimCheck, style: Style, w: &mut W) -> io::Result<()> {
+    let c = &super::words::claim(c);
     let mut o = Out { w, style };
     match style {
         Style::Text => writeln!(o.w, "{}", Text(&c.verdict))?,
         Style::Markdown => writeln!(o.w, "# Claim check\n\n**{}**", Text(&c.verdict))?,
     }
     o.heading(&format!(
-        "{} tokens/s against every decode ceiling",
-        fmt_rate(c.tokens_per_second)
+        "{} tokens/s{} against every decode ceiling",
+        fmt_rate(c.tokens_per_second),
+        super::words::across_sequences(c.sequences)
     ))?;
     for l in &c.lines {
         let mark = if l.exceeded { "ABOVE" } else { "below" };

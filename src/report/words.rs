@@ -1,7 +1,11 @@
-//! The wording of the capacity verdict and the runtime memory items, shared by the text,
+//! The wording of the verdicts core returns as data (capacity, claim outcomes, ceiling names,
+//! assumptions, what limits prefill) and of the runtime memory items, shared by the text,
 //! markdown and JSON reports and the explorer. Depends on `core` only.
 
-use crate::core::evaluate::{Capacity, FitVerdict};
+use crate::core::claim::{Assumption, ClaimOutcome};
+use crate::core::decode::{CeilingKind, HighestBasis};
+use crate::core::evaluate::{Capacity, ClaimCheck, FitVerdict};
+use crate::core::roofline::{LinearBasis, PrefillBound, Roofline};
 use crate::core::tiers::MemoryItem;
 use crate::core::units;
 
@@ -64,6 +68,229 @@ pub fn verdict(c: &Capacity) -> String {
                 v.push_str("; W + K + A alone would fit: llama.cpp's cache padding and buffers decide");
             }
             v
+        }
+    }
+}
+
+/// The name of a ceiling at `context_tokens` retained tokens per sequence.
+pub fn ceiling_name(kind: CeilingKind, context_tokens: u64) -> String {
+    let n = units::fmt_tokens(context_tokens);
+    match kind {
+        CeilingKind::FileShort => "file mode, short context".into(),
+        CeilingKind::FileFull => format!("file mode, {n} tokens"),
+        CeilingKind::InventoryShort => "inventory mode, short context".into(),
+        CeilingKind::InventoryFull { estimated } => format!(
+            "inventory mode{}, {n} tokens",
+            if estimated {
+                " (estimate from active parameters)"
+            } else {
+                ""
+            }
+        ),
+        CeilingKind::Highest {
+            basis: HighestBasis::Inventory,
+        } => format!(
+            "highest: inventory bytes, fewest experts, highest bandwidth on record, {n} tokens"
+        ),
+        CeilingKind::Highest {
+            basis: HighestBasis::EstimatedActive,
+        } => format!(
+            "highest without a tensor inventory: estimated active bytes, fewest experts, highest bandwidth on record, {n} tokens"
+        ),
+        CeilingKind::Highest {
+            basis: HighestBasis::FileBytes,
+        } => format!(
+            "highest without a tensor inventory: file bytes, highest bandwidth on record, {n} tokens"
+        ),
+    }
+}
+
+/// One assumption a rate above a ceiling falsifies, in words.
+pub fn assumption(a: &Assumption) -> String {
+    match *a {
+        Assumption::NotAllFileBytesRead { detailed: true } => "not all file bytes are read per token (the token embedding is one row per token; unused experts are not read)".into(),
+        Assumption::NotAllFileBytesRead { detailed: false } => "not all file bytes are read per token".into(),
+        Assumption::FewerTokensRetained { context_tokens } => format!(
+            "fewer than {} tokens were retained",
+            units::fmt_tokens(context_tokens)
+        ),
+        Assumption::BandwidthDoesNotDescribePath {
+            provenance,
+            bandwidth,
+        } => format!(
+            "the {} bandwidth ({}) does not describe the path, or bytes were reused from a faster tier (cache) than the one counted",
+            provenance,
+            units::fmt_bandwidth(bandwidth)
+        ),
+        Assumption::RoutedShareNotAsAdvertised => "the routed-expert share of the file is not what the advertised active parameters imply (an estimate: no tensor inventory)".into(),
+        Assumption::SequencesSharedExperts => "the sequences shared more experts than the expected number of distinct experts".into(),
+        Assumption::RunIsNotScenario => "the run is not the scenario: a different artifact, fewer retained tokens, or a smaller batch".into(),
+        Assumption::FasterTierServed => "bytes were served from a faster tier (on-chip cache) than any counted".into(),
+        Assumption::MemoryAboveHighest { bandwidth } => format!(
+            "the memory moved more than the highest bandwidth on record ({})",
+            units::fmt_bandwidth(bandwidth)
+        ),
+        Assumption::BandwidthAboveHighest { bandwidth } => format!(
+            "the bandwidth exceeded the highest on record ({})",
+            units::fmt_bandwidth(bandwidth)
+        ),
+        Assumption::MeasuredBelowPath { bandwidth } => format!(
+            "the measured bandwidth ({}) is below what this path reaches: measured while other work shared the memory, with other threads, or with a slower kernel than the run's",
+            units::fmt_bandwidth(bandwidth)
+        ),
+        Assumption::AddPeakToProfile => "add the memory's peak (provenance spec or derived: channels × 8 bytes × transfer rate) to the profile: a rate above a ceiling from the peak is impossible".into(),
+    }
+}
+
+/// Every assumption of a list, in words.
+pub fn assumptions(a: &[Assumption]) -> Vec<String> {
+    a.iter().map(assumption).collect()
+}
+
+/// " across B sequences" when B > 1: a rate is aggregate over the sequences.
+pub fn across_sequences(sequences: u64) -> String {
+    if sequences > 1 {
+        format!(" across {sequences} sequences")
+    } else {
+        String::new()
+    }
+}
+
+/// The claim check's headline. Above the highest ceiling at N while within a ceiling at a
+/// shorter context, it names the deciding assumption (the retained context), so the headline
+/// never contradicts the lines under it.
+pub fn claim_verdict(c: &ClaimCheck) -> String {
+    let h = units::fmt_rate(c.highest_tokens_per_second);
+    let tps = units::fmt_rate(c.tokens_per_second);
+    let n = units::fmt_tokens(c.context_tokens);
+    let within: Vec<String> = c
+        .lines
+        .iter()
+        .filter(|l| !l.exceeded)
+        .map(|l| ceiling_name(l.kind, l.context_tokens))
+        .collect();
+    let context_note = if c.context_decides() {
+        format!(
+            "; within the {} ceiling: only with fewer than {n} tokens retained",
+            within.join(", the ")
+        )
+    } else {
+        String::new()
+    };
+    let agg = across_sequences(c.sequences);
+    match c.outcome {
+        ClaimOutcome::AboveMeasured if c.context_decides() => format!(
+            "above the measured ceiling at {n} tokens of context ({h} tokens/s{agg}): the measured bandwidth ({}) does not describe this path, not impossible (no peak bandwidth is on record for the tier){context_note}",
+            units::fmt_bandwidth(c.highest_bandwidth)
+        ),
+        ClaimOutcome::AboveMeasured => format!(
+            "above the measured ceiling ({h} tokens/s{agg}): the measured bandwidth ({}) does not describe this path, not impossible (no peak bandwidth is on record for the tier)",
+            units::fmt_bandwidth(c.highest_bandwidth)
+        ),
+        ClaimOutcome::Impossible if c.context_decides() => format!(
+            "IMPOSSIBLE at {n} tokens of context: {tps} tokens/s{agg} is above the highest ceiling ({h} tokens/s){context_note}"
+        ),
+        ClaimOutcome::Impossible => {
+            format!("IMPOSSIBLE: {tps} tokens/s{agg} is above the highest ceiling ({h} tokens/s)")
+        }
+        ClaimOutcome::AboveWithoutInventory if c.context_decides() => format!(
+            "above every ceiling at {n} tokens of context computed without a tensor inventory ({h} tokens/s{agg}){context_note}; open the GGUF to decide whether it is impossible"
+        ),
+        ClaimOutcome::AboveWithoutInventory => format!(
+            "above every ceiling computed without a tensor inventory ({h} tokens/s{agg}): open the GGUF to decide whether it is impossible"
+        ),
+        ClaimOutcome::AboveLower => {
+            let names: Vec<String> = c
+                .exceeded()
+                .map(|l| ceiling_name(l.kind, l.context_tokens))
+                .collect();
+            format!(
+                "possible, but above the {} ceiling: an assumption listed there is false",
+                names.join(", the ")
+            )
+        }
+        ClaimOutcome::Within => {
+            "within every ceiling: possible (a rate below a ceiling identifies no cause)".into()
+        }
+    }
+}
+
+/// A claim check worded: the same shape as `core::ClaimCheck`, every label a sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimWords {
+    /// The rate checked, tokens/s (aggregate over the sequences).
+    pub tokens_per_second: f64,
+    /// Sequences B the rate is aggregate over.
+    pub sequences: u64,
+    /// Above the highest ceiling that can decide.
+    pub impossible: bool,
+    /// The headline.
+    pub verdict: String,
+    /// Every ceiling, highest last.
+    pub lines: Vec<ClaimLineWords>,
+}
+
+/// One ceiling of a worded claim check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimLineWords {
+    /// Its name.
+    pub ceiling: String,
+    /// Its value, tokens/s.
+    pub tokens_per_second: f64,
+    /// The rate is above it.
+    pub exceeded: bool,
+    /// What a rate above it falsifies.
+    pub assumptions: Vec<String>,
+}
+
+/// Word a claim check.
+pub fn claim(c: &ClaimCheck) -> ClaimWords {
+    ClaimWords {
+        tokens_per_second: c.tokens_per_second,
+        sequences: c.sequences,
+        impossible: c.impossible,
+        verdict: claim_verdict(c),
+        lines: c
+            .lines
+            .iter()
+            .map(|l| ClaimLineWords {
+                ceiling: ceiling_name(l.kind, l.context_tokens),
+                tokens_per_second: l.tokens_per_second,
+                exceeded: l.exceeded,
+                assumptions: assumptions(&l.assumptions),
+            })
+            .collect(),
+    }
+}
+
+/// Why there is no prefill ceiling, or what limits it.
+pub fn prefill_reason(r: &Roofline) -> String {
+    prefill_bound(r.prefill_bound, r.prompt_rows, &r.compute_path)
+}
+
+/// A prefill bound in words, for S prompt rows on a compute path.
+pub fn prefill_bound(bound: PrefillBound, prompt_rows: u64, compute_path: &str) -> String {
+    match bound {
+        PrefillBound::Limited(side) => format!(
+            "prefill of {prompt_rows} rows is {}-limited on the \"{compute_path}\" path",
+            side.label(),
+        ),
+        PrefillBound::NoLinearParameters => "no prefill ceiling: the linear parameter count is unknown (no inventory and no advertised parameters)".into(),
+        PrefillBound::NoComputeRate => format!(
+            "none: the profile has no sustained compute rate for this path (\"{compute_path}\")"
+        ),
+    }
+}
+
+/// Where the linear parameter count comes from, in words.
+pub fn linear_basis(b: LinearBasis) -> &'static str {
+    match b {
+        LinearBasis::Inventory => "counted from the tensor inventory",
+        LinearBasis::AdvertisedTied => {
+            "advertised parameters (tied embedding counted once, as the output)"
+        }
+        LinearBasis::AdvertisedMinusEmbedding => {
+            "advertised parameters minus the token embedding (vocab × hidden)"
         }
     }
 }

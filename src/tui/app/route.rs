@@ -36,13 +36,11 @@ impl App {
                 };
                 self.refresh_bench();
                 self.view = View::Bench;
-                let n = self.bench.impossible_rows;
-                if n > 0 {
-                    self.error(format!(
-                        "{n} decode row(s) above the highest ceiling: IMPOSSIBLE"
-                    ));
+                let headline = self.bench.headline.clone();
+                if self.bench.impossible_rows > 0 {
+                    self.error(headline);
                 } else {
-                    self.info("every decode row is at or below its highest ceiling");
+                    self.info(headline);
                 }
             }
             Err(e) => self.error(e.to_string()),
@@ -74,6 +72,8 @@ impl App {
                 .collect();
         }
         self.bench.impossible_rows = r.impossible_rows;
+        self.bench.headline = crate::bench::headline(&r);
+        self.bench.all_within = r.all_within();
         self.bench.scroll = self
             .bench
             .scroll

@@ -31,6 +31,10 @@ pub struct BenchView {
     pub scroll: usize,
     /// Decode rows above their highest ceiling.
     pub impossible_rows: usize,
+    /// The import's headline (`bench::headline`): the same sentence as the report's verdict.
+    pub headline: String,
+    /// Every decode row is within every ceiling (`BenchReport::all_within`).
+    pub all_within: bool,
     /// The rows read from the file.
     pub rows: Vec<crate::bench::BenchRow>,
 }

@@ -316,7 +316,7 @@ impl BoundsPane<'_> {
                 Span::styled(
                     format!(
                         " ({}-limited, {} rows)",
-                        rl.prefill_limited_by.unwrap_or("?"),
+                        rl.prefill_limited_by.map_or("?", |l| l.label()),
                         rl.prompt_rows
                     ),
                     t.label(),
@@ -324,7 +324,7 @@ impl BoundsPane<'_> {
             ])),
             None => lines.push(Line::from(vec![
                 Span::styled("Prefill ceiling ", t.heading()),
-                Span::styled(rl.reason.clone(), t.warn()),
+                Span::styled(crate::report::words::prefill_reason(rl), t.warn()),
             ])),
         }
         lines.push(Line::from(vec![

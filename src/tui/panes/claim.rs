@@ -37,7 +37,7 @@ impl Widget for ClaimPane<'_> {
             .render(inner, buf);
             return;
         };
-        let check = &c.check;
+        let check = &crate::report::words::claim(&c.check);
         let exceeded: Vec<_> = check.lines.iter().filter(|l| l.exceeded).collect();
         let style = if check.impossible {
             t.bad()

@@ -34,14 +34,15 @@ impl Widget for BenchScreen<'_> {
             .render(area, buf);
             return;
         };
-        let verdict = if v.impossible_rows > 0 {
-            Span::styled(
-                format!("{} decode row(s) IMPOSSIBLE", v.impossible_rows),
-                t.bad(),
-            )
+        // The report's own headline, so the header never contradicts the verdict under it.
+        let style = if v.impossible_rows > 0 {
+            t.bad()
+        } else if v.all_within {
+            t.ok()
         } else {
-            Span::styled("every decode row within its highest ceiling", t.ok())
+            t.warn()
         };
+        let verdict = Span::styled(v.headline.clone(), style);
         Paragraph::new(Line::from(vec![
             Span::styled(format!("llama-bench · {} · ", path.display()), t.heading()),
             verdict,
