@@ -10,7 +10,7 @@ use crate::build::{self, ScenarioOptions};
 use crate::core::{self, Report};
 use crate::inspect;
 use crate::profile::{Catalog, Origin};
-use crate::report::{self, Format, Style};
+use crate::report::{self, Format};
 use crate::sanitize::Text;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::{IsTerminal, Write};
@@ -302,14 +302,11 @@ fn build(cat: &Catalog, opts: &ScenarioOptions) -> Result<Built, Failure> {
 }
 
 fn write_report(b: &Built, format: Format, out: &mut impl Write) -> std::io::Result<()> {
-    match format {
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut *out, &report::to_json(&b.report, &b.model_path))?;
-            writeln!(out)
-        }
-        Format::Text => report::write_worksheet(&b.report, &b.model_path, Style::Text, out),
-        Format::Markdown => report::write_worksheet(&b.report, &b.model_path, Style::Markdown, out),
-    }
+    let doc = report::ReportDoc {
+        report: &b.report,
+        model_path: &b.model_path,
+    };
+    report::render(&doc, format, out)
 }
 
 /// Run the CLI with the process arguments; returns the exit code.
@@ -428,13 +425,8 @@ fn run(cli: Cli, machines: &[String], out: &mut impl Write) -> Result<i32, Failu
                 Some(GroupArg::Layer) => inspect::Group::Layer,
             };
             let r = inspect::build(&a, sort, metadata);
-            match format {
-                OutFormat::Json => inspect::write_json(&r, out).map_err(io_fail)?,
-                OutFormat::Text => inspect::write_text(&r, group, false, out).map_err(io_fail)?,
-                OutFormat::Markdown => {
-                    inspect::write_text(&r, group, true, out).map_err(io_fail)?
-                }
-            }
+            let doc = inspect::InspectDoc { report: &r, group };
+            report::render(&doc, format.into(), out).map_err(io_fail)?;
             out.flush().map_err(io_fail)?;
             check_complete(&file, &a)?;
             Ok(0)
@@ -472,17 +464,7 @@ fn run(cli: Cli, machines: &[String], out: &mut impl Write) -> Result<i32, Failu
             })?;
             let b = build(&cat, &args)?;
             let c = core::check_claim(&b.report, tokens_per_second);
-            match format {
-                OutFormat::Json => {
-                    serde_json::to_writer_pretty(&mut *out, &report::json::ClaimJson::from(&c))
-                        .map_err(bad)?;
-                    writeln!(out).map_err(io_fail)?;
-                }
-                OutFormat::Text => report::write_check(&c, Style::Text, out).map_err(io_fail)?,
-                OutFormat::Markdown => {
-                    report::write_check(&c, Style::Markdown, out).map_err(io_fail)?
-                }
-            }
+            report::render(&c, format.into(), out).map_err(io_fail)?;
             Ok(if c.impossible { EXIT_IMPOSSIBLE } else { 0 })
         }
         Some(Command::Bench {
@@ -580,12 +562,7 @@ fn run_bench(
             artifact_sha256: sha,
         },
     );
-    match format {
-        OutFormat::Json => crate::bench::write_json(&r, out),
-        OutFormat::Text => crate::bench::write_text(&r, out),
-        OutFormat::Markdown => crate::bench::write_markdown(&r, out),
-    }
-    .map_err(io_fail)?;
+    report::render(&r, format.into(), out).map_err(io_fail)?;
     Ok(r.exit_code())
 }
 

@@ -11,6 +11,7 @@ pub mod gguf;
 pub mod infile;
 pub mod inspect;
 pub mod library;
+pub mod ollama;
 pub mod profile;
 pub mod remote;
 pub mod report;

@@ -5,7 +5,7 @@
 //! current scenario exactly as `report --gguf FILE` would.
 //! Depends on `gguf`, `build`, `compare` and `core`; the CLI and the explorer call it.
 
-pub mod ollama;
+pub use crate::ollama;
 
 use crate::build::{self, GgufInput};
 use crate::compare::CompareFigures;
@@ -59,26 +59,7 @@ pub struct Found {
     pub mmproj: Option<PathBuf>,
 }
 
-/// Call `f` on every regular file under `dir`, at most `depth` levels down (symbolic links to
-/// files are followed, to folders not, so a loop cannot hang the walk).
-pub fn walk(dir: &Path, depth: usize, f: &mut dyn FnMut(&Path)) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = rd.flatten().collect();
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        let p = e.path();
-        let Ok(ft) = e.file_type() else { continue };
-        if ft.is_dir() {
-            if depth > 0 {
-                walk(&p, depth - 1, f);
-            }
-        } else if ft.is_file() || (ft.is_symlink() && p.is_file()) {
-            f(&p);
-        }
-    }
-}
+pub use crate::infile::walk;
 
 fn home() -> Option<PathBuf> {
     std::env::var_os("HOME")

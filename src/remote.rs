@@ -2,7 +2,7 @@
 //! [@rev]/path.gguf`, llama.cpp's `owner/repo[@rev]:QUANT`, or `ollama:name[:tag]`. Remote
 //! headers are read with HTTP range requests (never tensor data) and the shards of a split
 //! model are found next to the first; W is the sum of the sizes the server reports.
-//! Depends on `gguf` (reader, artifact) and `library` (Ollama names); nothing depends on the
+//! Depends on `gguf` (reader, artifact) and `ollama` (Ollama names); nothing depends on the
 //! network except through here.
 
 pub mod hf;
@@ -442,7 +442,7 @@ fn open_any_inner(spec: &Path) -> Result<Opened, String> {
             })
             .map_err(|e| crate::gguf::error_line(&p, &e)),
         Source::Ollama(name) => {
-            let blob = crate::library::ollama::resolve(&name).map_err(|e| e.to_string())?;
+            let blob = crate::ollama::resolve(&name).map_err(|e| e.to_string())?;
             crate::gguf::open(&blob)
                 .map(|artifact| Opened {
                     artifact,

@@ -1,4 +1,4 @@
-//! One JSON snapshot per command (report, check, compare, inspect, bench, hash): each document
+//! One JSON snapshot per command (report, check, compare, inspect, bench, hash, models): each document
 //! carries its `schema` and the llmbound `version`. Temporary paths are replaced by `[dir]` and
 //! the version by `[version]` after it is checked against the crate's.
 
@@ -138,6 +138,32 @@ fn inspect_json() {
         0,
     );
     insta::assert_snapshot!("inspect_json", t);
+}
+
+#[test]
+fn models_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("models");
+    std::fs::create_dir_all(&lib).unwrap();
+    model(&lib);
+    let t = json(
+        dir.path(),
+        &[
+            "models",
+            "--only-dirs",
+            "--dir",
+            lib.to_str().unwrap(),
+            "--machine",
+            "epyc-zen5-2vcpu-vm",
+            "-c",
+            "4096",
+            "--format",
+            "json",
+        ],
+        "llmbound-models/1",
+        0,
+    );
+    insta::assert_snapshot!("models_json", t);
 }
 
 #[test]

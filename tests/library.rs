@@ -127,7 +127,7 @@ fn every_store_is_found_once_with_report_figures() {
         "json",
     ];
     let v = json(llmbound(h).arg("models").args(args));
-    assert_eq!(v["schema"], "llmbound.models/1");
+    assert_eq!(v["schema"], "llmbound-models/1");
     let models = v["models"].as_array().unwrap();
     let names: Vec<&str> = models.iter().map(|m| m["name"].as_str().unwrap()).collect();
     let mut sorted = names.clone();

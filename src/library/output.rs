@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 /// JSON schema name of `llmbound models --format json`.
-pub const SCHEMA: &str = "llmbound.models/1";
+pub const SCHEMA: &str = "llmbound-models/1";
 
 /// The flags of `llmbound models` besides the scenario's.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -80,7 +80,7 @@ pub struct LibraryRow {
 /// The whole listing as JSON.
 #[derive(Debug, Clone, Serialize)]
 pub struct LibraryJson {
-    /// `llmbound.models/1`.
+    /// `llmbound-models/1`.
     pub schema: &'static str,
     /// llmbound version.
     pub version: &'static str,
@@ -186,16 +186,60 @@ pub const HEADERS: [&str; 8] = [
     "decode ceiling tok/s",
 ];
 
-/// Write the listing.
-pub fn write(
-    base: &Scenario,
-    searched: &[String],
-    scanned: &[Scanned],
-    rows: &[Row],
-    problems: &[String],
-    format: LibFormat,
-    out: &mut impl Write,
-) -> std::io::Result<()> {
+/// The listing of `llmbound models` as a document with three renderings.
+pub struct ModelsDoc<'a> {
+    /// The scenario every model is evaluated on.
+    pub base: &'a Scenario,
+    /// Folders searched.
+    pub searched: &'a [String],
+    /// Models found and read.
+    pub scanned: &'a [Scanned],
+    /// Rows in order.
+    pub rows: &'a [Row],
+    /// Manifests or files that could not be used.
+    pub problems: &'a [String],
+}
+
+impl crate::report::Export for ModelsDoc<'_> {
+    fn schema(&self) -> &'static str {
+        SCHEMA
+    }
+    fn write_json(&self, mut w: &mut dyn Write) -> std::io::Result<()> {
+        write(self, LibFormat::Json, &mut w)
+    }
+    fn write_styled(
+        &self,
+        style: crate::report::Style,
+        mut w: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        let f = if style == crate::report::Style::Markdown {
+            LibFormat::Markdown
+        } else {
+            LibFormat::Text
+        };
+        write(self, f, &mut w)
+    }
+}
+
+impl From<LibFormat> for crate::report::Format {
+    fn from(f: LibFormat) -> Self {
+        match f {
+            LibFormat::Text => crate::report::Format::Text,
+            LibFormat::Markdown => crate::report::Format::Markdown,
+            LibFormat::Json => crate::report::Format::Json,
+        }
+    }
+}
+
+/// Write the listing in one format (called through [`crate::report::render`]).
+fn write(doc: &ModelsDoc, format: LibFormat, out: &mut impl Write) -> std::io::Result<()> {
+    let ModelsDoc {
+        base,
+        searched,
+        scanned,
+        rows,
+        problems,
+    } = *doc;
     if format == LibFormat::Json {
         let j = LibraryJson {
             schema: SCHEMA,
@@ -297,13 +341,12 @@ pub fn run_cli(
     let scanned = super::scan(cat, found);
     let mut rows = super::evaluate(base, &scanned);
     super::sort(&mut rows, &scanned, args.sort);
-    write(
+    let doc = ModelsDoc {
         base,
-        &searched,
-        &scanned,
-        &rows,
-        &problems,
-        args.format,
-        out,
-    )
+        searched: &searched,
+        scanned: &scanned,
+        rows: &rows,
+        problems: &problems,
+    };
+    crate::report::render(&doc, args.format.into(), out)
 }

@@ -343,7 +343,7 @@ pub fn cache_rows(s: &Scenario) -> Vec<Row> {
                 Row::field(f, "other A", v).tag(Tag::Prov(s.other_bytes.provenance))
             }
             Field::GpuLayers => {
-                let all = s.model.layer_count() + 1;
+                let all = crate::core::tiers::all_gpu_layers(&s.model);
                 let v = match s.offload.gpu_layers {
                     Some(n) if n < all => format!("{n} of {all}"),
                     _ => format!("all ({all})"),
@@ -846,7 +846,7 @@ pub fn step_edit(s: &Scenario, fig: &ArchFigures, f: Field, dir: i32) -> Option<
         Field::SwaFull => Edit::SwaFull(!c.swa_full),
         Field::Other => Edit::Overhead(step_u64(s.other_bytes.value, dir, GIB / 4, 0)),
         Field::GpuLayers => {
-            let all = s.model.layer_count() + 1;
+            let all = crate::core::tiers::all_gpu_layers(&s.model);
             let cur = s.offload.gpu_layers.unwrap_or(all).min(all);
             let next = if dir > 0 {
                 (cur + 1).min(all)

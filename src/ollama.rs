@@ -183,7 +183,7 @@ pub fn read_manifest(
 /// Every manifest file under `store/manifests` (at most 6 levels deep).
 pub fn manifests(store: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    super::walk(&store.join("manifests"), 6, &mut |p| {
+    crate::infile::walk(&store.join("manifests"), 6, &mut |p| {
         out.push(p.to_path_buf())
     });
     out.sort();
