@@ -557,7 +557,10 @@ fn parse_cache_type(
             Ok(CacheType::F16)
         }
         Some(n) => CacheType::parse(n).ok_or_else(|| {
-            format!("{which} \"{n}\" is not a cache type llmbound knows (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl)")
+            format!(
+                "{which} \"{n}\" is not a cache type llmbound knows ({})",
+                CacheType::names_list()
+            )
         }),
     }
 }
