@@ -192,10 +192,45 @@ fn curve(r: &Report) -> CurvePlot {
     }
 }
 
+/// The roofline's attainable-rate model as the chart draws it: bandwidth × intensity, capped
+/// by the compute rate when the profile has one; the ridge is where the two meet. This is the
+/// one place the chart derives roofline figures itself (core's roofline result does not yet
+/// carry them); swap this function for core's fields when it does.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RoofModel {
+    /// Bandwidth, bytes/s (at least 1 so logarithms stay finite).
+    pub bandwidth: f64,
+    /// Compute rate, FLOP/s, when the profile has one for the path.
+    pub compute: Option<f64>,
+}
+
+impl RoofModel {
+    /// The model of a report's roofline.
+    pub fn of(rl: &crate::core::roofline::Roofline) -> RoofModel {
+        RoofModel {
+            bandwidth: rl.bandwidth.max(1.0),
+            compute: rl.compute.map(|c| c.0).filter(|c| *c > 0.0),
+        }
+    }
+    /// Attainable FLOP/s at an intensity (FLOP/byte): min(B × I, C).
+    pub fn attainable(&self, intensity: f64) -> f64 {
+        let b = self.bandwidth * intensity;
+        match self.compute {
+            Some(c) => b.min(c),
+            None => b,
+        }
+    }
+    /// The ridge intensity C / B, FLOP/byte, when there is a compute rate.
+    pub fn ridge(&self) -> Option<f64> {
+        self.compute.map(|c| c / self.bandwidth)
+    }
+}
+
 fn roofline(r: &Report) -> RooflinePlot {
     let rl = &r.roofline;
-    let bw = rl.bandwidth.max(1.0);
-    let compute = rl.compute.map(|c| c.0).filter(|c| *c > 0.0);
+    let model = RoofModel::of(rl);
+    let bw = model.bandwidth;
+    let compute = model.compute;
     let pos = |x: f64| x.is_finite() && x > 0.0;
     let mut xs: Vec<f64> = [
         Some(rl.decode_intensity),
@@ -217,19 +252,12 @@ fn roofline(r: &Report) -> RooflinePlot {
         .floor()
         - 0.5;
     let x_hi = xs.iter().copied().fold(0.0f64, f64::max).log10().ceil() + 0.5;
-    let attain = |i: f64| {
-        let b = bw * i;
-        match compute {
-            Some(c) => b.min(c),
-            None => b,
-        }
-    };
-    let y_of = |i: f64| attain(i).log10();
+    let y_of = |i: f64| model.attainable(i).log10();
     let x_lo10 = 10f64.powf(x_lo);
     let x_hi10 = 10f64.powf(x_hi);
     let (slope, roof) = match compute {
         Some(c) => {
-            let ridge = (c / bw).clamp(x_lo10, x_hi10);
+            let ridge = model.ridge().unwrap_or(c / bw).clamp(x_lo10, x_hi10);
             (
                 vec![
                     (x_lo, (bw * x_lo10).log10()),

@@ -63,23 +63,34 @@ impl BoundsPane<'_> {
         // Legend of the bars: W model, C allocated cache, X output + compute buffers, A, free.
         let st = crate::tui::widgets::memory_bar::styles(t);
         let sym = crate::tui::widgets::memory_bar::SYMBOLS;
-        let names = if width >= 60 {
+        // X is one figure for two buffers, so its two symbols share one name.
+        let wide = width >= 60;
+        let entries: [(&[usize], &str); 5] = if wide {
             [
-                "W model", "C cache", "X output", "compute", "A other", "free",
+                (&[0], "W model"),
+                (&[1], "C cache"),
+                (&[2, 3], "X output + compute buffers"),
+                (&[4], "A other"),
+                (&[5], "free"),
             ]
         } else {
-            ["W", "C", "X out", "compute", "A", "free"]
+            [
+                (&[0], "W model"),
+                (&[1], "C cache"),
+                (&[2, 3], "X buffers"),
+                (&[4], "A other"),
+                (&[5], "free"),
+            ]
         };
-        let gap = if width >= 60 { "  " } else { " " };
+        let gap = if wide { "  " } else { " " };
         let mut legend = Vec::new();
-        for (i, name) in names.iter().enumerate() {
-            if i == 3 {
-                // output and compute share the X figure
-                legend.push(Span::styled("+", t.label()));
-            } else if i > 0 {
+        for (i, (symbols, name)) in entries.iter().enumerate() {
+            if i > 0 {
                 legend.push(Span::raw(gap));
             }
-            legend.push(Span::styled(sym[i], st[i]));
+            for k in *symbols {
+                legend.push(Span::styled(sym[*k], st[*k]));
+            }
             legend.push(Span::styled(format!(" {name}"), t.label()));
         }
         lines.push(Line::from(legend));
@@ -160,11 +171,20 @@ impl BoundsPane<'_> {
             ),
             Span::styled(" · ", t.label()),
             Span::styled(
-                format!(
-                    "{} at {} tokens",
-                    units::exact_binary(c.kv_bytes),
-                    units::fmt_tokens(n)
-                ),
+                if r.inputs.cache.sequences > 1 {
+                    format!(
+                        "{} at {} tokens × {} sequences",
+                        units::exact_binary(c.kv_bytes),
+                        units::fmt_tokens(n),
+                        r.inputs.cache.sequences
+                    )
+                } else {
+                    format!(
+                        "{} at {} tokens",
+                        units::exact_binary(c.kv_bytes),
+                        units::fmt_tokens(n)
+                    )
+                },
                 t.text(),
             ),
         ]));
@@ -174,6 +194,12 @@ impl BoundsPane<'_> {
                     Span::styled("largest context that fits ", t.label()),
                     Span::styled(format!("{} tokens", units::fmt_tokens(m)), t.figure()),
                 ];
+                if r.inputs.cache.sequences > 1 {
+                    v.push(Span::styled(
+                        format!(" per sequence (× {})", r.inputs.cache.sequences),
+                        t.label(),
+                    ));
+                }
                 if c.max_context_exceeds_native {
                     v.push(Span::styled(" (> native)", t.warn()));
                 }
@@ -201,10 +227,23 @@ impl BoundsPane<'_> {
         let r = self.report;
         let d = &r.decode;
         let n = r.inputs.cache.context;
+        let seqs = r.inputs.cache.sequences;
         let mut lines = vec![Line::from(vec![
             Span::styled(format!("{:<18}", "Decode ceiling"), t.heading()),
-            Span::styled(format!("{:>9} {:>10}", "tokens/s", "ms/token"), t.label()),
+            if seqs > 1 {
+                Span::styled(format!("{:>9} {:>10}", "Σ tok/s", "ms/step"), t.label())
+            } else {
+                Span::styled(format!("{:>9} {:>10}", "tokens/s", "ms/token"), t.label())
+            },
         ])];
+        if seqs > 1 {
+            // With several sequences a step yields one token for each: the rate is their sum,
+            // the time is one step's.
+            lines.push(Line::from(Span::styled(
+                format!("Σ: all {seqs} sequences · a step: +1 token each"),
+                t.label(),
+            )));
+        }
         let row = |label: String, c: &Ceiling| {
             Line::from(vec![
                 Span::styled(format!("{label:<18}"), t.label()),
@@ -286,13 +325,13 @@ impl BoundsPane<'_> {
             )));
         } else {
             lines.push(Line::from(Span::styled(
-                "one tier moves every byte: sum = overlap",
+                "one memory tier: no overlap to add",
                 t.label(),
             )));
         }
         if r.inputs.cache.sequences > 1 {
             lines.push(Line::from(vec![
-                Span::styled("per sequence ", t.label()),
+                Span::styled(format!("per sequence @ {} ", units::fmt_tokens(n)), t.label()),
                 Span::styled(
                     format!(
                         "{} tokens/s",
@@ -331,8 +370,10 @@ impl BoundsPane<'_> {
             Span::styled("FLOP/byte ", t.label()),
             Span::styled(
                 format!(
-                    "decode {:.2} · prefill ({} rows) {:.0}",
-                    rl.decode_intensity, rl.prompt_rows, rl.prefill_intensity
+                    "decode {:.2} · prefill {} (S={})",
+                    rl.decode_intensity,
+                    units::group_digits(rl.prefill_intensity.round().max(0.0) as u128),
+                    rl.prompt_rows
                 ),
                 t.text(),
             ),
@@ -352,8 +393,12 @@ impl BoundsPane<'_> {
 
     fn charts(&self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
-        let [top, bottom] =
-            Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(area);
+        let [top, _, bottom] = Layout::vertical([
+            Constraint::Fill(1),
+            Constraint::Length(1),
+            Constraint::Fill(1),
+        ])
+        .areas(area);
         let c = &self.plots.curve;
         let mut sets = vec![
             Dataset::default()
@@ -373,35 +418,54 @@ impl BoundsPane<'_> {
                     .data(&c.inventory),
             );
         }
+        // The current context as a drop line in the same braille grid as the curve, so its
+        // top sits on the curve at every size (a block marker rounds to a different row).
+        let now: Vec<(f64, f64)> = c
+            .current
+            .iter()
+            .flat_map(|&(x, y)| [(x, c.y_bounds[0]), (x, y)])
+            .collect();
         sets.push(
             Dataset::default()
                 .name("now")
-                .marker(Marker::Block)
-                .graph_type(GraphType::Scatter)
+                .marker(Marker::Braille)
+                .graph_type(GraphType::Line)
                 .style(t.marker())
-                .data(&c.current),
+                .data(&now),
         );
-        Chart::new(sets)
-            .block(
-                ratatui::widgets::Block::new().title(Line::from(Span::styled(
-                    "ceiling tok/s vs context",
-                    t.label(),
-                ))),
-            )
-            .legend_position(None)
-            .x_axis(
-                Axis::default()
-                    .bounds(c.x_bounds)
-                    .labels(c.x_labels.clone())
-                    .style(t.label()),
-            )
-            .y_axis(
-                Axis::default()
-                    .bounds(c.y_bounds)
-                    .labels(c.y_labels.clone())
-                    .style(t.label()),
-            )
-            .render(top, buf);
+        let titles: &[&str] = if c.inventory.is_empty() {
+            &[
+                "decode ceiling tok/s by context (│ = now)",
+                "tok/s ceiling by context (│ now)",
+                "tok/s ceiling by context",
+            ]
+        } else {
+            &[
+                "decode ceiling tok/s by context: file, inventory (│ = now)",
+                "tok/s ceiling: file, inventory (│ now)",
+                "tok/s ceiling by context",
+            ]
+        };
+        let fit = |ts: &[&'static str]| {
+            ts.iter()
+                .copied()
+                .find(|s| s.chars().count() <= area.width as usize)
+                .unwrap_or(ts[ts.len() - 1])
+        };
+        let title = fit(titles);
+        draw_chart(
+            ChartFrame {
+                title,
+                x_bounds: c.x_bounds,
+                y_bounds: c.y_bounds,
+                x_labels: &c.x_labels,
+                y_labels: &c.y_labels,
+            },
+            sets,
+            top,
+            buf,
+            t,
+        );
         let rp = &self.plots.roofline;
         let mut sets = vec![
             Dataset::default()
@@ -437,25 +501,103 @@ impl BoundsPane<'_> {
                 .style(t.warn())
                 .data(&rp.prefill),
         );
+        draw_chart(
+            ChartFrame {
+                title: fit(&[
+                    "roofline: FLOP/s by FLOP/byte, log-log (█ decode, prefill)",
+                    "roofline FLOP/s by FLOP/byte, log-log",
+                    "roofline, log-log",
+                ]),
+                x_bounds: rp.x_bounds,
+                y_bounds: rp.y_bounds,
+                x_labels: &rp.x_labels,
+                y_labels: &rp.y_labels,
+            },
+            sets,
+            bottom,
+            buf,
+            t,
+        );
+    }
+}
+
+/// What frames one chart: its title, bounds and axis labels.
+struct ChartFrame<'a> {
+    title: &'a str,
+    x_bounds: [f64; 2],
+    y_bounds: [f64; 2],
+    x_labels: &'a [String],
+    y_labels: &'a [String],
+}
+
+/// One chart that owns its whole rectangle: the title on the first row, a gutter as wide as
+/// the longest y label (labels right-aligned in it, never past it), the axis lines, the x
+/// labels on the last row inside the rectangle. ratatui's `Chart` draws only the data, in the
+/// plot area left inside the frame, so no label can run into neighbouring text.
+fn draw_chart(f: ChartFrame<'_>, sets: Vec<Dataset<'_>>, area: Rect, buf: &mut Buffer, t: Theme) {
+    if area.height < 5 || area.width < 12 {
+        return;
+    }
+    let put = |x: u16, y: u16, s: &str, buf: &mut Buffer| {
+        buf.set_stringn(x, y, s, (area.right().saturating_sub(x)) as usize, t.label());
+    };
+    put(area.x, area.y, f.title, buf);
+    let gutter = f.y_labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as u16;
+    let axis_x = area.x + gutter;
+    let plot_top = area.y + 1;
+    let axis_y = area.bottom() - 2;
+    let label_y = area.bottom() - 1;
+    let plot = Rect::new(
+        axis_x + 1,
+        plot_top,
+        area.right().saturating_sub(axis_x + 1),
+        axis_y - plot_top,
+    );
+    for y in plot_top..axis_y {
+        buf[(axis_x, y)].set_symbol("│").set_style(t.label());
+    }
+    buf[(axis_x, axis_y)].set_symbol("└").set_style(t.label());
+    for x in axis_x + 1..area.right() {
+        buf[(x, axis_y)].set_symbol("─").set_style(t.label());
+    }
+    // y labels: top, middle, bottom rows of the plot, right-aligned in the gutter.
+    let n = f.y_labels.len();
+    for (i, l) in f.y_labels.iter().enumerate() {
+        let row = if n <= 1 {
+            axis_y - 1
+        } else {
+            let span = (axis_y - 1 - plot_top) as usize;
+            axis_y - 1 - (span * i / (n - 1)) as u16
+        };
+        let w = l.chars().count() as u16;
+        put(axis_x.saturating_sub(w), row, l, buf);
+    }
+    // x labels: first at the axis, last ending at the right edge, the rest centred; a label
+    // that would touch its left neighbour is skipped.
+    let mut next_free = area.x;
+    let n = f.x_labels.len();
+    for (i, l) in f.x_labels.iter().enumerate() {
+        let w = l.chars().count() as u16;
+        let x = if i == 0 {
+            axis_x.saturating_sub(w.saturating_sub(1))
+        } else if i + 1 == n {
+            area.right().saturating_sub(w)
+        } else {
+            let centre = plot.x + (plot.width as usize * i / (n - 1)) as u16;
+            centre.saturating_sub(w / 2)
+        };
+        if x < next_free || x + w > area.right() {
+            continue;
+        }
+        put(x, label_y, l, buf);
+        next_free = x + w + 1;
+    }
+    if plot.width > 0 && plot.height > 0 {
         Chart::new(sets)
-            .block(
-                ratatui::widgets::Block::new()
-                    .title(Line::from(Span::styled("roofline, log-log", t.label()))),
-            )
             .legend_position(None)
-            .x_axis(
-                Axis::default()
-                    .bounds(rp.x_bounds)
-                    .labels(rp.x_labels.clone())
-                    .style(t.label()),
-            )
-            .y_axis(
-                Axis::default()
-                    .bounds(rp.y_bounds)
-                    .labels(rp.y_labels.clone())
-                    .style(t.label()),
-            )
-            .render(bottom, buf);
+            .x_axis(Axis::default().bounds(f.x_bounds))
+            .y_axis(Axis::default().bounds(f.y_bounds))
+            .render(plot, buf);
     }
 }
 
@@ -475,7 +617,14 @@ impl Widget for BoundsPane<'_> {
                 .collect()
         };
         let cap_lines = wrap(self.capacity_lines(inner.width));
-        let detail = wrap(self.detail_lines(inner.width));
+        let mut detail = wrap(self.detail_lines(inner.width));
+        // Warnings sit with the verdict, above the ceilings and the charts.
+        for w in &self.report.warnings {
+            detail.extend(wrap(vec![Line::from(vec![
+                Span::styled("! ", t.warn()),
+                Span::styled(w.clone(), t.warn()),
+            ])]));
+        }
         let bar_rows = if self.compact { 2 } else { 1 };
         let top_h = (cap_lines.len() + bars.len() * bar_rows + detail.len()) as u16;
         let [top, rest] =
@@ -534,12 +683,6 @@ impl Widget for BoundsPane<'_> {
         }
         let mut text = self.decode_lines();
         text.push(Line::raw(""));
-        for w in &self.report.warnings {
-            text.push(Line::from(vec![
-                Span::styled("! ", t.warn()),
-                Span::styled(w.clone(), t.warn()),
-            ]));
-        }
         text.extend(self.prefill_lines());
         if self.compact || rest.width < 70 {
             Paragraph::new(text)
@@ -548,8 +691,16 @@ impl Widget for BoundsPane<'_> {
                 .render(rest, buf);
             return;
         }
-        let [left, right] =
-            Layout::horizontal([Constraint::Length(46), Constraint::Fill(1)]).areas(rest);
+        // The text column is as wide as its longest line (at least 46, leaving the charts 30
+        // columns), then two blank columns, then the charts.
+        let widest = text.iter().map(|l| l.width() as u16).max().unwrap_or(0);
+        let left_w = widest.clamp(46, (rest.width * 45 / 100).max(46));
+        let [left, _, right] = Layout::horizontal([
+            Constraint::Length(left_w),
+            Constraint::Length(2),
+            Constraint::Fill(1),
+        ])
+        .areas(rest);
         Paragraph::new(text)
             .wrap(Wrap { trim: false })
             .scroll((self.scroll, 0))

@@ -28,10 +28,20 @@ impl Widget for ClaimPane<'_> {
         let inner = block.inner(area);
         block.render(area, buf);
         let Some(c) = self.claim else {
+            // The longest wording that fits one row, so the hint is never cut.
+            let (lead, tail) = [
+                ("Check a claimed or observed tokens/s: press ", " (or Enter here)"),
+                ("Check a claimed tokens/s: press ", " (or Enter here)"),
+                ("Check a claimed tokens/s: press ", " or Enter"),
+                ("Claimed tokens/s? ", ""),
+            ]
+            .into_iter()
+            .find(|(l, r)| l.chars().count() + 1 + r.chars().count() <= inner.width as usize)
+            .unwrap_or(("Claimed tokens/s? ", ""));
             Paragraph::new(Line::from(vec![
-                Span::styled("Check a claimed or observed tokens/s: press ", t.label()),
+                Span::styled(lead, t.label()),
                 Span::styled("/", t.key()),
-                Span::styled(" (or Enter here)", t.label()),
+                Span::styled(tail, t.label()),
             ]))
             .wrap(Wrap { trim: true })
             .render(inner, buf);

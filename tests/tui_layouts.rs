@@ -1,0 +1,129 @@
+//! The explorer's screens at the four sizes the layout is designed for (80×24, 100×30,
+//! 120×36, 200×50): the main view (worked example; four sequences; the real gemma file open),
+//! the compare view, and the tensor and metadata views of the gemma file. Each is an insta
+//! snapshot drawn into ratatui's `TestBackend`. The gemma states need LLMBOUND_GEMMA_GGUF and
+//! say so when skipped.
+
+use llmbound::build::ScenarioOptions;
+use llmbound::profile::Catalog;
+use llmbound::tui::Action;
+use llmbound::tui::app::{App, View};
+use llmbound::tui::fields::{Field, Pane};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::path::PathBuf;
+use std::time::Duration;
+
+const SIZES: [(u16, u16); 4] = [(80, 24), (100, 30), (120, 36), (200, 50)];
+
+fn app() -> (App, tempfile::TempDir) {
+    let d = tempfile::tempdir().unwrap();
+    let mut app = App::new(
+        Catalog::load_with(Some(d.path().to_path_buf())),
+        &ScenarioOptions::default(),
+    )
+    .unwrap();
+    app.hash_cache = None;
+    (app, d)
+}
+
+fn gemma_app() -> Option<(App, tempfile::TempDir)> {
+    let Ok(p) = std::env::var("LLMBOUND_GEMMA_GGUF") else {
+        eprintln!("skipped: set LLMBOUND_GEMMA_GGUF to the gemma-3-270m GGUF");
+        return None;
+    };
+    let (mut app, d) = app();
+    app.update(Action::OpenPath(PathBuf::from(p)));
+    app.wait_for_jobs(Duration::from_secs(60));
+    assert!(app.file.loaded.is_some(), "the gemma file opens");
+    Some((app, d))
+}
+
+fn draw(app: &App, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| f.render_widget(app, f.area())).unwrap();
+    let s = t.backend().to_string();
+    if let Ok(dir) = std::env::var("LLMBOUND_DUMP_SCREENS") {
+        let _ = std::fs::create_dir_all(&dir);
+        let name = std::thread::current()
+            .name()
+            .unwrap_or("screen")
+            .replace("::", "_");
+        let _ = std::fs::write(format!("{dir}/{name}_{w}x{h}.txt"), &s);
+    }
+    s
+}
+
+fn select(app: &mut App, pane: Pane, field: Field) {
+    for _ in 0..6 {
+        if app.focus == pane {
+            break;
+        }
+        app.update(Action::NextPane);
+    }
+    app.update(Action::Home);
+    for _ in 0..40 {
+        if app.selected_field(pane) == Some(field) {
+            return;
+        }
+        app.update(Action::Down);
+    }
+    panic!("field {field:?} not found in {pane:?}");
+}
+
+fn snap_all(name: &str, app: &App) {
+    for (w, h) in SIZES {
+        insta::assert_snapshot!(format!("{name}_{w}x{h}"), draw(app, w, h));
+    }
+}
+
+#[test]
+fn main_view() {
+    let (app, _d) = app();
+    snap_all("main", &app);
+}
+
+#[test]
+fn main_view_four_sequences() {
+    let (mut app, _d) = app();
+    select(&mut app, Pane::Cache, Field::Sequences);
+    app.update(Action::SetText("4".into()));
+    assert_eq!(app.scenario.cache.sequences, 4);
+    snap_all("main_four_sequences", &app);
+}
+
+#[test]
+fn compare_view() {
+    let (mut app, _d) = app();
+    app.update(Action::Compare);
+    assert_eq!(app.view, View::Compare);
+    snap_all("compare", &app);
+}
+
+#[test]
+fn main_view_with_the_gemma_file() {
+    let Some((app, _d)) = gemma_app() else {
+        return;
+    };
+    snap_all("main_gemma", &app);
+}
+
+#[test]
+fn tensors_view() {
+    let Some((mut app, _d)) = gemma_app() else {
+        return;
+    };
+    app.update(Action::Tensors);
+    assert_eq!(app.view, View::Tensors);
+    snap_all("tensors", &app);
+}
+
+#[test]
+fn metadata_view() {
+    let Some((mut app, _d)) = gemma_app() else {
+        return;
+    };
+    app.update(Action::Metadata);
+    assert_eq!(app.view, View::Metadata);
+    snap_all("metadata", &app);
+}
