@@ -10,6 +10,7 @@ pub mod event;
 pub mod fields;
 pub mod file;
 pub mod footer;
+pub mod format;
 pub mod keymap;
 pub mod layout;
 pub mod panes;

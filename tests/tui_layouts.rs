@@ -127,3 +127,17 @@ fn metadata_view() {
     assert_eq!(app.view, View::Metadata);
     snap_all("metadata", &app);
 }
+
+#[test]
+fn main_view_at_the_largest_context() {
+    let (mut app, _d) = app();
+    for _ in 0..40 {
+        app.update(Action::DoubleContext);
+    }
+    let n = app.scenario.cache.context;
+    snap_all("main_largest_context", &app);
+    // The slider stays on screen at the maximum, its knob at the right end.
+    let s = draw(&app, 120, 36);
+    assert!(s.contains("━●"), "{s}");
+    assert!(n >= 1 << 20, "{n}");
+}

@@ -129,11 +129,7 @@ pub fn si(v: f64) -> String {
 }
 
 fn tokens_label(n: f64) -> String {
-    if n >= 1024.0 && (n / 1024.0).fract() == 0.0 {
-        format!("{}k", n / 1024.0)
-    } else {
-        format!("{n:.0}")
-    }
+    crate::tui::format::tokens_axis(n)
 }
 
 impl Plots {

@@ -151,7 +151,7 @@ impl Widget for ArtifactPane<'_> {
             Some(l) => {
                 lines.push(Line::from(Span::styled(
                     format!(
-                        "{:<7}{:>7} {:>11} {:>6} {:>6}",
+                        "{:<6}{:>7} {:>11} {:>6} {:>6}",
                         "type", "tensors", "bytes", "share", "b/w"
                     ),
                     t.label(),
@@ -162,10 +162,10 @@ impl Widget for ArtifactPane<'_> {
                 for ty in l.by_type.iter().take(show) {
                     lines.push(Line::from(Span::styled(
                         format!(
-                            "{:<6}{:>5} {:>10} {:>5.1}% {:>5}",
+                            "{:<6}{:>7} {:>11} {:>5.1}% {:>6}",
                             ty.type_name,
                             ty.count,
-                            units::fmt_gib(ty.bytes),
+                            crate::tui::format::bytes(ty.bytes),
                             ty.share * 100.0,
                             ty.bits_per_weight.map_or("—".into(), |b| format!("{b:.2}"))
                         ),

@@ -5,6 +5,7 @@
 use crate::core::Report;
 use crate::core::decode::Ceiling;
 use crate::core::units::{self, Provenance};
+use crate::tui::format as fmt;
 use crate::tui::plot::Plots;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::MemoryBar;
@@ -28,6 +29,14 @@ pub struct BoundsPane<'a> {
     pub scroll: u16,
     /// Styles.
     pub theme: Theme,
+}
+
+/// A KV total: the exact binary unit when it reads short (`8 GiB`, `3 KiB`), else scaled
+/// (`103.500 MiB` rather than `105,984 KiB`).
+fn kv_total(n: u64) -> String {
+    let exact = units::exact_binary(n);
+    let digits = exact.chars().take_while(|c| *c != ' ').count();
+    if digits <= 4 { exact } else { fmt::bytes(n) }
 }
 
 /// What a ceiling is called: a spec bandwidth makes it an optimistic vendor ceiling.
@@ -109,18 +118,13 @@ impl BoundsPane<'_> {
                             .min()
                             .unwrap_or(free);
                         if f >= 0 {
-                            format!("{} free", units::fmt_gib(f as u64))
+                            format!("{} free", fmt::bytes(f as u64))
                         } else {
-                            format!("short {}", units::fmt_gib(f.unsigned_abs() as u64))
+                            format!("short {}", fmt::bytes_signed(f).trim_start_matches('-'))
                         }
                     },
                     {
-                        let b = c.buffers.output_bytes + c.buffers.compute_bytes;
-                        if b >= units::GIB {
-                            units::fmt_gib(b)
-                        } else {
-                            format!("{} MiB", units::trim_float(b as f64 / units::MIB as f64, 2))
-                        }
+                        fmt::bytes(c.buffers.output_bytes.saturating_add(c.buffers.compute_bytes))
                     },
                     if width >= 60 {
                         " (derived: llama.cpp CPU model)"
@@ -154,7 +158,7 @@ impl BoundsPane<'_> {
                 format!(
                     "{} bytes = {}",
                     units::group_digits_signed(c.headroom_bytes),
-                    units::fmt_gib_signed(c.headroom_bytes)
+                    fmt::bytes_signed(c.headroom_bytes as i128)
                 ),
                 head_style,
             ),
@@ -174,14 +178,14 @@ impl BoundsPane<'_> {
                 if r.inputs.cache.sequences > 1 {
                     format!(
                         "{} at {} tokens × {} sequences",
-                        units::exact_binary(c.kv_bytes),
+                        kv_total(c.kv_bytes),
                         units::fmt_tokens(n),
                         r.inputs.cache.sequences
                     )
                 } else {
                     format!(
                         "{} at {} tokens",
-                        units::exact_binary(c.kv_bytes),
+                        kv_total(c.kv_bytes),
                         units::fmt_tokens(n)
                     )
                 },
@@ -248,15 +252,15 @@ impl BoundsPane<'_> {
             Line::from(vec![
                 Span::styled(format!("{label:<18}"), t.label()),
                 Span::styled(
-                    format!("{:>9}", units::fmt_rate(c.tokens_per_second)),
+                    format!("{:>9}", fmt::rate(c.tokens_per_second)),
                     t.figure(),
                 ),
-                Span::styled(format!(" {:>10}", units::fmt_ms(c.ms_per_token)), t.text()),
+                Span::styled(format!(" {:>10}", fmt::ms(c.ms_per_token)), t.text()),
             ])
         };
         lines.push(row("file, short".into(), &d.short_context));
         lines.push(row(
-            format!("file @ {}", units::fmt_tokens(n)),
+            format!("file @ {}", fmt::tokens_short(n)),
             &d.full_context,
         ));
         match (&d.inventory_short_context, &d.inventory_full_context) {
@@ -267,7 +271,7 @@ impl BoundsPane<'_> {
                     "inventory"
                 };
                 lines.push(row(format!("{tag}, short"), s));
-                lines.push(row(format!("{tag} @ {}", units::fmt_tokens(n)), f));
+                lines.push(row(format!("{tag} @ {}", fmt::tokens_short(n)), f));
             }
             _ => lines.push(Line::from(vec![
                 Span::styled(format!("{:<18}", "inventory mode"), t.label()),
@@ -644,15 +648,17 @@ impl Widget for BoundsPane<'_> {
             if y >= top.bottom() {
                 break;
             }
-            let g = |x: u64| units::trim_float(units::Bytes(x).gib(), 2);
             let [model, cache, output, compute, user] = b.items;
+            let (f, unit) = fmt::bytes_in_one_unit(&[
+                model,
+                cache,
+                output.saturating_add(compute),
+                user,
+                b.capacity_bytes,
+            ]);
             let figures = format!(
-                " W {} C {} X {} A {} / {}",
-                g(model),
-                g(cache),
-                g(output.saturating_add(compute)),
-                g(user),
-                units::fmt_gib(b.capacity_bytes)
+                " W {} C {} X {} A {} / {} {unit}",
+                f[0], f[1], f[2], f[3], f[4]
             );
             let name_w = 9u16;
             let fig_style = if b.fits { t.label() } else { t.bad() };
