@@ -42,16 +42,17 @@ fn gemma_app() -> Option<(App, tempfile::TempDir)> {
 fn draw(app: &App, w: u16, h: u16) -> String {
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     t.draw(|f| f.render_widget(app, f.area())).unwrap();
-    let s = t.backend().to_string();
+    t.backend().to_string()
+}
+
+/// The snapshot, also written to LLMBOUND_DUMP_SCREENS/<name>.txt when that is set (to read
+/// every screen without insta).
+fn snap(name: String, s: String) {
     if let Ok(dir) = std::env::var("LLMBOUND_DUMP_SCREENS") {
         let _ = std::fs::create_dir_all(&dir);
-        let name = std::thread::current()
-            .name()
-            .unwrap_or("screen")
-            .replace("::", "_");
-        let _ = std::fs::write(format!("{dir}/{name}_{w}x{h}.txt"), &s);
+        let _ = std::fs::write(format!("{dir}/{name}.txt"), &s);
     }
-    s
+    insta::assert_snapshot!(name, s);
 }
 
 fn select(app: &mut App, pane: Pane, field: Field) {
@@ -73,7 +74,7 @@ fn select(app: &mut App, pane: Pane, field: Field) {
 
 fn snap_all(name: &str, app: &App) {
     for (w, h) in SIZES {
-        insta::assert_snapshot!(format!("{name}_{w}x{h}"), draw(app, w, h));
+        snap(format!("{name}_{w}x{h}"), draw(app, w, h));
     }
 }
 
@@ -140,4 +141,44 @@ fn main_view_at_the_largest_context() {
     let s = draw(&app, 120, 36);
     assert!(s.contains("━●"), "{s}");
     assert!(n >= 1 << 20, "{n}");
+}
+
+fn claim(app: &mut App, text: &str) {
+    for _ in 0..6 {
+        if app.focus == Pane::Claim {
+            break;
+        }
+        app.update(Action::NextPane);
+    }
+    app.update(Action::SetText(text.into()));
+    assert!(app.claim.is_some(), "claim {text} taken");
+}
+
+fn snap_two(name: &str, app: &App) {
+    for (w, h) in [(80, 24), (120, 36)] {
+        snap(format!("{name}_{w}x{h}"), draw(app, w, h));
+    }
+}
+
+#[test]
+fn claims_without_a_file() {
+    let (mut app, _d) = app();
+    claim(&mut app, "12");
+    snap_two("claim_12_without_file", &app);
+    claim(&mut app, "500");
+    snap_two("claim_500_without_file", &app);
+    // Esc dismisses the result.
+    app.update(Action::Back);
+    assert!(app.claim.is_none());
+}
+
+#[test]
+fn claims_with_the_gemma_file() {
+    let Some((mut app, _d)) = gemma_app() else {
+        return;
+    };
+    for tps in ["10", "500", "5000"] {
+        claim(&mut app, tps);
+        snap_two(&format!("claim_{tps}_gemma"), &app);
+    }
 }

@@ -217,6 +217,7 @@ impl App {
                 .render(*rect, buf),
                 Pane::Claim => ClaimPane {
                     claim: self.claim.as_ref(),
+                    report: &self.report,
                     focused,
                     scroll: self.claim_scroll,
                     theme: t,

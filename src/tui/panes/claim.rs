@@ -1,6 +1,8 @@
 //! The Claim pane: a claimed or observed tokens/s held against every ceiling
 //! (`core::check_claim`), with the assumptions a rate above a ceiling falsifies.
 
+use crate::core::Report;
+use crate::core::claim::ClaimOutcome;
 use crate::core::units;
 use crate::tui::app::Claim;
 use crate::tui::theme::Theme;
@@ -13,6 +15,9 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 pub struct ClaimPane<'a> {
     /// The claim, if one was typed.
     pub claim: Option<&'a Claim>,
+    /// The report the claim was checked against (its context, sequences and bandwidth are
+    /// the assumptions the headline names).
+    pub report: &'a Report,
     /// Focused.
     pub focused: bool,
     /// Rows scrolled (↑↓ with the pane focused).
@@ -56,13 +61,7 @@ impl Widget for ClaimPane<'_> {
         } else {
             t.warn()
         };
-        let mut lines = vec![Line::from(vec![
-            Span::styled(
-                format!("{} tokens/s: ", units::fmt_rate(check.tokens_per_second)),
-                t.heading(),
-            ),
-            Span::styled(check.verdict.clone(), style),
-        ])];
+        let mut lines = headline(check, self.report, style, t);
         if !self.focused && !exceeded.is_empty() {
             lines.push(Line::from(Span::styled(
                 "Tab here to read every assumption (↑↓ scroll)",
@@ -100,4 +99,73 @@ impl Widget for ClaimPane<'_> {
             .scroll((self.scroll, 0))
             .render(inner, buf);
     }
+}
+
+/// The claim's headline, composed here from core's typed outcome and lines so that it names
+/// the deciding assumptions (retained context, sequences, the bandwidth and its provenance)
+/// and never contradicts the ✓/✗ lines under it: when the rate is above the highest ceiling
+/// at this context but within another line (a short context), that line is named too.
+fn headline(
+    check: &crate::core::ClaimCheck,
+    r: &Report,
+    style: ratatui::style::Style,
+    t: Theme,
+) -> Vec<Line<'static>> {
+    let tps = units::fmt_rate(check.tokens_per_second);
+    let n = units::fmt_tokens(r.inputs.cache.context);
+    let seqs = r.inputs.cache.sequences;
+    let h = &r.decode.highest;
+    let bw = format!(
+        "{} {}",
+        h.bandwidth_provenance.label(),
+        units::fmt_bandwidth(h.bandwidth)
+    );
+    let rate = if seqs > 1 {
+        format!("{tps} tokens/s (all {seqs} sequences)")
+    } else {
+        format!("{tps} tokens/s")
+    };
+    let at = format!("at {n} tokens retained, {bw}");
+    let top = check.lines.last().map_or(0.0, |l| l.tokens_per_second);
+    let exceeded = check.lines.iter().filter(|l| l.exceeded).count();
+    let verdict = match check.outcome {
+        ClaimOutcome::Within => {
+            "possible: within every ceiling (a rate below a ceiling identifies no cause)".into()
+        }
+        ClaimOutcome::AboveLower => format!(
+            "possible, but above {exceeded} of {} ceilings: an assumption listed under each ✗ is false",
+            check.lines.len()
+        ),
+        ClaimOutcome::AboveMeasured => check.verdict.clone(),
+        ClaimOutcome::AboveWithoutInventory => format!(
+            "above the ceiling without a tensor inventory ({} tokens/s): undecided until the GGUF is open (o)",
+            units::fmt_rate(top)
+        ),
+        ClaimOutcome::Impossible => format!(
+            "IMPOSSIBLE: above the highest ceiling ({} tokens/s)",
+            units::fmt_rate(top)
+        ),
+    };
+    let mut out = vec![Line::from(vec![
+        Span::styled(format!("{rate} {at}: "), t.heading()),
+        Span::styled(verdict, style),
+    ])];
+    let above_highest = matches!(
+        check.outcome,
+        ClaimOutcome::Impossible | ClaimOutcome::AboveWithoutInventory | ClaimOutcome::AboveMeasured
+    );
+    let within: Vec<String> = check
+        .lines
+        .iter()
+        .filter(|l| !l.exceeded)
+        .map(|l| format!("{} ({})", l.ceiling, units::fmt_rate(l.tokens_per_second)))
+        .collect();
+    if above_highest && !within.is_empty() {
+        out.push(Line::from(vec![
+            Span::styled("but within ", t.label()),
+            Span::styled(within.join(", "), t.ok()),
+            Span::styled(": the verdict holds at this context only", t.label()),
+        ]));
+    }
+    out
 }
