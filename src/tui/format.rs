@@ -111,11 +111,15 @@ pub fn compact(v: f64) -> String {
     if s == "-0" { "0".into() } else { s }
 }
 
-/// Tokens/s for a column: two decimals, grouped above 100,000 (as `units::fmt_rate`), and
-/// three significant digits below 0.01 so a tiny ceiling never reads `0.00`.
+/// Tokens/s for a column: two decimals with grouped thousands (`4,314.28`), whole numbers
+/// from 100,000 (as `units::fmt_rate`), and three significant digits below 0.01 so a tiny
+/// ceiling never reads `0.00`.
 pub fn rate(tps: f64) -> String {
     if tps.is_finite() && tps > 0.0 && tps < 0.01 {
         return compact(tps);
+    }
+    if tps.is_finite() && (1_000.0..100_000.0).contains(&tps.abs()) {
+        return grouped(tps, 2);
     }
     units::fmt_rate(tps)
 }
@@ -222,6 +226,8 @@ mod tests {
     fn rates_and_times_fit_a_column() {
         assert_eq!(rate(13.81), "13.81");
         assert_eq!(rate(0.000_485), "0.000485");
+        assert_eq!(rate(4_314.28), "4,314.28");
+        assert_eq!(rate(220_330.0), "220,330");
         assert_eq!(ms(72.39), "72.39");
         assert_eq!(ms(2_062_160.13), "2,062,160");
         assert!(ms(2_062_160.13).chars().count() <= 10);

@@ -35,7 +35,8 @@ pub fn wrap_line(line: Line<'static>, width: u16) -> Vec<Line<'static>> {
     let mut used = 0usize;
     for span in line.spans {
         let style = span.style;
-        for word in span.content.split_inclusive(' ') {
+        for word in keep_units(&span.content) {
+            let word = word.as_str();
             let w = word.chars().count();
             let trimmed = word.trim_end().chars().count();
             if used + trimmed > width && used > 0 {
@@ -49,6 +50,35 @@ pub fn wrap_line(line: Line<'static>, width: u16) -> Vec<Line<'static>> {
     }
     if !cur.is_empty() || out.is_empty() {
         out.push(Line::from(cur));
+    }
+    out
+}
+
+/// Units that stay on the line of their number when a line wraps (`2.125 GiB`, not `2.125` /
+/// `GiB`).
+const UNITS: [&str; 12] = [
+    "bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "kB", "MB", "GB", "TB", "GB/s", "tokens",
+];
+
+/// The words of a span as `split_inclusive(' ')` gives them, except that a number and the
+/// unit after it are one word.
+fn keep_units(s: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in s.split_inclusive(' ') {
+        let unit = w.trim_end();
+        let unit = unit.trim_end_matches([',', ')', ';', '.', ':']);
+        let glue = UNITS.contains(&unit)
+            && out.last().is_some_and(|p| {
+                p.ends_with(' ')
+                    && p.trim_end()
+                        .chars()
+                        .last()
+                        .is_some_and(|c| c.is_ascii_digit())
+            });
+        match out.last_mut() {
+            Some(p) if glue => p.push_str(w),
+            _ => out.push(w.to_string()),
+        }
     }
     out
 }

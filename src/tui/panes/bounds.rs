@@ -13,7 +13,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Paragraph, Widget};
 
 /// The Bounds pane.
 pub struct BoundsPane<'a> {
@@ -100,7 +100,11 @@ impl BoundsPane<'_> {
             for k in *symbols {
                 legend.push(Span::styled(sym[*k], st[*k]));
             }
-            legend.push(Span::styled(format!(" {name}"), t.label()));
+            // No-break spaces keep a symbol and its name on one line when the legend wraps.
+            legend.push(Span::styled(
+                format!("\u{a0}{}", name.replacen(' ', "\u{a0}", 1)),
+                t.label(),
+            ));
         }
         lines.push(Line::from(legend));
         let free = c.memory_bytes as i128 - c.runtime_bytes.total_bytes as i128;
@@ -335,7 +339,7 @@ impl BoundsPane<'_> {
         }
         if r.inputs.cache.sequences > 1 {
             lines.push(Line::from(vec![
-                Span::styled(format!("per sequence @ {} ", units::fmt_tokens(n)), t.label()),
+                Span::styled(format!("per sequence @ {}: ", units::fmt_tokens(n)), t.label()),
                 Span::styled(
                     format!(
                         "{} tokens/s",
@@ -621,13 +625,34 @@ impl Widget for BoundsPane<'_> {
                 .collect()
         };
         let cap_lines = wrap(self.capacity_lines(inner.width));
-        let mut detail = wrap(self.detail_lines(inner.width));
-        // Warnings sit with the verdict, above the ceilings and the charts.
-        for w in &self.report.warnings {
-            detail.extend(wrap(vec![Line::from(vec![
-                Span::styled("! ", t.warn()),
-                Span::styled(w.clone(), t.warn()),
-            ])]));
+        let warnings: Vec<Line<'static>> = wrap(
+            self.report
+                .warnings
+                .iter()
+                .map(|w| {
+                    Line::from(vec![
+                        Span::styled("! ", t.warn()),
+                        Span::styled(w.clone(), t.warn()),
+                    ])
+                })
+                .collect(),
+        );
+        // detail_lines: legend, runtime, headroom, KV, largest context.
+        let mut detail_raw = self.detail_lines(inner.width);
+        let mut detail = Vec::new();
+        // Compact (80×24, 100×30): the largest context and both decode ceilings come right
+        // under the bars; the rest of the detail, the warnings and prefill scroll below them.
+        let mut compact_tail = Vec::new();
+        if self.compact {
+            let largest = detail_raw.pop();
+            compact_tail = wrap(detail_raw);
+            compact_tail.extend(warnings);
+            detail_raw = largest.into_iter().collect();
+            detail = wrap(detail_raw);
+        } else {
+            detail.extend(wrap(detail_raw));
+            // Warnings sit with the verdict, above the ceilings and the charts.
+            detail.extend(warnings);
         }
         let bar_rows = if self.compact { 2 } else { 1 };
         let top_h = (cap_lines.len() + bars.len() * bar_rows + detail.len()) as u16;
@@ -688,11 +713,17 @@ impl Widget for BoundsPane<'_> {
             put(l, buf, &mut y);
         }
         let mut text = self.decode_lines();
+        if !compact_tail.is_empty() {
+            text.extend(compact_tail);
+        }
         text.push(Line::raw(""));
         text.extend(self.prefill_lines());
         if self.compact || rest.width < 70 {
+            let text: Vec<Line<'static>> = text
+                .into_iter()
+                .flat_map(|l| super::wrap_line(l, rest.width))
+                .collect();
             Paragraph::new(text)
-                .wrap(Wrap { trim: false })
                 .scroll((self.scroll, 0))
                 .render(rest, buf);
             return;
@@ -707,8 +738,11 @@ impl Widget for BoundsPane<'_> {
             Constraint::Fill(1),
         ])
         .areas(rest);
+        let text: Vec<Line<'static>> = text
+            .into_iter()
+            .flat_map(|l| super::wrap_line(l, left.width))
+            .collect();
         Paragraph::new(text)
-            .wrap(Wrap { trim: false })
             .scroll((self.scroll, 0))
             .render(left, buf);
         self.charts(right, buf);
