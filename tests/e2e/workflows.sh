@@ -114,12 +114,14 @@ wait_for "q8_0" "K cache set to q8_0"
 keys Down Enter
 text "q8_0"
 keys Enter
-wait_for "2.125 GiB at 16,384 tokens" "q8_0 K and V: 136 KiB per token"
+wait_for "q8_0/q8_0" "K and V cache types in the title"
+wait_for "C 2.12 " "q8_0 K and V: the cache is 2.125 GiB"
 capture wf1_03_q8_cache
 keys Up Up Enter
 text "4"
 keys Enter
-wait_for "× 4 sequences" "four sequences say so"
+wait_for "Σ tok/s" "four sequences: the rate is their sum"
+wait_for "ms/step" "four sequences: the time is one step"
 capture wf1_04_four_sequences
 for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do keys "]"; done
 wait_for "●" "the context slider stays on screen"
@@ -130,7 +132,7 @@ keys Enter
 wait_for "500.00 tokens/s" "a claim"
 capture wf1_06_claim
 keys Escape
-wait_for "Check a claimed" "Esc dismisses the claim"
+wait_for "Check a claim" "Esc dismisses the claim"
 
 # ---- 2. Browse a GGUF -------------------------------------------------------------------
 # Back to one sequence of 32,768 tokens first.
@@ -146,6 +148,7 @@ wait_for "open GGUF" "the open prompt"
 text "$GGUF"
 keys Enter
 wait_for "gemma-3-270m" "the gemma file opens"
+focus "Artifact"
 wait_for "Q8_0" "its per-type table"
 capture wf2_01_opened
 keys t

@@ -204,7 +204,7 @@ impl BoundsPane<'_> {
                 ];
                 if r.inputs.cache.sequences > 1 {
                     v.push(Span::styled(
-                        format!(" per sequence (× {})", r.inputs.cache.sequences),
+                        format!(" per sequence × {}", r.inputs.cache.sequences),
                         t.label(),
                     ));
                 }
@@ -248,7 +248,7 @@ impl BoundsPane<'_> {
             // With several sequences a step yields one token for each: the rate is their sum,
             // the time is one step's.
             lines.push(Line::from(Span::styled(
-                format!("Σ: all {seqs} sequences · a step: +1 token each"),
+                format!("Σ over {seqs} sequences; step = 1 token each"),
                 t.label(),
             )));
         }

@@ -38,11 +38,12 @@ impl Widget for ClaimPane<'_> {
                 ("Check a claimed or observed tokens/s: press ", " (or Enter here)"),
                 ("Check a claimed tokens/s: press ", " (or Enter here)"),
                 ("Check a claimed tokens/s: press ", " or Enter"),
-                ("Claimed tokens/s? ", ""),
+                ("Check a claim: press ", " or Enter"),
+                ("Check a claim: ", ""),
             ]
             .into_iter()
             .find(|(l, r)| l.chars().count() + 1 + r.chars().count() <= inner.width as usize)
-            .unwrap_or(("Claimed tokens/s? ", ""));
+            .unwrap_or(("Check a claim: ", ""));
             Paragraph::new(Line::from(vec![
                 Span::styled(lead, t.label()),
                 Span::styled("/", t.key()),
@@ -73,7 +74,7 @@ impl Widget for ClaimPane<'_> {
                 lines.push(Line::from(vec![
                     Span::styled("✗ above ", t.bad()),
                     Span::styled(
-                        format!("{} ({})", l.ceiling, units::fmt_rate(l.tokens_per_second)),
+                        format!("{} ({})", l.ceiling, crate::tui::format::rate(l.tokens_per_second)),
                         t.text(),
                     ),
                     Span::styled(" ⇒ one of these is false:", t.label()),
@@ -88,7 +89,7 @@ impl Widget for ClaimPane<'_> {
                 lines.push(Line::from(vec![
                     Span::styled("✓ within ", t.ok()),
                     Span::styled(
-                        format!("{} ({})", l.ceiling, units::fmt_rate(l.tokens_per_second)),
+                        format!("{} ({})", l.ceiling, crate::tui::format::rate(l.tokens_per_second)),
                         t.label(),
                     ),
                 ]));
@@ -111,7 +112,7 @@ fn headline(
     style: ratatui::style::Style,
     t: Theme,
 ) -> Vec<Line<'static>> {
-    let tps = units::fmt_rate(check.tokens_per_second);
+    let tps = crate::tui::format::rate(check.tokens_per_second);
     let n = units::fmt_tokens(r.inputs.cache.context);
     let seqs = r.inputs.cache.sequences;
     let h = &r.decode.highest;
@@ -139,11 +140,11 @@ fn headline(
         ClaimOutcome::AboveMeasured => check.verdict.clone(),
         ClaimOutcome::AboveWithoutInventory => format!(
             "above the ceiling without a tensor inventory ({} tokens/s): undecided until the GGUF is open (o)",
-            units::fmt_rate(top)
+            crate::tui::format::rate(top)
         ),
         ClaimOutcome::Impossible => format!(
             "IMPOSSIBLE: above the highest ceiling ({} tokens/s)",
-            units::fmt_rate(top)
+            crate::tui::format::rate(top)
         ),
     };
     let mut out = vec![Line::from(vec![
@@ -158,7 +159,7 @@ fn headline(
         .lines
         .iter()
         .filter(|l| !l.exceeded)
-        .map(|l| format!("{} ({})", l.ceiling, units::fmt_rate(l.tokens_per_second)))
+        .map(|l| format!("{} ({})", l.ceiling, crate::tui::format::rate(l.tokens_per_second)))
         .collect();
     if above_highest && !within.is_empty() {
         out.push(Line::from(vec![
