@@ -74,8 +74,9 @@ pub fn wrap_line(line: Line<'static>, width: u16) -> Vec<Line<'static>> {
 
 /// Units that stay on the line of their number when a line wraps (`2.125 GiB`, not `2.125` /
 /// `GiB`).
-const UNITS: [&str; 12] = [
-    "bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "kB", "MB", "GB", "TB", "GB/s", "tokens",
+const UNITS: [&str; 14] = [
+    "bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "kB", "MB", "GB", "TB", "MB/s", "GB/s", "TB/s",
+    "tokens",
 ];
 
 /// The words of a span as `split_inclusive(' ')` gives them, except that a number and the

@@ -304,9 +304,9 @@ impl BoundsPane<'_> {
                 Span::styled("tiers ", t.label()),
                 Span::styled(
                     format!(
-                        "sum {} · overlap {} tokens/s",
-                        units::fmt_rate(d.full_context.tokens_per_second),
-                        units::fmt_rate(d.full_context.overlapped_tokens_per_second)
+                        "summed {} · overlapped {} tokens/s",
+                        fmt::rate(d.full_context.tokens_per_second),
+                        fmt::rate(d.full_context.overlapped_tokens_per_second)
                     ),
                     t.figure(),
                 ),
@@ -320,7 +320,7 @@ impl BoundsPane<'_> {
                 .filter(|(_, b)| **b > 0)
                 .map(|(i, b)| {
                     format!(
-                        "{} {} @ {}",
+                        "{} {} @\u{a0}{}",
                         tiers[i].name,
                         units::fmt_gb(*b),
                         units::fmt_bandwidth(tiers[i].headline_bandwidth().value)
@@ -359,7 +359,7 @@ impl BoundsPane<'_> {
         match rl.prefill_ceiling_tokens_per_second {
             Some(p) => lines.push(Line::from(vec![
                 Span::styled("Prefill ceiling ", t.heading()),
-                Span::styled(format!("{} tokens/s", units::fmt_rate(p)), t.figure()),
+                Span::styled(format!("{} tokens/s", fmt::rate(p)), t.figure()),
                 Span::styled(
                     format!(
                         " ({}-limited, {} rows)",
