@@ -71,7 +71,7 @@ fn unit_of(n: u64) -> (u64, &'static str) {
 }
 
 /// Several byte figures in one shared unit, chosen so the largest reads under 10,000 (GiB at
-/// least), each as [`compact`]: `W 18.4 C 8 X 0.38 / 48 GiB`, `W 0.018 C 512 / 0.047 TiB`.
+/// least), each as [`compact`]: `W 18.4 C 8 X 0.38 / 48 GiB`, `W 0.02 C 512 / 0.05 TiB`.
 pub fn bytes_in_one_unit(figures: &[u64]) -> (Vec<String>, &'static str) {
     let max = figures.iter().copied().max().unwrap_or(0);
     let (unit, name) = if max >= 10_000 * TIB {
@@ -192,7 +192,7 @@ mod tests {
         // 524,288 GiB = 512 TiB, not "524288.000 GiB".
         assert_eq!(bytes(524_288 * GIB), "512.000 TiB");
         assert_eq!(bytes(u64::MAX), "16,384.000 PiB");
-        assert_eq!(bytes_signed(-562_918_175_962_784), "-511.973 TiB");
+        assert_eq!(bytes_signed(-562_918_175_962_784), "-511.971 TiB");
     }
 
     #[test]
@@ -219,7 +219,7 @@ mod tests {
         let (f, u) = bytes_in_one_unit(&[19_762_149_024, 8 * GIB, 48 * GIB]);
         assert_eq!((f.join(" "), u), ("18.4 8 48".into(), "GiB"));
         let (f, u) = bytes_in_one_unit(&[19_762_149_024, 524_288 * GIB, 48 * GIB]);
-        assert_eq!((f.join(" "), u), ("0.018 512 0.047".into(), "TiB"));
+        assert_eq!((f.join(" "), u), ("0.02 512 0.05".into(), "TiB"));
     }
 
     #[test]
