@@ -575,11 +575,9 @@ pub fn machine_rows(s: &Scenario, origin: &str, edited: &[Field]) -> Vec<Row> {
             )
             .tag(Tag::Prov(prov(Field::Measured(i), b.provenance))),
             // A bandwidth that is itself measured has no second, measured figure to show.
-            None if t.bandwidth.provenance == Provenance::Measured => Row::field(
-                Field::Measured(i),
-                "measured",
-                "the bandwidth above".into(),
-            ),
+            None if t.bandwidth.provenance == Provenance::Measured => {
+                Row::field(Field::Measured(i), "measured", "the bandwidth above".into())
+            }
             None => Row::field(Field::Measured(i), "measured", "none".into()),
         };
         rows.push(measured);

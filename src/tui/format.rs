@@ -13,7 +13,11 @@ const PIB: u64 = 1024 * TIB;
 /// A float with grouped thousands and `decimals` places: `524,258.405`.
 pub fn grouped(v: f64, decimals: usize) -> String {
     if !v.is_finite() {
-        return if v.is_nan() { "—".into() } else { "∞".into() };
+        return if v.is_nan() {
+            "—".into()
+        } else {
+            "∞".into()
+        };
     }
     let s = format!("{:.*}", decimals, v.abs());
     let (int, frac) = match s.split_once('.') {

@@ -128,7 +128,11 @@ impl BoundsPane<'_> {
                         }
                     },
                     {
-                        fmt::bytes(c.buffers.output_bytes.saturating_add(c.buffers.compute_bytes))
+                        fmt::bytes(
+                            c.buffers
+                                .output_bytes
+                                .saturating_add(c.buffers.compute_bytes),
+                        )
                     },
                     if width >= 60 {
                         " (derived: llama.cpp CPU model)"
@@ -170,11 +174,18 @@ impl BoundsPane<'_> {
         lines.push(Line::from(vec![
             Span::styled("KV ", t.label()),
             Span::styled(
-                format!(
-                    "{} bytes/token = {}",
-                    units::group_digits(r.kv.bytes_per_token as u128),
-                    units::exact_binary(r.kv.bytes_per_token)
-                ),
+                {
+                    let b = r.kv.bytes_per_token;
+                    if b < 1024 || !b.is_multiple_of(1024) {
+                        format!("{} bytes/token", units::group_digits(b as u128))
+                    } else {
+                        format!(
+                            "{} bytes/token = {}",
+                            units::group_digits(b as u128),
+                            units::exact_binary(b)
+                        )
+                    }
+                },
                 t.text(),
             ),
             Span::styled(" · ", t.label()),
@@ -255,10 +266,7 @@ impl BoundsPane<'_> {
         let row = |label: String, c: &Ceiling| {
             Line::from(vec![
                 Span::styled(format!("{label:<18}"), t.label()),
-                Span::styled(
-                    format!("{:>9}", fmt::rate(c.tokens_per_second)),
-                    t.figure(),
-                ),
+                Span::styled(format!("{:>9}", fmt::rate(c.tokens_per_second)), t.figure()),
                 Span::styled(format!(" {:>10}", fmt::ms(c.ms_per_token)), t.text()),
             ])
         };
@@ -339,11 +347,14 @@ impl BoundsPane<'_> {
         }
         if r.inputs.cache.sequences > 1 {
             lines.push(Line::from(vec![
-                Span::styled(format!("per sequence @ {}: ", units::fmt_tokens(n)), t.label()),
+                Span::styled(
+                    format!("per sequence @ {}: ", units::fmt_tokens(n)),
+                    t.label(),
+                ),
                 Span::styled(
                     format!(
                         "{} tokens/s",
-                        units::fmt_rate(d.full_context.per_sequence_tokens_per_second)
+                        fmt::rate(d.full_context.per_sequence_tokens_per_second)
                     ),
                     t.text(),
                 ),
@@ -547,10 +558,21 @@ fn draw_chart(f: ChartFrame<'_>, sets: Vec<Dataset<'_>>, area: Rect, buf: &mut B
         return;
     }
     let put = |x: u16, y: u16, s: &str, buf: &mut Buffer| {
-        buf.set_stringn(x, y, s, (area.right().saturating_sub(x)) as usize, t.label());
+        buf.set_stringn(
+            x,
+            y,
+            s,
+            (area.right().saturating_sub(x)) as usize,
+            t.label(),
+        );
     };
     put(area.x, area.y, f.title, buf);
-    let gutter = f.y_labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as u16;
+    let gutter = f
+        .y_labels
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0) as u16;
     let axis_x = area.x + gutter;
     let plot_top = area.y + 1;
     let axis_y = area.bottom() - 2;

@@ -35,7 +35,10 @@ impl Widget for ClaimPane<'_> {
         let Some(c) = self.claim else {
             // The longest wording that fits one row, so the hint is never cut.
             let (lead, tail) = [
-                ("Check a claimed or observed tokens/s: press ", " (or Enter here)"),
+                (
+                    "Check a claimed or observed tokens/s: press ",
+                    " (or Enter here)",
+                ),
                 ("Check a claimed tokens/s: press ", " (or Enter here)"),
                 ("Check a claimed tokens/s: press ", " or Enter"),
                 ("Check a claim: press ", " or Enter"),
@@ -74,7 +77,11 @@ impl Widget for ClaimPane<'_> {
                 lines.push(Line::from(vec![
                     Span::styled("✗ above ", t.bad()),
                     Span::styled(
-                        format!("{} ({})", l.ceiling, crate::tui::format::rate(l.tokens_per_second)),
+                        format!(
+                            "{} ({})",
+                            l.ceiling,
+                            crate::tui::format::rate(l.tokens_per_second)
+                        ),
                         t.text(),
                     ),
                     Span::styled(" ⇒ one of these is false:", t.label()),
@@ -89,7 +96,11 @@ impl Widget for ClaimPane<'_> {
                 lines.push(Line::from(vec![
                     Span::styled("✓ within ", t.ok()),
                     Span::styled(
-                        format!("{} ({})", l.ceiling, crate::tui::format::rate(l.tokens_per_second)),
+                        format!(
+                            "{} ({})",
+                            l.ceiling,
+                            crate::tui::format::rate(l.tokens_per_second)
+                        ),
                         t.label(),
                     ),
                 ]));
@@ -153,13 +164,21 @@ fn headline(
     ])];
     let above_highest = matches!(
         check.outcome,
-        ClaimOutcome::Impossible | ClaimOutcome::AboveWithoutInventory | ClaimOutcome::AboveMeasured
+        ClaimOutcome::Impossible
+            | ClaimOutcome::AboveWithoutInventory
+            | ClaimOutcome::AboveMeasured
     );
     let within: Vec<String> = check
         .lines
         .iter()
         .filter(|l| !l.exceeded)
-        .map(|l| format!("{} ({})", l.ceiling, crate::tui::format::rate(l.tokens_per_second)))
+        .map(|l| {
+            format!(
+                "{} ({})",
+                l.ceiling,
+                crate::tui::format::rate(l.tokens_per_second)
+            )
+        })
         .collect();
     if above_highest && !within.is_empty() {
         out.push(Line::from(vec![
