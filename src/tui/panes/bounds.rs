@@ -166,7 +166,7 @@ impl BoundsPane<'_> {
                 format!(
                     "{} bytes = {}",
                     units::group_digits_signed(c.headroom_bytes),
-                    fmt::bytes_signed(c.headroom_bytes as i128)
+                    fmt::bytes_signed(c.headroom_bytes)
                 ),
                 head_style,
             ),
