@@ -82,6 +82,31 @@ fn snap_all(name: &str, app: &App) {
 fn main_view() {
     let (app, _d) = app();
     snap_all("main", &app);
+    for (w, h) in SIZES {
+        let s = draw(&app, w, h);
+        // What the issue found: labels running into text, a cut title, tabs into a box.
+        for bad in [
+            "rate)0",
+            "rate)13T",
+            "cacheroofline",
+            "overlap      0",
+            "Machine╭",
+            "output+▒",
+        ] {
+            assert!(!s.contains(bad), "{w}x{h}: {bad:?} in\n{s}");
+        }
+        assert!(
+            s.contains("Qwen3-32B Q4_K_M on a 48 GiB M4 Pro, 32,768 tokens, f16 cache"),
+            "{w}x{h}: title cut\n{s}"
+        );
+        assert!(s.contains("9.63"), "{w}x{h}: the full-context ceiling\n{s}");
+        // The claim hint is never cut.
+        assert!(s.contains("Check a claim"), "{w}x{h}\n{s}");
+        if w >= 120 {
+            // The prefill intensity stays on its line.
+            assert!(s.contains("prefill 1,662 (S=512)"), "{w}x{h}\n{s}");
+        }
+    }
 }
 
 #[test]
@@ -91,6 +116,16 @@ fn main_view_four_sequences() {
     app.update(Action::SetText("4".into()));
     assert_eq!(app.scenario.cache.sequences, 4);
     snap_all("main_four_sequences", &app);
+    let s = draw(&app, 120, 36);
+    for needle in [
+        "Σ tok/s",
+        "ms/step",
+        "× 4 sequences",
+        "per sequence × 4",
+        "per sequence @ 32,768: 5.04 tokens/s",
+    ] {
+        assert!(s.contains(needle), "missing {needle:?}\n{s}");
+    }
 }
 
 #[test]
@@ -107,6 +142,11 @@ fn main_view_with_the_gemma_file() {
         return;
     };
     snap_all("main_gemma", &app);
+    let s = draw(&app, 120, 36);
+    // The per-type table: values under their headers, tiny totals in a unit that shows them.
+    assert!(s.contains("type  tensors       bytes  share    b/w"), "{s}");
+    assert!(s.contains("F32       109 218.500 KiB   0.1%  32.00"), "{s}");
+    assert!(!s.contains("0.000 GiB"), "{s}");
 }
 
 #[test]
@@ -137,6 +177,11 @@ fn main_view_at_the_largest_context() {
     }
     let n = app.scenario.cache.context;
     snap_all("main_largest_context", &app);
+    let s = draw(&app, 120, 36);
+    for bad in ["524288", "524258.405", "0.00 2062160.13", "1048576k"] {
+        assert!(!s.contains(bad), "{bad:?}\n{s}");
+    }
+    assert!(s.contains("2,062,160"), "{s}");
     // The slider stays on screen at the maximum, its knob at the right end.
     let s = draw(&app, 120, 36);
     assert!(s.contains("━●"), "{s}");
@@ -181,4 +226,14 @@ fn claims_with_the_gemma_file() {
         claim(&mut app, tps);
         snap_two(&format!("claim_{tps}_gemma"), &app);
     }
+}
+
+#[test]
+fn a_measured_bandwidth_is_not_also_measured_none() {
+    let (mut app, _d) = app();
+    app.select_machine("epyc-zen5-2vcpu-vm");
+    let s = draw(&app, 120, 36);
+    assert!(s.contains("64.5 GB/s"), "{s}");
+    assert!(!s.contains("measured   none"), "{s}");
+    assert!(s.contains("the bandwidth above"), "{s}");
 }
