@@ -237,3 +237,57 @@ fn a_measured_bandwidth_is_not_also_measured_none() {
     assert!(!s.contains("measured   none"), "{s}");
     assert!(s.contains("the bandwidth above"), "{s}");
 }
+
+#[test]
+fn the_current_context_line_meets_the_curve_at_4k_and_8k() {
+    let (mut app, _d) = app();
+    for (text, n) in [("4096", "4,096"), ("8192", "8,192")] {
+        select(&mut app, Pane::Cache, Field::Context);
+        app.update(Action::SetText(text.into()));
+        let s = draw(&app, 120, 36);
+        assert!(s.contains(&format!("file @ {n}")), "{s}");
+        snap(format!("curve_now_{}", n.replace(',', "")), s.clone());
+        // The drop line is drawn in the curve's own braille grid: the cell where the line
+        // starts (its top) also holds the curve, so no cell of the line sits above or below
+        // a gap. Find the chart's rows: the column of the line holds a braille cell in every
+        // row from its top to the axis.
+        let rows: Vec<&str> = s.lines().collect();
+        let axis = rows
+            .iter()
+            .position(|r| r.contains("└────"))
+            .expect("the curve's x axis");
+        let above = rows[axis - 1];
+        let col = above
+            .char_indices()
+            .filter(|(_, c)| ('\u{2800}'..='\u{28FF}').contains(c))
+            .map(|(i, _)| i)
+            .next()
+            .expect("the drop line reaches the axis");
+        let top = (0..axis)
+            .rev()
+            .take_while(|y| {
+                rows[*y]
+                    .get(col..)
+                    .and_then(|r| r.chars().next())
+                    .is_some_and(|c| ('\u{2800}'..='\u{28FF}').contains(&c))
+            })
+            .last()
+            .expect("a drop line");
+        assert!(top < axis - 1, "the line has a height\n{s}");
+        // The cell at the top of the line is on the curve: the curve's row there is the
+        // line's top row (the curve falls with context, so at the line's column it is the
+        // highest braille cell of that column).
+        let first_curve_row = (0..axis)
+            .find(|y| {
+                rows[*y]
+                    .get(col..)
+                    .and_then(|r| r.chars().next())
+                    .is_some_and(|c| ('\u{2800}'..='\u{28FF}').contains(&c))
+            })
+            .expect("the column has braille");
+        assert_eq!(
+            first_curve_row, top,
+            "a gap between the curve and the line\n{s}"
+        );
+    }
+}
