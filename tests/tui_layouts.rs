@@ -210,6 +210,18 @@ fn claims_without_a_file() {
     let (mut app, _d) = app();
     claim(&mut app, "12");
     snap_two("claim_12_without_file", &app);
+    // 12 tokens/s is above every 32,768-token ceiling but within the short-context one: the
+    // headline names the context and says so, never "above every ceiling".
+    let s = draw(&app, 120, 36);
+    assert!(
+        s.contains("at 32,768 tokens retained, spec 273 GB/s"),
+        "{s}"
+    );
+    assert!(
+        s.contains("but within file mode, short context (13.81)"),
+        "{s}"
+    );
+    assert!(!s.contains("above every ceiling"), "{s}");
     claim(&mut app, "500");
     snap_two("claim_500_without_file", &app);
     // Esc dismisses the result.

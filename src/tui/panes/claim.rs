@@ -154,7 +154,7 @@ fn headline(
             crate::tui::format::rate(top)
         ),
         ClaimOutcome::Impossible => format!(
-            "IMPOSSIBLE: above the highest ceiling ({} tokens/s)",
+            "IMPOSSIBLE: above the highest ceiling, from the tensor inventory ({} tokens/s)",
             crate::tui::format::rate(top)
         ),
     };
