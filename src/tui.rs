@@ -11,6 +11,7 @@ pub mod event;
 pub mod fields;
 pub mod file;
 pub mod footer;
+pub mod format;
 pub mod jobs;
 pub mod keymap;
 pub mod layout;

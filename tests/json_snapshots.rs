@@ -87,7 +87,7 @@ fn report_json() {
 #[test]
 fn check_json() {
     let dir = tempfile::tempdir().unwrap();
-    // 12 tokens/s at 32,768 tokens: above every ceiling at N, within the short-context one.
+    // 12 tokens/s at 32,768 tokens: above the ceiling at N, within the short-context one.
     let t = json(
         dir.path(),
         &["check", "--tokens-per-second", "12", "--format", "json"],

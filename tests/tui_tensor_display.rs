@@ -98,8 +98,9 @@ fn the_footer_totals_follow_the_filter() {
     assert!(s.contains("3 of 10"), "{s}");
     assert!(
         s.contains(&format!(
-            "Σ {} in 3 of 10 tensors",
-            llmbound::core::units::bytes_gib(want)
+            "Σ {} bytes = {} in 3 of 10 tensors",
+            llmbound::core::units::group_digits(want as u128),
+            llmbound::tui::format::bytes(want)
         )),
         "{s}"
     );
@@ -164,8 +165,9 @@ fn gemma_q8_0_filter_totals() {
     assert!(s.contains(&format!("{n} of 236")), "{s}");
     assert!(
         s.contains(&format!(
-            "Σ {} in {n} of 236 tensors",
-            llmbound::core::units::bytes_gib(bytes)
+            "Σ {} bytes = {} in {n} of 236 tensors",
+            llmbound::core::units::group_digits(bytes as u128),
+            llmbound::tui::format::bytes(bytes)
         )),
         "{s}"
     );

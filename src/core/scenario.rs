@@ -225,8 +225,10 @@ impl Scenario {
         }
         if c.context.saturating_mul(c.sequences) > MAX_CONTEXT {
             return Err(ScenarioError(format!(
-                "context {} × {} sequences is beyond llama.cpp's u32 context ({MAX_CONTEXT} tokens)",
-                c.context, c.sequences
+                "context {} × {} sequences is beyond llama.cpp's u32 context ({} tokens)",
+                super::units::group_digits(c.context as u128),
+                c.sequences,
+                super::units::group_digits(MAX_CONTEXT as u128)
             )));
         }
         if c.ubatch == 0 || c.ubatch > MAX_CONTEXT {

@@ -194,7 +194,7 @@ pub fn claim_verdict(c: &ClaimCheck) -> String {
             format!("IMPOSSIBLE: {tps} tokens/s{agg} is above the highest ceiling ({h} tokens/s)")
         }
         ClaimOutcome::AboveWithoutInventory if c.context_decides() => format!(
-            "above every ceiling at {n} tokens of context computed without a tensor inventory ({h} tokens/s{agg}){context_note}; open the GGUF to decide whether it is impossible"
+            "above the ceiling at {n} tokens of context computed without a tensor inventory ({h} tokens/s{agg}){context_note}; open the GGUF to decide whether it is impossible"
         ),
         ClaimOutcome::AboveWithoutInventory => format!(
             "above every ceiling computed without a tensor inventory ({h} tokens/s{agg}): open the GGUF to decide whether it is impossible"

@@ -485,6 +485,11 @@ impl App {
 
     pub(crate) fn update_main(&mut self, action: Action) {
         match action {
+            // Esc dismisses a claim result.
+            Action::Back if self.claim.is_some() => {
+                self.claim = None;
+                self.claim_scroll = 0;
+            }
             Action::Back => {}
             Action::NextPane | Action::PrevPane => {
                 let i = Pane::ORDER

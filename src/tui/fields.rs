@@ -604,6 +604,10 @@ pub fn machine_rows(s: &Scenario, origin: MachineOrigin, edited: &[Field]) -> Ve
                 units::fmt_bandwidth(b.value),
             )
             .tag(Tag::Prov(prov(Field::Measured(i), b.provenance))),
+            // A bandwidth that is itself measured has no second, measured figure to show.
+            None if t.bandwidth.provenance == Provenance::Measured => {
+                Row::field(Field::Measured(i), "measured", "the bandwidth above".into())
+            }
             None => Row::field(Field::Measured(i), "measured", "none".into()),
         };
         rows.push(measured);

@@ -129,11 +129,7 @@ pub fn si(v: f64) -> String {
 }
 
 fn tokens_label(n: f64) -> String {
-    if n >= 1024.0 && (n / 1024.0).fract() == 0.0 {
-        format!("{}k", n / 1024.0)
-    } else {
-        format!("{n:.0}")
-    }
+    crate::tui::format::tokens_axis(n)
 }
 
 impl Plots {
@@ -194,13 +190,14 @@ fn curve(r: &Report) -> CurvePlot {
 
 fn roofline(r: &Report) -> RooflinePlot {
     let rl = &r.roofline;
-    let bw = rl.bandwidth.max(1.0);
-    let compute = rl.compute.map(|c| c.0).filter(|c| *c > 0.0);
+    // Every rate comes from core's roofline (attainable = min(B × I, C), the ridge C / B); the
+    // chart only places them on log axes. A zero rate is drawn at 1 FLOP/s so logs stay finite.
+    let y_of = |i: f64| rl.attainable_flops_per_second(i).max(1.0).log10();
     let pos = |x: f64| x.is_finite() && x > 0.0;
     let mut xs: Vec<f64> = [
         Some(rl.decode_intensity),
         Some(rl.prefill_intensity),
-        rl.machine_balance,
+        rl.ridge_intensity,
     ]
     .into_iter()
     .flatten()
@@ -217,31 +214,17 @@ fn roofline(r: &Report) -> RooflinePlot {
         .floor()
         - 0.5;
     let x_hi = xs.iter().copied().fold(0.0f64, f64::max).log10().ceil() + 0.5;
-    let attain = |i: f64| {
-        let b = bw * i;
-        match compute {
-            Some(c) => b.min(c),
-            None => b,
-        }
-    };
-    let y_of = |i: f64| attain(i).log10();
     let x_lo10 = 10f64.powf(x_lo);
     let x_hi10 = 10f64.powf(x_hi);
-    let (slope, roof) = match compute {
-        Some(c) => {
-            let ridge = (c / bw).clamp(x_lo10, x_hi10);
+    let (slope, roof) = match rl.ridge_intensity.filter(|r| pos(*r)) {
+        Some(ridge) => {
+            let ridge = ridge.clamp(x_lo10, x_hi10);
             (
-                vec![
-                    (x_lo, (bw * x_lo10).log10()),
-                    (ridge.log10(), (bw * ridge).log10()),
-                ],
-                vec![(ridge.log10(), c.log10()), (x_hi, c.log10())],
+                vec![(x_lo, y_of(x_lo10)), (ridge.log10(), y_of(ridge))],
+                vec![(ridge.log10(), y_of(ridge)), (x_hi, y_of(x_hi10))],
             )
         }
-        None => (
-            vec![(x_lo, (bw * x_lo10).log10()), (x_hi, (bw * x_hi10).log10())],
-            vec![],
-        ),
+        None => (vec![(x_lo, y_of(x_lo10)), (x_hi, y_of(x_hi10))], vec![]),
     };
     let point = |i: f64| {
         if pos(i) {
@@ -250,13 +233,8 @@ fn roofline(r: &Report) -> RooflinePlot {
             vec![]
         }
     };
-    let y_lo = (bw * x_lo10).log10().floor();
-    let y_hi = match compute {
-        Some(c) => c.log10().max((bw * x_lo10).log10()),
-        None => (bw * x_hi10).log10(),
-    }
-    .ceil()
-        + 0.2;
+    let y_lo = y_of(x_lo10).floor();
+    let y_hi = y_of(x_hi10).max(y_of(x_lo10)).ceil() + 0.2;
     RooflinePlot {
         slope,
         roof,

@@ -158,16 +158,15 @@ impl App {
         };
         self.render_title(&l, buf);
         if let Some(tabs) = l.tabs {
-            let mut spans = Vec::new();
-            for p in super::tabs::TABBED {
+            // The tabs are drawn where clicks find them (`tabs::rects`).
+            for (p, r) in super::tabs::rects(tabs) {
                 let style = if layout::compact_left(self.focus) == p {
                     t.title(true)
                 } else {
                     t.label()
                 };
-                spans.push(Span::styled(super::tabs::label(p), style));
+                buf.set_stringn(r.x, r.y, super::tabs::label(p), r.width as usize, style);
             }
-            Paragraph::new(Line::from(spans)).render(tabs, buf);
         }
         for (pane, rect) in &l.panes {
             let focused = self.focus == *pane;
@@ -208,6 +207,7 @@ impl App {
                 .render(*rect, buf),
                 Pane::Claim => ClaimPane {
                     claim: self.claim.as_ref(),
+                    report: &self.report,
                     focused,
                     scroll: self.claim_scroll,
                     theme: t,
@@ -220,16 +220,19 @@ impl App {
 
     fn render_title(&self, l: &MainLayout, buf: &mut Buffer) {
         let t = self.theme;
-        let right = " ? help  q quit ";
-        let [left, r] =
-            Layout::horizontal([Constraint::Fill(1), Constraint::Length(right.len() as u16)])
-                .areas(l.title);
+        let width = l.title.width as usize;
+        let (left, tagline, right) = title_parts(&self.title(), width);
+        let [lt, r] = Layout::horizontal([
+            Constraint::Fill(1),
+            Constraint::Length(right.chars().count() as u16),
+        ])
+        .areas(l.title);
         Paragraph::new(Line::from(vec![
             Span::styled(" llmbound ", t.title(true)),
-            Span::styled(format!(" {}", self.title()), t.heading()),
-            Span::styled("  · bounds, not benchmarks", t.label()),
+            Span::styled(format!(" {left}"), t.heading()),
+            Span::styled(tagline, t.label()),
         ]))
-        .render(left, buf);
+        .render(lt, buf);
         Paragraph::new(Span::styled(right, t.label())).render(r, buf);
     }
 
@@ -291,4 +294,26 @@ fn prompt_line(i: &super::app::Input, t: super::theme::Theme, area: Rect, buf: &
         Span::styled(hint, t.label()),
     ]))
     .render(area, buf);
+}
+
+/// The title line's parts for a width: the scenario (cut with "…" only when nothing else is
+/// left to drop), the tagline and the right-hand hints, dropped in that order when short.
+/// " llmbound " takes 10 columns before them.
+pub fn title_parts(scenario: &str, width: usize) -> (String, &'static str, &'static str) {
+    const TAG: &str = "  · bounds, not benchmarks";
+    const RIGHT: &str = " ? help  q quit ";
+    let name_w = scenario.chars().count() + 1;
+    let room = width.saturating_sub(10);
+    if name_w + TAG.len() + RIGHT.len() <= room {
+        return (scenario.to_string(), TAG, RIGHT);
+    }
+    if name_w + RIGHT.len() <= room {
+        return (scenario.to_string(), "", RIGHT);
+    }
+    if name_w <= room {
+        return (scenario.to_string(), "", "");
+    }
+    let keep = room.saturating_sub(2);
+    let cut: String = scenario.chars().take(keep).collect();
+    (format!("{cut}…"), "", "")
 }

@@ -236,8 +236,8 @@ impl App {
             .filter(|e| matches!(e.origin, Origin::File(_)))
             .map(|e| e.id.clone())
             .collect();
-        self.compare.current_edited =
-            self.scenario.machine != self.base.machine || !self.machine_edits.is_empty();
+        // Unsaved edits only: a machine just saved, or another chosen, is not "edited".
+        self.compare.current_edited = !self.machine_edits.is_empty();
         self.compare.set_rows(rows, &self.scenario.machine.id);
     }
 }

@@ -149,11 +149,20 @@ impl Widget for ArtifactPane<'_> {
         lines.push(density);
         match loaded {
             Some(l) => {
+                // 39 columns, or 34 with a shorter count heading and b/w (80×24).
+                let narrow = inner.width < 39;
                 lines.push(Line::from(Span::styled(
-                    format!(
-                        "{:<7}{:>7} {:>11} {:>6} {:>6}",
-                        "type", "tensors", "bytes", "share", "b/w"
-                    ),
+                    if narrow {
+                        format!(
+                            "{:<5}{:>4} {:>11} {:>6} {:>5}",
+                            "type", "n", "bytes", "share", "b/w"
+                        )
+                    } else {
+                        format!(
+                            "{:<6}{:>7} {:>11} {:>6} {:>6}",
+                            "type", "tensors", "bytes", "share", "b/w"
+                        )
+                    },
                     t.label(),
                 )));
                 let room = (inner.height as usize).saturating_sub(lines.len());
@@ -161,14 +170,25 @@ impl Widget for ArtifactPane<'_> {
                 let show = if n > room { room.saturating_sub(1) } else { n };
                 for ty in l.by_type.iter().take(show) {
                     lines.push(Line::from(Span::styled(
-                        format!(
-                            "{:<6}{:>5} {:>10} {:>5.1}% {:>5}",
-                            ty.type_name,
-                            ty.count,
-                            units::fmt_gib(ty.bytes),
-                            ty.share * 100.0,
-                            ty.bits_per_weight.map_or("—".into(), |b| format!("{b:.2}"))
-                        ),
+                        if narrow {
+                            format!(
+                                "{:<5}{:>4} {:>11} {:>5.1}% {:>5}",
+                                ty.type_name,
+                                ty.count,
+                                crate::tui::format::bytes(ty.bytes),
+                                ty.share * 100.0,
+                                ty.bits_per_weight.map_or("—".into(), |b| format!("{b:.1}"))
+                            )
+                        } else {
+                            format!(
+                                "{:<6}{:>7} {:>11} {:>5.1}% {:>6}",
+                                ty.type_name,
+                                ty.count,
+                                crate::tui::format::bytes(ty.bytes),
+                                ty.share * 100.0,
+                                ty.bits_per_weight.map_or("—".into(), |b| format!("{b:.2}"))
+                            )
+                        },
                         t.text(),
                     )));
                 }

@@ -5,6 +5,7 @@
 use crate::core::Report;
 use crate::core::decode::Ceiling;
 use crate::core::units::{self, Provenance};
+use crate::tui::format as fmt;
 use crate::tui::plot::Plots;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::MemoryBar;
@@ -12,7 +13,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Paragraph, Widget};
 
 /// The Bounds pane.
 pub struct BoundsPane<'a> {
@@ -28,6 +29,14 @@ pub struct BoundsPane<'a> {
     pub scroll: u16,
     /// Styles.
     pub theme: Theme,
+}
+
+/// A KV total: the exact binary unit when it reads short (`8 GiB`, `3 KiB`), else scaled
+/// (`103.500 MiB` rather than `105,984 KiB`).
+fn kv_total(n: u64) -> String {
+    let exact = units::exact_binary(n);
+    let digits = exact.chars().take_while(|c| *c != ' ').count();
+    if digits <= 4 { exact } else { fmt::bytes(n) }
 }
 
 /// What a ceiling is called: a spec bandwidth makes it an optimistic vendor ceiling.
@@ -63,24 +72,39 @@ impl BoundsPane<'_> {
         // Legend of the bars: W model, C allocated cache, X output + compute buffers, A, free.
         let st = crate::tui::widgets::memory_bar::styles(t);
         let sym = crate::tui::widgets::memory_bar::SYMBOLS;
-        let names = if width >= 60 {
+        // X is one figure for two buffers, so its two symbols share one name.
+        let wide = width >= 60;
+        let entries: [(&[usize], &str); 5] = if wide {
             [
-                "W model", "C cache", "X output", "compute", "A other", "free",
+                (&[0], "W model"),
+                (&[1], "C cache"),
+                (&[2, 3], "X output + compute buffers"),
+                (&[4], "A other"),
+                (&[5], "free"),
             ]
         } else {
-            ["W", "C", "X out", "compute", "A", "free"]
+            [
+                (&[0], "W model"),
+                (&[1], "C cache"),
+                (&[2, 3], "X buffers"),
+                (&[4], "A other"),
+                (&[5], "free"),
+            ]
         };
-        let gap = if width >= 60 { "  " } else { " " };
+        let gap = if wide { "  " } else { " " };
         let mut legend = Vec::new();
-        for (i, name) in names.iter().enumerate() {
-            if i == 3 {
-                // output and compute share the X figure
-                legend.push(Span::styled("+", t.label()));
-            } else if i > 0 {
+        for (i, (symbols, name)) in entries.iter().enumerate() {
+            if i > 0 {
                 legend.push(Span::raw(gap));
             }
-            legend.push(Span::styled(sym[i], st[i]));
-            legend.push(Span::styled(format!(" {name}"), t.label()));
+            for k in *symbols {
+                legend.push(Span::styled(sym[*k], st[*k]));
+            }
+            // No-break spaces keep a symbol and its name on one line when the legend wraps.
+            legend.push(Span::styled(
+                format!("\u{a0}{}", name.replacen(' ', "\u{a0}", 1)),
+                t.label(),
+            ));
         }
         lines.push(Line::from(legend));
         let free = c.memory_bytes as i128 - c.runtime_bytes.total_bytes as i128;
@@ -98,18 +122,17 @@ impl BoundsPane<'_> {
                             .min()
                             .unwrap_or(free);
                         if f >= 0 {
-                            format!("{} free", units::fmt_gib(f as u64))
+                            format!("{} free", fmt::bytes(f as u64))
                         } else {
-                            format!("short {}", units::fmt_gib(f.unsigned_abs() as u64))
+                            format!("short {}", fmt::bytes_signed(f).trim_start_matches('-'))
                         }
                     },
                     {
-                        let b = c.buffers.output_bytes + c.buffers.compute_bytes;
-                        if b >= units::GIB {
-                            units::fmt_gib(b)
-                        } else {
-                            format!("{} MiB", units::trim_float(b as f64 / units::MIB as f64, 2))
-                        }
+                        fmt::bytes(
+                            c.buffers
+                                .output_bytes
+                                .saturating_add(c.buffers.compute_bytes),
+                        )
                     },
                     if width >= 60 {
                         " (derived: llama.cpp CPU model)"
@@ -143,7 +166,7 @@ impl BoundsPane<'_> {
                 format!(
                     "{} bytes = {}",
                     units::group_digits_signed(c.headroom_bytes),
-                    units::fmt_gib_signed(c.headroom_bytes)
+                    fmt::bytes_signed(c.headroom_bytes)
                 ),
                 head_style,
             ),
@@ -151,20 +174,36 @@ impl BoundsPane<'_> {
         lines.push(Line::from(vec![
             Span::styled("KV ", t.label()),
             Span::styled(
-                format!(
-                    "{} bytes/token = {}",
-                    units::group_digits(r.kv.bytes_per_token as u128),
-                    units::exact_binary(r.kv.bytes_per_token)
-                ),
+                {
+                    let b = r.kv.bytes_per_token;
+                    if b < 1024 || !b.is_multiple_of(1024) {
+                        format!("{} bytes/token", units::group_digits(b as u128))
+                    } else {
+                        format!(
+                            "{} bytes/token = {}",
+                            units::group_digits(b as u128),
+                            units::exact_binary(b)
+                        )
+                    }
+                },
                 t.text(),
             ),
             Span::styled(" · ", t.label()),
             Span::styled(
-                format!(
-                    "{} at {} tokens",
-                    units::exact_binary(c.kv_bytes),
-                    units::fmt_tokens(n)
-                ),
+                if r.inputs.cache.sequences > 1 {
+                    format!(
+                        "{} at {} tokens × {} sequences",
+                        kv_total(c.kv_bytes),
+                        units::fmt_tokens(n),
+                        r.inputs.cache.sequences
+                    )
+                } else {
+                    format!(
+                        "{} at {} tokens",
+                        kv_total(c.kv_bytes),
+                        units::fmt_tokens(n)
+                    )
+                },
                 t.text(),
             ),
         ]));
@@ -174,6 +213,12 @@ impl BoundsPane<'_> {
                     Span::styled("largest context that fits ", t.label()),
                     Span::styled(format!("{} tokens", units::fmt_tokens(m)), t.figure()),
                 ];
+                if r.inputs.cache.sequences > 1 {
+                    v.push(Span::styled(
+                        format!(" per sequence × {}", r.inputs.cache.sequences),
+                        t.label(),
+                    ));
+                }
                 if c.max_context_exceeds_native {
                     v.push(Span::styled(" (> native)", t.warn()));
                 }
@@ -201,23 +246,33 @@ impl BoundsPane<'_> {
         let r = self.report;
         let d = &r.decode;
         let n = r.inputs.cache.context;
+        let seqs = r.inputs.cache.sequences;
         let mut lines = vec![Line::from(vec![
             Span::styled(format!("{:<18}", "Decode ceiling"), t.heading()),
-            Span::styled(format!("{:>9} {:>10}", "tokens/s", "ms/token"), t.label()),
+            if seqs > 1 {
+                Span::styled(format!("{:>9} {:>10}", "Σ tok/s", "ms/step"), t.label())
+            } else {
+                Span::styled(format!("{:>9} {:>10}", "tokens/s", "ms/token"), t.label())
+            },
         ])];
+        if seqs > 1 {
+            // With several sequences a step yields one token for each: the rate is their sum,
+            // the time is one step's.
+            lines.push(Line::from(Span::styled(
+                format!("Σ over {seqs} sequences; step = 1 token each"),
+                t.label(),
+            )));
+        }
         let row = |label: String, c: &Ceiling| {
             Line::from(vec![
                 Span::styled(format!("{label:<18}"), t.label()),
-                Span::styled(
-                    format!("{:>9}", units::fmt_rate(c.tokens_per_second)),
-                    t.figure(),
-                ),
-                Span::styled(format!(" {:>10}", units::fmt_ms(c.ms_per_token)), t.text()),
+                Span::styled(format!("{:>9}", fmt::rate(c.tokens_per_second)), t.figure()),
+                Span::styled(format!(" {:>10}", fmt::ms(c.ms_per_token)), t.text()),
             ])
         };
         lines.push(row("file, short".into(), &d.short_context));
         lines.push(row(
-            format!("file @ {}", units::fmt_tokens(n)),
+            format!("file @ {}", fmt::tokens_short(n)),
             &d.full_context,
         ));
         match (&d.inventory_short_context, &d.inventory_full_context) {
@@ -228,7 +283,7 @@ impl BoundsPane<'_> {
                     "inventory"
                 };
                 lines.push(row(format!("{tag}, short"), s));
-                lines.push(row(format!("{tag} @ {}", units::fmt_tokens(n)), f));
+                lines.push(row(format!("{tag} @ {}", fmt::tokens_short(n)), f));
             }
             _ => lines.push(Line::from(vec![
                 Span::styled(format!("{:<18}", "inventory mode"), t.label()),
@@ -257,9 +312,9 @@ impl BoundsPane<'_> {
                 Span::styled("tiers ", t.label()),
                 Span::styled(
                     format!(
-                        "sum {} · overlap {} tokens/s",
-                        units::fmt_rate(d.full_context.tokens_per_second),
-                        units::fmt_rate(d.full_context.overlapped_tokens_per_second)
+                        "summed {} · overlapped {} tokens/s",
+                        fmt::rate(d.full_context.tokens_per_second),
+                        fmt::rate(d.full_context.overlapped_tokens_per_second)
                     ),
                     t.figure(),
                 ),
@@ -273,7 +328,7 @@ impl BoundsPane<'_> {
                 .filter(|(_, b)| **b > 0)
                 .map(|(i, b)| {
                     format!(
-                        "{} {} @ {}",
+                        "{} {} @\u{a0}{}",
                         tiers[i].name,
                         units::fmt_gb(*b),
                         units::fmt_bandwidth(tiers[i].headline_bandwidth().value)
@@ -286,17 +341,20 @@ impl BoundsPane<'_> {
             )));
         } else {
             lines.push(Line::from(Span::styled(
-                "one tier moves every byte: sum = overlap",
+                "one memory tier: no overlap to add",
                 t.label(),
             )));
         }
         if r.inputs.cache.sequences > 1 {
             lines.push(Line::from(vec![
-                Span::styled("per sequence ", t.label()),
+                Span::styled(
+                    format!("per sequence @ {}: ", units::fmt_tokens(n)),
+                    t.label(),
+                ),
                 Span::styled(
                     format!(
                         "{} tokens/s",
-                        units::fmt_rate(d.full_context.per_sequence_tokens_per_second)
+                        fmt::rate(d.full_context.per_sequence_tokens_per_second)
                     ),
                     t.text(),
                 ),
@@ -312,7 +370,7 @@ impl BoundsPane<'_> {
         match rl.prefill_ceiling_tokens_per_second {
             Some(p) => lines.push(Line::from(vec![
                 Span::styled("Prefill ceiling ", t.heading()),
-                Span::styled(format!("{} tokens/s", units::fmt_rate(p)), t.figure()),
+                Span::styled(format!("{} tokens/s", fmt::rate(p)), t.figure()),
                 Span::styled(
                     format!(
                         " ({}-limited, {} rows)",
@@ -331,8 +389,10 @@ impl BoundsPane<'_> {
             Span::styled("FLOP/byte ", t.label()),
             Span::styled(
                 format!(
-                    "decode {:.2} · prefill ({} rows) {:.0}",
-                    rl.decode_intensity, rl.prompt_rows, rl.prefill_intensity
+                    "decode {:.2} · prefill {} (S={})",
+                    rl.decode_intensity,
+                    units::group_digits(rl.prefill_intensity.round().max(0.0) as u128),
+                    rl.prompt_rows
                 ),
                 t.text(),
             ),
@@ -352,8 +412,12 @@ impl BoundsPane<'_> {
 
     fn charts(&self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
-        let [top, bottom] =
-            Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(area);
+        let [top, _, bottom] = Layout::vertical([
+            Constraint::Fill(1),
+            Constraint::Length(1),
+            Constraint::Fill(1),
+        ])
+        .areas(area);
         let c = &self.plots.curve;
         let mut sets = vec![
             Dataset::default()
@@ -373,35 +437,54 @@ impl BoundsPane<'_> {
                     .data(&c.inventory),
             );
         }
+        // The current context as a drop line in the same braille grid as the curve, so its
+        // top sits on the curve at every size (a block marker rounds to a different row).
+        let now: Vec<(f64, f64)> = c
+            .current
+            .iter()
+            .flat_map(|&(x, y)| [(x, c.y_bounds[0]), (x, y)])
+            .collect();
         sets.push(
             Dataset::default()
                 .name("now")
-                .marker(Marker::Block)
-                .graph_type(GraphType::Scatter)
+                .marker(Marker::Braille)
+                .graph_type(GraphType::Line)
                 .style(t.marker())
-                .data(&c.current),
+                .data(&now),
         );
-        Chart::new(sets)
-            .block(
-                ratatui::widgets::Block::new().title(Line::from(Span::styled(
-                    "ceiling tok/s vs context",
-                    t.label(),
-                ))),
-            )
-            .legend_position(None)
-            .x_axis(
-                Axis::default()
-                    .bounds(c.x_bounds)
-                    .labels(c.x_labels.clone())
-                    .style(t.label()),
-            )
-            .y_axis(
-                Axis::default()
-                    .bounds(c.y_bounds)
-                    .labels(c.y_labels.clone())
-                    .style(t.label()),
-            )
-            .render(top, buf);
+        let titles: &[&str] = if c.inventory.is_empty() {
+            &[
+                "decode ceiling tok/s by context (│ = now)",
+                "tok/s ceiling by context (│ now)",
+                "tok/s ceiling by context",
+            ]
+        } else {
+            &[
+                "decode ceiling tok/s by context: file, inventory (│ = now)",
+                "tok/s ceiling: file, inventory (│ now)",
+                "tok/s ceiling by context",
+            ]
+        };
+        let fit = |ts: &[&'static str]| {
+            ts.iter()
+                .copied()
+                .find(|s| s.chars().count() <= area.width as usize)
+                .unwrap_or(ts[ts.len() - 1])
+        };
+        let title = fit(titles);
+        draw_chart(
+            ChartFrame {
+                title,
+                x_bounds: c.x_bounds,
+                y_bounds: c.y_bounds,
+                x_labels: &c.x_labels,
+                y_labels: &c.y_labels,
+            },
+            sets,
+            top,
+            buf,
+            t,
+        );
         let rp = &self.plots.roofline;
         let mut sets = vec![
             Dataset::default()
@@ -437,25 +520,114 @@ impl BoundsPane<'_> {
                 .style(t.warn())
                 .data(&rp.prefill),
         );
+        draw_chart(
+            ChartFrame {
+                title: fit(&[
+                    "roofline: FLOP/s by FLOP/byte, log-log (█ decode, prefill)",
+                    "roofline FLOP/s by FLOP/byte, log-log",
+                    "roofline, log-log",
+                ]),
+                x_bounds: rp.x_bounds,
+                y_bounds: rp.y_bounds,
+                x_labels: &rp.x_labels,
+                y_labels: &rp.y_labels,
+            },
+            sets,
+            bottom,
+            buf,
+            t,
+        );
+    }
+}
+
+/// What frames one chart: its title, bounds and axis labels.
+struct ChartFrame<'a> {
+    title: &'a str,
+    x_bounds: [f64; 2],
+    y_bounds: [f64; 2],
+    x_labels: &'a [String],
+    y_labels: &'a [String],
+}
+
+/// One chart that owns its whole rectangle: the title on the first row, a gutter as wide as
+/// the longest y label (labels right-aligned in it, never past it), the axis lines, the x
+/// labels on the last row inside the rectangle. ratatui's `Chart` draws only the data, in the
+/// plot area left inside the frame, so no label can run into neighbouring text.
+fn draw_chart(f: ChartFrame<'_>, sets: Vec<Dataset<'_>>, area: Rect, buf: &mut Buffer, t: Theme) {
+    if area.height < 5 || area.width < 12 {
+        return;
+    }
+    let put = |x: u16, y: u16, s: &str, buf: &mut Buffer| {
+        buf.set_stringn(
+            x,
+            y,
+            s,
+            (area.right().saturating_sub(x)) as usize,
+            t.label(),
+        );
+    };
+    put(area.x, area.y, f.title, buf);
+    let gutter = f
+        .y_labels
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0) as u16;
+    let axis_x = area.x + gutter;
+    let plot_top = area.y + 1;
+    let axis_y = area.bottom() - 2;
+    let label_y = area.bottom() - 1;
+    let plot = Rect::new(
+        axis_x + 1,
+        plot_top,
+        area.right().saturating_sub(axis_x + 1),
+        axis_y - plot_top,
+    );
+    for y in plot_top..axis_y {
+        buf[(axis_x, y)].set_symbol("│").set_style(t.label());
+    }
+    buf[(axis_x, axis_y)].set_symbol("└").set_style(t.label());
+    for x in axis_x + 1..area.right() {
+        buf[(x, axis_y)].set_symbol("─").set_style(t.label());
+    }
+    // y labels: top, middle, bottom rows of the plot, right-aligned in the gutter.
+    let n = f.y_labels.len();
+    for (i, l) in f.y_labels.iter().enumerate() {
+        let row = if n <= 1 {
+            axis_y - 1
+        } else {
+            let span = (axis_y - 1 - plot_top) as usize;
+            axis_y - 1 - (span * i / (n - 1)) as u16
+        };
+        let w = l.chars().count() as u16;
+        put(axis_x.saturating_sub(w), row, l, buf);
+    }
+    // x labels: first at the axis, last ending at the right edge, the rest centred; a label
+    // that would touch its left neighbour is skipped.
+    let mut next_free = area.x;
+    let n = f.x_labels.len();
+    for (i, l) in f.x_labels.iter().enumerate() {
+        let w = l.chars().count() as u16;
+        let x = if i == 0 {
+            axis_x.saturating_sub(w.saturating_sub(1))
+        } else if i + 1 == n {
+            area.right().saturating_sub(w)
+        } else {
+            let centre = plot.x + (plot.width as usize * i / (n - 1)) as u16;
+            centre.saturating_sub(w / 2)
+        };
+        if x < next_free || x + w > area.right() {
+            continue;
+        }
+        put(x, label_y, l, buf);
+        next_free = x + w + 1;
+    }
+    if plot.width > 0 && plot.height > 0 {
         Chart::new(sets)
-            .block(
-                ratatui::widgets::Block::new()
-                    .title(Line::from(Span::styled("roofline, log-log", t.label()))),
-            )
             .legend_position(None)
-            .x_axis(
-                Axis::default()
-                    .bounds(rp.x_bounds)
-                    .labels(rp.x_labels.clone())
-                    .style(t.label()),
-            )
-            .y_axis(
-                Axis::default()
-                    .bounds(rp.y_bounds)
-                    .labels(rp.y_labels.clone())
-                    .style(t.label()),
-            )
-            .render(bottom, buf);
+            .x_axis(Axis::default().bounds(f.x_bounds))
+            .y_axis(Axis::default().bounds(f.y_bounds))
+            .render(plot, buf);
     }
 }
 
@@ -475,7 +647,35 @@ impl Widget for BoundsPane<'_> {
                 .collect()
         };
         let cap_lines = wrap(self.capacity_lines(inner.width));
-        let detail = wrap(self.detail_lines(inner.width));
+        let warnings: Vec<Line<'static>> = wrap(
+            self.report
+                .warnings
+                .iter()
+                .map(|w| {
+                    Line::from(vec![
+                        Span::styled("! ", t.warn()),
+                        Span::styled(w.clone(), t.warn()),
+                    ])
+                })
+                .collect(),
+        );
+        // detail_lines: legend, runtime, headroom, KV, largest context.
+        let mut detail_raw = self.detail_lines(inner.width);
+        let mut detail = Vec::new();
+        // Compact (80×24, 100×30): the largest context and both decode ceilings come right
+        // under the bars; the rest of the detail, the warnings and prefill scroll below them.
+        let mut compact_tail = Vec::new();
+        if self.compact {
+            let largest = detail_raw.pop();
+            compact_tail = wrap(detail_raw);
+            compact_tail.extend(warnings);
+            detail_raw = largest.into_iter().collect();
+            detail = wrap(detail_raw);
+        } else {
+            detail.extend(wrap(detail_raw));
+            // Warnings sit with the verdict, above the ceilings and the charts.
+            detail.extend(warnings);
+        }
         let bar_rows = if self.compact { 2 } else { 1 };
         let top_h = (cap_lines.len() + bars.len() * bar_rows + detail.len()) as u16;
         let [top, rest] =
@@ -495,15 +695,17 @@ impl Widget for BoundsPane<'_> {
             if y >= top.bottom() {
                 break;
             }
-            let g = |x: u64| units::trim_float(units::Bytes(x).gib(), 2);
             let [model, cache, output, compute, user] = b.items;
+            let (f, unit) = fmt::bytes_in_one_unit(&[
+                model,
+                cache,
+                output.saturating_add(compute),
+                user,
+                b.capacity_bytes,
+            ]);
             let figures = format!(
-                " W {} C {} X {} A {} / {}",
-                g(model),
-                g(cache),
-                g(output.saturating_add(compute)),
-                g(user),
-                units::fmt_gib(b.capacity_bytes)
+                " W {} C {} X {} A {} / {} {unit}",
+                f[0], f[1], f[2], f[3], f[4]
             );
             let name_w = 9u16;
             let fig_style = if b.fits { t.label() } else { t.bad() };
@@ -533,25 +735,36 @@ impl Widget for BoundsPane<'_> {
             put(l, buf, &mut y);
         }
         let mut text = self.decode_lines();
-        text.push(Line::raw(""));
-        for w in &self.report.warnings {
-            text.push(Line::from(vec![
-                Span::styled("! ", t.warn()),
-                Span::styled(w.clone(), t.warn()),
-            ]));
+        if !compact_tail.is_empty() {
+            text.extend(compact_tail);
         }
+        text.push(Line::raw(""));
         text.extend(self.prefill_lines());
         if self.compact || rest.width < 70 {
+            let text: Vec<Line<'static>> = text
+                .into_iter()
+                .flat_map(|l| super::wrap_line(l, rest.width))
+                .collect();
             Paragraph::new(text)
-                .wrap(Wrap { trim: false })
                 .scroll((self.scroll, 0))
                 .render(rest, buf);
             return;
         }
-        let [left, right] =
-            Layout::horizontal([Constraint::Length(46), Constraint::Fill(1)]).areas(rest);
+        // The text column is as wide as its longest line (at least 46, leaving the charts 30
+        // columns), then two blank columns, then the charts.
+        let widest = text.iter().map(|l| l.width() as u16).max().unwrap_or(0);
+        let left_w = widest.clamp(46, (rest.width * 45 / 100).max(46));
+        let [left, _, right] = Layout::horizontal([
+            Constraint::Length(left_w),
+            Constraint::Length(2),
+            Constraint::Fill(1),
+        ])
+        .areas(rest);
+        let text: Vec<Line<'static>> = text
+            .into_iter()
+            .flat_map(|l| super::wrap_line(l, left.width))
+            .collect();
         Paragraph::new(text)
-            .wrap(Wrap { trim: false })
             .scroll((self.scroll, 0))
             .render(left, buf);
         self.charts(right, buf);

@@ -109,21 +109,21 @@ impl Col {
     fn text(self, f: &CompareFigures) -> String {
         match self {
             Col::Fits => if f.fits { "yes" } else { "NO" }.into(),
-            Col::Headroom => units::fmt_gib_signed(f.headroom_bytes)
-                .trim_end_matches(" GiB")
-                .to_string(),
+            Col::Headroom => {
+                crate::tui::format::grouped(f.headroom_bytes as f64 / units::GIB as f64, 3)
+            }
             Col::MaxContext => f
                 .max_context_tokens
                 .map_or("no limit".into(), units::fmt_tokens),
-            Col::Short => units::fmt_rate(f.short_tokens_per_second),
-            Col::Full => units::fmt_rate(f.full_tokens_per_second),
-            Col::Overlap => units::fmt_rate(f.overlapped_tokens_per_second),
+            Col::Short => column_rate(f.short_tokens_per_second),
+            Col::Full => column_rate(f.full_tokens_per_second),
+            Col::Overlap => column_rate(f.overlapped_tokens_per_second),
             Col::Inventory => f
                 .inventory_full_tokens_per_second
-                .map_or("—".into(), units::fmt_rate),
+                .map_or("—".into(), column_rate),
             Col::Prefill => f
                 .prefill_tokens_per_second
-                .map_or("none".into(), units::fmt_rate),
+                .map_or("none".into(), column_rate),
             Col::CapacityTier => f.capacity_tier.clone(),
             Col::DecodeTier => f.decode_tier.clone(),
             Col::Basis => {
@@ -377,6 +377,16 @@ impl CompareView {
             }
             _ => {}
         }
+    }
+}
+
+/// A tokens/s cell: two decimals below 10,000, whole above (`★17,202` fits 9 cells with
+/// its best-mark; the decimals of a five-digit ceiling say nothing).
+fn column_rate(tps: f64) -> String {
+    if tps.is_finite() && tps >= 10_000.0 {
+        crate::tui::format::grouped(tps, 0)
+    } else {
+        crate::tui::format::rate(tps)
     }
 }
 

@@ -16,7 +16,7 @@ pub struct HelpOverlay<'a> {
 }
 
 impl HelpOverlay<'_> {
-    fn lines(&self, key_w: usize) -> Vec<Line<'static>> {
+    fn lines(&self, key_w: usize, col_w: usize) -> Vec<Line<'static>> {
         let t = self.theme;
         let mut out = Vec::new();
         for ctx in Context::ALL {
@@ -25,9 +25,13 @@ impl HelpOverlay<'_> {
                 t.heading(),
             )));
             for b in self.keymap.bindings(ctx) {
+                // A help text longer than its column ends in "…" rather than running into
+                // the next column.
+                let room = col_w.saturating_sub(key_w + 1);
+                let help = crate::tui::widgets::field_list::fit(&b.help, room);
                 out.push(Line::from(vec![
                     Span::styled(format!(" {:<key_w$}", Keymap::key_label(b)), t.key()),
-                    Span::styled(b.help.clone(), t.text()),
+                    Span::styled(help, t.text()),
                 ]));
             }
         }
@@ -46,16 +50,26 @@ impl Widget for HelpOverlay<'_> {
             .border_style(t.border(true))
             .title(Line::from(Span::styled(" Keys · ? or Esc closes ", t.title(true))))
             .title_bottom(Line::from(Span::styled(
-                " mouse: click a pane or field, wheel scrolls · bounds are ceilings, not predictions ",
+                if r.width >= 90 {
+                    " mouse: click a pane or field, wheel scrolls · bounds are ceilings, not predictions "
+                } else {
+                    " mouse: click selects, wheel scrolls · ceilings, not predictions "
+                },
                 t.label(),
             )));
         let inner = block.inner(r);
         block.render(r, buf);
-        let lines = self.lines(if inner.width >= 100 { 13 } else { 12 });
-        let fit = lines.len().div_ceil(inner.height.max(1) as usize).max(1);
+        let key_w = if inner.width >= 100 { 13 } else { 12 };
+        let n = self.lines(key_w, usize::MAX).len();
+        let fit = n.div_ceil(inner.height.max(1) as usize).max(1);
         let cols = if inner.width >= 100 { fit.max(2) } else { fit }.min(3);
+        // One blank column between columns.
+        let col_w = (inner.width as usize + 1) / cols - 1;
+        let lines = self.lines(key_w, col_w);
         let per = lines.len().div_ceil(cols);
-        let areas = Layout::horizontal(vec![Constraint::Fill(1); cols]).split(inner);
+        let areas = Layout::horizontal(vec![Constraint::Fill(1); cols])
+            .spacing(1)
+            .split(inner);
         for (i, a) in areas.iter().enumerate() {
             let chunk: Vec<Line> = lines.iter().skip(i * per).take(per).cloned().collect();
             Paragraph::new(chunk).render(*a, buf);

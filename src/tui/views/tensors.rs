@@ -614,7 +614,11 @@ fn footer_line(v: &TensorView, inv: &[TensorItem], t: Theme) -> Line<'static> {
     Line::from(vec![
         Span::styled(format!("{} · ", v.position()), t.figure()),
         Span::styled(
-            format!("Σ {} in {which}", units::bytes_gib(bytes)),
+            format!(
+                "Σ {} bytes = {} in {which}",
+                units::group_digits(bytes as u128),
+                crate::tui::format::bytes(bytes)
+            ),
             t.label(),
         ),
     ])

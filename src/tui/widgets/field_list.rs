@@ -64,7 +64,20 @@ impl Widget for FieldList<'_> {
                 Line::from(Span::styled(row.label.clone(), t.heading())).render(cell, buf);
                 continue;
             }
-            let tag = row.tag.as_ref().map(|x| tag_span(x, t));
+            let mut tag = row.tag.as_ref().map(|x| tag_span(x, t));
+            // A slider keeps at least 6 cells: a long value (the largest context) shortens a
+            // warning tag to its mark rather than hiding the slider.
+            if row.slider.is_some()
+                && let Some(Tag::Warn(_)) = &row.tag
+            {
+                let need = self.label_width as usize
+                    + row.value.chars().count()
+                    + 8
+                    + tag.as_ref().map_or(0, |s| s.width() + 1);
+                if need > cell.width as usize {
+                    tag = Some(Span::styled("!", t.warn()));
+                }
+            }
             let tag_w = tag.as_ref().map_or(0, |s| s.width() as u16 + 1);
             let label_w = self.label_width.min(cell.width);
             let label = Span::styled(

@@ -1,0 +1,305 @@
+//! The explorer's screens at the four sizes the layout is designed for (80×24, 100×30,
+//! 120×36, 200×50): the main view (worked example; four sequences; the real gemma file open),
+//! the compare view, and the tensor and metadata views of the gemma file. Each is an insta
+//! snapshot drawn into ratatui's `TestBackend`. The gemma states need LLMBOUND_GEMMA_GGUF and
+//! say so when skipped.
+
+use llmbound::build::ScenarioOptions;
+use llmbound::profile::Catalog;
+use llmbound::tui::Action;
+use llmbound::tui::app::{App, View};
+use llmbound::tui::fields::{Field, Pane};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::path::PathBuf;
+use std::time::Duration;
+
+const SIZES: [(u16, u16); 4] = [(80, 24), (100, 30), (120, 36), (200, 50)];
+
+fn app() -> (App, tempfile::TempDir) {
+    let d = tempfile::tempdir().unwrap();
+    let mut app = App::new(
+        Catalog::load_with(Some(d.path().to_path_buf())),
+        &ScenarioOptions::default(),
+    )
+    .unwrap();
+    app.hash_cache = None;
+    (app, d)
+}
+
+fn gemma_app() -> Option<(App, tempfile::TempDir)> {
+    let Ok(p) = std::env::var("LLMBOUND_GEMMA_GGUF") else {
+        eprintln!("skipped: set LLMBOUND_GEMMA_GGUF to the gemma-3-270m GGUF");
+        return None;
+    };
+    let (mut app, d) = app();
+    app.update(Action::OpenPath(PathBuf::from(p)));
+    app.wait_for_jobs(Duration::from_secs(60));
+    assert!(app.file.loaded.is_some(), "the gemma file opens");
+    Some((app, d))
+}
+
+fn draw(app: &App, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| f.render_widget(app, f.area())).unwrap();
+    t.backend().to_string()
+}
+
+/// The snapshot, also written to LLMBOUND_DUMP_SCREENS/<name>.txt when that is set (to read
+/// every screen without insta).
+fn snap(name: String, s: String) {
+    if let Ok(dir) = std::env::var("LLMBOUND_DUMP_SCREENS") {
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = std::fs::write(format!("{dir}/{name}.txt"), &s);
+    }
+    insta::assert_snapshot!(name, s);
+}
+
+fn select(app: &mut App, pane: Pane, field: Field) {
+    for _ in 0..6 {
+        if app.focus == pane {
+            break;
+        }
+        app.update(Action::NextPane);
+    }
+    app.update(Action::Home);
+    for _ in 0..40 {
+        if app.selected_field(pane) == Some(field) {
+            return;
+        }
+        app.update(Action::Down);
+    }
+    panic!("field {field:?} not found in {pane:?}");
+}
+
+fn snap_all(name: &str, app: &App) {
+    for (w, h) in SIZES {
+        snap(format!("{name}_{w}x{h}"), draw(app, w, h));
+    }
+}
+
+#[test]
+fn main_view() {
+    let (app, _d) = app();
+    snap_all("main", &app);
+    for (w, h) in SIZES {
+        let s = draw(&app, w, h);
+        // What the issue found: labels running into text, a cut title, tabs into a box.
+        for bad in [
+            "rate)0",
+            "rate)13T",
+            "cacheroofline",
+            "overlap      0",
+            "Machine╭",
+            "output+▒",
+        ] {
+            assert!(!s.contains(bad), "{w}x{h}: {bad:?} in\n{s}");
+        }
+        assert!(
+            s.contains("Qwen3-32B Q4_K_M on a 48 GiB M4 Pro, 32,768 tokens, f16 cache"),
+            "{w}x{h}: title cut\n{s}"
+        );
+        assert!(s.contains("9.63"), "{w}x{h}: the full-context ceiling\n{s}");
+        // The claim hint is never cut.
+        assert!(s.contains("Check a claim"), "{w}x{h}\n{s}");
+        if w >= 120 {
+            // The prefill intensity stays on its line.
+            assert!(s.contains("prefill 1,662 (S=512)"), "{w}x{h}\n{s}");
+        }
+    }
+}
+
+#[test]
+fn main_view_four_sequences() {
+    let (mut app, _d) = app();
+    select(&mut app, Pane::Cache, Field::Sequences);
+    app.update(Action::SetText("4".into()));
+    assert_eq!(app.scenario.cache.sequences, 4);
+    snap_all("main_four_sequences", &app);
+    let s = draw(&app, 120, 36);
+    for needle in [
+        "Σ tok/s",
+        "ms/step",
+        "× 4 sequences",
+        "per sequence × 4",
+        "per sequence @ 32,768: 5.04 tokens/s",
+    ] {
+        assert!(s.contains(needle), "missing {needle:?}\n{s}");
+    }
+}
+
+#[test]
+fn compare_view() {
+    let (mut app, _d) = app();
+    app.update(Action::Compare);
+    assert_eq!(app.view, View::Compare);
+    snap_all("compare", &app);
+}
+
+#[test]
+fn main_view_with_the_gemma_file() {
+    let Some((app, _d)) = gemma_app() else {
+        return;
+    };
+    snap_all("main_gemma", &app);
+    let s = draw(&app, 120, 36);
+    // The per-type table: values under their headers, tiny totals in a unit that shows them.
+    assert!(s.contains("type  tensors       bytes  share    b/w"), "{s}");
+    assert!(s.contains("F32       109 218.500 KiB   0.1%  32.00"), "{s}");
+    assert!(!s.contains("0.000 GiB"), "{s}");
+}
+
+#[test]
+fn tensors_view() {
+    let Some((mut app, _d)) = gemma_app() else {
+        return;
+    };
+    app.update(Action::Tensors);
+    assert_eq!(app.view, View::Tensors);
+    snap_all("tensors", &app);
+}
+
+#[test]
+fn metadata_view() {
+    let Some((mut app, _d)) = gemma_app() else {
+        return;
+    };
+    app.update(Action::Metadata);
+    assert_eq!(app.view, View::Metadata);
+    snap_all("metadata", &app);
+}
+
+#[test]
+fn main_view_at_the_largest_context() {
+    let (mut app, _d) = app();
+    for _ in 0..40 {
+        app.update(Action::DoubleContext);
+    }
+    let n = app.scenario.cache.context;
+    snap_all("main_largest_context", &app);
+    let s = draw(&app, 120, 36);
+    for bad in ["524288", "524258.405", "0.00 2062160.13", "1048576k"] {
+        assert!(!s.contains(bad), "{bad:?}\n{s}");
+    }
+    assert!(s.contains("2,062,160"), "{s}");
+    // The slider stays on screen at the maximum, its knob at the right end.
+    let s = draw(&app, 120, 36);
+    assert!(s.contains("━●"), "{s}");
+    assert!(n >= 1 << 20, "{n}");
+}
+
+fn claim(app: &mut App, text: &str) {
+    for _ in 0..6 {
+        if app.focus == Pane::Claim {
+            break;
+        }
+        app.update(Action::NextPane);
+    }
+    app.update(Action::SetText(text.into()));
+    assert!(app.claim.is_some(), "claim {text} taken");
+}
+
+fn snap_two(name: &str, app: &App) {
+    for (w, h) in [(80, 24), (120, 36)] {
+        snap(format!("{name}_{w}x{h}"), draw(app, w, h));
+    }
+}
+
+#[test]
+fn claims_without_a_file() {
+    let (mut app, _d) = app();
+    claim(&mut app, "12");
+    snap_two("claim_12_without_file", &app);
+    // 12 tokens/s is above every 32,768-token ceiling but within the short-context one: the
+    // headline names the context and says so, never "above every ceiling".
+    let s = draw(&app, 120, 36);
+    assert!(
+        s.contains("12.00 tokens/s checked at 32,768 tokens retained, spec bandwidth 273 GB/s"),
+        "{s}"
+    );
+    assert!(
+        s.contains("within the file mode, short context ceiling: only"),
+        "{s}"
+    );
+    assert!(!s.contains("above every ceiling"), "{s}");
+    claim(&mut app, "500");
+    snap_two("claim_500_without_file", &app);
+    // Esc dismisses the result.
+    app.update(Action::Back);
+    assert!(app.claim.is_none());
+}
+
+#[test]
+fn claims_with_the_gemma_file() {
+    let Some((mut app, _d)) = gemma_app() else {
+        return;
+    };
+    for tps in ["10", "500", "5000"] {
+        claim(&mut app, tps);
+        snap_two(&format!("claim_{tps}_gemma"), &app);
+    }
+}
+
+#[test]
+fn a_measured_bandwidth_is_not_also_measured_none() {
+    let (mut app, _d) = app();
+    app.select_machine("epyc-zen5-2vcpu-vm");
+    let s = draw(&app, 120, 36);
+    assert!(s.contains("64.5 GB/s"), "{s}");
+    assert!(!s.contains("measured   none"), "{s}");
+    assert!(s.contains("the bandwidth above"), "{s}");
+}
+
+#[test]
+fn the_current_context_line_meets_the_curve_at_4k_and_8k() {
+    let (mut app, _d) = app();
+    for (text, n) in [("4096", "4,096"), ("8192", "8,192")] {
+        select(&mut app, Pane::Cache, Field::Context);
+        app.update(Action::SetText(text.into()));
+        let s = draw(&app, 120, 36);
+        assert!(s.contains(&format!("file @ {n}")), "{s}");
+        snap(format!("curve_now_{}", n.replace(',', "")), s.clone());
+        // The drop line is drawn in the curve's own braille grid: the cell where the line
+        // starts (its top) also holds the curve, so no cell of the line sits above or below
+        // a gap. Find the chart's rows: the column of the line holds a braille cell in every
+        // row from its top to the axis.
+        let rows: Vec<&str> = s.lines().collect();
+        let axis = rows
+            .iter()
+            .position(|r| r.contains("└────"))
+            .expect("the curve's x axis");
+        let above = rows[axis - 1];
+        let col = above
+            .char_indices()
+            .filter(|(_, c)| ('\u{2800}'..='\u{28FF}').contains(c))
+            .map(|(i, _)| i)
+            .next()
+            .expect("the drop line reaches the axis");
+        let top = (0..axis)
+            .rev()
+            .take_while(|y| {
+                rows[*y]
+                    .get(col..)
+                    .and_then(|r| r.chars().next())
+                    .is_some_and(|c| ('\u{2800}'..='\u{28FF}').contains(&c))
+            })
+            .last()
+            .expect("a drop line");
+        assert!(top < axis - 1, "the line has a height\n{s}");
+        // The cell at the top of the line is on the curve: the curve's row there is the
+        // line's top row (the curve falls with context, so at the line's column it is the
+        // highest braille cell of that column).
+        let first_curve_row = (0..axis)
+            .find(|y| {
+                rows[*y]
+                    .get(col..)
+                    .and_then(|r| r.chars().next())
+                    .is_some_and(|c| ('\u{2800}'..='\u{28FF}').contains(&c))
+            })
+            .expect("the column has braille");
+        assert_eq!(
+            first_curve_row, top,
+            "a gap between the curve and the line\n{s}"
+        );
+    }
+}
