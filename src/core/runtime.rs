@@ -24,10 +24,6 @@ use super::model::{Attention, ModelShape};
 /// low, so the verdict carries a warning; `tests/oracle_runtime.rs` keeps this list true.
 pub const COMPUTE_NOT_MODELLED: &[(&str, &str)] = &[
     ("bert", "the encoder (non-causal) graph"),
-    (
-        "deepseek2",
-        "part of the MLA attention graph (about 11% low on a DeepSeek-V3 shape)",
-    ),
     ("deepseek32", "the DSA indexer's scores"),
     ("dream", "the diffusion (non-causal) graph"),
     ("eurobert", "the encoder (non-causal) graph"),
@@ -374,7 +370,64 @@ fn replay(
                 cur = Some(out);
             }
         }
-        if l.attention != Attention::None {
+        if l.attention != Attention::None
+            && let Some(m) = model.mla
+        {
+            let n_kv = n_kv_of(kv, il, g);
+            let kind = kind_of_layer[il].unwrap_or(0);
+            let last_here = last_of_kind.get(kind) == Some(&il);
+            let (lora, rope) = (m.kv_lora_rank as u64, m.rope_dim as u64);
+            // deepseek2's absorbed MLA: q_b gives nope + rope dims per head; the nope part is
+            // absorbed into the latent (wk_b), the rope part rotated, the two concatenated.
+            let q = r.alloc(hq * m.key_length_mla as u64 * t * f32b);
+            let absorbed = r.alloc(hq * lora * t * f32b);
+            let q_pe = r.alloc(hq * rope * t * f32b);
+            r.free(q);
+            let qcur = r.alloc(hq * (lora + rope) * t * f32b);
+            r.free(absorbed);
+            r.free(q_pe);
+            // the compressed latent and its rotated rope part, concatenated into the cache row
+            let cmpr = r.alloc((lora + rope) * t * f32b);
+            r.free(norm);
+            let cn = r.alloc(lora * t * f32b);
+            let k_pe = r.alloc(rope * t * f32b);
+            if Some(il) == last_attn
+                && let Some(p) = pos_live.take()
+            {
+                r.free(p);
+            }
+            r.free(cmpr);
+            let kcur = r.alloc((lora + rope) * t * f32b);
+            r.free(cn);
+            r.free(k_pe);
+            r.free(kcur);
+            if last_here {
+                r.free(kind_inputs[kind].0);
+                r.free(kind_inputs[kind].1);
+            }
+            let lat = if g.flash_attn {
+                let o = r.alloc(hq * lora * t * f32b);
+                r.free(qcur);
+                o
+            } else {
+                let kq = r.alloc(n_kv.saturating_mul(t).saturating_mul(hq) * f32b);
+                r.free(qcur);
+                let kqv = r.alloc(hq * lora * t * f32b);
+                r.free(kq);
+                kqv
+            };
+            if last_here {
+                r.free(kind_inputs[kind].2);
+            }
+            // decompress the latent to per-head values (wv_b), then the contiguous copy
+            let vb = r.alloc(hq * m.value_length_mla as u64 * t * f32b);
+            r.free(lat);
+            let cont = r.alloc(hq * m.value_length_mla as u64 * t * f32b);
+            r.free(vb);
+            let wo = r.alloc(e);
+            r.free(cont);
+            cur = Some(wo);
+        } else if l.attention != Attention::None {
             let n_kv = n_kv_of(kv, il, g);
             let kind = kind_of_layer[il].unwrap_or(0);
             // build_attn expands Q, V, K in that order, then the two cache writes.
