@@ -46,6 +46,12 @@ fn output_and_compute_buffers_match_llama_cpp() {
         if !c.ok {
             continue;
         }
+        // LLMBOUND_ORACLE_ONLY="<model> <case id>" narrows the run to one case (debugging).
+        if let Ok(only) = std::env::var("LLMBOUND_ORACLE_ONLY")
+            && only != format!("{} {}", oc.model.name, c.id)
+        {
+            continue;
+        }
         let Some(path) = &oc.gguf else {
             skipped.push(format!("{} (external file not available)", oc.model.name));
             continue;

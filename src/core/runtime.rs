@@ -24,12 +24,10 @@ use super::model::{Attention, ModelShape};
 /// low, so the verdict carries a warning; `tests/oracle_runtime.rs` keeps this list true.
 pub const COMPUTE_NOT_MODELLED: &[(&str, &str)] = &[
     ("bert", "the encoder (non-causal) graph"),
-    ("deepseek32", "the DSA indexer's scores"),
     ("dream", "the diffusion (non-causal) graph"),
     ("eurobert", "the encoder (non-causal) graph"),
     ("gemma-embedding", "the encoder (non-causal) graph"),
     ("gemma3n", "the AltUp and per-layer-input tensors"),
-    ("glm-dsa", "the DSA indexer's scores"),
     ("glm5-next", "the indexer's scores"),
     ("grok", "part of its graph (not yet identified)"),
     ("hy_v3", "part of its graph (not yet identified)"),
@@ -211,6 +209,52 @@ impl Replay {
     }
 }
 
+/// Figures of the DSA lightning indexer of one layer.
+struct DsaInputs {
+    heads: u64,
+    key_length: u64,
+    top_k: u64,
+    n_kv: u64,
+    t: u64,
+    mask_elem: u64,
+}
+
+/// The DSA indexer's query, weights and scores (one f32 per cached cell per row, heads summed
+/// with their weights), the top-k cells per row, and the new mask unmasking them (a filled copy
+/// of the KQ mask, scattered, plus the mask). Frees the compressed query and the layer's norm
+/// (their last consumers); returns the new mask, which the attention consumes.
+fn dsa_top_k_mask(r: &mut Replay, d: &DsaInputs, qr: Option<Live>, norm: Live) -> Live {
+    let f32b = 4;
+    let (t, ikd, ih) = (d.t, d.key_length, d.heads);
+    let zeros = r.alloc(d.top_k * t * f32b);
+    let iq = r.alloc(ih * ikd * t * f32b);
+    if let Some(qr) = qr {
+        r.free(qr);
+    }
+    let roped = r.alloc(ih * ikd * t * f32b);
+    r.free(iq);
+    let rot = r.alloc(ih * ikd * t * f32b);
+    r.free(roped);
+    let w = r.alloc(ih * t * f32b);
+    r.free(norm);
+    let score = r.alloc(d.n_kv.saturating_mul(t) * f32b);
+    r.free(rot);
+    r.free(w);
+    let tk = r.alloc(d.top_k * t * 4);
+    // llama.cpp places the top-k copy in the scores' hole, so the filled mask and the new
+    // mask cannot both reuse it: the filled mask is placed as if the scores were still live
+    // (the same high-water mark without guessing the layout).
+    let tc = r.alloc(d.top_k * t * 4);
+    r.free(tk);
+    let fill = r.alloc(d.n_kv.saturating_mul(t) * d.mask_elem);
+    r.free(score);
+    r.free(tc);
+    r.free(zeros);
+    let m2 = r.alloc(d.n_kv.saturating_mul(t) * d.mask_elem);
+    r.free(fill);
+    m2
+}
+
 /// Cells of one layer's cache a single stream's KQ mask and scores span at reservation
 /// (the whole allocated stream: `init_full`).
 fn n_kv_of(kv: &KvCache, il: usize, g: &GraphSettings) -> u64 {
@@ -303,6 +347,10 @@ fn replay(
         let mask = r.alloc(n.saturating_mul(t).saturating_mul(mask_elem));
         kind_inputs.push((ki, vi, mask));
     }
+    // DSA without flash attention: the indexer has its own f16 KQ mask beside the f32 one.
+    let has_dsa = model.mla.is_some() && model.layers.iter().any(|l| l.indexer_key_length > 0);
+    let dsa_lid_mask = (has_dsa && !g.flash_attn)
+        .then(|| r.alloc(kinds.first().copied().unwrap_or(0).saturating_mul(t) * 2));
     let out_ids = r.alloc(outputs * 4);
     // The last layer using each kind frees its inputs after use.
     let last_of_kind: Vec<usize> = (0..kinds.len())
@@ -377,6 +425,33 @@ fn replay(
             let kind = kind_of_layer[il].unwrap_or(0);
             let last_here = last_of_kind.get(kind) == Some(&il);
             let (lora, rope) = (m.kv_lora_rank as u64, m.rope_dim as u64);
+            // DSA lightning indexer (deepseek32, glm-dsa): one key row per token into the
+            // indexer cache (projection, norm, scale, rope, Hadamard rotation) first.
+            let ikd = l.indexer_key_length as u64;
+            let dsa = ikd > 0;
+            if dsa {
+                let ik = r.alloc(ikd * t * f32b);
+                let n1 = r.alloc(ikd * t * f32b);
+                r.free(ik);
+                let n2 = r.alloc(ikd * t * f32b);
+                r.free(n1);
+                let roped = r.alloc(ikd * t * f32b);
+                r.free(n2);
+                let rot = r.alloc(ikd * t * f32b);
+                r.free(roped);
+                r.free(rot);
+            }
+            // The compressed query (q_a, normed); with an indexer it feeds the indexer's
+            // query too and stays live until then.
+            let qr = if dsa {
+                let ql = model.keys.q_lora_rank.map_or(lora, u64::from);
+                let qa = r.alloc(ql * t * f32b);
+                let qn = r.alloc(ql * t * f32b);
+                r.free(qa);
+                Some(qn)
+            } else {
+                None
+            };
             // deepseek2's absorbed MLA: q_b gives nope + rope dims per head; the nope part is
             // absorbed into the latent (wk_b), the rope part rotated, the two concatenated.
             let q = r.alloc(hq * m.key_length_mla as u64 * t * f32b);
@@ -388,7 +463,9 @@ fn replay(
             r.free(q_pe);
             // the compressed latent and its rotated rope part, concatenated into the cache row
             let cmpr = r.alloc((lora + rope) * t * f32b);
-            r.free(norm);
+            if !dsa {
+                r.free(norm);
+            }
             let cn = r.alloc(lora * t * f32b);
             let k_pe = r.alloc(rope * t * f32b);
             if Some(il) == last_attn
@@ -405,17 +482,43 @@ fn replay(
                 r.free(kind_inputs[kind].0);
                 r.free(kind_inputs[kind].1);
             }
+            // The indexer's scores: one f32 per cached cell per row (heads summed with their
+            // weights), the top-k cells per row, and a new mask unmasking them (a filled copy
+            // of the KQ mask, scattered, plus the mask).
+            let dsa_in = DsaInputs {
+                heads: model.keys.indexer_head_count.unwrap_or(1).max(1) as u64,
+                key_length: ikd,
+                top_k: model.keys.indexer_top_k.unwrap_or(0) as u64,
+                n_kv,
+                t,
+                mask_elem,
+            };
             let lat = if g.flash_attn {
+                let m2 = dsa.then(|| dsa_top_k_mask(&mut r, &dsa_in, qr, norm));
                 let o = r.alloc(hq * lora * t * f32b);
                 r.free(qcur);
+                if let Some(m2) = m2 {
+                    r.free(m2);
+                }
                 o
             } else {
+                // without flash attention the latent values are copied out of the cache
+                // (transposed, f16) and the scores come before the indexer's
+                let v_cont = r.alloc(n_kv.saturating_mul(lora) * 2);
                 let kq = r.alloc(n_kv.saturating_mul(t).saturating_mul(hq) * f32b);
                 r.free(qcur);
+                if dsa {
+                    let m2 = dsa_top_k_mask(&mut r, &dsa_in, qr, norm);
+                    r.free(m2);
+                }
                 let kqv = r.alloc(hq * lora * t * f32b);
                 r.free(kq);
+                r.free(v_cont);
                 kqv
             };
+            if last_here && let Some(lm) = dsa_lid_mask {
+                r.free(lm);
+            }
             if last_here {
                 r.free(kind_inputs[kind].2);
             }
