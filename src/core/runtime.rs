@@ -29,7 +29,6 @@ pub const COMPUTE_NOT_MODELLED: &[(&str, &str)] = &[
     ("gemma-embedding", "the encoder (non-causal) graph"),
     ("gemma3n", "the AltUp and per-layer-input tensors"),
     ("glm5-next", "the indexer's scores"),
-    ("grok", "part of its graph (not yet identified)"),
     ("hy_v3", "part of its graph (not yet identified)"),
     ("jina-bert-v3", "the encoder (non-causal) graph"),
     ("llada", "the diffusion (non-causal) graph"),
@@ -704,6 +703,18 @@ pub fn buffers(
     kv: &KvCache,
     g: &GraphSettings,
 ) -> RuntimeBuffers {
+    // llama.cpp turns flash attention off for grok whatever was asked
+    // (`llama_init_from_model`), so its graph holds the KQ scores.
+    let forced;
+    let g = if model.architecture == "grok" && g.flash_attn {
+        forced = GraphSettings {
+            flash_attn: false,
+            ..*g
+        };
+        &forced
+    } else {
+        g
+    };
     let b = g.sequences.max(1);
     let t = kv.allocated_context.min(g.ubatch).max(1);
     // The prompt graph (t rows, t outputs) and the generation graph (one row per sequence);
