@@ -29,9 +29,7 @@ pub const COMPUTE_NOT_MODELLED: &[(&str, &str)] = &[
     ("mimo2", "part of its graph (not yet identified)"),
     ("minimax-01", "the lightning-attention state update"),
     ("minimax-m3", "the MSA indexer's scores"),
-    ("modern-bert", "the encoder (non-causal) graph"),
     ("step35", "part of its graph (not yet identified)"),
-    ("t5", "the encoder-decoder graph and its output buffer"),
 ];
 
 /// Architectures whose graph attends within the batch only, without the KV cache (encoders,
@@ -120,8 +118,13 @@ pub struct GraphSettings {
 /// llama.cpp's output buffer for a generative model: n_vocab × max(n_outputs, n_seq) f32 with
 /// n_outputs = n_seq_max at context creation.
 pub fn output_bytes(model: &ModelShape, sequences: u64) -> u64 {
-    model
-        .vocab_size
+    // T5 keeps the encoder's embeddings beside the logits (n_embd more floats per output).
+    let per_output = if model.architecture == "t5" {
+        model.vocab_size.saturating_add(model.embedding_length)
+    } else {
+        model.vocab_size
+    };
+    per_output
         .saturating_mul(sequences.max(1))
         .saturating_mul(4)
 }
@@ -377,6 +380,10 @@ fn replay(
         let mask = r.alloc(n.saturating_mul(t).saturating_mul(mask_elem));
         kind_inputs.push((ki, vi, mask));
     }
+    // Encoders with sliding-window layers (llama.cpp builds them without memory, as iSWA
+    // inputs): a second, windowed mask over the batch.
+    let _swa_mask = (local.is_some() && matches!(arch, "modern-bert" | "gemma-embedding"))
+        .then(|| r.alloc(t.saturating_mul(t).saturating_mul(mask_elem)));
     // DSA without flash attention: the indexer has its own f16 KQ mask beside the f32 one.
     let has_dsa = model.mla.is_some() && model.layers.iter().any(|l| l.indexer_key_length > 0);
     let dsa_lid_mask = (has_dsa && !g.flash_attn)
