@@ -405,6 +405,17 @@ fn replay(
         .collect();
     let last_attn = last_of_kind.iter().copied().max();
 
+    // Upper bound for gemma3n (not replayed): the per-layer inputs (n_layer × 256 f32 per row,
+    // llama.cpp's fixed n_embd_altup) four times over (gathered, projected, normed, summed)
+    // and four copies of the AltUp streams (4 × n_embd per row), held for the whole graph.
+    let _gemma3n_bound = (arch == "gemma3n").then(|| {
+        let per_layer = (model.layers.len() as u64)
+            .saturating_mul(256)
+            .saturating_mul(t)
+            .saturating_mul(f32b);
+        let altup = 4 * e;
+        r.alloc(per_layer.saturating_mul(4).saturating_add(altup.saturating_mul(4)))
+    });
     // inp_embd = get_rows(tok_embd, tokens); the mixed rows are gathered, copied and
     // scattered into it (the copy stays allocated).
     let mut inp_l = r.alloc(e);
@@ -439,7 +450,17 @@ fn replay(
         // attn_norm: inpL has two consumers (norm, residual), so a new tensor.
         let norm = r.alloc(e);
         let mut cur: Option<Live> = None;
-        if l.recurrent {
+        if l.recurrent && arch == "minimax-01" {
+            // Upper bound for minimax-01's lightning attention (not replayed): Q, K, V and the
+            // output per row, and four rows × rows × heads f32 blocks (scores, decay, its
+            // exponent, the decayed scores) live at once.
+            let qkv = r.alloc(e.saturating_mul(4));
+            let blocks = r.alloc(t.saturating_mul(t).saturating_mul(hq.max(1)) * f32b * 4);
+            r.free(norm);
+            r.free(blocks);
+            r.free(qkv);
+            cur = Some(r.alloc(e));
+        } else if l.recurrent {
             // SSM block: in_proj, the conv input (state + rows), conv output, scan output
             // (y and the new states), the gated y, out_proj.
             if let Some(s) = model.ssm {
@@ -535,6 +556,16 @@ fn replay(
                 t,
                 mask_elem,
             };
+            // Upper bound for glm5-next's pooled indexer (not replayed): its scores and
+            // gathered pooled keys grow with the sequences; one more n_kv × rows f32 per
+            // sequence, live through the attention.
+            let pooled = (arch == "glm5-next").then(|| {
+                r.alloc(
+                    n_kv.saturating_mul(t)
+                        .saturating_mul(g.sequences.max(1))
+                        .saturating_mul(f32b),
+                )
+            });
             let lat = if g.flash_attn {
                 let m2 = dsa.then(|| dsa_top_k_mask(&mut r, &dsa_in, qr, norm));
                 let o = r.alloc(hq * lora * t * f32b);
@@ -558,6 +589,9 @@ fn replay(
                 r.free(v_cont);
                 kqv
             };
+            if let Some(x) = pooled {
+                r.free(x);
+            }
             if last_here && let Some(lm) = dsa_lid_mask {
                 r.free(lm);
             }
@@ -606,6 +640,12 @@ fn replay(
             if last_here {
                 r.free(kind_inputs[kind].1);
             }
+            // Upper bound for minimax-m3's MSA indexer (not replayed): the block mask
+            // gathered to every cell per KV head in f32 and its f32 and f16 copies
+            // (12 bytes per cell, row and KV head), live through the attention.
+            let msa = (arch == "minimax-m3" && l.indexer_key_length > 0).then(|| {
+                r.alloc(n_kv.saturating_mul(t).saturating_mul(hkv.max(1)) * 12)
+            });
             let attn = if g.flash_attn && !kq_bias {
                 let o = r.alloc(hq * dv * t * f32b);
                 r.free(q);
@@ -634,6 +674,9 @@ fn replay(
                 r.free(kqv);
                 cont
             };
+            if let Some(x) = msa {
+                r.free(x);
+            }
             if last_here {
                 r.free(kind_inputs[kind].2);
             }
