@@ -230,6 +230,12 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
             s.model.architecture
         ));
     }
+    if let Some(bounded) = super::runtime::compute_upper_bound(&s.model.architecture) {
+        warnings.push(format!(
+            "the compute buffer of {} is an upper bound ({bounded}, not replayed): it may be higher than llama.cpp reserves",
+            s.model.architecture
+        ));
+    }
     if let Some(native) = s.model.native_context
         && s.cache.context > native
     {
