@@ -12,9 +12,14 @@
 //! indices, output ids), per layer the norm, K, V, Q projections, attention (flash: one
 //! output; without: KQ scores n_kv × n_ubatch × heads, softmax in place, KQV, the contiguous
 //! copy), the output projection, the FFN or MoE intermediates (and SSM intermediates on
-//! recurrent layers), and the logits n_vocab × n_outputs in f32. Architectures whose graphs
-//! add tensors this replay does not know are estimated from the same skeleton; GPU backends
-//! reserve differently (their own kernels' scratch, split graphs) and are not modelled.
+//! recurrent layers), and the logits n_vocab × n_outputs in f32. Beside that skeleton it
+//! replays deepseek2's absorbed MLA attention, the DSA lightning indexer (scores n_kv ×
+//! n_ubatch f32, top-k, the combined mask), attention within the batch for encoders,
+//! embedding and diffusion models (no cache, no logits for embedding models), T5's relative
+//! position bias, and grok without flash attention as llama.cpp forces it. Architectures
+//! whose graph it does not replay are bounded from above ([`COMPUTE_UPPER_BOUND`]) so that
+//! the figure errs high, never low. GPU backends reserve differently (their own kernels'
+//! scratch, split graphs) and are not modelled.
 
 use super::kv::KvCache;
 use super::model::{Attention, ModelShape};
@@ -59,7 +64,9 @@ pub fn compute_status(arch: &str) -> ComputeStatus {
     COMPUTE_UPPER_BOUND
         .iter()
         .find(|(a, _)| *a == arch)
-        .map_or(ComputeStatus::Exact, |(_, why)| ComputeStatus::UpperBound(why))
+        .map_or(ComputeStatus::Exact, |(_, why)| {
+            ComputeStatus::UpperBound(why)
+        })
 }
 
 /// What is bounded rather than replayed for `arch`, when its compute buffer is an upper bound
@@ -459,7 +466,11 @@ fn replay(
             .saturating_mul(t)
             .saturating_mul(f32b);
         let altup = 4 * e;
-        r.alloc(per_layer.saturating_mul(4).saturating_add(altup.saturating_mul(4)))
+        r.alloc(
+            per_layer
+                .saturating_mul(4)
+                .saturating_add(altup.saturating_mul(4)),
+        )
     });
     // inp_embd = get_rows(tok_embd, tokens); the mixed rows are gathered, copied and
     // scattered into it (the copy stays allocated).
@@ -688,9 +699,8 @@ fn replay(
             // Upper bound for minimax-m3's MSA indexer (not replayed): the block mask
             // gathered to every cell per KV head in f32 and its f32 and f16 copies
             // (12 bytes per cell, row and KV head), live through the attention.
-            let msa = (arch == "minimax-m3" && l.indexer_key_length > 0).then(|| {
-                r.alloc(n_kv.saturating_mul(t).saturating_mul(hkv.max(1)) * 12)
-            });
+            let msa = (arch == "minimax-m3" && l.indexer_key_length > 0)
+                .then(|| r.alloc(n_kv.saturating_mul(t).saturating_mul(hkv.max(1)) * 12));
             let attn = if g.flash_attn && !kq_bias {
                 let o = r.alloc(hq * dv * t * f32b);
                 r.free(q);
