@@ -186,12 +186,15 @@ fn output_and_compute_buffers_match_llama_cpp() {
             100.0 * (r.got as f64 - r.want as f64) / r.want.max(1) as f64
         );
     }
+    eprintln!(
+        "outside 5% / 16 MiB somewhere (upper bounds, or an estimated FFN width): {off_band:?}"
+    );
     for s in &skipped {
         eprintln!("skipped: {s}");
     }
     assert!(!rows.is_empty(), "no case was compared");
-    // The table stays true: no architecture is listed as erring low, and an upper-bound
-    // architecture that is within the band on every case is exact now (move it).
+    // The table stays true: no architecture is listed as erring low, and every upper bound
+    // is checked by a fixture (an upper bound may also fall within the band).
     assert!(
         runtime::COMPUTE_NOT_MODELLED.is_empty(),
         "architectures listed as erring low: {:?}",
@@ -204,11 +207,6 @@ fn output_and_compute_buffers_match_llama_cpp() {
             fixture_archs.contains(arch),
             "{arch} is listed as an upper bound but no oracle fixture checks it"
         );
-        if only.is_none() && !off_band.contains(*arch) {
-            failures.push(format!(
-                "{arch} is listed in COMPUTE_UPPER_BOUND but every case is within 5% / 16 MiB: it is exact now"
-            ));
-        }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -42,6 +42,10 @@ pub enum ComputeStatus {
 /// listed architecture errs high on every case, every other one is within the band.
 pub const COMPUTE_UPPER_BOUND: &[(&str, &str)] = &[
     (
+        "arwkv7",
+        "the RWKV time mix, sixteen n_embd f32 rows per token at once",
+    ),
+    (
         "gemma3n",
         "the per-layer inputs and AltUp streams, held for the whole graph",
     ),
@@ -56,6 +60,18 @@ pub const COMPUTE_UPPER_BOUND: &[(&str, &str)] = &[
     (
         "minimax-m3",
         "the MSA block mask gathered to every cell, 12 bytes per cell, row and KV head",
+    ),
+    (
+        "rwkv6",
+        "the RWKV time mix, sixteen n_embd f32 rows per token at once",
+    ),
+    (
+        "rwkv6qwen2",
+        "the RWKV time mix, sixteen n_embd f32 rows per token at once",
+    ),
+    (
+        "rwkv7",
+        "the RWKV time mix, sixteen n_embd f32 rows per token at once",
     ),
 ];
 
@@ -127,6 +143,10 @@ pub const EMBEDDING_OUTPUT: &[&str] = &[
     "nomic-bert-moe",
     "t5encoder",
 ];
+
+/// n_embd-wide f32 rows per token the upper bound of a recurrent block without SSM figures
+/// holds at once (RWKV's time mix keeps about a dozen).
+const RECURRENT_BLOCK_ROWS: u64 = 16;
 
 /// Feed-forward widths the compute graph needs (GGUF `feed_forward_length`,
 /// `expert_feed_forward_length`, `expert_shared_feed_forward_length`; or the tensor shapes).
@@ -512,7 +532,6 @@ fn replay(
             // exponent, the decayed scores) live at once.
             let qkv = r.alloc(e.saturating_mul(4));
             let blocks = r.alloc(t.saturating_mul(t).saturating_mul(hq.max(1)) * f32b * 4);
-            r.free(norm);
             r.free(blocks);
             r.free(qkv);
             cur = Some(r.alloc(e));
@@ -535,6 +554,14 @@ fn replay(
                 let out = r.alloc(e);
                 r.free(gated);
                 cur = Some(out);
+            } else {
+                // Upper bound for the recurrent blocks not replayed (RWKV time mix, short
+                // convolution, gated delta nets): sixteen n_embd f32 rows per token live at
+                // once (the token-shift lerps, r/w/k/v/a/g projections, the WKV or delta-net
+                // output and its state), then the block's output.
+                let block = r.alloc(e.saturating_mul(RECURRENT_BLOCK_ROWS));
+                r.free(block);
+                cur = Some(r.alloc(e));
             }
         }
         if l.attention != Attention::None
