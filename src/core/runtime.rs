@@ -465,6 +465,14 @@ fn replay(
         let n = local.unwrap_or_else(|| kinds.first().copied().unwrap_or(0));
         r.alloc(n.saturating_mul(t) * 4)
     });
+    // T5's decoder: the encoder output (n_enc × n_embd f32; n_enc = the trained context at
+    // reservation) and the cross-attention mask.
+    let cross = (arch == "t5").then(|| {
+        let n_enc = model.native_context.unwrap_or(t).max(1);
+        let embd = r.alloc(n_enc.saturating_mul(model.embedding_length) * f32b);
+        let mask = r.alloc(n_enc.saturating_mul(t).saturating_mul(mask_elem));
+        (n_enc, embd, mask)
+    });
     let out_ids = r.alloc(outputs * 4);
     // The last layer using each kind frees its inputs after use.
     let last_of_kind: Vec<usize> = (0..kinds.len())
@@ -733,18 +741,18 @@ fn replay(
                 r.free(q);
                 o
             } else {
-                // T5's relative position bias, per layer: the bucketed bias gathered
-                // (heads × n_kv × rows) and made contiguous, added to the scores in place.
-                let bias = kq_bias.then(|| {
+                // T5 with flash attention asked: V is not stored transposed, so the
+                // non-flash path copies it out contiguous (f16).
+                let v_cont = (kq_bias && g.flash_attn && local.is_none())
+                    .then(|| r.alloc(n_kv.saturating_mul(hkv * dv) * 2));
+                let mut kq = r.alloc(n_kv.saturating_mul(t).saturating_mul(hq) * f32b);
+                r.free(q);
+                if kq_bias {
+                    // T5's relative position bias, per layer: the bucketed bias gathered
+                    // (heads × n_kv × rows), made contiguous, and added to the scores.
                     let pb = r.alloc(n_kv.saturating_mul(t).saturating_mul(hq) * f32b);
                     let c = r.alloc(n_kv.saturating_mul(t).saturating_mul(hq) * f32b);
                     r.free(pb);
-                    c
-                });
-                let mut kq = r.alloc(n_kv.saturating_mul(t).saturating_mul(hq) * f32b);
-                r.free(q);
-                if let Some(c) = bias {
-                    // kq + kq_b into a new tensor (the scaled scores are a view)
                     let sum = r.alloc(n_kv.saturating_mul(t).saturating_mul(hq) * f32b);
                     r.free(kq);
                     r.free(c);
@@ -752,6 +760,9 @@ fn replay(
                 }
                 let kqv = r.alloc(hq * dv * t * f32b);
                 r.free(kq);
+                if let Some(vc) = v_cont {
+                    r.free(vc);
+                }
                 let cont = r.alloc(hq * dv * t * f32b);
                 r.free(kqv);
                 cont
@@ -770,8 +781,32 @@ fn replay(
             } else {
                 attn
             };
-            let wo = r.alloc(e);
+            let mut wo = r.alloc(e);
             r.free(attn);
+            if let Some((n_enc, _, _)) = cross {
+                // T5's decoder: cross-attention over the encoder's n_enc rows (K and V
+                // projected from them, no position bias, so flash attention applies)
+                let nc = r.alloc(e);
+                let qc = r.alloc(hq * dk * t * f32b);
+                let kc = r.alloc(hkv * dk * n_enc * f32b);
+                let vc = r.alloc(hkv * dv * n_enc * f32b);
+                r.free(nc);
+                let oc = if g.flash_attn {
+                    r.alloc(hq * dv * t * f32b)
+                } else {
+                    let kq = r.alloc(n_enc.saturating_mul(t).saturating_mul(hq) * f32b);
+                    let o = r.alloc(hq * dv * t * f32b);
+                    r.free(kq);
+                    o
+                };
+                r.free(qc);
+                r.free(kc);
+                r.free(vc);
+                let woc = r.alloc(e);
+                r.free(oc);
+                r.free(wo);
+                wo = woc;
+            }
             cur = Some(match cur {
                 Some(ssm_out) => {
                     // parallel hybrid (falcon-h1): the two branches are added
