@@ -58,10 +58,6 @@ pub const COMPUTE_UPPER_BOUND: &[(&str, &str)] = &[
         "the lightning attention's rows x rows x heads blocks, four at once",
     ),
     (
-        "minimax-m3",
-        "the MSA block mask gathered to every cell, 12 bytes per cell, row and KV head",
-    ),
-    (
         "rwkv6",
         "the RWKV time mix, sixteen n_embd f32 rows per token at once",
     ),
@@ -473,6 +469,14 @@ fn replay(
         let mask = r.alloc(n_enc.saturating_mul(t).saturating_mul(mask_elem));
         (n_enc, embd, mask)
     });
+    // minimax-m3's MSA runs only with flash attention and per-sequence streams (else dense
+    // attention); its graph keeps an f32 copy of the KQ mask for every sparse layer.
+    let msa_on = arch == "minimax-m3"
+        && g.flash_attn
+        && (g.sequences <= 1 || !g.kv_unified)
+        && model.layers.iter().any(|l| l.indexer_key_length > 0);
+    let _msa_mask_f32 =
+        msa_on.then(|| r.alloc(kinds.first().copied().unwrap_or(0).saturating_mul(t) * f32b));
     let out_ids = r.alloc(outputs * 4);
     // The last layer using each kind frees its inputs after use.
     let last_of_kind: Vec<usize> = (0..kinds.len())
@@ -731,11 +735,20 @@ fn replay(
             if last_here {
                 r.free(kind_inputs[kind].1);
             }
-            // Upper bound for minimax-m3's MSA indexer (not replayed): the block mask
-            // gathered to every cell per KV head in f32 and its f32 and f16 copies
-            // (12 bytes per cell, row and KV head), live through the attention.
-            let msa = (arch == "minimax-m3" && l.indexer_key_length > 0)
-                .then(|| r.alloc(n_kv.saturating_mul(t).saturating_mul(hkv.max(1)) * 12));
+            // minimax-m3's MSA (flash attention, one stream per sequence): per stream the
+            // top-k block mask gathered to every cell per indexer head (f32), made
+            // contiguous, the f32 KQ mask added in place, cast to f16 for the attention.
+            let msa = (msa_on && l.indexer_key_length > 0).then(|| {
+                let ns = if g.kv_unified { 1 } else { g.sequences.max(1) };
+                let ih = model.keys.indexer_head_count.unwrap_or(1).max(1) as u64;
+                let a = n_kv.saturating_mul(t / ns).saturating_mul(ih) * f32b;
+                let gathered = r.alloc(a);
+                let contiguous = r.alloc(a);
+                r.free(gathered);
+                let mask4 = r.alloc(a / 2);
+                r.free(contiguous);
+                mask4
+            });
             let attn = if g.flash_attn && !kq_bias {
                 let o = r.alloc(hq * dv * t * f32b);
                 r.free(q);
