@@ -54,10 +54,6 @@ pub const COMPUTE_UPPER_BOUND: &[(&str, &str)] = &[
         "the pooled indexer's scores, one n_kv x rows f32 per sequence",
     ),
     (
-        "minimax-01",
-        "the lightning attention's rows x rows x heads blocks, four at once",
-    ),
-    (
         "rwkv6",
         "the RWKV time mix, sixteen n_embd f32 rows per token at once",
     ),
@@ -477,6 +473,24 @@ fn replay(
         && model.layers.iter().any(|l| l.indexer_key_length > 0);
     let _msa_mask_f32 =
         msa_on.then(|| r.alloc(kinds.first().copied().unwrap_or(0).saturating_mul(t) * f32b));
+    // minimax-01: the lightning attention's diagonal decay input, rows × rows × heads per
+    // sequence (f32).
+    let _diag_decay = (arch == "minimax-01").then(|| {
+        let seqs = g.sequences.max(1).min(t);
+        let per_seq = t / seqs;
+        let hq = model
+            .layers
+            .first()
+            .map_or(1, |l| l.head_count as u64)
+            .max(1);
+        r.alloc(
+            per_seq
+                .saturating_mul(per_seq)
+                .saturating_mul(hq)
+                .saturating_mul(seqs)
+                * f32b,
+        )
+    });
     let out_ids = r.alloc(outputs * 4);
     // The last layer using each kind frees its inputs after use.
     let last_of_kind: Vec<usize> = (0..kinds.len())
@@ -539,14 +553,24 @@ fn replay(
         let norm = r.alloc(e);
         let mut cur: Option<Live> = None;
         if l.recurrent && arch == "minimax-01" {
-            // Upper bound for minimax-01's lightning attention (not replayed): Q, K, V and the
-            // output per row, and four rows × rows × heads f32 blocks (scores, decay, its
-            // exponent, the decayed scores) live at once.
-            let qkv = r.alloc(e.saturating_mul(4));
-            let blocks = r.alloc(t.saturating_mul(t).saturating_mul(hq.max(1)) * f32b * 4);
-            r.free(blocks);
+            // minimax-01's lightning attention: Q, K, V, then per sequence the rows × rows ×
+            // heads scores, the decay scaled into a new tensor (its exponent in place) and
+            // the decayed scores in place; the output projection.
+            let qkv = r.alloc(e.saturating_mul(3));
+            let seqs = g.sequences.max(1).min(t);
+            let per_seq = t / seqs;
+            let d = per_seq
+                .saturating_mul(per_seq)
+                .saturating_mul(hq.max(1))
+                .saturating_mul(seqs)
+                * f32b;
+            let qk = r.alloc(d);
+            let decay = r.alloc(d);
+            r.free(decay);
+            let o = r.alloc(e);
+            r.free(qk);
             r.free(qkv);
-            cur = Some(r.alloc(e));
+            cur = Some(o);
         } else if l.recurrent {
             // SSM block: in_proj, the conv input (state + rows), conv output, scan output
             // (y and the new states), the gated y, out_proj.
