@@ -47,7 +47,7 @@ pub const COMPUTE_UPPER_BOUND: &[(&str, &str)] = &[
     ),
     (
         "gemma3n",
-        "the per-layer inputs and AltUp streams, held for the whole graph",
+        "the first layer's per-layer inputs, four n_layer x 256 f32 per row held at once",
     ),
     (
         "glm5-next",
@@ -503,21 +503,6 @@ fn replay(
         .collect();
     let last_attn = last_of_kind.iter().copied().max();
 
-    // Upper bound for gemma3n (not replayed): the per-layer inputs (n_layer × 256 f32 per row,
-    // llama.cpp's fixed n_embd_altup) four times over (gathered, projected, normed, summed)
-    // and four copies of the AltUp streams (4 × n_embd per row), held for the whole graph.
-    let _gemma3n_bound = (arch == "gemma3n").then(|| {
-        let per_layer = (model.layers.len() as u64)
-            .saturating_mul(256)
-            .saturating_mul(t)
-            .saturating_mul(f32b);
-        let altup = 4 * e;
-        r.alloc(
-            per_layer
-                .saturating_mul(4)
-                .saturating_add(altup.saturating_mul(4)),
-        )
-    });
     // inp_embd = get_rows(tok_embd, tokens); the mixed rows are gathered, copied and
     // scattered into it (the copy stays allocated).
     let mut inp_l = r.alloc(e);
@@ -532,6 +517,30 @@ fn replay(
         // inp_scaled = inp_embd × scale rows, in place
         r.free(x);
     }
+    // gemma3n (an upper bound, see COMPUTE_UPPER_BOUND): the per-layer token embeddings
+    // gathered (n_layer × 256 f32 per row: llama.cpp's fixed n_embd_altup), then the AltUp stack of 4 streams (the input projected to three
+    // more, normalised, concatenated, made contiguous).
+    let gemma3n = arch == "gemma3n";
+    let per_layer_bytes = (model.layers.len() as u64)
+        .saturating_mul(256)
+        .saturating_mul(t)
+        .saturating_mul(f32b);
+    let mut per_layer_select = gemma3n.then(|| r.alloc(per_layer_bytes));
+    let mut altup_stack = gemma3n.then(|| {
+        let rep = r.alloc(3 * e);
+        let proj = r.alloc(3 * e);
+        r.free(rep);
+        let scaled = r.alloc(3 * e);
+        let div = r.alloc(3 * e);
+        r.free(scaled);
+        r.free(proj);
+        let stacked = r.alloc(4 * e);
+        r.free(div);
+        let cont = r.alloc(4 * e);
+        r.free(stacked);
+        cont
+    });
+    let mut per_layer_input: Option<Live> = None;
 
     let last = model.layers.len().saturating_sub(1);
     let dense_ff = if ff.length > 0 {
@@ -550,6 +559,8 @@ fn replay(
             None => (l.key_length as u64, l.value_length as u64),
         };
         // attn_norm: inpL has two consumers (norm, residual), so a new tensor.
+        // gemma3n: the AltUp predictions (4 streams) for this layer
+        let predictions = gemma3n.then(|| r.alloc(4 * e));
         let norm = r.alloc(e);
         let mut cur: Option<Live> = None;
         if l.recurrent && arch == "minimax-01" {
@@ -939,6 +950,32 @@ fn replay(
         // l_out = down + ffn_inp (in place into down)
         r.free(ffn_inp);
         inp_l = down;
+        if let Some(pred) = predictions {
+            // AltUp correction: the innovation repeated to 4 streams, the corrected streams
+            let innovation = r.alloc(4 * e);
+            let corrected = r.alloc(4 * e);
+            r.free(innovation);
+            if per_layer_input.is_none() {
+                // first layer: the per-layer inputs projected from the scaled input, normed
+                // (new), added to the gathered ones and made contiguous; kept for every layer
+                // (bounded: the four are held at once, as llama.cpp's figure shows them)
+                let proj = r.alloc(per_layer_bytes);
+                let normed = r.alloc(per_layer_bytes);
+                per_layer_input = Some(r.alloc(per_layer_bytes));
+                r.free(proj);
+                if let Some(sel) = per_layer_select.take() {
+                    r.free(sel);
+                }
+                r.free(normed);
+            }
+            r.free(pred);
+            if let Some(st) = altup_stack.take() {
+                r.free(st);
+            }
+            let l_out = r.alloc(4 * e);
+            r.free(corrected);
+            altup_stack = Some(l_out);
+        }
     }
     // result_norm in place over the last layer's output, then the logits.
     if !logits {
