@@ -232,7 +232,7 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
     }
     if let Some(bounded) = super::runtime::compute_upper_bound(&s.model.architecture) {
         warnings.push(format!(
-            "the compute buffer of {} is an upper bound ({bounded}, not replayed): it may be higher than llama.cpp reserves",
+            "the compute buffer of {} is an upper bound, not a replay of its graph (bounded: {bounded}): it may be higher than llama.cpp reserves",
             s.model.architecture
         ));
     }
