@@ -1164,6 +1164,48 @@ mod tests {
     }
 
     #[test]
+    fn no_architecture_errs_low_and_upper_bounds_say_why() {
+        for a in crate::core::model::LLAMA_CPP_ARCHITECTURES {
+            assert_eq!(compute_not_modelled(a), None, "{a}");
+        }
+        assert_eq!(compute_status("llama"), ComputeStatus::Exact);
+        assert_eq!(compute_status("deepseek2"), ComputeStatus::Exact);
+        assert!(matches!(
+            compute_status("gemma3n"),
+            ComputeStatus::UpperBound(why) if why.contains("per-layer")
+        ));
+        assert!(compute_upper_bound("rwkv7").is_some());
+        for (a, why) in COMPUTE_UPPER_BOUND {
+            assert!(crate::core::model::is_llama_cpp_architecture(a), "{a}");
+            assert!(!why.is_empty());
+        }
+    }
+
+    #[test]
+    fn grok_runs_without_flash_attention_whatever_is_asked() {
+        let mut f = figures("grok");
+        f.layers = 4;
+        let m = ModelShape::from_figures("g", &f, Provenance::File).unwrap();
+        let on = CacheSettings {
+            context: 8192,
+            flash_attn: true,
+            ..CacheSettings::default()
+        };
+        let off = CacheSettings {
+            flash_attn: false,
+            ..on
+        };
+        let ff = FeedForward {
+            length: 4 * 5120,
+            ..Default::default()
+        };
+        // the KQ scores (8,192 cells × 512 rows × 64 heads f32 = 1 GiB) are there either way
+        let b = run(&m, ff, &on).compute_bytes;
+        assert!(b >= 8192 * 512 * 64 * 4, "{b}");
+        assert_eq!(b, run(&m, ff, &off).compute_bytes);
+    }
+
+    #[test]
     fn compute_grows_with_context_without_flash_attention() {
         let mut f = figures("llama");
         f.layers = 4;
