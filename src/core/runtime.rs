@@ -450,6 +450,17 @@ fn replay(
         .then(|| r.alloc(t.saturating_mul(t).saturating_mul(mask_elem)));
     // DSA without flash attention: the indexer has its own f16 KQ mask beside the f32 one.
     let has_dsa = model.mla.is_some() && model.layers.iter().any(|l| l.indexer_key_length > 0);
+    // Every DSA layer's zero-filled source for unmasking its top-k cells is a graph leaf
+    // (top_k × rows f32, `ggml_new_tensor` without data): ggml-alloc places the leafs first
+    // and never frees them.
+    if has_dsa {
+        // (k is at most the cells a row can see)
+        let n_kv = kinds.first().copied().unwrap_or(0);
+        let top = (model.keys.indexer_top_k.unwrap_or(0) as u64).min(n_kv);
+        for _ in model.layers.iter().filter(|l| l.indexer_key_length > 0) {
+            let _leaf = r.alloc(top.saturating_mul(t) * 4);
+        }
+    }
     let dsa_lid_mask = (has_dsa && !g.flash_attn)
         .then(|| r.alloc(kinds.first().copied().unwrap_or(0).saturating_mul(t) * 2));
     // T5: the relative position buckets, one i32 per (cell, row).
@@ -681,7 +692,7 @@ fn replay(
             let dsa_in = DsaInputs {
                 heads: model.keys.indexer_head_count.unwrap_or(1).max(1) as u64,
                 key_length: ikd,
-                top_k: model.keys.indexer_top_k.unwrap_or(0) as u64,
+                top_k: (model.keys.indexer_top_k.unwrap_or(0) as u64).min(n_kv),
                 n_kv,
                 t,
                 mask_elem,
