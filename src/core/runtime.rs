@@ -121,6 +121,25 @@ pub const GRAPH_LOCAL_ATTENTION: &[&str] = &[
     "t5encoder",
 ];
 
+/// Architectures whose dense FFN has no gate (`build_ffn` with up, an activation in place,
+/// and down): one n_ff-wide intermediate instead of three.
+pub const UNGATED_FFN: &[&str] = &[
+    "bert",
+    "bloom",
+    "codeshell",
+    "falcon",
+    "gpt2",
+    "gptneox",
+    "jina-bert-v3",
+    "mpt",
+    "nemotron",
+    "phi2",
+    "starcoder",
+    "starcoder2",
+    "t5",
+    "t5encoder",
+];
+
 /// Architectures whose graph ends in pooled embeddings, not logits.
 pub const EMBEDDING_OUTPUT: &[&str] = &[
     "bert",
@@ -947,6 +966,13 @@ fn replay(
                 r.free(sd);
             }
             moe_out
+        } else if UNGATED_FFN.contains(&arch) {
+            // up, the activation in place, down
+            let up = r.alloc(dense_ff * rows * f32b);
+            r.free(fnorm);
+            let down = r.alloc(er);
+            r.free(up);
+            down
         } else {
             let gate = r.alloc(dense_ff * rows * f32b);
             let up = r.alloc(dense_ff * rows * f32b);
