@@ -117,3 +117,63 @@ fn every_fixture_architecture_is_listed() {
         }
     }
 }
+
+/// (architecture → compute-buffer column) from the four-column table rows.
+fn compute_column() -> BTreeMap<String, String> {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architectures.md"),
+    )
+    .expect("docs/architectures.md");
+    doc.lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            let name = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?;
+            Some((name.to_string(), cells.get(4)?.to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn compute_buffer_column_matches_the_core() {
+    use llmbound::core::runtime::{self, ComputeStatus};
+    let p =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llama-cpp/architectures.json");
+    let text = std::fs::read_to_string(&p).expect("architectures.json");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("architectures.json is JSON");
+    let with_fixture: Vec<String> = v["architectures"]
+        .as_array()
+        .expect("architectures array")
+        .iter()
+        .filter(|r| r["status"] == "fixture")
+        .filter_map(|r| r["arch"].as_str().map(String::from))
+        .collect();
+    let col = compute_column();
+    assert!(
+        col.len() >= LLAMA_CPP_ARCHITECTURES.len(),
+        "every row has a compute-buffer column"
+    );
+    for (a, c) in &col {
+        match runtime::compute_status(a) {
+            ComputeStatus::UpperBound(why) => assert_eq!(
+                c,
+                &format!("upper bound: {why}"),
+                "{a}: the table must say it is an upper bound, and why"
+            ),
+            ComputeStatus::Exact => {
+                let want = if with_fixture.contains(a) {
+                    "replayed, within 5% / 16 MiB of a fixture"
+                } else {
+                    "replayed, not yet fixture-checked"
+                };
+                assert_eq!(c, want, "{a}");
+            }
+        }
+        assert!(
+            runtime::compute_not_modelled(a).is_none(),
+            "{a}: no architecture may be listed as erring low"
+        );
+    }
+    for (a, _) in runtime::COMPUTE_UPPER_BOUND {
+        assert!(col.contains_key(*a), "{a} missing from the table");
+    }
+}

@@ -1,8 +1,9 @@
 //! The runtime buffers against llama.cpp itself: for every case of every oracle fixture
 //! (tests/fixtures/llama-cpp/, llama-fit-params on the CPU backend), llmbound's output buffer
-//! must equal llama.cpp's to the byte and its compute buffer must be within 5% or 16 MiB.
-//! Where a graph defeats the model the case is listed in `DEFEATED` with the reason, and
-//! there the estimate must still err high, never low.
+//! must equal llama.cpp's to the byte and its compute buffer must be within 5% or 16 MiB for
+//! every architecture whose graph is replayed (`ComputeStatus::Exact`). Where a graph defeats
+//! the replay the architecture is listed in `runtime::COMPUTE_UPPER_BOUND` with the reason, and
+//! there the estimate must err high on every case, never low. No architecture errs low.
 
 #[macro_use]
 #[path = "support/skip.rs"]
@@ -14,14 +15,10 @@ mod oracle;
 use llmbound::build;
 use llmbound::core::cache::CacheType;
 use llmbound::core::kv::{self, CacheSettings};
-use llmbound::core::runtime::{self, GraphSettings};
+use llmbound::core::runtime::{self, ComputeStatus, GraphSettings};
 use llmbound::profile::Catalog;
 
 const MIB: f64 = (1u64 << 20) as f64;
-
-/// Fixture models whose compute graph the replay does not follow (architecture, why).
-/// Their compute estimate is checked to err high instead of to the 5% / 16 MiB band.
-const DEFEATED: &[(&str, &str)] = &[];
 
 /// The allowed compute error: 5% of llama.cpp's figure or 16 MiB, whichever is larger.
 fn tolerance(want: u64) -> f64 {
@@ -43,11 +40,18 @@ fn output_and_compute_buffers_match_llama_cpp() {
     let mut rows: Vec<Row> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
     let mut skipped: Vec<String> = Vec::new();
-    // Architectures listed as not modelled that still miss the band on some case.
-    let mut still_off = std::collections::BTreeSet::new();
+    // Architectures that miss the 5% / 16 MiB band on some case.
+    let mut off_band = std::collections::BTreeSet::new();
+    let only = std::env::var("LLMBOUND_ORACLE_ONLY").ok();
     for oc in &cases {
         let c = &oc.case;
         if !c.ok {
+            continue;
+        }
+        // LLMBOUND_ORACLE_ONLY="<model> <case id>" narrows the run to one case (debugging).
+        if let Some(only) = &only
+            && *only != format!("{} {}", oc.model.name, c.id)
+        {
             continue;
         }
         let Some(path) = &oc.gguf else {
@@ -113,8 +117,8 @@ fn output_and_compute_buffers_match_llama_cpp() {
             },
         );
         let where_ = format!("{} {}", oc.model.name, c.id);
-        let not_modelled = runtime::compute_not_modelled(&oc.model.arch).is_some();
-        if !not_modelled && !c.output_buffers.is_empty() && b.output_bytes != c.output_bytes() {
+        let status = runtime::compute_status(&oc.model.arch);
+        if !c.output_buffers.is_empty() && b.output_bytes != c.output_bytes() {
             failures.push(format!(
                 "{where_}: output {} bytes, llama.cpp {}",
                 b.output_bytes,
@@ -124,33 +128,31 @@ fn output_and_compute_buffers_match_llama_cpp() {
         let want = c.compute_bytes();
         let got = b.compute_bytes;
         let err = got as f64 - want as f64;
-        if not_modelled {
-            if err.abs() > tolerance(want) || b.output_bytes != c.output_bytes() {
-                still_off.insert(oc.model.arch.clone());
-            }
-            rows.push(Row {
-                name: oc.model.name.clone(),
-                case: c.id.clone(),
-                want,
-                got,
-            });
-            continue;
+        let pct = 100.0 * err / want.max(1) as f64;
+        if err.abs() > tolerance(want) {
+            off_band.insert(oc.model.arch.clone());
         }
-        match DEFEATED.iter().find(|(a, _)| *a == oc.model.arch) {
-            Some((_, why)) => {
+        match status {
+            ComputeStatus::UpperBound(why) => {
                 if got < want {
                     failures.push(format!(
-                        "{where_}: compute {got} is below llama.cpp's {want} ({why}): must err high"
+                        "{where_}: compute {:.2} MiB is below llama.cpp's {:.2} MiB ({pct:+.1}%), but {} is listed as an upper bound ({why})",
+                        got as f64 / MIB,
+                        want as f64 / MIB,
+                        oc.model.arch
                     ));
                 }
             }
-            None => {
-                if err.abs() > tolerance(want) {
+            // Outside the band is allowed only high and only where the FFN width is not in the
+            // file (the synthetic fixtures of mimo2, step35 and hy_v3 have no FFN tensors): the
+            // replay then takes 6 × n_embd, above every current model's ratio.
+            ComputeStatus::Exact => {
+                if err.abs() > tolerance(want) && !(b.ffn_estimated && got >= want) {
                     failures.push(format!(
-                        "{where_}: compute {:.2} MiB, llama.cpp {:.2} MiB ({:+.1}%)",
+                        "{where_}: compute {:.2} MiB, llama.cpp {:.2} MiB ({pct:+.1}%): outside 5% / 16 MiB{}",
                         got as f64 / MIB,
                         want as f64 / MIB,
-                        100.0 * err / want.max(1) as f64
+                        if got < want { ", and LOW" } else { "" }
                     ));
                 }
             }
@@ -188,20 +190,27 @@ fn output_and_compute_buffers_match_llama_cpp() {
             100.0 * (r.got as f64 - r.want as f64) / r.want.max(1) as f64
         );
     }
+    eprintln!(
+        "outside 5% / 16 MiB somewhere (upper bounds, or an estimated FFN width): {off_band:?}"
+    );
     for s in &skipped {
         skipped!("skipped: {s}");
     }
     assert!(!rows.is_empty(), "no case was compared");
-    // The list of architectures whose compute graph is not replayed stays true: each one
-    // still misses the band somewhere (else it belongs to the checked ones now).
+    // The table stays true: no architecture is listed as erring low, and every upper bound
+    // is checked by a fixture (an upper bound may also fall within the band).
+    assert!(
+        runtime::COMPUTE_NOT_MODELLED.is_empty(),
+        "architectures listed as erring low: {:?}",
+        runtime::COMPUTE_NOT_MODELLED
+    );
     let fixture_archs: std::collections::BTreeSet<&str> =
         cases.iter().map(|c| c.model.arch.as_str()).collect();
-    for (arch, _) in runtime::COMPUTE_NOT_MODELLED {
-        if fixture_archs.contains(arch) && !still_off.contains(*arch) {
-            failures.push(format!(
-                "{arch} is listed in COMPUTE_NOT_MODELLED but every case is within the band: remove it"
-            ));
-        }
+    for (arch, _) in runtime::COMPUTE_UPPER_BOUND {
+        assert!(
+            fixture_archs.contains(arch),
+            "{arch} is listed as an upper bound but no oracle fixture checks it"
+        );
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -231,6 +231,12 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
             s.model.architecture
         ));
     }
+    if let Some(bounded) = super::runtime::compute_upper_bound(&s.model.architecture) {
+        warnings.push(format!(
+            "the compute buffer of {} is an upper bound, not a replay of its graph (bounded: {bounded}): it may be higher than llama.cpp reserves",
+            s.model.architecture
+        ));
+    }
     if let Some(native) = s.model.native_context
         && s.cache.context > native
     {

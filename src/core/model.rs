@@ -211,6 +211,10 @@ pub struct CacheKeys {
     pub indexer_types: Option<Vec<bool>>,
     /// `attention.indexer.top_k` (hy_v4: 0 or absent means no indexer at all).
     pub indexer_top_k: Option<u32>,
+    /// `attention.indexer.head_count` (DSA / MSA indexer query heads; the compute graph).
+    pub indexer_head_count: Option<u32>,
+    /// `attention.q_lora_rank` (MLA query compression; the compute graph).
+    pub q_lora_rank: Option<u32>,
     /// `attention.compress_ratios`, per layer (qwen4exp: a ratio turns on the pooled key row).
     pub compress_ratios: Option<PerLayer>,
     /// `leading_dense_block_count`.

@@ -384,6 +384,8 @@ pub fn arch_report(artifact: &Artifact) -> Result<ArchReport, GgufError> {
         indexer_key_length: m.get_u32(&k("attention.indexer.key_length"))?,
         indexer_types: bool_or_array(m, &k("attention.indexer.types"), layers)?,
         indexer_top_k: m.get_u32(&k("attention.indexer.top_k"))?,
+        indexer_head_count: m.get_u32(&k("attention.indexer.head_count"))?,
+        q_lora_rank: m.get_u32(&k("attention.q_lora_rank"))?,
         compress_ratios: per_layer(m, &k("attention.compress_ratios"))?,
         leading_dense: m.get_u32(&k("leading_dense_block_count"))?,
     };
