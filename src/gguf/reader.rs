@@ -226,7 +226,7 @@ impl Header {
 
     /// The tensor named `name`.
     pub fn tensor(&self, name: &str) -> Option<&TensorInfo> {
-        self.tensors.iter().find(|t| t.name == name)
+        self.tensors.iter().find(|t| t.name() == name)
     }
 }
 
@@ -346,6 +346,30 @@ impl<R: Read + Seek> Src<R> {
         let mut buf = vec![0u8; len as usize];
         self.fill(&mut buf, what)?;
         Ok((buf, start))
+    }
+
+    /// A string read into `buf` (reused between calls: no allocation per string).
+    fn str_into<'b>(&mut self, buf: &'b mut Vec<u8>, what: What) -> Result<&'b str, GgufError> {
+        let len_at = self.pos;
+        let len = self.u64(&|| format!("the length of {}", what()))?;
+        if len > self.remaining() {
+            return Err(GgufError::TooLarge {
+                what: format!("the length of {}", what()),
+                count: len,
+                offset: len_at,
+                remaining: self.remaining(),
+                file_len: self.len,
+            });
+        }
+        let start = self.pos;
+        buf.clear();
+        buf.resize(len as usize, 0);
+        self.fill(buf, what)?;
+        std::str::from_utf8(buf).map_err(|_| GgufError::InvalidUtf8 {
+            what: what(),
+            offset: start,
+            lossy: String::from_utf8_lossy(buf).chars().take(80).collect(),
+        })
     }
 
     fn string(&mut self, what: What) -> Result<String, GgufError> {
@@ -743,25 +767,31 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
     let mut expected_offset: Option<u64> = Some(0);
     let mut last_offset = 0u64;
     let mut relative_end = 0u64;
+    let mut name_buf: Vec<u8> = Vec::new();
     for i in 0..tensor_count {
         let offset = src.pos;
-        let name = src.string(&|| format!("the name of tensor #{i}"))?;
-        let name_hash = hasher.hash_one(name.as_str());
-        if !name_hashes.insert(name_hash) && tensors.iter().any(|t| t.name == name) {
-            return Err(GgufError::DuplicateTensor { name, offset });
+        let name = src.str_into(&mut name_buf, &|| format!("the name of tensor #{i}"))?;
+        let name_hash = hasher.hash_one(name);
+        if !name_hashes.insert(name_hash) && tensors.iter().any(|t| t.name() == name) {
+            return Err(GgufError::DuplicateTensor {
+                name: name.into(),
+                offset,
+            });
         }
         let n_dims = src.u32(&|| format!("the dimension count of tensor {name:?}"))?;
         if n_dims > MAX_DIMS {
             return Err(GgufError::TooManyDims {
-                name,
+                name: name.into(),
                 dims: n_dims,
                 offset,
             });
         }
-        let mut dims = Vec::with_capacity(n_dims as usize);
-        for _ in 0..n_dims {
-            dims.push(src.u64(&|| format!("a dimension of tensor {name:?}"))?);
+        let mut dim_array = [0u64; MAX_DIMS as usize];
+        let dims = &mut dim_array[..n_dims as usize];
+        for d in dims.iter_mut() {
+            *d = src.u64(&|| format!("a dimension of tensor {name:?}"))?;
         }
+        let dims: &[u64] = dims;
         let ggml_type = GgmlType(src.u32(&|| format!("the type of tensor {name:?}"))?);
         let data_offset = src.u64(&|| format!("the data offset of tensor {name:?}"))?;
 
@@ -769,7 +799,7 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
             .iter()
             .try_fold(1u64, |acc, d| acc.checked_mul(*d))
             .ok_or_else(|| GgufError::ElementOverflow {
-                name: name.clone(),
+                name: name.into(),
                 shape: format!("{dims:?}"),
                 offset,
             })?;
@@ -783,7 +813,7 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
                 let row = dims.first().copied().unwrap_or(1);
                 if !row.is_multiple_of(info.block_elements) {
                     return Err(GgufError::RowNotBlockMultiple {
-                        name,
+                        name: name.into(),
                         row,
                         type_name: info.name.into(),
                         block: info.block_elements,
@@ -794,19 +824,19 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
                     ggml_type
                         .bytes_for(elements)
                         .ok_or_else(|| GgufError::ByteOverflow {
-                            name: name.clone(),
+                            name: name.into(),
                             offset,
                         })?,
                 )
             }
             None => {
-                unknown_types.push((ggml_type, name.clone()));
+                unknown_types.push((ggml_type, name.into()));
                 None
             }
         };
         if !data_offset.is_multiple_of(alignment) {
             return Err(GgufError::MisalignedTensor {
-                name,
+                name: name.into(),
                 data_offset,
                 alignment,
                 offset,
@@ -818,7 +848,7 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
         };
         if !in_place {
             return Err(GgufError::NotContiguous {
-                name,
+                name: name.into(),
                 data_offset,
                 expected: expected_offset,
                 previous_end: last_offset,
@@ -832,7 +862,7 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
                 let end = data_offset
                     .checked_add(b)
                     .ok_or_else(|| GgufError::ByteOverflow {
-                        name: name.clone(),
+                        name: name.into(),
                         offset,
                     })?;
                 if b > 0 {
@@ -840,23 +870,24 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
                 }
                 Some(end.checked_next_multiple_of(alignment).ok_or_else(|| {
                     GgufError::ByteOverflow {
-                        name: name.clone(),
+                        name: name.into(),
                         offset,
                     }
                 })?)
             }
             None => None,
         };
-        tensors.push(TensorInfo {
+        // At most MAX_DIMS dims (checked above), so `new` always returns a record.
+        tensors.extend(TensorInfo::new(
             name,
             ggml_type,
             dims,
-            offset: data_offset,
-            shard: 0,
-            header_offset: offset,
+            data_offset,
+            0,
+            offset,
             elements,
             bytes,
-        });
+        ));
     }
     drop(name_hashes);
     tensors.shrink_to_fit();
