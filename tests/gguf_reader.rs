@@ -590,3 +590,71 @@ fn values_display_on_one_line() {
             .all(|s| !s.contains('\n') && s.chars().count() <= 60)
     );
 }
+
+#[test]
+fn the_first_duplicate_in_file_order_is_reported_before_later_problems() {
+    // Names are checked for duplicates once at the end (sorted hashes); the error must still
+    // be the first problem in file order, at the second record's offset.
+    let b = GgufWriter::new()
+        .tensor("a", GgmlType::F32, &[4])
+        .tensor("b", GgmlType::F32, &[4])
+        .tensor("b", GgmlType::F32, &[4])
+        .tensor("a", GgmlType::F32, &[4])
+        .to_bytes();
+    let h = GgufWriter::new()
+        .tensor("a", GgmlType::F32, &[4])
+        .tensor("b", GgmlType::F32, &[4])
+        .to_bytes();
+    let third_record = {
+        // The two-tensor header ends where the third record would start.
+        let plain = read(&h).unwrap();
+        plain.header_end
+    };
+    assert_err(
+        &b,
+        &format!("duplicate tensor name \"b\" at byte {third_record}"),
+    );
+    // A duplicate, then a record with a bad row: the duplicate is reported.
+    let b = GgufWriter::new()
+        .tensor("a", GgmlType::F32, &[4])
+        .tensor("a", GgmlType::F32, &[4])
+        .tensor_raw(b"q", 12, &[100, 4], Some(0), Some(0))
+        .to_bytes();
+    assert_err(&b, "duplicate tensor name \"a\"");
+    // The failing record's own name repeats an earlier one: the duplicate comes first, as
+    // the name is read before the dims.
+    let b = GgufWriter::new()
+        .tensor("a", GgmlType::F32, &[4])
+        .tensor_raw(b"a", 12, &[100, 4], Some(0), Some(0))
+        .to_bytes();
+    assert_err(&b, "duplicate tensor name \"a\"");
+    // A bad row before the duplicate: the bad row is reported.
+    let b = GgufWriter::new()
+        .tensor_raw(b"q", 12, &[100, 4], Some(0), Some(0))
+        .tensor("a", GgmlType::F32, &[4])
+        .tensor("a", GgmlType::F32, &[4])
+        .to_bytes();
+    assert_err(&b, "is not a multiple of the Q4_K block");
+    // A duplicate in a file cut short after it: still the duplicate.
+    let full = GgufWriter::new()
+        .tensor("x", GgmlType::F32, &[4])
+        .tensor("x", GgmlType::F32, &[4])
+        .tensor("y", GgmlType::F32, &[4])
+        .header_bytes();
+    let cut = &full[..full.len() - 5];
+    assert_err(cut, "duplicate tensor name \"x\"");
+}
+
+#[test]
+fn many_distinct_names_are_not_duplicates() {
+    let mut w = GgufWriter::new();
+    for i in 0..5000 {
+        w = w.tensor(&format!("blk.{i}.w"), GgmlType::F32, &[4]);
+    }
+    let h = read(&w.to_bytes()).unwrap();
+    assert_eq!(h.tensors.len(), 5000);
+    assert_eq!(h.tensors[4321].name(), "blk.4321.w");
+    assert_eq!(h.tensors[4321].dims(), &[4]);
+    let w = w.tensor("blk.17.w", GgmlType::F32, &[4]);
+    assert_err(&w.to_bytes(), "duplicate tensor name \"blk.17.w\"");
+}
