@@ -238,7 +238,12 @@ struct Src<R> {
     pos: u64,
     len: u64,
     endian: Endian,
+    /// Reused by `skip_strings`.
+    chunk: Vec<u8>,
 }
+
+/// Bytes `skip_strings` reads at a time.
+const SKIP_CHUNK: usize = 64 * 1024;
 
 impl<R: Read + Seek> Src<R> {
     fn remaining(&self) -> u64 {
@@ -464,7 +469,10 @@ impl<R: Read + Seek> Src<R> {
                 items,
             });
         }
-        // Strings and arrays: keep while the bytes read stay within the budget, then skip.
+        if element_type == ValueType::String {
+            return self.string_array(count, key, depth);
+        }
+        // Arrays: keep while the bytes read stay within the budget, then skip.
         let mut items: Option<Vec<Value>> =
             Some(Vec::with_capacity(count.min(MAX_RESERVE) as usize));
         for _ in 0..count {
@@ -490,6 +498,152 @@ impl<R: Read + Seek> Src<R> {
                 byte_len,
             })),
         }
+    }
+
+    /// An array of `count` strings starting at the current position (after its header).
+    /// Kept (`Value::Array`) when its elements take at most `KEEP_ARRAY_BYTES`, otherwise left
+    /// in the file (`Value::Skipped`). The strings that start within the first
+    /// `KEEP_ARRAY_BYTES` are checked as they would be kept (UTF-8, same messages) without
+    /// being allocated; the rest are walked by `skip_strings`. A kept array is then read again
+    /// from its start: at most 64 KiB, while a tokenizer of 262,144 strings is never
+    /// allocated string by string.
+    fn string_array(&mut self, count: u64, key: &str, depth: usize) -> Result<Value, GgufError> {
+        let first = self.pos;
+        let what = || format!("the value of key {key:?}");
+        let mut scratch = Vec::new();
+        let mut done = 0u64;
+        while done < count && self.pos - first <= KEEP_ARRAY_BYTES {
+            self.str_into(&mut scratch, &what)?;
+            done += 1;
+        }
+        self.skip_strings(count - done, key)?;
+        let byte_len = self.pos - first;
+        if byte_len > KEEP_ARRAY_BYTES {
+            return Ok(Value::Skipped(SkippedArray {
+                element_type: ValueType::String,
+                count,
+                offset: first,
+                byte_len,
+            }));
+        }
+        let end = self.pos;
+        self.seek_to(first, &what)?;
+        let mut items = Vec::with_capacity(count.min(MAX_RESERVE) as usize);
+        for _ in 0..count {
+            items.push(self.value(ValueType::String, key, depth + 1)?);
+        }
+        debug_assert_eq!(self.pos, end);
+        Ok(Value::Array {
+            element_type: ValueType::String,
+            items,
+        })
+    }
+
+    /// Move to `offset` of the file.
+    fn seek_to(&mut self, offset: u64, what: What) -> Result<(), GgufError> {
+        self.r
+            .seek(SeekFrom::Start(offset))
+            .map_err(|e| self.io_err(e, 0, what))?;
+        self.pos = offset;
+        Ok(())
+    }
+
+    /// Walk over `count` length-prefixed strings without keeping or checking them (as
+    /// `skip_value` does one at a time, with the same messages), reading the bytes in chunks
+    /// of `SKIP_CHUNK`: a tokenizer is 262,144 strings, and two small reads per string took
+    /// most of the time of reading a whole header. Every length is bounded by the file.
+    fn skip_strings(&mut self, count: u64, key: &str) -> Result<(), GgufError> {
+        if count == 0 {
+            return Ok(());
+        }
+        let mut buf = std::mem::take(&mut self.chunk);
+        buf.resize(SKIP_CHUNK, 0);
+        let r = self.skip_strings_with(count, key, &mut buf);
+        self.chunk = buf;
+        r
+    }
+
+    fn skip_strings_with(
+        &mut self,
+        count: u64,
+        key: &str,
+        buf: &mut [u8],
+    ) -> Result<(), GgufError> {
+        let len_what = || format!("a string length in key {key:?}");
+        // `buf[at..have]` are the bytes at file offsets `base + at ..`; the reader is at
+        // `base + have`.
+        let mut base = self.pos;
+        let (mut at, mut have) = (0usize, 0usize);
+        for _ in 0..count {
+            if have - at < 8 {
+                buf.copy_within(at..have, 0);
+                have -= at;
+                base += at as u64;
+                at = 0;
+                let room = self
+                    .len
+                    .saturating_sub(base + have as u64)
+                    .min((buf.len() - have) as u64) as usize;
+                let limit = have + room;
+                while have < 8 && have < limit {
+                    match self.r.read(&mut buf[have..limit]) {
+                        Ok(0) => break,
+                        Ok(n) => have += n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => {
+                            self.pos = base;
+                            return Err(self.io_err(e, 8, &len_what));
+                        }
+                    }
+                }
+                if have < 8 {
+                    self.pos = base;
+                    return Err(self.truncated(8, &len_what));
+                }
+            }
+            let len_at = base + at as u64;
+            let mut raw = [0u8; 8];
+            raw.copy_from_slice(&buf[at..at + 8]);
+            let len = match self.endian {
+                Endian::Little => u64::from_le_bytes(raw),
+                Endian::Big => u64::from_be_bytes(raw),
+            };
+            let remaining = self.len.saturating_sub(len_at + 8);
+            if len > remaining {
+                self.pos = len_at + 8;
+                return Err(GgufError::TooLarge {
+                    what: len_what(),
+                    count: len,
+                    offset: len_at,
+                    remaining,
+                    file_len: self.len,
+                });
+            }
+            let end = at as u64 + 8 + len;
+            if end <= have as u64 {
+                at = end as usize;
+            } else {
+                // Past the chunk: move the reader to the end of this string.
+                let ahead = end - have as u64;
+                self.pos = base + have as u64;
+                let delta = i64::try_from(ahead).map_err(|_| self.truncated(ahead, &len_what))?;
+                self.r
+                    .seek(SeekFrom::Current(delta))
+                    .map_err(|e| self.io_err(e, ahead, &|| format!("a string in key {key:?}")))?;
+                base += end;
+                at = 0;
+                have = 0;
+            }
+        }
+        // Give back what was read past the last string.
+        self.pos = base + at as u64;
+        let back = (have - at) as i64;
+        if back > 0 {
+            self.r
+                .seek(SeekFrom::Current(-back))
+                .map_err(|e| self.io_err(e, 0, &len_what))?;
+        }
+        Ok(())
     }
 
     /// Walk over a value without keeping it (strings are not checked for UTF-8).
@@ -522,6 +676,7 @@ impl<R: Read + Seek> Src<R> {
                     Some(size) => {
                         self.skip(count * size, &|| format!("the elements of key {key:?}"))
                     }
+                    None if element_type == ValueType::String => self.skip_strings(count, key),
                     None => {
                         for _ in 0..count {
                             self.skip_value(element_type, key, depth + 1)?;
@@ -680,6 +835,7 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
         pos: 0,
         len: file_len,
         endian: Endian::Little,
+        chunk: Vec::new(),
     };
 
     // Magic, sniffing what the file is when it is not GGUF.
@@ -1012,6 +1168,7 @@ pub fn load_array<R: Read + Seek>(
         pos: skipped.offset,
         len: file_len,
         endian,
+        chunk: Vec::new(),
     };
     if (skipped.count as u128) * (skipped.element_type.min_size() as u128) > src.remaining() as u128
     {
