@@ -646,6 +646,30 @@ impl<R: Read + Seek> Src<R> {
         Ok(())
     }
 
+    /// How many of the next `count` records are whole tensor infos (a name within the file,
+    /// at most `MAX_DIMS` dims, all fields present), walked without keeping anything; the
+    /// position is restored. The tensor list is then allocated once at its real size: grown
+    /// by doubling, it was copied (old and new copy resident together) and left up to twice
+    /// its size. A count the file cannot back is never reserved.
+    fn count_tensor_records(&mut self, count: u64) -> Result<u64, GgufError> {
+        let start = self.pos;
+        let none = || String::new();
+        let mut n = 0u64;
+        while n < count {
+            let Ok(len) = self.u64(&none) else { break };
+            if len > self.remaining() || self.skip(len, &none).is_err() {
+                break;
+            }
+            let Ok(dims) = self.u32(&none) else { break };
+            if dims > MAX_DIMS || self.skip(8 * u64::from(dims) + 4 + 8, &none).is_err() {
+                break;
+            }
+            n += 1;
+        }
+        self.seek_to(start, &|| "the tensor infos".to_string())?;
+        Ok(n)
+    }
+
     /// Walk over a value without keeping it (strings are not checked for UTF-8).
     fn skip_value(&mut self, t: ValueType, key: &str, depth: usize) -> Result<(), GgufError> {
         match t {
@@ -954,9 +978,10 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
     // in file order is still the one reported: when a later record fails, the names read
     // before it are checked first (`first_duplicate`).
     let mut warnings = Vec::new();
-    let mut tensors: Vec<TensorInfo> = Vec::with_capacity(tensor_count.min(MAX_RESERVE) as usize);
+    let records = src.count_tensor_records(tensor_count)? as usize;
+    let mut tensors: Vec<TensorInfo> = Vec::with_capacity(records);
     let hasher = RandomState::new();
-    let mut name_hashes: Vec<u64> = Vec::with_capacity(tensor_count.min(MAX_RESERVE) as usize);
+    let mut name_hashes: Vec<u64> = Vec::with_capacity(records);
     let mut unknown_types: Vec<(GgmlType, String)> = Vec::new();
     // llama.cpp's rule (gguf.cpp, `gguf_init_from_file_impl`): in file order, each tensor's
     // data offset equals the previous tensor's end rounded up to the alignment, the first at 0.

@@ -624,6 +624,29 @@ mod tests {
     }
 
     #[test]
+    fn tensor_info_stays_compact() {
+        // A million of these make up a large header's memory: name inline up to 24 bytes,
+        // dims in place (was 104 bytes plus two allocations).
+        assert!(std::mem::size_of::<TensorInfo>() <= 112);
+        let t = TensorInfo::new(
+            "blk.0.attn_q.weight",
+            GgmlType::F32,
+            &[4, 2],
+            0,
+            0,
+            0,
+            8,
+            Some(32),
+        )
+        .unwrap();
+        assert_eq!(
+            (t.name(), t.dims(), t.rows()),
+            ("blk.0.attn_q.weight", &[4u64, 2][..], 2)
+        );
+        assert!(TensorInfo::new("x", GgmlType::F32, &[1; 5], 0, 0, 0, 1, Some(4)).is_none());
+    }
+
+    #[test]
     fn bytes_for_whole_blocks_only() {
         assert_eq!(GgmlType::Q4_K.bytes_for(256 * 10), Some(1440));
         assert_eq!(GgmlType::Q4_K.bytes_for(100), None);
