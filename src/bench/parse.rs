@@ -310,7 +310,7 @@ fn key_index(key: &str) -> Option<usize> {
 /// with its text). Building a `serde_json::Map` of every field of every row, keys and all,
 /// was most of the time of reading a large file.
 enum Parsed {
-    Row(RowFields),
+    Row(Box<RowFields>),
     Other(Value),
 }
 
@@ -363,9 +363,9 @@ impl<'de> Visitor<'de> for ParsedVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Parsed, A::Error> {
-        let mut row = RowFields {
+        let mut row = Box::new(RowFields {
             values: std::array::from_fn(|_| None),
-        };
+        });
         while let Some(KeyIndex(k)) = m.next_key::<KeyIndex>()? {
             match k {
                 Some(i) => row.values[i] = Some(m.next_value::<Value>()?),
