@@ -978,7 +978,14 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
     // in file order is still the one reported: when a later record fails, the names read
     // before it are checked first (`first_duplicate`).
     let mut warnings = Vec::new();
-    let records = src.count_tensor_records(tensor_count)? as usize;
+    // Up to MAX_RESERVE records are reserved as stated (as small as before); a larger list
+    // is counted first, so that it is allocated once (and a remote header is not walked
+    // twice for an ordinary model).
+    let records = if tensor_count <= MAX_RESERVE {
+        tensor_count
+    } else {
+        src.count_tensor_records(tensor_count)?
+    } as usize;
     let mut tensors: Vec<TensorInfo> = Vec::with_capacity(records);
     let hasher = RandomState::new();
     let mut name_hashes: Vec<u64> = Vec::with_capacity(records);
