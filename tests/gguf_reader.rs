@@ -805,3 +805,45 @@ fn hostile_string_arrays_keep_their_messages() {
         ),
     );
 }
+
+#[test]
+fn string_arrays_one_after_another_are_each_where_they_belong() {
+    // What one walk reads past its array is where the next record starts: two large arrays,
+    // a small one and a scalar in a row, each read from the right place (both byte orders,
+    // through a file and a buffered reader as `open` reads).
+    let big =
+        |n: usize, tag: &str| -> Vec<String> { (0..n).map(|i| format!("{tag}{i}")).collect() };
+    for endian in [Endian::Little, Endian::Big] {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("arrays.gguf");
+        GgufWriter::new()
+            .endian(endian)
+            .kv("a", writer::string_array(big(20_000, "a")))
+            .kv("b", writer::string_array(big(30_000, "bb")))
+            .kv("c", writer::string_array(["x", "y"]))
+            .kv("d", writer::string_array(big(9_000, "d")))
+            .kv("e", Value::U64(5))
+            .tensor("t", GgmlType::F32, &[4])
+            .write_file(&p, Data::Zeros)
+            .unwrap();
+        let a = llmbound::gguf::open(&p).unwrap();
+        let m = a.metadata();
+        assert_eq!(m.array_len("a"), Some(20_000));
+        assert_eq!(m.array_len("b"), Some(30_000));
+        assert_eq!(
+            m.value("c"),
+            Some(&Value::Array {
+                element_type: ValueType::String,
+                items: vec![Value::String("x".into()), Value::String("y".into())]
+            })
+        );
+        assert_eq!(m.array_len("d"), Some(9_000));
+        assert_eq!(m.get_u64("e").unwrap(), Some(5));
+        assert_eq!(a.tensor("t").unwrap().dims(), &[4]);
+        assert_eq!(
+            a.load_array("b").unwrap()[29_999],
+            Value::String("bb29999".into())
+        );
+        assert_eq!(a.load_array("d").unwrap()[0], Value::String("d0".into()));
+    }
+}

@@ -240,6 +240,12 @@ struct Src<R> {
     endian: Endian,
     /// Reused by `skip_strings`.
     chunk: Vec<u8>,
+    /// Bytes read from `r` past the position (`ahead[ahead_at..]` are at `pos..`): what
+    /// `skip_strings` read beyond the end of its array is kept here rather than given back by
+    /// seeking backwards, so the reader only ever moves forward (a ranged HTTP reader refetches
+    /// on a backward seek, and its header cache only grows while reads are in order).
+    ahead: Vec<u8>,
+    ahead_at: usize,
 }
 
 /// Bytes `skip_strings` reads at a time.
@@ -271,14 +277,38 @@ impl<R: Read + Seek> Src<R> {
         }
     }
 
+    /// Copy bytes read ahead into `buf`; returns how many.
+    fn take_ahead(&mut self, buf: &mut [u8]) -> usize {
+        let avail = self.ahead.len() - self.ahead_at;
+        if avail == 0 {
+            return 0;
+        }
+        let k = avail.min(buf.len());
+        buf[..k].copy_from_slice(&self.ahead[self.ahead_at..self.ahead_at + k]);
+        self.drop_ahead(k);
+        k
+    }
+
+    /// Consume `k` bytes read ahead.
+    fn drop_ahead(&mut self, k: usize) {
+        self.ahead_at += k;
+        if self.ahead_at == self.ahead.len() {
+            self.ahead.clear();
+            self.ahead_at = 0;
+        }
+    }
+
     fn fill(&mut self, buf: &mut [u8], what: What) -> Result<(), GgufError> {
         let n = buf.len() as u64;
         if self.remaining() < n {
             return Err(self.truncated(n, what));
         }
-        self.r
-            .read_exact(buf)
-            .map_err(|e| self.io_err(e, n, what))?;
+        let k = self.take_ahead(buf);
+        if k < buf.len() {
+            self.r
+                .read_exact(&mut buf[k..])
+                .map_err(|e| self.io_err(e, n, what))?;
+        }
         self.pos += n;
         Ok(())
     }
@@ -311,6 +341,12 @@ impl<R: Read + Seek> Src<R> {
         if self.remaining() < n {
             return Err(self.truncated(n, what));
         }
+        let k = ((self.ahead.len() - self.ahead_at) as u64).min(n);
+        if k > 0 {
+            self.drop_ahead(k as usize);
+            self.pos += k;
+        }
+        let n = n - k;
         if n <= SKIP_BY_READING {
             // Through the caller's buffer: most skips are short strings.
             let mut scratch = [0u8; 512];
@@ -541,6 +577,8 @@ impl<R: Read + Seek> Src<R> {
 
     /// Move to `offset` of the file.
     fn seek_to(&mut self, offset: u64, what: What) -> Result<(), GgufError> {
+        self.ahead.clear();
+        self.ahead_at = 0;
         self.r
             .seek(SeekFrom::Start(offset))
             .map_err(|e| self.io_err(e, 0, what))?;
@@ -573,7 +611,12 @@ impl<R: Read + Seek> Src<R> {
         // `buf[at..have]` are the bytes at file offsets `base + at ..`; the reader is at
         // `base + have`.
         let mut base = self.pos;
-        let (mut at, mut have) = (0usize, 0usize);
+        // Bytes already read ahead (at most one chunk, left by an earlier call) come first.
+        let pending = self.ahead.len() - self.ahead_at;
+        buf[..pending].copy_from_slice(&self.ahead[self.ahead_at..]);
+        self.ahead.clear();
+        self.ahead_at = 0;
+        let (mut at, mut have) = (0usize, pending);
         for _ in 0..count {
             if have - at < 8 {
                 buf.copy_within(at..have, 0);
@@ -623,26 +666,36 @@ impl<R: Read + Seek> Src<R> {
             if end <= have as u64 {
                 at = end as usize;
             } else {
-                // Past the chunk: move the reader to the end of this string.
-                let ahead = end - have as u64;
+                // Past the chunk: move the reader to the end of this string, reading through
+                // a short distance (seeking drops a buffered reader's buffer), seeking a long one.
+                let past = end - have as u64;
                 self.pos = base + have as u64;
-                let delta = i64::try_from(ahead).map_err(|_| self.truncated(ahead, &len_what))?;
-                self.r
-                    .seek(SeekFrom::Current(delta))
-                    .map_err(|e| self.io_err(e, ahead, &|| format!("a string in key {key:?}")))?;
+                let what = || format!("a string in key {key:?}");
+                if past <= SKIP_BY_READING {
+                    let mut left = past;
+                    while left > 0 {
+                        let k = left.min(buf.len() as u64) as usize;
+                        self.r
+                            .read_exact(&mut buf[..k])
+                            .map_err(|e| self.io_err(e, left, &what))?;
+                        left -= k as u64;
+                    }
+                } else {
+                    let delta = i64::try_from(past).map_err(|_| self.truncated(past, &what))?;
+                    self.r
+                        .seek(SeekFrom::Current(delta))
+                        .map_err(|e| self.io_err(e, past, &what))?;
+                }
                 base += end;
                 at = 0;
                 have = 0;
             }
         }
-        // Give back what was read past the last string.
+        // What was read past the last string is read from `ahead` next.
         self.pos = base + at as u64;
-        let back = (have - at) as i64;
-        if back > 0 {
-            self.r
-                .seek(SeekFrom::Current(-back))
-                .map_err(|e| self.io_err(e, 0, &len_what))?;
-        }
+        self.ahead.clear();
+        self.ahead.extend_from_slice(&buf[at..have]);
+        self.ahead_at = 0;
         Ok(())
     }
 
@@ -860,6 +913,8 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
         len: file_len,
         endian: Endian::Little,
         chunk: Vec::new(),
+        ahead: Vec::new(),
+        ahead_at: 0,
     };
 
     // Magic, sniffing what the file is when it is not GGUF.
@@ -1201,6 +1256,8 @@ pub fn load_array<R: Read + Seek>(
         len: file_len,
         endian,
         chunk: Vec::new(),
+        ahead: Vec::new(),
+        ahead_at: 0,
     };
     if (skipped.count as u128) * (skipped.element_type.min_size() as u128) > src.remaining() as u128
     {
