@@ -9,6 +9,7 @@
 use criterion::{Criterion, criterion_group};
 use llmbound::gguf::writer::{self, Data, GgufWriter};
 use llmbound::gguf::{GgmlType, HashJob, TensorInventory, Value, open};
+use llmbound::inspect;
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -63,6 +64,13 @@ fn bench(c: &mut Criterion, path: &std::path::Path, label: &str) {
     let a = open(path).expect("open");
     c.bench_function(&format!("tensor inventory ({label})"), |b| {
         b.iter(|| black_box(TensorInventory::from_artifact(&a).to_core_inventory()))
+    });
+    // `inspect`'s work after the header: rows made as they are written, to a sink.
+    c.bench_function(&format!("inspect text output ({label})"), |b| {
+        b.iter(|| {
+            let r = inspect::build(&a, inspect::Sort::Offset, false);
+            inspect::write_text(&r, inspect::Group::None, false, &mut std::io::sink()).unwrap();
+        })
     });
 }
 

@@ -1,6 +1,6 @@
-//! Scale: a 1,000,000-tensor GGUF header parsed; 200,000 tensors grouped by layer (the
-//! `inspect` listing and the explorer's table); 200,000 llama-bench rows parsed and held against
-//! their ceilings. Inputs are generated here. Not run in CI: `cargo bench --bench scale`.
+//! Scale: a 1,000,000-tensor GGUF header parsed and summed up as `report --gguf` keeps it;
+//! 200,000 tensors grouped by layer (the `inspect` listing and the explorer's table); 200,000
+//! llama-bench rows parsed, and parsed and held against their ceilings. Inputs are generated here. Not run in CI: `cargo bench --bench scale`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use llmbound::gguf::writer::{self, Data, GgufWriter};
@@ -33,6 +33,14 @@ fn parse_million(c: &mut Criterion) {
             let h = read_header(Cursor::new(black_box(&header)), file_len).unwrap();
             black_box(h.tensors.len())
         })
+    });
+    // What `report --gguf` keeps of the tensors: totals and the core inventory, no rows.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("1m.gguf");
+    many(1_000_000, 16).write_file(&p, Data::Sparse).unwrap();
+    let a = open(&p).unwrap();
+    g.bench_function("inventory summary of 1,000,000 tensors", |b| {
+        b.iter(|| black_box(TensorInventory::summary(black_box(&a)).to_core_inventory()))
     });
     g.finish();
 }
@@ -79,6 +87,12 @@ fn bench_rows(c: &mut Criterion) {
     .expect("the built-in scenario");
     let mut g = c.benchmark_group("scale");
     g.sample_size(10);
+    g.bench_function("llama-bench parse, 200,000 rows", |b| {
+        b.iter(|| {
+            let rows = llmbound::bench::parse_str("big.jsonl", black_box(&text)).unwrap();
+            black_box(rows.len())
+        })
+    });
     g.bench_function("llama-bench import, 200,000 rows", |b| {
         b.iter(|| {
             let rows = llmbound::bench::parse_str("big.jsonl", black_box(&text)).unwrap();

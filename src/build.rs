@@ -422,7 +422,7 @@ pub fn gguf_message(path: &Path, e: &GgufError) -> String {
 pub struct GgufInput {
     /// The artifact (all shards).
     pub artifact: gguf::Artifact,
-    /// Its tensor inventory.
+    /// Its tensor inventory: totals and rollups, `rows` left empty (`TensorInventory::summary`).
     pub inventory: TensorInventory,
     /// The model shape, or why the KV maths cannot be done (the inventory still can).
     pub shape: Result<ModelShape, String>,
@@ -435,7 +435,7 @@ pub fn open_gguf(cat: &Catalog, path: &Path) -> Result<GgufInput, BuildError> {
     let artifact = crate::remote::open_any(path)
         .map_err(BuildError::Gguf)?
         .artifact;
-    let inventory = TensorInventory::from_artifact(&artifact);
+    let inventory = TensorInventory::summary(&artifact);
     let name = artifact
         .metadata()
         .get_str("general.name")

@@ -240,10 +240,10 @@ fn sorted(tensors: &[&TensorInfo], sort: Sort) -> Vec<u32> {
     let mut order: Vec<u32> = (0..tensors.len() as u32).collect();
     let t = |i: &u32| tensors[*i as usize];
     match sort {
-        Sort::Name => order.sort_by(|a, b| t(a).name.cmp(&t(b).name)),
+        Sort::Name => order.sort_by(|a, b| t(a).name().cmp(t(b).name())),
         Sort::Bytes => order.sort_by(|a, b| {
             let (a, b) = (t(a), t(b));
-            b.bytes.cmp(&a.bytes).then(a.name.cmp(&b.name))
+            b.bytes.cmp(&a.bytes).then(a.name().cmp(b.name()))
         }),
         Sort::Offset => order.sort_by_key(|i| (t(i).shard, t(i).offset)),
         Sort::Type => {
@@ -265,7 +265,7 @@ fn sorted(tensors: &[&TensorInfo], sort: Sort) -> Vec<u32> {
                 let (a, b) = (t(a), t(b));
                 rank[&a.ggml_type]
                     .cmp(&rank[&b.ggml_type])
-                    .then(a.name.cmp(&b.name))
+                    .then(a.name().cmp(b.name()))
             });
         }
     }
@@ -568,7 +568,7 @@ pub fn write_text<W: Write>(
         .tensors
         .tensors
         .iter()
-        .map(|t| sanitize::text(&t.name).len())
+        .map(|t| sanitize::text(t.name()).len())
         .max()
         .unwrap_or(4)
         .clamp(4, 48);
@@ -643,7 +643,7 @@ pub fn write_text<W: Write>(
         }
         Group::Layer => {
             let groups = grouped(list, r.by_layer.iter().map(|l| l.layer), |t| {
-                layer_of(&t.name)
+                layer_of(t.name())
             });
             for (l, members) in r.by_layer.iter().zip(groups) {
                 let name = l

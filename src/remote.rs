@@ -637,12 +637,13 @@ fn open_remote_with(client: &Client, source: &Source) -> Result<Opened, RemoteEr
             ));
         }
         for t in &mut header.tensors {
-            if !seen.insert(t.name.clone()) {
+            if !seen.insert(t.name().to_string()) {
                 return Err(RemoteError::Gguf {
                     url: shard_url.clone(),
                     message: format!(
                         "duplicate tensor name {:?} at byte {}",
-                        t.name, t.header_offset
+                        t.name(),
+                        t.header_offset
                     ),
                 });
             }

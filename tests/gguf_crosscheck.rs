@@ -63,12 +63,12 @@ fn assert_same_as_gguf_py(a: &Artifact, py: &Json) {
     let tensors = py["tensors"].as_array().unwrap();
     assert_eq!(tensors.len(), h.tensors.len());
     for (p, t) in tensors.iter().zip(&h.tensors) {
-        assert_eq!(p["name"].as_str(), Some(t.name.as_str()));
+        assert_eq!(p["name"].as_str(), Some(t.name()));
         assert_eq!(
             p["type"].as_str(),
             Some(t.ggml_type.name().as_str()),
             "{}",
-            t.name
+            t.name()
         );
         assert_eq!(p["type_id"].as_u64(), Some(t.ggml_type.0 as u64));
         let shape: Vec<u64> = p["shape"]
@@ -77,10 +77,10 @@ fn assert_same_as_gguf_py(a: &Artifact, py: &Json) {
             .iter()
             .map(|d| d.as_u64().unwrap())
             .collect();
-        assert_eq!(shape, t.dims, "{}", t.name);
-        assert_eq!(p["elements"].as_u64(), Some(t.elements), "{}", t.name);
-        assert_eq!(p["bytes"].as_u64(), t.bytes, "{}", t.name);
-        assert_eq!(p["offset"].as_u64(), Some(t.offset), "{}", t.name);
+        assert_eq!(shape, t.dims(), "{}", t.name());
+        assert_eq!(p["elements"].as_u64(), Some(t.elements), "{}", t.name());
+        assert_eq!(p["bytes"].as_u64(), t.bytes, "{}", t.name());
+        assert_eq!(p["offset"].as_u64(), Some(t.offset), "{}", t.name());
     }
 
     let inv = TensorInventory::from_artifact(a);
@@ -182,7 +182,14 @@ fn our_view(bytes: &[u8]) -> View {
     let tensors = h
         .tensors
         .iter()
-        .map(|t| (t.name.clone(), t.ggml_type.0, t.dims.clone(), t.offset))
+        .map(|t| {
+            (
+                t.name().to_string(),
+                t.ggml_type.0,
+                t.dims().to_vec(),
+                t.offset,
+            )
+        })
         .collect();
     (h.data_start, tensors)
 }
@@ -276,9 +283,9 @@ fn gemma_matches_gguf_rs_lib_when_it_reads_it() {
     assert_eq!(r.tensor_data_offset(), a.header().data_start);
     assert_eq!(r.tensor_count(), a.tensor_count());
     for (x, y) in r.tensor_infos().iter().zip(a.tensors()) {
-        assert_eq!(x.name(), y.name);
+        assert_eq!(x.name(), y.name());
         assert_eq!(x.tensor_type() as u32, y.ggml_type.0);
-        assert_eq!(x.shape().dims(), y.dims.as_slice());
+        assert_eq!(x.shape().dims(), y.dims());
         assert_eq!(x.data_offset(), y.offset);
         assert_eq!(Some(x.expected_data_size()), y.bytes);
     }

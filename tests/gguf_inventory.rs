@@ -500,3 +500,65 @@ fn gemma3_270m_when_available() {
     assert_eq!(core.tensor_bytes, 246_587_904);
     assert_eq!(core.layer_bytes.len(), 18);
 }
+
+/// `summary` (what `report --gguf` keeps) has every total of the full inventory, no rows.
+#[test]
+fn the_summary_is_the_inventory_without_rows() {
+    let mut files = vec![moe_model(false), moe_model(true)];
+    // Layers out of order with a gap, a layer number written with a leading zero (its width
+    // is not read, as before), an unknown type.
+    files.push(
+        GgufWriter::new()
+            .kv("general.architecture", writer::string("llama"))
+            .tensor("token_embd.weight", GgmlType::Q8_0, &[64, 100])
+            .tensor("blk.3.ffn_up.weight", GgmlType::F16, &[64, 96])
+            .tensor("blk.0.ffn_gate.weight", GgmlType::F16, &[64, 80])
+            .tensor("blk.07.ffn_up.weight", GgmlType::F16, &[64, 500])
+            .tensor("blk.1.ffn_up_shexp.weight", GgmlType::F16, &[64, 48])
+            .tensor_raw(b"blk.2.odd.weight", 99, &[64, 64], None, Some(0)),
+    );
+    let mut opened = Vec::new();
+    for w in &files {
+        opened.push(open_written(w));
+    }
+    let mut artifacts: Vec<&Artifact> = opened.iter().map(|(_, a)| a).collect();
+    let gemma = std::env::var_os("LLMBOUND_GEMMA_GGUF").map(|p| open(&p).unwrap());
+    match &gemma {
+        Some(a) => artifacts.push(a),
+        None => eprintln!("note: LLMBOUND_GEMMA_GGUF is unset; gemma left out of this check"),
+    }
+    for a in artifacts {
+        let full = TensorInventory::from_artifact(a);
+        let summary = TensorInventory::summary(a);
+        assert!(summary.rows.is_empty());
+        assert_eq!(full.rows.len(), a.tensor_count());
+        assert_eq!(full.by_type, summary.by_type);
+        assert_eq!(full.by_layer, summary.by_layer);
+        assert_eq!(
+            (
+                full.parameters,
+                full.tensor_bytes,
+                full.unknown_size_tensors
+            ),
+            (
+                summary.parameters,
+                summary.tensor_bytes,
+                summary.unknown_size_tensors
+            )
+        );
+        assert_eq!(
+            (full.tied_output, full.experts),
+            (summary.tied_output, summary.experts)
+        );
+        assert_eq!(full.to_core_inventory(), summary.to_core_inventory());
+    }
+    let core = TensorInventory::summary(&opened[2].1).to_core_inventory();
+    // blk.07 is layer 7 (its bytes count there) but its width is not read.
+    assert_eq!(core.layer_bytes.len(), 8);
+    assert_eq!(core.layer_bytes[3], 64 * 96 * 2);
+    assert_eq!(core.layer_bytes[7], 64 * 500 * 2);
+    assert_eq!(core.layer_bytes[5], 0);
+    assert_eq!(core.feed_forward.length, 96);
+    assert_eq!(core.feed_forward.shared_expert_length, 48);
+    assert_eq!(core.embedding_row_bytes, 64 / 32 * 34);
+}

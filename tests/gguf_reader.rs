@@ -590,3 +590,260 @@ fn values_display_on_one_line() {
             .all(|s| !s.contains('\n') && s.chars().count() <= 60)
     );
 }
+
+#[test]
+fn the_first_duplicate_in_file_order_is_reported_before_later_problems() {
+    // Names are checked for duplicates once at the end (sorted hashes); the error must still
+    // be the first problem in file order, at the second record's offset.
+    let b = GgufWriter::new()
+        .tensor("a", GgmlType::F32, &[4])
+        .tensor("b", GgmlType::F32, &[4])
+        .tensor("b", GgmlType::F32, &[4])
+        .tensor("a", GgmlType::F32, &[4])
+        .to_bytes();
+    let h = GgufWriter::new()
+        .tensor("a", GgmlType::F32, &[4])
+        .tensor("b", GgmlType::F32, &[4])
+        .to_bytes();
+    let third_record = {
+        // The two-tensor header ends where the third record would start.
+        let plain = read(&h).unwrap();
+        plain.header_end
+    };
+    assert_err(
+        &b,
+        &format!("duplicate tensor name \"b\" at byte {third_record}"),
+    );
+    // A duplicate, then a record with a bad row: the duplicate is reported.
+    let b = GgufWriter::new()
+        .tensor("a", GgmlType::F32, &[4])
+        .tensor("a", GgmlType::F32, &[4])
+        .tensor_raw(b"q", 12, &[100, 4], Some(0), Some(0))
+        .to_bytes();
+    assert_err(&b, "duplicate tensor name \"a\"");
+    // The failing record's own name repeats an earlier one: the duplicate comes first, as
+    // the name is read before the dims.
+    let b = GgufWriter::new()
+        .tensor("a", GgmlType::F32, &[4])
+        .tensor_raw(b"a", 12, &[100, 4], Some(0), Some(0))
+        .to_bytes();
+    assert_err(&b, "duplicate tensor name \"a\"");
+    // A bad row before the duplicate: the bad row is reported.
+    let b = GgufWriter::new()
+        .tensor_raw(b"q", 12, &[100, 4], Some(0), Some(0))
+        .tensor("a", GgmlType::F32, &[4])
+        .tensor("a", GgmlType::F32, &[4])
+        .to_bytes();
+    assert_err(&b, "is not a multiple of the Q4_K block");
+    // A duplicate in a file cut short after it: still the duplicate.
+    let full = GgufWriter::new()
+        .tensor("x", GgmlType::F32, &[4])
+        .tensor("x", GgmlType::F32, &[4])
+        .tensor("y", GgmlType::F32, &[4])
+        .header_bytes();
+    let cut = &full[..full.len() - 5];
+    assert_err(cut, "duplicate tensor name \"x\"");
+}
+
+#[test]
+fn many_distinct_names_are_not_duplicates() {
+    let mut w = GgufWriter::new();
+    for i in 0..5000 {
+        w = w.tensor(&format!("blk.{i}.w"), GgmlType::F32, &[4]);
+    }
+    let h = read(&w.to_bytes()).unwrap();
+    assert_eq!(h.tensors.len(), 5000);
+    assert_eq!(h.tensors[4321].name(), "blk.4321.w");
+    assert_eq!(h.tensors[4321].dims(), &[4]);
+    let w = w.tensor("blk.17.w", GgmlType::F32, &[4]);
+    assert_err(&w.to_bytes(), "duplicate tensor name \"blk.17.w\"");
+}
+
+/// The payload of a string array as it goes in a file (`kv_raw` type 9), and the file offset
+/// of each element relative to the payload's start.
+fn raw_string_array(items: &[Vec<u8>], big: bool) -> (Vec<u8>, Vec<usize>) {
+    let u32b = |v: u32| {
+        if big {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    };
+    let u64b = |v: u64| {
+        if big {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    };
+    let mut p = Vec::new();
+    p.extend_from_slice(&u32b(8));
+    p.extend_from_slice(&u64b(items.len() as u64));
+    let mut at = Vec::new();
+    for s in items {
+        at.push(p.len());
+        p.extend_from_slice(&u64b(s.len() as u64));
+        p.extend_from_slice(s);
+    }
+    (p, at)
+}
+
+#[test]
+fn large_string_arrays_are_walked_in_chunks_with_strings_of_every_size() {
+    // Short strings, strings that straddle the reader's 64 KiB chunks and strings larger than
+    // a chunk; then a key after the array that must be read at the right place.
+    let mut items: Vec<Vec<u8>> = Vec::new();
+    for i in 0..30_000u32 {
+        let n = match i % 5000 {
+            4999 => 70_000,
+            2500 => 200_000,
+            k => (k % 37) as usize,
+        };
+        items.push(
+            (0..n)
+                .map(|j| b'a' + ((i as usize + j) % 26) as u8)
+                .collect(),
+        );
+    }
+    for endian in [Endian::Little, Endian::Big] {
+        let big = endian == Endian::Big;
+        let (payload, _) = raw_string_array(&items, big);
+        let bytes = GgufWriter::new()
+            .endian(endian)
+            .kv("general.architecture", writer::string("llama"))
+            .kv_raw(b"big", 9, payload.clone())
+            .kv("after", Value::U32(7))
+            .to_bytes();
+        let h = read(&bytes).unwrap();
+        let Value::Skipped(s) = h.metadata.value("big").unwrap() else {
+            panic!("a {}-byte array kept", payload.len());
+        };
+        assert_eq!((s.count, s.byte_len), (30_000, payload.len() as u64 - 12));
+        assert_eq!(h.metadata.get_u64("after").unwrap(), Some(7));
+        let loaded =
+            llmbound::gguf::load_array(Cursor::new(&bytes), bytes.len() as u64, h.endian, "big", s)
+                .unwrap();
+        assert_eq!(loaded.len(), items.len());
+        for i in [0, 1, 2500, 4999, 5000, 29_999] {
+            assert_eq!(
+                loaded[i],
+                Value::String(String::from_utf8(items[i].clone()).unwrap()),
+                "item {i}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_small_string_array_is_still_kept_whole() {
+    let items: Vec<Vec<u8>> = (0..1000).map(|i| format!("s{i}").into_bytes()).collect();
+    let (payload, _) = raw_string_array(&items, false);
+    let bytes = GgufWriter::new()
+        .kv_raw(b"k", 9, payload)
+        .kv("after", Value::U8(1))
+        .to_bytes();
+    let h = read(&bytes).unwrap();
+    let Value::Array { items: got, .. } = h.metadata.value("k").unwrap() else {
+        panic!("a small array skipped");
+    };
+    assert_eq!(got.len(), 1000);
+    assert_eq!(got[999], Value::String("s999".into()));
+    assert_eq!(h.metadata.get_u64("after").unwrap(), Some(1));
+}
+
+#[test]
+fn hostile_string_arrays_keep_their_messages() {
+    // 20,000 strings of 10 bytes: the first 64 KiB are checked as kept strings, the rest walked.
+    let items = || -> Vec<Vec<u8>> { (0..20_000).map(|_| b"0123456789".to_vec()).collect() };
+    let start = {
+        // The payload's offset in the file: the header (24 bytes), the key's length and bytes,
+        // the type.
+        24 + 8 + 1 + 4
+    };
+    for (element, want) in [
+        (3usize, "the length of the value of key \"k\""),
+        (15_000, "a string length in key \"k\""),
+    ] {
+        let (mut payload, at) = raw_string_array(&items(), false);
+        payload[at[element]..at[element] + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+        let bytes = GgufWriter::new().kv_raw(b"k", 9, payload).to_bytes();
+        assert_err(
+            &bytes,
+            &format!(
+                "{want} is \"1099511627776\" at byte {}",
+                start + at[element]
+            ),
+        );
+    }
+    // Invalid UTF-8 among the first 64 KiB is refused, as when the array was read string by
+    // string; past them the strings are not checked until loaded.
+    let mut bad = items();
+    bad[5] = b"\xff\xfe".to_vec();
+    let (payload, at) = raw_string_array(&bad, false);
+    assert_err(
+        &GgufWriter::new().kv_raw(b"k", 9, payload).to_bytes(),
+        &format!(
+            "invalid UTF-8 in the value of key \"k\" at byte {}",
+            start + at[5] + 8
+        ),
+    );
+    let mut late = items();
+    late[19_000] = b"\xff\xfe".to_vec();
+    let (payload, _) = raw_string_array(&late, false);
+    let h = read(&GgufWriter::new().kv_raw(b"k", 9, payload).to_bytes()).unwrap();
+    assert!(matches!(h.metadata.value("k"), Some(Value::Skipped(_))));
+    // Cut inside a length field past the first 64 KiB.
+    let (payload, at) = raw_string_array(&items(), false);
+    let bytes = GgufWriter::new().kv_raw(b"k", 9, payload).header_bytes();
+    let cut = &bytes[..start + at[12_000] + 3];
+    assert_err(
+        cut,
+        &format!(
+            "it ends at byte {} while reading a string length in key \"k\" at byte {}",
+            cut.len(),
+            start + at[12_000]
+        ),
+    );
+}
+
+#[test]
+fn string_arrays_one_after_another_are_each_where_they_belong() {
+    // What one walk reads past its array is where the next record starts: two large arrays,
+    // a small one and a scalar in a row, each read from the right place (both byte orders,
+    // through a file and a buffered reader as `open` reads).
+    let big =
+        |n: usize, tag: &str| -> Vec<String> { (0..n).map(|i| format!("{tag}{i}")).collect() };
+    for endian in [Endian::Little, Endian::Big] {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("arrays.gguf");
+        GgufWriter::new()
+            .endian(endian)
+            .kv("a", writer::string_array(big(20_000, "a")))
+            .kv("b", writer::string_array(big(30_000, "bb")))
+            .kv("c", writer::string_array(["x", "y"]))
+            .kv("d", writer::string_array(big(9_000, "d")))
+            .kv("e", Value::U64(5))
+            .tensor("t", GgmlType::F32, &[4])
+            .write_file(&p, Data::Zeros)
+            .unwrap();
+        let a = llmbound::gguf::open(&p).unwrap();
+        let m = a.metadata();
+        assert_eq!(m.array_len("a"), Some(20_000));
+        assert_eq!(m.array_len("b"), Some(30_000));
+        assert_eq!(
+            m.value("c"),
+            Some(&Value::Array {
+                element_type: ValueType::String,
+                items: vec![Value::String("x".into()), Value::String("y".into())]
+            })
+        );
+        assert_eq!(m.array_len("d"), Some(9_000));
+        assert_eq!(m.get_u64("e").unwrap(), Some(5));
+        assert_eq!(a.tensor("t").unwrap().dims(), &[4]);
+        assert_eq!(
+            a.load_array("b").unwrap()[29_999],
+            Value::String("bb29999".into())
+        );
+        assert_eq!(a.load_array("d").unwrap()[0], Value::String("d0".into()));
+    }
+}

@@ -19,7 +19,7 @@ fn check(bytes: &[u8]) {
             assert!(h.alignment.is_power_of_two());
             assert_eq!(h.missing_bytes, h.data_end.saturating_sub(len));
             for t in &h.tensors {
-                assert!(t.dims.len() <= 4);
+                assert!(t.dims().len() <= 4);
                 assert_eq!(t.offset % h.alignment, 0);
             }
         }

@@ -327,7 +327,7 @@ pub fn evaluate(rows: &[BenchRow], base: &Scenario, opts: &BenchOptions) -> Benc
     };
     let mut artifacts: Vec<ArtifactCheck> = Vec::new();
     let mut artifact_index: HashMap<(u64, u64), usize> = HashMap::new();
-    let mut reports: HashMap<String, Rc<Result<Report, String>>> = HashMap::new();
+    let mut reports: HashMap<RowKey, Rc<Prepared>> = HashMap::new();
     let mut out = Vec::with_capacity(rows.len());
     for (i, row) in rows.iter().enumerate() {
         let index = i + 1;
@@ -814,13 +814,84 @@ fn prefill_comparison(row: &BenchRow, r: &Report, notes: &mut Vec<String>) -> Pr
     }
 }
 
+/// What `row_scenario` reads from a row: rows with equal keys (repetitions, a sweep that
+/// varies only the measured rates) describe the same scenario, evaluated once. Every field
+/// `row_scenario` and `retained` read is here, so a shared report is never a wrong one.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct RowKey {
+    name: String,
+    retained: u64,
+    n_prompt: u64,
+    type_k: Option<String>,
+    type_v: Option<String>,
+    flash_attn: Option<FlashAttn>,
+    n_ubatch: Option<u64>,
+    backends: Option<String>,
+    gpu_info: Option<String>,
+    n_gpu_layers: Option<i64>,
+    no_kv_offload: Option<bool>,
+    split_mode: Option<String>,
+    main_gpu: Option<i64>,
+    tensor_split: Option<String>,
+    n_cpu_moe: Option<i64>,
+    tensor_buft_overrides: Option<String>,
+}
+
+impl RowKey {
+    fn of(row: &BenchRow) -> RowKey {
+        RowKey {
+            name: row.test_name(),
+            retained: retained(row),
+            n_prompt: row.n_prompt,
+            type_k: row.type_k.clone(),
+            type_v: row.type_v.clone(),
+            flash_attn: row.flash_attn,
+            n_ubatch: row.n_ubatch,
+            backends: row.backends.clone(),
+            gpu_info: row.gpu_info.clone(),
+            n_gpu_layers: row.n_gpu_layers,
+            no_kv_offload: row.no_kv_offload,
+            split_mode: row.split_mode.clone(),
+            main_gpu: row.main_gpu,
+            tensor_split: row.tensor_split.clone(),
+            n_cpu_moe: row.n_cpu_moe,
+            tensor_buft_overrides: row.tensor_buft_overrides.clone(),
+        }
+    }
+}
+
+/// A row's scenario, evaluated once per distinct [`RowKey`]: the notes building it gave, the
+/// retained length, and the report (or why there is none).
+struct Prepared {
+    notes: Vec<String>,
+    retained: Option<u64>,
+    /// `Err((scenario_error, true))` when the scenario could not be built, `Err((e, false))`
+    /// when it was built and could not be evaluated.
+    report: Result<Report, (String, bool)>,
+}
+
+fn prepare(row: &BenchRow, base: &Scenario) -> Prepared {
+    let mut notes = Vec::new();
+    match row_scenario(row, base, &mut notes) {
+        Err(e) => Prepared {
+            notes,
+            retained: None,
+            report: Err((e, true)),
+        },
+        Ok(scenario) => Prepared {
+            notes,
+            retained: Some(scenario.cache.context),
+            report: evaluate_scenario(&scenario).map_err(|e| (e.to_string(), false)),
+        },
+    }
+}
+
 fn evaluate_row(
     row: &BenchRow,
     base: &Scenario,
     artifact_ok: bool,
-    reports: &mut HashMap<String, Rc<Result<Report, String>>>,
+    reports: &mut HashMap<RowKey, Rc<Prepared>>,
 ) -> RowReport {
-    let mut notes = Vec::new();
     let test = row.test();
     let mut rep = RowReport {
         source: row.source.clone(),
@@ -851,35 +922,25 @@ fn evaluate_row(
         );
         return rep;
     }
-    let scenario = match row_scenario(row, base, &mut notes) {
-        Ok(s) => s,
-        Err(e) => {
-            rep.error = Some(e);
-            rep.notes = notes;
-            return rep;
-        }
-    };
-    rep.retained_tokens = Some(scenario.cache.context);
     // Rows that differ only in their measured rates (repetitions, a long sweep) describe the
-    // same scenario: evaluate each distinct scenario once. The key is the scenario's full
-    // `Debug` text, so two rows share a report only when every input is the same.
-    let key = format!("{scenario:?}");
-    let evaluated = match reports.get(&key) {
-        Some(r) => r.clone(),
-        None => {
-            let r = Rc::new(evaluate_scenario(&scenario).map_err(|e| e.to_string()));
-            reports.insert(key, r.clone());
-            r
-        }
-    };
-    match evaluated.as_ref() {
+    // same scenario: build and evaluate each distinct one once.
+    let prepared = reports
+        .entry(RowKey::of(row))
+        .or_insert_with(|| Rc::new(prepare(row, base)))
+        .clone();
+    let mut notes = prepared.notes.clone();
+    rep.retained_tokens = prepared.retained;
+    match &prepared.report {
         Ok(r) => match test {
             TestKind::Generation => {
                 rep.decode = Some(decode_comparison(row, r, artifact_ok, &mut notes))
             }
             _ => rep.prefill = Some(prefill_comparison(row, r, &mut notes)),
         },
-        Err(e) => rep.error = Some(format!("the row's scenario cannot be evaluated: {e}")),
+        Err((e, true)) => rep.error = Some(e.clone()),
+        Err((e, false)) => {
+            rep.error = Some(format!("the row's scenario cannot be evaluated: {e}"))
+        }
     }
     rep.notes = notes;
     rep

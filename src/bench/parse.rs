@@ -3,7 +3,8 @@
 //! the file, the line and the row. Depends on nothing but serde_json.
 
 use crate::profile::load::line_col;
-use serde_json::{Map, Value};
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
 use std::fmt;
 use std::path::Path;
 
@@ -25,7 +26,7 @@ impl fmt::Display for RowSource {
 }
 
 /// llama-bench's `flash_attn`: an integer (−1 auto, 0 off, 1 on) since 2025, a bool before.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FlashAttn {
     /// `-fa auto` (−1): llama.cpp decided; what it chose is not recorded.
     Auto,
@@ -234,6 +235,185 @@ pub enum BenchError {
     },
 }
 
+/// The fields of a row that are read (`key_index` numbers them in this order).
+const KEYS: [&str; 29] = [
+    "avg_ts",
+    "backends",
+    "build_commit",
+    "build_number",
+    "cpu_info",
+    "flash_attn",
+    "gpu_info",
+    "main_gpu",
+    "model_filename",
+    "model_n_params",
+    "model_size",
+    "model_type",
+    "n_batch",
+    "n_cpu_moe",
+    "n_depth",
+    "n_gen",
+    "n_gpu_layers",
+    "n_prompt",
+    "n_threads",
+    "n_ubatch",
+    "no_kv_offload",
+    "samples_ts",
+    "split_mode",
+    "stddev_ts",
+    "tensor_buft_overrides",
+    "tensor_split",
+    "test_time",
+    "type_k",
+    "type_v",
+];
+
+/// The index of a field in `KEYS` (a `match`: faster than searching the list, as this runs
+/// for every field of every row).
+fn key_index(key: &str) -> Option<usize> {
+    Some(match key {
+        "avg_ts" => 0,
+        "backends" => 1,
+        "build_commit" => 2,
+        "build_number" => 3,
+        "cpu_info" => 4,
+        "flash_attn" => 5,
+        "gpu_info" => 6,
+        "main_gpu" => 7,
+        "model_filename" => 8,
+        "model_n_params" => 9,
+        "model_size" => 10,
+        "model_type" => 11,
+        "n_batch" => 12,
+        "n_cpu_moe" => 13,
+        "n_depth" => 14,
+        "n_gen" => 15,
+        "n_gpu_layers" => 16,
+        "n_prompt" => 17,
+        "n_threads" => 18,
+        "n_ubatch" => 19,
+        "no_kv_offload" => 20,
+        "samples_ts" => 21,
+        "split_mode" => 22,
+        "stddev_ts" => 23,
+        "tensor_buft_overrides" => 24,
+        "tensor_split" => 25,
+        "test_time" => 26,
+        "type_k" => 27,
+        "type_v" => 28,
+        _ => return None,
+    })
+}
+
+/// One top-level JSON value of a result file: a row object with only the fields in `KEYS`
+/// (the others are skipped by the parser without being built), or anything else (refused
+/// with its text). Building a `serde_json::Map` of every field of every row, keys and all,
+/// was most of the time of reading a large file.
+enum Parsed {
+    Row(Box<RowFields>),
+    Other(Value),
+}
+
+/// The values of a row's fields, by their index in `KEYS`; a repeated field keeps its last
+/// value (as `serde_json::Map` did).
+struct RowFields {
+    values: [Option<Value>; KEYS.len()],
+}
+
+impl RowFields {
+    fn get(&self, key: &str) -> Option<&Value> {
+        let i = key_index(key);
+        debug_assert!(i.is_some(), "{key} is not in KEYS");
+        self.values[i?].as_ref()
+    }
+}
+
+/// A field name, as its index in `KEYS` (`None` for a field that is not read).
+struct KeyIndex(Option<usize>);
+
+impl<'de> Deserialize<'de> for KeyIndex {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = KeyIndex;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a field name")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<KeyIndex, E> {
+                Ok(KeyIndex(key_index(v)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for Parsed {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ParsedVisitor)
+    }
+}
+
+struct ParsedVisitor;
+
+impl<'de> Visitor<'de> for ParsedVisitor {
+    type Value = Parsed;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Parsed, A::Error> {
+        let mut row = Box::new(RowFields {
+            values: std::array::from_fn(|_| None),
+        });
+        while let Some(KeyIndex(k)) = m.next_key::<KeyIndex>()? {
+            match k {
+                Some(i) => row.values[i] = Some(m.next_value::<Value>()?),
+                None => {
+                    m.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(Parsed::Row(row))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Parsed, A::Error> {
+        let mut items = Vec::new();
+        while let Some(v) = s.next_element::<Value>()? {
+            items.push(v);
+        }
+        Ok(Parsed::Other(Value::Array(items)))
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Parsed, E> {
+        Ok(Parsed::Other(Value::Bool(v)))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Parsed, E> {
+        Ok(Parsed::Other(Value::from(v)))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Parsed, E> {
+        Ok(Parsed::Other(Value::from(v)))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Parsed, E> {
+        Ok(Parsed::Other(Value::from(v)))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Parsed, E> {
+        Ok(Parsed::Other(Value::String(v.to_owned())))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Parsed, E> {
+        Ok(Parsed::Other(Value::Null))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Parsed, E> {
+        Ok(Parsed::Other(Value::Null))
+    }
+}
+
 /// Read a llama-bench `-o json` or `-o jsonl` file.
 pub fn load(path: impl AsRef<Path>) -> Result<Vec<BenchRow>, BenchError> {
     let p = path.as_ref();
@@ -318,14 +498,9 @@ fn syntax(file: &str, e: &serde_json::Error) -> BenchError {
 }
 
 /// The objects of a top-level array, each with the line where it starts.
-fn array_objects(file: &str, text: &str) -> Result<Vec<(usize, Value)>, BenchError> {
-    let v: Value = serde_json::from_str(text).map_err(|e| syntax(file, &e))?;
-    let Value::Array(items) = v else {
-        return Err(BenchError::Format {
-            file: file.into(),
-            what: "the top level is not an array".into(),
-        });
-    };
+fn array_objects(file: &str, text: &str) -> Result<Vec<(usize, Parsed)>, BenchError> {
+    // The text starts with `[` (checked by the caller): valid JSON is an array.
+    let items: Vec<Parsed> = serde_json::from_str(text).map_err(|e| syntax(file, &e))?;
     let starts = element_starts(text);
     let mut lines = Lines::new(text);
     Ok(items
@@ -412,7 +587,7 @@ fn element_starts(text: &str) -> Vec<usize> {
 fn stream_rows(file: &str, text: &str) -> Result<Vec<BenchRow>, BenchError> {
     let mut out = Vec::new();
     let mut first_row_error: Option<BenchError> = None;
-    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Parsed>();
     let mut prev_end = 0usize;
     let mut lines = Lines::new(text);
     loop {
@@ -452,7 +627,7 @@ fn stream_rows(file: &str, text: &str) -> Result<Vec<BenchRow>, BenchError> {
 
 struct Fields<'a> {
     src: &'a RowSource,
-    map: &'a Map<String, Value>,
+    map: &'a RowFields,
 }
 
 impl<'a> Fields<'a> {
@@ -586,15 +761,18 @@ impl<'a> Fields<'a> {
     }
 }
 
-fn row_from_value(src: RowSource, v: Value) -> Result<BenchRow, BenchError> {
-    let Value::Object(map) = &v else {
-        let shown: String = v.to_string().chars().take(40).collect();
-        return Err(BenchError::Row {
-            file: src.file.clone(),
-            line: src.line,
-            row: src.row,
-            message: format!("{shown} is not an object (a llama-bench row)"),
-        });
+fn row_from_value(src: RowSource, v: Parsed) -> Result<BenchRow, BenchError> {
+    let map = match &v {
+        Parsed::Row(map) => map,
+        Parsed::Other(v) => {
+            let shown: String = v.to_string().chars().take(40).collect();
+            return Err(BenchError::Row {
+                file: src.file.clone(),
+                line: src.line,
+                row: src.row,
+                message: format!("{shown} is not an object (a llama-bench row)"),
+            });
+        }
     };
     let f = Fields { src: &src, map };
     if f.get("avg_ts").is_none() && f.get("n_prompt").is_none() && f.get("model_size").is_none() {
@@ -668,6 +846,38 @@ mod tests {
         assert_eq!(rows[0].test_name(), "tg128 @ d4096");
         assert_eq!(rows[0].best_sample_ts(), Some(11.0));
         assert_eq!(rows[0].flash_attn, Some(FlashAttn::On));
+    }
+
+    #[test]
+    fn every_key_has_its_index() {
+        for (i, k) in KEYS.iter().enumerate() {
+            assert_eq!(key_index(k), Some(i), "{k}");
+        }
+        assert_eq!(key_index("avg_tsx"), None);
+    }
+
+    #[test]
+    fn fields_not_read_are_skipped_and_a_repeated_field_keeps_its_last_value() {
+        let row = ROW.replace(
+            "\"avg_ts\": 10.5",
+            "\"extra\": {\"deep\": [1, [2, {\"x\": null}]]}, \"avg_ts\": 3.0, \"av\\u0067_ts\": 10.5",
+        );
+        for text in [row.clone(), format!("[{row}]")] {
+            let rows = parse_str("x", &text).unwrap();
+            assert_eq!(rows[0].avg_ts, 10.5, "{text}");
+            assert_eq!(rows[0].n_depth, 4096);
+        }
+        for (text, shown) in [
+            ("[1, {}]", "1"),
+            ("[true, \"s\"]", "true"),
+            ("[[1, 2]]", "[1,2]"),
+        ] {
+            let e = parse_str("x.json", text).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("{shown} is not an object (a llama-bench row)")),
+                "{text}: {e}"
+            );
+        }
     }
 
     #[test]

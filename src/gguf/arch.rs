@@ -258,7 +258,7 @@ pub fn arch_report(artifact: &Artifact) -> Result<ArchReport, GgufError> {
     let embedding_length = match m.get_u64(&k("embedding_length"))? {
         Some(v) => v,
         None => {
-            let guess = token_embd.and_then(|t| t.dims.first().copied());
+            let guess = token_embd.and_then(|t| t.dims().first().copied());
             match guess {
                 Some(g) => {
                     warnings.push(format!(
@@ -284,7 +284,7 @@ pub fn arch_report(artifact: &Artifact) -> Result<ArchReport, GgufError> {
         Some(v) => v,
         None => match m.array_len("tokenizer.ggml.tokens") {
             Some(n) => n,
-            None => match token_embd.and_then(|t| t.dims.get(1).copied()) {
+            None => match token_embd.and_then(|t| t.dims().get(1).copied()) {
                 Some(n) => n,
                 None => {
                     warnings.push(

@@ -140,6 +140,9 @@ pub struct TensorInventory {
     pub tied_output: bool,
     /// (experts, experts used) from `<arch>.expert_count` / `expert_used_count`.
     pub experts: Option<(u32, u32)>,
+    /// The core's inventory, counted from the tensors when this was built (so that an
+    /// inventory built without rows still has it).
+    core: Inventory,
 }
 
 /// Layer indices at or above this are not taken as layers (a hostile name such as
@@ -192,7 +195,7 @@ pub fn role_of(name: &str) -> Role {
 /// norm, not a lookup table (embeddings), not a convolution or SSM parameter. The token
 /// embedding is decided by the caller (linear only when tied).
 fn is_matrix(t: &TensorInfo, role: Role) -> bool {
-    if t.dims.len() < 2 || !t.name.ends_with(".weight") {
+    if t.dims().len() < 2 || !t.name().ends_with(".weight") {
         return false;
     }
     if matches!(role, Role::Norm | Role::OutputNorm | Role::TokenEmbedding) {
@@ -207,7 +210,7 @@ fn is_matrix(t: &TensorInfo, role: Role) -> bool {
         "ssm_d.",
         "norm",
     ];
-    !lookups_and_params.iter().any(|p| t.name.contains(p))
+    !lookups_and_params.iter().any(|p| t.name().contains(p))
 }
 
 /// Σ that stops at `u64::MAX` (a hostile header can state counts whose sum overflows).
@@ -257,13 +260,18 @@ impl RowContext {
         }
     }
 
+    /// Counted in P_linear (SPEC §5).
+    fn is_linear(&self, t: &TensorInfo, role: Role) -> bool {
+        match role {
+            Role::TokenEmbedding => self.tied_output && t.dims().len() >= 2,
+            _ => is_matrix(t, role),
+        }
+    }
+
     /// The row of one tensor.
     pub fn row(&self, t: &TensorInfo) -> TensorRow {
-        let role = role_of(&t.name);
-        let linear = match role {
-            Role::TokenEmbedding => self.tied_output && t.dims.len() >= 2,
-            _ => is_matrix(t, role),
-        };
+        let role = role_of(t.name());
+        let linear = self.is_linear(t, role);
         let counted = match role {
             Role::TokenEmbedding if self.tied_output => "full (tied output)".to_string(),
             Role::TokenEmbedding => {
@@ -276,16 +284,16 @@ impl RowContext {
             _ => "full".to_string(),
         };
         TensorRow {
-            name: t.name.clone(),
+            name: t.name().to_string(),
             type_name: t.ggml_type.name(),
             ggml_type: t.ggml_type,
-            shape: t.dims.clone(),
+            shape: t.dims().to_vec(),
             elements: t.elements,
             bytes: t.bytes,
             bits_per_weight: bits(t.bytes, t.elements),
             offset: t.offset,
             shard: t.shard,
-            layer: layer_of(&t.name),
+            layer: layer_of(t.name()),
             role,
             linear,
             counted,
@@ -314,7 +322,7 @@ impl Rollups {
         Self::from_parts(
             tensors
                 .into_iter()
-                .map(|t| (t.ggml_type, layer_of(&t.name), t.elements, t.bytes)),
+                .map(|t| (t.ggml_type, layer_of(t.name()), t.elements, t.bytes)),
         )
     }
 
@@ -383,15 +391,33 @@ impl Rollups {
 }
 
 impl TensorInventory {
-    /// Build the inventory of every tensor of `artifact`.
+    /// Build the inventory of every tensor of `artifact`, one row per tensor.
     pub fn from_artifact(artifact: &Artifact) -> TensorInventory {
         let ctx = RowContext::of(artifact);
         let mut rows = Vec::with_capacity(artifact.tensor_count());
         rows.extend(artifact.tensors().map(|t| ctx.row(t)));
-        let r = Rollups::from_parts(
-            rows.iter()
-                .map(|r| (r.ggml_type, r.layer, r.elements, r.bytes)),
-        );
+        Self::assemble(artifact, ctx, rows)
+    }
+
+    /// The inventory without its rows (`rows` is empty): the rollups, totals and core
+    /// inventory are the same as `from_artifact`'s, counted in one pass over the tensors.
+    /// For callers that never list the tensors (`report --gguf`, `models`): a row is several
+    /// allocations (name, type name, shape, what is read), about 300 bytes a tensor.
+    pub fn summary(artifact: &Artifact) -> TensorInventory {
+        Self::assemble(artifact, RowContext::of(artifact), Vec::new())
+    }
+
+    fn assemble(artifact: &Artifact, ctx: RowContext, rows: Vec<TensorRow>) -> TensorInventory {
+        let r = Rollups::of(artifact.tensors());
+        let mut core = Inventory {
+            tensor_bytes: r.tensor_bytes,
+            parameters: r.parameters,
+            tied_output: ctx.tied_output,
+            ..Inventory::default()
+        };
+        for t in artifact.tensors() {
+            add_to_core(&mut core, &ctx, t);
+        }
         TensorInventory {
             unknown_size_tensors: r.unknown_size_tensors,
             rows,
@@ -401,88 +427,99 @@ impl TensorInventory {
             tensor_bytes: r.tensor_bytes,
             tied_output: ctx.tied_output,
             experts: ctx.experts,
+            core,
         }
     }
 
-    /// The row of the tensor named `name`.
+    /// The row of the tensor named `name` (`None` for an inventory built without rows).
     pub fn row(&self, name: &str) -> Option<&TensorRow> {
         self.rows.iter().find(|r| r.name == name)
     }
 
     /// The core's inventory (SPEC §2, §4, §5), every field an exact count from the tensor list.
     pub fn to_core_inventory(&self) -> Inventory {
-        let mut inv = Inventory {
-            tensor_bytes: self.tensor_bytes,
-            parameters: self.parameters,
-            tied_output: self.tied_output,
-            ..Inventory::default()
-        };
-        let layer_count = self
-            .rows
-            .iter()
-            .filter_map(|r| r.layer)
-            .max()
-            .map(|m| m as usize + 1)
-            .unwrap_or(0);
-        inv.layer_bytes = vec![0; layer_count];
-        inv.layer_routed_expert_bytes = vec![0; layer_count];
-        for r in &self.rows {
-            let bytes = r.bytes.unwrap_or(0);
-            match (r.role, r.layer) {
-                (Role::TokenEmbedding, _) => {
-                    add(&mut inv.embedding_bytes, bytes);
-                    add(&mut inv.embedding_elements, r.elements);
-                    let rows = r
-                        .shape
-                        .iter()
-                        .skip(1)
-                        .fold(1u64, |a, d| a.saturating_mul(*d));
-                    if let Some(row_bytes) = bytes.checked_div(rows) {
-                        inv.embedding_row_bytes = row_bytes;
-                    }
-                }
-                (Role::Output | Role::OutputNorm, _) => add(&mut inv.output_bytes, bytes),
-                (_, Some(l)) => {
-                    add(&mut inv.layer_bytes[l as usize], bytes);
-                    if r.role == Role::RoutedExpert {
-                        add(&mut inv.layer_routed_expert_bytes[l as usize], bytes);
-                    }
-                }
-                (_, None) => add(&mut inv.other_bytes, bytes),
-            }
-            // FFN widths from the shapes ([n_embd, n_ff] for up/gate, [n_ff, n_embd] for down).
-            if let Some(l) = r.layer {
-                let stem = r.name.strip_prefix(&format!("blk.{l}.")).unwrap_or("");
-                let width = match stem {
-                    "ffn_up.weight"
-                    | "ffn_gate.weight"
-                    | "ffn_up_exps.weight"
-                    | "ffn_gate_exps.weight"
-                    | "ffn_up_shexp.weight"
-                    | "ffn_gate_shexp.weight" => r.shape.get(1).copied(),
-                    _ => None,
-                };
-                if let Some(w) = width {
-                    let slot = if stem.contains("_exps") {
-                        &mut inv.feed_forward.expert_length
-                    } else if stem.contains("_shexp") {
-                        &mut inv.feed_forward.shared_expert_length
-                    } else {
-                        &mut inv.feed_forward.length
-                    };
-                    *slot = (*slot).max(w);
-                }
-            }
-            if r.linear {
-                if r.role == Role::RoutedExpert {
-                    add(&mut inv.linear_expert_elements, r.elements);
-                } else {
-                    add(&mut inv.linear_dense_elements, r.elements);
-                    add(&mut inv.linear_dense_bytes, bytes);
-                }
+        self.core.clone()
+    }
+}
+
+/// The part of a `blk.N.` name after the layer number, when N is written as `layer` is
+/// (`blk.7.ffn_up.weight` → `ffn_up.weight`; `blk.07.…` has no stem, as before).
+fn layer_stem(name: &str, layer: u32) -> &str {
+    let Some(rest) = name.strip_prefix("blk.") else {
+        return "";
+    };
+    let Some((n, stem)) = rest.split_once('.') else {
+        return "";
+    };
+    let canonical = n.bytes().all(|b| b.is_ascii_digit()) && (n == "0" || !n.starts_with('0'));
+    if canonical && n.parse::<u32>().ok() == Some(layer) {
+        stem
+    } else {
+        ""
+    }
+}
+
+/// Count one tensor into the core's inventory (the vectors grow to the highest layer seen).
+fn add_to_core(inv: &mut Inventory, ctx: &RowContext, t: &TensorInfo) {
+    let name = t.name();
+    let role = role_of(name);
+    let layer = layer_of(name);
+    let linear = ctx.is_linear(t, role);
+    let bytes = t.bytes.unwrap_or(0);
+    if let Some(l) = layer {
+        let need = l as usize + 1;
+        if inv.layer_bytes.len() < need {
+            inv.layer_bytes.resize(need, 0);
+            inv.layer_routed_expert_bytes.resize(need, 0);
+        }
+    }
+    match (role, layer) {
+        (Role::TokenEmbedding, _) => {
+            add(&mut inv.embedding_bytes, bytes);
+            add(&mut inv.embedding_elements, t.elements);
+            if let Some(row_bytes) = bytes.checked_div(t.rows()) {
+                inv.embedding_row_bytes = row_bytes;
             }
         }
-        inv
+        (Role::Output | Role::OutputNorm, _) => add(&mut inv.output_bytes, bytes),
+        (_, Some(l)) => {
+            add(&mut inv.layer_bytes[l as usize], bytes);
+            if role == Role::RoutedExpert {
+                add(&mut inv.layer_routed_expert_bytes[l as usize], bytes);
+            }
+        }
+        (_, None) => add(&mut inv.other_bytes, bytes),
+    }
+    // FFN widths from the shapes ([n_embd, n_ff] for up/gate, [n_ff, n_embd] for down).
+    if let Some(l) = layer {
+        let stem = layer_stem(name, l);
+        let width = match stem {
+            "ffn_up.weight"
+            | "ffn_gate.weight"
+            | "ffn_up_exps.weight"
+            | "ffn_gate_exps.weight"
+            | "ffn_up_shexp.weight"
+            | "ffn_gate_shexp.weight" => t.dims().get(1).copied(),
+            _ => None,
+        };
+        if let Some(w) = width {
+            let slot = if stem.contains("_exps") {
+                &mut inv.feed_forward.expert_length
+            } else if stem.contains("_shexp") {
+                &mut inv.feed_forward.shared_expert_length
+            } else {
+                &mut inv.feed_forward.length
+            };
+            *slot = (*slot).max(w);
+        }
+    }
+    if linear {
+        if role == Role::RoutedExpert {
+            add(&mut inv.linear_expert_elements, t.elements);
+        } else {
+            add(&mut inv.linear_dense_elements, t.elements);
+            add(&mut inv.linear_dense_bytes, bytes);
+        }
     }
 }
 

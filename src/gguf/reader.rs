@@ -5,7 +5,7 @@
 
 use super::GgufError;
 use super::types::{Endian, GgmlType, SkippedArray, TensorInfo, Value, ValueType};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, RandomState};
 use std::io::{self, Read, Seek, SeekFrom};
 
@@ -226,7 +226,7 @@ impl Header {
 
     /// The tensor named `name`.
     pub fn tensor(&self, name: &str) -> Option<&TensorInfo> {
-        self.tensors.iter().find(|t| t.name == name)
+        self.tensors.iter().find(|t| t.name() == name)
     }
 }
 
@@ -238,7 +238,18 @@ struct Src<R> {
     pos: u64,
     len: u64,
     endian: Endian,
+    /// Reused by `skip_strings`.
+    chunk: Vec<u8>,
+    /// Bytes read from `r` past the position (`ahead[ahead_at..]` are at `pos..`): what
+    /// `skip_strings` read beyond the end of its array is kept here rather than given back by
+    /// seeking backwards, so the reader only ever moves forward (a ranged HTTP reader refetches
+    /// on a backward seek, and its header cache only grows while reads are in order).
+    ahead: Vec<u8>,
+    ahead_at: usize,
 }
+
+/// Bytes `skip_strings` reads at a time.
+const SKIP_CHUNK: usize = 64 * 1024;
 
 impl<R: Read + Seek> Src<R> {
     fn remaining(&self) -> u64 {
@@ -266,14 +277,38 @@ impl<R: Read + Seek> Src<R> {
         }
     }
 
+    /// Copy bytes read ahead into `buf`; returns how many.
+    fn take_ahead(&mut self, buf: &mut [u8]) -> usize {
+        let avail = self.ahead.len() - self.ahead_at;
+        if avail == 0 {
+            return 0;
+        }
+        let k = avail.min(buf.len());
+        buf[..k].copy_from_slice(&self.ahead[self.ahead_at..self.ahead_at + k]);
+        self.drop_ahead(k);
+        k
+    }
+
+    /// Consume `k` bytes read ahead.
+    fn drop_ahead(&mut self, k: usize) {
+        self.ahead_at += k;
+        if self.ahead_at == self.ahead.len() {
+            self.ahead.clear();
+            self.ahead_at = 0;
+        }
+    }
+
     fn fill(&mut self, buf: &mut [u8], what: What) -> Result<(), GgufError> {
         let n = buf.len() as u64;
         if self.remaining() < n {
             return Err(self.truncated(n, what));
         }
-        self.r
-            .read_exact(buf)
-            .map_err(|e| self.io_err(e, n, what))?;
+        let k = self.take_ahead(buf);
+        if k < buf.len() {
+            self.r
+                .read_exact(&mut buf[k..])
+                .map_err(|e| self.io_err(e, n, what))?;
+        }
         self.pos += n;
         Ok(())
     }
@@ -306,6 +341,12 @@ impl<R: Read + Seek> Src<R> {
         if self.remaining() < n {
             return Err(self.truncated(n, what));
         }
+        let k = ((self.ahead.len() - self.ahead_at) as u64).min(n);
+        if k > 0 {
+            self.drop_ahead(k as usize);
+            self.pos += k;
+        }
+        let n = n - k;
         if n <= SKIP_BY_READING {
             // Through the caller's buffer: most skips are short strings.
             let mut scratch = [0u8; 512];
@@ -346,6 +387,30 @@ impl<R: Read + Seek> Src<R> {
         let mut buf = vec![0u8; len as usize];
         self.fill(&mut buf, what)?;
         Ok((buf, start))
+    }
+
+    /// A string read into `buf` (reused between calls: no allocation per string).
+    fn str_into<'b>(&mut self, buf: &'b mut Vec<u8>, what: What) -> Result<&'b str, GgufError> {
+        let len_at = self.pos;
+        let len = self.u64(&|| format!("the length of {}", what()))?;
+        if len > self.remaining() {
+            return Err(GgufError::TooLarge {
+                what: format!("the length of {}", what()),
+                count: len,
+                offset: len_at,
+                remaining: self.remaining(),
+                file_len: self.len,
+            });
+        }
+        let start = self.pos;
+        buf.clear();
+        buf.resize(len as usize, 0);
+        self.fill(buf, what)?;
+        std::str::from_utf8(buf).map_err(|_| GgufError::InvalidUtf8 {
+            what: what(),
+            offset: start,
+            lossy: String::from_utf8_lossy(buf).chars().take(80).collect(),
+        })
     }
 
     fn string(&mut self, what: What) -> Result<String, GgufError> {
@@ -440,7 +505,10 @@ impl<R: Read + Seek> Src<R> {
                 items,
             });
         }
-        // Strings and arrays: keep while the bytes read stay within the budget, then skip.
+        if element_type == ValueType::String {
+            return self.string_array(count, key, depth);
+        }
+        // Arrays: keep while the bytes read stay within the budget, then skip.
         let mut items: Option<Vec<Value>> =
             Some(Vec::with_capacity(count.min(MAX_RESERVE) as usize));
         for _ in 0..count {
@@ -466,6 +534,193 @@ impl<R: Read + Seek> Src<R> {
                 byte_len,
             })),
         }
+    }
+
+    /// An array of `count` strings starting at the current position (after its header).
+    /// Kept (`Value::Array`) when its elements take at most `KEEP_ARRAY_BYTES`, otherwise left
+    /// in the file (`Value::Skipped`). The strings that start within the first
+    /// `KEEP_ARRAY_BYTES` are checked as they would be kept (UTF-8, same messages) without
+    /// being allocated; the rest are walked by `skip_strings`. A kept array is then read again
+    /// from its start: at most 64 KiB, while a tokenizer of 262,144 strings is never
+    /// allocated string by string.
+    fn string_array(&mut self, count: u64, key: &str, depth: usize) -> Result<Value, GgufError> {
+        let first = self.pos;
+        let what = || format!("the value of key {key:?}");
+        let mut scratch = Vec::new();
+        let mut done = 0u64;
+        while done < count && self.pos - first <= KEEP_ARRAY_BYTES {
+            self.str_into(&mut scratch, &what)?;
+            done += 1;
+        }
+        self.skip_strings(count - done, key)?;
+        let byte_len = self.pos - first;
+        if byte_len > KEEP_ARRAY_BYTES {
+            return Ok(Value::Skipped(SkippedArray {
+                element_type: ValueType::String,
+                count,
+                offset: first,
+                byte_len,
+            }));
+        }
+        let end = self.pos;
+        self.seek_to(first, &what)?;
+        let mut items = Vec::with_capacity(count.min(MAX_RESERVE) as usize);
+        for _ in 0..count {
+            items.push(self.value(ValueType::String, key, depth + 1)?);
+        }
+        debug_assert_eq!(self.pos, end);
+        Ok(Value::Array {
+            element_type: ValueType::String,
+            items,
+        })
+    }
+
+    /// Move to `offset` of the file.
+    fn seek_to(&mut self, offset: u64, what: What) -> Result<(), GgufError> {
+        self.ahead.clear();
+        self.ahead_at = 0;
+        self.r
+            .seek(SeekFrom::Start(offset))
+            .map_err(|e| self.io_err(e, 0, what))?;
+        self.pos = offset;
+        Ok(())
+    }
+
+    /// Walk over `count` length-prefixed strings without keeping or checking them (as
+    /// `skip_value` does one at a time, with the same messages), reading the bytes in chunks
+    /// of `SKIP_CHUNK`: a tokenizer is 262,144 strings, and two small reads per string took
+    /// most of the time of reading a whole header. Every length is bounded by the file.
+    fn skip_strings(&mut self, count: u64, key: &str) -> Result<(), GgufError> {
+        if count == 0 {
+            return Ok(());
+        }
+        let mut buf = std::mem::take(&mut self.chunk);
+        buf.resize(SKIP_CHUNK, 0);
+        let r = self.skip_strings_with(count, key, &mut buf);
+        self.chunk = buf;
+        r
+    }
+
+    fn skip_strings_with(
+        &mut self,
+        count: u64,
+        key: &str,
+        buf: &mut [u8],
+    ) -> Result<(), GgufError> {
+        let len_what = || format!("a string length in key {key:?}");
+        // `buf[at..have]` are the bytes at file offsets `base + at ..`; the reader is at
+        // `base + have`.
+        let mut base = self.pos;
+        // Bytes already read ahead (at most one chunk, left by an earlier call) come first.
+        let pending = self.ahead.len() - self.ahead_at;
+        buf[..pending].copy_from_slice(&self.ahead[self.ahead_at..]);
+        self.ahead.clear();
+        self.ahead_at = 0;
+        let (mut at, mut have) = (0usize, pending);
+        for _ in 0..count {
+            if have - at < 8 {
+                buf.copy_within(at..have, 0);
+                have -= at;
+                base += at as u64;
+                at = 0;
+                let room = self
+                    .len
+                    .saturating_sub(base + have as u64)
+                    .min((buf.len() - have) as u64) as usize;
+                let limit = have + room;
+                while have < 8 && have < limit {
+                    match self.r.read(&mut buf[have..limit]) {
+                        Ok(0) => break,
+                        Ok(n) => have += n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => {
+                            self.pos = base;
+                            return Err(self.io_err(e, 8, &len_what));
+                        }
+                    }
+                }
+                if have < 8 {
+                    self.pos = base;
+                    return Err(self.truncated(8, &len_what));
+                }
+            }
+            let len_at = base + at as u64;
+            let mut raw = [0u8; 8];
+            raw.copy_from_slice(&buf[at..at + 8]);
+            let len = match self.endian {
+                Endian::Little => u64::from_le_bytes(raw),
+                Endian::Big => u64::from_be_bytes(raw),
+            };
+            let remaining = self.len.saturating_sub(len_at + 8);
+            if len > remaining {
+                self.pos = len_at + 8;
+                return Err(GgufError::TooLarge {
+                    what: len_what(),
+                    count: len,
+                    offset: len_at,
+                    remaining,
+                    file_len: self.len,
+                });
+            }
+            let end = at as u64 + 8 + len;
+            if end <= have as u64 {
+                at = end as usize;
+            } else {
+                // Past the chunk: move the reader to the end of this string, reading through
+                // a short distance (seeking drops a buffered reader's buffer), seeking a long one.
+                let past = end - have as u64;
+                self.pos = base + have as u64;
+                let what = || format!("a string in key {key:?}");
+                if past <= SKIP_BY_READING {
+                    let mut left = past;
+                    while left > 0 {
+                        let k = left.min(buf.len() as u64) as usize;
+                        self.r
+                            .read_exact(&mut buf[..k])
+                            .map_err(|e| self.io_err(e, left, &what))?;
+                        left -= k as u64;
+                    }
+                } else {
+                    let delta = i64::try_from(past).map_err(|_| self.truncated(past, &what))?;
+                    self.r
+                        .seek(SeekFrom::Current(delta))
+                        .map_err(|e| self.io_err(e, past, &what))?;
+                }
+                base += end;
+                at = 0;
+                have = 0;
+            }
+        }
+        // What was read past the last string is read from `ahead` next.
+        self.pos = base + at as u64;
+        self.ahead.clear();
+        self.ahead.extend_from_slice(&buf[at..have]);
+        self.ahead_at = 0;
+        Ok(())
+    }
+
+    /// How many of the next `count` records are whole tensor infos (a name within the file,
+    /// at most `MAX_DIMS` dims, all fields present), walked without keeping anything; the
+    /// position is restored. The tensor list is then allocated once at its real size: grown
+    /// by doubling, it was copied (old and new copy resident together) and left up to twice
+    /// its size. A count the file cannot back is never reserved.
+    fn count_tensor_records(&mut self, count: u64) -> Result<u64, GgufError> {
+        let start = self.pos;
+        let none = || String::new();
+        let mut n = 0u64;
+        while n < count {
+            let Ok(len) = self.u64(&none) else { break };
+            if len > self.remaining() || self.skip(len, &none).is_err() {
+                break;
+            }
+            let Ok(dims) = self.u32(&none) else { break };
+            if dims > MAX_DIMS || self.skip(8 * u64::from(dims) + 4 + 8, &none).is_err() {
+                break;
+            }
+            n += 1;
+        }
+        self.seek_to(start, &|| "the tensor infos".to_string())?;
+        Ok(n)
     }
 
     /// Walk over a value without keeping it (strings are not checked for UTF-8).
@@ -498,6 +753,7 @@ impl<R: Read + Seek> Src<R> {
                     Some(size) => {
                         self.skip(count * size, &|| format!("the elements of key {key:?}"))
                     }
+                    None if element_type == ValueType::String => self.skip_strings(count, key),
                     None => {
                         for _ in 0..count {
                             self.skip_value(element_type, key, depth + 1)?;
@@ -598,6 +854,47 @@ pub fn sniff(start: &[u8], file_len: u64) -> String {
     "unrecognised binary data".into()
 }
 
+/// The first tensor name in file order that repeats an earlier one, as the error to report.
+/// `names` are the records read, `pending` the name (and record offset) of a record whose
+/// reading failed after its name; `hashes` the names' hashes in file order (sorted here).
+fn first_duplicate(
+    tensors: &[TensorInfo],
+    pending: Option<(&str, u64)>,
+    hashes: &mut [u64],
+    hasher: &RandomState,
+) -> Option<GgufError> {
+    hashes.sort_unstable();
+    let repeated: HashSet<u64> = hashes
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .map(|w| w[0])
+        .collect();
+    if repeated.is_empty() {
+        return None;
+    }
+    let records = tensors
+        .iter()
+        .map(|t| (t.name(), t.header_offset))
+        .chain(pending);
+    // Only the names whose hash repeats are kept.
+    let mut seen: HashMap<u64, Vec<&str>> = HashMap::new();
+    for (name, offset) in records {
+        let h = hasher.hash_one(name);
+        if !repeated.contains(&h) {
+            continue;
+        }
+        let same = seen.entry(h).or_default();
+        if same.contains(&name) {
+            return Some(GgufError::DuplicateTensor {
+                name: name.into(),
+                offset,
+            });
+        }
+        same.push(name);
+    }
+    None
+}
+
 /// Read a GGUF header from `r` (positioned anywhere; it is rewound), whose total length is
 /// `file_len` bytes. Tensor data is never read. Reads are small (a tokenizer is hundreds of
 /// thousands of length-prefixed strings): give it a buffered reader, as `open` does.
@@ -615,6 +912,9 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
         pos: 0,
         len: file_len,
         endian: Endian::Little,
+        chunk: Vec::new(),
+        ahead: Vec::new(),
+        ahead_at: 0,
     };
 
     // Magic, sniffing what the file is when it is not GGUF.
@@ -725,16 +1025,25 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
         }
     };
 
-    // Tensor infos. Names are checked for duplicates through a set of their 64-bit hashes
-    // (randomly keyed, so a file cannot aim for collisions) rather than a second copy of every
-    // name: at a million tensors that copy was as large as the tensor list itself. A hash seen
-    // before is confirmed against the names read so far, which only a real duplicate (or a
-    // one-in-2^64 accident) costs.
+    // Tensor infos. Names are checked for duplicates through their 64-bit hashes (randomly
+    // keyed, so a file cannot aim for collisions), 8 bytes a tensor in a list sorted once at
+    // the end, rather than a second copy of every name or a hash set (about 19 bytes a tensor
+    // at a million, and a cache miss per insert). A hash seen twice is confirmed against the
+    // names, which only a real duplicate (or a one-in-2^64 accident) costs. The first problem
+    // in file order is still the one reported: when a later record fails, the names read
+    // before it are checked first (`first_duplicate`).
     let mut warnings = Vec::new();
-    let mut tensors: Vec<TensorInfo> = Vec::with_capacity(tensor_count.min(MAX_RESERVE) as usize);
+    // Up to MAX_RESERVE records are reserved as stated (as small as before); a larger list
+    // is counted first, so that it is allocated once (and a remote header is not walked
+    // twice for an ordinary model).
+    let records = if tensor_count <= MAX_RESERVE {
+        tensor_count
+    } else {
+        src.count_tensor_records(tensor_count)?
+    } as usize;
+    let mut tensors: Vec<TensorInfo> = Vec::with_capacity(records);
     let hasher = RandomState::new();
-    let mut name_hashes: HashSet<u64> =
-        HashSet::with_capacity(tensor_count.min(MAX_RESERVE) as usize);
+    let mut name_hashes: Vec<u64> = Vec::with_capacity(records);
     let mut unknown_types: Vec<(GgmlType, String)> = Vec::new();
     // llama.cpp's rule (gguf.cpp, `gguf_init_from_file_impl`): in file order, each tensor's
     // data offset equals the previous tensor's end rounded up to the alignment, the first at 0.
@@ -743,121 +1052,140 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
     let mut expected_offset: Option<u64> = Some(0);
     let mut last_offset = 0u64;
     let mut relative_end = 0u64;
-    for i in 0..tensor_count {
-        let offset = src.pos;
-        let name = src.string(&|| format!("the name of tensor #{i}"))?;
-        let name_hash = hasher.hash_one(name.as_str());
-        if !name_hashes.insert(name_hash) && tensors.iter().any(|t| t.name == name) {
-            return Err(GgufError::DuplicateTensor { name, offset });
-        }
-        let n_dims = src.u32(&|| format!("the dimension count of tensor {name:?}"))?;
-        if n_dims > MAX_DIMS {
-            return Err(GgufError::TooManyDims {
-                name,
-                dims: n_dims,
-                offset,
-            });
-        }
-        let mut dims = Vec::with_capacity(n_dims as usize);
-        for _ in 0..n_dims {
-            dims.push(src.u64(&|| format!("a dimension of tensor {name:?}"))?);
-        }
-        let ggml_type = GgmlType(src.u32(&|| format!("the type of tensor {name:?}"))?);
-        let data_offset = src.u64(&|| format!("the data offset of tensor {name:?}"))?;
+    let mut name_buf: Vec<u8> = Vec::new();
+    // The record being read: its offset, and whether its name (in `name_buf`) was read.
+    let mut current: (u64, bool) = (0, false);
+    let read = (|| -> Result<(), GgufError> {
+        for i in 0..tensor_count {
+            let offset = src.pos;
+            current = (offset, false);
+            let name = src.str_into(&mut name_buf, &|| format!("the name of tensor #{i}"))?;
+            name_hashes.push(hasher.hash_one(name));
+            current.1 = true;
+            let n_dims = src.u32(&|| format!("the dimension count of tensor {name:?}"))?;
+            if n_dims > MAX_DIMS {
+                return Err(GgufError::TooManyDims {
+                    name: name.into(),
+                    dims: n_dims,
+                    offset,
+                });
+            }
+            let mut dim_array = [0u64; MAX_DIMS as usize];
+            let dims = &mut dim_array[..n_dims as usize];
+            for d in dims.iter_mut() {
+                *d = src.u64(&|| format!("a dimension of tensor {name:?}"))?;
+            }
+            let dims: &[u64] = dims;
+            let ggml_type = GgmlType(src.u32(&|| format!("the type of tensor {name:?}"))?);
+            let data_offset = src.u64(&|| format!("the data offset of tensor {name:?}"))?;
 
-        let elements = dims
-            .iter()
-            .try_fold(1u64, |acc, d| acc.checked_mul(*d))
-            .ok_or_else(|| GgufError::ElementOverflow {
-                name: name.clone(),
-                shape: format!("{dims:?}"),
+            let elements = dims
+                .iter()
+                .try_fold(1u64, |acc, d| acc.checked_mul(*d))
+                .ok_or_else(|| GgufError::ElementOverflow {
+                    name: name.into(),
+                    shape: format!("{dims:?}"),
+                    offset,
+                })?;
+            if dims.contains(&0) {
+                warnings.push(format!(
+                    "tensor {name:?} has a zero-size dimension {dims:?} (0 elements)"
+                ));
+            }
+            let bytes =
+                match ggml_type.info() {
+                    Some(info) => {
+                        let row = dims.first().copied().unwrap_or(1);
+                        if !row.is_multiple_of(info.block_elements) {
+                            return Err(GgufError::RowNotBlockMultiple {
+                                name: name.into(),
+                                row,
+                                type_name: info.name.into(),
+                                block: info.block_elements,
+                                offset,
+                            });
+                        }
+                        Some(ggml_type.bytes_for(elements).ok_or_else(|| {
+                            GgufError::ByteOverflow {
+                                name: name.into(),
+                                offset,
+                            }
+                        })?)
+                    }
+                    None => {
+                        unknown_types.push((ggml_type, name.into()));
+                        None
+                    }
+                };
+            if !data_offset.is_multiple_of(alignment) {
+                return Err(GgufError::MisalignedTensor {
+                    name: name.into(),
+                    data_offset,
+                    alignment,
+                    offset,
+                });
+            }
+            let in_place = match expected_offset {
+                Some(e) => data_offset == e,
+                None => data_offset >= last_offset,
+            };
+            if !in_place {
+                return Err(GgufError::NotContiguous {
+                    name: name.into(),
+                    data_offset,
+                    expected: expected_offset,
+                    previous_end: last_offset,
+                    alignment,
+                    offset,
+                });
+            }
+            last_offset = data_offset;
+            expected_offset = match bytes {
+                Some(b) => {
+                    let end =
+                        data_offset
+                            .checked_add(b)
+                            .ok_or_else(|| GgufError::ByteOverflow {
+                                name: name.into(),
+                                offset,
+                            })?;
+                    if b > 0 {
+                        relative_end = relative_end.max(end);
+                    }
+                    Some(end.checked_next_multiple_of(alignment).ok_or_else(|| {
+                        GgufError::ByteOverflow {
+                            name: name.into(),
+                            offset,
+                        }
+                    })?)
+                }
+                None => None,
+            };
+            // At most MAX_DIMS dims (checked above), so `new` always returns a record.
+            tensors.extend(TensorInfo::new(
+                name,
+                ggml_type,
+                dims,
+                data_offset,
+                0,
                 offset,
-            })?;
-        if dims.contains(&0) {
-            warnings.push(format!(
-                "tensor {name:?} has a zero-size dimension {dims:?} (0 elements)"
+                elements,
+                bytes,
             ));
         }
-        let bytes = match ggml_type.info() {
-            Some(info) => {
-                let row = dims.first().copied().unwrap_or(1);
-                if !row.is_multiple_of(info.block_elements) {
-                    return Err(GgufError::RowNotBlockMultiple {
-                        name,
-                        row,
-                        type_name: info.name.into(),
-                        block: info.block_elements,
-                        offset,
-                    });
-                }
-                Some(
-                    ggml_type
-                        .bytes_for(elements)
-                        .ok_or_else(|| GgufError::ByteOverflow {
-                            name: name.clone(),
-                            offset,
-                        })?,
-                )
-            }
-            None => {
-                unknown_types.push((ggml_type, name.clone()));
-                None
-            }
-        };
-        if !data_offset.is_multiple_of(alignment) {
-            return Err(GgufError::MisalignedTensor {
-                name,
-                data_offset,
-                alignment,
-                offset,
-            });
-        }
-        let in_place = match expected_offset {
-            Some(e) => data_offset == e,
-            None => data_offset >= last_offset,
-        };
-        if !in_place {
-            return Err(GgufError::NotContiguous {
-                name,
-                data_offset,
-                expected: expected_offset,
-                previous_end: last_offset,
-                alignment,
-                offset,
-            });
-        }
-        last_offset = data_offset;
-        expected_offset = match bytes {
-            Some(b) => {
-                let end = data_offset
-                    .checked_add(b)
-                    .ok_or_else(|| GgufError::ByteOverflow {
-                        name: name.clone(),
-                        offset,
-                    })?;
-                if b > 0 {
-                    relative_end = relative_end.max(end);
-                }
-                Some(end.checked_next_multiple_of(alignment).ok_or_else(|| {
-                    GgufError::ByteOverflow {
-                        name: name.clone(),
-                        offset,
-                    }
-                })?)
-            }
-            None => None,
-        };
-        tensors.push(TensorInfo {
-            name,
-            ggml_type,
-            dims,
-            offset: data_offset,
-            shard: 0,
-            header_offset: offset,
-            elements,
-            bytes,
-        });
+        Ok(())
+    })();
+    let pending = match &read {
+        Ok(()) => None,
+        Err(_) => current
+            .1
+            .then(|| std::str::from_utf8(&name_buf).ok().map(|n| (n, current.0)))
+            .flatten(),
+    };
+    if let Some(dup) = first_duplicate(&tensors, pending, &mut name_hashes, &hasher) {
+        return Err(dup);
     }
+    read?;
     drop(name_hashes);
     tensors.shrink_to_fit();
     for (t, name) in &unknown_types {
@@ -927,6 +1255,9 @@ pub fn load_array<R: Read + Seek>(
         pos: skipped.offset,
         len: file_len,
         endian,
+        chunk: Vec::new(),
+        ahead: Vec::new(),
+        ahead_at: 0,
     };
     if (skipped.count as u128) * (skipped.element_type.min_size() as u128) > src.remaining() as u128
     {

@@ -172,9 +172,9 @@ pub fn open(path: impl AsRef<Path>) -> Result<Artifact, GgufError> {
     let mut names: HashSet<&str> = HashSet::new();
     for s in &shards {
         for t in &s.header.tensors {
-            if !names.insert(t.name.as_str()) {
+            if !names.insert(t.name()) {
                 return Err(GgufError::DuplicateTensor {
-                    name: t.name.clone(),
+                    name: t.name().to_string(),
                     offset: t.header_offset,
                 });
             }
@@ -247,7 +247,7 @@ impl Artifact {
 
     /// The tensor named `name`.
     pub fn tensor(&self, name: &str) -> Option<&TensorInfo> {
-        self.tensors().find(|t| t.name == name)
+        self.tensors().find(|t| t.name() == name)
     }
 
     /// Number of tensors over all shards.

@@ -442,15 +442,26 @@ impl fmt::Display for GgmlType {
     }
 }
 
+/// ggml's `GGML_MAX_DIMS`: a tensor has at most this many dimensions (the reader refuses more).
+pub const MAX_DIMS: usize = 4;
+
 /// One tensor info record of a GGUF header.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Compact because a header may hold a million of them: the name is stored inline when it is
+/// at most 24 bytes (`compact_str`, already in the dependency tree through ratatui; most
+/// llama.cpp names are that short) and the dims in a fixed array of `MAX_DIMS` with a count,
+/// instead of a `String` and a `Vec` (two allocations, 170 bytes a tensor with the rest).
+/// Read the name and dims through [`TensorInfo::name`] and [`TensorInfo::dims`].
+#[derive(Clone, PartialEq, Eq)]
 pub struct TensorInfo {
     /// Tensor name (`blk.0.attn_q.weight`).
-    pub name: String,
+    name: compact_str::CompactString,
+    /// Dimensions, innermost (row) first, as ggml's `ne`; the first `n_dims` are used.
+    dims: [u64; MAX_DIMS],
+    /// Number of dims used.
+    n_dims: u8,
     /// ggml type.
     pub ggml_type: GgmlType,
-    /// Dimensions, innermost (row) first, as ggml's `ne`.
-    pub dims: Vec<u64>,
     /// Offset of the data relative to the shard's data start, bytes.
     pub offset: u64,
     /// Index of the shard holding the data (0 for a single file).
@@ -463,16 +474,72 @@ pub struct TensorInfo {
     pub bytes: Option<u64>,
 }
 
+impl fmt::Debug for TensorInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TensorInfo")
+            .field("name", &self.name())
+            .field("ggml_type", &self.ggml_type)
+            .field("dims", &self.dims())
+            .field("offset", &self.offset)
+            .field("shard", &self.shard)
+            .field("header_offset", &self.header_offset)
+            .field("elements", &self.elements)
+            .field("bytes", &self.bytes)
+            .finish()
+    }
+}
+
 impl TensorInfo {
+    /// A record; `None` when `dims` has more than `MAX_DIMS` entries. `elements` and `bytes`
+    /// are taken as given (the reader computes them with overflow checks).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: &str,
+        ggml_type: GgmlType,
+        dims: &[u64],
+        offset: u64,
+        shard: usize,
+        header_offset: u64,
+        elements: u64,
+        bytes: Option<u64>,
+    ) -> Option<TensorInfo> {
+        if dims.len() > MAX_DIMS {
+            return None;
+        }
+        let mut d = [0u64; MAX_DIMS];
+        d[..dims.len()].copy_from_slice(dims);
+        Some(TensorInfo {
+            name: compact_str::CompactString::from(name),
+            dims: d,
+            n_dims: dims.len() as u8,
+            ggml_type,
+            offset,
+            shard,
+            header_offset,
+            elements,
+            bytes,
+        })
+    }
+
+    /// Tensor name (`blk.0.attn_q.weight`).
+    pub fn name(&self) -> &str {
+        self.name.as_str()
+    }
+
+    /// Dimensions, innermost (row) first, as ggml's `ne`.
+    pub fn dims(&self) -> &[u64] {
+        &self.dims[..self.n_dims as usize]
+    }
+
     /// Elements of one row (dim 0), 0 for a tensor without dims.
     pub fn row_elements(&self) -> u64 {
-        self.dims.first().copied().unwrap_or(0)
+        self.dims().first().copied().unwrap_or(0)
     }
 
     /// Number of rows: the product of dims 1.. (saturating: with a zero-size row the other
     /// dims are not bounded by the element count).
     pub fn rows(&self) -> u64 {
-        self.dims
+        self.dims()
             .iter()
             .skip(1)
             .fold(1, |a, d| a.saturating_mul(*d))
@@ -480,7 +547,7 @@ impl TensorInfo {
 
     /// `[4096, 151936]` style shape.
     pub fn shape_string(&self) -> String {
-        let parts: Vec<String> = self.dims.iter().map(|d| d.to_string()).collect();
+        let parts: Vec<String> = self.dims().iter().map(|d| d.to_string()).collect();
         format!("[{}]", parts.join(", "))
     }
 }
@@ -554,6 +621,29 @@ mod tests {
         assert_eq!(GgmlType(31).removed_name(), Some("Q4_0_4_4"));
         assert_eq!(GgmlType(38).removed_name(), Some("IQ4_NL_8_8"));
         assert_eq!(GgmlType(4).removed_name(), Some("Q4_2"));
+    }
+
+    #[test]
+    fn tensor_info_stays_compact() {
+        // A million of these make up a large header's memory: name inline up to 24 bytes,
+        // dims in place (was 104 bytes plus two allocations).
+        assert!(std::mem::size_of::<TensorInfo>() <= 112);
+        let t = TensorInfo::new(
+            "blk.0.attn_q.weight",
+            GgmlType::F32,
+            &[4, 2],
+            0,
+            0,
+            0,
+            8,
+            Some(32),
+        )
+        .unwrap();
+        assert_eq!(
+            (t.name(), t.dims(), t.rows()),
+            ("blk.0.attn_q.weight", &[4u64, 2][..], 2)
+        );
+        assert!(TensorInfo::new("x", GgmlType::F32, &[1; 5], 0, 0, 0, 1, Some(4)).is_none());
     }
 
     #[test]
