@@ -132,6 +132,27 @@ pub fn read_bytes(path: &Path, cap: u64, what: &str) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// Call `f` on every regular file under `dir`, at most `depth` levels down (symbolic links to
+/// files are followed, to folders not, so a loop cannot hang the walk).
+pub fn walk(dir: &Path, depth: usize, f: &mut dyn FnMut(&Path)) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = rd.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let p = e.path();
+        let Ok(ft) = e.file_type() else { continue };
+        if ft.is_dir() {
+            if depth > 0 {
+                walk(&p, depth - 1, f);
+            }
+        } else if ft.is_file() || (ft.is_symlink() && p.is_file()) {
+            f(&p);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,26 +174,5 @@ mod tests {
         assert_eq!(read_text(&p, 2048, "a profile").unwrap().len(), 2048);
         let e = read_text(&p, 2047, "a profile").unwrap_err();
         assert!(e.to_string().starts_with("larger than the"), "{e}");
-    }
-}
-
-/// Call `f` on every regular file under `dir`, at most `depth` levels down (symbolic links to
-/// files are followed, to folders not, so a loop cannot hang the walk).
-pub fn walk(dir: &Path, depth: usize, f: &mut dyn FnMut(&Path)) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = rd.flatten().collect();
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        let p = e.path();
-        let Ok(ft) = e.file_type() else { continue };
-        if ft.is_dir() {
-            if depth > 0 {
-                walk(&p, depth - 1, f);
-            }
-        } else if ft.is_file() || (ft.is_symlink() && p.is_file()) {
-            f(&p);
-        }
     }
 }

@@ -553,7 +553,9 @@ fn parse_cache_type(
 ) -> Result<CacheType, String> {
     match name {
         None => {
-            notes.push(format!("{which} is not recorded: llama.cpp's default f16 assumed"));
+            notes.push(format!(
+                "{which} is not recorded: llama.cpp's default f16 assumed"
+            ));
             Ok(CacheType::F16)
         }
         Some(n) => CacheType::parse(n).ok_or_else(|| {
@@ -938,9 +940,7 @@ fn evaluate_row(
             _ => rep.prefill = Some(prefill_comparison(row, r, &mut notes)),
         },
         Err((e, true)) => rep.error = Some(e.clone()),
-        Err((e, false)) => {
-            rep.error = Some(format!("the row's scenario cannot be evaluated: {e}"))
-        }
+        Err((e, false)) => rep.error = Some(format!("the row's scenario cannot be evaluated: {e}")),
     }
     rep.notes = notes;
     rep
