@@ -439,7 +439,7 @@ fn the_explorer_reads_a_remote_header_once() {
     let url = format!("{}/o/r/resolve/main/Tiny-Q8_0.gguf", srv.base);
     explorer_reads_the_header_once(&srv, &url, len, len);
     let Some(local) = gemma() else {
-        eprintln!("SKIPPED (gemma part): set LLMBOUND_GEMMA_GGUF to the gemma-3-270m Q4_K_M GGUF");
+        skipped!("(gemma part) set LLMBOUND_GEMMA_GGUF to the gemma-3-270m Q4_K_M GGUF");
         return;
     };
     srv.add_file("o/r/gemma.gguf", &local);
