@@ -152,10 +152,14 @@ pub fn write<W: Write>(
     }
     let md = format == Format::Markdown;
     let title = format!(
-        "{} at {} tokens × {}, K {} / V {}: decode ceilings and capacity per machine",
+        "{} at {} tokens{}, K {} / V {}: decode ceilings and capacity per machine",
         base.model.name,
         fmt_tokens(base.cache.context),
-        base.cache.sequences,
+        if base.cache.sequences == 1 {
+            String::new()
+        } else {
+            format!(" × {} sequences", base.cache.sequences)
+        },
         base.cache.type_k,
         base.cache.type_v
     );
