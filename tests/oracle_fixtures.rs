@@ -103,7 +103,7 @@ fn every_fixture_loads_and_names_its_llama_cpp_build() {
 #[test]
 fn cached_memory_in_the_breakdown_is_the_sum_of_the_caches() {
     // The parser's figures hold together: llama.cpp's memory breakdown puts the KV caches and
-    // recurrent states in `context`, so on the CPU backend the two must agree to the byte.
+    // recurrent states (and deepseek4's compressor states) in `context`, so on the CPU backend the two must agree to the byte.
     let mut checked = 0;
     for oc in oracle::cases() {
         let c = &oc.case;
@@ -113,12 +113,13 @@ fn cached_memory_in_the_breakdown_is_the_sum_of_the_caches() {
         let context: u64 = c.breakdown.iter().map(|b| b.context).sum();
         assert_eq!(
             context,
-            c.kv_bytes() + c.recurrent_bytes(),
-            "{} {}: breakdown context vs KV {} + recurrent {}",
+            c.kv_bytes() + c.recurrent_bytes() + c.state_bytes(),
+            "{} {}: breakdown context vs KV {} + recurrent {} + deepseek4 compressor states {}",
             oc.model.name,
             c.id,
             c.kv_bytes(),
-            c.recurrent_bytes()
+            c.recurrent_bytes(),
+            c.state_bytes()
         );
         let compute: u64 = c.breakdown.iter().map(|b| b.compute).sum();
         assert_eq!(compute, c.compute_bytes(), "{} {}", oc.model.name, c.id);

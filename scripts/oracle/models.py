@@ -57,10 +57,32 @@ def generic(arch: str, priority: int) -> Spec:
     if arch in NO_GQA:
         kv["attention.head_count_kv"] = 4
     if arch == "deepseek4":
-        kv["expert_gating_func"] = 4  # its loader expects sqrt-softplus scoring
-    if arch in ("deepseek4", "glm5-next"):
+        return deepseek4_tiny(priority)
+    if arch == "glm5-next":
         kv["hyper_connection.count"] = 4  # mHC is only implemented for hc_mult 4
     return base(arch, kv=kv, priority=priority)
+
+
+def deepseek4_tiny(priority: int) -> Spec:
+    """DeepSeek-V4: one KV head (K only), a sliding-window raw cache on every layer, compressed
+    caches per layer ratio (4 = CSA with its lightning indexer, 128 = HCA, 0 = none) and one
+    trailing MTP layer (its probe tensor must be present or llama.cpp drops the MTP layer)."""
+    n_main = 6
+    ratios = [0, 4, 128, 4, 128, 4] + [0]  # the MTP layer has no compressor
+    s = base("deepseek4", n_layer=n_main + 1, n_head=4, n_head_kv=1, head_dim=128, priority=priority,
+             kv={"expert_gating_func": 4,  # its loader expects sqrt-softplus scoring
+                 "hyper_connection.count": 4,  # mHC is only implemented for hc_mult 4
+                 "hyper_connection.sinkhorn_iterations": 3, "hyper_connection.epsilon": 1e-6,
+                 "attention.sliding_window": 64, "attention.compress_ratios": ratios,
+                 "attention.q_lora_rank": 64, "attention.output_group_count": 2,
+                 "attention.output_lora_rank": 32, "attention.compress_rope_freq_base": 160000.0,
+                 "attention.indexer.head_count": 4, "attention.indexer.key_length": 64,
+                 "attention.indexer.top_k": 16, "expert_shared_count": 1, "hash_layer_count": 1,
+                 "nextn_predict_layers": 1, "rope.dimension_count": 32},
+             notes="6 layers with compress ratios 0,4,128,4,128,4 plus one MTP (nextn) layer")
+    s.tensors[f"blk.{n_main}.nextn.eh_proj.weight"] = [2 * 128, 128]
+    s.ttypes["blk.0.ffn_gate_tid2eid.weight"] = "I32"  # hash routing: token → expert ids (get_rows)
+    return s
 
 
 def base(arch: str, name: str | None = None, *, n_layer: int = 4, n_embd: int = 128, n_head: int = 4,

@@ -116,6 +116,20 @@ pub enum CacheKind {
     Indexer,
     /// The recurrent state (K = conv rows `r`, V = state rows `s`).
     Recurrent,
+    /// deepseek4: a compressed K-only cache holding one row per `ratio` tokens (4 = CSA,
+    /// 128 = HCA); its lightning indexer is the `Indexer` cache at ratio 4.
+    Compressed {
+        /// Tokens per compressed row.
+        ratio: u32,
+    },
+    /// deepseek4: a compressor's f32 state (`llama_dsv4_comp_state`): K = the kv plane,
+    /// V = the score plane; `cells` = rows of state per stream.
+    CompressorState {
+        /// Tokens per compressed row.
+        ratio: u32,
+        /// The lightning indexer's compressor (else the attention's).
+        indexer: bool,
+    },
 }
 
 /// One cache buffer as llama.cpp allocates and logs it.
@@ -272,8 +286,202 @@ fn b32_to_bytes(b32: u128) -> u64 {
     u64::try_from(b32.div_ceil(32)).unwrap_or(u64::MAX)
 }
 
+/// deepseek4's compression ratio of layer `il` (0 = raw window only; 4 = CSA + indexer;
+/// 128 = HCA), from `attention.compress_ratios`.
+fn dsv4_ratio(model: &ModelShape, il: usize) -> u64 {
+    model
+        .keys
+        .compress_ratios
+        .as_ref()
+        .map_or(0, |r| u64::from(r.at(il)))
+}
+
+/// deepseek4's compressed rows per token of layer `il` in 1/32-byte units, rounded up (the
+/// capacity view): K / ratio, plus the indexer key / 4 on CSA layers.
+fn dsv4_compressed_b32_per_token(model: &ModelShape, il: usize, k: CacheType) -> u128 {
+    let Some(layer) = model.layers.get(il) else {
+        return 0;
+    };
+    let ratio = dsv4_ratio(model, il);
+    if model.architecture != "deepseek4" || !layer.owns_cache || ratio == 0 {
+        return 0;
+    }
+    let kw = u128::from(layer.head_count_kv) * u128::from(layer.key_length);
+    let mut b32 = (kw * u128::from(k.b32_per_element())).div_ceil(u128::from(ratio));
+    if ratio == 4 {
+        let ik = u128::from(model.keys.indexer_key_length.unwrap_or(0));
+        b32 += (ik * u128::from(k.b32_per_element())).div_ceil(4);
+    }
+    b32
+}
+
+/// deepseek4 (`llama_kv_cache_dsv4`): a raw sliding-window K-only cache on every layer (an
+/// iSWA pair whose non-SWA half holds no layer), compressed K-only caches on the ratio-4 (CSA)
+/// and ratio-128 (HCA) layers, the lightning-indexer cache on the CSA layers, and three f32
+/// compressor states. Streams are per sequence even with `-kvu` (llama.cpp keeps DSV4 caches
+/// non-unified); with `-kvu` each stream holds the whole context.
+fn dsv4_cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
+    let n = s.context;
+    let b = s.sequences.max(1);
+    let n_ctx = pad(n.saturating_mul(b), PAD);
+    // llama.cpp's n_ctx_seq: the whole context when unified, else its share.
+    let base_cells = if s.kv_unified {
+        n_ctx
+    } else {
+        pad(n_ctx / b, PAD)
+    };
+    let streams = b;
+    let ek = s.type_k.b32_per_element();
+    let comp_cells = |ratio: u64| pad(base_cells.div_ceil(ratio).max(1), PAD);
+    let ik = u64::from(model.keys.indexer_key_length.unwrap_or(0));
+    // (layers, K b32 × cells, cells per stream)
+    let mut swa = (0u32, 0u128, 0u64);
+    let mut csa = (0u32, 0u128, comp_cells(4));
+    let mut hca = (0u32, 0u128, comp_cells(128));
+    let mut lid = (0u32, 0u128, comp_cells(4));
+    // compressor states: (layers, f32 elements per plane per stream)
+    let (mut st_csa, mut st_hca, mut st_lid) = ((0u32, 0u64), (0u32, 0u64), (0u32, 0u64));
+    let mut per_layer = Vec::with_capacity(model.layers.len());
+    let (mut bytes, mut read, mut alloc) = (0u64, 0u64, 0u64);
+    for (il, layer) in model.layers.iter().enumerate() {
+        let owned = layer.owns_cache && !model.no_memory && layer.attention != Attention::None;
+        let kw = u64::from(layer.head_count_kv) * u64::from(layer.key_length);
+        let k_b32 = kw * ek;
+        let window = match layer.attention {
+            Attention::Sliding { window } => window,
+            _ => base_cells,
+        };
+        let raw_cells = if s.swa_full {
+            base_cells
+        } else {
+            pad(base_cells.min(window.saturating_add(s.ubatch)), PAD)
+        };
+        let ratio = dsv4_ratio(model, il);
+        let mut layer_alloc: u128 = 0;
+        if owned {
+            swa.0 += 1;
+            swa.2 = raw_cells;
+            let raw = u128::from(k_b32) * u128::from(raw_cells) * u128::from(streams);
+            swa.1 += raw;
+            layer_alloc += raw;
+            let head = u64::from(layer.key_length);
+            match ratio {
+                4 => {
+                    let c = u128::from(k_b32) * u128::from(csa.2) * u128::from(streams);
+                    csa.0 += 1;
+                    csa.1 += c;
+                    let l = u128::from(ik * ek) * u128::from(lid.2) * u128::from(streams);
+                    lid.0 += 1;
+                    lid.1 += l;
+                    layer_alloc += c + l;
+                    // 2·ratio rows of 2·head (overlapping windows), for K and for the indexer
+                    st_csa.0 += 1;
+                    st_csa.1 = 8 * 2 * head;
+                    st_lid.0 += 1;
+                    st_lid.1 = 8 * 2 * ik;
+                }
+                128 => {
+                    let c = u128::from(k_b32) * u128::from(hca.2) * u128::from(streams);
+                    hca.0 += 1;
+                    hca.1 += c;
+                    layer_alloc += c;
+                    st_hca.0 += 1;
+                    st_hca.1 = 128 * head;
+                }
+                _ => {}
+            }
+        }
+        let kept = if owned { n.min(window) } else { 0 };
+        // logical: the raw window plus the compressed (and indexer) rows, N / ratio each
+        // (rounded up per token, as the capacity solver counts them)
+        let logical = u128::from(k_b32) * u128::from(kept)
+            + dsv4_compressed_b32_per_token(model, il, s.type_k) * u128::from(n);
+        let layer_bytes = b32_to_bytes(logical * u128::from(b));
+        bytes = bytes.saturating_add(layer_bytes);
+        read = read.saturating_add(layer_bytes);
+        alloc = alloc.saturating_add(b32_to_bytes(layer_alloc));
+        per_layer.push(KvLayer {
+            index: il as u32,
+            attention: layer.attention,
+            recurrent: layer.recurrent,
+            b32_per_token: if owned { k_b32 } else { 0 },
+            retained_tokens: kept,
+            read_tokens: kept,
+            bytes: layer_bytes,
+            allocated_cells: if owned { raw_cells * streams } else { 0 },
+            allocated_bytes: b32_to_bytes(layer_alloc),
+        });
+    }
+    let buf = |kind, layers: u32, k: u128, cells: u64| AllocatedCache {
+        kind,
+        cells,
+        streams,
+        layers,
+        k_bytes: b32_to_bytes(k),
+        v_bytes: 0,
+    };
+    let mut caches = vec![
+        // the iSWA pair's non-SWA half: no layer, no bytes
+        buf(CacheKind::Kv, 0, 0, base_cells),
+        buf(CacheKind::Swa, swa.0, swa.1, swa.2),
+        buf(CacheKind::Compressed { ratio: 4 }, csa.0, csa.1, csa.2),
+        buf(CacheKind::Compressed { ratio: 128 }, hca.0, hca.1, hca.2),
+        buf(CacheKind::Indexer, lid.0, lid.1, lid.2),
+    ];
+    let mut states = 0u64;
+    for (ratio, indexer, (layers, per_plane)) in
+        [(4, false, st_csa), (128, false, st_hca), (4, true, st_lid)]
+    {
+        // two f32 planes (kv, score) per layer per stream
+        let plane = per_plane
+            .saturating_mul(4)
+            .saturating_mul(streams)
+            .saturating_mul(u64::from(layers));
+        states = states.saturating_add(plane.saturating_mul(2));
+        caches.push(AllocatedCache {
+            kind: CacheKind::CompressorState { ratio, indexer },
+            cells: if ratio == 4 { 8 } else { 128 },
+            streams,
+            layers,
+            k_bytes: plane,
+            v_bytes: plane,
+        });
+    }
+    let mut refusals = Vec::new();
+    if s.type_k != s.type_v {
+        refusals.push(CacheRefusal::MixedTypesOnMla {
+            k: s.type_k,
+            v: s.type_v,
+        });
+    }
+    KvCache {
+        bytes_per_token: 0,
+        bytes_per_token_all_layers: b32_to_bytes(
+            model
+                .layers
+                .iter()
+                .map(|l| layer_b32_per_token(model, l, s.type_k, s.type_v) as u128)
+                .sum(),
+        ),
+        bytes,
+        naive_bytes: None,
+        recurrent_bytes: states,
+        read_bytes: read.saturating_add(states),
+        allocated_bytes: alloc.saturating_add(states),
+        allocated_context: n_ctx,
+        cells_per_stream: base_cells,
+        per_layer,
+        v_is_view_of_k: true,
+        caches,
+        refusals,
+    }
+}
+
 /// Compute the cache of `model` under `s` (docs/bounds.md §3).
 pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
+    if model.architecture == "deepseek4" && !model.no_memory {
+        return dsv4_cache(model, s);
+    }
     let n = s.context;
     let b = s.sequences.max(1);
     let total_ctx = n.saturating_mul(b);
@@ -523,9 +731,9 @@ pub fn logical_bytes_at(
         .iter()
         .enumerate()
         .filter(|(il, _)| on(*il))
-        .map(|(_, l)| {
-            (layer_b32_per_token(model, l, k, v) as u128
-                * retained(l.attention, n) as u128
+        .map(|(il, l)| {
+            ((layer_b32_per_token(model, l, k, v) as u128 * retained(l.attention, n) as u128
+                + dsv4_compressed_b32_per_token(model, il, k) * n as u128)
                 * b as u128)
                 .div_ceil(32)
         })
@@ -555,18 +763,24 @@ pub fn max_context(
         .iter()
         .enumerate()
         .filter(|(il, _)| on(*il))
-        .filter_map(|(_, l)| {
+        .flat_map(|(il, l)| {
             let b32 = layer_b32_per_token(model, l, k, v) as u128;
-            if b32 == 0 {
-                return None;
-            }
             let cap = match l.attention {
                 Attention::Full => None,
                 Attention::Sliding { window } => Some(window),
                 Attention::Chunked { chunk } => Some(chunk),
-                Attention::None => return None,
+                Attention::None => return vec![],
             };
-            Some((b32 * b, cap))
+            let mut t = Vec::with_capacity(2);
+            if b32 > 0 {
+                t.push((b32 * b, cap));
+            }
+            // deepseek4's compressed rows grow with N, beyond every window
+            let comp = dsv4_compressed_b32_per_token(model, il, k);
+            if comp > 0 {
+                t.push((comp * b, None));
+            }
+            t
         })
         .collect();
     if terms.iter().all(|(_, cap)| cap.is_some()) {

@@ -108,7 +108,8 @@ pub enum PerLayer {
 }
 
 impl PerLayer {
-    fn at(&self, il: usize) -> u32 {
+    /// The value at layer `il` (0 past the end of a list).
+    pub fn at(&self, il: usize) -> u32 {
         match self {
             PerLayer::Uniform(v) => *v,
             PerLayer::List(v) => v.get(il).copied().unwrap_or(0),
@@ -510,9 +511,6 @@ pub const HYBRID_ARCHITECTURES: &[&str] = &[
 /// Architectures whose cache llama.cpp builds in a way llmbound does not model, with why.
 pub fn unsupported_reason(arch: &str) -> Option<&'static str> {
     Some(match arch {
-        "deepseek4" => {
-            "llama.cpp keeps compressed attention caches and an indexer per compression ratio (llama_kv_cache_dsv4)"
-        }
         "qwen4exp" => {
             "llama.cpp adds per-layer-embedding (PLE) convolution rows to the recurrent state of PLE layers"
         }
@@ -579,6 +577,8 @@ fn swa_rule(arch: &str) -> Option<SwaRule> {
         "smallthinker" => r(WindowPositive, Some(4), true, None, Some(4096)),
         "gemma4" | "gemma4-assistant" | "mimo2" | "step35" | "granite_swa" | "maple"
         | "spark2_5" | "dots3note" => r(Always, None, false, None, None),
+        // deepseek4: set_swa_pattern(0), every layer (MTP layers too) keeps a raw window.
+        "deepseek4" => r(Always, Some(0), false, None, None),
         _ => None,
     }
 }
@@ -747,6 +747,10 @@ impl ModelShape {
                     )));
                 }
             }
+            if arch == "deepseek4" {
+                // its loader marks the MTP layers sliding as well
+                swa_flags.iter_mut().for_each(|f| *f = true);
+            }
         } else if arch == "lfm2" && file_window.is_some_and(|w| w > 0) {
             // lfm2: every attention layer slides when a window is set.
             for (il, f) in swa_flags.iter_mut().enumerate().take(n_main as usize) {
@@ -824,6 +828,8 @@ impl ModelShape {
                         .is_some_and(|t| t.get(il).copied().unwrap_or(false));
                     if full { (ik, 0) } else { (0, 0) }
                 }
+                // deepseek4's lightning indexer is a compressed cache (kv::cache sizes it from
+                // the compress ratios), not a per-token one.
                 "minimax-m3" if il as u32 >= keys.leading_dense.unwrap_or(0) => {
                     let v = if swa_flags[il] { v_swa } else { v_full };
                     (ik, if fig.mla.is_some() { 0 } else { v })
