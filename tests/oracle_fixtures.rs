@@ -19,7 +19,6 @@ const NOT_YET_KNOWN: &[&str] = &[
     "clef",
     "cohere2moe",
     "deepseek32",
-    "deepseek4",
     "dflash",
     "dots3note",
     "eagle3",

@@ -454,8 +454,12 @@ fn dsv4_cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
             v: s.type_v,
         });
     }
+    // the caches that grow with N: the compressed rows (K / ratio, indexer / 4) per token
+    let growth: u128 = (0..model.layers.len())
+        .map(|il| dsv4_compressed_b32_per_token(model, il, s.type_k))
+        .sum();
     KvCache {
-        bytes_per_token: 0,
+        bytes_per_token: b32_to_bytes(growth),
         bytes_per_token_all_layers: b32_to_bytes(
             model
                 .layers
@@ -1569,6 +1573,92 @@ mod llama_rules {
         f.keys.indexer_top_k = Some(2048);
         let c = cache(&shape(&f), &at(4096));
         assert_eq!(kind(&c, CacheKind::Indexer).layers, 2);
+    }
+
+    /// deepseek4-tiny of the oracle fixtures: 6 layers + 1 MTP, one KV head of 128, window 64,
+    /// compress ratios 0,4,128,4,128,4 (+0), indexer key 64 (llama.cpp b11434's own figures).
+    fn deepseek4_tiny() -> ModelShape {
+        let mut f = fig("deepseek4", 7, 4, PerLayer::Uniform(1), 128, 128);
+        f.sliding_window = Some(64);
+        f.keys.nextn_layers = 1;
+        f.keys.indexer_key_length = Some(64);
+        f.keys.compress_ratios = Some(PerLayer::List(vec![0, 4, 128, 4, 128, 4, 0]));
+        shape(&f)
+    }
+
+    #[test]
+    fn deepseek4_compressed_caches_as_llama_cpp() {
+        let m = deepseek4_tiny();
+        let c = cache(&m, &at(32_768));
+        let got: Vec<(CacheKind, u64, u32, u64)> = c
+            .caches
+            .iter()
+            .map(|x| (x.kind, x.cells, x.layers, x.bytes()))
+            .collect();
+        use CacheKind::*;
+        assert_eq!(
+            got,
+            vec![
+                (Kv, 32_768, 0, 0),
+                (Swa, 768, 7, 1_376_256),
+                (Compressed { ratio: 4 }, 8192, 3, 6_291_456),
+                (Compressed { ratio: 128 }, 256, 2, 131_072),
+                (Indexer, 8192, 3, 3_145_728),
+                (
+                    CompressorState {
+                        ratio: 4,
+                        indexer: false
+                    },
+                    8,
+                    3,
+                    49_152
+                ),
+                (
+                    CompressorState {
+                        ratio: 128,
+                        indexer: false
+                    },
+                    128,
+                    2,
+                    262_144
+                ),
+                (
+                    CompressorState {
+                        ratio: 4,
+                        indexer: true
+                    },
+                    8,
+                    3,
+                    24_576
+                ),
+            ]
+        );
+        // llama.cpp's breakdown: context = 11,280,384 bytes
+        assert_eq!(c.allocated_bytes, 11_280_384);
+        // four sequences with -kvu: every stream holds the whole context (llama.cpp keeps the
+        // DSV4 caches per sequence)
+        let s = CacheSettings {
+            context: 8192,
+            sequences: 4,
+            kv_unified: true,
+            ..CacheSettings::default()
+        };
+        assert_eq!(cache(&m, &s).allocated_bytes, 45_121_536);
+        // the compressed caches grow with N: the capacity solver sees a limit
+        let k = CacheType::F16;
+        assert!(max_context(&m, k, k, 1, 1 << 30, &|_| true).is_some());
+        assert_eq!(
+            cache(
+                &m,
+                &CacheSettings {
+                    type_v: CacheType::Q8_0,
+                    ..at(4096)
+                }
+            )
+            .refusals
+            .len(),
+            1
+        );
     }
 
     #[test]

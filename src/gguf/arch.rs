@@ -32,7 +32,9 @@ use crate::core::units::Provenance;
 /// The most layers a file may state (the core refuses more as well).
 pub const MAX_LAYERS: u32 = 100_000;
 
-/// Architectures gguf-py 0.19 (`MODEL_ARCH_NAMES`) knows.
+/// Architectures gguf-py 0.19 (`MODEL_ARCH_NAMES`) knows, plus the newer ones of the pinned
+/// llama.cpp build whose cache llmbound models and checks against llama.cpp's own figures
+/// (deepseek4).
 pub const KNOWN_ARCHITECTURES: &[&str] = &[
     "afmoe",
     "apertus",
@@ -57,6 +59,7 @@ pub const KNOWN_ARCHITECTURES: &[&str] = &[
     "deepseek",
     "deepseek2",
     "deepseek2-ocr",
+    "deepseek4",
     "dots1",
     "dream",
     "ernie4_5",
