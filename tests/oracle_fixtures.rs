@@ -39,7 +39,6 @@ const NOT_YET_KNOWN: &[&str] = &[
     "nanbeige",
     "pockettts",
     "qwen3tts",
-    "qwen4exp",
     "spark2_5",
     "talkie",
 ];

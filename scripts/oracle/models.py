@@ -46,8 +46,7 @@ def generic(arch: str, priority: int) -> Spec:
         # nope-only MLA: no rotary part in the latent
         kv.update({"rope.dimension_count": 0, "attention.key_length": 64, "attention.key_length_mla": 32})
     if arch == "qwen4exp":
-        kv.update({"ssm.conv_kernel": 4, "ssm.inner_size": 128, "ssm.state_size": 16, "ssm.time_step_rank": 8,
-                   "ssm.group_count": 4, "rope.dimension_sections": [4, 6, 6, 0], "rope.dimension_count": 32})
+        return qwen4exp_tiny(priority)
     if arch == "gemma4-assistant":
         kv.update({"embedding_length_out": 256, "attention.sliding_window": 64})
     if arch in LORA_ARCHS:
@@ -61,6 +60,28 @@ def generic(arch: str, priority: int) -> Spec:
     if arch == "glm5-next":
         kv["hyper_connection.count"] = 4  # mHC is only implemented for hc_mult 4
     return base(arch, kv=kv, priority=priority)
+
+
+def qwen4exp_tiny(priority: int) -> Spec:
+    """Qwen4-exp: gated delta net on 3 of 4 layers, QSA indexer with pooled keys (compress ratio 4)
+    on the attention layers, and one per-layer-embedding (PLE) module on a linear layer whose
+    convolution history is an extra recurrent row ((kernel − 1) × ngram × hc × n_embd f32)."""
+    n_layer = 8
+    s = base("qwen4exp", n_layer=n_layer, priority=priority,
+             kv={"ssm.conv_kernel": 4, "ssm.inner_size": 128, "ssm.state_size": 16, "ssm.time_step_rank": 8,
+                 "ssm.group_count": 4, "rope.dimension_sections": [4, 6, 6, 0], "rope.dimension_count": 32,
+                 "hyper_connection.count": 2, "hyper_connection.low_rank": 16,
+                 "attention.indexer.head_count": 2, "attention.indexer.key_length": 32,
+                 "attention.indexer.top_k": 64, "attention.compress_ratios": [0, 0, 0, 4, 0, 0, 0, 4],
+                 "ple.layers": [1], "ple.ngram_size": 3, "ple.heads_per_ngram": 2, "ple.conv_kernel": 4,
+                 "ple.layer_multipliers": [3, 5, 7], "ple.head_offsets": [0, 64, 128, 192],
+                 "ple.head_vocab_sizes": [64, 64, 64, 64], "ple.eos_token_id": 1,
+                 "embedding_length_per_layer_input": 32},  # PLE heads × this = n_embd
+             notes="8 layers (attention every 4th), QSA ratio 4 on the attention layers, one PLE module on layer 1")
+    s.kv_types["qwen4exp.ple.layer_multipliers"] = "arr_u64"
+    s.kv_types["qwen4exp.ple.head_offsets"] = "arr_u64"
+    s.kv_types["qwen4exp.ple.head_vocab_sizes"] = "arr_u64"
+    return s
 
 
 def deepseek4_tiny(priority: int) -> Spec:

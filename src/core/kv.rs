@@ -638,9 +638,11 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
     let arch = model.architecture.as_str();
     let has_recurrent_memory = super::model::HYBRID_ARCHITECTURES.contains(&arch) || recurrent_only;
     if model.state.is_some() || has_recurrent_memory {
-        let st = model
-            .state
-            .unwrap_or(super::model::RecurrentState { conv: 0, state: 0 });
+        let st = model.state.unwrap_or(super::model::RecurrentState {
+            conv: 0,
+            state: 0,
+            ple: 0,
+        });
         let layers = model.layers.iter().filter(|l| l.recurrent).count() as u32;
         caches.push(AllocatedCache {
             kind: CacheKind::Recurrent,
@@ -652,11 +654,13 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
                 .saturating_mul(4)
                 .saturating_mul(b)
                 .saturating_mul(layers as u64),
+            // S rows plus qwen4exp's PLE rows (llama.cpp logs them apart as P)
             v_bytes: st
                 .state
                 .saturating_mul(4)
                 .saturating_mul(b)
-                .saturating_mul(layers as u64),
+                .saturating_mul(layers as u64)
+                .saturating_add(st.ple.saturating_mul(4).saturating_mul(b)),
         });
     }
     let mut refusals = Vec::new();
@@ -1677,8 +1681,39 @@ mod llama_rules {
 
     #[test]
     fn unsupported_architectures_say_so() {
-        let m = shape(&fig("qwen4exp", 4, 8, PerLayer::Uniform(2), 128, 1024));
+        let m = shape(&fig("graniteswitch", 4, 8, PerLayer::Uniform(2), 128, 1024));
         assert!(m.unsupported.is_some());
         assert!(m.warnings.iter().any(|w| w.contains("does not model")));
+    }
+
+    #[test]
+    fn qwen4exp_ple_rows_in_the_recurrent_state() {
+        // qwen4exp-tiny of the oracle fixtures: 8 layers, attention every 4th, one PLE module
+        // on layer 1 (kernel 4, 3-grams, 2 residual streams, n_embd 128); llama.cpp b11434
+        // logs R 18,432, S 49,152 and P 9,216 bytes for one sequence.
+        let mut f = fig("qwen4exp", 8, 4, PerLayer::Uniform(2), 32, 128);
+        f.ssm = Some(crate::core::model::Ssm {
+            d_conv: 4,
+            d_inner: 128,
+            d_state: 16,
+            n_group: 4,
+        });
+        f.keys.indexer_key_length = Some(32);
+        f.keys.compress_ratios = Some(PerLayer::List(vec![0, 0, 0, 4, 0, 0, 0, 4]));
+        f.keys.ple_layers = Some(vec![1]);
+        f.keys.ple_ngram_size = Some(3);
+        f.keys.ple_heads_per_ngram = Some(2);
+        f.keys.ple_conv_kernel = Some(4);
+        f.keys.hc_mult = Some(2);
+        let m = shape(&f);
+        assert!(m.unsupported.is_none());
+        let r = kind(&cache(&m, &at(4096)), CacheKind::Recurrent);
+        assert_eq!((r.k_bytes, r.v_bytes), (18_432, 49_152 + 9_216));
+        let s = CacheSettings {
+            sequences: 4,
+            ..at(4096)
+        };
+        let r = kind(&cache(&m, &s), CacheKind::Recurrent);
+        assert_eq!((r.k_bytes, r.v_bytes), (73_728, 196_608 + 36_864));
     }
 }

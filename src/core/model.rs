@@ -220,6 +220,16 @@ pub struct CacheKeys {
     pub compress_ratios: Option<PerLayer>,
     /// `leading_dense_block_count`.
     pub leading_dense: Option<u32>,
+    /// `ple.layers` (qwen4exp): the layers holding a per-layer-embedding (PLE) module.
+    pub ple_layers: Option<Vec<u32>>,
+    /// `ple.ngram_size` (qwen4exp PLE).
+    pub ple_ngram_size: Option<u32>,
+    /// `ple.heads_per_ngram` (qwen4exp PLE).
+    pub ple_heads_per_ngram: Option<u32>,
+    /// `ple.conv_kernel` (qwen4exp PLE convolution).
+    pub ple_conv_kernel: Option<u32>,
+    /// `hyper_connection.count`: residual streams (qwen4exp, deepseek4, glm5-next).
+    pub hc_mult: Option<u32>,
 }
 
 /// Recurrent state of one recurrent layer and one sequence, in f32 elements: llama.cpp's
@@ -230,10 +240,13 @@ pub struct RecurrentState {
     pub conv: u64,
     /// `n_embd_s` elements.
     pub state: u64,
+    /// PLE convolution history (qwen4exp `cache_ple_r_l`): f32 elements per sequence summed
+    /// over the PLE layers, `(ple.conv_kernel − 1) × ple.ngram_size × hc × n_embd` each; 0 elsewhere.
+    pub ple: u64,
 }
 
 impl RecurrentState {
-    /// Bytes per layer per sequence (f32).
+    /// Bytes per layer per sequence (f32), without the PLE rows.
     pub fn bytes(&self) -> u64 {
         self.conv.saturating_add(self.state).saturating_mul(4)
     }
@@ -511,9 +524,6 @@ pub const HYBRID_ARCHITECTURES: &[&str] = &[
 /// Architectures whose cache llama.cpp builds in a way llmbound does not model, with why.
 pub fn unsupported_reason(arch: &str) -> Option<&'static str> {
     Some(match arch {
-        "qwen4exp" => {
-            "llama.cpp adds per-layer-embedding (PLE) convolution rows to the recurrent state of PLE layers"
-        }
         "gemma4-assistant" | "dflash" | "eagle3" => {
             "a draft model: llama.cpp sizes its cache from the target model's context"
         }
@@ -952,7 +962,32 @@ impl ModelShape {
                 };
                 (conv, st)
             };
-            Some(RecurrentState { conv, state: st })
+            // qwen4exp: the PLE module's convolution history is its own row on each PLE layer
+            // (llama.cpp `ple_conv_state`, only when the module has heads and a kernel).
+            let ple = match (&keys.ple_layers, keys.ple_ngram_size, keys.ple_conv_kernel) {
+                (Some(pl), Some(ng), Some(kc))
+                    if arch == "qwen4exp"
+                        && kc > 0
+                        && ng > 1
+                        && keys.ple_heads_per_ngram.unwrap_or(0) > 0 =>
+                {
+                    let per = (kc as u64 - 1)
+                        .saturating_mul(ng as u64)
+                        .saturating_mul(keys.hc_mult.unwrap_or(1) as u64)
+                        .saturating_mul(e);
+                    let n = pl
+                        .iter()
+                        .filter(|il| layers.get(**il as usize).is_some_and(|l| l.recurrent))
+                        .count() as u64;
+                    per.saturating_mul(n)
+                }
+                _ => 0,
+            };
+            Some(RecurrentState {
+                conv,
+                state: st,
+                ple,
+            })
         } else {
             None
         };
@@ -1039,7 +1074,7 @@ impl ModelShape {
     pub fn recurrent_bytes_per_sequence(&self) -> u64 {
         let Some(s) = self.state else { return 0 };
         let n = self.layers.iter().filter(|l| l.recurrent).count() as u128;
-        u64::try_from(s.bytes() as u128 * n).unwrap_or(u64::MAX)
+        u64::try_from(s.bytes() as u128 * n + s.ple as u128 * 4).unwrap_or(u64::MAX)
     }
 
     /// Largest V row over every layer, H_KV × d_v (llama.cpp `n_embd_v_gqa_max`): with flash

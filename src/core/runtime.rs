@@ -58,6 +58,10 @@ pub const COMPUTE_UPPER_BOUND: &[(&str, &str)] = &[
         "the pooled indexer's scores, one n_kv x rows f32 per sequence",
     ),
     (
+        "qwen4exp",
+        "the QSA selection with pooled keys (pooled scores and mask, the filled, scattered and added selection masks), counted live through the attention",
+    ),
+    (
         "rwkv6",
         "the RWKV time mix, sixteen n_embd f32 rows per token at once",
     ),
@@ -818,6 +822,27 @@ fn replay(
                 r.free(contiguous);
                 mask4
             });
+            // Upper bound for qwen4exp's QSA selection with pooled keys (not replayed): the
+            // pooled-key mask and scores (n_kv / ratio per row), the all −inf selection mask
+            // repeated over the rows, its scattered copy and the KQ mask added
+            // ((n_kv + n_sel) per row each), all counted live through the attention.
+            let kpool = model
+                .keys
+                .compress_ratios
+                .as_ref()
+                .map_or(0, |c| c.max() as u64);
+            let qsa = (arch == "qwen4exp" && l.indexer_key_length > 0 && kpool > 1).then(|| {
+                let n_sel = (model.keys.indexer_top_k.unwrap_or(0) as u64) + kpool;
+                let me = if g.flash_attn { 2 } else { f32b };
+                let n_pool = n_kv.div_ceil(kpool);
+                let rows = |n: u64, elem: u64| n.saturating_mul(t).saturating_mul(elem);
+                r.alloc(
+                    rows(n_pool, 2)
+                        + rows(n_pool, f32b)
+                        + 2 * rows(n_kv + n_sel, me)
+                        + rows(n_kv, me),
+                )
+            });
             let attn = if g.flash_attn && !kq_bias {
                 let o = r.alloc(hq * dv * t * f32b);
                 r.free(q);
@@ -850,6 +875,9 @@ fn replay(
                 cont
             };
             if let Some(x) = msa {
+                r.free(x);
+            }
+            if let Some(x) = qsa {
                 r.free(x);
             }
             if last_here {

@@ -34,7 +34,7 @@ pub const MAX_LAYERS: u32 = 100_000;
 
 /// Architectures gguf-py 0.19 (`MODEL_ARCH_NAMES`) knows, plus the newer ones of the pinned
 /// llama.cpp build whose cache llmbound models and checks against llama.cpp's own figures
-/// (deepseek4).
+/// (deepseek4, qwen4exp).
 pub const KNOWN_ARCHITECTURES: &[&str] = &[
     "afmoe",
     "apertus",
@@ -147,6 +147,7 @@ pub const KNOWN_ARCHITECTURES: &[&str] = &[
     "qwen3next",
     "qwen3vl",
     "qwen3vlmoe",
+    "qwen4exp",
     "refact",
     "rnd1",
     "rwkv6",
@@ -391,6 +392,11 @@ pub fn arch_report(artifact: &Artifact) -> Result<ArchReport, GgufError> {
         q_lora_rank: m.get_u32(&k("attention.q_lora_rank"))?,
         compress_ratios: per_layer(m, &k("attention.compress_ratios"))?,
         leading_dense: m.get_u32(&k("leading_dense_block_count"))?,
+        ple_layers: m.get_u32_array(&k("ple.layers"))?,
+        ple_ngram_size: m.get_u32(&k("ple.ngram_size"))?,
+        ple_heads_per_ngram: m.get_u32(&k("ple.heads_per_ngram"))?,
+        ple_conv_kernel: m.get_u32(&k("ple.conv_kernel"))?,
+        hc_mult: m.get_u32(&k("hyper_connection.count"))?,
     };
     if keys.nextn_layers > layers {
         return Err(GgufError::Implausible {
