@@ -15,12 +15,10 @@ use std::collections::BTreeSet;
 /// Architectures of the pinned llama.cpp build that llmbound's `KNOWN_ARCHITECTURES` does not
 /// list yet (gguf-py 0.19 predates them).
 const NOT_YET_KNOWN: &[&str] = &[
-    "bailingmoe3",
     "clef",
     "cohere2moe",
     "deepseek32",
     "dflash",
-    "dots3note",
     "eagle3",
     "gemma4-assistant",
     "glm5-next",
@@ -28,7 +26,6 @@ const NOT_YET_KNOWN: &[&str] = &[
     "graniteswitch",
     "hrm_text",
     "hy_v3",
-    "hy_v4",
     "kimi-k3",
     "laguna",
     "maple",

@@ -57,6 +57,34 @@ def generic(arch: str, priority: int) -> Spec:
         kv["attention.head_count_kv"] = 4
     if arch == "deepseek4":
         return deepseek4_tiny(priority)
+    if arch == "bailingmoe3":
+        # MLA attention where head_count_kv > 0, Kimi delta attention (KDA) elsewhere
+        kv.update(MLA_KV)
+        kv.pop("attention.indexer.key_length")
+        kv.update({"kda.head_dim": 32, "ssm.conv_kernel": 4, "expert_shared_count": 1,
+                   "leading_dense_block_count": 1})
+        return base(arch, n_head_kv=[0, 1, 0, 1], kv=kv, priority=priority,
+                    notes="KDA on layers 0 and 2 (head_count_kv 0), MLA on 1 and 3")
+    if arch == "hy_v4":
+        # MLA + DSA indexer on the layers `indexer.types` marks (only with a top-k)
+        kv.update(MLA_KV)
+        kv.update({"attention.head_count_kv": 1, "attention.indexer.head_count": 4,
+                   "attention.indexer.key_length": 64, "attention.indexer.top_k": 16,
+                   "attention.indexer.types": [True, False, True, False], "hyper_connection.count": 4,
+                   "expert_shared_count": 1})
+        return base(arch, kv=kv, priority=priority, notes="indexer on layers 0 and 2")
+    if arch == "dots3note":
+        # MLA on full layers, MLA with its own rank on sliding layers, DSA indexer on `indexer.types`
+        kv.update({"attention.sliding_window": 64,
+                   "attention.sliding_window_pattern": [False, True, True, False],
+                   "attention.kv_lora_rank_swa": 32, "attention.key_length_mla_swa": 64,
+                   "attention.value_length_mla_swa": 32, "attention.key_length_swa": 64,
+                   "attention.value_length_swa": 32,
+                   "attention.indexer.head_count": 4, "attention.indexer.key_length": 64,
+                   "attention.indexer.top_k": 16, "attention.indexer.types": [True, False, False, True],
+                   "expert_shared_count": 1, "leading_dense_block_count": 1})
+        return base(arch, kv=kv, priority=priority,
+                    notes="full MLA layers 0 and 3 with indexers, sliding MLA layers 1 and 2 (rank 32)")
     if arch == "glm5-next":
         kv["hyper_connection.count"] = 4  # mHC is only implemented for hc_mult 4
     return base(arch, kv=kv, priority=priority)

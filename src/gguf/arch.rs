@@ -34,7 +34,7 @@ pub const MAX_LAYERS: u32 = 100_000;
 
 /// Architectures gguf-py 0.19 (`MODEL_ARCH_NAMES`) knows, plus the newer ones of the pinned
 /// llama.cpp build whose cache llmbound models and checks against llama.cpp's own figures
-/// (deepseek4, qwen4exp).
+/// (bailingmoe3, deepseek4, dots3note, hy_v4, qwen4exp).
 pub const KNOWN_ARCHITECTURES: &[&str] = &[
     "afmoe",
     "apertus",
@@ -44,6 +44,7 @@ pub const KNOWN_ARCHITECTURES: &[&str] = &[
     "baichuan",
     "bailingmoe",
     "bailingmoe2",
+    "bailingmoe3",
     "bert",
     "bitnet",
     "bloom",
@@ -61,6 +62,7 @@ pub const KNOWN_ARCHITECTURES: &[&str] = &[
     "deepseek2-ocr",
     "deepseek4",
     "dots1",
+    "dots3note",
     "dream",
     "ernie4_5",
     "ernie4_5-moe",
@@ -91,6 +93,7 @@ pub const KNOWN_ARCHITECTURES: &[&str] = &[
     "hunyuan-dense",
     "hunyuan-moe",
     "hunyuan_vl",
+    "hy_v4",
     "internlm2",
     "jais",
     "jais2",
