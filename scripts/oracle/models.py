@@ -279,9 +279,37 @@ def specs_priority1() -> list[Spec]:
 REALISTIC = []
 
 
+def deepseek_v4_flash_shape(priority: int) -> Spec:
+    """DeepSeek-V4-Flash as its model card and third-party GGUF/MLX cards describe it: 43 layers,
+    n_embd 4096, 64 heads of 512 with one shared KV head, raw window 128, compress ratios 0 on
+    layers 0-1 then 4 (CSA + indexer) on even and 128 (HCA) on odd layers, indexer 64 heads of
+    128 with top-k 512, 256 experts (6 used, 1 shared), mHC 4, 1 Mi context. q_lora_rank,
+    o_groups / o_lora_rank, the expert width and the vocabulary are not in those cards and are
+    assumed (1024, 8 / 1024, 2048, 129280): they move the weights and the compute graph, not
+    the caches."""
+    n_layer = 43
+    ratios = [0, 0] + [4 if il % 2 == 0 else 128 for il in range(2, n_layer)]
+    s = base("deepseek4", "deepseek-v4-flash-shape", n_layer=n_layer, n_embd=4096, n_head=64, n_head_kv=1,
+             head_dim=512, n_ff=2048, n_vocab=129280, n_ctx_train=1048576, priority=priority,
+             default_2d="Q4_K", realistic=True, n_expert=256, n_expert_used=6, n_ff_exp=2048,
+             kv={"expert_gating_func": 4, "hyper_connection.count": 4, "hyper_connection.sinkhorn_iterations": 20,
+                 "hyper_connection.epsilon": 1e-6, "attention.sliding_window": 128,
+                 "attention.compress_ratios": ratios, "attention.q_lora_rank": 1024,
+                 "attention.output_group_count": 8, "attention.output_lora_rank": 1024,
+                 "attention.compress_rope_freq_base": 160000.0, "attention.indexer.head_count": 64,
+                 "attention.indexer.key_length": 128, "attention.indexer.top_k": 512,
+                 "expert_shared_count": 1, "hash_layer_count": 3, "rope.dimension_count": 64,
+                 "expert_weights_scale": 1.5, "expert_weights_norm": True},
+             notes="DeepSeek-V4-Flash dimensions (model cards); q_lora_rank, output groups/rank, expert width, vocab assumed")
+    for il in range(3):
+        s.ttypes[f"blk.{il}.ffn_gate_tid2eid.weight"] = "I32"
+    return s
+
+
 def realistic_specs() -> list[Spec]:
     P = 5
     out = [
+        deepseek_v4_flash_shape(P),
         base("llama", "llama-3.1-8b-shape", n_layer=32, n_embd=4096, n_head=32, n_head_kv=8, head_dim=128,
              n_ff=14336, n_vocab=128256, n_ctx_train=131072, priority=P, default_2d="Q4_0", realistic=True,
              kv={"rope.freq_base": 500000.0, "rope.dimension_count": 128, "attention.layer_norm_rms_epsilon": 1e-5}),

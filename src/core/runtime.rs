@@ -1063,8 +1063,9 @@ fn replay(
 /// follows, bounded from above (every tensor counted live at once): the graph inputs (the raw,
 /// CSA, HCA and indexer KQ masks, per stream n_kv × rows), and the larger of a CSA layer (the
 /// indexer's scores, the top-k mask filled, scattered and added, the raw + CSA mask and key
-/// concatenations, and without flash attention the KQ scores and their softmax over raw + CSA
-/// cells) and an HCA layer (the same without the indexer); plus the four hyper-connection
+/// concatenations, and without flash attention the KQ scores and their softmax over the CSA
+/// cells, beyond the raw window's the replay already holds) and an HCA layer (the same without
+/// the indexer); plus the four hyper-connection
 /// residual streams (residual, pre and post mixes of 4 × n_embd f32 per row).
 fn dsv4_attention_bound(model: &ModelShape, kv: &KvCache, g: &GraphSettings, t: u64) -> u64 {
     use super::kv::CacheKind;
@@ -1107,12 +1108,12 @@ fn dsv4_attention_bound(model: &ModelShape, kv: &KvCache, g: &GraphSettings, t: 
             + rows(n_csa, me) * 2
             + rows(n_raw + n_csa, me)
             + (n_raw + n_csa) * key * f32b
-            + scores(n_raw + n_csa)
+            + scores(n_csa)
     } else {
         0
     };
     let hca = if n_hca > 0 {
-        rows(n_raw + n_hca, me) + (n_raw + n_hca) * key * f32b + scores(n_raw + n_hca)
+        rows(n_raw + n_hca, me) + (n_raw + n_hca) * key * f32b + scores(n_hca)
     } else {
         0
     };
@@ -1137,6 +1138,18 @@ pub fn buffers(
             ..*g
         };
         &forced
+    } else {
+        g
+    };
+    // deepseek4 keeps one cache stream per sequence even with -kvu: its KQ masks span one
+    // stream's cells.
+    let per_seq;
+    let g = if model.architecture == "deepseek4" && g.kv_unified {
+        per_seq = GraphSettings {
+            kv_unified: false,
+            ..*g
+        };
+        &per_seq
     } else {
         g
     };
