@@ -358,6 +358,8 @@ fn dsv4_cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
         };
         let ratio = dsv4_ratio(model, il);
         let mut layer_alloc: u128 = 0;
+        // this layer's compressor states (f32 kv + score planes, per stream), fixed in size
+        let mut layer_states = 0u64;
         if owned {
             swa.0 += 1;
             swa.2 = raw_cells;
@@ -379,6 +381,7 @@ fn dsv4_cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
                     st_csa.1 = 8 * 2 * head;
                     st_lid.0 += 1;
                     st_lid.1 = 8 * 2 * ik;
+                    layer_states = (st_csa.1 + st_lid.1) * 2 * 4 * streams;
                 }
                 128 => {
                     let c = u128::from(k_b32) * u128::from(hca.2) * u128::from(streams);
@@ -387,6 +390,7 @@ fn dsv4_cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
                     layer_alloc += c;
                     st_hca.0 += 1;
                     st_hca.1 = 128 * head;
+                    layer_states = st_hca.1 * 2 * 4 * streams;
                 }
                 _ => {}
             }
@@ -396,10 +400,13 @@ fn dsv4_cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
         // (rounded up per token, as the capacity solver counts them)
         let logical = u128::from(k_b32) * u128::from(kept)
             + dsv4_compressed_b32_per_token(model, il, s.type_k) * u128::from(n);
-        let layer_bytes = b32_to_bytes(logical * u128::from(b));
+        // the compressor states count with their layer (logical and allocated alike), so the
+        // per-layer figures add up to the whole
+        let layer_bytes = b32_to_bytes(logical * u128::from(b)).saturating_add(layer_states);
+        let layer_alloc = b32_to_bytes(layer_alloc).saturating_add(layer_states);
         bytes = bytes.saturating_add(layer_bytes);
         read = read.saturating_add(layer_bytes);
-        alloc = alloc.saturating_add(b32_to_bytes(layer_alloc));
+        alloc = alloc.saturating_add(layer_alloc);
         per_layer.push(KvLayer {
             index: il as u32,
             attention: layer.attention,
@@ -409,7 +416,7 @@ fn dsv4_cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
             read_tokens: kept,
             bytes: layer_bytes,
             allocated_cells: if owned { raw_cells * streams } else { 0 },
-            allocated_bytes: b32_to_bytes(layer_alloc),
+            allocated_bytes: layer_alloc,
         });
     }
     let buf = |kind, layers: u32, k: u128, cells: u64| AllocatedCache {
@@ -428,7 +435,6 @@ fn dsv4_cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
         buf(CacheKind::Compressed { ratio: 128 }, hca.0, hca.1, hca.2),
         buf(CacheKind::Indexer, lid.0, lid.1, lid.2),
     ];
-    let mut states = 0u64;
     for (ratio, indexer, (layers, per_plane)) in
         [(4, false, st_csa), (128, false, st_hca), (4, true, st_lid)]
     {
@@ -437,7 +443,6 @@ fn dsv4_cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
             .saturating_mul(4)
             .saturating_mul(streams)
             .saturating_mul(u64::from(layers));
-        states = states.saturating_add(plane.saturating_mul(2));
         caches.push(AllocatedCache {
             kind: CacheKind::CompressorState { ratio, indexer },
             cells: if ratio == 4 { 8 } else { 128 },
@@ -469,9 +474,9 @@ fn dsv4_cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
         ),
         bytes,
         naive_bytes: None,
-        recurrent_bytes: states,
-        read_bytes: read.saturating_add(states),
-        allocated_bytes: alloc.saturating_add(states),
+        recurrent_bytes: 0,
+        read_bytes: read,
+        allocated_bytes: alloc,
         allocated_context: n_ctx,
         cells_per_stream: base_cells,
         per_layer,
@@ -611,7 +616,33 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
             allocated_bytes: layer_alloc,
         });
     }
+    // qwen4exp's PLE rows are attributed to the PLE layers (per-layer figures add up)
     let recurrent = model.recurrent_bytes_per_sequence().saturating_mul(b);
+    let ple_rows = model
+        .state
+        .map_or(0, |st| st.ple)
+        .saturating_mul(4)
+        .saturating_mul(b);
+    if ple_rows > 0 {
+        let ple_layers: Vec<usize> = model
+            .keys
+            .ple_layers
+            .iter()
+            .flatten()
+            .map(|il| *il as usize)
+            .filter(|il| model.layers.get(*il).is_some_and(|l| l.recurrent))
+            .collect();
+        let each = ple_rows / ple_layers.len().max(1) as u64;
+        for il in ple_layers {
+            if let Some(x) = per_layer.get_mut(il) {
+                x.bytes = x.bytes.saturating_add(each);
+                x.allocated_bytes = x.allocated_bytes.saturating_add(each);
+            }
+            bytes = bytes.saturating_add(each);
+            read = read.saturating_add(each);
+            alloc = alloc.saturating_add(each);
+        }
+    }
     let mut caches = Vec::new();
     let recurrent_only =
         super::model::RECURRENT_ARCHITECTURES.contains(&model.architecture.as_str());
@@ -1637,8 +1668,11 @@ mod llama_rules {
                 ),
             ]
         );
-        // llama.cpp's breakdown: context = 11,280,384 bytes
+        // llama.cpp's breakdown: context = 11,280,384 bytes; the per-layer figures (what the
+        // tiers place) add up to it
         assert_eq!(c.allocated_bytes, 11_280_384);
+        let per_layer: u64 = c.per_layer.iter().map(|l| l.allocated_bytes).sum();
+        assert_eq!(per_layer, c.allocated_bytes);
         // four sequences with -kvu: every stream holds the whole context (llama.cpp keeps the
         // DSV4 caches per sequence)
         let s = CacheSettings {
@@ -1707,8 +1741,18 @@ mod llama_rules {
         f.keys.hc_mult = Some(2);
         let m = shape(&f);
         assert!(m.unsupported.is_none());
-        let r = kind(&cache(&m, &at(4096)), CacheKind::Recurrent);
+        let c = cache(&m, &at(4096));
+        let r = kind(&c, CacheKind::Recurrent);
         assert_eq!((r.k_bytes, r.v_bytes), (18_432, 49_152 + 9_216));
+        // the PLE rows count with layer 1; per-layer figures and the recurrent state add up
+        let per_layer: u64 = c.per_layer.iter().map(|l| l.allocated_bytes).sum();
+        assert_eq!(
+            per_layer + c.recurrent_bytes,
+            c.allocated_bytes,
+            "{:?}",
+            c.per_layer
+        );
+        assert_eq!(c.recurrent_bytes, 18_432 + 49_152);
         let s = CacheSettings {
             sequences: 4,
             ..at(4096)

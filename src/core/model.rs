@@ -241,7 +241,9 @@ pub struct RecurrentState {
     /// `n_embd_s` elements.
     pub state: u64,
     /// PLE convolution history (qwen4exp `cache_ple_r_l`): f32 elements per sequence summed
-    /// over the PLE layers, `(ple.conv_kernel − 1) × ple.ngram_size × hc × n_embd` each; 0 elsewhere.
+    /// over the PLE layers, `(ple.conv_kernel − 1) × ple.ngram_size × hc × n_embd` each; 0
+    /// elsewhere. Not in `bytes()` nor the recurrent totals: `kv::cache` counts it with the PLE
+    /// layers' own figures.
     pub ple: u64,
 }
 
@@ -1074,7 +1076,7 @@ impl ModelShape {
     pub fn recurrent_bytes_per_sequence(&self) -> u64 {
         let Some(s) = self.state else { return 0 };
         let n = self.layers.iter().filter(|l| l.recurrent).count() as u128;
-        u64::try_from(s.bytes() as u128 * n + s.ple as u128 * 4).unwrap_or(u64::MAX)
+        u64::try_from(s.bytes() as u128 * n).unwrap_or(u64::MAX)
     }
 
     /// Largest V row over every layer, H_KV × d_v (llama.cpp `n_embd_v_gqa_max`): with flash
