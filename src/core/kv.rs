@@ -1622,6 +1622,19 @@ mod llama_rules {
     }
 
     #[test]
+    fn deepseek4_refuses_what_llama_cpp_refuses() {
+        let mut f = fig("deepseek4", 7, 4, PerLayer::Uniform(1), 128, 128);
+        f.sliding_window = Some(64);
+        let no_ratios = ModelShape::from_figures("m", &f, Provenance::File).unwrap_err();
+        assert!(no_ratios.0.contains("compress_ratios"), "{no_ratios}");
+        f.keys.compress_ratios = Some(PerLayer::List(vec![0, 4, 128, 4, 128, 8, 0]));
+        let bad = ModelShape::from_figures("m", &f, Provenance::File).unwrap_err();
+        assert!(bad.0.contains("ratio 8"), "{bad}");
+        f.keys.compress_ratios = Some(PerLayer::List(vec![0, 4, 128]));
+        assert!(ModelShape::from_figures("m", &f, Provenance::File).is_err());
+    }
+
+    #[test]
     fn deepseek4_compressed_caches_as_llama_cpp() {
         let m = deepseek4_tiny();
         let c = cache(&m, &at(32_768));

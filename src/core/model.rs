@@ -740,6 +740,26 @@ impl ModelShape {
                 "{arch} needs attention.sliding_window and it is missing"
             )));
         }
+        // deepseek4: llama.cpp refuses a file whose compress_ratios is missing or shorter than
+        // block_count, and any ratio other than 0, 4 and 128.
+        if arch == "deepseek4" {
+            match &keys.compress_ratios {
+                Some(PerLayer::List(r)) if r.len() >= l => {
+                    if let Some(bad) = r.iter().find(|x| ![0, 4, 128].contains(*x)) {
+                        return Err(ShapeError(format!(
+                            "deepseek4 compress ratio {bad}: llama.cpp supports only 0, 4 and 128"
+                        )));
+                    }
+                }
+                Some(PerLayer::Uniform(r)) if [0, 4, 128].contains(r) => {}
+                _ => {
+                    return Err(ShapeError(
+                        "deepseek4 needs attention.compress_ratios with one ratio (0, 4 or 128) per layer"
+                            .into(),
+                    ));
+                }
+            }
+        }
         let mut swa_flags: Vec<bool> = vec![false; l];
         if swa_on && let Some(r) = rule {
             match (&fig.sliding_pattern, keys.swa_period.or(r.period)) {
