@@ -79,7 +79,9 @@ fn compare(case: &oracle::OracleCase) -> Result<(), String> {
     let ours: Vec<&AllocatedCache> = c
         .caches
         .iter()
-        .filter(|x| x.kind != CacheKind::Recurrent)
+        .filter(|x| {
+            x.kind != CacheKind::Recurrent && !matches!(x.kind, CacheKind::CompressorState { .. })
+        })
         .collect();
     if ours.len() != case.case.kv_caches.len() {
         diffs.push(format!(
@@ -129,7 +131,30 @@ fn compare(case: &oracle::OracleCase) -> Result<(), String> {
             ));
         }
     }
-    let total = case.case.kv_bytes() + case.case.recurrent_bytes();
+    // deepseek4's compressor states: per state, the layers and the kv + score bytes.
+    let states: Vec<&AllocatedCache> = c
+        .caches
+        .iter()
+        .filter(|x| matches!(x.kind, CacheKind::CompressorState { .. }))
+        .collect();
+    if states.len() != case.case.dsv4_states.len() {
+        diffs.push(format!(
+            "{} compressor states, llama.cpp {}",
+            states.len(),
+            case.case.dsv4_states.len()
+        ));
+    }
+    for (o, l) in states.iter().zip(&case.case.dsv4_states) {
+        let theirs = (l.state_size, u64::from(l.streams), l.layers, l.bytes);
+        let mine = (o.cells, o.streams, o.layers, o.bytes());
+        if mine != theirs {
+            diffs.push(format!(
+                "compressor state {}: llmbound (rows, streams, layers, bytes) = {mine:?}, llama.cpp {theirs:?}",
+                l.name
+            ));
+        }
+    }
+    let total = case.case.kv_bytes() + case.case.recurrent_bytes() + case.case.state_bytes();
     if c.allocated_bytes != total {
         diffs.push(format!(
             "allocated {} bytes, llama.cpp {total}",

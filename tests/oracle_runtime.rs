@@ -88,7 +88,7 @@ fn output_and_compute_buffers_match_llama_cpp() {
         // The compute graph can only be judged when llmbound sizes the caches as llama.cpp does
         // (the KQ masks and scores span the allocated cells); per-architecture cache sizing is
         // checked by its own test, so a case whose caches differ is reported, not compared.
-        let want_cache = c.kv_bytes() + c.recurrent_bytes();
+        let want_cache = c.kv_bytes() + c.recurrent_bytes() + c.state_bytes();
         let ours_windowed = shape.layers.iter().any(|l| {
             matches!(
                 l.attention,

@@ -46,8 +46,7 @@ def generic(arch: str, priority: int) -> Spec:
         # nope-only MLA: no rotary part in the latent
         kv.update({"rope.dimension_count": 0, "attention.key_length": 64, "attention.key_length_mla": 32})
     if arch == "qwen4exp":
-        kv.update({"ssm.conv_kernel": 4, "ssm.inner_size": 128, "ssm.state_size": 16, "ssm.time_step_rank": 8,
-                   "ssm.group_count": 4, "rope.dimension_sections": [4, 6, 6, 0], "rope.dimension_count": 32})
+        return qwen4exp_tiny(priority)
     if arch == "gemma4-assistant":
         kv.update({"embedding_length_out": 256, "attention.sliding_window": 64})
     if arch in LORA_ARCHS:
@@ -57,10 +56,82 @@ def generic(arch: str, priority: int) -> Spec:
     if arch in NO_GQA:
         kv["attention.head_count_kv"] = 4
     if arch == "deepseek4":
-        kv["expert_gating_func"] = 4  # its loader expects sqrt-softplus scoring
-    if arch in ("deepseek4", "glm5-next"):
+        return deepseek4_tiny(priority)
+    if arch == "bailingmoe3":
+        # MLA attention where head_count_kv > 0, Kimi delta attention (KDA) elsewhere
+        kv.update(MLA_KV)
+        kv.pop("attention.indexer.key_length")
+        kv.update({"kda.head_dim": 32, "ssm.conv_kernel": 4, "expert_shared_count": 1,
+                   "leading_dense_block_count": 1})
+        return base(arch, n_head_kv=[0, 1, 0, 1], kv=kv, priority=priority,
+                    notes="KDA on layers 0 and 2 (head_count_kv 0), MLA on 1 and 3")
+    if arch == "hy_v4":
+        # MLA + DSA indexer on the layers `indexer.types` marks (only with a top-k)
+        kv.update(MLA_KV)
+        kv.update({"attention.head_count_kv": 1, "attention.indexer.head_count": 4,
+                   "attention.indexer.key_length": 64, "attention.indexer.top_k": 16,
+                   "attention.indexer.types": [True, False, True, False], "hyper_connection.count": 4,
+                   "expert_shared_count": 1})
+        return base(arch, kv=kv, priority=priority, notes="indexer on layers 0 and 2")
+    if arch == "dots3note":
+        # MLA on full layers, MLA with its own rank on sliding layers, DSA indexer on `indexer.types`
+        kv.update({"attention.sliding_window": 64,
+                   "attention.sliding_window_pattern": [False, True, True, False],
+                   "attention.kv_lora_rank_swa": 32, "attention.key_length_mla_swa": 64,
+                   "attention.value_length_mla_swa": 32, "attention.key_length_swa": 64,
+                   "attention.value_length_swa": 32,
+                   "attention.indexer.head_count": 4, "attention.indexer.key_length": 64,
+                   "attention.indexer.top_k": 16, "attention.indexer.types": [True, False, False, True],
+                   "expert_shared_count": 1, "leading_dense_block_count": 1})
+        return base(arch, kv=kv, priority=priority,
+                    notes="full MLA layers 0 and 3 with indexers, sliding MLA layers 1 and 2 (rank 32)")
+    if arch == "glm5-next":
         kv["hyper_connection.count"] = 4  # mHC is only implemented for hc_mult 4
     return base(arch, kv=kv, priority=priority)
+
+
+def qwen4exp_tiny(priority: int) -> Spec:
+    """Qwen4-exp: gated delta net on 3 of 4 layers, QSA indexer with pooled keys (compress ratio 4)
+    on the attention layers, and one per-layer-embedding (PLE) module on a linear layer whose
+    convolution history is an extra recurrent row ((kernel − 1) × ngram × hc × n_embd f32)."""
+    n_layer = 8
+    s = base("qwen4exp", n_layer=n_layer, priority=priority,
+             kv={"ssm.conv_kernel": 4, "ssm.inner_size": 128, "ssm.state_size": 16, "ssm.time_step_rank": 8,
+                 "ssm.group_count": 4, "rope.dimension_sections": [4, 6, 6, 0], "rope.dimension_count": 32,
+                 "hyper_connection.count": 2, "hyper_connection.low_rank": 16,
+                 "attention.indexer.head_count": 2, "attention.indexer.key_length": 32,
+                 "attention.indexer.top_k": 64, "attention.compress_ratios": [0, 0, 0, 4, 0, 0, 0, 4],
+                 "ple.layers": [1], "ple.ngram_size": 3, "ple.heads_per_ngram": 2, "ple.conv_kernel": 4,
+                 "ple.layer_multipliers": [3, 5, 7], "ple.head_offsets": [0, 64, 128, 192],
+                 "ple.head_vocab_sizes": [64, 64, 64, 64], "ple.eos_token_id": 1,
+                 "embedding_length_per_layer_input": 32},  # PLE heads × this = n_embd
+             notes="8 layers (attention every 4th), QSA ratio 4 on the attention layers, one PLE module on layer 1")
+    s.kv_types["qwen4exp.ple.layer_multipliers"] = "arr_u64"
+    s.kv_types["qwen4exp.ple.head_offsets"] = "arr_u64"
+    s.kv_types["qwen4exp.ple.head_vocab_sizes"] = "arr_u64"
+    return s
+
+
+def deepseek4_tiny(priority: int) -> Spec:
+    """DeepSeek-V4: one KV head (K only), a sliding-window raw cache on every layer, compressed
+    caches per layer ratio (4 = CSA with its lightning indexer, 128 = HCA, 0 = none) and one
+    trailing MTP layer (its probe tensor must be present or llama.cpp drops the MTP layer)."""
+    n_main = 6
+    ratios = [0, 4, 128, 4, 128, 4] + [0]  # the MTP layer has no compressor
+    s = base("deepseek4", n_layer=n_main + 1, n_head=4, n_head_kv=1, head_dim=128, priority=priority,
+             kv={"expert_gating_func": 4,  # its loader expects sqrt-softplus scoring
+                 "hyper_connection.count": 4,  # mHC is only implemented for hc_mult 4
+                 "hyper_connection.sinkhorn_iterations": 3, "hyper_connection.epsilon": 1e-6,
+                 "attention.sliding_window": 64, "attention.compress_ratios": ratios,
+                 "attention.q_lora_rank": 64, "attention.output_group_count": 2,
+                 "attention.output_lora_rank": 32, "attention.compress_rope_freq_base": 160000.0,
+                 "attention.indexer.head_count": 4, "attention.indexer.key_length": 64,
+                 "attention.indexer.top_k": 16, "expert_shared_count": 1, "hash_layer_count": 1,
+                 "nextn_predict_layers": 1, "rope.dimension_count": 32},
+             notes="6 layers with compress ratios 0,4,128,4,128,4 plus one MTP (nextn) layer")
+    s.tensors[f"blk.{n_main}.nextn.eh_proj.weight"] = [2 * 128, 128]
+    s.ttypes["blk.0.ffn_gate_tid2eid.weight"] = "I32"  # hash routing: token → expert ids (get_rows)
+    return s
 
 
 def base(arch: str, name: str | None = None, *, n_layer: int = 4, n_embd: int = 128, n_head: int = 4,
@@ -208,9 +279,37 @@ def specs_priority1() -> list[Spec]:
 REALISTIC = []
 
 
+def deepseek_v4_flash_shape(priority: int) -> Spec:
+    """DeepSeek-V4-Flash as its model card and third-party GGUF/MLX cards describe it: 43 layers,
+    n_embd 4096, 64 heads of 512 with one shared KV head, raw window 128, compress ratios 0 on
+    layers 0-1 then 4 (CSA + indexer) on even and 128 (HCA) on odd layers, indexer 64 heads of
+    128 with top-k 512, 256 experts (6 used, 1 shared), mHC 4, 1 Mi context. q_lora_rank,
+    o_groups / o_lora_rank, the expert width and the vocabulary are not in those cards and are
+    assumed (1024, 8 / 1024, 2048, 129280): they move the weights and the compute graph, not
+    the caches."""
+    n_layer = 43
+    ratios = [0, 0] + [4 if il % 2 == 0 else 128 for il in range(2, n_layer)]
+    s = base("deepseek4", "deepseek-v4-flash-shape", n_layer=n_layer, n_embd=4096, n_head=64, n_head_kv=1,
+             head_dim=512, n_ff=2048, n_vocab=129280, n_ctx_train=1048576, priority=priority,
+             default_2d="Q4_K", realistic=True, n_expert=256, n_expert_used=6, n_ff_exp=2048,
+             kv={"expert_gating_func": 4, "hyper_connection.count": 4, "hyper_connection.sinkhorn_iterations": 20,
+                 "hyper_connection.epsilon": 1e-6, "attention.sliding_window": 128,
+                 "attention.compress_ratios": ratios, "attention.q_lora_rank": 1024,
+                 "attention.output_group_count": 8, "attention.output_lora_rank": 1024,
+                 "attention.compress_rope_freq_base": 160000.0, "attention.indexer.head_count": 64,
+                 "attention.indexer.key_length": 128, "attention.indexer.top_k": 512,
+                 "expert_shared_count": 1, "hash_layer_count": 3, "rope.dimension_count": 64,
+                 "expert_weights_scale": 1.5, "expert_weights_norm": True},
+             notes="DeepSeek-V4-Flash dimensions (model cards); q_lora_rank, output groups/rank, expert width, vocab assumed")
+    for il in range(3):
+        s.ttypes[f"blk.{il}.ffn_gate_tid2eid.weight"] = "I32"
+    return s
+
+
 def realistic_specs() -> list[Spec]:
     P = 5
     out = [
+        deepseek_v4_flash_shape(P),
         base("llama", "llama-3.1-8b-shape", n_layer=32, n_embd=4096, n_head=32, n_head_kv=8, head_dim=128,
              n_ff=14336, n_vocab=128256, n_ctx_train=131072, priority=P, default_2d="Q4_0", realistic=True,
              kv={"rope.freq_base": 500000.0, "rope.dimension_count": 128, "attention.layer_norm_rms_epsilon": 1e-5}),

@@ -148,7 +148,7 @@ def run_case(model_path: Path, s: dict) -> dict:
         "attempts": attempts,
         "seconds": round(dt, 2),
     }
-    for key in ("context", "kv_caches", "recurrent", "output_buffers", "compute_buffers", "model_buffers",
+    for key in ("context", "kv_caches", "recurrent", "dsv4_states", "output_buffers", "compute_buffers", "model_buffers",
                 "breakdown", "printed", "fit_print_mib"):
         if key in parsed:
             out[key] = parsed[key]

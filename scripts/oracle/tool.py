@@ -40,7 +40,12 @@ RE_OUT = re.compile(r"(\w+): +(\S+) +output buffer size = +([0-9.]+) MiB")
 RE_COMPUTE = re.compile(r"(\w+): +(\S+) compute buffer size = +([0-9.]+) MiB")
 RE_MODEL = re.compile(r"(\w+): +(\S+) model buffer size = +([0-9.]+) MiB")
 RE_CTX = re.compile(r"llama_context: (n_seq_max|n_ctx|n_ctx_seq|n_batch|n_ubatch|causal_attn|flash_attn|kv_unified|freq_base|freq_scale|n_ctx_per_seq|n_outputs_max|n_rs_seq) += (\S+)")
-RE_ROLE = re.compile(r"creating (non-SWA|SWA) KV cache|llama_memory_hybrid|llama_kv_cache_iswa|creating KV cache|llama_memory_recurrent")
+RE_ROLE = re.compile(r"creating (non-SWA|SWA) KV cache|llama_memory_hybrid|llama_kv_cache_iswa|creating KV cache|llama_memory_recurrent"
+                     r"|creating DSV4 (CSA compressed|HCA compressed|lightning-indexer) KV cache")
+# deepseek4's compressor states (llama_dsv4_comp_state): f32 kv and score planes per layer; the
+# patch logs no exact line for them, but every factor of their size is printed as an integer.
+RE_DSV4_STATE = re.compile(r"llama_dsv4_comp_state: (\w+) ratio = (\d+), state = (\d+) x (\d+), streams = (\d+), "
+                           r"rs_seq = (\d+), layers = (\d+), size = +([0-9.]+) MiB")
 RE_PRINT = re.compile(r"^Host (\d+) (\d+) (\d+)\s*$", re.M)
 
 
@@ -128,10 +133,25 @@ def parse(log: str) -> dict:
     for line in log.splitlines():
         m = RE_ROLE.search(line)
         if m:
-            if "non-SWA" in line:
+            if "DSV4 CSA" in line:
+                role = "dsv4_csa"
+            elif "DSV4 HCA" in line:
+                role = "dsv4_hca"
+            elif "DSV4 lightning-indexer" in line:
+                role = "dsv4_lid"
+            elif "non-SWA" in line:
                 role = "non_swa"
             elif "SWA" in line:
                 role = "swa"
+        m = RE_DSV4_STATE.search(line)
+        if m:
+            name, ratio, size, embd, streams, rs_seq, layers = m.group(1), *map(int, m.groups()[1:7])
+            # two f32 tensors (kv, score) of embd × size × streams·(1 + rs_seq) per layer
+            nbytes = 2 * 4 * embd * size * streams * (1 + rs_seq) * layers
+            res.setdefault("dsv4_states", []).append(
+                {"name": name, "ratio": ratio, "state_size": size, "n_embd_state": embd, "streams": streams,
+                 "rs_seq": rs_seq, "layers": layers, "bytes": nbytes, "printed": strip_stamp(line[m.start():]).strip()})
+            continue
         m = RE_KV.search(line)
         if m:
             pending_kv_lines.append(line[m.start():].strip())

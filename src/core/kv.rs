@@ -116,6 +116,20 @@ pub enum CacheKind {
     Indexer,
     /// The recurrent state (K = conv rows `r`, V = state rows `s`).
     Recurrent,
+    /// deepseek4: a compressed K-only cache holding one row per `ratio` tokens (4 = CSA,
+    /// 128 = HCA); its lightning indexer is the `Indexer` cache at ratio 4.
+    Compressed {
+        /// Tokens per compressed row.
+        ratio: u32,
+    },
+    /// deepseek4: a compressor's f32 state (`llama_dsv4_comp_state`): K = the kv plane,
+    /// V = the score plane; `cells` = rows of state per stream.
+    CompressorState {
+        /// Tokens per compressed row.
+        ratio: u32,
+        /// The lightning indexer's compressor (else the attention's).
+        indexer: bool,
+    },
 }
 
 /// One cache buffer as llama.cpp allocates and logs it.
@@ -272,8 +286,211 @@ fn b32_to_bytes(b32: u128) -> u64 {
     u64::try_from(b32.div_ceil(32)).unwrap_or(u64::MAX)
 }
 
+/// deepseek4's compression ratio of layer `il` (0 = raw window only; 4 = CSA + indexer;
+/// 128 = HCA), from `attention.compress_ratios`.
+fn dsv4_ratio(model: &ModelShape, il: usize) -> u64 {
+    model
+        .keys
+        .compress_ratios
+        .as_ref()
+        .map_or(0, |r| u64::from(r.at(il)))
+}
+
+/// deepseek4's compressed rows per token of layer `il` in 1/32-byte units, rounded up (the
+/// capacity view): K / ratio, plus the indexer key / 4 on CSA layers.
+fn dsv4_compressed_b32_per_token(model: &ModelShape, il: usize, k: CacheType) -> u128 {
+    let Some(layer) = model.layers.get(il) else {
+        return 0;
+    };
+    let ratio = dsv4_ratio(model, il);
+    if model.architecture != "deepseek4" || !layer.owns_cache || ratio == 0 {
+        return 0;
+    }
+    let kw = u128::from(layer.head_count_kv) * u128::from(layer.key_length);
+    let mut b32 = (kw * u128::from(k.b32_per_element())).div_ceil(u128::from(ratio));
+    if ratio == 4 {
+        let ik = u128::from(model.keys.indexer_key_length.unwrap_or(0));
+        b32 += (ik * u128::from(k.b32_per_element())).div_ceil(4);
+    }
+    b32
+}
+
+/// deepseek4 (`llama_kv_cache_dsv4`): a raw sliding-window K-only cache on every layer (an
+/// iSWA pair whose non-SWA half holds no layer), compressed K-only caches on the ratio-4 (CSA)
+/// and ratio-128 (HCA) layers, the lightning-indexer cache on the CSA layers, and three f32
+/// compressor states. Streams are per sequence even with `-kvu` (llama.cpp keeps DSV4 caches
+/// non-unified); with `-kvu` each stream holds the whole context.
+fn dsv4_cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
+    let n = s.context;
+    let b = s.sequences.max(1);
+    let n_ctx = pad(n.saturating_mul(b), PAD);
+    // llama.cpp's n_ctx_seq: the whole context when unified, else its share.
+    let base_cells = if s.kv_unified {
+        n_ctx
+    } else {
+        pad(n_ctx / b, PAD)
+    };
+    let streams = b;
+    let ek = s.type_k.b32_per_element();
+    let comp_cells = |ratio: u64| pad(base_cells.div_ceil(ratio).max(1), PAD);
+    let ik = u64::from(model.keys.indexer_key_length.unwrap_or(0));
+    // (layers, K b32 × cells, cells per stream)
+    let mut swa = (0u32, 0u128, 0u64);
+    let mut csa = (0u32, 0u128, comp_cells(4));
+    let mut hca = (0u32, 0u128, comp_cells(128));
+    let mut lid = (0u32, 0u128, comp_cells(4));
+    // compressor states: (layers, f32 elements per plane per stream)
+    let (mut st_csa, mut st_hca, mut st_lid) = ((0u32, 0u64), (0u32, 0u64), (0u32, 0u64));
+    let mut per_layer = Vec::with_capacity(model.layers.len());
+    let (mut bytes, mut read, mut alloc) = (0u64, 0u64, 0u64);
+    for (il, layer) in model.layers.iter().enumerate() {
+        let owned = layer.owns_cache && !model.no_memory && layer.attention != Attention::None;
+        let kw = u64::from(layer.head_count_kv) * u64::from(layer.key_length);
+        let k_b32 = kw * ek;
+        let window = match layer.attention {
+            Attention::Sliding { window } => window,
+            _ => base_cells,
+        };
+        let raw_cells = if s.swa_full {
+            base_cells
+        } else {
+            pad(base_cells.min(window.saturating_add(s.ubatch)), PAD)
+        };
+        let ratio = dsv4_ratio(model, il);
+        let mut layer_alloc: u128 = 0;
+        // this layer's compressor states (f32 kv + score planes, per stream), fixed in size
+        let mut layer_states = 0u64;
+        if owned {
+            swa.0 += 1;
+            swa.2 = raw_cells;
+            let raw = u128::from(k_b32) * u128::from(raw_cells) * u128::from(streams);
+            swa.1 += raw;
+            layer_alloc += raw;
+            let head = u64::from(layer.key_length);
+            match ratio {
+                4 => {
+                    let c = u128::from(k_b32) * u128::from(csa.2) * u128::from(streams);
+                    csa.0 += 1;
+                    csa.1 += c;
+                    let l = u128::from(ik * ek) * u128::from(lid.2) * u128::from(streams);
+                    lid.0 += 1;
+                    lid.1 += l;
+                    layer_alloc += c + l;
+                    // 2·ratio rows of 2·head (overlapping windows), for K and for the indexer
+                    st_csa.0 += 1;
+                    st_csa.1 = 8 * 2 * head;
+                    st_lid.0 += 1;
+                    st_lid.1 = 8 * 2 * ik;
+                    layer_states = (st_csa.1 + st_lid.1) * 2 * 4 * streams;
+                }
+                128 => {
+                    let c = u128::from(k_b32) * u128::from(hca.2) * u128::from(streams);
+                    hca.0 += 1;
+                    hca.1 += c;
+                    layer_alloc += c;
+                    st_hca.0 += 1;
+                    st_hca.1 = 128 * head;
+                    layer_states = st_hca.1 * 2 * 4 * streams;
+                }
+                _ => {}
+            }
+        }
+        let kept = if owned { n.min(window) } else { 0 };
+        // logical: the raw window plus the compressed (and indexer) rows, N / ratio each
+        // (rounded up per token, as the capacity solver counts them)
+        let logical = u128::from(k_b32) * u128::from(kept)
+            + dsv4_compressed_b32_per_token(model, il, s.type_k) * u128::from(n);
+        // the compressor states count with their layer (logical and allocated alike), so the
+        // per-layer figures add up to the whole
+        let layer_bytes = b32_to_bytes(logical * u128::from(b)).saturating_add(layer_states);
+        let layer_alloc = b32_to_bytes(layer_alloc).saturating_add(layer_states);
+        bytes = bytes.saturating_add(layer_bytes);
+        read = read.saturating_add(layer_bytes);
+        alloc = alloc.saturating_add(layer_alloc);
+        per_layer.push(KvLayer {
+            index: il as u32,
+            attention: layer.attention,
+            recurrent: layer.recurrent,
+            b32_per_token: if owned { k_b32 } else { 0 },
+            retained_tokens: kept,
+            read_tokens: kept,
+            bytes: layer_bytes,
+            allocated_cells: if owned { raw_cells * streams } else { 0 },
+            allocated_bytes: layer_alloc,
+        });
+    }
+    let buf = |kind, layers: u32, k: u128, cells: u64| AllocatedCache {
+        kind,
+        cells,
+        streams,
+        layers,
+        k_bytes: b32_to_bytes(k),
+        v_bytes: 0,
+    };
+    let mut caches = vec![
+        // the iSWA pair's non-SWA half: no layer, no bytes
+        buf(CacheKind::Kv, 0, 0, base_cells),
+        buf(CacheKind::Swa, swa.0, swa.1, swa.2),
+        buf(CacheKind::Compressed { ratio: 4 }, csa.0, csa.1, csa.2),
+        buf(CacheKind::Compressed { ratio: 128 }, hca.0, hca.1, hca.2),
+        buf(CacheKind::Indexer, lid.0, lid.1, lid.2),
+    ];
+    for (ratio, indexer, (layers, per_plane)) in
+        [(4, false, st_csa), (128, false, st_hca), (4, true, st_lid)]
+    {
+        // two f32 planes (kv, score) per layer per stream
+        let plane = per_plane
+            .saturating_mul(4)
+            .saturating_mul(streams)
+            .saturating_mul(u64::from(layers));
+        caches.push(AllocatedCache {
+            kind: CacheKind::CompressorState { ratio, indexer },
+            cells: if ratio == 4 { 8 } else { 128 },
+            streams,
+            layers,
+            k_bytes: plane,
+            v_bytes: plane,
+        });
+    }
+    let mut refusals = Vec::new();
+    if s.type_k != s.type_v {
+        refusals.push(CacheRefusal::MixedTypesOnMla {
+            k: s.type_k,
+            v: s.type_v,
+        });
+    }
+    // the caches that grow with N: the compressed rows (K / ratio, indexer / 4) per token
+    let growth: u128 = (0..model.layers.len())
+        .map(|il| dsv4_compressed_b32_per_token(model, il, s.type_k))
+        .sum();
+    KvCache {
+        bytes_per_token: b32_to_bytes(growth),
+        bytes_per_token_all_layers: b32_to_bytes(
+            model
+                .layers
+                .iter()
+                .map(|l| layer_b32_per_token(model, l, s.type_k, s.type_v) as u128)
+                .sum(),
+        ),
+        bytes,
+        naive_bytes: None,
+        recurrent_bytes: 0,
+        read_bytes: read,
+        allocated_bytes: alloc,
+        allocated_context: n_ctx,
+        cells_per_stream: base_cells,
+        per_layer,
+        v_is_view_of_k: true,
+        caches,
+        refusals,
+    }
+}
+
 /// Compute the cache of `model` under `s` (docs/bounds.md §3).
 pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
+    if model.architecture == "deepseek4" && !model.no_memory {
+        return dsv4_cache(model, s);
+    }
     let n = s.context;
     let b = s.sequences.max(1);
     let total_ctx = n.saturating_mul(b);
@@ -399,7 +616,33 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
             allocated_bytes: layer_alloc,
         });
     }
+    // qwen4exp's PLE rows are attributed to the PLE layers (per-layer figures add up)
     let recurrent = model.recurrent_bytes_per_sequence().saturating_mul(b);
+    let ple_rows = model
+        .state
+        .map_or(0, |st| st.ple)
+        .saturating_mul(4)
+        .saturating_mul(b);
+    if ple_rows > 0 {
+        let ple_layers: Vec<usize> = model
+            .keys
+            .ple_layers
+            .iter()
+            .flatten()
+            .map(|il| *il as usize)
+            .filter(|il| model.layers.get(*il).is_some_and(|l| l.recurrent))
+            .collect();
+        let each = ple_rows / ple_layers.len().max(1) as u64;
+        for il in ple_layers {
+            if let Some(x) = per_layer.get_mut(il) {
+                x.bytes = x.bytes.saturating_add(each);
+                x.allocated_bytes = x.allocated_bytes.saturating_add(each);
+            }
+            bytes = bytes.saturating_add(each);
+            read = read.saturating_add(each);
+            alloc = alloc.saturating_add(each);
+        }
+    }
     let mut caches = Vec::new();
     let recurrent_only =
         super::model::RECURRENT_ARCHITECTURES.contains(&model.architecture.as_str());
@@ -426,9 +669,11 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
     let arch = model.architecture.as_str();
     let has_recurrent_memory = super::model::HYBRID_ARCHITECTURES.contains(&arch) || recurrent_only;
     if model.state.is_some() || has_recurrent_memory {
-        let st = model
-            .state
-            .unwrap_or(super::model::RecurrentState { conv: 0, state: 0 });
+        let st = model.state.unwrap_or(super::model::RecurrentState {
+            conv: 0,
+            state: 0,
+            ple: 0,
+        });
         let layers = model.layers.iter().filter(|l| l.recurrent).count() as u32;
         caches.push(AllocatedCache {
             kind: CacheKind::Recurrent,
@@ -440,11 +685,13 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
                 .saturating_mul(4)
                 .saturating_mul(b)
                 .saturating_mul(layers as u64),
+            // S rows plus qwen4exp's PLE rows (llama.cpp logs them apart as P)
             v_bytes: st
                 .state
                 .saturating_mul(4)
                 .saturating_mul(b)
-                .saturating_mul(layers as u64),
+                .saturating_mul(layers as u64)
+                .saturating_add(st.ple.saturating_mul(4).saturating_mul(b)),
         });
     }
     let mut refusals = Vec::new();
@@ -523,9 +770,9 @@ pub fn logical_bytes_at(
         .iter()
         .enumerate()
         .filter(|(il, _)| on(*il))
-        .map(|(_, l)| {
-            (layer_b32_per_token(model, l, k, v) as u128
-                * retained(l.attention, n) as u128
+        .map(|(il, l)| {
+            ((layer_b32_per_token(model, l, k, v) as u128 * retained(l.attention, n) as u128
+                + dsv4_compressed_b32_per_token(model, il, k) * n as u128)
                 * b as u128)
                 .div_ceil(32)
         })
@@ -555,18 +802,24 @@ pub fn max_context(
         .iter()
         .enumerate()
         .filter(|(il, _)| on(*il))
-        .filter_map(|(_, l)| {
+        .flat_map(|(il, l)| {
             let b32 = layer_b32_per_token(model, l, k, v) as u128;
-            if b32 == 0 {
-                return None;
-            }
             let cap = match l.attention {
                 Attention::Full => None,
                 Attention::Sliding { window } => Some(window),
                 Attention::Chunked { chunk } => Some(chunk),
-                Attention::None => return None,
+                Attention::None => return vec![],
             };
-            Some((b32 * b, cap))
+            let mut t = Vec::with_capacity(2);
+            if b32 > 0 {
+                t.push((b32 * b, cap));
+            }
+            // deepseek4's compressed rows grow with N, beyond every window
+            let comp = dsv4_compressed_b32_per_token(model, il, k);
+            if comp > 0 {
+                t.push((comp * b, None));
+            }
+            t
         })
         .collect();
     if terms.iter().all(|(_, cap)| cap.is_some()) {
@@ -1357,6 +1610,108 @@ mod llama_rules {
         assert_eq!(kind(&c, CacheKind::Indexer).layers, 2);
     }
 
+    /// deepseek4-tiny of the oracle fixtures: 6 layers + 1 MTP, one KV head of 128, window 64,
+    /// compress ratios 0,4,128,4,128,4 (+0), indexer key 64 (llama.cpp b11434's own figures).
+    fn deepseek4_tiny() -> ModelShape {
+        let mut f = fig("deepseek4", 7, 4, PerLayer::Uniform(1), 128, 128);
+        f.sliding_window = Some(64);
+        f.keys.nextn_layers = 1;
+        f.keys.indexer_key_length = Some(64);
+        f.keys.compress_ratios = Some(PerLayer::List(vec![0, 4, 128, 4, 128, 4, 0]));
+        shape(&f)
+    }
+
+    #[test]
+    fn deepseek4_refuses_what_llama_cpp_refuses() {
+        let mut f = fig("deepseek4", 7, 4, PerLayer::Uniform(1), 128, 128);
+        f.sliding_window = Some(64);
+        let no_ratios = ModelShape::from_figures("m", &f, Provenance::File).unwrap_err();
+        assert!(no_ratios.0.contains("compress_ratios"), "{no_ratios}");
+        f.keys.compress_ratios = Some(PerLayer::List(vec![0, 4, 128, 4, 128, 8, 0]));
+        let bad = ModelShape::from_figures("m", &f, Provenance::File).unwrap_err();
+        assert!(bad.0.contains("ratio 8"), "{bad}");
+        f.keys.compress_ratios = Some(PerLayer::List(vec![0, 4, 128]));
+        assert!(ModelShape::from_figures("m", &f, Provenance::File).is_err());
+    }
+
+    #[test]
+    fn deepseek4_compressed_caches_as_llama_cpp() {
+        let m = deepseek4_tiny();
+        let c = cache(&m, &at(32_768));
+        let got: Vec<(CacheKind, u64, u32, u64)> = c
+            .caches
+            .iter()
+            .map(|x| (x.kind, x.cells, x.layers, x.bytes()))
+            .collect();
+        use CacheKind::*;
+        assert_eq!(
+            got,
+            vec![
+                (Kv, 32_768, 0, 0),
+                (Swa, 768, 7, 1_376_256),
+                (Compressed { ratio: 4 }, 8192, 3, 6_291_456),
+                (Compressed { ratio: 128 }, 256, 2, 131_072),
+                (Indexer, 8192, 3, 3_145_728),
+                (
+                    CompressorState {
+                        ratio: 4,
+                        indexer: false
+                    },
+                    8,
+                    3,
+                    49_152
+                ),
+                (
+                    CompressorState {
+                        ratio: 128,
+                        indexer: false
+                    },
+                    128,
+                    2,
+                    262_144
+                ),
+                (
+                    CompressorState {
+                        ratio: 4,
+                        indexer: true
+                    },
+                    8,
+                    3,
+                    24_576
+                ),
+            ]
+        );
+        // llama.cpp's breakdown: context = 11,280,384 bytes; the per-layer figures (what the
+        // tiers place) add up to it
+        assert_eq!(c.allocated_bytes, 11_280_384);
+        let per_layer: u64 = c.per_layer.iter().map(|l| l.allocated_bytes).sum();
+        assert_eq!(per_layer, c.allocated_bytes);
+        // four sequences with -kvu: every stream holds the whole context (llama.cpp keeps the
+        // DSV4 caches per sequence)
+        let s = CacheSettings {
+            context: 8192,
+            sequences: 4,
+            kv_unified: true,
+            ..CacheSettings::default()
+        };
+        assert_eq!(cache(&m, &s).allocated_bytes, 45_121_536);
+        // the compressed caches grow with N: the capacity solver sees a limit
+        let k = CacheType::F16;
+        assert!(max_context(&m, k, k, 1, 1 << 30, &|_| true).is_some());
+        assert_eq!(
+            cache(
+                &m,
+                &CacheSettings {
+                    type_v: CacheType::Q8_0,
+                    ..at(4096)
+                }
+            )
+            .refusals
+            .len(),
+            1
+        );
+    }
+
     #[test]
     fn msa_indexer_skips_dense_lead() {
         let mut f = fig("minimax-m3", 4, 48, PerLayer::Uniform(8), 128, 3072);
@@ -1373,8 +1728,49 @@ mod llama_rules {
 
     #[test]
     fn unsupported_architectures_say_so() {
-        let m = shape(&fig("qwen4exp", 4, 8, PerLayer::Uniform(2), 128, 1024));
+        let m = shape(&fig("graniteswitch", 4, 8, PerLayer::Uniform(2), 128, 1024));
         assert!(m.unsupported.is_some());
         assert!(m.warnings.iter().any(|w| w.contains("does not model")));
+    }
+
+    #[test]
+    fn qwen4exp_ple_rows_in_the_recurrent_state() {
+        // qwen4exp-tiny of the oracle fixtures: 8 layers, attention every 4th, one PLE module
+        // on layer 1 (kernel 4, 3-grams, 2 residual streams, n_embd 128); llama.cpp b11434
+        // logs R 18,432, S 49,152 and P 9,216 bytes for one sequence.
+        let mut f = fig("qwen4exp", 8, 4, PerLayer::Uniform(2), 32, 128);
+        f.ssm = Some(crate::core::model::Ssm {
+            d_conv: 4,
+            d_inner: 128,
+            d_state: 16,
+            n_group: 4,
+        });
+        f.keys.indexer_key_length = Some(32);
+        f.keys.compress_ratios = Some(PerLayer::List(vec![0, 0, 0, 4, 0, 0, 0, 4]));
+        f.keys.ple_layers = Some(vec![1]);
+        f.keys.ple_ngram_size = Some(3);
+        f.keys.ple_heads_per_ngram = Some(2);
+        f.keys.ple_conv_kernel = Some(4);
+        f.keys.hc_mult = Some(2);
+        let m = shape(&f);
+        assert!(m.unsupported.is_none());
+        let c = cache(&m, &at(4096));
+        let r = kind(&c, CacheKind::Recurrent);
+        assert_eq!((r.k_bytes, r.v_bytes), (18_432, 49_152 + 9_216));
+        // the PLE rows count with layer 1; per-layer figures and the recurrent state add up
+        let per_layer: u64 = c.per_layer.iter().map(|l| l.allocated_bytes).sum();
+        assert_eq!(
+            per_layer + c.recurrent_bytes,
+            c.allocated_bytes,
+            "{:?}",
+            c.per_layer
+        );
+        assert_eq!(c.recurrent_bytes, 18_432 + 49_152);
+        let s = CacheSettings {
+            sequences: 4,
+            ..at(4096)
+        };
+        let r = kind(&cache(&m, &s), CacheKind::Recurrent);
+        assert_eq!((r.k_bytes, r.v_bytes), (73_728, 196_608 + 36_864));
     }
 }

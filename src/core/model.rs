@@ -108,7 +108,8 @@ pub enum PerLayer {
 }
 
 impl PerLayer {
-    fn at(&self, il: usize) -> u32 {
+    /// The value at layer `il` (0 past the end of a list).
+    pub fn at(&self, il: usize) -> u32 {
         match self {
             PerLayer::Uniform(v) => *v,
             PerLayer::List(v) => v.get(il).copied().unwrap_or(0),
@@ -219,6 +220,16 @@ pub struct CacheKeys {
     pub compress_ratios: Option<PerLayer>,
     /// `leading_dense_block_count`.
     pub leading_dense: Option<u32>,
+    /// `ple.layers` (qwen4exp): the layers holding a per-layer-embedding (PLE) module.
+    pub ple_layers: Option<Vec<u32>>,
+    /// `ple.ngram_size` (qwen4exp PLE).
+    pub ple_ngram_size: Option<u32>,
+    /// `ple.heads_per_ngram` (qwen4exp PLE).
+    pub ple_heads_per_ngram: Option<u32>,
+    /// `ple.conv_kernel` (qwen4exp PLE convolution).
+    pub ple_conv_kernel: Option<u32>,
+    /// `hyper_connection.count`: residual streams (qwen4exp, deepseek4, glm5-next).
+    pub hc_mult: Option<u32>,
 }
 
 /// Recurrent state of one recurrent layer and one sequence, in f32 elements: llama.cpp's
@@ -229,10 +240,15 @@ pub struct RecurrentState {
     pub conv: u64,
     /// `n_embd_s` elements.
     pub state: u64,
+    /// PLE convolution history (qwen4exp `cache_ple_r_l`): f32 elements per sequence summed
+    /// over the PLE layers, `(ple.conv_kernel − 1) × ple.ngram_size × hc × n_embd` each; 0
+    /// elsewhere. Not in `bytes()` nor the recurrent totals: `kv::cache` counts it with the PLE
+    /// layers' own figures.
+    pub ple: u64,
 }
 
 impl RecurrentState {
-    /// Bytes per layer per sequence (f32).
+    /// Bytes per layer per sequence (f32), without the PLE rows.
     pub fn bytes(&self) -> u64 {
         self.conv.saturating_add(self.state).saturating_mul(4)
     }
@@ -510,12 +526,6 @@ pub const HYBRID_ARCHITECTURES: &[&str] = &[
 /// Architectures whose cache llama.cpp builds in a way llmbound does not model, with why.
 pub fn unsupported_reason(arch: &str) -> Option<&'static str> {
     Some(match arch {
-        "deepseek4" => {
-            "llama.cpp keeps compressed attention caches and an indexer per compression ratio (llama_kv_cache_dsv4)"
-        }
-        "qwen4exp" => {
-            "llama.cpp adds per-layer-embedding (PLE) convolution rows to the recurrent state of PLE layers"
-        }
         "gemma4-assistant" | "dflash" | "eagle3" => {
             "a draft model: llama.cpp sizes its cache from the target model's context"
         }
@@ -579,6 +589,8 @@ fn swa_rule(arch: &str) -> Option<SwaRule> {
         "smallthinker" => r(WindowPositive, Some(4), true, None, Some(4096)),
         "gemma4" | "gemma4-assistant" | "mimo2" | "step35" | "granite_swa" | "maple"
         | "spark2_5" | "dots3note" => r(Always, None, false, None, None),
+        // deepseek4: set_swa_pattern(0), every layer (MTP layers too) keeps a raw window.
+        "deepseek4" => r(Always, Some(0), false, None, None),
         _ => None,
     }
 }
@@ -728,6 +740,26 @@ impl ModelShape {
                 "{arch} needs attention.sliding_window and it is missing"
             )));
         }
+        // deepseek4: llama.cpp refuses a file whose compress_ratios is missing or shorter than
+        // block_count, and any ratio other than 0, 4 and 128.
+        if arch == "deepseek4" {
+            match &keys.compress_ratios {
+                Some(PerLayer::List(r)) if r.len() >= l => {
+                    if let Some(bad) = r.iter().find(|x| ![0, 4, 128].contains(*x)) {
+                        return Err(ShapeError(format!(
+                            "deepseek4 compress ratio {bad}: llama.cpp supports only 0, 4 and 128"
+                        )));
+                    }
+                }
+                Some(PerLayer::Uniform(r)) if [0, 4, 128].contains(r) => {}
+                _ => {
+                    return Err(ShapeError(
+                        "deepseek4 needs attention.compress_ratios with one ratio (0, 4 or 128) per layer"
+                            .into(),
+                    ));
+                }
+            }
+        }
         let mut swa_flags: Vec<bool> = vec![false; l];
         if swa_on && let Some(r) = rule {
             match (&fig.sliding_pattern, keys.swa_period.or(r.period)) {
@@ -746,6 +778,10 @@ impl ModelShape {
                         "{arch} needs attention.sliding_window_pattern (one flag per layer) and it is missing"
                     )));
                 }
+            }
+            if arch == "deepseek4" {
+                // its loader marks the MTP layers sliding as well
+                swa_flags.iter_mut().for_each(|f| *f = true);
             }
         } else if arch == "lfm2" && file_window.is_some_and(|w| w > 0) {
             // lfm2: every attention layer slides when a window is set.
@@ -824,6 +860,8 @@ impl ModelShape {
                         .is_some_and(|t| t.get(il).copied().unwrap_or(false));
                     if full { (ik, 0) } else { (0, 0) }
                 }
+                // deepseek4's lightning indexer is a compressed cache (kv::cache sizes it from
+                // the compress ratios), not a per-token one.
                 "minimax-m3" if il as u32 >= keys.leading_dense.unwrap_or(0) => {
                     let v = if swa_flags[il] { v_swa } else { v_full };
                     (ik, if fig.mla.is_some() { 0 } else { v })
@@ -946,7 +984,32 @@ impl ModelShape {
                 };
                 (conv, st)
             };
-            Some(RecurrentState { conv, state: st })
+            // qwen4exp: the PLE module's convolution history is its own row on each PLE layer
+            // (llama.cpp `ple_conv_state`, only when the module has heads and a kernel).
+            let ple = match (&keys.ple_layers, keys.ple_ngram_size, keys.ple_conv_kernel) {
+                (Some(pl), Some(ng), Some(kc))
+                    if arch == "qwen4exp"
+                        && kc > 0
+                        && ng > 1
+                        && keys.ple_heads_per_ngram.unwrap_or(0) > 0 =>
+                {
+                    let per = (kc as u64 - 1)
+                        .saturating_mul(ng as u64)
+                        .saturating_mul(keys.hc_mult.unwrap_or(1) as u64)
+                        .saturating_mul(e);
+                    let n = pl
+                        .iter()
+                        .filter(|il| layers.get(**il as usize).is_some_and(|l| l.recurrent))
+                        .count() as u64;
+                    per.saturating_mul(n)
+                }
+                _ => 0,
+            };
+            Some(RecurrentState {
+                conv,
+                state: st,
+                ple,
+            })
         } else {
             None
         };

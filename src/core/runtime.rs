@@ -46,12 +46,20 @@ pub const COMPUTE_UPPER_BOUND: &[(&str, &str)] = &[
         "the RWKV time mix, sixteen n_embd f32 rows per token at once",
     ),
     (
+        "deepseek4",
+        "the compressed attention (CSA/HCA masks, indexer scores, top-k masks, concatenated keys, and the four hyper-connection residual streams), all counted live at once beside the plain layer",
+    ),
+    (
         "gemma3n",
         "the first layer's per-layer inputs, four n_layer x 256 f32 per row held at once",
     ),
     (
         "glm5-next",
         "the pooled indexer's scores, one n_kv x rows f32 per sequence",
+    ),
+    (
+        "qwen4exp",
+        "the QSA selection with pooled keys (pooled scores and mask, the filled, scattered and added selection masks), counted live through the attention",
     ),
     (
         "rwkv6",
@@ -814,6 +822,27 @@ fn replay(
                 r.free(contiguous);
                 mask4
             });
+            // Upper bound for qwen4exp's QSA selection with pooled keys (not replayed): the
+            // pooled-key mask and scores (n_kv / ratio per row), the all −inf selection mask
+            // repeated over the rows, its scattered copy and the KQ mask added
+            // ((n_kv + n_sel) per row each), all counted live through the attention.
+            let kpool = model
+                .keys
+                .compress_ratios
+                .as_ref()
+                .map_or(0, |c| c.max() as u64);
+            let qsa = (arch == "qwen4exp" && l.indexer_key_length > 0 && kpool > 1).then(|| {
+                let n_sel = (model.keys.indexer_top_k.unwrap_or(0) as u64) + kpool;
+                let me = if g.flash_attn { 2 } else { f32b };
+                let n_pool = n_kv.div_ceil(kpool);
+                let rows = |n: u64, elem: u64| n.saturating_mul(t).saturating_mul(elem);
+                r.alloc(
+                    rows(n_pool, 2)
+                        + rows(n_pool, f32b)
+                        + 2 * rows(n_kv + n_sel, me)
+                        + rows(n_kv, me),
+                )
+            });
             let attn = if g.flash_attn && !kq_bias {
                 let o = r.alloc(hq * dv * t * f32b);
                 r.free(q);
@@ -846,6 +875,9 @@ fn replay(
                 cont
             };
             if let Some(x) = msa {
+                r.free(x);
+            }
+            if let Some(x) = qsa {
                 r.free(x);
             }
             if last_here {
@@ -1027,6 +1059,68 @@ fn replay(
     r.a.max
 }
 
+/// deepseek4: what its compressed attention adds to the plain sliding-window layer the replay
+/// follows, bounded from above (every tensor counted live at once): the graph inputs (the raw,
+/// CSA, HCA and indexer KQ masks, per stream n_kv × rows), and the larger of a CSA layer (the
+/// indexer's scores, the top-k mask filled, scattered and added, the raw + CSA mask and key
+/// concatenations, and without flash attention the KQ scores and their softmax over the CSA
+/// cells, beyond the raw window's the replay already holds) and an HCA layer (the same without
+/// the indexer); plus the four hyper-connection
+/// residual streams (residual, pre and post mixes of 4 × n_embd f32 per row).
+fn dsv4_attention_bound(model: &ModelShape, kv: &KvCache, g: &GraphSettings, t: u64) -> u64 {
+    use super::kv::CacheKind;
+    let cells = |k: CacheKind| {
+        kv.caches
+            .iter()
+            .find(|c| c.kind == k)
+            .map_or(0, |c| c.cells)
+    };
+    let n_raw = cells(CacheKind::Swa);
+    let n_csa = cells(CacheKind::Compressed { ratio: 4 });
+    let n_hca = cells(CacheKind::Compressed { ratio: 128 });
+    let n_lid = cells(CacheKind::Indexer);
+    let f32b = 4u64;
+    // KQ masks are f16 with flash attention, else f32; the fused indexer's mask is f16.
+    let me = if g.flash_attn { 2 } else { f32b };
+    let heads = model
+        .layers
+        .iter()
+        .map(|l| u64::from(l.head_count))
+        .max()
+        .unwrap_or(0);
+    let key = model
+        .layers
+        .iter()
+        .map(|l| u64::from(l.head_count_kv) * u64::from(l.key_length))
+        .max()
+        .unwrap_or(0);
+    let rows = |n: u64, elem: u64| n.saturating_mul(t).saturating_mul(elem);
+    let inputs = rows(n_raw + n_csa + n_hca, me).saturating_add(rows(n_lid, 2));
+    let scores = |n: u64| {
+        if g.flash_attn {
+            0
+        } else {
+            rows(n, f32b).saturating_mul(heads).saturating_mul(2)
+        }
+    };
+    let csa = if n_csa > 0 {
+        rows(n_lid, f32b)
+            + rows(n_csa, me) * 2
+            + rows(n_raw + n_csa, me)
+            + (n_raw + n_csa) * key * f32b
+            + scores(n_csa)
+    } else {
+        0
+    };
+    let hca = if n_hca > 0 {
+        rows(n_raw + n_hca, me) + (n_raw + n_hca) * key * f32b + scores(n_hca)
+    } else {
+        0
+    };
+    let hc = 3 * 4 * model.embedding_length * t * f32b;
+    inputs.saturating_add(csa.max(hca)).saturating_add(hc)
+}
+
 /// The compute and output buffers llama.cpp's CPU backend reserves for `model` with the cache
 /// `kv` (its allocated cells set n_kv) under `g`.
 pub fn buffers(
@@ -1047,15 +1141,32 @@ pub fn buffers(
     } else {
         g
     };
+    // deepseek4 keeps one cache stream per sequence even with -kvu: its KQ masks span one
+    // stream's cells.
+    let per_seq;
+    let g = if model.architecture == "deepseek4" && g.kv_unified {
+        per_seq = GraphSettings {
+            kv_unified: false,
+            ..*g
+        };
+        &per_seq
+    } else {
+        g
+    };
     let b = g.sequences.max(1);
     let t = kv.allocated_context.min(g.ubatch).max(1);
     // The prompt graph (t rows, t outputs) and the generation graph (one row per sequence);
     // the buffer is the larger of the two reservations.
     let pp = replay(model, ff, kv, g, t, t);
     let tg = replay(model, ff, kv, g, b.min(t), b.min(t));
+    let extra = if model.architecture == "deepseek4" {
+        dsv4_attention_bound(model, kv, g, t)
+    } else {
+        0
+    };
     RuntimeBuffers {
         output_bytes: output_bytes(model, b),
-        compute_bytes: pp.max(tg),
+        compute_bytes: pp.max(tg).saturating_add(extra),
         graph_tokens: t,
         ffn_estimated: ff.length == 0,
     }

@@ -32,7 +32,9 @@ use crate::core::units::Provenance;
 /// The most layers a file may state (the core refuses more as well).
 pub const MAX_LAYERS: u32 = 100_000;
 
-/// Architectures gguf-py 0.19 (`MODEL_ARCH_NAMES`) knows.
+/// Architectures gguf-py 0.19 (`MODEL_ARCH_NAMES`) knows, plus the newer ones of the pinned
+/// llama.cpp build whose cache llmbound models and checks against llama.cpp's own figures
+/// (bailingmoe3, deepseek4, dots3note, hy_v4, qwen4exp).
 pub const KNOWN_ARCHITECTURES: &[&str] = &[
     "afmoe",
     "apertus",
@@ -42,6 +44,7 @@ pub const KNOWN_ARCHITECTURES: &[&str] = &[
     "baichuan",
     "bailingmoe",
     "bailingmoe2",
+    "bailingmoe3",
     "bert",
     "bitnet",
     "bloom",
@@ -57,7 +60,9 @@ pub const KNOWN_ARCHITECTURES: &[&str] = &[
     "deepseek",
     "deepseek2",
     "deepseek2-ocr",
+    "deepseek4",
     "dots1",
+    "dots3note",
     "dream",
     "ernie4_5",
     "ernie4_5-moe",
@@ -88,6 +93,7 @@ pub const KNOWN_ARCHITECTURES: &[&str] = &[
     "hunyuan-dense",
     "hunyuan-moe",
     "hunyuan_vl",
+    "hy_v4",
     "internlm2",
     "jais",
     "jais2",
@@ -144,6 +150,7 @@ pub const KNOWN_ARCHITECTURES: &[&str] = &[
     "qwen3next",
     "qwen3vl",
     "qwen3vlmoe",
+    "qwen4exp",
     "refact",
     "rnd1",
     "rwkv6",
@@ -388,6 +395,11 @@ pub fn arch_report(artifact: &Artifact) -> Result<ArchReport, GgufError> {
         q_lora_rank: m.get_u32(&k("attention.q_lora_rank"))?,
         compress_ratios: per_layer(m, &k("attention.compress_ratios"))?,
         leading_dense: m.get_u32(&k("leading_dense_block_count"))?,
+        ple_layers: m.get_u32_array(&k("ple.layers"))?,
+        ple_ngram_size: m.get_u32(&k("ple.ngram_size"))?,
+        ple_heads_per_ngram: m.get_u32(&k("ple.heads_per_ngram"))?,
+        ple_conv_kernel: m.get_u32(&k("ple.conv_kernel"))?,
+        hc_mult: m.get_u32(&k("hyper_connection.count"))?,
     };
     if keys.nextn_layers > layers {
         return Err(GgufError::Implausible {

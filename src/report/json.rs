@@ -179,6 +179,9 @@ pub struct MemoryJson {
     /// When it does not fit: the item whose addition passes the capacity
     /// ("model", "cache", "output", "compute", "A"); null when it fits.
     pub decides: Option<&'static str>,
+    /// Provenance of the itemised figures: "derived" (llama.cpp's model of its own
+    /// allocation, see `capacity.buffers.model`).
+    pub provenance: &'static str,
 }
 
 /// The runtime buffers and where their figures come from.
@@ -194,8 +197,31 @@ pub struct BuffersJson {
     pub ffn_estimated: bool,
     /// Provenance: "derived".
     pub provenance: &'static str,
+    /// What the figures are derived from: "llama.cpp CPU" (llama.cpp's CPU backend
+    /// reservation, pinned build; GPU backends reserve differently).
+    pub model: &'static str,
+    /// The compute buffer against llama.cpp: "exact" (the graph is replayed, within 5% or
+    /// 16 MiB of llama.cpp's CPU figure on every oracle case) or "upper_bound" (may be higher
+    /// than llama.cpp reserves, never lower).
+    pub compute_status: &'static str,
+    /// Why the compute buffer is an upper bound (what is bounded, or the FFN width
+    /// estimate); null when exact.
+    pub compute_status_reason: Option<&'static str>,
     /// How the figures are made.
     pub basis: &'static str,
+}
+
+/// The compute-buffer status fields of `BuffersJson` for an architecture (and whether the FFN
+/// width was estimated, which makes any figure an upper bound).
+fn compute_status(arch: &str, ffn_estimated: bool) -> (&'static str, Option<&'static str>) {
+    match crate::core::runtime::compute_upper_bound(arch) {
+        Some(why) => ("upper_bound", Some(why)),
+        None if ffn_estimated => (
+            "upper_bound",
+            Some("the FFN width is not in the file and was estimated high"),
+        ),
+        None => ("exact", None),
+    }
 }
 
 /// Capacity.
@@ -691,6 +717,7 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
                     decides: limiting
                         .and_then(|x| x.memory.overflows_at)
                         .map(super::words::item),
+                    provenance: crate::core::units::Provenance::Derived.label(),
                 }
             },
             buffers: BuffersJson {
@@ -699,6 +726,17 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
                 graph_tokens: r.capacity.buffers.graph_tokens,
                 ffn_estimated: r.capacity.buffers.ffn_estimated,
                 provenance: crate::core::units::Provenance::Derived.label(),
+                model: "llama.cpp CPU",
+                compute_status: compute_status(
+                    &s.model.architecture,
+                    r.capacity.buffers.ffn_estimated,
+                )
+                .0,
+                compute_status_reason: compute_status(
+                    &s.model.architecture,
+                    r.capacity.buffers.ffn_estimated,
+                )
+                .1,
                 basis: super::words::BUFFERS_PROVENANCE,
             },
             max_context_exceeds_native: r.capacity.max_context_exceeds_native,
@@ -738,6 +776,7 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
                             free_bytes: t.memory.free_bytes,
                             fits: t.memory.fits,
                             decides: t.memory.overflows_at.map(super::words::item),
+                            provenance: crate::core::units::Provenance::Derived.label(),
                         },
                         used: t.used,
                         bandwidth_bytes_per_second: mt.bandwidth.value.0,
@@ -866,5 +905,19 @@ impl From<&ClaimCheck> for ClaimJson {
                 })
                 .collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod compute_status_tests {
+    use super::compute_status;
+
+    #[test]
+    fn compute_status_names_upper_bounds_and_their_reason() {
+        assert_eq!(compute_status("qwen3", false), ("exact", None));
+        let (status, why) = compute_status("deepseek4", false);
+        assert_eq!(status, "upper_bound");
+        assert!(why.is_some_and(|w| w.contains("compressed attention")));
+        assert_eq!(compute_status("qwen3", true).0, "upper_bound");
     }
 }

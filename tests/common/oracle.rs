@@ -91,6 +91,9 @@ pub struct Case {
     /// Every recurrent-state memory.
     #[serde(default)]
     pub recurrent: Vec<Recurrent>,
+    /// deepseek4's compressor states (`llama_dsv4_comp_state`: csa, hca, lid), in log order.
+    #[serde(default)]
+    pub dsv4_states: Vec<Dsv4State>,
     #[serde(default)]
     pub output_buffers: Vec<Buffer>,
     /// Per backend buffer type (`CPU` here), the reserved compute buffer.
@@ -153,6 +156,22 @@ pub struct Recurrent {
     pub printed: Option<String>,
 }
 
+/// One deepseek4 compressor state: f32 kv and score planes of `n_embd_state` × `state_size`
+/// per stream (× (1 + rs_seq)) per layer; `bytes` is their total, from the logged integers.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Dsv4State {
+    /// "csa", "hca" or "lid".
+    pub name: String,
+    pub ratio: u32,
+    pub state_size: u64,
+    pub n_embd_state: u64,
+    pub streams: u32,
+    pub rs_seq: u32,
+    pub layers: u32,
+    pub bytes: u64,
+    pub printed: Option<String>,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct Buffer {
     pub buffer: String,
@@ -179,6 +198,10 @@ impl Case {
             .iter()
             .map(|r| r.r_bytes + r.s_bytes + r.p_bytes)
             .sum()
+    }
+    /// Σ bytes over deepseek4's compressor states (0 elsewhere).
+    pub fn state_bytes(&self) -> u64 {
+        self.dsv4_states.iter().map(|s| s.bytes).sum()
     }
     pub fn output_bytes(&self) -> u64 {
         self.output_buffers.iter().map(|b| b.bytes).sum()
