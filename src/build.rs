@@ -428,13 +428,15 @@ pub struct GgufInput {
     pub shape: Result<ModelShape, String>,
     /// A model profile artifact of exactly the same size, when there is one.
     pub matched: Option<(ModelFile, ArtifactFile)>,
+    /// The name the user knows the file by, when its own name says nothing (`ollama:NAME`).
+    pub name: Option<String>,
 }
 
 /// Open a GGUF header (never its tensor data) and match it to a profile by exact size.
 pub fn open_gguf(cat: &Catalog, path: &Path) -> Result<GgufInput, BuildError> {
-    let artifact = crate::remote::open_any(path)
-        .map_err(BuildError::Gguf)?
-        .artifact;
+    let opened = crate::remote::open_any(path).map_err(BuildError::Gguf)?;
+    let known_as = opened.name;
+    let artifact = opened.artifact;
     let inventory = TensorInventory::summary(&artifact);
     let name = artifact
         .metadata()
@@ -454,6 +456,7 @@ pub fn open_gguf(cat: &Catalog, path: &Path) -> Result<GgufInput, BuildError> {
         inventory,
         shape,
         matched,
+        name: known_as,
     })
 }
 
@@ -480,17 +483,21 @@ pub fn with_gguf(s: &mut Scenario, g: &GgufInput) -> Result<(), BuildError> {
         .filter(|w| !matches!(w.kind, WeightKind::Artifact(_)))
         .cloned()
         .collect();
-    s.weights = artifact_weights(&g.artifact);
+    s.weights = artifact_weights(&g.artifact, g.name.as_deref());
     s.weights.extend(extra);
     s.inventory = Some(g.inventory.to_core_inventory());
     s.name = s.derived_name();
     Ok(())
 }
 
-/// The weight files of an opened GGUF artifact, marked as remote when it was read over HTTP.
-/// The CLI and the explorer both label an artifact through this one function.
-pub fn artifact_weights(art: &gguf::Artifact) -> Vec<WeightFile> {
+/// The weight files of an opened GGUF artifact, marked as remote when it was read over HTTP
+/// and named as the user knows it (`known_as`, e.g. `ollama:qwen3:32b` for a blob). The CLI
+/// and the explorer both label an artifact through this one function.
+pub fn artifact_weights(art: &gguf::Artifact, known_as: Option<&str>) -> Vec<WeightFile> {
     let mut weights = art.weight_files();
+    if let (Some(name), [w]) = (known_as, weights.as_mut_slice()) {
+        w.file = name.to_string();
+    }
     if crate::remote::is_remote(&art.path) {
         for w in &mut weights {
             w.kind = WeightKind::Artifact(ArtifactSource::Remote);

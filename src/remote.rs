@@ -338,6 +338,9 @@ pub struct Opened {
     pub transfer: Option<Transfer>,
     /// Notes for the user (no range support, which file a quant picked).
     pub notes: Vec<String>,
+    /// The name the user knows the model by when the file's own name says nothing
+    /// (`ollama:qwen3:32b` for a blob `sha256-…`); None for files and URLs.
+    pub name: Option<String>,
 }
 
 impl Opened {
@@ -439,6 +442,7 @@ fn open_any_inner(spec: &Path) -> Result<Opened, String> {
                 artifact,
                 transfer: None,
                 notes: Vec::new(),
+                name: None,
             })
             .map_err(|e| crate::gguf::error_line(&p, &e)),
         Source::Ollama(name) => {
@@ -448,6 +452,7 @@ fn open_any_inner(spec: &Path) -> Result<Opened, String> {
                     artifact,
                     transfer: None,
                     notes: vec![format!("ollama:{name} is {}", blob.display())],
+                    name: Some(format!("ollama:{name}")),
                 })
                 .map_err(|e| format!("ollama:{name}: {}", crate::gguf::error_line(&blob, &e)))
         }
@@ -577,6 +582,7 @@ fn open_remote_with(client: &Client, source: &Source) -> Result<Opened, RemoteEr
         },
         transfer: Some(client.transfer(1)),
         notes: notes.clone(),
+        name: None,
     };
     if count <= 1 {
         return Ok(single(first));
@@ -680,6 +686,7 @@ fn open_remote_with(client: &Client, source: &Source) -> Result<Opened, RemoteEr
         },
         transfer: Some(client.transfer(u64::from(n))),
         notes,
+        name: None,
     })
 }
 

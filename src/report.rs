@@ -32,10 +32,36 @@ pub enum Format {
 pub fn llama_cpp_command(r: &Report, model_path: &str) -> String {
     let s = &r.inputs;
     let c = &s.cache;
+    // The model as llama.cpp takes it: a file with -m, a URL with -mu, a Hugging Face quant
+    // with -hf, an Ollama name by its blob's path.
+    use crate::remote::Source;
+    let (flag, model) = match Source::parse(std::path::Path::new(model_path)) {
+        Source::Url(u) => ("-mu", u),
+        Source::HfFile {
+            repo,
+            revision,
+            path,
+        } => (
+            "-mu",
+            crate::remote::hf::resolve_url(&repo, &revision, &path),
+        ),
+        Source::HfQuant {
+            repo,
+            revision,
+            quant,
+        } if revision == "main" => ("-hf", format!("{repo}:{quant}")),
+        Source::Ollama(name) => (
+            "-m",
+            crate::ollama::resolve(&name)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| model_path.to_string()),
+        ),
+        _ => ("-m", model_path.to_string()),
+    };
     let mut parts = vec![
         "llama-server".to_string(),
-        "-m".into(),
-        shell_quote(model_path),
+        flag.into(),
+        shell_quote(&model),
         "-c".into(),
         c.context.saturating_mul(c.sequences).to_string(),
         "-np".into(),
@@ -95,5 +121,34 @@ fn shell_quote(s: &str) -> String {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn command_for(model_path: &str) -> String {
+        let cat = crate::profile::Catalog::builtin();
+        let s = crate::build::scenario(&cat, &crate::build::ScenarioOptions::default()).unwrap();
+        let r = crate::core::evaluate(&s).unwrap();
+        llama_cpp_command(&r, model_path)
+    }
+
+    #[test]
+    fn the_model_is_named_as_llama_cpp_takes_it() {
+        assert!(command_for("/models/x.gguf").starts_with("llama-server -m /models/x.gguf -c "));
+        assert!(
+            command_for("https://host/x.gguf").starts_with("llama-server -mu https://host/x.gguf ")
+        );
+        assert!(
+            command_for("unsloth/Qwen3-32B-GGUF:Q4_K_M")
+                .starts_with("llama-server -hf unsloth/Qwen3-32B-GGUF:Q4_K_M ")
+        );
+        assert!(
+            command_for("hf://o/r/sub/x.gguf").starts_with(
+                "llama-server -mu https://huggingface.co/o/r/resolve/main/sub/x.gguf "
+            )
+        );
     }
 }

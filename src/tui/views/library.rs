@@ -313,19 +313,23 @@ impl Widget for LibraryScreen<'_> {
         let [head, body, foot] = Layout::vertical([
             Constraint::Length(1),
             Constraint::Fill(1),
-            Constraint::Length(2),
+            Constraint::Length(1),
         ])
         .areas(area);
         Paragraph::new(Line::from(vec![
             Span::styled("Library · ", t.heading()),
             Span::styled(
                 format!(
-                    "{} model{} · {} · ctx {} × {} · K {} V {} · by {}",
+                    "{} model{} · {} · ctx {}{} · K {} V {} · by {}",
                     v.rows.len(),
                     if v.rows.len() == 1 { "" } else { "s" },
                     s.machine.id,
                     units::fmt_tokens(s.cache.context),
-                    s.cache.sequences,
+                    if s.cache.sequences == 1 {
+                        String::new()
+                    } else {
+                        format!(" × {}", s.cache.sequences)
+                    },
                     s.cache.type_k,
                     s.cache.type_v,
                     sort_name(v.sort)
@@ -365,6 +369,17 @@ impl Widget for LibraryScreen<'_> {
                 Constraint::Length(8),
             ]);
             titles.extend(["file GB", "quant mix", "fits", "max ctx", "ceiling"]);
+            // The name column's width: what the fixed columns and the gaps leave. A long name
+            // keeps its end (the file name) and loses its start.
+            let fixed: u16 = widths
+                .iter()
+                .map(|c| match c {
+                    Constraint::Length(n) => *n,
+                    _ => 0,
+                })
+                .sum();
+            let name_width =
+                (inner.width as usize).saturating_sub(fixed as usize + widths.len() - 1);
             let header = Row::new(
                 titles
                     .iter()
@@ -391,7 +406,7 @@ impl Widget for LibraryScreen<'_> {
                     let sc = &v.scanned[r.index];
                     let c = library::output::cells(sc, r);
                     let f = r.outcome.as_ref().ok();
-                    let mut cells = vec![Line::from(c[0].clone())];
+                    let mut cells = vec![Line::from(keep_tail(&c[0], name_width))];
                     if wide {
                         cells.push(Line::from(c[1].clone()));
                         cells.push(Line::from(c[2].clone()));
@@ -453,25 +468,40 @@ impl Widget for LibraryScreen<'_> {
             .as_ref()
             .map(|n| format!("{n} · "))
             .unwrap_or_default();
-        Paragraph::new(vec![
-            Line::from(Span::styled(
-                format!(
-                    "{note}ceilings tok/s at ctx (upper bounds) · GB = 10^9 B · * above native{problems}"
-                ),
-                t.label(),
-            )),
-            Line::from(Span::styled(
-                "↑↓ model  Enter open in the panes  r next sort  a add folder  [ ] ctx  Esc back",
-                t.label(),
-            )),
-        ])
+        // The keys are in the footer below, with every other view's.
+        Paragraph::new(Line::from(Span::styled(
+            format!(
+                "{note}ceilings tok/s at ctx (upper bounds) · GB = 10^9 B · * above native{problems}"
+            ),
+            t.label(),
+        )))
         .render(foot, buf);
     }
+}
+
+/// `s` in at most `width` columns: whole when it fits, else "…" and its end.
+fn keep_tail(s: &str, width: usize) -> String {
+    let n = s.chars().count();
+    if n <= width || width == 0 {
+        return s.to_string();
+    }
+    let tail: String = s.chars().skip(n - (width - 1)).collect();
+    format!("…{tail}")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_names_keep_their_end() {
+        assert_eq!(keep_tail("abc", 5), "abc");
+        assert_eq!(keep_tail("lmstudio/gemma-Q4_K_M.gguf", 10), "…_K_M.gguf");
+        assert_eq!(
+            keep_tail("lmstudio/gemma-Q4_K_M.gguf", 10).chars().count(),
+            10
+        );
+    }
 
     #[test]
     fn home_is_expanded() {
