@@ -490,7 +490,7 @@ fn the_title_follows_the_flags() {
     let text = stdout(&args);
     let first = text.lines().next().unwrap();
     assert!(!first.contains("Qwen3"), "{first}");
-    assert!(first.contains("Gemma 3 270M"), "{first}");
+    assert!(first.contains("gemma-3-270m-q4_k_m.gguf"), "{first}");
     assert!(first.contains("4,096 tokens"), "{first}");
     let mut json_args = args.to_vec();
     json_args.extend(["--format", "json"]);

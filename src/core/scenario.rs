@@ -289,20 +289,25 @@ impl Scenario {
         Ok(())
     }
 
-    /// A name derived from what the scenario is: "{model} on {machine}, {N} tokens[ × B
-    /// sequences], {K}[/{V}] cache". The name of a scenario profile stands only while the
-    /// scenario is what the profile describes ([`Scenario::same_subject`]).
-    /// A scenario on a GGUF file is "FILE on MACHINE".
+    /// A name derived from what the scenario is: "{preset artifact file} on {machine}, {N}
+    /// tokens[ × B sequences], {K}[/{V}] cache" (the model's name when only a size was given);
+    /// "{FILE} on {machine}" for an opened GGUF. The name of a scenario profile stands only
+    /// while the scenario is what the profile describes ([`Scenario::same_subject`]).
     pub fn derived_name(&self) -> String {
         use super::weights::{ArtifactSource, WeightKind};
-        if let Some(w) = self.weights.first()
-            && matches!(
-                w.kind,
-                WeightKind::Artifact(ArtifactSource::File | ArtifactSource::Remote)
-            )
-        {
-            return format!("{} on {}", w.file, self.machine.name);
-        }
+        // An opened GGUF is named by its file and machine (the panes and the worksheet show
+        // the rest); a preset's artifact file names its quantisation; a size given by the
+        // user has only the model's name.
+        let what = match self.weights.first() {
+            Some(w) => match w.kind {
+                WeightKind::Artifact(ArtifactSource::File | ArtifactSource::Remote) => {
+                    return format!("{} on {}", w.file, self.machine.name);
+                }
+                WeightKind::Artifact(ArtifactSource::Preset) => w.file.clone(),
+                _ => self.model.name.clone(),
+            },
+            None => self.model.name.clone(),
+        };
         let c = &self.cache;
         let sequences = if c.sequences == 1 {
             String::new()
@@ -315,8 +320,7 @@ impl Scenario {
             format!("{}/{}", c.type_k.name(), c.type_v.name())
         };
         format!(
-            "{} on {}, {} tokens{sequences}, {cache} cache",
-            self.model.name,
+            "{what} on {}, {} tokens{sequences}, {cache} cache",
             self.machine.name,
             super::units::fmt_tokens(c.context)
         )
