@@ -167,6 +167,19 @@ fn metadata_view() {
     app.update(Action::Metadata);
     assert_eq!(app.view, View::Metadata);
     snap_all("metadata", &app);
+    // A long array's row says what Enter does, whole, at 100 columns and up (it was cut at
+    // "Enter lo" at 120).
+    for (w, h) in [(100, 30), (120, 36), (200, 50)] {
+        let s = draw(&app, w, h);
+        let row = s
+            .lines()
+            .find(|l| l.contains("tokenizer.ggml.tokens "))
+            .unwrap_or_else(|| panic!("{w}x{h}: no tokens row\n{s}"));
+        assert!(
+            row.contains("4,412,518 bytes unread · Enter loads"),
+            "{w}x{h}: {row}"
+        );
+    }
 }
 
 #[test]
@@ -186,6 +199,28 @@ fn main_view_at_the_largest_context() {
     let s = draw(&app, 120, 36);
     assert!(s.contains("━●"), "{s}");
     assert!(n >= 1 << 20, "{n}");
+    // The warnings fold so both charts keep rows to draw in (at 120×36 the decode chart had
+    // two rows and with more warnings none).
+    for (w, h) in [(120, 36), (200, 50)] {
+        let s = draw(&app, w, h);
+        let lines: Vec<&str> = s.lines().collect();
+        let decode = lines
+            .iter()
+            .position(|l| l.contains(" by context"))
+            .unwrap_or_else(|| panic!("{w}x{h}: no decode chart\n{s}"));
+        let roof = lines
+            .iter()
+            .position(|l| l.contains("roofline"))
+            .unwrap_or_else(|| panic!("{w}x{h}: no roofline chart\n{s}"));
+        let roof_axis = (roof..lines.len())
+            .find(|&i| lines[i].contains("└─"))
+            .unwrap_or(roof);
+        assert!(
+            roof - decode >= 7 && roof_axis - roof >= 4,
+            "{w}x{h}: charts squeezed\n{s}"
+        );
+        assert!(s.contains("! context 2,147,483,648 is beyond"), "{s}");
+    }
 }
 
 fn claim(app: &mut App, text: &str) {

@@ -9,6 +9,21 @@ use crate::core::roofline::{LinearBasis, PrefillBound, Roofline};
 use crate::core::tiers::MemoryItem;
 use crate::core::units;
 
+/// Exact bytes, then the binary unit that suits them (three decimals): `2,992,365,216 bytes
+/// = 2.787 GiB`, `565,117,409,561,760 bytes = 513.968 TiB`, `3,145,728 bytes = 3.000 MiB`.
+/// Never six-digit GiB in a headline.
+pub fn bytes_scaled(n: u64) -> String {
+    const UNITS: [(u32, &str); 4] = [(50, "PiB"), (40, "TiB"), (30, "GiB"), (20, "MiB")];
+    let exact = units::group_digits(n as u128);
+    match UNITS.iter().find(|(shift, _)| n >= 1u64 << shift) {
+        Some((shift, name)) => {
+            let v = n as f64 / (1u64 << shift) as f64;
+            format!("{exact} bytes = {v:.3} {name}")
+        }
+        None => format!("{exact} bytes"),
+    }
+}
+
 /// What the runtime's memory figures are and where they come from.
 pub const BUFFERS_PROVENANCE: &str = "derived (llama.cpp model): output and compute buffers as llama.cpp's CPU backend reserves them; GPU backends reserve differently";
 
@@ -58,7 +73,7 @@ pub fn verdict(c: &Capacity) -> String {
                     format!(
                         "{} is short by {} ({} tips it)",
                         s.tier,
-                        units::bytes_gib(s.bytes),
+                        bytes_scaled(s.bytes),
                         item_long(s.overflows_at)
                     )
                 })
@@ -292,5 +307,28 @@ pub fn linear_basis(b: LinearBasis) -> &'static str {
         LinearBasis::AdvertisedMinusEmbedding => {
             "advertised parameters minus the token embedding (vocab × hidden)"
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bytes_scaled;
+
+    #[test]
+    fn a_shortfall_reads_in_a_unit_that_suits_it() {
+        assert_eq!(
+            bytes_scaled(2_992_365_216),
+            "2,992,365,216 bytes = 2.787 GiB"
+        );
+        assert_eq!(
+            bytes_scaled(565_117_409_561_760),
+            "565,117,409,561,760 bytes = 513.971 TiB"
+        );
+        assert_eq!(bytes_scaled(3 << 20), "3,145,728 bytes = 3.000 MiB");
+        assert_eq!(bytes_scaled(1000), "1,000 bytes");
+        assert_eq!(
+            bytes_scaled(3 << 50),
+            "3,377,699,720,527,872 bytes = 3.000 PiB"
+        );
     }
 }
