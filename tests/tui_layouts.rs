@@ -157,6 +157,16 @@ fn tensors_view() {
     app.update(Action::Tensors);
     assert_eq!(app.view, View::Tensors);
     snap_all("tensors", &app);
+    // A name longer than its column ends in "…", never cut silently.
+    for (w, h) in [(80, 24), (100, 30), (120, 36), (200, 50)] {
+        let s = draw(&app, w, h);
+        for l in s.lines().filter(|l| l.contains("post_attention_n")) {
+            assert!(
+                l.contains("post_attention_norm.weight ") || l.contains('…'),
+                "{w}x{h}: {l}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -171,12 +171,23 @@ pub fn across_sequences(sequences: u64) -> String {
     }
 }
 
+/// Tokens/s in a sentence: as `units::fmt_rate`, with three significant digits below 0.01 so
+/// a tiny ceiling never reads `0.00` beside the `0.00365` of the lines under it.
+pub fn rate(tps: f64) -> String {
+    if tps.is_finite() && tps > 0.0 && tps < 0.01 {
+        let digits = (2 - tps.log10().floor() as i32).clamp(0, 12) as usize;
+        let s = format!("{tps:.digits$}");
+        return s.trim_end_matches('0').trim_end_matches('.').to_string();
+    }
+    units::fmt_rate(tps)
+}
+
 /// The claim check's headline. Above the highest ceiling at N while within a ceiling at a
 /// shorter context, it names the deciding assumption (the retained context), so the headline
 /// never contradicts the lines under it.
 pub fn claim_verdict(c: &ClaimCheck) -> String {
-    let h = units::fmt_rate(c.highest_tokens_per_second);
-    let tps = units::fmt_rate(c.tokens_per_second);
+    let h = rate(c.highest_tokens_per_second);
+    let tps = rate(c.tokens_per_second);
     let n = units::fmt_tokens(c.context_tokens);
     let within: Vec<String> = c
         .lines
@@ -326,6 +337,9 @@ mod tests {
         );
         assert_eq!(bytes_scaled(3 << 20), "3,145,728 bytes = 3.000 MiB");
         assert_eq!(bytes_scaled(1000), "1,000 bytes");
+        assert_eq!(super::rate(0.003651), "0.00365");
+        assert_eq!(super::rate(0.0000913), "0.0000913");
+        assert_eq!(super::rate(13.814), "13.81");
         assert_eq!(
             bytes_scaled(3 << 50),
             "3,377,699,720,527,872 bytes = 3.000 PiB"

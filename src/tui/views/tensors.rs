@@ -402,6 +402,16 @@ fn width(c: Column) -> u16 {
     }
 }
 
+/// `s` in at most `w` columns, ending in "…" when cut.
+fn cut_end(s: &str, w: usize) -> String {
+    if s.chars().count() <= w || w == 0 {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(w - 1).collect();
+    out.push('…');
+    out
+}
+
 fn right_aligned(c: Column) -> bool {
     matches!(
         c,
@@ -494,6 +504,14 @@ impl Widget for TensorsScreen<'_> {
                 }
             })
             .collect();
+        // The name column takes what the others leave; a longer name ends in "…" (never cut
+        // silently: "post_attention_norm.weig" read as a name).
+        let name_w = inner.width.saturating_sub(
+            cols.iter()
+                .filter(|c| **c != Column::Name)
+                .map(|c| col_width(*c, self.inv) + 1)
+                .sum::<u16>(),
+        ) as usize;
         let header = Row::new(cols.iter().map(|c| {
             let mut s = c.title().to_string();
             if *c == v.sort {
@@ -520,7 +538,7 @@ impl Widget for TensorsScreen<'_> {
                         let x = &self.inv[*k];
                         let cell = |c: Column| -> Line<'static> {
                             let text = match c {
-                                Column::Name => x.name.clone(),
+                                Column::Name => cut_end(&x.name, name_w),
                                 Column::Type => x.type_name.clone(),
                                 Column::Shape => x
                                     .shape
