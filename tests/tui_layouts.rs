@@ -269,6 +269,13 @@ fn claims_without_a_file() {
     assert!(!s.contains("above every ceiling"), "{s}");
     claim(&mut app, "500");
     snap_two("claim_500_without_file", &app);
+    // Above every line, the short-context one included: the headline names the highest of
+    // them (13.81), not the 32,768-token one (9.63) under a line of 13.81 it also exceeds.
+    let s = draw(&app, 120, 36);
+    assert!(
+        s.contains("above every ceiling computed without a tensor inventory (13.81 tokens/s)"),
+        "{s}"
+    );
     // Esc dismisses the result.
     app.update(Action::Back);
     assert!(app.claim.is_none());
