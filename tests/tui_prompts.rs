@@ -480,6 +480,11 @@ fn the_scenario_picker_lists_saved_scenarios_and_loads_one() {
         "qwen3-32b-rtx-4090-partial"
     );
     assert_eq!(app.scenario.machine.id, "desktop-rtx-4090");
+    // Its Machine pane at 80 columns: a compute label longer than the label column keeps a
+    // space before its value (it read "@gpu0330.3 TFLOP/s").
+    focus(&mut app, Pane::Machine);
+    let s = draw(&app, 80, 24).to_string();
+    assert!(s.contains("fp16-acc16 @gpu0 330.3 TFLOP/s"), "{s}");
     pick(&mut app, Action::PickScenario, "long-run");
     assert_eq!(app.scenario_file.as_ref().unwrap().id, "my-long-run");
     assert_eq!(app.scenario.cache.context, 65536);
