@@ -1311,11 +1311,11 @@ pub fn edit_text(s: &Scenario, fig: &ArchFigures, f: Field) -> String {
 fn bytes_text(b: u64) -> String {
     if b == 0 {
         "0".into()
-    } else if b % GIB == 0 {
+    } else if b.is_multiple_of(GIB) {
         format!("{} GiB", b / GIB)
-    } else if b % 1_000_000_000 == 0 {
+    } else if b.is_multiple_of(1_000_000_000) {
         format!("{} GB", b / 1_000_000_000)
-    } else if b % (1 << 20) == 0 {
+    } else if b.is_multiple_of(1 << 20) {
         format!("{} MiB", b >> 20)
     } else {
         b.to_string()
@@ -1331,10 +1331,10 @@ fn rate_text(bytes_per_s: f64) -> String {
 fn short_decimal(v: f64) -> String {
     for places in 0..=6 {
         let t = format!("{v:.places$}");
-        if let Ok(back) = t.parse::<f64>() {
-            if (back - v).abs() <= v.abs() * 1e-9 {
-                return t;
-            }
+        if let Ok(back) = t.parse::<f64>()
+            && (back - v).abs() <= v.abs() * 1e-9
+        {
+            return t;
         }
     }
     v.to_string()
