@@ -550,3 +550,18 @@ fn snapshot_capacity_prompt_selected() {
     edit_field(&mut app, Pane::Machine, Field::Capacity(0));
     snap("capacity_prompt_selected", &app);
 }
+
+#[test]
+fn a_bad_size_for_a_model_without_a_file_is_refused_in_words() {
+    let d = tempfile::tempdir().unwrap();
+    let mut app = app_in(d.path());
+    pick(&mut app, Action::PickModel, "phi-4");
+    assert!(app.input.is_some(), "the size prompt");
+    type_text(&mut app, "0");
+    app.update(Action::Submit);
+    let m = app.message.as_ref().unwrap();
+    assert!(m.error, "{m:?}");
+    assert!(m.text.starts_with("model \"phi-4\": size"), "{}", m.text);
+    assert!(!m.text.contains("--"), "{}", m.text);
+    assert_eq!(app.model_file.as_ref().unwrap().id, "qwen3-32b");
+}

@@ -158,7 +158,7 @@ impl App {
         if pins_none && bytes.is_none() {
             self.input = Some(Input::new(
                 InputTarget::ModelBytes(id.to_string()),
-                format!("{id} pins no file: its GGUF size (e.g. 4.92 GB, or exact bytes): "),
+                format!("{id} pins no file: its GGUF size (bytes or 4.92 GB): "),
                 String::new(),
             ));
             return;
@@ -170,7 +170,14 @@ impl App {
         };
         let fresh = match App::new(self.catalog.clone(), &opts) {
             Ok(a) => a,
-            Err(e) => return self.error(format!("model \"{id}\": {e}")),
+            // The CLI's flag names mean nothing here: the size was typed in a prompt.
+            Err(e) => {
+                let e = e
+                    .to_string()
+                    .replace("--artifact-bytes", "size")
+                    .replace("--model: ", "");
+                return self.error(format!("model \"{id}\": {e}"));
+            }
         };
         let u = self.undo_point();
         self.scenario.model = fresh.scenario.model;
