@@ -157,6 +157,18 @@ fn tensors_view() {
     app.update(Action::Tensors);
     assert_eq!(app.view, View::Tensors);
     snap_all("tensors", &app);
+    // The header keeps every part whole at every size (it ended "(←→ r) · all types" at 80).
+    for (w, h) in [(80, 24), (100, 30), (120, 36), (200, 50)] {
+        let s = draw(&app, w, h);
+        let head = s.lines().next().unwrap_or("");
+        assert!(
+            {
+                let h = head.trim_end_matches('"').trim_end();
+                h.ends_with("group none") || h.ends_with("group none (Enter)")
+            },
+            "{w}x{h}: {head}"
+        );
+    }
     // A name longer than its column ends in "…", never cut silently.
     for (w, h) in [(80, 24), (100, 30), (120, 36), (200, 50)] {
         let s = draw(&app, w, h);
