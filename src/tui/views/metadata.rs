@@ -281,6 +281,13 @@ impl Widget for MetadataScreen<'_> {
             } else {
                 r.value.clone()
             };
+            // A value longer than the room left ends in "…" (Enter shows it whole).
+            let room = (inner.width as usize).saturating_sub(2 + key_w + 1 + 17);
+            let value = if value.chars().count() > room && room > 1 {
+                value.chars().take(room - 1).collect::<String>() + "…"
+            } else {
+                value
+            };
             lines.push(
                 Line::from(vec![
                     Span::raw(mark),
