@@ -553,9 +553,7 @@ fn parse_cache_type(
 ) -> Result<CacheType, String> {
     match name {
         None => {
-            notes.push(format!(
-                "{which} is not recorded: llama.cpp's default f16 assumed"
-            ));
+            notes.push(format!("{which} is not recorded: llama.cpp's default f16 assumed"));
             Ok(CacheType::F16)
         }
         Some(n) => CacheType::parse(n).ok_or_else(|| {
