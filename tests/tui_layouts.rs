@@ -157,6 +157,28 @@ fn tensors_view() {
     app.update(Action::Tensors);
     assert_eq!(app.view, View::Tensors);
     snap_all("tensors", &app);
+    // The header keeps every part whole at every size (it ended "(←→ r) · all types" at 80).
+    for (w, h) in [(80, 24), (100, 30), (120, 36), (200, 50)] {
+        let s = draw(&app, w, h);
+        let head = s.lines().next().unwrap_or("");
+        assert!(
+            {
+                let h = head.trim_end_matches('"').trim_end();
+                h.ends_with("group none") || h.ends_with("group none (Enter)")
+            },
+            "{w}x{h}: {head}"
+        );
+    }
+    // A name longer than its column ends in "…", never cut silently.
+    for (w, h) in [(80, 24), (100, 30), (120, 36), (200, 50)] {
+        let s = draw(&app, w, h);
+        for l in s.lines().filter(|l| l.contains("post_attention_n")) {
+            assert!(
+                l.contains("post_attention_norm.weight ") || l.contains('…'),
+                "{w}x{h}: {l}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -167,6 +189,19 @@ fn metadata_view() {
     app.update(Action::Metadata);
     assert_eq!(app.view, View::Metadata);
     snap_all("metadata", &app);
+    // A long array's row says what Enter does, whole, at 100 columns and up (it was cut at
+    // "Enter lo" at 120).
+    for (w, h) in [(100, 30), (120, 36), (200, 50)] {
+        let s = draw(&app, w, h);
+        let row = s
+            .lines()
+            .find(|l| l.contains("tokenizer.ggml.tokens "))
+            .unwrap_or_else(|| panic!("{w}x{h}: no tokens row\n{s}"));
+        assert!(
+            row.contains("4,412,518 bytes unread · Enter loads"),
+            "{w}x{h}: {row}"
+        );
+    }
 }
 
 #[test]
@@ -186,6 +221,28 @@ fn main_view_at_the_largest_context() {
     let s = draw(&app, 120, 36);
     assert!(s.contains("━●"), "{s}");
     assert!(n >= 1 << 20, "{n}");
+    // The warnings fold so both charts keep rows to draw in (at 120×36 the decode chart had
+    // two rows and with more warnings none).
+    for (w, h) in [(120, 36), (200, 50)] {
+        let s = draw(&app, w, h);
+        let lines: Vec<&str> = s.lines().collect();
+        let decode = lines
+            .iter()
+            .position(|l| l.contains(" by context"))
+            .unwrap_or_else(|| panic!("{w}x{h}: no decode chart\n{s}"));
+        let roof = lines
+            .iter()
+            .position(|l| l.contains("roofline"))
+            .unwrap_or_else(|| panic!("{w}x{h}: no roofline chart\n{s}"));
+        let roof_axis = (roof..lines.len())
+            .find(|&i| lines[i].contains("└─"))
+            .unwrap_or(roof);
+        assert!(
+            roof - decode >= 7 && roof_axis - roof >= 4,
+            "{w}x{h}: charts squeezed\n{s}"
+        );
+        assert!(s.contains("! context 2,147,483,648 is beyond"), "{s}");
+    }
 }
 
 fn claim(app: &mut App, text: &str) {
@@ -224,6 +281,16 @@ fn claims_without_a_file() {
     assert!(!s.contains("above every ceiling"), "{s}");
     claim(&mut app, "500");
     snap_two("claim_500_without_file", &app);
+    // Above every line, the short-context one included: the headline gives the 32,768-token
+    // figure with its context and the short-context one (it read 9.63 alone, over a line of
+    // 13.81 the rate also exceeds).
+    let s = draw(&app, 200, 50);
+    assert!(
+        s.contains(
+            "above every ceiling computed without a tensor inventory (9.63 tokens/s at 32,768 tokens; 13.81 at a short context)"
+        ),
+        "{s}"
+    );
     // Esc dismisses the result.
     app.update(Action::Back);
     assert!(app.claim.is_none());

@@ -70,6 +70,9 @@ fn a_long_array_pages_and_lets_the_cursor_past() {
     let s = draw(&app, 120, 36);
     assert!(s.contains("▾ tokenizer.ggml.tokens"), "{s}");
     assert!(s.contains(&format!("key {} of {keys}", at + 1)), "{s}");
+    // The expanded row no longer says the values are unread.
+    assert!(s.contains("262,144 values below · Enter collapses"), "{s}");
+    assert!(!s.contains("4,412,518 bytes unread"), "{s}");
     // into the values; End jumps to the last value, the highlight is on screen
     app.update(Action::Down);
     app.update(Action::End);

@@ -268,3 +268,300 @@ fn terminal_keys_reach_the_line_editor() {
     app.update(Action::Back);
     assert_eq!(key_action(&app, &ctrl('u')), Some(Action::PageUp));
 }
+
+fn focus(app: &mut App, pane: Pane) {
+    for _ in 0..8 {
+        if app.focus == pane {
+            return;
+        }
+        app.update(Action::NextPane);
+    }
+    panic!("pane {pane:?} not reached");
+}
+
+/// Select `f` in its pane (↓ from the top) and press Enter.
+fn edit_field(app: &mut App, pane: Pane, f: Field) {
+    focus(app, pane);
+    app.update(Action::Home);
+    for _ in 0..60 {
+        if app.selected_field(pane) == Some(f) {
+            app.update(Action::Edit);
+            return;
+        }
+        app.update(Action::Down);
+    }
+    panic!("field {f:?} not found in {pane:?}");
+}
+
+#[test]
+fn a_field_prompt_opens_on_its_current_value_selected() {
+    let d = tempfile::tempdir().unwrap();
+    let mut app = app_in(d.path());
+    edit_field(&mut app, Pane::Machine, Field::Capacity(0));
+    let i = app.input.as_ref().unwrap();
+    assert_eq!(i.text, "48 GiB", "it used to open empty");
+    assert!(i.selected);
+    let s = draw(&app, 80, 24).to_string();
+    assert!(s.contains("capacity (e.g. 48 GiB): 48 GiB"), "{s}");
+    // The first typed character replaces the value.
+    type_text(&mut app, "64 GiB");
+    assert_eq!(app.input.as_ref().unwrap().text, "64 GiB");
+    app.update(Action::Submit);
+    assert_eq!(app.scenario.machine.tiers[0].capacity.value, 64 << 30);
+    // A cursor key keeps the value for editing: End, Backspace ×3, "GB".
+    edit_field(&mut app, Pane::Machine, Field::Bandwidth(0));
+    assert_eq!(app.input.as_ref().unwrap().text, "273 GB/s");
+    app.update(Action::Line(LineKey::End));
+    for _ in 0.."GB/s".len() {
+        app.update(Action::Backspace);
+    }
+    app.update(Action::Line(LineKey::Home));
+    app.update(Action::Line(LineKey::Delete));
+    type_text(&mut app, "3");
+    assert_eq!(app.input.as_ref().unwrap().text, "373 ");
+}
+
+/// The figures a typed value can change (provenance aside: a typed value is `user`).
+fn figures(s: &llmbound::core::scenario::Scenario) -> String {
+    let tiers: Vec<_> = s
+        .machine
+        .tiers
+        .iter()
+        .map(|t| {
+            (
+                t.capacity.value,
+                t.bandwidth.value.0,
+                t.measured_bandwidth.as_ref().map(|m| m.value.0),
+            )
+        })
+        .collect();
+    let compute: Vec<_> = s.machine.compute.iter().map(|c| c.rate.value.0).collect();
+    let m = &s.model;
+    format!(
+        "{:?}",
+        (
+            (&m.layers, m.native_context, &m.moe, &m.mla),
+            m.parameters_advertised.as_ref().map(|p| p.value),
+            (&s.cache, s.other_bytes.value, &s.offload, s.prompt_rows),
+            (&s.compute_path, tiers, compute),
+        )
+    )
+}
+
+/// Every field of every pane opens on a value that, accepted unchanged, changes nothing.
+#[test]
+fn every_field_prompt_reads_back_to_the_same_scenario() {
+    let d = tempfile::tempdir().unwrap();
+    for scenario in [
+        "default",
+        "qwen3-32b-rtx-4090-partial",
+        "gemma-3-270m-cpu-vm",
+    ] {
+        let mut app = App::new(
+            Catalog::load_with(Some(d.path().to_path_buf())),
+            &ScenarioOptions {
+                scenario: Some(scenario.into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        for pane in [Pane::Model, Pane::Cache, Pane::Machine] {
+            focus(&mut app, pane);
+            app.update(Action::Home);
+            let mut seen = Vec::new();
+            for _ in 0..60 {
+                let Some(f) = app.selected_field(pane) else {
+                    break;
+                };
+                if seen.contains(&f) {
+                    break;
+                }
+                seen.push(f);
+                if f != Field::MachineProfile {
+                    let before = figures(&app.scenario);
+                    app.update(Action::Edit);
+                    // End keeps the value; a trailing space makes it a typed line that is
+                    // parsed (not the untouched opening value).
+                    app.update(Action::Line(LineKey::End));
+                    app.update(Action::Input(' '));
+                    let text = app.input.as_ref().map(|i| i.text.clone());
+                    app.update(Action::Submit);
+                    assert!(
+                        figures(&app.scenario) == before,
+                        "{scenario}: {f:?} opened on {text:?} and changed the scenario: {:?}",
+                        app.message
+                    );
+                }
+                app.update(Action::Down);
+            }
+            assert!(seen.len() > 2, "{pane:?}: {seen:?}");
+        }
+    }
+}
+
+fn pick(app: &mut App, action: Action, filter: &str) {
+    app.update(action);
+    assert!(app.input.is_some(), "the picker opens");
+    type_text(app, filter);
+    app.update(Action::Submit);
+}
+
+#[test]
+fn the_model_picker_switches_the_model_and_keeps_machine_and_cache() {
+    let d = tempfile::tempdir().unwrap();
+    let mut app = app_in(d.path());
+    app.update(Action::DoubleContext);
+    let machine = app.scenario.machine.clone();
+    let cache = app.scenario.cache.clone();
+    app.update(Action::PickModel);
+    let i = app.input.as_ref().unwrap();
+    assert_eq!(i.value(), "qwen3-32b", "the current model is highlighted");
+    assert!(i.filtered().len() >= 10);
+    type_text(&mut app, "llama-3.1");
+    assert_eq!(
+        app.input.as_ref().unwrap().filtered(),
+        vec!["llama-3.1-8b-instruct  (no pinned file)"]
+    );
+    app.update(Action::Submit);
+    // It pins no GGUF: its size is asked for (as --artifact-bytes).
+    let i = app.input.as_ref().expect("the size prompt");
+    assert!(
+        i.prompt.contains("llama-3.1-8b-instruct pins no file"),
+        "{}",
+        i.prompt
+    );
+    type_text(&mut app, "4920734272");
+    app.update(Action::Submit);
+    assert_eq!(
+        app.model_file.as_ref().unwrap().id,
+        "llama-3.1-8b-instruct",
+        "{:?}",
+        app.message
+    );
+    assert_eq!(app.scenario.model.layer_count(), 32);
+    assert_eq!(app.scenario.machine, machine);
+    assert_eq!(app.scenario.cache, cache);
+    assert_eq!(app.scenario.weights[0].bytes.value, 4_920_734_272);
+    pick(&mut app, Action::PickModel, "qwen3-8b");
+    assert!(app.pinned.as_ref().unwrap().id.starts_with("qwen3-8b"));
+    // Esc cancels a picker.
+    app.update(Action::PickModel);
+    type_text(&mut app, "phi");
+    app.update(Action::Back);
+    assert_eq!(app.model_file.as_ref().unwrap().id, "qwen3-8b");
+}
+
+#[test]
+fn the_scenario_picker_lists_saved_scenarios_and_loads_one() {
+    let d = tempfile::tempdir().unwrap();
+    let mut app = app_in(d.path());
+    // Save the current scenario under a new id: the picker tags it as saved.
+    app.update(Action::DoubleContext);
+    app.update(Action::Save);
+    app.update(Action::SetText("my-long-run".into()));
+    let mut app = app_in(d.path());
+    app.update(Action::PickScenario);
+    let rows: Vec<String> = app
+        .input
+        .as_ref()
+        .unwrap()
+        .filtered()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert!(
+        rows.contains(&"my-long-run  (saved)".to_string()),
+        "{rows:?}"
+    );
+    type_text(&mut app, "4090");
+    app.update(Action::Submit);
+    assert_eq!(
+        app.scenario_file.as_ref().unwrap().id,
+        "qwen3-32b-rtx-4090-partial"
+    );
+    assert_eq!(app.scenario.machine.id, "desktop-rtx-4090");
+    // Its Machine pane at 80 columns: a compute label longer than the label column keeps a
+    // space before its value (it read "@gpu0330.3 TFLOP/s").
+    focus(&mut app, Pane::Machine);
+    let s = draw(&app, 80, 24).to_string();
+    assert!(s.contains("fp16-acc16 @gpu0 330.3 TFLOP/s"), "{s}");
+    pick(&mut app, Action::PickScenario, "long-run");
+    assert_eq!(app.scenario_file.as_ref().unwrap().id, "my-long-run");
+    assert_eq!(app.scenario.cache.context, 65536);
+}
+
+#[test]
+fn a_switch_that_drops_edits_asks_first() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use llmbound::tui::event::key_action;
+    let d = tempfile::tempdir().unwrap();
+    let mut app = app_in(d.path());
+    edit_field(&mut app, Pane::Model, Field::KvHeads);
+    app.update(Action::SetText("4".into()));
+    app.update(Action::Back);
+    let shape = app.scenario.model.clone();
+    pick(&mut app, Action::PickModel, "qwen3-8b");
+    assert!(app.pending.is_some(), "a question, not a silent switch");
+    let q = app.pending_question().unwrap();
+    assert!(
+        q.contains("qwen3-8b") && q.contains("model's unsaved edits"),
+        "{q}"
+    );
+    snap("switch_question", &app);
+    let n = KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE);
+    assert_eq!(key_action(&app, &n), Some(Action::No));
+    app.update(Action::No);
+    assert_eq!(app.scenario.model, shape, "n keeps the edits");
+    pick(&mut app, Action::PickModel, "qwen3-8b");
+    app.update(Action::Yes);
+    assert_eq!(app.model_file.as_ref().unwrap().id, "qwen3-8b");
+    // The machine picker asks too once the machine is edited.
+    edit_field(&mut app, Pane::Machine, Field::Capacity(0));
+    type_text(&mut app, "64 GiB");
+    app.update(Action::Submit);
+    open_machine_picker(&mut app);
+    type_text(&mut app, "4090");
+    app.update(Action::Submit);
+    assert!(
+        app.pending_question()
+            .unwrap()
+            .contains("machine's unsaved edits")
+    );
+    app.update(Action::No);
+    assert_eq!(app.scenario.machine.tiers[0].capacity.value, 64 << 30);
+}
+
+#[test]
+fn snapshot_model_and_scenario_pickers() {
+    let d = tempfile::tempdir().unwrap();
+    let mut app = app_in(d.path());
+    app.update(Action::PickModel);
+    type_text(&mut app, "qwen");
+    snap("model_picker", &app);
+    app.update(Action::Back);
+    app.update(Action::PickScenario);
+    snap("scenario_picker", &app);
+}
+
+#[test]
+fn snapshot_capacity_prompt_selected() {
+    let d = tempfile::tempdir().unwrap();
+    let mut app = app_in(d.path());
+    edit_field(&mut app, Pane::Machine, Field::Capacity(0));
+    snap("capacity_prompt_selected", &app);
+}
+
+#[test]
+fn a_bad_size_for_a_model_without_a_file_is_refused_in_words() {
+    let d = tempfile::tempdir().unwrap();
+    let mut app = app_in(d.path());
+    pick(&mut app, Action::PickModel, "phi-4");
+    assert!(app.input.is_some(), "the size prompt");
+    type_text(&mut app, "0");
+    app.update(Action::Submit);
+    let m = app.message.as_ref().unwrap();
+    assert!(m.error, "{m:?}");
+    assert!(m.text.starts_with("model \"phi-4\": size"), "{}", m.text);
+    assert!(!m.text.contains("--"), "{}", m.text);
+    assert_eq!(app.model_file.as_ref().unwrap().id, "qwen3-32b");
+}

@@ -9,6 +9,21 @@ use crate::core::roofline::{LinearBasis, PrefillBound, Roofline};
 use crate::core::tiers::MemoryItem;
 use crate::core::units;
 
+/// Exact bytes, then the binary unit that suits them (three decimals): `2,992,365,216 bytes
+/// = 2.787 GiB`, `565,117,409,561,760 bytes = 513.968 TiB`, `3,145,728 bytes = 3.000 MiB`.
+/// Never six-digit GiB in a headline.
+pub fn bytes_scaled(n: u64) -> String {
+    const UNITS: [(u32, &str); 4] = [(50, "PiB"), (40, "TiB"), (30, "GiB"), (20, "MiB")];
+    let exact = units::group_digits(n as u128);
+    match UNITS.iter().find(|(shift, _)| n >= 1u64 << shift) {
+        Some((shift, name)) => {
+            let v = n as f64 / (1u64 << shift) as f64;
+            format!("{exact} bytes = {v:.3} {name}")
+        }
+        None => format!("{exact} bytes"),
+    }
+}
+
 /// What the runtime's memory figures are and where they come from.
 pub const BUFFERS_PROVENANCE: &str = "derived (llama.cpp model): output and compute buffers as llama.cpp's CPU backend reserves them; GPU backends reserve differently";
 
@@ -58,7 +73,7 @@ pub fn verdict(c: &Capacity) -> String {
                     format!(
                         "{} is short by {} ({} tips it)",
                         s.tier,
-                        units::bytes_gib(s.bytes),
+                        bytes_scaled(s.bytes),
                         item_long(s.overflows_at)
                     )
                 })
@@ -156,13 +171,46 @@ pub fn across_sequences(sequences: u64) -> String {
     }
 }
 
+/// Tokens/s in a sentence: as `units::fmt_rate`, with three significant digits below 0.01 so
+/// a tiny ceiling never reads `0.00` beside the `0.00365` of the lines under it, and grouped
+/// thousands from 1,000 (`1,078.57`, as the lines under it).
+pub fn rate(tps: f64) -> String {
+    if tps.is_finite() && tps > 0.0 && tps < 0.01 {
+        let digits = (2 - tps.log10().floor() as i32).clamp(0, 12) as usize;
+        let s = format!("{tps:.digits$}");
+        return s.trim_end_matches('0').trim_end_matches('.').to_string();
+    }
+    if tps.is_finite() && (1_000.0..100_000.0).contains(&tps) {
+        // Grouped as in the tables under the headline: 1,078.57.
+        let s = format!("{tps:.2}");
+        let (int, frac) = s.split_once('.').unwrap_or((&s, "00"));
+        let int: u128 = int.parse().unwrap_or(0);
+        return format!("{}.{frac}", units::group_digits(int));
+    }
+    units::fmt_rate(tps)
+}
+
 /// The claim check's headline. Above the highest ceiling at N while within a ceiling at a
 /// shorter context, it names the deciding assumption (the retained context), so the headline
 /// never contradicts the lines under it.
 pub fn claim_verdict(c: &ClaimCheck) -> String {
-    let h = units::fmt_rate(c.highest_tokens_per_second);
-    let tps = units::fmt_rate(c.tokens_per_second);
+    let h = rate(c.highest_tokens_per_second);
     let n = units::fmt_tokens(c.context_tokens);
+    // Above every line (the context does not decide) while a short-context line is higher
+    // than the highest ceiling at N: both figures, each with its context, so the headline
+    // never reads 9.63 over a line of 13.81 the rate also exceeds.
+    let short_top = c
+        .lines
+        .iter()
+        .filter(|l| l.context_tokens == 0)
+        .map(|l| l.tokens_per_second)
+        .fold(f64::NAN, f64::max);
+    let at = if short_top > c.highest_tokens_per_second {
+        format!(" at {n} tokens; {} at a short context", rate(short_top))
+    } else {
+        String::new()
+    };
+    let tps = rate(c.tokens_per_second);
     let within: Vec<String> = c
         .lines
         .iter()
@@ -184,20 +232,22 @@ pub fn claim_verdict(c: &ClaimCheck) -> String {
             units::fmt_bandwidth(c.highest_bandwidth)
         ),
         ClaimOutcome::AboveMeasured => format!(
-            "above the measured ceiling ({h} tokens/s{agg}): the measured bandwidth ({}) does not describe this path, not impossible (no peak bandwidth is on record for the tier)",
+            "above the measured ceiling ({h} tokens/s{agg}{at}): the measured bandwidth ({}) does not describe this path, not impossible (no peak bandwidth is on record for the tier)",
             units::fmt_bandwidth(c.highest_bandwidth)
         ),
         ClaimOutcome::Impossible if c.context_decides() => format!(
             "IMPOSSIBLE at {n} tokens of context: {tps} tokens/s{agg} is above the highest ceiling ({h} tokens/s){context_note}"
         ),
         ClaimOutcome::Impossible => {
-            format!("IMPOSSIBLE: {tps} tokens/s{agg} is above the highest ceiling ({h} tokens/s)")
+            format!(
+                "IMPOSSIBLE: {tps} tokens/s{agg} is above the highest ceiling ({h} tokens/s{at})"
+            )
         }
         ClaimOutcome::AboveWithoutInventory if c.context_decides() => format!(
             "above the ceiling at {n} tokens of context computed without a tensor inventory ({h} tokens/s{agg}){context_note}; open the GGUF to decide whether it is impossible"
         ),
         ClaimOutcome::AboveWithoutInventory => format!(
-            "above every ceiling computed without a tensor inventory ({h} tokens/s{agg}): open the GGUF to decide whether it is impossible"
+            "above every ceiling computed without a tensor inventory ({h} tokens/s{agg}{at}): open the GGUF to decide whether it is impossible"
         ),
         ClaimOutcome::AboveLower => {
             let names: Vec<String> = c
@@ -292,5 +342,34 @@ pub fn linear_basis(b: LinearBasis) -> &'static str {
         LinearBasis::AdvertisedMinusEmbedding => {
             "advertised parameters minus the token embedding (vocab × hidden)"
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bytes_scaled;
+
+    #[test]
+    fn a_shortfall_reads_in_a_unit_that_suits_it() {
+        assert_eq!(
+            bytes_scaled(2_992_365_216),
+            "2,992,365,216 bytes = 2.787 GiB"
+        );
+        assert_eq!(
+            bytes_scaled(565_117_409_561_760),
+            "565,117,409,561,760 bytes = 513.971 TiB"
+        );
+        assert_eq!(bytes_scaled(3 << 20), "3,145,728 bytes = 3.000 MiB");
+        assert_eq!(bytes_scaled(1000), "1,000 bytes");
+        assert_eq!(super::rate(0.003651), "0.00365");
+        assert_eq!(super::rate(0.0000913), "0.0000913");
+        assert_eq!(super::rate(13.814), "13.81");
+        assert_eq!(super::rate(1078.571), "1,078.57");
+        assert_eq!(super::rate(5000.0), "5,000.00");
+        assert_eq!(super::rate(129_269.4), "129,269");
+        assert_eq!(
+            bytes_scaled(3 << 50),
+            "3,377,699,720,527,872 bytes = 3.000 PiB"
+        );
     }
 }

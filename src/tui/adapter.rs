@@ -27,9 +27,10 @@ fn meta_item(key: &str, v: &Value) -> MetaItem {
         other => other.type_description(),
     };
     let value = match v {
+        // The count is in the type column; the value says what Enter does, short enough for
+        // the value column at 120 columns.
         Value::Skipped(s) => format!(
-            "{} elements, {} bytes, left in the file: Enter loads them",
-            units::group_digits(s.count as u128),
+            "{} bytes unread · Enter loads",
             units::group_digits(s.byte_len as u128)
         ),
         Value::Array { items, .. } => {

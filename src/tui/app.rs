@@ -5,6 +5,7 @@
 
 mod editing;
 mod input;
+mod pick;
 mod route;
 mod saving;
 mod state;
@@ -32,7 +33,7 @@ use std::path::PathBuf;
 
 pub(crate) use state::Undo;
 pub use state::{
-    BenchView, Claim, Confirm, Input, InputTarget, Message, PinnedArtifact, SaveKind, View,
+    BenchView, Claim, Confirm, Input, InputTarget, Message, PinnedArtifact, SaveKind, Switch, View,
 };
 
 /// The explorer.
@@ -81,6 +82,8 @@ pub struct App {
     pub input: Option<Input>,
     /// A question waiting for y/n.
     pub confirm: Option<Confirm>,
+    /// A profile switch that would drop unsaved edits, waiting for y/n.
+    pub pending: Option<Switch>,
     /// Bottom-line message.
     pub message: Option<Message>,
     /// Claimed rate and verdict.
@@ -215,6 +218,7 @@ impl App {
             help: false,
             input: None,
             confirm: None,
+            pending: None,
             message: None,
             claim: None,
             file: FileState::default(),
@@ -399,6 +403,18 @@ impl App {
             }
             return;
         }
+        if let Some(sw) = self.pending.take() {
+            match action {
+                Action::Yes => self.switch_to(sw),
+                Action::Quit => self.quit = true,
+                Action::Resize(w, h) => {
+                    self.screen = Rect::new(0, 0, w, h);
+                    self.pending = Some(sw);
+                }
+                _ => self.info("kept the current profile and its edits"),
+            }
+            return;
+        }
         if self.input.is_some() {
             self.update_input(action);
             return;
@@ -425,6 +441,8 @@ impl App {
                 self.recompute_or_undo(Some(u));
             }
             Action::MaxGpuLayers => self.jump_to_max_gpu_layers(),
+            Action::PickModel if self.view == View::Main => self.begin_pick_model(),
+            Action::PickScenario if self.view == View::Main => self.begin_pick_scenario(),
             Action::Tensors => self.open_view(View::Tensors),
             Action::Metadata => self.open_view(View::Metadata),
             Action::Compare => self.open_view(View::Compare),

@@ -24,7 +24,7 @@ pub fn key_action(app: &App, key: &KeyEvent) -> Option<Action> {
     if ctrl && key.code == KeyCode::Char('c') {
         return Some(Action::Quit);
     }
-    if app.confirm.is_some() || app.compare.pending_switch.is_some() {
+    if app.confirm.is_some() || app.pending.is_some() || app.compare.pending_switch.is_some() {
         return match key.code {
             KeyCode::Char('y') | KeyCode::Char('Y') => Some(Action::Yes),
             KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => Some(Action::No),

@@ -1224,3 +1224,118 @@ fn replace_size(name: &str, old: u64, new: u64) -> String {
     }
     name.to_string()
 }
+
+/// The current value of `f` as a prompt opens on it: text [`parse_edit`] reads back to the
+/// same value (exact bytes or whole units, no digit grouping). Empty when there is no value
+/// (no measured bandwidth, no MLA figures, an unknown parameter count).
+pub fn edit_text(s: &Scenario, fig: &ArchFigures, f: Field) -> String {
+    let c = &s.cache;
+    let tier = |i: usize| s.machine.tiers.get(i);
+    let per_layer = |p: &PerLayer| match p {
+        PerLayer::Uniform(v) => v.to_string(),
+        PerLayer::List(v) => {
+            let first = v.first().copied().unwrap_or(0);
+            if v.iter().all(|x| *x == first) {
+                first.to_string()
+            } else {
+                String::new()
+            }
+        }
+    };
+    match f {
+        Field::Context => c.context.to_string(),
+        Field::Sequences => c.sequences.to_string(),
+        Field::TypeK => c.type_k.name().to_string(),
+        Field::TypeV => c.type_v.name().to_string(),
+        Field::FlashAttn => on_off(c.flash_attn),
+        Field::Ubatch => c.ubatch.to_string(),
+        Field::KvUnified => on_off(c.kv_unified),
+        Field::SwaFull => on_off(c.swa_full),
+        Field::Other => bytes_text(s.other_bytes.value),
+        Field::GpuLayers => s
+            .offload
+            .gpu_layers
+            .map_or_else(|| "all".to_string(), |n| n.to_string()),
+        Field::PromptRows => s.prompt_rows.to_string(),
+        Field::ComputePath => s.compute_path.clone(),
+        Field::Layers => fig.layers.to_string(),
+        Field::Heads => per_layer(&fig.head_count),
+        Field::KvHeads => per_layer(&fig.head_count_kv),
+        Field::KeyLength => s
+            .model
+            .layers
+            .first()
+            .map_or_else(String::new, |l| l.key_length.to_string()),
+        Field::ValueLength => s
+            .model
+            .layers
+            .first()
+            .map_or_else(String::new, |l| l.value_length.to_string()),
+        Field::Window => fig.sliding_window.unwrap_or(0).to_string(),
+        Field::KvLoraRank => fig
+            .mla
+            .map_or_else(String::new, |m| m.kv_lora_rank.to_string()),
+        Field::RopeDim => fig.mla.map_or_else(String::new, |m| m.rope_dim.to_string()),
+        Field::Experts | Field::ExpertsUsed => fig.moe.map_or_else(String::new, |m| {
+            format!("{} of {}", m.experts_used, m.experts)
+        }),
+        Field::Parameters => s
+            .model
+            .parameters_advertised
+            .as_ref()
+            .map(|p| p.value)
+            .or_else(|| {
+                s.inventory
+                    .as_ref()
+                    .map(|i| i.parameters)
+                    .filter(|n| *n > 0)
+            })
+            .map_or_else(String::new, |n| n.to_string()),
+        Field::NativeContext => fig
+            .native_context
+            .map_or_else(String::new, |n| n.to_string()),
+        Field::Capacity(i) => tier(i).map_or_else(String::new, |t| bytes_text(t.capacity.value)),
+        Field::Bandwidth(i) => tier(i).map_or_else(String::new, |t| rate_text(t.bandwidth.value.0)),
+        Field::Measured(i) => tier(i)
+            .and_then(|t| t.measured_bandwidth.as_ref())
+            .map_or_else(String::new, |b| rate_text(b.value.0)),
+        Field::ComputeRate(i) => s.machine.compute.get(i).map_or_else(String::new, |c| {
+            format!("{} TFLOP/s", short_decimal(c.rate.value.0 / 1e12))
+        }),
+        Field::MachineProfile => s.machine.id.clone(),
+        Field::Claim => String::new(),
+    }
+}
+
+/// Bytes as typed: whole GiB or GB when exact, else the byte count.
+fn bytes_text(b: u64) -> String {
+    if b == 0 {
+        "0".into()
+    } else if b.is_multiple_of(GIB) {
+        format!("{} GiB", b / GIB)
+    } else if b.is_multiple_of(1_000_000_000) {
+        format!("{} GB", b / 1_000_000_000)
+    } else if b.is_multiple_of(1 << 20) {
+        format!("{} MiB", b >> 20)
+    } else {
+        b.to_string()
+    }
+}
+
+/// A bandwidth as typed, in GB/s.
+fn rate_text(bytes_per_s: f64) -> String {
+    format!("{} GB/s", short_decimal(bytes_per_s / 1e9))
+}
+
+/// The shortest decimal that reads back to `v` within a millionth (no float noise).
+fn short_decimal(v: f64) -> String {
+    for places in 0..=6 {
+        let t = format!("{v:.places$}");
+        if let Ok(back) = t.parse::<f64>()
+            && (back - v).abs() <= v.abs() * 1e-9
+        {
+            return t;
+        }
+    }
+    v.to_string()
+}

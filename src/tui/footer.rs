@@ -24,6 +24,8 @@ pub fn hints(view: View) -> &'static [(&'static str, &'static str)] {
             ("L", "library"),
             ("b", "bench"),
             ("n", "most GPU layers"),
+            ("M", "model"),
+            ("S", "scenario"),
             ("x", "stop hash"),
             ("?", "help"),
             ("q", "quit"),

@@ -129,8 +129,13 @@ impl App {
             }
             .render(area, buf);
         }
-        if let Some(c) = &self.confirm {
-            let w = (c.question.chars().count() as u16 + 4).min(area.width);
+        let question = self
+            .confirm
+            .as_ref()
+            .map(|c| c.question.clone())
+            .or_else(|| self.pending_question());
+        if let Some(q) = question {
+            let w = (q.chars().count() as u16 + 4).min(area.width);
             let r = Rect {
                 x: area.x + (area.width - w) / 2,
                 y: area.y + area.height / 2 - 2,
@@ -138,7 +143,7 @@ impl App {
                 height: 3,
             };
             Clear.render(r, buf);
-            Paragraph::new(Span::styled(c.question.clone(), t.warn()))
+            Paragraph::new(Span::styled(q, t.warn()))
                 .block(
                     Block::new()
                         .borders(Borders::ALL)

@@ -3,7 +3,8 @@
 #   1. tune context and cache type (the worked example: [ ] and the K/V cache fields),
 #   2. browse a GGUF (open the gemma file, its tensors filtered and grouped, its metadata
 #      with the 262,144-entry token array paged and left),
-#   3. compare saved machines (save an edited machine, compare, mark two, filter, sort).
+#   3. compare saved machines (save an edited machine, compare, mark two, filter, sort),
+#   4. the pickers: another model (M), another scenario (S), each filtered by typing.
 # Each step checks the screen and, when CAPTURES is set, writes it to
 # $CAPTURES/<step>_<W>x<H>.txt. Exits non-zero with the screen on the first failure.
 #
@@ -174,6 +175,7 @@ wait_for "Bounds" "back to the main screen"
 focus "Machine"
 keys Home Down Enter
 wait_for "capacity" "the capacity prompt"
+wait_for "(e.g. 48 GiB): 48 GiB" "the prompt opens on the current value"
 text "64 GiB"
 keys Enter
 wait_for "64.000 GiB" "capacity 64 GiB"
@@ -196,6 +198,26 @@ keys Enter
 wait_for "mac-studio" "the filter keeps the Macs"
 absent "desktop-rtx-4090" "the filter hides the others"
 capture wf3_03_compare_filtered
-keys Escape Escape q
+keys Escape Escape
+
+# ---- 4. Pickers for the model and the scenario -------------------------------------------
+keys M
+wait_for "model (type to filter)" "the model picker"
+text "qwen3-8b"
+capture wf4_01_model_picker
+keys Enter
+wait_for "Qwen3-8B" "the model switched"
+wait_for "machine and cache settings kept" "the switch says what stays"
+capture wf4_02_model_switched
+keys S
+wait_for "scenario (type to filter)" "the scenario picker"
+text "4090"
+keys Enter
+wait_for "drop every unsaved edit? y/n" "a scenario switch asks before dropping edits"
+capture wf4_03_switch_question
+keys y
+wait_for "RTX 4090" "the scenario switched"
+capture wf4_04_scenario_switched
+keys q
 wait_for "llmbound exited with 0" "q quits cleanly"
 echo "workflows ${W}x${H}: ok"

@@ -32,7 +32,7 @@ impl App {
                 .position(|id| *id == self.scenario.machine.id)
                 .map_or(0, |i| i as i32 + dir);
             let id = ids[i.rem_euclid(ids.len() as i32) as usize].clone();
-            self.select_machine(&id);
+            self.request_switch(Switch::Machine(id));
             return;
         }
         if f == Field::Claim {
@@ -77,8 +77,14 @@ impl App {
     pub fn set_field(&mut self, f: Field, text: &str) {
         match f {
             Field::Claim => return self.set_claim(text),
-            Field::MachineProfile => return self.select_machine(text.trim()),
+            Field::MachineProfile => {
+                return self.request_switch(Switch::Machine(pick::id_of(text)));
+            }
             _ => {}
+        }
+        // Enter on the value the prompt opened with changes nothing (and marks nothing `user`).
+        if text.trim() == fields::edit_text(&self.scenario, &self.figures, f) {
+            return;
         }
         let u = self.undo_point();
         match fields::set(&mut self.scenario, &mut self.figures, f, text) {

@@ -9,13 +9,13 @@ impl App {
             let mut picker = Input::picker(
                 InputTarget::Field(f),
                 "machine (type to filter): ",
-                self.catalog.machines.iter().map(|m| m.id.clone()).collect(),
+                pick::rows(&self.catalog.machines),
             );
             // The current machine is highlighted until something is typed.
             picker.pick = picker
                 .choices
                 .iter()
-                .position(|c| *c == self.scenario.machine.id)
+                .position(|c| pick::id_of(c) == self.scenario.machine.id)
                 .unwrap_or(0);
             self.input = Some(picker);
             return;
@@ -26,7 +26,8 @@ impl App {
                 .as_ref()
                 .map(|c| c.text.clone())
                 .unwrap_or_default(),
-            _ => String::new(),
+            // Opens on the current value, selected: typing replaces it, ←→ Home End edit it.
+            _ => fields::edit_text(&self.scenario, &self.figures, f),
         };
         self.input = Some(Input::new(
             InputTarget::Field(f),
@@ -144,6 +145,13 @@ impl App {
                 Ok(m) => self.info(m),
                 Err(e) => self.error(e),
             },
+            InputTarget::ModelProfile => {
+                self.request_switch(Switch::Model(pick::id_of(&input.text)))
+            }
+            InputTarget::ModelBytes(id) => self.select_model(&id, Some(input.text.trim())),
+            InputTarget::ScenarioProfile => {
+                self.request_switch(Switch::Scenario(pick::id_of(&input.text)))
+            }
             InputTarget::TensorSearch
             | InputTarget::MetadataSearch
             | InputTarget::CompareFilter => {}

@@ -67,6 +67,23 @@ pub enum InputTarget {
     CompareFilter,
     /// A folder of models to add to the library view.
     LibraryDir,
+    /// The model profile picker.
+    ModelProfile,
+    /// The scenario profile picker.
+    ScenarioProfile,
+    /// The weights size of a model profile that pins no artifact (its id).
+    ModelBytes(String),
+}
+
+/// A profile switch waiting for y/n because it drops unsaved edits.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Switch {
+    /// To this machine profile.
+    Machine(String),
+    /// To this model profile.
+    Model(String),
+    /// To this scenario profile.
+    Scenario(String),
 }
 
 /// A line being typed.

@@ -138,10 +138,15 @@ impl Widget for ArtifactPane<'_> {
                         .map_or("", |p| p.label())
                         .to_string()
                 };
+                let mut note = format!("({} params, {how})", params_text(p));
+                // At 80 columns the line is one too long: "params" goes, never the ")".
+                if format!("{b:.3} bits/param {note}").chars().count() > inner.width as usize {
+                    note = format!("({}, {how})", params_text(p));
+                }
                 Line::from(vec![
                     Span::styled(format!("{b:.3}"), t.figure()),
                     Span::styled(" bits/param ", t.label()),
-                    Span::styled(format!("({} params, {how})", params_text(p)), t.label()),
+                    Span::styled(note, t.label()),
                 ])
             }
             _ => Line::from(Span::styled("density: parameter count unknown", t.label())),

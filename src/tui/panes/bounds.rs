@@ -540,6 +540,33 @@ impl BoundsPane<'_> {
     }
 }
 
+/// Rows the two charts need to draw (two of 6 and the row between them).
+const CHARTS_MIN_ROWS: u16 = 13;
+
+/// The warnings in one row: the first, cut to fit, and how many more read below.
+fn fold_warnings(warnings: &[String], width: u16, t: Theme) -> Line<'static> {
+    let more = warnings.len().saturating_sub(1);
+    let tail = if more == 0 {
+        " (in full below)".to_string()
+    } else {
+        format!(" (+{more} more below)")
+    };
+    let room = (width as usize).saturating_sub(2 + tail.chars().count());
+    let first = warnings.first().map_or("", String::as_str);
+    let cut: String = if first.chars().count() > room {
+        let mut c: String = first.chars().take(room.saturating_sub(1)).collect();
+        c.push('…');
+        c
+    } else {
+        first.to_string()
+    };
+    Line::from(vec![
+        Span::styled("! ", t.warn()),
+        Span::styled(cut, t.warn()),
+        Span::styled(tail, t.label()),
+    ])
+}
+
 /// What frames one chart: its title, bounds and axis labels.
 struct ChartFrame<'a> {
     title: &'a str,
@@ -647,18 +674,18 @@ impl Widget for BoundsPane<'_> {
                 .collect()
         };
         let cap_lines = wrap(self.capacity_lines(inner.width));
-        let warnings: Vec<Line<'static>> = wrap(
-            self.report
-                .warnings
-                .iter()
-                .map(|w| {
-                    Line::from(vec![
-                        Span::styled("! ", t.warn()),
-                        Span::styled(w.clone(), t.warn()),
-                    ])
-                })
-                .collect(),
-        );
+        let warnings_raw: Vec<Line<'static>> = self
+            .report
+            .warnings
+            .iter()
+            .map(|w| {
+                Line::from(vec![
+                    Span::styled("! ", t.warn()),
+                    Span::styled(w.clone(), t.warn()),
+                ])
+            })
+            .collect();
+        let warnings = wrap(warnings_raw.clone());
         // detail_lines: legend, runtime, headroom, KV, largest context.
         let mut detail_raw = self.detail_lines(inner.width);
         let mut detail = Vec::new();
@@ -672,9 +699,37 @@ impl Widget for BoundsPane<'_> {
             detail_raw = largest.into_iter().collect();
             detail = wrap(detail_raw);
         } else {
-            detail.extend(wrap(detail_raw));
-            // Warnings sit with the verdict, above the ceilings and the charts.
-            detail.extend(warnings);
+            // Warnings sit with the verdict, above the ceilings and the charts, while the
+            // charts keep the rows they need to draw; else the warnings fold into one line
+            // (the first, cut, and how many more) and read in full under the decode ceilings,
+            // and if that is not enough the detail above the largest context moves there too.
+            let fixed = (cap_lines.len() + bars.len()) as u16;
+            let room = inner.height.saturating_sub(CHARTS_MIN_ROWS);
+            let full_detail = wrap(detail_raw.clone());
+            if fixed + (full_detail.len() + warnings.len()) as u16 <= room || warnings.is_empty() {
+                detail.extend(full_detail);
+                detail.extend(warnings);
+            } else {
+                let folded = fold_warnings(&self.report.warnings, inner.width, t);
+                if fixed + (full_detail.len() + 1) as u16 <= room {
+                    detail.extend(full_detail);
+                } else {
+                    // The legend (it reads the bar) and the largest context stay; runtime,
+                    // headroom and KV per token read under the ceilings.
+                    let largest = detail_raw.pop();
+                    let legend = (!detail_raw.is_empty()).then(|| detail_raw.remove(0));
+                    compact_tail = detail_raw;
+                    detail.extend(wrap(legend.into_iter().chain(largest).collect()));
+                }
+                let whole = self.report.warnings.len() == 1 && warnings.len() == 1;
+                if whole {
+                    // One warning that fits its row is shown as it is, once.
+                    detail.extend(warnings);
+                } else {
+                    detail.push(folded);
+                    compact_tail.extend(warnings_raw);
+                }
+            }
         }
         let bar_rows = if self.compact { 2 } else { 1 };
         let top_h = (cap_lines.len() + bars.len() * bar_rows + detail.len()) as u16;

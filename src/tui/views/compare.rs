@@ -588,14 +588,14 @@ impl Widget for CompareScreen<'_> {
             Line::from(Span::styled(n.clone(), t.warn()))
         } else {
             Line::from(Span::styled(
-                "decode ceilings in tokens/s, not predictions · free memory in GiB · ★ best that fits · non-fitting last · spec* = vendor bandwidth",
+                "ceilings in tokens/s, not predictions · free in GiB · ★ best that fits · non-fitting last · spec* = vendor bandwidth",
                 t.label(),
             ))
         };
         Paragraph::new(vec![
             first_line,
             Line::from(Span::styled(
-                "↑↓ machine  Space mark (2–3)  f marked only  / filter  ←→ column  - show/hide  r sort  Enter use  Esc back",
+                "Space mark · f marked only · / filter · ←→ column · - hide · r sort · Enter use",
                 t.label(),
             )),
         ])

@@ -268,12 +268,32 @@ impl Widget for MetadataScreen<'_> {
                 (true, false) => "▸ ",
                 _ => "  ",
             };
+            // An expanded array's row says what is below it (not "unread · Enter loads").
+            let value = if Some(si) == exp_at && r.array_len.is_some() {
+                match (values, self.expanded) {
+                    (Some(vals), _) => format!(
+                        "{} values below · Enter collapses",
+                        crate::core::units::group_digits(vals.len() as u128)
+                    ),
+                    (None, Some(Err(_))) => "not read: the reason is below".into(),
+                    _ => "loading…".into(),
+                }
+            } else {
+                r.value.clone()
+            };
+            // A value longer than the room left ends in "…" (Enter shows it whole).
+            let room = (inner.width as usize).saturating_sub(2 + key_w + 1 + 17);
+            let value = if value.chars().count() > room && room > 1 {
+                value.chars().take(room - 1).collect::<String>() + "…"
+            } else {
+                value
+            };
             lines.push(
                 Line::from(vec![
                     Span::raw(mark),
                     Span::styled(format!("{:<key_w$} ", r.key), t.heading()),
                     Span::styled(format!("{:<16} ", r.type_name), t.label()),
-                    Span::raw(r.value.clone()),
+                    Span::raw(value),
                 ])
                 .style(style),
             );

@@ -402,6 +402,16 @@ fn width(c: Column) -> u16 {
     }
 }
 
+/// `s` in at most `w` columns, ending in "…" when cut.
+fn cut_end(s: &str, w: usize) -> String {
+    if s.chars().count() <= w || w == 0 {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(w - 1).collect();
+    out.push('…');
+    out
+}
+
 fn right_aligned(c: Column) -> bool {
     matches!(
         c,
@@ -442,20 +452,38 @@ impl Widget for TensorsScreen<'_> {
             Grouping::Layer => "by layer",
             Grouping::Type => "by type",
         };
-        let mut spans = vec![
-            Span::styled(format!("Tensors · {file} "), t.heading()),
-            Span::styled(format!("{} of {}", v.shown, self.inv.len()), t.figure()),
-            Span::styled(
-                format!(" · sort {} {dir} (←→ r)", v.sort.title()),
-                t.label(),
-            ),
-            Span::styled(format!(" · {filter} (f)"), t.label()),
-            Span::styled(format!(" · group {group} (Enter)"), t.label()),
-        ];
-        if !v.search.is_empty() {
-            spans.push(Span::styled(format!(" · /{}", v.search), t.input()));
+        // The keys in brackets go first when the line is short (the bottom line has them),
+        // so the state is never cut mid-part ("Q8_0 (f) ·").
+        let header = |keys: bool, file: &str| {
+            let k = |s: &'static str| if keys { s } else { "" };
+            let mut spans = vec![
+                Span::styled(format!("Tensors · {file} "), t.heading()),
+                Span::styled(format!("{} of {}", v.shown, self.inv.len()), t.figure()),
+                Span::styled(
+                    format!(" · sort {} {dir}{}", v.sort.title(), k(" (←→ r)")),
+                    t.label(),
+                ),
+                Span::styled(format!(" · {filter}{}", k(" (f)")), t.label()),
+                Span::styled(format!(" · group {group}{}", k(" (Enter)")), t.label()),
+            ];
+            if !v.search.is_empty() {
+                spans.push(Span::styled(format!(" · /{}", v.search), t.input()));
+            }
+            Line::from(spans)
+        };
+        let w = head.width as usize;
+        let mut line = header(true, file);
+        if line.width() > w {
+            line = header(false, file);
         }
-        Paragraph::new(Line::from(spans)).render(head, buf);
+        if line.width() > w {
+            // Then the file name is shortened (it is the one part the reader already knows).
+            let over = line.width() - w;
+            let keep = file.chars().count().saturating_sub(over + 1).max(8);
+            let short: String = file.chars().take(keep).collect::<String>() + "…";
+            line = header(false, &short);
+        }
+        Paragraph::new(line).render(head, buf);
         let block = Block::new()
             .borders(Borders::TOP | Borders::BOTTOM)
             .border_style(t.label());
@@ -494,6 +522,14 @@ impl Widget for TensorsScreen<'_> {
                 }
             })
             .collect();
+        // The name column takes what the others leave; a longer name ends in "…" (never cut
+        // silently: "post_attention_norm.weig" read as a name).
+        let name_w = inner.width.saturating_sub(
+            cols.iter()
+                .filter(|c| **c != Column::Name)
+                .map(|c| col_width(*c, self.inv) + 1)
+                .sum::<u16>(),
+        ) as usize;
         let header = Row::new(cols.iter().map(|c| {
             let mut s = c.title().to_string();
             if *c == v.sort {
@@ -520,7 +556,7 @@ impl Widget for TensorsScreen<'_> {
                         let x = &self.inv[*k];
                         let cell = |c: Column| -> Line<'static> {
                             let text = match c {
-                                Column::Name => x.name.clone(),
+                                Column::Name => cut_end(&x.name, name_w),
                                 Column::Type => x.type_name.clone(),
                                 Column::Shape => x
                                     .shape

@@ -79,7 +79,12 @@ impl Widget for FieldList<'_> {
                 }
             }
             let tag_w = tag.as_ref().map_or(0, |s| s.width() as u16 + 1);
-            let label_w = self.label_width.min(cell.width);
+            // A label longer than the column ("fp16-acc16 @gpu0") keeps one space before its
+            // value rather than running into it.
+            let label_w = self
+                .label_width
+                .max(row.label.chars().count() as u16 + 1)
+                .min(cell.width);
             let label = Span::styled(
                 format!("{:<w$}", row.label, w = label_w as usize),
                 t.label(),
