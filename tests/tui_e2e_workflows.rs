@@ -4,12 +4,16 @@
 //! otherwise it prints why it was skipped. With `LLMBOUND_E2E_CAPTURES=DIR` every step's
 //! screen is written to DIR/<step>_<W>x<H>.txt.
 
+#[macro_use]
+#[path = "support/skip.rs"]
+mod skip;
+
 use std::path::Path;
 use std::process::Command;
 
 fn walk(w: u16, h: u16) {
     if std::env::var("LLMBOUND_E2E").ok().as_deref() != Some("1") {
-        eprintln!("skipped: set LLMBOUND_E2E=1 to run tests/e2e/workflows.sh at {w}x{h}");
+        skipped!("set LLMBOUND_E2E=1 to run tests/e2e/workflows.sh at {w}x{h}");
         return;
     }
     if !Command::new("tmux")
@@ -17,11 +21,11 @@ fn walk(w: u16, h: u16) {
         .output()
         .is_ok_and(|o| o.status.success())
     {
-        eprintln!("skipped: tmux is not on PATH");
+        skipped!("tmux is not on PATH");
         return;
     }
     let Ok(gguf) = std::env::var("LLMBOUND_GEMMA_GGUF") else {
-        eprintln!("skipped: set LLMBOUND_GEMMA_GGUF to the gemma-3-270m GGUF");
+        skipped!("set LLMBOUND_GEMMA_GGUF to the gemma-3-270m GGUF");
         return;
     };
     let bin = std::env::var("LLMBOUND_E2E_BIN")

@@ -4,6 +4,10 @@
 //! snapshot drawn into ratatui's `TestBackend`. The gemma states need LLMBOUND_GEMMA_GGUF and
 //! say so when skipped.
 
+#[macro_use]
+#[path = "support/skip.rs"]
+mod skip;
+
 use llmbound::build::ScenarioOptions;
 use llmbound::profile::Catalog;
 use llmbound::tui::Action;
@@ -29,7 +33,7 @@ fn app() -> (App, tempfile::TempDir) {
 
 fn gemma_app() -> Option<(App, tempfile::TempDir)> {
     let Ok(p) = std::env::var("LLMBOUND_GEMMA_GGUF") else {
-        eprintln!("skipped: set LLMBOUND_GEMMA_GGUF to the gemma-3-270m GGUF");
+        skipped!("set LLMBOUND_GEMMA_GGUF to the gemma-3-270m GGUF");
         return None;
     };
     let (mut app, d) = app();

@@ -347,7 +347,7 @@ impl Drop for Tmux {
 #[test]
 fn adding_a_folder_end_to_end_in_tmux() {
     if std::env::var("LLMBOUND_E2E").ok().as_deref() != Some("1") {
-        eprintln!("skipped: set LLMBOUND_E2E=1 to run the library's add-a-folder check in tmux");
+        skipped!("set LLMBOUND_E2E=1 to run the library's add-a-folder check in tmux");
         return;
     }
     if !std::process::Command::new("tmux")
@@ -355,7 +355,7 @@ fn adding_a_folder_end_to_end_in_tmux() {
         .output()
         .is_ok_and(|o| o.status.success())
     {
-        eprintln!("skipped: tmux is not on PATH");
+        skipped!("tmux is not on PATH");
         return;
     }
     let home = tempfile::tempdir().unwrap();
