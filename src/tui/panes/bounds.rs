@@ -698,6 +698,15 @@ impl Widget for BoundsPane<'_> {
             compact_tail.extend(warnings);
             detail_raw = largest.into_iter().collect();
             detail = wrap(detail_raw);
+            // The decode ceilings come first when the pane is short (a claim open at 80×24):
+            // the header and both file-mode rows need three rows under the bars; the largest
+            // context then reads under the ceilings.
+            let above = (cap_lines.len() + bars.len() * 2 + detail.len()) as u16;
+            if above + 3 > inner.height && !detail.is_empty() {
+                let mut tail = std::mem::take(&mut detail);
+                tail.append(&mut compact_tail);
+                compact_tail = tail;
+            }
         } else {
             // Warnings sit with the verdict, above the ceilings and the charts, while the
             // charts keep the rows they need to draw; else the warnings fold into one line
