@@ -46,8 +46,8 @@ pub struct BenchJson<'a> {
     pub headline_bandwidth_bytes_per_second: Option<f64>,
     /// Its provenance.
     pub headline_bandwidth_provenance: Option<&'static str>,
-    /// Every row.
-    pub rows: Vec<RowJson<'a>>,
+    /// Every row (each built as it is written, so 200,000 rows are never held as JSON structs).
+    pub rows: RowsJson<'a>,
     /// The run's artifacts against the scenario's.
     pub artifacts: Vec<ArtifactJson<'a>>,
     /// docs/bounds.md §8 fields the files have.
@@ -70,6 +70,16 @@ pub struct BenchJson<'a> {
     pub rows_above_measured_ceiling: usize,
     /// 3 when a row is impossible, else 0.
     pub exit_code: i32,
+}
+
+/// The rows of a report, serialised one `RowJson` at a time.
+#[derive(Debug, Clone, Copy)]
+pub struct RowsJson<'a>(pub &'a [RowReport]);
+
+impl Serialize for RowsJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().enumerate().map(|(i, x)| row_json(i + 1, x)))
+    }
 }
 
 /// One row.
@@ -344,12 +354,7 @@ impl<'a> From<&'a BenchReport> for BenchJson<'a> {
             bandwidth_tier: bwt,
             headline_bandwidth_bytes_per_second: hbw,
             headline_bandwidth_provenance: hbwp,
-            rows: r
-                .rows
-                .iter()
-                .enumerate()
-                .map(|(i, x)| row_json(i + 1, x))
-                .collect(),
+            rows: RowsJson(&r.rows),
             artifacts: r
                 .artifacts
                 .iter()
@@ -384,8 +389,13 @@ impl<'a> From<&'a BenchReport> for BenchJson<'a> {
 
 /// Write the report as pretty JSON followed by a newline.
 pub fn write_json(r: &BenchReport, w: &mut impl Write) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *w, &BenchJson::from(r)).map_err(io::Error::other)?;
-    writeln!(w)
+    // serde_json writes every key, number and indent separately: a buffer of its own type
+    // keeps those small writes inlined instead of each going through the caller's writer
+    // (often a `dyn Write`).
+    let mut b = io::BufWriter::with_capacity(64 * 1024, &mut *w);
+    serde_json::to_writer_pretty(&mut b, &BenchJson::from(r)).map_err(io::Error::other)?;
+    writeln!(b)?;
+    b.flush()
 }
 
 impl crate::report::Export for BenchReport {
