@@ -253,7 +253,7 @@ fn bw_parts(
 
 fn row_json(index: usize, r: &RowReport) -> RowJson<'_> {
     let d = r.decode.as_ref();
-    let c: Option<&CeilingFigure> = d.and_then(|d| d.ceiling.as_ref());
+    let c: Option<&CeilingFigure> = d.and_then(|d| d.ceiling.as_deref());
     let p = r.prefill.as_ref();
     let within = match (d, p) {
         (Some(d), _) => Some(d.within_ceiling),
@@ -319,7 +319,7 @@ fn row_json(index: usize, r: &RowReport) -> RowJson<'_> {
         prefill_ceiling_tokens_per_second: p.and_then(|p| p.ceiling_tokens_per_second),
         prefill_efficiency: p.and_then(|p| p.efficiency),
         prefill_limited_by: p.and_then(|p| p.limited_by.map(|l| l.label())),
-        compute_path: p.map(|p| p.compute_path.as_str()),
+        compute_path: p.map(|p| &*p.compute_path),
         prefill_reason: p.map(|p| words::prefill_bound(p.bound, p.prompt_rows, &p.compute_path)),
         artifact_matches: r.artifact_matches,
         notes: &r.notes,
