@@ -276,6 +276,9 @@ pub struct BenchReport {
     /// Decode rows above a highest ceiling built only on measured bandwidths (the figure does
     /// not describe the path; not impossible).
     pub rows_above_measured_ceiling: usize,
+    /// Distinct row scenarios built and evaluated: pp and tg rows that differ only in their
+    /// measured rates share one (not part of the JSON form).
+    pub distinct_scenarios: usize,
 }
 
 impl BenchReport {
@@ -430,6 +433,10 @@ pub fn evaluate(rows: &[BenchRow], base: &Scenario, opts: &BenchOptions) -> Benc
         rows_above_without_inventory: undecided,
         rows_above_other_artifact: other,
         rows_above_measured_ceiling: measured,
+        distinct_scenarios: prepared
+            .iter()
+            .filter(|p| !matches!(p.result, Shared::Combined))
+            .count(),
     }
 }
 
@@ -967,9 +974,7 @@ fn prepare(row: &BenchRow, base: &Scenario) -> Prepared {
             Ok(scenario) => {
                 retained_tokens = Some(scenario.cache.context);
                 match evaluate_scenario(&scenario) {
-                    Err(e) => Shared::Error(format!(
-                        "the row's scenario cannot be evaluated: {e}"
-                    )),
+                    Err(e) => Shared::Error(format!("the row's scenario cannot be evaluated: {e}")),
                     Ok(r) => match test {
                         TestKind::Generation => {
                             Shared::Decode(Box::new(DecodeShared::new(r, &mut notes)))

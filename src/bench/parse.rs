@@ -808,7 +808,11 @@ impl<'a, 'de> Fields<'a, 'de> {
     }
 
     /// A text field, as the file's shared copy of its value.
-    fn string_opt(&self, key: &str, strings: &mut Interner) -> Result<Option<Arc<str>>, BenchError> {
+    fn string_opt(
+        &self,
+        key: &str,
+        strings: &mut Interner,
+    ) -> Result<Option<Arc<str>>, BenchError> {
         match self.get(key) {
             None => Ok(None),
             Some(f) => match f.as_str() {

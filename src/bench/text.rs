@@ -68,31 +68,32 @@ impl Table {
             }
         }
         let mut s = String::new();
-        let mut line = |cells: &mut dyn Iterator<Item = &str>, w: &mut dyn Write| -> io::Result<()> {
-            s.clear();
-            s.push(' ');
-            for (i, c) in cells.enumerate() {
-                let c = crate::sanitize::text(c);
-                let pad = width[i].saturating_sub(c.chars().count());
+        let mut line =
+            |cells: &mut dyn Iterator<Item = &str>, w: &mut dyn Write| -> io::Result<()> {
+                s.clear();
                 s.push(' ');
-                match self.headers[i].1 {
-                    Align::Left => {
-                        s.push_str(&c);
-                        if i + 1 < n {
+                for (i, c) in cells.enumerate() {
+                    let c = crate::sanitize::text(c);
+                    let pad = width[i].saturating_sub(c.chars().count());
+                    s.push(' ');
+                    match self.headers[i].1 {
+                        Align::Left => {
+                            s.push_str(&c);
+                            if i + 1 < n {
+                                s.extend(std::iter::repeat_n(' ', pad));
+                            }
+                        }
+                        Align::Right => {
                             s.extend(std::iter::repeat_n(' ', pad));
+                            s.push_str(&c);
                         }
                     }
-                    Align::Right => {
-                        s.extend(std::iter::repeat_n(' ', pad));
-                        s.push_str(&c);
+                    if i + 1 < n {
+                        s.push(' ');
                     }
                 }
-                if i + 1 < n {
-                    s.push(' ');
-                }
-            }
-            writeln!(w, "{}", s.trim_end())
-        };
+                writeln!(w, "{}", s.trim_end())
+            };
         line(&mut self.headers.iter().map(|(h, _)| *h), w)?;
         for mut r in self.rows() {
             line(&mut r, w)?;
