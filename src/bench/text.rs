@@ -64,7 +64,7 @@ impl Table {
             .collect();
         for r in self.rows() {
             for (i, c) in r.enumerate().take(n) {
-                width[i] = width[i].max(crate::sanitize::text(c).chars().count());
+                width[i] = width[i].max(chars(&safe_text(c)));
             }
         }
         let mut s = String::new();
@@ -73,8 +73,8 @@ impl Table {
                 s.clear();
                 s.push(' ');
                 for (i, c) in cells.enumerate() {
-                    let c = crate::sanitize::text(c);
-                    let pad = width[i].saturating_sub(c.chars().count());
+                    let c = safe_text(c);
+                    let pad = width[i].saturating_sub(chars(&c));
                     s.push(' ');
                     match self.headers[i].1 {
                         Align::Left => {
@@ -135,6 +135,25 @@ impl Table {
             w.write_all(s.as_bytes())?;
         }
         Ok(())
+    }
+}
+
+/// A cell as `sanitize::text` shows it; printable ASCII (most cells) is shown as it is, found
+/// without decoding characters.
+fn safe_text(c: &str) -> std::borrow::Cow<'_, str> {
+    if c.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        std::borrow::Cow::Borrowed(c)
+    } else {
+        crate::sanitize::text(c)
+    }
+}
+
+/// Characters in `s` (its length when ASCII).
+fn chars(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
     }
 }
 
