@@ -542,7 +542,6 @@ fn run_bench(
 ) -> Result<i32, Failure> {
     let opts = args;
     let base = build::scenario(cat, opts).map_err(bad)?;
-    let t0 = std::time::Instant::now();
     let mut rows = Vec::new();
     for f in files {
         let more = crate::bench::load(f).map_err(bad)?;
@@ -561,7 +560,6 @@ fn run_bench(
         }
         crate::gguf::HashCache::platform()?.lookup(p).ok().flatten()
     });
-    let t1 = std::time::Instant::now();
     let r = crate::bench::evaluate(
         &rows,
         &base,
@@ -570,17 +568,7 @@ fn run_bench(
             artifact_sha256: sha,
         },
     );
-    let t2 = std::time::Instant::now();
     report::render(&r, format.into(), out).map_err(io_fail)?;
-    let t3 = std::time::Instant::now();
-    if std::env::var_os("LLMBOUND_TIMING").is_some() {
-        eprintln!(
-            "TIMING parse {:?} eval {:?} render {:?}",
-            t1 - t0,
-            t2 - t1,
-            t3 - t2
-        );
-    }
     Ok(r.exit_code())
 }
 
