@@ -433,6 +433,12 @@ impl Interner {
         {
             return a.clone();
         }
+        // A run's rows each have their own `test_time`: kept once per row, never in the set.
+        if key == "test_time" {
+            let a: Arc<str> = Arc::from(s);
+            self.last[i] = Some(a.clone());
+            return a;
+        }
         let a = match self.set.get(s) {
             Some(a) => a.clone(),
             None => {
