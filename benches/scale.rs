@@ -1,6 +1,6 @@
 //! Scale: a 1,000,000-tensor GGUF header parsed and summed up as `report --gguf` keeps it;
 //! 200,000 tensors grouped by layer (the `inspect` listing and the explorer's table); 200,000
-//! llama-bench rows parsed, and parsed and held against their ceilings. Inputs are generated here. Not run in CI: `cargo bench --bench scale`.
+//! llama-bench rows parsed, parsed and held against their ceilings, and reported as text and JSON. Inputs are generated here. Not run in CI: `cargo bench --bench scale`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use llmbound::gguf::writer::{self, Data, GgufWriter};
@@ -100,6 +100,35 @@ fn bench_rows(c: &mut Criterion) {
             black_box(r.rows.len())
         })
     });
+    // What `llmbound bench` does end to end (less reading the files): the report of 200,000
+    // rows of 50 depths, written as text and as JSON.
+    let depths = (0..200_000)
+        .map(|i| {
+            ROW.replace(
+                "\"n_depth\": 0",
+                &format!("\"n_depth\": {}", (i % 50) * 512),
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    for (name, json) in [
+        ("llama-bench import and text report, 200,000 rows", false),
+        ("llama-bench import and JSON report, 200,000 rows", true),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let rows = llmbound::bench::parse_str("big.jsonl", black_box(&depths)).unwrap();
+                let r = llmbound::bench::evaluate(&rows, &base, &Default::default());
+                let mut out = std::io::sink();
+                if json {
+                    llmbound::bench::write_json(&r, &mut out).unwrap();
+                } else {
+                    llmbound::bench::write_text(&r, &mut out).unwrap();
+                }
+                black_box(r.rows.len())
+            })
+        });
+    }
     g.finish();
 }
 

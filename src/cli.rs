@@ -544,7 +544,13 @@ fn run_bench(
     let base = build::scenario(cat, opts).map_err(bad)?;
     let mut rows = Vec::new();
     for f in files {
-        rows.extend(crate::bench::load(f).map_err(bad)?);
+        let more = crate::bench::load(f).map_err(bad)?;
+        // The first file's rows are kept as they are (not copied into an empty list).
+        if rows.is_empty() {
+            rows = more;
+        } else {
+            rows.extend(more);
+        }
     }
     // The artifact hash is recorded only when it is already known (never computed here).
     let sha = opts.gguf.as_ref().and_then(|p| {

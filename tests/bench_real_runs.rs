@@ -357,7 +357,7 @@ fn h200_every_decode_row_below_its_hand_worked_ceiling() {
                 let c = p
                     .ceiling_tokens_per_second
                     .expect("the H200 profile has an fp16 rate");
-                assert_eq!(p.compute_path, "fp16");
+                assert_eq!(&*p.compute_path, "fp16");
                 assert!(
                     p.within_ceiling == Some(true),
                     "{}: {} > {c}",

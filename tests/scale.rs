@@ -305,3 +305,93 @@ fn a_file_cut_short_is_shown_then_exits_4() {
         );
     }
 }
+
+#[test]
+fn bench_rows_of_one_scenario_share_its_evaluation_and_output_is_linear() {
+    // 20,000 rows of 50 depths × pp/tg/pg × two K types: 200 distinct pp/tg scenarios, each
+    // built and evaluated once, whose rows share its names, notes and ceiling figures; the
+    // rows' repeated text fields are one copy each. Per-row evaluation or per-row copies of
+    // what a scenario gives would show here as a count or a pointer, not as a timing. The
+    // whole import and its three output forms run under a hang guard.
+    use std::sync::Arc;
+    let n = 20_000;
+    let one = BENCH_ROW.replace('\n', " ");
+    let lines: Vec<String> = (0..n)
+        .map(|i| {
+            let (p, g) = [(0, 128), (512, 0), (512, 128)][(i / 50) % 3];
+            let k = ["f16", "q8_0"][(i / 150) % 2];
+            one.replace("\"n_prompt\": 0", &format!("\"n_prompt\": {p}"))
+                .replace("\"n_gen\": 128", &format!("\"n_gen\": {g}"))
+                .replace(
+                    "\"n_depth\": 0",
+                    &format!("\"n_depth\": {}", (i % 50) * 512),
+                )
+                .replace("\"type_k\": \"f16\"", &format!("\"type_k\": \"{k}\""))
+                .replace(
+                    "\"avg_ts\": 10.5",
+                    &format!("\"avg_ts\": {}", 10.0 + (i % 7) as f64),
+                )
+        })
+        .collect();
+    let text = lines.join("\n");
+    let cat = llmbound::profile::Catalog::load();
+    let base = llmbound::build::scenario(
+        &cat,
+        &llmbound::build::ScenarioOptions {
+            scenario: Some("gemma-3-270m-cpu-vm".into()),
+            ..Default::default()
+        },
+    )
+    .expect("the built-in scenario gemma-3-270m-cpu-vm");
+    let (rows, r, outs) = guard_secs(60, "importing 20,000 llama-bench rows", move || {
+        let rows = llmbound::bench::parse_str("big.jsonl", &text).unwrap();
+        let r = llmbound::bench::evaluate(&rows, &base, &Default::default());
+        let mut outs = Vec::new();
+        for f in [
+            llmbound::bench::write_text,
+            llmbound::bench::write_markdown,
+            llmbound::bench::write_json,
+        ] {
+            let mut out = Vec::new();
+            f(&r, &mut out).unwrap();
+            outs.push(out);
+        }
+        (rows, r, outs)
+    });
+    assert_eq!(rows.len(), n);
+    assert_eq!(r.rows.len(), n);
+    assert_eq!(r.distinct_scenarios, 200);
+    let same = |a: &llmbound::bench::BenchRow, b: &llmbound::bench::BenchRow| match (
+        &a.cpu_info,
+        &b.cpu_info,
+    ) {
+        (Some(x), Some(y)) => Arc::ptr_eq(x, y),
+        _ => false,
+    };
+    assert!(same(&rows[0], &rows[n - 1]), "cpu_info is copied per row");
+    assert!(Arc::ptr_eq(&rows[0].source.file, &rows[n - 1].source.file));
+    // Rows 300 apart have the same scenario; rows 1 apart do not.
+    for i in [0, 50, 1_234] {
+        let (a, b) = (&r.rows[i], &r.rows[i + 300]);
+        assert_eq!((a.name.as_str(), a.test), (b.name.as_str(), b.test));
+        assert!(
+            Arc::ptr_eq(&a.notes, &b.notes),
+            "row {i}: notes copied per row"
+        );
+        if let (Some(x), Some(y)) = (&a.decode, &b.decode) {
+            assert!(
+                Arc::ptr_eq(&x.file_ceiling, &y.file_ceiling),
+                "row {i}: figures per row"
+            );
+        }
+        assert_ne!(r.rows[i].retained_tokens, r.rows[i + 1].retained_tokens);
+    }
+    assert!(r.rows.iter().filter(|x| x.decode.is_some()).count() > n / 4);
+    // Every row is in each output form.
+    for out in &outs[..2] {
+        assert!(String::from_utf8_lossy(out).lines().count() > n);
+    }
+    let json: serde_json::Value = serde_json::from_slice(&outs[2]).unwrap();
+    assert_eq!(json["rows"].as_array().unwrap().len(), n);
+    assert_eq!(json["rows"][n - 1]["index"], n);
+}

@@ -10,8 +10,10 @@ use crate::core::roofline::{LimitedBy, PrefillBound};
 use crate::core::scenario::{Scenario, TierKind};
 use crate::core::units::{self, Provenance};
 use crate::core::{Report, check_claim, evaluate as evaluate_scenario};
+use compact_str::CompactString;
 use std::collections::{HashMap, HashSet};
-use std::rc::Rc;
+use std::hash::Hash;
+use std::sync::Arc;
 
 /// What the caller knows about the artifact beyond the base scenario.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -89,20 +91,21 @@ impl RowOutcome {
     }
 }
 
-/// An observed decode rate against its ceilings.
+/// An observed decode rate against its ceilings. The ceiling figures are shared by every
+/// row of the same scenario (`Arc`): they do not depend on the observed rate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DecodeComparison {
     /// The observed rate held against the ceilings (`avg_ts`), tokens/s.
     pub observed_tokens_per_second: f64,
     /// The highest ceiling (inventory bytes, fewest experts, highest bandwidth on record, at
     /// the retained mean): the one that can call a rate impossible. `None` without an inventory.
-    pub ceiling: Option<CeilingFigure>,
+    pub ceiling: Option<Arc<CeilingFigure>>,
     /// Without an inventory: the highest ceiling from file bytes, which cannot decide.
-    pub ceiling_without_inventory: Option<CeilingFigure>,
+    pub ceiling_without_inventory: Option<Arc<CeilingFigure>>,
     /// Inventory mode at the headline bandwidth (the measured figure when the profile has one).
-    pub headline_ceiling: Option<CeilingFigure>,
+    pub headline_ceiling: Option<Arc<CeilingFigure>>,
     /// File mode (W_read = W) at the headline bandwidth, at the retained mean.
-    pub file_ceiling: CeilingFigure,
+    pub file_ceiling: Arc<CeilingFigure>,
     /// observed / highest ceiling.
     pub efficiency: Option<f64>,
     /// observed / inventory ceiling at the headline bandwidth.
@@ -131,7 +134,7 @@ pub struct PrefillComparison {
     /// Prompt rows S (`n_prompt`).
     pub prompt_rows: u64,
     /// Compute path the scenario names.
-    pub compute_path: String,
+    pub compute_path: Arc<str>,
     /// Prefill arithmetic intensity F / Q, FLOP/byte.
     pub intensity: f64,
     /// Machine balance C / BW, FLOP/byte (with a compute rate).
@@ -156,7 +159,7 @@ pub struct RowReport {
     /// pp, tg or pg.
     pub test: TestKind,
     /// llama-bench's name for the test (`tg128 @ d4096`).
-    pub name: String,
+    pub name: CompactString,
     /// `n_prompt`.
     pub n_prompt: u64,
     /// `n_gen`.
@@ -164,9 +167,9 @@ pub struct RowReport {
     /// `n_depth`.
     pub n_depth: u64,
     /// K cache type as evaluated.
-    pub type_k: String,
+    pub type_k: CompactString,
     /// V cache type as evaluated.
-    pub type_v: String,
+    pub type_v: CompactString,
     /// `flash_attn`.
     pub flash_attn: Option<FlashAttn>,
     /// `n_gpu_layers` as recorded.
@@ -188,8 +191,8 @@ pub struct RowReport {
     pub decode: Option<DecodeComparison>,
     /// Prefill comparison (pp rows).
     pub prefill: Option<PrefillComparison>,
-    /// Notes on how the row was matched to a scenario.
-    pub notes: Vec<String>,
+    /// Notes on how the row was matched to a scenario (shared by the rows of one scenario).
+    pub notes: Arc<[String]>,
     /// Why the row could not be evaluated.
     pub error: Option<String>,
 }
@@ -273,6 +276,9 @@ pub struct BenchReport {
     /// Decode rows above a highest ceiling built only on measured bandwidths (the figure does
     /// not describe the path; not impossible).
     pub rows_above_measured_ceiling: usize,
+    /// Distinct row scenarios built and evaluated: pp and tg rows that differ only in their
+    /// measured rates share one (not part of the JSON form).
+    pub distinct_scenarios: usize,
 }
 
 impl BenchReport {
@@ -310,24 +316,12 @@ pub fn evaluate(rows: &[BenchRow], base: &Scenario, opts: &BenchOptions) -> Benc
     // for every row) made a large file quadratic in its rows.
     let mut notes: Vec<Note> = Vec::new();
     let mut note_index: HashMap<String, usize> = HashMap::new();
-    let mut add_note = |text: String, row: usize| match note_index.get(&text) {
-        Some(&i) => {
-            let rows = &mut notes[i].rows;
-            if rows.last() != Some(&row) {
-                rows.push(row);
-            }
-        }
-        None => {
-            note_index.insert(text.clone(), notes.len());
-            notes.push(Note {
-                text,
-                rows: vec![row],
-            });
-        }
-    };
     let mut artifacts: Vec<ArtifactCheck> = Vec::new();
     let mut artifact_index: HashMap<(u64, u64), usize> = HashMap::new();
-    let mut reports: HashMap<RowKey, Rc<Prepared>> = HashMap::new();
+    // Each distinct row scenario is built, evaluated and worded once; its rows share the
+    // result (names, notes, ceiling figures) and add only what depends on their own rates.
+    let mut prepared: Vec<Prepared> = Vec::new();
+    let mut prepared_index: HashMap<RowKey<'_>, usize> = HashMap::new();
     let mut out = Vec::with_capacity(rows.len());
     for (i, row) in rows.iter().enumerate() {
         let index = i + 1;
@@ -338,15 +332,28 @@ pub fn evaluate(rows: &[BenchRow], base: &Scenario, opts: &BenchOptions) -> Benc
                 artifacts.len() - 1
             });
         artifacts[a].rows.push(index);
-        let r = evaluate_row(row, base, artifacts[a].matches, &mut reports);
-        for n in &r.notes {
-            add_note(n.clone(), index);
+        let p = *prepared_index.entry(RowKey::of(row)).or_insert_with(|| {
+            prepared.push(prepare(row, base));
+            prepared.len() - 1
+        });
+        let p = &mut prepared[p];
+        let r = evaluate_row(row, p, artifacts[a].matches);
+        // Each note's place in the report is found once per scenario by its text.
+        let ids = p.note_ids.get_or_insert_with(|| {
+            p.notes
+                .iter()
+                .map(|n| note_id(&mut notes, &mut note_index, n))
+                .collect()
+        });
+        for &id in ids.iter() {
+            add_row(&mut notes[id], index);
         }
         out.push(r);
     }
     for a in artifacts.iter().filter(|a| !a.matches) {
+        let id = note_id(&mut notes, &mut note_index, &a.detail);
         for &r in &a.rows {
-            add_note(a.detail.clone(), r);
+            add_row(&mut notes[id], r);
         }
     }
     for n in &mut notes {
@@ -391,9 +398,15 @@ pub fn evaluate(rows: &[BenchRow], base: &Scenario, opts: &BenchOptions) -> Benc
     }
     let (record_present, record_missing) = record(rows, opts);
     let mut files: Vec<String> = Vec::new();
+    let mut last_file: Option<&str> = None;
     for r in rows {
-        if !files.contains(&r.source.file) {
-            files.push(r.source.file.clone());
+        // Rows come file by file: only a change of file needs the search.
+        let f = &*r.source.file;
+        if last_file != Some(f) {
+            last_file = Some(f);
+            if !files.iter().any(|x| x == f) {
+                files.push(f.to_owned());
+            }
         }
     }
     BenchReport {
@@ -420,6 +433,30 @@ pub fn evaluate(rows: &[BenchRow], base: &Scenario, opts: &BenchOptions) -> Benc
         rows_above_without_inventory: undecided,
         rows_above_other_artifact: other,
         rows_above_measured_ceiling: measured,
+        distinct_scenarios: prepared
+            .iter()
+            .filter(|p| !matches!(p.result, Shared::Combined))
+            .count(),
+    }
+}
+
+/// The index of the note with this text, added (with no rows yet) when it is new.
+fn note_id(notes: &mut Vec<Note>, index: &mut HashMap<String, usize>, text: &str) -> usize {
+    if let Some(&i) = index.get(text) {
+        return i;
+    }
+    index.insert(text.to_owned(), notes.len());
+    notes.push(Note {
+        text: text.to_owned(),
+        rows: Vec::new(),
+    });
+    notes.len() - 1
+}
+
+/// Row `row` to a note (rows come in order; a row is listed once).
+fn add_row(n: &mut Note, row: usize) {
+    if n.rows.last() != Some(&row) {
+        n.rows.push(row);
     }
 }
 
@@ -727,20 +764,13 @@ fn figure(r: &Report, c: &Ceiling, top: bool) -> CeilingFigure {
     }
 }
 
-fn decode_comparison(
-    row: &BenchRow,
-    r: &Report,
-    artifact_ok: bool,
-    notes: &mut Vec<String>,
-) -> DecodeComparison {
+/// A decode row's rate against its scenario's ceilings (the ceiling figures are the
+/// scenario's, shared).
+fn decode_comparison(row: &BenchRow, s: &DecodeShared, artifact_ok: bool) -> DecodeComparison {
     let tps = row.avg_ts;
+    let r = &s.report;
     let d = &r.decode;
-    let highest = figure(r, &d.highest, true);
-    if highest.overlapped {
-        notes.push(
-            "several memory tiers: the highest ceiling is the perfect-overlap rate (max over tiers of Q_i / BW_i), the rate no schedule can beat".into(),
-        );
-    }
+    let highest = &s.highest;
     let claim = check_claim(r, tps);
     let decides = d.highest_decides;
     // Core classifies the rate once; the import only adds that a run of another artifact
@@ -771,33 +801,62 @@ fn decode_comparison(
     } else {
         Vec::new()
     };
-    let file = figure(r, &d.full_context, false);
-    let headline = d
-        .inventory_full_context
-        .as_ref()
-        .map(|c| figure(r, c, false));
     DecodeComparison {
         observed_tokens_per_second: tps,
         above_measured_ceiling: above_measured,
         efficiency: decides.then(|| tps / highest.tokens_per_second),
-        headline_efficiency: headline.as_ref().map(|h| tps / h.tokens_per_second),
-        file_efficiency: tps / file.tokens_per_second,
+        headline_efficiency: s.headline.as_ref().map(|h| tps / h.tokens_per_second),
+        file_efficiency: tps / s.file.tokens_per_second,
         within_ceiling: !above_highest,
         impossible,
         exceeded,
         assumptions,
         outcome,
         ceiling_without_inventory: (!decides).then(|| highest.clone()),
-        ceiling: decides.then_some(highest),
-        headline_ceiling: headline,
-        file_ceiling: file,
+        ceiling: decides.then(|| highest.clone()),
+        headline_ceiling: s.headline.clone(),
+        file_ceiling: s.file.clone(),
     }
 }
 
-fn prefill_comparison(row: &BenchRow, r: &Report, notes: &mut Vec<String>) -> PrefillComparison {
+/// What a decode row's scenario gives every row of it: the report (for the claim check) and
+/// the ceiling figures.
+struct DecodeShared {
+    report: Report,
+    highest: Arc<CeilingFigure>,
+    file: Arc<CeilingFigure>,
+    headline: Option<Arc<CeilingFigure>>,
+}
+
+impl DecodeShared {
+    fn new(r: Report, notes: &mut Vec<String>) -> DecodeShared {
+        let d = &r.decode;
+        let highest = figure(&r, &d.highest, true);
+        if highest.overlapped {
+            notes.push(
+                "several memory tiers: the highest ceiling is the perfect-overlap rate (max over tiers of Q_i / BW_i), the rate no schedule can beat".into(),
+            );
+        }
+        let file = figure(&r, &d.full_context, false);
+        let headline = d
+            .inventory_full_context
+            .as_ref()
+            .map(|c| Arc::new(figure(&r, c, false)));
+        DecodeShared {
+            highest: Arc::new(highest),
+            file: Arc::new(file),
+            headline,
+            report: r,
+        }
+    }
+}
+
+/// A prompt row's scenario against the roofline, without the row's rate (`efficiency` and
+/// `within_ceiling` unset).
+fn prefill_shared(n_depth: u64, r: &Report, notes: &mut Vec<String>) -> PrefillComparison {
     let rf = &r.roofline;
     let ceiling = rf.prefill_ceiling_tokens_per_second;
-    if ceiling.is_some() && row.n_depth > 0 {
+    if ceiling.is_some() && n_depth > 0 {
         notes.push(
             "prefill at a depth: the ceiling counts the prompt's attention from an empty cache, so at depth it is higher than a tight bound"
                 .into(),
@@ -805,163 +864,209 @@ fn prefill_comparison(row: &BenchRow, r: &Report, notes: &mut Vec<String>) -> Pr
     }
     PrefillComparison {
         prompt_rows: rf.prompt_rows,
-        compute_path: rf.compute_path.clone(),
+        compute_path: Arc::from(rf.compute_path.as_str()),
         intensity: rf.prefill_intensity,
         machine_balance: rf.machine_balance,
         ceiling_tokens_per_second: ceiling,
         limited_by: rf.prefill_limited_by,
         bound: rf.prefill_bound,
-        efficiency: ceiling.map(|c| row.avg_ts / c),
-        within_ceiling: ceiling.map(|c| row.avg_ts <= c),
+        efficiency: None,
+        within_ceiling: None,
     }
 }
 
-/// What `row_scenario` reads from a row: rows with equal keys (repetitions, a sweep that
-/// varies only the measured rates) describe the same scenario, evaluated once. Every field
-/// `row_scenario` and `retained` read is here, so a shared report is never a wrong one.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct RowKey {
-    name: String,
-    retained: u64,
-    n_prompt: u64,
-    type_k: Option<String>,
-    type_v: Option<String>,
-    flash_attn: Option<FlashAttn>,
-    n_ubatch: Option<u64>,
-    backends: Option<String>,
-    gpu_info: Option<String>,
-    n_gpu_layers: Option<i64>,
-    no_kv_offload: Option<bool>,
-    split_mode: Option<String>,
-    main_gpu: Option<i64>,
-    tensor_split: Option<String>,
-    n_cpu_moe: Option<i64>,
-    tensor_buft_overrides: Option<String>,
+/// A prompt row's rate against its scenario's prefill ceiling.
+fn prefill_comparison(row: &BenchRow, shared: &PrefillComparison) -> PrefillComparison {
+    let ceiling = shared.ceiling_tokens_per_second;
+    PrefillComparison {
+        efficiency: ceiling.map(|c| row.avg_ts / c),
+        within_ceiling: ceiling.map(|c| row.avg_ts <= c),
+        ..shared.clone()
+    }
 }
 
-impl RowKey {
-    fn of(row: &BenchRow) -> RowKey {
+/// What `row_scenario` reads from a row, and what names the row: rows with equal keys
+/// (repetitions, a sweep that varies only the measured rates) describe the same scenario,
+/// evaluated once. Every field `row_scenario`, `retained`, `test_name` and the comparisons'
+/// notes read is here, so a shared result is never a wrong one. Borrowed from the rows: a
+/// key costs no allocation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct RowKey<'a> {
+    n_prompt: u64,
+    n_gen: u64,
+    n_depth: u64,
+    type_k: Option<&'a str>,
+    type_v: Option<&'a str>,
+    flash_attn: Option<FlashAttn>,
+    n_ubatch: Option<u64>,
+    backends: Option<&'a str>,
+    gpu_info: Option<&'a str>,
+    n_gpu_layers: Option<i64>,
+    no_kv_offload: Option<bool>,
+    split_mode: Option<&'a str>,
+    main_gpu: Option<i64>,
+    tensor_split: Option<&'a str>,
+    n_cpu_moe: Option<i64>,
+    tensor_buft_overrides: Option<&'a str>,
+}
+
+impl<'a> RowKey<'a> {
+    fn of(row: &'a BenchRow) -> RowKey<'a> {
         RowKey {
-            name: row.test_name(),
-            retained: retained(row),
             n_prompt: row.n_prompt,
-            type_k: row.type_k.clone(),
-            type_v: row.type_v.clone(),
+            n_gen: row.n_gen,
+            n_depth: row.n_depth,
+            type_k: row.type_k.as_deref(),
+            type_v: row.type_v.as_deref(),
             flash_attn: row.flash_attn,
             n_ubatch: row.n_ubatch,
-            backends: row.backends.clone(),
-            gpu_info: row.gpu_info.clone(),
+            backends: row.backends.as_deref(),
+            gpu_info: row.gpu_info.as_deref(),
             n_gpu_layers: row.n_gpu_layers,
             no_kv_offload: row.no_kv_offload,
-            split_mode: row.split_mode.clone(),
+            split_mode: row.split_mode.as_deref(),
             main_gpu: row.main_gpu,
-            tensor_split: row.tensor_split.clone(),
+            tensor_split: row.tensor_split.as_deref(),
             n_cpu_moe: row.n_cpu_moe,
-            tensor_buft_overrides: row.tensor_buft_overrides.clone(),
+            tensor_buft_overrides: row.tensor_buft_overrides.as_deref(),
         }
     }
 }
 
-/// A row's scenario, evaluated once per distinct [`RowKey`]: the notes building it gave, the
-/// retained length, and the report (or why there is none).
+/// What the rows of one scenario (one [`RowKey`]) share: their name and cache types as
+/// reported, the notes, the retained length and the evaluated scenario (or why there is none).
 struct Prepared {
-    notes: Vec<String>,
+    name: CompactString,
+    type_k: CompactString,
+    type_v: CompactString,
+    notes: Arc<[String]>,
+    /// The notes' indices in the report, found at the scenario's first row.
+    note_ids: Option<Vec<usize>>,
     retained: Option<u64>,
-    /// `Err((scenario_error, true))` when the scenario could not be built, `Err((e, false))`
-    /// when it was built and could not be evaluated.
-    report: Result<Report, (String, bool)>,
+    result: Shared,
+}
+
+/// The evaluated scenario of a [`Prepared`].
+enum Shared {
+    /// A pg row: observed only, never evaluated.
+    Combined,
+    /// A tg row's ceilings.
+    Decode(Box<DecodeShared>),
+    /// A pp row's roofline.
+    Prefill(PrefillComparison),
+    /// Why the row could not be evaluated.
+    Error(String),
 }
 
 fn prepare(row: &BenchRow, base: &Scenario) -> Prepared {
+    let test = row.test();
     let mut notes = Vec::new();
-    match row_scenario(row, base, &mut notes) {
-        Err(e) => Prepared {
-            notes,
-            retained: None,
-            report: Err((e, true)),
-        },
-        Ok(scenario) => Prepared {
-            notes,
-            retained: Some(scenario.cache.context),
-            report: evaluate_scenario(&scenario).map_err(|e| (e.to_string(), false)),
-        },
+    let mut retained_tokens = None;
+    let result = if test == TestKind::Combined {
+        notes.push(
+            "pg: avg_ts counts the prompt and the generated tokens over the whole run, so it is neither a decode nor a prefill rate and is never compared with a ceiling"
+                .into(),
+        );
+        Shared::Combined
+    } else {
+        match row_scenario(row, base, &mut notes) {
+            Err(e) => Shared::Error(e),
+            Ok(scenario) => {
+                retained_tokens = Some(scenario.cache.context);
+                match evaluate_scenario(&scenario) {
+                    Err(e) => Shared::Error(format!("the row's scenario cannot be evaluated: {e}")),
+                    Ok(r) => match test {
+                        TestKind::Generation => {
+                            Shared::Decode(Box::new(DecodeShared::new(r, &mut notes)))
+                        }
+                        _ => Shared::Prefill(prefill_shared(row.n_depth, &r, &mut notes)),
+                    },
+                }
+            }
+        }
+    };
+    Prepared {
+        name: CompactString::from(row.test_name()),
+        type_k: CompactString::from(row.type_k.as_deref().unwrap_or("f16")),
+        type_v: CompactString::from(row.type_v.as_deref().unwrap_or("f16")),
+        notes: notes.into(),
+        note_ids: None,
+        retained: retained_tokens,
+        result,
     }
 }
 
-fn evaluate_row(
-    row: &BenchRow,
-    base: &Scenario,
-    artifact_ok: bool,
-    reports: &mut HashMap<RowKey, Rc<Prepared>>,
-) -> RowReport {
-    let test = row.test();
+fn evaluate_row(row: &BenchRow, p: &Prepared, artifact_ok: bool) -> RowReport {
     let mut rep = RowReport {
         source: row.source.clone(),
-        test,
-        name: row.test_name(),
+        test: row.test(),
+        name: p.name.clone(),
         n_prompt: row.n_prompt,
         n_gen: row.n_gen,
         n_depth: row.n_depth,
-        type_k: row.type_k.clone().unwrap_or_else(|| "f16".into()),
-        type_v: row.type_v.clone().unwrap_or_else(|| "f16".into()),
+        type_k: p.type_k.clone(),
+        type_v: p.type_v.clone(),
         flash_attn: row.flash_attn,
         n_gpu_layers: row.n_gpu_layers,
         n_threads: row.n_threads,
         observed_tokens_per_second: row.avg_ts,
         best_sample_tokens_per_second: row.best_sample_ts(),
         stddev_tokens_per_second: row.stddev_ts,
-        retained_tokens: None,
+        retained_tokens: p.retained,
         artifact_matches: artifact_ok,
         decode: None,
         prefill: None,
-        notes: Vec::new(),
+        notes: p.notes.clone(),
         error: None,
     };
-    if test == TestKind::Combined {
-        rep.notes.push(
-            "pg: avg_ts counts the prompt and the generated tokens over the whole run, so it is neither a decode nor a prefill rate and is never compared with a ceiling"
-                .into(),
-        );
-        return rep;
+    match &p.result {
+        Shared::Combined => {}
+        Shared::Decode(d) => rep.decode = Some(decode_comparison(row, d, artifact_ok)),
+        Shared::Prefill(s) => rep.prefill = Some(prefill_comparison(row, s)),
+        Shared::Error(e) => rep.error = Some(e.clone()),
     }
-    // Rows that differ only in their measured rates (repetitions, a long sweep) describe the
-    // same scenario: build and evaluate each distinct one once.
-    let prepared = reports
-        .entry(RowKey::of(row))
-        .or_insert_with(|| Rc::new(prepare(row, base)))
-        .clone();
-    let mut notes = prepared.notes.clone();
-    rep.retained_tokens = prepared.retained;
-    match &prepared.report {
-        Ok(r) => match test {
-            TestKind::Generation => {
-                rep.decode = Some(decode_comparison(row, r, artifact_ok, &mut notes))
-            }
-            _ => rep.prefill = Some(prefill_comparison(row, r, &mut notes)),
-        },
-        Err((e, true)) => rep.error = Some(e.clone()),
-        Err((e, false)) => rep.error = Some(format!("the row's scenario cannot be evaluated: {e}")),
-    }
-    rep.notes = notes;
     rep
 }
 
-fn distinct<F: Fn(&BenchRow) -> Option<String>>(rows: &[BenchRow], f: F) -> (Vec<String>, bool) {
+/// The distinct values of a field over the rows, in first-seen order, and whether every row
+/// has one. `key` gives a row's value in a cheap form (borrowed or `Copy`), `show` words a
+/// key (once per distinct key, never per row); keys worded alike are listed once.
+fn distinct<'a, K, F, G>(rows: &'a [BenchRow], key: F, show: G) -> (Vec<String>, bool)
+where
+    K: Hash + Eq + Clone,
+    F: Fn(&'a BenchRow) -> Option<K>,
+    G: Fn(&K) -> String,
+{
     let mut vals: Vec<String> = Vec::new();
+    let mut seen_keys: HashSet<K> = HashSet::new();
     let mut seen: HashSet<String> = HashSet::new();
+    let mut last: Option<K> = None;
     let mut all = true;
     for r in rows {
-        match f(r) {
-            Some(v) => {
-                if !seen.contains(&v) {
-                    seen.insert(v.clone());
-                    vals.push(v);
+        match key(r) {
+            Some(k) => {
+                // Rows repeat their neighbour's value: skip the set for a repeat.
+                if last.as_ref() == Some(&k) {
+                    continue;
+                }
+                last = Some(k.clone());
+                if seen_keys.insert(k.clone()) {
+                    let v = show(&k);
+                    if !seen.contains(&v) {
+                        seen.insert(v.clone());
+                        vals.push(v);
+                    }
                 }
             }
             None => all = false,
         }
     }
     (vals, all)
+}
+
+/// The first `n` characters of `s`, borrowed.
+fn first_chars(s: &str, n: usize) -> &str {
+    s.char_indices().nth(n).map_or(s, |(i, _)| &s[..i])
 }
 
 fn field(name: &str, value: Option<String>, note: impl Into<String>) -> RecordField {
@@ -989,7 +1094,11 @@ fn record(rows: &[BenchRow], opts: &BenchOptions) -> (Vec<RecordField>, Vec<Reco
             "llama-bench records model_filename, model_type and model_size, not a hash (give the GGUF to hash it)",
         )),
     }
-    let (backends, _) = distinct(rows, |r| r.backends.clone().filter(|b| !b.is_empty()));
+    let (backends, _) = distinct(
+        rows,
+        |r| r.backends.as_deref().filter(|b| !b.is_empty()),
+        |b| b.to_string(),
+    );
     if backends.is_empty() {
         missing.push(field("runtime", None, "no backends field"));
     } else {
@@ -1002,11 +1111,15 @@ fn record(rows: &[BenchRow], opts: &BenchOptions) -> (Vec<RecordField>, Vec<Reco
             "backends",
         ));
     }
-    let (commits, all) = distinct(rows, |r| {
-        r.build_commit
-            .clone()
-            .filter(|c| !c.trim().is_empty() && c.trim() != "unknown")
-    });
+    let (commits, all) = distinct(
+        rows,
+        |r| {
+            r.build_commit
+                .as_deref()
+                .filter(|c| !c.trim().is_empty() && c.trim() != "unknown")
+        },
+        |c| c.to_string(),
+    );
     if commits.is_empty() || !all {
         let why = if rows
             .iter()
@@ -1020,15 +1133,17 @@ fn record(rows: &[BenchRow], opts: &BenchOptions) -> (Vec<RecordField>, Vec<Reco
     } else {
         present.push(field("runtime commit", Some(join(commits)), "build_commit"));
     }
-    let (ngl, all) = distinct(rows, |r| {
-        r.n_gpu_layers.map(|n| {
+    let (ngl, all) = distinct(
+        rows,
+        |r| r.n_gpu_layers,
+        |&n| {
             if n < 0 {
                 "all (-1)".into()
             } else {
                 n.to_string()
             }
-        })
-    });
+        },
+    );
     if all {
         present.push(field(
             "layers on the accelerator",
@@ -1042,12 +1157,12 @@ fn record(rows: &[BenchRow], opts: &BenchOptions) -> (Vec<RecordField>, Vec<Reco
             "no n_gpu_layers field",
         ));
     }
-    let (tests, _) = distinct(rows, |r| {
-        let mut x = r.clone();
-        x.n_depth = 0;
-        Some(x.test_name())
-    });
-    let (depths, _) = distinct(rows, |r| Some(units::fmt_tokens(r.n_depth)));
+    let (tests, _) = distinct(
+        rows,
+        |r| Some((r.n_prompt, r.n_gen)),
+        |&(p, g)| super::parse::test_name(p, g, 0),
+    );
+    let (depths, _) = distinct(rows, |r| Some(r.n_depth), |&d| units::fmt_tokens(d));
     present.push(field(
         "prompt and generated lengths",
         Some(format!(
@@ -1057,10 +1172,14 @@ fn record(rows: &[BenchRow], opts: &BenchOptions) -> (Vec<RecordField>, Vec<Reco
         )),
         "n_prompt, n_gen, n_depth",
     ));
-    let (batch, all) = distinct(rows, |r| match (r.n_batch, r.n_ubatch) {
-        (Some(b), Some(u)) => Some(format!("n_batch {b}, n_ubatch {u}")),
-        _ => None,
-    });
+    let (batch, all) = distinct(
+        rows,
+        |r| match (r.n_batch, r.n_ubatch) {
+            (Some(b), Some(u)) => Some((b, u)),
+            _ => None,
+        },
+        |(b, u)| format!("n_batch {b}, n_ubatch {u}"),
+    );
     if all {
         present.push(field(
             "batch and concurrency",
@@ -1074,10 +1193,14 @@ fn record(rows: &[BenchRow], opts: &BenchOptions) -> (Vec<RecordField>, Vec<Reco
             "no n_batch / n_ubatch fields",
         ));
     }
-    let (types, all) = distinct(rows, |r| match (&r.type_k, &r.type_v) {
-        (Some(k), Some(v)) => Some(format!("{k}/{v}")),
-        _ => None,
-    });
+    let (types, all) = distinct(
+        rows,
+        |r| match (r.type_k.as_deref(), r.type_v.as_deref()) {
+            (Some(k), Some(v)) => Some((k, v)),
+            _ => None,
+        },
+        |(k, v)| format!("{k}/{v}"),
+    );
     if all {
         present.push(field(
             "K/V cache types",
@@ -1091,7 +1214,7 @@ fn record(rows: &[BenchRow], opts: &BenchOptions) -> (Vec<RecordField>, Vec<Reco
             "no type_k / type_v fields (f16 assumed)",
         ));
     }
-    let (fa, all) = distinct(rows, |r| r.flash_attn.map(|f| f.label().to_string()));
+    let (fa, all) = distinct(rows, |r| r.flash_attn, |f| f.label().to_string());
     if !all {
         missing.push(field(
             "flash-attention setting",
@@ -1143,22 +1266,28 @@ fn record(rows: &[BenchRow], opts: &BenchOptions) -> (Vec<RecordField>, Vec<Reco
     } else {
         missing.push(field("generation rate", None, "no tg test in the file"));
     }
-    let (machine, _) = distinct(rows, |r| {
-        let cpu = r.cpu_info.clone().filter(|c| !c.is_empty());
-        let gpu = r.gpu_info.clone().filter(|c| !c.is_empty());
-        match (cpu, gpu) {
-            (Some(c), Some(g)) => Some(format!("{c} + {g}")),
-            (Some(c), None) => Some(c),
-            (None, Some(g)) => Some(g),
-            (None, None) => None,
-        }
-    });
+    let (machine, _) = distinct(
+        rows,
+        |r| {
+            let cpu = r.cpu_info.as_deref().filter(|c| !c.is_empty());
+            let gpu = r.gpu_info.as_deref().filter(|c| !c.is_empty());
+            (cpu.is_some() || gpu.is_some()).then_some((cpu, gpu))
+        },
+        |k| match *k {
+            (Some(c), Some(g)) => format!("{c} + {g}"),
+            (Some(c), None) => c.to_string(),
+            (None, Some(g)) => g.to_string(),
+            (None, None) => String::new(),
+        },
+    );
     if !machine.is_empty() {
         present.push(field("machine", Some(join(machine)), "cpu_info, gpu_info"));
     }
-    let (dates, _) = distinct(rows, |r| {
-        r.test_time.as_ref().map(|t| t.chars().take(10).collect())
-    });
+    let (dates, _) = distinct(
+        rows,
+        |r| r.test_time.as_deref().map(|t| first_chars(t, 10)),
+        |d| d.to_string(),
+    );
     if !dates.is_empty() {
         present.push(field("date", Some(join(dates)), "test_time"));
     }

@@ -46,8 +46,8 @@ pub struct BenchJson<'a> {
     pub headline_bandwidth_bytes_per_second: Option<f64>,
     /// Its provenance.
     pub headline_bandwidth_provenance: Option<&'static str>,
-    /// Every row.
-    pub rows: Vec<RowJson<'a>>,
+    /// Every row (each built as it is written, so 200,000 rows are never held as JSON structs).
+    pub rows: RowsJson<'a>,
     /// The run's artifacts against the scenario's.
     pub artifacts: Vec<ArtifactJson<'a>>,
     /// docs/bounds.md §8 fields the files have.
@@ -70,6 +70,16 @@ pub struct BenchJson<'a> {
     pub rows_above_measured_ceiling: usize,
     /// 3 when a row is impossible, else 0.
     pub exit_code: i32,
+}
+
+/// The rows of a report, serialised one `RowJson` at a time.
+#[derive(Debug, Clone, Copy)]
+pub struct RowsJson<'a>(pub &'a [RowReport]);
+
+impl Serialize for RowsJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().enumerate().map(|(i, x)| row_json(i + 1, x)))
+    }
 }
 
 /// One row.
@@ -243,7 +253,7 @@ fn bw_parts(
 
 fn row_json(index: usize, r: &RowReport) -> RowJson<'_> {
     let d = r.decode.as_ref();
-    let c: Option<&CeilingFigure> = d.and_then(|d| d.ceiling.as_ref());
+    let c: Option<&CeilingFigure> = d.and_then(|d| d.ceiling.as_deref());
     let p = r.prefill.as_ref();
     let within = match (d, p) {
         (Some(d), _) => Some(d.within_ceiling),
@@ -309,7 +319,7 @@ fn row_json(index: usize, r: &RowReport) -> RowJson<'_> {
         prefill_ceiling_tokens_per_second: p.and_then(|p| p.ceiling_tokens_per_second),
         prefill_efficiency: p.and_then(|p| p.efficiency),
         prefill_limited_by: p.and_then(|p| p.limited_by.map(|l| l.label())),
-        compute_path: p.map(|p| p.compute_path.as_str()),
+        compute_path: p.map(|p| &*p.compute_path),
         prefill_reason: p.map(|p| words::prefill_bound(p.bound, p.prompt_rows, &p.compute_path)),
         artifact_matches: r.artifact_matches,
         notes: &r.notes,
@@ -344,12 +354,7 @@ impl<'a> From<&'a BenchReport> for BenchJson<'a> {
             bandwidth_tier: bwt,
             headline_bandwidth_bytes_per_second: hbw,
             headline_bandwidth_provenance: hbwp,
-            rows: r
-                .rows
-                .iter()
-                .enumerate()
-                .map(|(i, x)| row_json(i + 1, x))
-                .collect(),
+            rows: RowsJson(&r.rows),
             artifacts: r
                 .artifacts
                 .iter()
@@ -384,8 +389,13 @@ impl<'a> From<&'a BenchReport> for BenchJson<'a> {
 
 /// Write the report as pretty JSON followed by a newline.
 pub fn write_json(r: &BenchReport, w: &mut impl Write) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *w, &BenchJson::from(r)).map_err(io::Error::other)?;
-    writeln!(w)
+    // serde_json writes every key, number and indent separately: a buffer of its own type
+    // keeps those small writes inlined instead of each going through the caller's writer
+    // (often a `dyn Write`).
+    let mut b = io::BufWriter::with_capacity(64 * 1024, &mut *w);
+    serde_json::to_writer_pretty(&mut b, &BenchJson::from(r)).map_err(io::Error::other)?;
+    writeln!(b)?;
+    b.flush()
 }
 
 impl crate::report::Export for BenchReport {

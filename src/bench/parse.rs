@@ -3,16 +3,19 @@
 //! the file, the line and the row. Depends on nothing but serde_json.
 
 use crate::profile::load::line_col;
+use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
+use std::collections::HashSet;
 use std::fmt;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Where a row was read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RowSource {
-    /// The file, as named by the caller.
-    pub file: String,
+    /// The file, as named by the caller (shared by the file's rows).
+    pub file: Arc<str>,
     /// 1-based position of the row in its file.
     pub row: usize,
     /// 1-based line where the row's object starts.
@@ -82,25 +85,27 @@ impl fmt::Display for TestKind {
 }
 
 /// One llama-bench result row: the fields llmbound uses, as llama-bench names them.
-/// Optional fields are `None` when the file (an older llama-bench) does not have them.
+/// Optional fields are `None` when the file (an older llama-bench) does not have them. The
+/// text fields are shared (`Arc<str>`): a file repeats the same few values in every row, and
+/// one allocation per value instead of one per row and field is what keeps 200,000 rows cheap.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchRow {
     /// Where the row was read.
     pub source: RowSource,
     /// `build_commit`; llama-bench writes "unknown" when built outside git.
-    pub build_commit: Option<String>,
+    pub build_commit: Option<Arc<str>>,
     /// `build_number`.
     pub build_number: Option<i64>,
     /// `backends` ("CPU", "CUDA", "Metal", ...).
-    pub backends: Option<String>,
+    pub backends: Option<Arc<str>>,
     /// `cpu_info`.
-    pub cpu_info: Option<String>,
+    pub cpu_info: Option<Arc<str>>,
     /// `gpu_info` (empty without a GPU).
-    pub gpu_info: Option<String>,
+    pub gpu_info: Option<Arc<str>>,
     /// `model_filename`.
-    pub model_filename: Option<String>,
+    pub model_filename: Option<Arc<str>>,
     /// `model_type` (llama.cpp's description: "gemma3 270M Q4_K - Medium").
-    pub model_type: Option<String>,
+    pub model_type: Option<Arc<str>>,
     /// `model_size`: Σ tensor bytes of the artifact (not the file size), bytes.
     pub model_size: u64,
     /// `model_n_params`: Σ tensor elements.
@@ -112,15 +117,15 @@ pub struct BenchRow {
     /// `n_threads`: CPU threads.
     pub n_threads: Option<u64>,
     /// `type_k`: K cache type name (absent in old files: llama.cpp's default f16).
-    pub type_k: Option<String>,
+    pub type_k: Option<Arc<str>>,
     /// `type_v`: V cache type name (absent in old files: f16).
-    pub type_v: Option<String>,
+    pub type_v: Option<Arc<str>>,
     /// `n_gpu_layers`: llama.cpp `-ngl` (−1 = all; counts the output layer, SPEC §6).
     pub n_gpu_layers: Option<i64>,
     /// `n_cpu_moe`: the first n layers keep their routed experts in host memory.
     pub n_cpu_moe: Option<i64>,
     /// `split_mode`: "none", "layer" or "row".
-    pub split_mode: Option<String>,
+    pub split_mode: Option<Arc<str>>,
     /// `main_gpu`.
     pub main_gpu: Option<i64>,
     /// `no_kv_offload` (`-nkvo`).
@@ -128,9 +133,9 @@ pub struct BenchRow {
     /// `flash_attn`.
     pub flash_attn: Option<FlashAttn>,
     /// `tensor_split` as written ("0.00", "0.60/0.40").
-    pub tensor_split: Option<String>,
+    pub tensor_split: Option<Arc<str>>,
     /// `tensor_buft_overrides` as written ("none" when there are none).
-    pub tensor_buft_overrides: Option<String>,
+    pub tensor_buft_overrides: Option<Arc<str>>,
     /// `n_prompt`: prompt tokens per repetition.
     pub n_prompt: u64,
     /// `n_gen`: generated tokens per repetition.
@@ -138,7 +143,7 @@ pub struct BenchRow {
     /// `n_depth`: tokens already in the cache before the test (0 in files older than `-d`).
     pub n_depth: u64,
     /// `test_time` (ISO 8601).
-    pub test_time: Option<String>,
+    pub test_time: Option<Arc<str>>,
     /// `avg_ts`: mean over repetitions of (n_prompt + n_gen) / seconds, tokens/s.
     pub avg_ts: f64,
     /// `stddev_ts`, tokens/s.
@@ -159,16 +164,7 @@ impl BenchRow {
 
     /// llama-bench's test name: `pp512`, `tg128`, `pp512+tg128`, with `@ d4096` at a depth.
     pub fn test_name(&self) -> String {
-        let base = match self.test() {
-            TestKind::Prompt => format!("pp{}", self.n_prompt),
-            TestKind::Generation => format!("tg{}", self.n_gen),
-            TestKind::Combined => format!("pp{}+tg{}", self.n_prompt, self.n_gen),
-        };
-        if self.n_depth > 0 {
-            format!("{base} @ d{}", self.n_depth)
-        } else {
-            base
-        }
+        test_name(self.n_prompt, self.n_gen, self.n_depth)
     }
 
     /// The best repetition (`max(samples_ts)`), tokens/s.
@@ -178,6 +174,20 @@ impl BenchRow {
             .copied()
             .filter(|x| x.is_finite())
             .reduce(f64::max)
+    }
+}
+
+/// llama-bench's test name of a row with these lengths ([`BenchRow::test_name`]).
+pub fn test_name(n_prompt: u64, n_gen: u64, n_depth: u64) -> String {
+    let base = match (n_prompt, n_gen) {
+        (_, 0) => format!("pp{n_prompt}"),
+        (0, _) => format!("tg{n_gen}"),
+        _ => format!("pp{n_prompt}+tg{n_gen}"),
+    };
+    if n_depth > 0 {
+        format!("{base} @ d{n_depth}")
+    } else {
+        base
     }
 }
 
@@ -309,22 +319,136 @@ fn key_index(key: &str) -> Option<usize> {
 /// (the others are skipped by the parser without being built), or anything else (refused
 /// with its text). Building a `serde_json::Map` of every field of every row, keys and all,
 /// was most of the time of reading a large file.
-enum Parsed {
-    Row(Box<RowFields>),
+enum Parsed<'de> {
+    Row(Box<RowFields<'de>>),
     Other(Value),
+}
+
+/// A field's value: a string without escapes borrowed from the text (no copy; it is
+/// interned when the row is built), anything else as a JSON value.
+enum Field<'de> {
+    Str(&'de str),
+    Json(Value),
+}
+
+impl Field<'_> {
+    fn is_null(&self) -> bool {
+        matches!(self, Field::Json(Value::Null))
+    }
+
+    /// The string, borrowed or not.
+    fn as_str(&self) -> Option<&str> {
+        match self {
+            Field::Str(s) => Some(s),
+            Field::Json(Value::String(s)) => Some(s),
+            Field::Json(_) => None,
+        }
+    }
+
+    /// As a JSON value (for the numbers and for messages).
+    fn json(&self) -> std::borrow::Cow<'_, Value> {
+        match self {
+            Field::Str(s) => std::borrow::Cow::Owned(Value::String((*s).to_owned())),
+            Field::Json(v) => std::borrow::Cow::Borrowed(v),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Field<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Field<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Field<'de>, E> {
+                Ok(Field::Str(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Field<'de>, E> {
+                Ok(Field::Json(Value::String(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Field<'de>, E> {
+                Ok(Field::Json(Value::String(v)))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Field<'de>, E> {
+                Ok(Field::Json(Value::Bool(v)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Field<'de>, E> {
+                Ok(Field::Json(Value::from(v)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Field<'de>, E> {
+                Ok(Field::Json(Value::from(v)))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Field<'de>, E> {
+                Ok(Field::Json(Value::from(v)))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Field<'de>, E> {
+                Ok(Field::Json(Value::Null))
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Field<'de>, E> {
+                Ok(Field::Json(Value::Null))
+            }
+            // Arrays and objects are built by serde_json's own `Value`.
+            fn visit_seq<A: SeqAccess<'de>>(self, s: A) -> Result<Field<'de>, A::Error> {
+                Value::deserialize(SeqAccessDeserializer::new(s)).map(Field::Json)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, m: A) -> Result<Field<'de>, A::Error> {
+                Value::deserialize(MapAccessDeserializer::new(m)).map(Field::Json)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// The values of a row's fields, by their index in `KEYS`; a repeated field keeps its last
 /// value (as `serde_json::Map` did).
-struct RowFields {
-    values: [Option<Value>; KEYS.len()],
+struct RowFields<'de> {
+    values: [Option<Field<'de>>; KEYS.len()],
 }
 
-impl RowFields {
-    fn get(&self, key: &str) -> Option<&Value> {
+impl<'de> RowFields<'de> {
+    fn get(&self, key: &str) -> Option<&Field<'de>> {
         let i = key_index(key);
         debug_assert!(i.is_some(), "{key} is not in KEYS");
         self.values[i?].as_ref()
+    }
+}
+
+/// One shared copy of each distinct text value of a file's rows: the value of the same field
+/// in the previous row is tried first (rows repeat it), then the set.
+#[derive(Default)]
+struct Interner {
+    last: [Option<Arc<str>>; KEYS.len()],
+    set: HashSet<Arc<str>>,
+}
+
+impl Interner {
+    fn get(&mut self, key: &str, s: &str) -> Arc<str> {
+        let Some(i) = key_index(key) else {
+            return Arc::from(s);
+        };
+        if let Some(a) = &self.last[i]
+            && **a == *s
+        {
+            return a.clone();
+        }
+        // A run's rows each have their own `test_time`: kept once per row, never in the set.
+        if key == "test_time" {
+            let a: Arc<str> = Arc::from(s);
+            self.last[i] = Some(a.clone());
+            return a;
+        }
+        let a = match self.set.get(s) {
+            Some(a) => a.clone(),
+            None => {
+                let a: Arc<str> = Arc::from(s);
+                self.set.insert(a.clone());
+                a
+            }
+        };
+        self.last[i] = Some(a.clone());
+        a
     }
 }
 
@@ -347,7 +471,7 @@ impl<'de> Deserialize<'de> for KeyIndex {
     }
 }
 
-impl<'de> Deserialize<'de> for Parsed {
+impl<'de> Deserialize<'de> for Parsed<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_any(ParsedVisitor)
     }
@@ -356,19 +480,19 @@ impl<'de> Deserialize<'de> for Parsed {
 struct ParsedVisitor;
 
 impl<'de> Visitor<'de> for ParsedVisitor {
-    type Value = Parsed;
+    type Value = Parsed<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("any JSON value")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Parsed, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Parsed<'de>, A::Error> {
         let mut row = Box::new(RowFields {
             values: std::array::from_fn(|_| None),
         });
         while let Some(KeyIndex(k)) = m.next_key::<KeyIndex>()? {
             match k {
-                Some(i) => row.values[i] = Some(m.next_value::<Value>()?),
+                Some(i) => row.values[i] = Some(m.next_value::<Field<'de>>()?),
                 None => {
                     m.next_value::<IgnoredAny>()?;
                 }
@@ -377,7 +501,7 @@ impl<'de> Visitor<'de> for ParsedVisitor {
         Ok(Parsed::Row(row))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Parsed, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Parsed<'de>, A::Error> {
         let mut items = Vec::new();
         while let Some(v) = s.next_element::<Value>()? {
             items.push(v);
@@ -385,31 +509,31 @@ impl<'de> Visitor<'de> for ParsedVisitor {
         Ok(Parsed::Other(Value::Array(items)))
     }
 
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Parsed, E> {
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Parsed<'de>, E> {
         Ok(Parsed::Other(Value::Bool(v)))
     }
 
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Parsed, E> {
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Parsed<'de>, E> {
         Ok(Parsed::Other(Value::from(v)))
     }
 
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Parsed, E> {
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Parsed<'de>, E> {
         Ok(Parsed::Other(Value::from(v)))
     }
 
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Parsed, E> {
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Parsed<'de>, E> {
         Ok(Parsed::Other(Value::from(v)))
     }
 
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Parsed, E> {
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Parsed<'de>, E> {
         Ok(Parsed::Other(Value::String(v.to_owned())))
     }
 
-    fn visit_unit<E: de::Error>(self) -> Result<Parsed, E> {
+    fn visit_unit<E: de::Error>(self) -> Result<Parsed<'de>, E> {
         Ok(Parsed::Other(Value::Null))
     }
 
-    fn visit_none<E: de::Error>(self) -> Result<Parsed, E> {
+    fn visit_none<E: de::Error>(self) -> Result<Parsed<'de>, E> {
         Ok(Parsed::Other(Value::Null))
     }
 }
@@ -453,16 +577,18 @@ pub fn parse_str(file: &str, text: &str) -> Result<Vec<BenchRow>, BenchError> {
     if objects.is_empty() {
         return Err(BenchError::Empty { file: file.into() });
     }
+    let shared: Arc<str> = Arc::from(file);
+    let mut strings = Interner::default();
     objects
         .into_iter()
         .enumerate()
         .map(|(i, (line, v))| {
             let src = RowSource {
-                file: file.into(),
+                file: shared.clone(),
                 row: i + 1,
                 line,
             };
-            row_from_value(src, v)
+            row_from_value(src, v, &mut strings)
         })
         .collect()
 }
@@ -498,9 +624,9 @@ fn syntax(file: &str, e: &serde_json::Error) -> BenchError {
 }
 
 /// The objects of a top-level array, each with the line where it starts.
-fn array_objects(file: &str, text: &str) -> Result<Vec<(usize, Parsed)>, BenchError> {
+fn array_objects<'t>(file: &str, text: &'t str) -> Result<Vec<(usize, Parsed<'t>)>, BenchError> {
     // The text starts with `[` (checked by the caller): valid JSON is an array.
-    let items: Vec<Parsed> = serde_json::from_str(text).map_err(|e| syntax(file, &e))?;
+    let items: Vec<Parsed<'t>> = serde_json::from_str(text).map_err(|e| syntax(file, &e))?;
     let starts = element_starts(text);
     let mut lines = Lines::new(text);
     Ok(items
@@ -534,13 +660,21 @@ impl<'a> Lines<'a> {
         if offset < self.pos {
             return line_col(self.text, offset).0;
         }
-        self.line += self.text.as_bytes()[self.pos..offset]
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count();
+        self.line += newlines(&self.text.as_bytes()[self.pos..offset]);
         self.pos = offset;
         self.line
     }
+}
+
+/// The number of `\n` in `b`, 64 bytes at a time (a byte sum the compiler vectorises; a
+/// plain filter-and-count went two bytes at a time over the whole file).
+fn newlines(b: &[u8]) -> usize {
+    let mut chunks = b.chunks_exact(64);
+    let mut n = 0usize;
+    for c in &mut chunks {
+        n += usize::from(c.iter().map(|&x| u8::from(x == b'\n')).sum::<u8>());
+    }
+    n + chunks.remainder().iter().filter(|&&x| x == b'\n').count()
 }
 
 /// Byte offsets where each element of the top-level array starts (the text is valid JSON).
@@ -586,6 +720,9 @@ fn element_starts(text: &str) -> Vec<usize> {
 /// held at once; a syntax error anywhere still wins over a bad field in an earlier row.
 fn stream_rows(file: &str, text: &str) -> Result<Vec<BenchRow>, BenchError> {
     let mut out = Vec::new();
+    let mut count = 0usize;
+    let shared: Arc<str> = Arc::from(file);
+    let mut strings = Interner::default();
     let mut first_row_error: Option<BenchError> = None;
     let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Parsed>();
     let mut prev_end = 0usize;
@@ -599,48 +736,45 @@ fn stream_rows(file: &str, text: &str) -> Result<Vec<BenchRow>, BenchError> {
             .find(|c: char| !c.is_whitespace())
             .map_or(prev_end, |o| prev_end + o);
         prev_end = end;
+        count += 1;
         let src = RowSource {
-            file: file.into(),
-            row: out.len() + 1,
+            file: shared.clone(),
+            row: count,
             line: lines.at(start),
         };
         if first_row_error.is_some() {
-            out.push(None);
             continue;
         }
-        match row_from_value(src, v) {
-            Ok(r) => out.push(Some(r)),
-            Err(e) => {
-                first_row_error = Some(e);
-                out.push(None);
-            }
+        match row_from_value(src, v, &mut strings) {
+            Ok(r) => out.push(r),
+            Err(e) => first_row_error = Some(e),
         }
     }
     if let Some(e) = first_row_error {
         return Err(e);
     }
-    if out.is_empty() {
+    if count == 0 {
         return Err(BenchError::Empty { file: file.into() });
     }
-    Ok(out.into_iter().flatten().collect())
+    Ok(out)
 }
 
-struct Fields<'a> {
+struct Fields<'a, 'de> {
     src: &'a RowSource,
-    map: &'a RowFields,
+    map: &'a RowFields<'de>,
 }
 
-impl<'a> Fields<'a> {
+impl<'a, 'de> Fields<'a, 'de> {
     fn err(&self, message: String) -> BenchError {
         BenchError::Row {
-            file: self.src.file.clone(),
+            file: self.src.file.to_string(),
             line: self.src.line,
             row: self.src.row,
             message,
         }
     }
 
-    fn get(&self, key: &str) -> Option<&'a Value> {
+    fn get(&self, key: &str) -> Option<&'a Field<'de>> {
         self.map.get(key).filter(|v| !v.is_null())
     }
 
@@ -654,12 +788,12 @@ impl<'a> Fields<'a> {
     }
 
     fn u64_opt(&self, key: &str) -> Result<Option<u64>, BenchError> {
-        match self.get(key) {
+        match self.get(key).map(Field::json) {
             None => Ok(None),
             Some(v) => v
                 .as_u64()
                 .map(Some)
-                .ok_or_else(|| self.wrong(key, v, "a whole number ≥ 0")),
+                .ok_or_else(|| self.wrong(key, &v, "a whole number ≥ 0")),
         }
     }
 
@@ -668,61 +802,74 @@ impl<'a> Fields<'a> {
     }
 
     fn i64_opt(&self, key: &str) -> Result<Option<i64>, BenchError> {
-        match self.get(key) {
+        match self.get(key).map(Field::json) {
             None => Ok(None),
             Some(v) => v
                 .as_i64()
                 .map(Some)
-                .ok_or_else(|| self.wrong(key, v, "a whole number")),
+                .ok_or_else(|| self.wrong(key, &v, "a whole number")),
         }
     }
 
     fn f64_opt(&self, key: &str) -> Result<Option<f64>, BenchError> {
-        match self.get(key) {
+        match self.get(key).map(Field::json) {
             None => Ok(None),
             Some(v) => match v.as_f64() {
                 Some(x) if x.is_finite() && x >= 0.0 => Ok(Some(x)),
-                _ => Err(self.wrong(key, v, "a number ≥ 0")),
+                _ => Err(self.wrong(key, &v, "a number ≥ 0")),
             },
         }
     }
 
-    fn string_opt(&self, key: &str) -> Result<Option<String>, BenchError> {
+    /// A text field, as the file's shared copy of its value.
+    fn string_opt(
+        &self,
+        key: &str,
+        strings: &mut Interner,
+    ) -> Result<Option<Arc<str>>, BenchError> {
         match self.get(key) {
             None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(v) => Err(self.wrong(key, v, "a string")),
+            Some(f) => match f.as_str() {
+                Some(s) => Ok(Some(strings.get(key, s))),
+                None => Err(self.wrong(key, &f.json(), "a string")),
+            },
         }
     }
 
     fn bool_opt(&self, key: &str) -> Result<Option<bool>, BenchError> {
-        match self.get(key) {
+        match self.get(key).map(Field::json) {
             None => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(v) => match v.as_i64() {
-                Some(0) => Ok(Some(false)),
-                Some(1) => Ok(Some(true)),
-                _ => Err(self.wrong(key, v, "true or false")),
+            Some(v) => match &*v {
+                Value::Bool(b) => Ok(Some(*b)),
+                v => match v.as_i64() {
+                    Some(0) => Ok(Some(false)),
+                    Some(1) => Ok(Some(true)),
+                    _ => Err(self.wrong(key, v, "true or false")),
+                },
             },
         }
     }
 
     fn flash_attn(&self) -> Result<Option<FlashAttn>, BenchError> {
         let key = "flash_attn";
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(if *b { FlashAttn::On } else { FlashAttn::Off })),
-            Some(Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
+        let Some(f) = self.get(key) else {
+            return Ok(None);
+        };
+        if let Some(s) = f.as_str() {
+            return match s.trim().to_ascii_lowercase().as_str() {
                 "auto" | "-1" => Ok(Some(FlashAttn::Auto)),
                 "on" | "1" | "true" => Ok(Some(FlashAttn::On)),
                 "off" | "0" | "false" => Ok(Some(FlashAttn::Off)),
                 _ => Err(self.wrong(
                     key,
-                    &Value::String(s.clone()),
+                    &Value::String(s.to_owned()),
                     "-1 (auto), 0 (off) or 1 (on)",
                 )),
-            },
-            Some(v) => match v.as_i64() {
+            };
+        }
+        match &*f.json() {
+            Value::Bool(b) => Ok(Some(if *b { FlashAttn::On } else { FlashAttn::Off })),
+            v => match v.as_i64() {
                 Some(-1) => Ok(Some(FlashAttn::Auto)),
                 Some(0) => Ok(Some(FlashAttn::Off)),
                 Some(1) => Ok(Some(FlashAttn::On)),
@@ -744,7 +891,7 @@ impl<'a> Fields<'a> {
 
     fn samples(&self) -> Result<Vec<f64>, BenchError> {
         let key = "samples_ts";
-        match self.get(key) {
+        match self.get(key).map(Field::json).as_deref() {
             None => Ok(Vec::new()),
             Some(Value::Array(a)) => a
                 .iter()
@@ -761,13 +908,17 @@ impl<'a> Fields<'a> {
     }
 }
 
-fn row_from_value(src: RowSource, v: Parsed) -> Result<BenchRow, BenchError> {
+fn row_from_value(
+    src: RowSource,
+    v: Parsed<'_>,
+    strings: &mut Interner,
+) -> Result<BenchRow, BenchError> {
     let map = match &v {
         Parsed::Row(map) => map,
         Parsed::Other(v) => {
             let shown: String = v.to_string().chars().take(40).collect();
             return Err(BenchError::Row {
-                file: src.file.clone(),
+                file: src.file.to_string(),
                 line: src.line,
                 row: src.row,
                 message: format!("{shown} is not an object (a llama-bench row)"),
@@ -791,38 +942,43 @@ fn row_from_value(src: RowSource, v: Parsed) -> Result<BenchRow, BenchError> {
     if model_size == 0 {
         return Err(f.err("field \"model_size\" is 0: no artifact".into()));
     }
-    let row = BenchRow {
-        build_commit: f.string_opt("build_commit")?,
+    let mut row = BenchRow {
+        build_commit: f.string_opt("build_commit", strings)?,
         build_number: f.i64_opt("build_number")?,
-        backends: f.string_opt("backends")?,
-        cpu_info: f.string_opt("cpu_info")?,
-        gpu_info: f.string_opt("gpu_info")?,
-        model_filename: f.string_opt("model_filename")?,
-        model_type: f.string_opt("model_type")?,
+        backends: f.string_opt("backends", strings)?,
+        cpu_info: f.string_opt("cpu_info", strings)?,
+        gpu_info: f.string_opt("gpu_info", strings)?,
+        model_filename: f.string_opt("model_filename", strings)?,
+        model_type: f.string_opt("model_type", strings)?,
         model_size,
         model_n_params: f.u64_req("model_n_params")?,
         n_batch: f.u64_opt("n_batch")?,
         n_ubatch: f.u64_opt("n_ubatch")?,
         n_threads: f.u64_opt("n_threads")?,
-        type_k: f.string_opt("type_k")?,
-        type_v: f.string_opt("type_v")?,
+        type_k: f.string_opt("type_k", strings)?,
+        type_v: f.string_opt("type_v", strings)?,
         n_gpu_layers: f.i64_opt("n_gpu_layers")?,
         n_cpu_moe: f.i64_opt("n_cpu_moe")?,
-        split_mode: f.string_opt("split_mode")?,
+        split_mode: f.string_opt("split_mode", strings)?,
         main_gpu: f.i64_opt("main_gpu")?,
         no_kv_offload: f.bool_opt("no_kv_offload")?,
         flash_attn: f.flash_attn()?,
-        tensor_split: f.string_opt("tensor_split")?,
-        tensor_buft_overrides: f.string_opt("tensor_buft_overrides")?,
+        tensor_split: f.string_opt("tensor_split", strings)?,
+        tensor_buft_overrides: f.string_opt("tensor_buft_overrides", strings)?,
         n_prompt,
         n_gen,
         n_depth: f.u64_opt("n_depth")?.unwrap_or(0),
-        test_time: f.string_opt("test_time")?,
+        test_time: f.string_opt("test_time", strings)?,
         avg_ts,
         stddev_ts: f.f64_opt("stddev_ts")?,
         samples_ts: f.samples()?,
-        source: src.clone(),
+        source: RowSource {
+            file: src.file.clone(),
+            row: 0,
+            line: 0,
+        },
     };
+    row.source = src;
     Ok(row)
 }
 
@@ -846,6 +1002,70 @@ mod tests {
         assert_eq!(rows[0].test_name(), "tg128 @ d4096");
         assert_eq!(rows[0].best_sample_ts(), Some(11.0));
         assert_eq!(rows[0].flash_attn, Some(FlashAttn::On));
+    }
+
+    #[test]
+    fn newlines_are_counted_in_chunks_and_the_rest() {
+        for n in [0usize, 1, 63, 64, 65, 200] {
+            let text: Vec<u8> = (0..n)
+                .map(|i| if i % 3 == 0 { b'\n' } else { b'x' })
+                .collect();
+            assert_eq!(newlines(&text), n.div_ceil(3), "{n}");
+        }
+        assert_eq!(newlines(&[b'\n'; 300]), 300);
+    }
+
+    #[test]
+    fn text_fields_are_shared_and_wrong_types_quoted() {
+        let one = ROW.replace('\n', " ");
+        let escaped = one.replace("\"type_k\": \"q8_0\"", "\"type_k\": \"q\\u0038_0\"");
+        let rows = parse_str("a.jsonl", &format!("{one}\n{escaped}\n{one}")).unwrap();
+        let (a, b, c) = (&rows[0], &rows[1], &rows[2]);
+        assert_eq!(b.type_k.as_deref(), Some("q8_0"));
+        assert!(Arc::ptr_eq(
+            a.type_k.as_ref().unwrap(),
+            b.type_k.as_ref().unwrap()
+        ));
+        assert!(Arc::ptr_eq(
+            a.type_k.as_ref().unwrap(),
+            c.type_k.as_ref().unwrap()
+        ));
+        // Two fields with the same text share it too.
+        assert!(Arc::ptr_eq(
+            a.type_k.as_ref().unwrap(),
+            a.type_v.as_ref().unwrap()
+        ));
+        assert!(Arc::ptr_eq(&a.source.file, &c.source.file));
+        let e = parse_str(
+            "x.json",
+            &ROW.replace("\"n_gen\": 128", "\"n_gen\": \"128\""),
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            e,
+            "x.json:1: row 1: field \"n_gen\" is \"128\", expected a whole number ≥ 0"
+        );
+        let e = parse_str(
+            "x.json",
+            &ROW.replace("\"type_k\": \"q8_0\"", "\"type_k\": 8"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            e,
+            "x.json:1: row 1: field \"type_k\" is 8, expected a string"
+        );
+        let on = ROW.replace("\"flash_attn\": 1", "\"flash_attn\": \"\\u006Fff\"");
+        assert_eq!(
+            parse_str("x", &on).unwrap()[0].flash_attn,
+            Some(FlashAttn::Off)
+        );
+        let bad = ROW.replace("\"flash_attn\": 1", "\"flash_attn\": \"maybe\"");
+        assert_eq!(
+            parse_str("x", &bad).unwrap_err().to_string(),
+            "x:1: row 1: field \"flash_attn\" is \"maybe\", expected -1 (auto), 0 (off) or 1 (on)"
+        );
     }
 
     #[test]

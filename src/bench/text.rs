@@ -8,6 +8,7 @@ use crate::core::claim::ClaimOutcome;
 use crate::core::roofline::PrefillBound;
 use crate::core::units::{self, BytesPerSec};
 use crate::report::words;
+use std::fmt::{self, Write as _};
 use std::io::{self, Write};
 
 #[derive(Clone, Copy, PartialEq)]
@@ -16,59 +17,86 @@ enum Align {
     Right,
 }
 
+/// A table's cells in one buffer (a `String` and a `Vec` per cell made 200,000 rows cost
+/// millions of allocations and hundreds of megabytes).
 struct Table {
     headers: Vec<(&'static str, Align)>,
-    rows: Vec<Vec<String>>,
+    /// Every cell's text, one after another, row by row.
+    buf: String,
+    /// Where each cell ends in `buf` (`headers.len()` cells a row).
+    ends: Vec<usize>,
 }
 
 impl Table {
+    fn new(headers: Vec<(&'static str, Align)>) -> Table {
+        Table {
+            headers,
+            buf: String::new(),
+            ends: Vec::new(),
+        }
+    }
+
+    /// The next cell (rows are filled cell by cell, in column order).
+    fn cell(&mut self, c: impl fmt::Display) {
+        let _ = write!(self.buf, "{c}");
+        self.ends.push(self.buf.len());
+    }
+
+    /// The rows, each an iterator over its cells.
+    fn rows(&self) -> impl Iterator<Item = impl Iterator<Item = &str>> {
+        let n = self.headers.len().max(1);
+        self.ends.chunks(n).enumerate().map(move |(r, ends)| {
+            let mut start = if r == 0 { 0 } else { self.ends[r * n - 1] };
+            ends.iter().map(move |&end| {
+                let c = &self.buf[start..end];
+                start = end;
+                c
+            })
+        })
+    }
+
     fn text(&self, w: &mut impl Write) -> io::Result<()> {
         let n = self.headers.len();
-        let safe: Vec<Vec<String>> = self
-            .rows
-            .iter()
-            .map(|r| {
-                r.iter()
-                    .map(|c| crate::sanitize::text(c).into_owned())
-                    .collect()
-            })
-            .collect();
         let mut width: Vec<usize> = self
             .headers
             .iter()
             .map(|(h, _)| h.chars().count())
             .collect();
-        for r in &safe {
-            for (i, c) in r.iter().enumerate().take(n) {
-                width[i] = width[i].max(c.chars().count());
+        for r in self.rows() {
+            for (i, c) in r.enumerate().take(n) {
+                width[i] = width[i].max(chars(&safe_text(c)));
             }
         }
-        let line = |cells: Vec<&str>, w: &mut dyn Write| -> io::Result<()> {
-            let mut s = String::from(" ");
-            for (i, c) in cells.iter().enumerate() {
-                let pad = width[i].saturating_sub(c.chars().count());
+        let mut s = String::new();
+        let mut line =
+            |cells: &mut dyn Iterator<Item = &str>, w: &mut dyn Write| -> io::Result<()> {
+                s.clear();
                 s.push(' ');
-                match self.headers[i].1 {
-                    Align::Left => {
-                        s.push_str(c);
-                        if i + 1 < n {
-                            s.push_str(&" ".repeat(pad));
+                for (i, c) in cells.enumerate() {
+                    let c = safe_text(c);
+                    let pad = width[i].saturating_sub(chars(&c));
+                    s.push(' ');
+                    match self.headers[i].1 {
+                        Align::Left => {
+                            s.push_str(&c);
+                            if i + 1 < n {
+                                s.extend(std::iter::repeat_n(' ', pad));
+                            }
+                        }
+                        Align::Right => {
+                            s.extend(std::iter::repeat_n(' ', pad));
+                            s.push_str(&c);
                         }
                     }
-                    Align::Right => {
-                        s.push_str(&" ".repeat(pad));
-                        s.push_str(c);
+                    if i + 1 < n {
+                        s.push(' ');
                     }
                 }
-                if i + 1 < n {
-                    s.push(' ');
-                }
-            }
-            writeln!(w, "{}", s.trim_end())
-        };
-        line(self.headers.iter().map(|(h, _)| *h).collect(), w)?;
-        for r in &safe {
-            line(r.iter().map(String::as_str).collect(), w)?;
+                writeln!(w, "{}", s.trim_end())
+            };
+        line(&mut self.headers.iter().map(|(h, _)| *h), w)?;
+        for mut r in self.rows() {
+            line(&mut r, w)?;
         }
         Ok(())
     }
@@ -93,14 +121,39 @@ impl Table {
                 .collect::<Vec<_>>()
                 .join("|")
         )?;
-        for r in &self.rows {
-            writeln!(
-                w,
-                "| {} |",
-                r.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | ")
-            )?;
+        let mut s = String::new();
+        for r in self.rows() {
+            s.clear();
+            s.push_str("| ");
+            for (i, c) in r.enumerate() {
+                if i > 0 {
+                    s.push_str(" | ");
+                }
+                s.push_str(&crate::sanitize::markdown(c));
+            }
+            s.push_str(" |\n");
+            w.write_all(s.as_bytes())?;
         }
         Ok(())
+    }
+}
+
+/// A cell as `sanitize::text` shows it; printable ASCII (most cells) is shown as it is, found
+/// without decoding characters.
+fn safe_text(c: &str) -> std::borrow::Cow<'_, str> {
+    if c.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        std::borrow::Cow::Borrowed(c)
+    } else {
+        crate::sanitize::text(c)
+    }
+}
+
+/// Characters in `s` (its length when ASCII).
+fn chars(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
     }
 }
 
@@ -250,45 +303,39 @@ fn decode_table(r: &BenchReport) -> Table {
     }
     headers.push(("file ceiling t/s", Align::Right));
     headers.push(("verdict", Align::Left));
-    let rows = r
-        .rows
-        .iter()
-        .enumerate()
-        .filter(|(_, x)| x.test == TestKind::Generation)
-        .map(|(i, x)| {
-            let d = x.decode.as_ref();
-            let highest =
-                d.and_then(|d| d.ceiling.as_ref().or(d.ceiling_without_inventory.as_ref()));
-            let mut ceiling = rate(highest.map(|c| c.tokens_per_second));
-            if d.is_some_and(|d| d.ceiling.is_none()) {
-                ceiling.push_str(" (file bytes)");
-            }
-            let mut cells = vec![
-                (i + 1).to_string(),
-                x.name.clone(),
-                format!("{}/{}", x.type_k, x.type_v),
-                opt(x.flash_attn),
-                ngl(x.n_gpu_layers),
-                opt(x.n_threads),
-                x.retained_tokens.map_or("—".into(), units::fmt_tokens),
-                units::fmt_rate(x.observed_tokens_per_second),
-                rate(x.best_sample_tokens_per_second),
-                ceiling,
-                pct(d.and_then(|d| d.efficiency)),
-            ];
-            if headline {
-                cells.push(rate(
-                    d.and_then(|d| d.headline_ceiling.as_ref())
-                        .map(|c| c.tokens_per_second),
-                ));
-                cells.push(pct(d.and_then(|d| d.headline_efficiency)));
-            }
-            cells.push(rate(d.map(|d| d.file_ceiling.tokens_per_second)));
-            cells.push(short_verdict(x));
-            cells
-        })
-        .collect();
-    Table { headers, rows }
+    let mut t = Table::new(headers);
+    for (i, x) in r.rows.iter().enumerate() {
+        if x.test != TestKind::Generation {
+            continue;
+        }
+        let d = x.decode.as_ref();
+        let highest = d.and_then(|d| d.ceiling.as_ref().or(d.ceiling_without_inventory.as_ref()));
+        let mut ceiling = rate(highest.map(|c| c.tokens_per_second));
+        if d.is_some_and(|d| d.ceiling.is_none()) {
+            ceiling.push_str(" (file bytes)");
+        }
+        t.cell(i + 1);
+        t.cell(&x.name);
+        t.cell(format_args!("{}/{}", x.type_k, x.type_v));
+        t.cell(opt(x.flash_attn));
+        t.cell(ngl(x.n_gpu_layers));
+        t.cell(opt(x.n_threads));
+        t.cell(x.retained_tokens.map_or("—".into(), units::fmt_tokens));
+        t.cell(units::fmt_rate(x.observed_tokens_per_second));
+        t.cell(rate(x.best_sample_tokens_per_second));
+        t.cell(ceiling);
+        t.cell(pct(d.and_then(|d| d.efficiency)));
+        if headline {
+            t.cell(rate(
+                d.and_then(|d| d.headline_ceiling.as_ref())
+                    .map(|c| c.tokens_per_second),
+            ));
+            t.cell(pct(d.and_then(|d| d.headline_efficiency)));
+        }
+        t.cell(rate(d.map(|d| d.file_ceiling.tokens_per_second)));
+        t.cell(short_verdict(x));
+    }
+    t
 }
 
 fn prefill_table(r: &BenchReport) -> Table {
@@ -303,35 +350,31 @@ fn prefill_table(r: &BenchReport) -> Table {
         ("prefill ceiling t/s", Align::Right),
         ("efficiency", Align::Right),
     ];
-    let rows = r
-        .rows
-        .iter()
-        .enumerate()
-        .filter(|(_, x)| x.test == TestKind::Prompt)
-        .map(|(i, x)| {
-            let p = x.prefill.as_ref();
-            vec![
-                (i + 1).to_string(),
-                x.name.clone(),
-                format!("{}/{}", x.type_k, x.type_v),
-                opt(x.n_threads),
-                units::fmt_rate(x.observed_tokens_per_second),
-                rate(x.best_sample_tokens_per_second),
-                p.map_or("—".into(), |p| format!("{:.1}", p.intensity)),
-                match p {
-                    Some(p) => p
-                        .ceiling_tokens_per_second
-                        .map_or("none".into(), units::fmt_rate),
-                    None => x
-                        .error
-                        .clone()
-                        .map_or("—".into(), |e| format!("not evaluated: {e}")),
-                },
-                pct(p.and_then(|p| p.efficiency)),
-            ]
-        })
-        .collect();
-    Table { headers, rows }
+    let mut t = Table::new(headers);
+    for (i, x) in r.rows.iter().enumerate() {
+        if x.test != TestKind::Prompt {
+            continue;
+        }
+        let p = x.prefill.as_ref();
+        t.cell(i + 1);
+        t.cell(&x.name);
+        t.cell(format_args!("{}/{}", x.type_k, x.type_v));
+        t.cell(opt(x.n_threads));
+        t.cell(units::fmt_rate(x.observed_tokens_per_second));
+        t.cell(rate(x.best_sample_tokens_per_second));
+        t.cell(p.map_or("—".into(), |p| format!("{:.1}", p.intensity)));
+        t.cell(match p {
+            Some(p) => p
+                .ceiling_tokens_per_second
+                .map_or("none".into(), units::fmt_rate),
+            None => x
+                .error
+                .as_ref()
+                .map_or("—".into(), |e| format!("not evaluated: {e}")),
+        });
+        t.cell(pct(p.and_then(|p| p.efficiency)));
+    }
+    t
 }
 
 fn combined_table(r: &BenchReport) -> Table {
@@ -342,22 +385,18 @@ fn combined_table(r: &BenchReport) -> Table {
         ("observed t/s (prompt + generated)", Align::Right),
         ("best t/s", Align::Right),
     ];
-    let rows = r
-        .rows
-        .iter()
-        .enumerate()
-        .filter(|(_, x)| x.test == TestKind::Combined)
-        .map(|(i, x)| {
-            vec![
-                (i + 1).to_string(),
-                x.name.clone(),
-                format!("{}/{}", x.type_k, x.type_v),
-                units::fmt_rate(x.observed_tokens_per_second),
-                rate(x.best_sample_tokens_per_second),
-            ]
-        })
-        .collect();
-    Table { headers, rows }
+    let mut t = Table::new(headers);
+    for (i, x) in r.rows.iter().enumerate() {
+        if x.test != TestKind::Combined {
+            continue;
+        }
+        t.cell(i + 1);
+        t.cell(&x.name);
+        t.cell(format_args!("{}/{}", x.type_k, x.type_v));
+        t.cell(units::fmt_rate(x.observed_tokens_per_second));
+        t.cell(rate(x.best_sample_tokens_per_second));
+    }
+    t
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -642,12 +681,23 @@ fn write(r: &BenchReport, w: &mut impl Write, style: Style) -> io::Result<()> {
 
 /// Write the report as aligned text for a terminal.
 pub fn write_text(r: &BenchReport, w: &mut impl Write) -> io::Result<()> {
-    write(r, w, Style::Text)
+    buffered(w, |b| write(r, b, Style::Text))
 }
 
 /// Write the report as Markdown.
 pub fn write_markdown(r: &BenchReport, w: &mut impl Write) -> io::Result<()> {
-    write(r, w, Style::Markdown)
+    buffered(w, |b| write(r, b, Style::Markdown))
+}
+
+/// Run `f` on a buffer of its own over `w`: the report is written in many small pieces, and
+/// the caller's writer is often a `dyn Write` that would take each through a call.
+fn buffered<W: Write>(
+    w: &mut W,
+    f: impl FnOnce(&mut io::BufWriter<&mut W>) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut b = io::BufWriter::with_capacity(64 * 1024, w);
+    f(&mut b)?;
+    b.flush()
 }
 
 #[cfg(test)]
