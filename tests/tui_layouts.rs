@@ -374,3 +374,36 @@ fn the_current_context_line_meets_the_curve_at_4k_and_8k() {
         );
     }
 }
+
+#[test]
+fn the_decode_table_stays_aligned_at_six_digit_contexts() {
+    let Some((mut app, _d)) = gemma_app() else {
+        return;
+    };
+    select(&mut app, Pane::Cache, Field::Context);
+    app.update(Action::SetText("131072".into()));
+    let s = draw(&app, 120, 36);
+    let lines: Vec<&str> = s.lines().collect();
+    let col_end = |l: &str, pat: &str| {
+        let i = l.find(pat).unwrap_or_else(|| panic!("{pat} in {l}"));
+        l[..i + pat.len()].chars().count()
+    };
+    let head = lines
+        .iter()
+        .find(|l| l.contains("Decode ceiling"))
+        .expect("the decode table");
+    let row = lines
+        .iter()
+        .find(|l| l.contains("inventory @ 131,072"))
+        .unwrap_or_else(|| panic!("{s}"));
+    // Each figure ends under its column's header.
+    let tail = &row[row.find("inventory @ 131,072").unwrap()..];
+    let rate = tail.split_whitespace().nth(3).unwrap();
+    let ms = tail.split_whitespace().nth(4).unwrap();
+    assert_eq!(
+        col_end(row, rate),
+        col_end(head, "tokens/s"),
+        "{head}\n{row}"
+    );
+    assert_eq!(col_end(row, ms), col_end(head, "ms/token"), "{head}\n{row}");
+}

@@ -247,8 +247,18 @@ impl BoundsPane<'_> {
         let d = &r.decode;
         let n = r.inputs.cache.context;
         let seqs = r.inputs.cache.sequences;
+        // The label column is as wide as its longest label ("inventory @ 131,072" is 19).
+        let longest_tag = match (&d.inventory_full_context, d.inventory_estimated) {
+            (None, _) => "file",
+            (Some(_), false) => "inventory",
+            (Some(_), true) => "active est.",
+        };
+        let lw = format!("{longest_tag} @ {}", fmt::tokens_short(n))
+            .chars()
+            .count()
+            .max(18);
         let mut lines = vec![Line::from(vec![
-            Span::styled(format!("{:<18}", "Decode ceiling"), t.heading()),
+            Span::styled(format!("{:<lw$}", "Decode ceiling"), t.heading()),
             if seqs > 1 {
                 Span::styled(format!("{:>9} {:>10}", "Σ tok/s", "ms/step"), t.label())
             } else {
@@ -265,7 +275,7 @@ impl BoundsPane<'_> {
         }
         let row = |label: String, c: &Ceiling| {
             Line::from(vec![
-                Span::styled(format!("{label:<18}"), t.label()),
+                Span::styled(format!("{label:<lw$}"), t.label()),
                 Span::styled(format!("{:>9}", fmt::rate(c.tokens_per_second)), t.figure()),
                 Span::styled(format!(" {:>10}", fmt::ms(c.ms_per_token)), t.text()),
             ])
@@ -286,7 +296,7 @@ impl BoundsPane<'_> {
                 lines.push(row(format!("{tag} @ {}", fmt::tokens_short(n)), f));
             }
             _ => lines.push(Line::from(vec![
-                Span::styled(format!("{:<18}", "inventory mode"), t.label()),
+                Span::styled(format!("{:<lw$}", "inventory mode"), t.label()),
                 Span::styled("open the GGUF (o)", t.label()),
             ])),
         }
