@@ -296,7 +296,15 @@ pub fn render_list(i: &Input, area: Rect, t: Theme, buf: &mut Buffer) {
         width,
         height: shown as u16 + 2,
     };
-    let off = highlight.map_or(0, |h| (h + 1).saturating_sub(shown));
+    let mut off = highlight.map_or(0, |h| (h + 1).saturating_sub(shown));
+    // The last row says "… N more" when rows follow: the highlight never sits under it.
+    if let Some(h) = highlight
+        && shown > 1
+        && rows.len() > off + shown
+        && h + 1 >= off + shown
+    {
+        off = h + 2 - shown;
+    }
     let mut lines: Vec<Line> = rows
         .iter()
         .enumerate()
@@ -313,7 +321,7 @@ pub fn render_list(i: &Input, area: Rect, t: Theme, buf: &mut Buffer) {
         .collect();
     if rows.is_empty() {
         lines.push(Line::from(Span::styled(" nothing matches", t.label())));
-    } else if rows.len() > off + shown {
+    } else if rows.len() > off + shown && shown > 1 {
         let last = lines.len() - 1;
         lines[last] = Line::from(Span::styled(
             format!(" … {} more", rows.len() - off - shown + 1),
@@ -393,6 +401,30 @@ mod tests {
         assert_eq!(i.filtered(), vec!["rtx-4090", "rtx-3090"]);
         i.key(LineKey::Down, &[]);
         assert_eq!(i.value(), "rtx-3090");
+    }
+
+    #[test]
+    fn the_highlighted_row_is_never_under_the_more_line() {
+        let choices: Vec<String> = (0..13).map(|k| format!("choice-{k:02}")).collect();
+        for pick in 0..13 {
+            let mut i = Input::picker(InputTarget::OpenPath, "model: ", choices.clone());
+            i.pick = pick;
+            let area = Rect::new(0, 0, 60, 24);
+            let mut buf = Buffer::empty(area);
+            render_list(&i, area, crate::tui::theme::Theme::default(), &mut buf);
+            let text: String = (0..area.height)
+                .map(|y| {
+                    (0..area.width)
+                        .map(|x| buf[(x, y)].symbol().to_string())
+                        .collect::<String>()
+                        + "\n"
+                })
+                .collect();
+            assert!(
+                text.contains(&format!("choice-{pick:02}")),
+                "{pick}:\n{text}"
+            );
+        }
     }
 
     #[test]
