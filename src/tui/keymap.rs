@@ -184,7 +184,7 @@ impl Keymap {
              A prompt opens with its current value selected: typing replaces it, `←` `→` `Home` `End`\n\
              (`Ctrl-A` `Ctrl-E`) keep it and move the cursor; `Ctrl-U` `Ctrl-W` `Ctrl-K` delete to the start,\n\
              the word before the cursor, to the end; `↑` `↓` recall earlier lines of the same prompt, or move\n\
-             in the machine list (typing filters it). In the path prompts (`o`, `b`), `Tab` completes the path\n\
+             in a picker list (machine, `M` model, `S` scenario; typing filters it). In the path prompts (`o`, `b`), `Tab` completes the path\n\
              and lists the candidates.\n\
              Mouse: a click selects a pane and a field; the wheel scrolls.\n",
         );
