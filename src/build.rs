@@ -8,7 +8,7 @@ use crate::core::scenario::Scenario;
 use crate::core::units::{self, Provenance, Sourced};
 use crate::core::weights::{ArtifactSource, WeightFile, WeightKind};
 use crate::gguf::{self, GgufError, TensorInventory};
-use crate::profile::file::{ArtifactFile, ModelFile};
+use crate::profile::file::{ArtifactFile, ModelFile, ScenarioFile};
 use crate::profile::{Catalog, ProfileError, load};
 use clap::builder::TypedValueParser as _;
 use std::path::{Path, PathBuf};
@@ -286,12 +286,10 @@ pub fn cache_type(flag_name: &'static str, s: &str) -> Result<CacheType, BuildEr
 /// the options leave it what the profile describes; otherwise it is derived from the
 /// scenario (`Scenario::derived_name`; with a GGUF, "FILE on MACHINE").
 pub fn scenario(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, BuildError> {
-    let mut s = scenario_unnamed(cat, o)?;
+    let (mut s, profile) = scenario_unnamed(cat, o)?;
     if o.gguf.is_none() {
-        let as_profile = cat
-            .scenario(o.scenario.as_deref().unwrap_or("default"))
-            .ok()
-            .and_then(|f| load::scenario(cat, &f).ok());
+        // The scenario profile as the file describes it (read once, in `scenario_unnamed`).
+        let as_profile = load::scenario(cat, &profile).ok();
         if !as_profile.is_some_and(|p| p.same_subject(&s)) {
             s.name = s.derived_name();
         }
@@ -299,8 +297,13 @@ pub fn scenario(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, BuildErr
     Ok(s)
 }
 
-fn scenario_unnamed(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, BuildError> {
-    let mut file = cat.scenario(o.scenario.as_deref().unwrap_or("default"))?;
+/// The scenario the options describe, and the scenario profile it started from.
+fn scenario_unnamed(
+    cat: &Catalog,
+    o: &ScenarioOptions,
+) -> Result<(Scenario, ScenarioFile), BuildError> {
+    let profile = cat.scenario(o.scenario.as_deref().unwrap_or("default"))?;
+    let mut file = profile.clone();
     let user_bytes = match &o.artifact_bytes {
         Some(b) => {
             let v = units::parse_bytes(b).map_err(|e| flag("--artifact-bytes", e.0))?;
@@ -342,7 +345,7 @@ fn scenario_unnamed(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, Buil
         let mut s = load::scenario(&cat2, &file).map_err(|e| in_scenario(cat, o, e))?;
         s.weights[0].bytes.provenance = Provenance::User;
         apply(&mut s, o)?;
-        return Ok(s);
+        return Ok((s, profile));
     }
     if let Some(m) = &o.model {
         let model = cat.model(m)?;
@@ -384,7 +387,7 @@ fn scenario_unnamed(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, Buil
         with_gguf(&mut s, &g)?;
     }
     apply(&mut s, o)?;
-    Ok(s)
+    Ok((s, profile))
 }
 
 /// An unknown model, machine or artifact that the scenario file named (not a flag) is

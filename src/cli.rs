@@ -16,15 +16,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
-/// Exit code for bad input.
-pub const EXIT_BAD_INPUT: i32 = crate::exit::BAD_INPUT;
-/// Exit code for a usage error.
-pub const EXIT_USAGE: i32 = crate::exit::USAGE;
-/// Exit code for a rate above the highest ceiling.
-pub const EXIT_IMPOSSIBLE: i32 = crate::exit::IMPOSSIBLE;
-/// Exit code for an artifact whose SHA-256 differs from its pinned profile, or an incomplete
-/// file.
-pub const EXIT_MISMATCH: i32 = crate::exit::MISMATCH;
+use crate::exit;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -222,7 +214,7 @@ pub struct Failure {
 
 fn bad(e: impl std::fmt::Display) -> Failure {
     Failure {
-        code: EXIT_BAD_INPUT,
+        code: exit::BAD_INPUT,
         message: e.to_string().replace('\n', " "),
     }
 }
@@ -231,7 +223,7 @@ fn bad(e: impl std::fmt::Display) -> Failure {
 /// command cannot do.
 fn usage(e: impl std::fmt::Display) -> Failure {
     Failure {
-        code: EXIT_USAGE,
+        code: exit::USAGE,
         message: e.to_string().replace('\n', " "),
     }
 }
@@ -239,7 +231,7 @@ fn usage(e: impl std::fmt::Display) -> Failure {
 /// An artifact whose data or shards are missing (exit 4).
 fn incomplete(e: impl std::fmt::Display) -> Failure {
     Failure {
-        code: EXIT_MISMATCH,
+        code: exit::MISMATCH,
         message: e.to_string().replace('\n', " "),
     }
 }
@@ -465,7 +457,7 @@ fn run(cli: Cli, machines: &[String], out: &mut impl Write) -> Result<i32, Failu
             let b = build(&cat, &args)?;
             let c = core::check_claim(&b.report, tokens_per_second);
             report::render(&c, format.into(), out).map_err(io_fail)?;
-            Ok(if c.impossible { EXIT_IMPOSSIBLE } else { 0 })
+            Ok(if c.impossible { exit::IMPOSSIBLE } else { 0 })
         }
         Some(Command::Bench {
             files,
@@ -692,7 +684,7 @@ fn hash(
                 }
                 break r.map_err(|e| match e {
                     crate::gguf::HashError::Changed { .. } => Failure {
-                        code: EXIT_MISMATCH,
+                        code: exit::MISMATCH,
                         message: format!("{e}; not verified"),
                     },
                     e => bad(e),

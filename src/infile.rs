@@ -132,6 +132,18 @@ pub fn read_bytes(path: &Path, cap: u64, what: &str) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// A folder named by an environment variable, when it is set and not empty.
+pub fn env_dir(var: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os(var)
+        .filter(|v| !v.is_empty())
+        .map(std::path::PathBuf::from)
+}
+
+/// The user's home folder (`$HOME`, when set and not empty).
+pub fn home() -> Option<std::path::PathBuf> {
+    env_dir("HOME")
+}
+
 /// Call `f` on every regular file under `dir`, at most `depth` levels down (symbolic links to
 /// files are followed, to folders not, so a loop cannot hang the walk).
 pub fn walk(dir: &Path, depth: usize, f: &mut dyn FnMut(&Path)) {

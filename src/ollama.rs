@@ -12,12 +12,8 @@ const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
 
 /// Ollama's store folder: `$OLLAMA_MODELS`, else `~/.ollama/models`.
 pub fn store() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("OLLAMA_MODELS").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(p));
-    }
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(|h| PathBuf::from(h).join(".ollama").join("models"))
+    crate::infile::env_dir("OLLAMA_MODELS")
+        .or_else(|| crate::infile::home().map(|h| h.join(".ollama").join("models")))
 }
 
 /// One model of the store.
@@ -136,13 +132,8 @@ pub fn read_manifest(
         manifest: manifest.to_path_buf(),
         detail,
     };
-    let len = std::fs::metadata(manifest)
-        .map_err(|e| bad(e.to_string()))?
-        .len();
-    if len > MAX_MANIFEST_BYTES {
-        return Err(bad(format!("{len} bytes, too large for a manifest")));
-    }
-    let text = std::fs::read(manifest).map_err(|e| bad(e.to_string()))?;
+    let text = crate::infile::read_bytes(manifest, MAX_MANIFEST_BYTES, "an Ollama manifest")
+        .map_err(|e| bad(e.to_string()))?;
     let v: serde_json::Value =
         serde_json::from_slice(&text).map_err(|e| bad(format!("not JSON ({e})")))?;
     let layers = v

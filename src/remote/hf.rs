@@ -20,21 +20,12 @@ pub fn endpoint() -> String {
         .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string())
 }
 
-fn home() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-}
-
 /// `HF_HOME`, else `~/.cache/huggingface` (as huggingface_hub).
 pub fn hf_home() -> Option<PathBuf> {
-    if let Some(h) = std::env::var_os("HF_HOME").filter(|h| !h.is_empty()) {
-        return Some(PathBuf::from(h));
-    }
-    if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|h| !h.is_empty()) {
-        return Some(PathBuf::from(x).join("huggingface"));
-    }
-    home().map(|h| h.join(".cache").join("huggingface"))
+    use crate::infile::{env_dir, home};
+    env_dir("HF_HOME")
+        .or_else(|| env_dir("XDG_CACHE_HOME").map(|x| x.join("huggingface")))
+        .or_else(|| home().map(|h| h.join(".cache").join("huggingface")))
 }
 
 /// The token and where it came from: `HF_TOKEN`, `HUGGING_FACE_HUB_TOKEN`, the file named by
@@ -48,11 +39,10 @@ pub fn token() -> Option<(String, String)> {
             }
         }
     }
-    let file = std::env::var_os("HF_TOKEN_PATH")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| hf_home().map(|h| h.join("token")))?;
-    let t = std::fs::read_to_string(&file).ok()?;
+    let file =
+        crate::infile::env_dir("HF_TOKEN_PATH").or_else(|| hf_home().map(|h| h.join("token")))?;
+    // A token file is a line; a FIFO or a huge file there is not one and is not waited on.
+    let t = crate::infile::read_text(&file, 64 * 1024, "a token file").ok()?;
     let t = t.trim().to_string();
     (!t.is_empty() && t.len() < 1024).then(|| (t, file.display().to_string()))
 }

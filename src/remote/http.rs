@@ -37,8 +37,7 @@ fn cache_file(url: &str, etag: &str) -> Option<std::path::PathBuf> {
     h.update(url.as_bytes());
     h.update(b"\n");
     h.update(etag.as_bytes());
-    let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
-    Some(dir.join(format!("{hex}.bin")))
+    Some(dir.join(format!("{}.bin", crate::gguf::hash::hex(&h.finalize()))))
 }
 
 /// Cached prefixes larger than this are not written (headers are a few MB).

@@ -10,19 +10,11 @@ BIN="${1:-${CARGO_TARGET_DIR:-target}/debug/llmbound}"
 TIMEOUT="${E2E_TIMEOUT:-10}"
 SESSION="llmbound-library-e2e-$$"
 
-fail() {
-    echo "library e2e: FAIL: $*" >&2
-    if tmux has-session -t "$SESSION" 2>/dev/null; then
-        echo "---- screen ----" >&2
-        tmux capture-pane -p -t "$SESSION" >&2 || true
-        echo "----------------" >&2
-    fi
-    exit 1
-}
+LABEL="library e2e"
+# shellcheck source=tests/e2e/common.sh
+. "$(dirname "$0")/common.sh"
 
-command -v tmux >/dev/null || fail "tmux is not installed"
-[ -x "$BIN" ] || fail "no executable at \"$BIN\" (build it first, or pass its path)"
-BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
+require_tmux_and_bin
 GGUF="${LLMBOUND_GEMMA_GGUF:-}"
 if [ -z "$GGUF" ] || [ ! -f "$GGUF" ]; then
     echo "library e2e: skipped: set LLMBOUND_GEMMA_GGUF to the gemma-3-270m GGUF"
@@ -46,17 +38,6 @@ printf '{"layers":[{"mediaType":"application/vnd.ollama.image.model","digest":"s
 mkdir -p "$HOMEDIR/.lmstudio/models/me/Gemma-GGUF"
 cp "$GGUF" "$HOMEDIR/.lmstudio/models/me/Gemma-GGUF/gemma-copy-Q4_K_M.gguf"
 
-screen() { tmux capture-pane -p -t "$SESSION"; }
-wait_for() {
-    local deadline=$((SECONDS + TIMEOUT))
-    while [ "$SECONDS" -le "$deadline" ]; do
-        if screen | grep -qF -- "$1"; then
-            return 0
-        fi
-        sleep 0.2
-    done
-    fail "$2: \"$1\" did not appear within ${TIMEOUT}s"
-}
 
 tmux new-session -d -s "$SESSION" -x 120 -y 36 \
     "env HOME='$HOMEDIR' LLMBOUND_CONFIG_DIR='$HOMEDIR/config' NO_COLOR=1 '$BIN' --machine macbook-pro-m4-pro-48gb -c 32768"

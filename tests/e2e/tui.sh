@@ -11,19 +11,11 @@ BIN="${1:-${CARGO_TARGET_DIR:-target}/debug/llmbound}"
 TIMEOUT="${E2E_TIMEOUT:-10}"
 SESSION="llmbound-e2e-$$"
 
-fail() {
-    echo "tui e2e: FAIL: $*" >&2
-    if tmux has-session -t "$SESSION" 2>/dev/null; then
-        echo "---- screen ----" >&2
-        tmux capture-pane -p -t "$SESSION" >&2 || true
-        echo "----------------" >&2
-    fi
-    exit 1
-}
+LABEL="tui e2e"
+# shellcheck source=tests/e2e/common.sh
+. "$(dirname "$0")/common.sh"
 
-command -v tmux >/dev/null || fail "tmux is not installed"
-[ -x "$BIN" ] || fail "no executable at \"$BIN\" (build it first, or pass its path)"
-BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
+require_tmux_and_bin
 
 CONFIG="$(mktemp -d)"
 cleanup() {
@@ -32,31 +24,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-screen() { tmux capture-pane -p -t "$SESSION"; }
-
-# wait_for TEXT DESCRIPTION: poll the screen until TEXT appears (up to $TIMEOUT seconds).
-wait_for() {
-    local deadline=$((SECONDS + TIMEOUT))
-    while [ "$SECONDS" -le "$deadline" ]; do
-        if screen | grep -qF -- "$1"; then
-            return 0
-        fi
-        sleep 0.2
-    done
-    fail "$2: \"$1\" did not appear within ${TIMEOUT}s"
-}
-
-# wait_gone TEXT DESCRIPTION: poll until TEXT is no longer on the screen.
-wait_gone() {
-    local deadline=$((SECONDS + TIMEOUT))
-    while [ "$SECONDS" -le "$deadline" ]; do
-        if ! screen | grep -qF -- "$1"; then
-            return 0
-        fi
-        sleep 0.2
-    done
-    fail "$2: \"$1\" is still on the screen after ${TIMEOUT}s"
-}
 
 tmux new-session -d -s "$SESSION" -x 120 -y 36 "env -i HOME=\"$HOME\" PATH=\"$PATH\" TERM=xterm-256color PS1='e2e\$ ' bash --norc --noprofile"
 tmux send-keys -t "$SESSION" "LLMBOUND_CONFIG_DIR='$CONFIG' '$BIN'; echo \"llmbound exited with \$?\"" Enter

@@ -19,20 +19,12 @@ TIMEOUT="${E2E_TIMEOUT:-20}"
 SESSION="llmbound-wf-$$"
 CAPTURES="${CAPTURES:-}"
 
-fail() {
-    echo "workflows ${W}x${H}: FAIL: $*" >&2
-    if tmux has-session -t "$SESSION" 2>/dev/null; then
-        echo "---- screen ----" >&2
-        tmux capture-pane -p -t "$SESSION" >&2 || true
-        echo "----------------" >&2
-    fi
-    exit 1
-}
+LABEL="workflows ${W}x${H}"
+# shellcheck source=tests/e2e/common.sh
+. "$(dirname "$0")/common.sh"
 
-command -v tmux >/dev/null || fail "tmux is not installed"
-[ -x "$BIN" ] || fail "no executable at \"$BIN\""
+require_tmux_and_bin
 [ -f "$GGUF" ] || fail "no GGUF at \"$GGUF\""
-BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
 
 CONFIG="$(mktemp -d)"
 cleanup() {
@@ -40,8 +32,6 @@ cleanup() {
     rm -rf "$CONFIG"
 }
 trap cleanup EXIT
-
-screen() { tmux capture-pane -p -t "$SESSION"; }
 
 # Keys one at a time with a pause, so Esc is never read as Alt with the next key.
 keys() {
@@ -56,16 +46,6 @@ text() {
     sleep 0.25
 }
 
-wait_for() {
-    local deadline=$((SECONDS + TIMEOUT))
-    while [ "$SECONDS" -le "$deadline" ]; do
-        if screen | grep -qF -- "$1"; then
-            return 0
-        fi
-        sleep 0.2
-    done
-    fail "$2: \"$1\" did not appear within ${TIMEOUT}s"
-}
 
 absent() {
     if screen | grep -qF -- "$1"; then
