@@ -6,7 +6,7 @@ use crate::core::edit::{self, Edit};
 use crate::core::model::ModelShape;
 use crate::core::scenario::Scenario;
 use crate::core::units::{self, Provenance, Sourced};
-use crate::core::weights::{ArtifactSource, WeightFile, WeightKind};
+use crate::core::weights::{WeightFile, WeightKind};
 use crate::gguf::{self, GgufError, TensorInventory};
 use crate::profile::file::{ArtifactFile, ModelFile, ScenarioFile};
 use crate::profile::{Catalog, ProfileError, load};
@@ -431,15 +431,13 @@ pub struct GgufInput {
     pub shape: Result<ModelShape, String>,
     /// A model profile artifact of exactly the same size, when there is one.
     pub matched: Option<(ModelFile, ArtifactFile)>,
-    /// The name the user knows the file by, when its own name says nothing (`ollama:NAME`).
-    pub name: Option<String>,
 }
 
 /// Open a GGUF header (never its tensor data) and match it to a profile by exact size.
 pub fn open_gguf(cat: &Catalog, path: &Path) -> Result<GgufInput, BuildError> {
-    let opened = crate::remote::open_any(path).map_err(BuildError::Gguf)?;
-    let known_as = opened.name;
-    let artifact = opened.artifact;
+    let artifact = crate::remote::open_any(path)
+        .map_err(BuildError::Gguf)?
+        .artifact;
     let inventory = TensorInventory::summary(&artifact);
     let name = artifact
         .metadata()
@@ -459,7 +457,6 @@ pub fn open_gguf(cat: &Catalog, path: &Path) -> Result<GgufInput, BuildError> {
         inventory,
         shape,
         matched,
-        name: known_as,
     })
 }
 
@@ -486,27 +483,11 @@ pub fn with_gguf(s: &mut Scenario, g: &GgufInput) -> Result<(), BuildError> {
         .filter(|w| !matches!(w.kind, WeightKind::Artifact(_)))
         .cloned()
         .collect();
-    s.weights = artifact_weights(&g.artifact, g.name.as_deref());
+    s.weights = g.artifact.weight_files();
     s.weights.extend(extra);
     s.inventory = Some(g.inventory.to_core_inventory());
     s.name = s.derived_name();
     Ok(())
-}
-
-/// The weight files of an opened GGUF artifact, marked as remote when it was read over HTTP
-/// and named as the user knows it (`known_as`, e.g. `ollama:qwen3:32b` for a blob). The CLI
-/// and the explorer both label an artifact through this one function.
-pub fn artifact_weights(art: &gguf::Artifact, known_as: Option<&str>) -> Vec<WeightFile> {
-    let mut weights = art.weight_files();
-    if let (Some(name), [w]) = (known_as, weights.as_mut_slice()) {
-        w.file = name.to_string();
-    }
-    if crate::remote::is_remote(&art.path) {
-        for w in &mut weights {
-            w.kind = WeightKind::Artifact(ArtifactSource::Remote);
-        }
-    }
-    weights
 }
 
 /// A file the runtime loads beside the model (projector, draft): its exact size from the OS.

@@ -338,9 +338,6 @@ pub struct Opened {
     pub transfer: Option<Transfer>,
     /// Notes for the user (no range support, which file a quant picked).
     pub notes: Vec<String>,
-    /// The name the user knows the model by when the file's own name says nothing
-    /// (`ollama:qwen3:32b` for a blob `sha256-…`); None for files and URLs.
-    pub name: Option<String>,
 }
 
 impl Opened {
@@ -442,17 +439,18 @@ fn open_any_inner(spec: &Path) -> Result<Opened, String> {
                 artifact,
                 transfer: None,
                 notes: Vec::new(),
-                name: None,
             })
             .map_err(|e| crate::gguf::error_line(&p, &e)),
         Source::Ollama(name) => {
             let blob = crate::ollama::resolve(&name).map_err(|e| e.to_string())?;
             crate::gguf::open(&blob)
                 .map(|artifact| Opened {
-                    artifact,
+                    artifact: Artifact {
+                        known_as: Some(format!("ollama:{name}")),
+                        ..artifact
+                    },
                     transfer: None,
                     notes: vec![format!("ollama:{name} is {}", blob.display())],
-                    name: Some(format!("ollama:{name}")),
                 })
                 .map_err(|e| format!("ollama:{name}: {}", crate::gguf::error_line(&blob, &e)))
         }
@@ -579,10 +577,10 @@ fn open_remote_with(client: &Client, source: &Source) -> Result<Opened, RemoteEr
                 header: h,
             }],
             warnings: Vec::new(),
+            known_as: None,
         },
         transfer: Some(client.transfer(1)),
         notes: notes.clone(),
-        name: None,
     };
     if count <= 1 {
         return Ok(single(first));
@@ -683,10 +681,10 @@ fn open_remote_with(client: &Client, source: &Source) -> Result<Opened, RemoteEr
             path: PathBuf::from(&url),
             shards,
             warnings,
+            known_as: None,
         },
         transfer: Some(client.transfer(u64::from(n))),
         notes,
-        name: None,
     })
 }
 

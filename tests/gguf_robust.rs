@@ -132,6 +132,7 @@ fn fuzz_regressions() {
                     header: h,
                 }],
                 warnings: Vec::new(),
+                known_as: None,
             };
             let inv = llmbound::gguf::TensorInventory::from_artifact(&a);
             let _ = inv.to_core_inventory();

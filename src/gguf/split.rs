@@ -34,6 +34,9 @@ pub struct Artifact {
     pub shards: Vec<Shard>,
     /// Warnings about the artifact as a whole (each shard header keeps its own).
     pub warnings: Vec<String>,
+    /// The name the user knows the model by when its file's own name says nothing
+    /// (`ollama:qwen3:32b` for a blob `sha256-…`); None for files and URLs.
+    pub known_as: Option<String>,
 }
 
 fn open_header(path: &Path) -> Result<Header, GgufError> {
@@ -83,6 +86,7 @@ pub fn open_single(path: impl AsRef<Path>) -> Result<Artifact, GgufError> {
             header,
         }],
         warnings,
+        known_as: None,
     })
 }
 
@@ -99,6 +103,7 @@ pub fn open(path: impl AsRef<Path>) -> Result<Artifact, GgufError> {
                 header,
             }],
             warnings: Vec::new(),
+            known_as: None,
         });
     }
     let mismatch = |p: &Path, detail: String| GgufError::SplitMismatch {
@@ -226,6 +231,7 @@ pub fn open(path: impl AsRef<Path>) -> Result<Artifact, GgufError> {
         path: path.to_path_buf(),
         shards,
         warnings,
+        known_as: None,
     })
 }
 
@@ -337,13 +343,25 @@ impl Artifact {
         self.shards
             .iter()
             .map(|s| {
-                let name = s
+                let name = match (&self.known_as, self.shards.len()) {
+                    (Some(n), 1) => n.clone(),
+                    _ => s
+                        .path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                };
+                // A remote artifact's shard paths are its URLs.
+                let url = s
                     .path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
+                    .to_str()
+                    .is_some_and(|p| p.starts_with("http://") || p.starts_with("https://"));
                 WeightFile {
-                    kind: WeightKind::Artifact(ArtifactSource::File),
+                    kind: WeightKind::Artifact(if url {
+                        ArtifactSource::Remote
+                    } else {
+                        ArtifactSource::File
+                    }),
                     file: name,
                     // A partial download counts as the complete file its header describes.
                     bytes: Sourced::new(

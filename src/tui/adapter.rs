@@ -83,7 +83,6 @@ pub fn text_lines(s: &str) -> Vec<String> {
 pub fn load(path: &Path) -> Result<Loaded, String> {
     let opened = crate::remote::open_any(path)?;
     let transfer = opened.transfer_note();
-    let known_as = opened.name;
     let art = opened.artifact;
     let inv = TensorInventory::from_artifact(&art);
     let name = art
@@ -116,7 +115,7 @@ pub fn load(path: &Path) -> Result<Loaded, String> {
             .collect(),
         total_bytes: art.file_bytes(),
         model,
-        weights: crate::build::artifact_weights(&art, known_as.as_deref()),
+        weights: art.weight_files(),
         core_inventory: inv.to_core_inventory(),
         tensors,
         by_type,
