@@ -453,12 +453,7 @@ fn replay(
     }
     // Without flash attention the V cache is stored transposed and its row indices are per
     // element: n_tokens × n_embd_v_gqa int64.
-    let v_gqa = model
-        .layers
-        .iter()
-        .map(|l| l.head_count_kv as u64 * l.value_length as u64)
-        .max()
-        .unwrap_or(0);
+    let v_gqa = model.v_width_max();
     let v_idx_bytes = if g.flash_attn || model.mla.is_some() || local.is_some() {
         t * 8
     } else {

@@ -294,21 +294,10 @@ pub fn loads(
             let layers: Vec<usize> = (0..split.layer.len())
                 .filter(|il| lay.layer_tier[*il] == ti)
                 .collect();
-            let mut weights: u64 = layers.iter().map(|il| split.layer[*il]).sum();
+            let memory = mem[ti];
+            let weights = memory.model_bytes;
             let output = lay.output_tier == ti;
             let embedding = lay.embedding_tier == ti;
-            if output {
-                weights = weights.saturating_add(split.output);
-                if split.tied && !embedding {
-                    // llama.cpp loads a copy of the tied matrix with the output layer.
-                    weights = weights.saturating_add(split.embedding);
-                }
-            }
-            if embedding {
-                weights = weights
-                    .saturating_add(split.embedding)
-                    .saturating_add(split.other);
-            }
             let kv_layers: Vec<usize> = (0..kv.per_layer.len())
                 .filter(|il| lay.kv_tier[*il] == ti)
                 .collect();
@@ -329,11 +318,7 @@ pub fn loads(
                 .filter(|il| s.model.layers[**il].recurrent)
                 .count() as u64
                 * recurrent_per_layer;
-            let other = if lay.other_tier == ti {
-                s.other_bytes.value
-            } else {
-                0
-            };
+            let other = memory.user_bytes;
             let cap = t.capacity.value;
             let headroom = cap as i128 - weights as i128 - kv_here as i128 - other as i128;
             let used = weights > 0 || kv_here > 0 || other > 0 || !layers.is_empty();
@@ -344,7 +329,6 @@ pub fn loads(
             } else {
                 kv::max_context(&s.model, s.cache.type_k, s.cache.type_v, b, budget, &on)
             };
-            let memory = mem[ti];
             TierLoad {
                 index: ti,
                 name: t.name.clone(),
@@ -449,6 +433,7 @@ fn tier_weights(lay: &Layout, split: &WeightSplit, ti: usize) -> u64 {
     if lay.output_tier == ti {
         w = w.saturating_add(split.output);
         if split.tied && !embedding {
+            // llama.cpp loads a copy of the tied matrix with the output layer.
             w = w.saturating_add(split.embedding);
         }
     }
