@@ -14,10 +14,6 @@ use serde::{Serialize, Serializer};
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-/// Exit code of `inspect` for a file cut short (a partial download): the report is printed,
-/// then the process exits with this code (the CLI's "hash mismatch or incomplete file").
-pub const EXIT_INCOMPLETE: i32 = 4;
-
 /// Tensor order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Sort {

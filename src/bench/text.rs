@@ -430,10 +430,6 @@ fn table(w: &mut impl Write, style: Style, t: &Table) -> io::Result<()> {
 /// and markdown reports, the explorer's bench view and its status line), so a header never
 /// contradicts the verdicts under it.
 pub fn headline(r: &BenchReport) -> String {
-    summary(r)
-}
-
-fn summary(r: &BenchReport) -> String {
     let tg = r.rows.iter().filter(|x| x.decode.is_some()).count();
     if r.impossible_rows > 0 {
         format!(
@@ -670,7 +666,7 @@ fn write(r: &BenchReport, w: &mut impl Write, style: Style) -> io::Result<()> {
     }
 
     heading(w, style, "Verdict")?;
-    item(w, style, &summary(r))?;
+    item(w, style, &headline(r))?;
     item(
         w,
         style,

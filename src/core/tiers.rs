@@ -343,7 +343,7 @@ pub fn loads(
                 headroom_bytes: headroom,
                 fits: memory.fits,
                 max_context_tokens: if used {
-                    max_runtime_context(s, lay, split, Some(ti))
+                    max_runtime_context(s, lay, split, ti)
                 } else {
                     None
                 },
@@ -531,34 +531,18 @@ pub fn memory(
         .collect()
 }
 
-/// Whether the runtime memory fits at `n` tokens per sequence: on tier `tier`, or on every
-/// tier the placement uses when `None`.
-fn runtime_fits_at(
-    s: &Scenario,
-    lay: &Layout,
-    split: &WeightSplit,
-    tier: Option<usize>,
-    n: u64,
-) -> bool {
+/// Whether the runtime memory of tier `tier` fits at `n` tokens per sequence.
+fn runtime_fits_at(s: &Scenario, lay: &Layout, split: &WeightSplit, tier: usize, n: u64) -> bool {
     let mut c = s.cache.clone();
     c.context = n;
     let kv = kv::cache(&s.model, &c);
     let buf = buffers(s, &c, &kv);
     let mem = memory(s, lay, split, &kv, &buf);
-    match tier {
-        Some(t) => mem.get(t).is_some_and(|m| m.fits),
-        None => mem
-            .iter()
-            .enumerate()
-            .filter(|(ti, m)| {
-                m.total_bytes > 0 || lay.layer_tier.contains(ti) || lay.other_tier == *ti
-            })
-            .all(|(_, m)| m.fits),
-    }
+    mem.get(tier).is_some_and(|m| m.fits)
 }
 
 /// Largest context per sequence whose runtime memory (allocated cache + buffers + A) fits
-/// on tier `tier` (every used tier when `None`). Solved by bisection on the memory, which
+/// on tier `tier`. Solved by bisection on the memory, which
 /// never falls as the context grows (the cache and the KQ masks and scores only grow with
 /// the allocated cells), so the answer N fits and N + 1 does not. `None`: even the largest
 /// context llama.cpp accepts fits; `Some(0)`: one token does not fit.
@@ -566,7 +550,7 @@ pub fn max_runtime_context(
     s: &Scenario,
     lay: &Layout,
     split: &WeightSplit,
-    tier: Option<usize>,
+    tier: usize,
 ) -> Option<u64> {
     let b = s.cache.sequences.max(1);
     let top = MAX_CONTEXT / b;
