@@ -691,7 +691,7 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
                 .saturating_mul(4)
                 .saturating_mul(b)
                 .saturating_mul(layers as u64)
-                .saturating_add(st.ple.saturating_mul(4).saturating_mul(b)),
+                .saturating_add(ple_rows),
         });
     }
     let mut refusals = Vec::new();
