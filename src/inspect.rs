@@ -379,8 +379,7 @@ impl crate::report::Export for InspectDoc<'_, '_> {
 
 /// Write the report as pretty JSON, one tensor at a time.
 pub fn write_json<W: Write>(r: &InspectJson, w: &mut W) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *w, r)?;
-    writeln!(w)
+    crate::report::export::json_to(r, w)
 }
 
 /// The tensors of each group in the list's order, groups in `keys_in_order` order, in one pass
