@@ -887,26 +887,7 @@ mod tests {
     use crate::core::units::Provenance;
 
     pub(crate) fn qwen3_32b() -> ModelShape {
-        let f = ArchFigures {
-            architecture: "qwen3".into(),
-            layers: 64,
-            head_count: PerLayer::Uniform(64),
-            head_count_kv: PerLayer::Uniform(8),
-            key_length: Some(128),
-            value_length: Some(128),
-            embedding_length: 5120,
-            vocab_size: 151_936,
-            native_context: Some(32_768),
-            sliding_window: None,
-            sliding_pattern: None,
-            chunk_size: None,
-            mla: None,
-            moe: None,
-            ssm: None,
-            recurrent_layers: None,
-            tied_embeddings: false,
-            keys: Default::default(),
-        };
+        let f = crate::core::model::qwen3_32b_figures();
         ModelShape::from_figures("Qwen3-32B", &f, Provenance::Spec).unwrap()
     }
 

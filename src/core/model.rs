@@ -1110,6 +1110,32 @@ impl ModelShape {
     }
 }
 
+/// Qwen3-32B's figures (64 layers, 64 query heads over 8 KV heads of 128), the fixture the
+/// cache and runtime tests build on.
+#[cfg(test)]
+pub(crate) fn qwen3_32b_figures() -> ArchFigures {
+    ArchFigures {
+        architecture: "qwen3".into(),
+        layers: 64,
+        head_count: PerLayer::Uniform(64),
+        head_count_kv: PerLayer::Uniform(8),
+        key_length: Some(128),
+        value_length: Some(128),
+        embedding_length: 5120,
+        vocab_size: 151_936,
+        native_context: Some(32_768),
+        sliding_window: None,
+        sliding_pattern: None,
+        chunk_size: None,
+        mla: None,
+        moe: None,
+        ssm: None,
+        recurrent_layers: None,
+        tied_embeddings: false,
+        keys: Default::default(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

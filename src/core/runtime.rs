@@ -1178,23 +1178,8 @@ mod tests {
     fn figures(arch: &str) -> ArchFigures {
         ArchFigures {
             architecture: arch.into(),
-            layers: 64,
-            head_count: PerLayer::Uniform(64),
-            head_count_kv: PerLayer::Uniform(8),
-            key_length: Some(128),
-            value_length: Some(128),
-            embedding_length: 5120,
-            vocab_size: 151_936,
             native_context: Some(40_960),
-            sliding_window: None,
-            sliding_pattern: None,
-            chunk_size: None,
-            mla: None,
-            moe: None,
-            ssm: None,
-            recurrent_layers: None,
-            tied_embeddings: false,
-            keys: Default::default(),
+            ..crate::core::model::qwen3_32b_figures()
         }
     }
 
