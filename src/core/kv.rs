@@ -510,8 +510,7 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
             pad(cells_per_stream.min(per.saturating_add(s.ubatch)), PAD)
         }
     };
-    // llama.cpp forces flash attention off for grok.
-    let flash_attn = s.flash_attn && model.architecture != "grok";
+    let flash_attn = model.effective_flash_attn(s.flash_attn);
     // Flash attention off: V is stored transposed and padded to the widest layer.
     let v_pad = if flash_attn || model.mla.is_some() {
         None

@@ -1099,6 +1099,12 @@ impl ModelShape {
         u64::try_from(s.bytes() as u128 * n).unwrap_or(u64::MAX)
     }
 
+    /// Whether flash attention runs when `requested`: llama.cpp turns it off for grok whatever
+    /// was asked (`llama_init_from_model`).
+    pub fn effective_flash_attn(&self, requested: bool) -> bool {
+        requested && self.architecture != "grok"
+    }
+
     /// Largest V row over every layer, H_KV × d_v (llama.cpp `n_embd_v_gqa_max`): with flash
     /// attention off llama.cpp stores V transposed and pads every layer's V to this width.
     pub fn v_width_max(&self) -> u64 {

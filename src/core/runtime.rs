@@ -1124,10 +1124,9 @@ pub fn buffers(
     kv: &KvCache,
     g: &GraphSettings,
 ) -> RuntimeBuffers {
-    // llama.cpp turns flash attention off for grok whatever was asked
-    // (`llama_init_from_model`), so its graph holds the KQ scores.
+    // Flash attention forced off (grok): the graph holds the KQ scores.
     let forced;
-    let g = if model.architecture == "grok" && g.flash_attn {
+    let g = if g.flash_attn && !model.effective_flash_attn(g.flash_attn) {
         forced = GraphSettings {
             flash_attn: false,
             ..*g
