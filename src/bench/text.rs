@@ -236,17 +236,11 @@ pub fn row_verdict(d: &DecodeComparison) -> String {
             "above the highest ceiling ({} tokens/s) but the run's artifact differs from the scenario's: not judged",
             rate(h)
         ),
-        RowOutcome::Claim(ClaimOutcome::AboveLower) => {
-            let names: Vec<String> = d
-                .exceeded
+        RowOutcome::Claim(ClaimOutcome::AboveLower) => words::above_lower(
+            d.exceeded
                 .iter()
-                .map(|e| words::ceiling_name(e.kind, e.context_tokens))
-                .collect();
-            format!(
-                "possible, but above the {} ceiling: an assumption listed there is false",
-                names.join(", the ")
-            )
-        }
+                .map(|e| words::ceiling_name(e.kind, e.context_tokens)),
+        ),
         RowOutcome::Claim(ClaimOutcome::Within) => {
             "within every ceiling (a rate below a ceiling identifies no cause)".to_string()
         }
