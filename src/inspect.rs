@@ -14,10 +14,6 @@ use serde::{Serialize, Serializer};
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-/// Exit code of `inspect` for a file cut short (a partial download): the report is printed,
-/// then the process exits with this code (the CLI's "hash mismatch or incomplete file").
-pub const EXIT_INCOMPLETE: i32 = 4;
-
 /// Tensor order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Sort {
@@ -383,8 +379,7 @@ impl crate::report::Export for InspectDoc<'_, '_> {
 
 /// Write the report as pretty JSON, one tensor at a time.
 pub fn write_json<W: Write>(r: &InspectJson, w: &mut W) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *w, r)?;
-    writeln!(w)
+    crate::report::export::json_to(r, w)
 }
 
 /// The tensors of each group in the list's order, groups in `keys_in_order` order, in one pass

@@ -236,17 +236,11 @@ pub fn row_verdict(d: &DecodeComparison) -> String {
             "above the highest ceiling ({} tokens/s) but the run's artifact differs from the scenario's: not judged",
             rate(h)
         ),
-        RowOutcome::Claim(ClaimOutcome::AboveLower) => {
-            let names: Vec<String> = d
-                .exceeded
+        RowOutcome::Claim(ClaimOutcome::AboveLower) => words::above_lower(
+            d.exceeded
                 .iter()
-                .map(|e| words::ceiling_name(e.kind, e.context_tokens))
-                .collect();
-            format!(
-                "possible, but above the {} ceiling: an assumption listed there is false",
-                names.join(", the ")
-            )
-        }
+                .map(|e| words::ceiling_name(e.kind, e.context_tokens)),
+        ),
         RowOutcome::Claim(ClaimOutcome::Within) => {
             "within every ceiling (a rate below a ceiling identifies no cause)".to_string()
         }
@@ -430,10 +424,6 @@ fn table(w: &mut impl Write, style: Style, t: &Table) -> io::Result<()> {
 /// and markdown reports, the explorer's bench view and its status line), so a header never
 /// contradicts the verdicts under it.
 pub fn headline(r: &BenchReport) -> String {
-    summary(r)
-}
-
-fn summary(r: &BenchReport) -> String {
     let tg = r.rows.iter().filter(|x| x.decode.is_some()).count();
     if r.impossible_rows > 0 {
         format!(
@@ -670,7 +660,7 @@ fn write(r: &BenchReport, w: &mut impl Write, style: Style) -> io::Result<()> {
     }
 
     heading(w, style, "Verdict")?;
-    item(w, style, &summary(r))?;
+    item(w, style, &headline(r))?;
     item(
         w,
         style,

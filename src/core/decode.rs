@@ -208,11 +208,6 @@ pub enum HighestBasis {
 }
 
 impl Ceiling {
-    /// The tier's seconds per step for a tier index (0 when out of range).
-    pub fn seconds_on(&self, tier: usize) -> f64 {
-        self.tier_seconds.get(tier).copied().unwrap_or(0.0)
-    }
-
     /// The rate no schedule can beat: perfect overlap between tiers (one tier: the ceiling).
     pub fn top_tokens_per_second(&self) -> f64 {
         self.overlapped_tokens_per_second

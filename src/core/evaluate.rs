@@ -605,7 +605,7 @@ pub fn check_claim(r: &Report, tps: f64) -> ClaimCheck {
 }
 
 /// What a rate above a ceiling built only on measured bandwidths says.
-pub fn measured_ceiling_assumptions(h: &Ceiling) -> Vec<Assumption> {
+fn measured_ceiling_assumptions(h: &Ceiling) -> Vec<Assumption> {
     vec![
         Assumption::MeasuredBelowPath {
             bandwidth: h.bandwidth,

@@ -510,8 +510,7 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
             pad(cells_per_stream.min(per.saturating_add(s.ubatch)), PAD)
         }
     };
-    // llama.cpp forces flash attention off for grok.
-    let flash_attn = s.flash_attn && model.architecture != "grok";
+    let flash_attn = model.effective_flash_attn(s.flash_attn);
     // Flash attention off: V is stored transposed and padded to the widest layer.
     let v_pad = if flash_attn || model.mla.is_some() {
         None
@@ -691,7 +690,7 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
                 .saturating_mul(4)
                 .saturating_mul(b)
                 .saturating_mul(layers as u64)
-                .saturating_add(st.ple.saturating_mul(4).saturating_mul(b)),
+                .saturating_add(ple_rows),
         });
     }
     let mut refusals = Vec::new();
@@ -887,26 +886,7 @@ mod tests {
     use crate::core::units::Provenance;
 
     pub(crate) fn qwen3_32b() -> ModelShape {
-        let f = ArchFigures {
-            architecture: "qwen3".into(),
-            layers: 64,
-            head_count: PerLayer::Uniform(64),
-            head_count_kv: PerLayer::Uniform(8),
-            key_length: Some(128),
-            value_length: Some(128),
-            embedding_length: 5120,
-            vocab_size: 151_936,
-            native_context: Some(32_768),
-            sliding_window: None,
-            sliding_pattern: None,
-            chunk_size: None,
-            mla: None,
-            moe: None,
-            ssm: None,
-            recurrent_layers: None,
-            tied_embeddings: false,
-            keys: Default::default(),
-        };
+        let f = crate::core::model::qwen3_32b_figures();
         ModelShape::from_figures("Qwen3-32B", &f, Provenance::Spec).unwrap()
     }
 

@@ -1099,6 +1099,12 @@ impl ModelShape {
         u64::try_from(s.bytes() as u128 * n).unwrap_or(u64::MAX)
     }
 
+    /// Whether flash attention runs when `requested`: llama.cpp turns it off for grok whatever
+    /// was asked (`llama_init_from_model`).
+    pub fn effective_flash_attn(&self, requested: bool) -> bool {
+        requested && self.architecture != "grok"
+    }
+
     /// Largest V row over every layer, H_KV × d_v (llama.cpp `n_embd_v_gqa_max`): with flash
     /// attention off llama.cpp stores V transposed and pads every layer's V to this width.
     pub fn v_width_max(&self) -> u64 {
@@ -1107,6 +1113,32 @@ impl ModelShape {
             .map(|l| l.head_count_kv as u64 * l.value_length as u64)
             .max()
             .unwrap_or(0)
+    }
+}
+
+/// Qwen3-32B's figures (64 layers, 64 query heads over 8 KV heads of 128), the fixture the
+/// cache and runtime tests build on.
+#[cfg(test)]
+pub(crate) fn qwen3_32b_figures() -> ArchFigures {
+    ArchFigures {
+        architecture: "qwen3".into(),
+        layers: 64,
+        head_count: PerLayer::Uniform(64),
+        head_count_kv: PerLayer::Uniform(8),
+        key_length: Some(128),
+        value_length: Some(128),
+        embedding_length: 5120,
+        vocab_size: 151_936,
+        native_context: Some(32_768),
+        sliding_window: None,
+        sliding_pattern: None,
+        chunk_size: None,
+        mla: None,
+        moe: None,
+        ssm: None,
+        recurrent_layers: None,
+        tied_embeddings: false,
+        keys: Default::default(),
     }
 }
 

@@ -113,19 +113,14 @@ pub fn check_scenario_bytes(s: &Scenario) -> Result<(), ByteOverflow> {
     let m = &s.model;
     let n = s.cache.context as u128;
     let b = s.cache.sequences.max(1) as u128;
-    let pad = 256u128;
+    let pad = super::kv::PAD as u128;
     // Allocated cells per layer are at most n_ctx + 256 × B (n_ctx = N × B padded to 256).
     let n_ctx = (n * b).div_ceil(pad) * pad;
     let cells = n_ctx + pad * b;
     let (mut per_token, mut logical, mut allocated) = (Some(0u128), Some(0u128), Some(0u128));
     for (il, layer) in m.layers.iter().enumerate() {
         let b32 = layer_b32(m, il, s);
-        let kept = match layer.attention {
-            Attention::Full => n,
-            Attention::Sliding { window } => n.min(window as u128),
-            Attention::Chunked { chunk } => n.min(chunk as u128),
-            Attention::None => 0,
-        };
+        let kept = super::kv::retained(layer.attention, s.cache.context) as u128;
         per_token = per_token.and_then(|t| t.checked_add(b32?));
         logical = logical.and_then(|t| t.checked_add(b32?.checked_mul(kept)?.checked_mul(b)?));
         allocated = allocated.and_then(|t| t.checked_add(b32?.checked_mul(cells)?));

@@ -453,12 +453,7 @@ fn replay(
     }
     // Without flash attention the V cache is stored transposed and its row indices are per
     // element: n_tokens × n_embd_v_gqa int64.
-    let v_gqa = model
-        .layers
-        .iter()
-        .map(|l| l.head_count_kv as u64 * l.value_length as u64)
-        .max()
-        .unwrap_or(0);
+    let v_gqa = model.v_width_max();
     let v_idx_bytes = if g.flash_attn || model.mla.is_some() || local.is_some() {
         t * 8
     } else {
@@ -1129,10 +1124,9 @@ pub fn buffers(
     kv: &KvCache,
     g: &GraphSettings,
 ) -> RuntimeBuffers {
-    // llama.cpp turns flash attention off for grok whatever was asked
-    // (`llama_init_from_model`), so its graph holds the KQ scores.
+    // Flash attention forced off (grok): the graph holds the KQ scores.
     let forced;
-    let g = if model.architecture == "grok" && g.flash_attn {
+    let g = if g.flash_attn && !model.effective_flash_attn(g.flash_attn) {
         forced = GraphSettings {
             flash_attn: false,
             ..*g
@@ -1183,23 +1177,8 @@ mod tests {
     fn figures(arch: &str) -> ArchFigures {
         ArchFigures {
             architecture: arch.into(),
-            layers: 64,
-            head_count: PerLayer::Uniform(64),
-            head_count_kv: PerLayer::Uniform(8),
-            key_length: Some(128),
-            value_length: Some(128),
-            embedding_length: 5120,
-            vocab_size: 151_936,
             native_context: Some(40_960),
-            sliding_window: None,
-            sliding_pattern: None,
-            chunk_size: None,
-            mla: None,
-            moe: None,
-            ssm: None,
-            recurrent_layers: None,
-            tied_embeddings: false,
-            keys: Default::default(),
+            ..crate::core::model::qwen3_32b_figures()
         }
     }
 

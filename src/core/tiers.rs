@@ -294,21 +294,10 @@ pub fn loads(
             let layers: Vec<usize> = (0..split.layer.len())
                 .filter(|il| lay.layer_tier[*il] == ti)
                 .collect();
-            let mut weights: u64 = layers.iter().map(|il| split.layer[*il]).sum();
+            let memory = mem[ti];
+            let weights = memory.model_bytes;
             let output = lay.output_tier == ti;
             let embedding = lay.embedding_tier == ti;
-            if output {
-                weights = weights.saturating_add(split.output);
-                if split.tied && !embedding {
-                    // llama.cpp loads a copy of the tied matrix with the output layer.
-                    weights = weights.saturating_add(split.embedding);
-                }
-            }
-            if embedding {
-                weights = weights
-                    .saturating_add(split.embedding)
-                    .saturating_add(split.other);
-            }
             let kv_layers: Vec<usize> = (0..kv.per_layer.len())
                 .filter(|il| lay.kv_tier[*il] == ti)
                 .collect();
@@ -329,11 +318,7 @@ pub fn loads(
                 .filter(|il| s.model.layers[**il].recurrent)
                 .count() as u64
                 * recurrent_per_layer;
-            let other = if lay.other_tier == ti {
-                s.other_bytes.value
-            } else {
-                0
-            };
+            let other = memory.user_bytes;
             let cap = t.capacity.value;
             let headroom = cap as i128 - weights as i128 - kv_here as i128 - other as i128;
             let used = weights > 0 || kv_here > 0 || other > 0 || !layers.is_empty();
@@ -344,7 +329,6 @@ pub fn loads(
             } else {
                 kv::max_context(&s.model, s.cache.type_k, s.cache.type_v, b, budget, &on)
             };
-            let memory = mem[ti];
             TierLoad {
                 index: ti,
                 name: t.name.clone(),
@@ -359,7 +343,7 @@ pub fn loads(
                 headroom_bytes: headroom,
                 fits: memory.fits,
                 max_context_tokens: if used {
-                    max_runtime_context(s, lay, split, Some(ti))
+                    max_runtime_context(s, lay, split, ti)
                 } else {
                     None
                 },
@@ -449,6 +433,7 @@ fn tier_weights(lay: &Layout, split: &WeightSplit, ti: usize) -> u64 {
     if lay.output_tier == ti {
         w = w.saturating_add(split.output);
         if split.tied && !embedding {
+            // llama.cpp loads a copy of the tied matrix with the output layer.
             w = w.saturating_add(split.embedding);
         }
     }
@@ -546,34 +531,18 @@ pub fn memory(
         .collect()
 }
 
-/// Whether the runtime memory fits at `n` tokens per sequence: on tier `tier`, or on every
-/// tier the placement uses when `None`.
-fn runtime_fits_at(
-    s: &Scenario,
-    lay: &Layout,
-    split: &WeightSplit,
-    tier: Option<usize>,
-    n: u64,
-) -> bool {
+/// Whether the runtime memory of tier `tier` fits at `n` tokens per sequence.
+fn runtime_fits_at(s: &Scenario, lay: &Layout, split: &WeightSplit, tier: usize, n: u64) -> bool {
     let mut c = s.cache.clone();
     c.context = n;
     let kv = kv::cache(&s.model, &c);
     let buf = buffers(s, &c, &kv);
     let mem = memory(s, lay, split, &kv, &buf);
-    match tier {
-        Some(t) => mem.get(t).is_some_and(|m| m.fits),
-        None => mem
-            .iter()
-            .enumerate()
-            .filter(|(ti, m)| {
-                m.total_bytes > 0 || lay.layer_tier.contains(ti) || lay.other_tier == *ti
-            })
-            .all(|(_, m)| m.fits),
-    }
+    mem.get(tier).is_some_and(|m| m.fits)
 }
 
 /// Largest context per sequence whose runtime memory (allocated cache + buffers + A) fits
-/// on tier `tier` (every used tier when `None`). Solved by bisection on the memory, which
+/// on tier `tier`. Solved by bisection on the memory, which
 /// never falls as the context grows (the cache and the KQ masks and scores only grow with
 /// the allocated cells), so the answer N fits and N + 1 does not. `None`: even the largest
 /// context llama.cpp accepts fits; `Some(0)`: one token does not fit.
@@ -581,7 +550,7 @@ pub fn max_runtime_context(
     s: &Scenario,
     lay: &Layout,
     split: &WeightSplit,
-    tier: Option<usize>,
+    tier: usize,
 ) -> Option<u64> {
     let b = s.cache.sequences.max(1);
     let top = MAX_CONTEXT / b;

@@ -135,8 +135,7 @@ pub fn write<W: Write>(
             cache_type_v: &'static str,
             machines: &'a [CompareJson],
         }
-        serde_json::to_writer_pretty(
-            &mut *w,
+        return super::export::json_to(
             &Doc {
                 schema: SCHEMA,
                 version: super::export::VERSION,
@@ -147,8 +146,8 @@ pub fn write<W: Write>(
                 cache_type_v: base.cache.type_v.name(),
                 machines: &json,
             },
-        )?;
-        return writeln!(w);
+            w,
+        );
     }
     let md = format == Format::Markdown;
     let title = format!(

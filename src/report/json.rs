@@ -587,6 +587,8 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
         _ => None,
     };
     let ro = &r.roofline;
+    let (status, status_reason) =
+        compute_status(&s.model.architecture, r.capacity.buffers.ffn_estimated);
     JsonReport {
         schema: SCHEMA,
         version: env!("CARGO_PKG_VERSION"),
@@ -727,16 +729,8 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
                 ffn_estimated: r.capacity.buffers.ffn_estimated,
                 provenance: crate::core::units::Provenance::Derived.label(),
                 model: "llama.cpp CPU",
-                compute_status: compute_status(
-                    &s.model.architecture,
-                    r.capacity.buffers.ffn_estimated,
-                )
-                .0,
-                compute_status_reason: compute_status(
-                    &s.model.architecture,
-                    r.capacity.buffers.ffn_estimated,
-                )
-                .1,
+                compute_status: status,
+                compute_status_reason: status_reason,
                 basis: super::words::BUFFERS_PROVENANCE,
             },
             max_context_exceeds_native: r.capacity.max_context_exceeds_native,

@@ -250,19 +250,22 @@ pub fn claim_verdict(c: &ClaimCheck) -> String {
             "above every ceiling computed without a tensor inventory ({h} tokens/s{agg}{at}): open the GGUF to decide whether it is impossible"
         ),
         ClaimOutcome::AboveLower => {
-            let names: Vec<String> = c
-                .exceeded()
-                .map(|l| ceiling_name(l.kind, l.context_tokens))
-                .collect();
-            format!(
-                "possible, but above the {} ceiling: an assumption listed there is false",
-                names.join(", the ")
-            )
+            above_lower(c.exceeded().map(|l| ceiling_name(l.kind, l.context_tokens)))
         }
         ClaimOutcome::Within => {
             "within every ceiling: possible (a rate below a ceiling identifies no cause)".into()
         }
     }
+}
+
+/// The verdict of a rate above the ceilings `names` (each worded by `ceiling_name`) but below
+/// the highest: the claim report's and the bench rows' one sentence.
+pub fn above_lower(names: impl IntoIterator<Item = String>) -> String {
+    let names: Vec<String> = names.into_iter().collect();
+    format!(
+        "possible, but above the {} ceiling: an assumption listed there is false",
+        names.join(", the ")
+    )
 }
 
 /// A claim check worded: the same shape as `core::ClaimCheck`, every label a sentence.
