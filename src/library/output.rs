@@ -117,10 +117,7 @@ pub fn rows_json(scanned: &[Scanned], rows: &[Row]) -> Vec<LibraryRow> {
                 name: s.found.name.clone(),
                 store: s.found.store,
                 path: s.found.path.display().to_string(),
-                gguf: match s.found.store {
-                    super::Store::Ollama => format!("ollama:{}", s.found.name),
-                    _ => s.found.path.display().to_string(),
-                },
+                gguf: s.found.spec.display().to_string(),
                 shards: s.found.shards,
                 mmproj: s.found.mmproj.as_ref().map(|p| p.display().to_string()),
                 architecture: Some(s.architecture()).filter(|a| !a.is_empty()),

@@ -240,17 +240,10 @@ impl LibraryView {
     }
 
     /// What opens the selected model: its file, or `ollama:NAME` for a model of the Ollama
-    /// store that name resolves in (so the panes show its Ollama name, not the blob's digest).
+    /// store that name resolves in (set by the scan, see [`library::Found::spec`]).
     pub fn selected_path(&self) -> Option<PathBuf> {
         let r = self.rows.get(self.selected)?;
-        let f = &self.scanned[r.index].found;
-        let by_name = f.store == Store::Ollama
-            && library::ollama::resolve(&f.name).is_ok_and(|blob| blob == f.path);
-        Some(if by_name {
-            PathBuf::from(format!("ollama:{}", f.name))
-        } else {
-            f.path.clone()
-        })
+        Some(self.scanned[r.index].found.spec.clone())
     }
 
     /// Next sort order.
