@@ -399,7 +399,8 @@ impl Widget for LibraryScreen<'_> {
                     let sc = &v.scanned[r.index];
                     let c = library::output::cells(sc, r);
                     let f = r.outcome.as_ref().ok();
-                    let mut cells = vec![Line::from(keep_tail(&c[0], name_width))];
+                    let mut cells =
+                        vec![Line::from(crate::tui::format::keep_tail(&c[0], name_width))];
                     if wide {
                         cells.push(Line::from(c[1].clone()));
                         cells.push(Line::from(c[2].clone()));
@@ -472,19 +473,10 @@ impl Widget for LibraryScreen<'_> {
     }
 }
 
-/// `s` in at most `width` columns: whole when it fits, else "…" and its end.
-fn keep_tail(s: &str, width: usize) -> String {
-    let n = s.chars().count();
-    if n <= width || width == 0 {
-        return s.to_string();
-    }
-    let tail: String = s.chars().skip(n - (width - 1)).collect();
-    format!("…{tail}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::format::keep_tail;
 
     #[test]
     fn long_names_keep_their_end() {

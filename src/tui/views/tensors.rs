@@ -402,14 +402,12 @@ fn width(c: Column) -> u16 {
     }
 }
 
-/// `s` in at most `w` columns, ending in "…" when cut.
+/// `s` in at most `w` columns, ending in "…" when cut (whole when there is no width).
 fn cut_end(s: &str, w: usize) -> String {
-    if s.chars().count() <= w || w == 0 {
+    if w == 0 {
         return s.to_string();
     }
-    let mut out: String = s.chars().take(w - 1).collect();
-    out.push('…');
-    out
+    crate::tui::format::fit(s, w)
 }
 
 fn right_aligned(c: Column) -> bool {
