@@ -145,11 +145,11 @@ impl LibraryView {
         if !dir.is_dir() {
             return Err(format!(
                 "\"{}\" is not a folder",
-                library::output::clean(&dir.display().to_string())
+                crate::sanitize::text(&dir.display().to_string()).into_owned()
             ));
         }
         let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
-        let shown = library::output::clean(&dir.display().to_string());
+        let shown = crate::sanitize::text(&dir.display().to_string()).into_owned();
         if self.added.contains(&dir) {
             return Err(format!("{shown} is in the library already"));
         }
@@ -197,7 +197,7 @@ impl LibraryView {
                     let dirs: Vec<String> = r
                         .added
                         .iter()
-                        .map(|d| library::output::clean(&d.display().to_string()))
+                        .map(|d| crate::sanitize::text(&d.display().to_string()).into_owned())
                         .collect();
                     self.note = Some(format!(
                         "added {}: {n} more model{}",
@@ -431,9 +431,10 @@ impl Widget for LibraryScreen<'_> {
                                 Line::from(Span::styled(c[7].clone(), t.figure())).right_aligned(),
                             );
                         }
-                        Err(e) => {
-                            cells.push(Line::from(Span::styled(library::output::clean(e), t.bad())))
-                        }
+                        Err(e) => cells.push(Line::from(Span::styled(
+                            crate::sanitize::text(e).into_owned(),
+                            t.bad(),
+                        ))),
                     }
                     let style = if i == v.selected {
                         t.selected()
@@ -454,7 +455,7 @@ impl Widget for LibraryScreen<'_> {
             format!(
                 " · {} skipped: {}",
                 v.problems.len(),
-                library::output::clean(&v.problems[0])
+                crate::sanitize::text(&v.problems[0]).into_owned()
             )
         };
         let note = v
