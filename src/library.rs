@@ -51,6 +51,10 @@ pub struct Found {
     pub name: String,
     /// The file to open (the first shard of a split model, an Ollama blob).
     pub path: PathBuf,
+    /// What opens it: `ollama:NAME` for a model of the Ollama store that name resolves in (so
+    /// the panes show its Ollama name, not the blob's digest), else `path`. Set by the scan,
+    /// off the UI thread.
+    pub spec: PathBuf,
     /// Where it was found.
     pub store: Store,
     /// Shard files (1 for a single file).
@@ -163,6 +167,7 @@ fn group(files: Vec<PathBuf>, store: Store, name_of: &dyn Fn(&Path) -> String) -
             };
             dir_models.push(Found {
                 name: name_of(&p),
+                spec: p.clone(),
                 path: p,
                 store,
                 shards,
@@ -190,6 +195,13 @@ pub fn discover_in(store: Store, root: &Path) -> (Vec<Found>, Vec<String>) {
             for r in ollama::list(root) {
                 match r {
                     Ok(m) => v.push(Found {
+                        // By name only where the name resolves to this blob (a store other
+                        // than the default one is opened by its file).
+                        spec: if ollama::resolve(&m.name).is_ok_and(|b| b == m.model) {
+                            PathBuf::from(format!("ollama:{}", m.name))
+                        } else {
+                            m.model.clone()
+                        },
                         name: m.name,
                         path: m.model,
                         store,

@@ -159,7 +159,7 @@ fn gemma_q8_0_filter_totals() {
             break;
         }
     }
-    let (n, _, bytes) = app.tensors.shown_totals(app.file.inventory());
+    let (n, _, bytes) = app.tensors.shown_totals();
     assert_eq!(n, app.tensors.shown);
     let s = draw(&app, 120, 36);
     assert!(s.contains(&format!("{n} of 236")), "{s}");

@@ -4,6 +4,7 @@
 use super::{Row, Scanned, SortKey};
 use crate::core::scenario::Scenario;
 use crate::core::units::{fmt_gb, fmt_rate, fmt_tokens};
+use crate::sanitize;
 use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
@@ -100,13 +101,6 @@ pub struct LibraryJson {
     pub problems: Vec<String>,
 }
 
-/// Replace control characters (strings from files reach the terminal).
-pub fn clean(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
-}
-
 /// The data rows in order.
 pub fn rows_json(scanned: &[Scanned], rows: &[Row]) -> Vec<LibraryRow> {
     rows.iter()
@@ -117,10 +111,7 @@ pub fn rows_json(scanned: &[Scanned], rows: &[Row]) -> Vec<LibraryRow> {
                 name: s.found.name.clone(),
                 store: s.found.store,
                 path: s.found.path.display().to_string(),
-                gguf: match s.found.store {
-                    super::Store::Ollama => format!("ollama:{}", s.found.name),
-                    _ => s.found.path.display().to_string(),
-                },
+                gguf: s.found.spec.display().to_string(),
                 shards: s.found.shards,
                 mmproj: s.found.mmproj.as_ref().map(|p| p.display().to_string()),
                 architecture: Some(s.architecture()).filter(|a| !a.is_empty()),
@@ -152,11 +143,11 @@ pub fn cells(s: &Scanned, r: &Row) -> [String; 8] {
         String::new()
     };
     [
-        clean(&format!("{}{shards}{mm}", s.found.name)),
+        sanitize::text(&format!("{}{shards}{mm}", s.found.name)).into_owned(),
         s.found.store.label().to_string(),
-        clean(&s.architecture()),
+        sanitize::text(&s.architecture()).into_owned(),
         s.file_bytes().map(fmt_gb).unwrap_or_else(|| "-".into()),
-        clean(&s.quant_mix()),
+        sanitize::text(&s.quant_mix()).into_owned(),
         match f {
             Some(f) if f.fits => "fits".into(),
             Some(_) => "no".into(),
@@ -270,7 +261,7 @@ fn write(doc: &ModelsDoc, format: LibFormat, out: &mut impl Write) -> std::io::R
         writeln!(out, "| {} |", HEADERS.join(" | "))?;
         writeln!(out, "|{}", "---|".repeat(HEADERS.len()))?;
         for c in &table {
-            let esc: Vec<String> = c.iter().map(|x| x.replace('|', "\\|")).collect();
+            let esc: Vec<_> = c.iter().map(|x| sanitize::markdown(x)).collect();
             writeln!(out, "| {} |", esc.join(" | "))?;
         }
     } else {
@@ -304,11 +295,16 @@ fn write(doc: &ModelsDoc, format: LibFormat, out: &mut impl Write) -> std::io::R
     }
     for r in rows {
         if let Err(e) = &r.outcome {
-            writeln!(out, "{}: {}", clean(&scanned[r.index].found.name), clean(e))?;
+            writeln!(
+                out,
+                "{}: {}",
+                sanitize::text(&scanned[r.index].found.name),
+                sanitize::text(e)
+            )?;
         }
     }
     for p in problems {
-        writeln!(out, "skipped: {}", clean(p))?;
+        writeln!(out, "skipped: {}", sanitize::text(p))?;
     }
     if rows.is_empty() {
         writeln!(

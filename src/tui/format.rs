@@ -2,11 +2,11 @@
 //! size, token counts short enough for a column, rates and times that keep their precision at
 //! both ends of the range. Exact byte counts stay in `core::units` (`group_digits`,
 //! `exact_binary`), shared with the reports; this module is for the figures that must fit a
-//! column or a chart label. Pure: strings from numbers, nothing else.
+//! column or a chart label, and the cuts (`fit`, `keep_tail`) that make text fit one. Pure:
+//! strings in, strings out.
 
-use crate::core::units::{self, GIB, MIB};
+use crate::core::units::{self, GIB, KIB, MIB};
 
-const KIB: u64 = 1024;
 const TIB: u64 = 1024 * GIB;
 const PIB: u64 = 1024 * TIB;
 
@@ -180,6 +180,29 @@ pub fn tokens_axis(n: f64) -> String {
         }
     }
     crate::tui::plot::si(n)
+}
+
+/// Cut text to `width` characters, ending in `…` when cut.
+pub fn fit(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        return s.to_string();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let mut out: String = s.chars().take(width - 1).collect();
+    out.push('…');
+    out
+}
+
+/// `s` in at most `width` columns: whole when it fits, else "…" and its end.
+pub fn keep_tail(s: &str, width: usize) -> String {
+    let n = s.chars().count();
+    if n <= width || width == 0 {
+        return s.to_string();
+    }
+    let tail: String = s.chars().skip(n - (width - 1)).collect();
+    format!("…{tail}")
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! the selection, picker and history around it. Draws only the picker/candidate box.
 
 use super::app::{Input, InputTarget};
+use super::layout;
 use super::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -296,7 +297,7 @@ pub fn render_list(i: &Input, area: Rect, t: Theme, buf: &mut Buffer) {
         width,
         height: shown as u16 + 2,
     };
-    let mut off = highlight.map_or(0, |h| (h + 1).saturating_sub(shown));
+    let mut off = highlight.map_or(0, |h| layout::scroll_offset(h, shown, rows.len()));
     // The last row says "… N more" when rows follow: the highlight never sits under it.
     if let Some(h) = highlight
         && shown > 1

@@ -318,7 +318,11 @@ pub fn title_parts(scenario: &str, width: usize) -> (String, &'static str, &'sta
     if name_w <= room {
         return (scenario.to_string(), "", "");
     }
-    let keep = room.saturating_sub(2);
-    let cut: String = scenario.chars().take(keep).collect();
-    (format!("{cut}…"), "", "")
+    // The name and its space overflow `room`: cut it to one column less.
+    let cut = if room < 2 {
+        "…".to_string()
+    } else {
+        crate::tui::format::fit(scenario, room - 1)
+    };
+    (cut, "", "")
 }

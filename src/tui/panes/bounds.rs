@@ -563,12 +563,10 @@ fn fold_warnings(warnings: &[String], width: u16, t: Theme) -> Line<'static> {
     };
     let room = (width as usize).saturating_sub(2 + tail.chars().count());
     let first = warnings.first().map_or("", String::as_str);
-    let cut: String = if first.chars().count() > room {
-        let mut c: String = first.chars().take(room.saturating_sub(1)).collect();
-        c.push('…');
-        c
+    let cut = if room == 0 && !first.is_empty() {
+        "…".to_string()
     } else {
-        first.to_string()
+        fmt::fit(first, room)
     };
     Line::from(vec![
         Span::styled("! ", t.warn()),

@@ -532,11 +532,10 @@ impl Widget for CompareScreen<'_> {
                 };
                 // The id gives way (…) before the tag does, so "saved" shows at 80 columns.
                 let room = name_width.saturating_sub(3 + tag.chars().count());
-                let id = if r.machine_id.chars().count() > room {
-                    let cut: String = r.machine_id.chars().take(room.saturating_sub(1)).collect();
-                    format!("{cut}…")
+                let id = if room == 0 && !r.machine_id.is_empty() {
+                    "…".to_string()
                 } else {
-                    r.machine_id.clone()
+                    crate::tui::format::fit(&r.machine_id, room)
                 };
                 let mut cells = vec![Line::from(vec![
                     Span::raw(format!("{mark}{here} ")),

@@ -28,7 +28,7 @@ impl HelpOverlay<'_> {
                 // A help text longer than its column ends in "…" rather than running into
                 // the next column.
                 let room = col_w.saturating_sub(key_w + 1);
-                let help = crate::tui::widgets::field_list::fit(&b.help, room);
+                let help = crate::tui::format::fit(&b.help, room);
                 out.push(Line::from(vec![
                     Span::styled(format!(" {:<key_w$}", Keymap::key_label(b)), t.key()),
                     Span::styled(help, t.text()),

@@ -145,11 +145,11 @@ impl LibraryView {
         if !dir.is_dir() {
             return Err(format!(
                 "\"{}\" is not a folder",
-                library::output::clean(&dir.display().to_string())
+                crate::sanitize::text(&dir.display().to_string()).into_owned()
             ));
         }
         let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
-        let shown = library::output::clean(&dir.display().to_string());
+        let shown = crate::sanitize::text(&dir.display().to_string()).into_owned();
         if self.added.contains(&dir) {
             return Err(format!("{shown} is in the library already"));
         }
@@ -197,7 +197,7 @@ impl LibraryView {
                     let dirs: Vec<String> = r
                         .added
                         .iter()
-                        .map(|d| library::output::clean(&d.display().to_string()))
+                        .map(|d| crate::sanitize::text(&d.display().to_string()).into_owned())
                         .collect();
                     self.note = Some(format!(
                         "added {}: {n} more model{}",
@@ -240,17 +240,10 @@ impl LibraryView {
     }
 
     /// What opens the selected model: its file, or `ollama:NAME` for a model of the Ollama
-    /// store that name resolves in (so the panes show its Ollama name, not the blob's digest).
+    /// store that name resolves in (set by the scan, see [`library::Found::spec`]).
     pub fn selected_path(&self) -> Option<PathBuf> {
         let r = self.rows.get(self.selected)?;
-        let f = &self.scanned[r.index].found;
-        let by_name = f.store == Store::Ollama
-            && library::ollama::resolve(&f.name).is_ok_and(|blob| blob == f.path);
-        Some(if by_name {
-            PathBuf::from(format!("ollama:{}", f.name))
-        } else {
-            f.path.clone()
-        })
+        Some(self.scanned[r.index].found.spec.clone())
     }
 
     /// Next sort order.
@@ -406,7 +399,8 @@ impl Widget for LibraryScreen<'_> {
                     let sc = &v.scanned[r.index];
                     let c = library::output::cells(sc, r);
                     let f = r.outcome.as_ref().ok();
-                    let mut cells = vec![Line::from(keep_tail(&c[0], name_width))];
+                    let mut cells =
+                        vec![Line::from(crate::tui::format::keep_tail(&c[0], name_width))];
                     if wide {
                         cells.push(Line::from(c[1].clone()));
                         cells.push(Line::from(c[2].clone()));
@@ -437,9 +431,10 @@ impl Widget for LibraryScreen<'_> {
                                 Line::from(Span::styled(c[7].clone(), t.figure())).right_aligned(),
                             );
                         }
-                        Err(e) => {
-                            cells.push(Line::from(Span::styled(library::output::clean(e), t.bad())))
-                        }
+                        Err(e) => cells.push(Line::from(Span::styled(
+                            crate::sanitize::text(e).into_owned(),
+                            t.bad(),
+                        ))),
                     }
                     let style = if i == v.selected {
                         t.selected()
@@ -460,7 +455,7 @@ impl Widget for LibraryScreen<'_> {
             format!(
                 " · {} skipped: {}",
                 v.problems.len(),
-                library::output::clean(&v.problems[0])
+                crate::sanitize::text(&v.problems[0]).into_owned()
             )
         };
         let note = v
@@ -479,19 +474,10 @@ impl Widget for LibraryScreen<'_> {
     }
 }
 
-/// `s` in at most `width` columns: whole when it fits, else "…" and its end.
-fn keep_tail(s: &str, width: usize) -> String {
-    let n = s.chars().count();
-    if n <= width || width == 0 {
-        return s.to_string();
-    }
-    let tail: String = s.chars().skip(n - (width - 1)).collect();
-    format!("…{tail}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::format::keep_tail;
 
     #[test]
     fn long_names_keep_their_end() {

@@ -283,8 +283,8 @@ impl Widget for MetadataScreen<'_> {
             };
             // A value longer than the room left ends in "…" (Enter shows it whole).
             let room = (inner.width as usize).saturating_sub(2 + key_w + 1 + 17);
-            let value = if value.chars().count() > room && room > 1 {
-                value.chars().take(room - 1).collect::<String>() + "…"
+            let value = if room > 1 {
+                crate::tui::format::fit(&value, room)
             } else {
                 value
             };

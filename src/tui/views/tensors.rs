@@ -116,6 +116,12 @@ pub struct TensorView {
     pub shown: usize,
     /// Σ bytes of all tensors.
     pub total_bytes: u64,
+    /// Σ elements of the tensors shown (after filter and search, folded or not).
+    pub shown_elements: u64,
+    /// Σ bytes of the tensors shown (after filter and search, folded or not).
+    pub shown_bytes: u64,
+    /// The longest "read per token" entry of the file, in characters (at most 36).
+    pub counted_width: u16,
     /// Labels of the folded groups (their tensors are hidden).
     pub collapsed: Vec<String>,
 }
@@ -186,6 +192,14 @@ impl TensorView {
             if self.reverse { o.reverse() } else { o }
         });
         self.shown = idx.len();
+        self.shown_elements = idx.iter().map(|i| inv[*i].elements).sum();
+        self.shown_bytes = idx.iter().map(|i| inv[*i].bytes.unwrap_or(0)).sum();
+        self.counted_width = inv
+            .iter()
+            .map(|t| t.counted.chars().count())
+            .max()
+            .unwrap_or(0)
+            .min(36) as u16;
         let total = self.total_bytes.max(1) as f64;
         self.lines = match self.group {
             Grouping::None => idx.into_iter().map(TableLine::Tensor).collect(),
@@ -277,15 +291,9 @@ impl TensorView {
     }
 
     /// The tensors the filter and search let through: (count, Σ elements, Σ bytes), whether
-    /// or not their group is folded.
-    pub fn shown_totals(&self, inv: &[TensorItem]) -> (usize, u64, u64) {
-        let needle = self.search.to_lowercase();
-        inv.iter()
-            .filter(|t| self.filter.as_ref().is_none_or(|f| t.type_name == *f))
-            .filter(|t| needle.is_empty() || t.name.to_lowercase().contains(&needle))
-            .fold((0, 0, 0), |(n, e, b), t| {
-                (n + 1, e + t.elements, b + t.bytes.unwrap_or(0))
-            })
+    /// or not their group is folded (as of the last `rebuild`).
+    pub fn shown_totals(&self) -> (usize, u64, u64) {
+        (self.shown, self.shown_elements, self.shown_bytes)
     }
 
     /// "row N of M" for the footer.
@@ -375,15 +383,10 @@ impl TensorView {
 
 /// A column's width: its fixed width, widened to its title with the sort arrow and (for
 /// "read per token") to the longest entry of the file.
-fn col_width(c: Column, inv: &[TensorItem]) -> u16 {
+fn col_width(c: Column, v: &TensorView) -> u16 {
     let title = c.title().chars().count() as u16 + 1;
     let content = match c {
-        Column::Counted => inv
-            .iter()
-            .map(|t| t.counted.chars().count())
-            .max()
-            .unwrap_or(0)
-            .min(36) as u16,
+        Column::Counted => v.counted_width,
         _ => 0,
     };
     width(c).max(title).max(content)
@@ -402,14 +405,12 @@ fn width(c: Column) -> u16 {
     }
 }
 
-/// `s` in at most `w` columns, ending in "…" when cut.
+/// `s` in at most `w` columns, ending in "…" when cut (whole when there is no width).
 fn cut_end(s: &str, w: usize) -> String {
-    if s.chars().count() <= w || w == 0 {
+    if w == 0 {
         return s.to_string();
     }
-    let mut out: String = s.chars().take(w - 1).collect();
-    out.push('…');
-    out
+    crate::tui::format::fit(s, w)
 }
 
 fn right_aligned(c: Column) -> bool {
@@ -505,7 +506,7 @@ impl Widget for TensorsScreen<'_> {
                 + cols
                     .iter()
                     .filter(|c| **c != Column::Name)
-                    .map(|c| col_width(*c, self.inv) + 1)
+                    .map(|c| col_width(*c, v) + 1)
                     .sum::<u16>();
             if need <= inner.width {
                 break;
@@ -518,7 +519,7 @@ impl Widget for TensorsScreen<'_> {
                 if *c == Column::Name {
                     Constraint::Fill(1)
                 } else {
-                    Constraint::Length(col_width(*c, self.inv))
+                    Constraint::Length(col_width(*c, v))
                 }
             })
             .collect();
@@ -527,7 +528,7 @@ impl Widget for TensorsScreen<'_> {
         let name_w = inner.width.saturating_sub(
             cols.iter()
                 .filter(|c| **c != Column::Name)
-                .map(|c| col_width(*c, self.inv) + 1)
+                .map(|c| col_width(*c, v) + 1)
                 .sum::<u16>(),
         ) as usize;
         let header = Row::new(cols.iter().map(|c| {
@@ -637,7 +638,7 @@ impl Widget for TensorsScreen<'_> {
 
 /// The footer: the position, and the totals of the tensors the filter and search show.
 fn footer_line(v: &TensorView, inv: &[TensorItem], t: Theme) -> Line<'static> {
-    let (n, _, bytes) = v.shown_totals(inv);
+    let (n, _, bytes) = v.shown_totals();
     let which = if n == inv.len() {
         format!("all {} tensors", units::group_digits(n as u128))
     } else {

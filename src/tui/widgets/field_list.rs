@@ -2,6 +2,7 @@
 //! `layout::field_cells`, the selected one highlighted.
 
 use crate::tui::fields::{Row, Tag};
+use crate::tui::format::fit;
 use crate::tui::layout;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::Slider;
@@ -31,19 +32,6 @@ fn tag_span(tag: &Tag, t: Theme) -> Span<'static> {
         Tag::Note(s) => Span::styled(s.clone(), t.label()),
         Tag::Warn(s) => Span::styled(s.clone(), t.warn()),
     }
-}
-
-/// Cut text to `width` characters, ending in `…` when cut.
-pub fn fit(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
-        return s.to_string();
-    }
-    if width == 0 {
-        return String::new();
-    }
-    let mut out: String = s.chars().take(width - 1).collect();
-    out.push('…');
-    out
 }
 
 impl Widget for FieldList<'_> {
