@@ -63,19 +63,9 @@ pub struct Found {
     pub mmproj: Option<PathBuf>,
 }
 
-pub use crate::infile::walk;
+use crate::infile::walk;
 
-fn home() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-}
-
-fn env_dir(var: &str) -> Option<PathBuf> {
-    std::env::var_os(var)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-}
+use crate::infile::{env_dir, home};
 
 /// The Hugging Face hub cache: `HF_HUB_CACHE`, else `$HF_HOME/hub` (`~/.cache/huggingface/hub`).
 pub fn hf_hub_cache() -> Option<PathBuf> {
