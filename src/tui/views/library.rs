@@ -162,8 +162,10 @@ impl LibraryView {
             self.catalog = Some(cat.clone());
             self.scan_pending();
         }
+        // The view's own note follows the scan ("scanning …", then "added …: N more models");
+        // this message stays true after the scan ends.
         Ok(format!(
-            "scanning {shown} for GGUF models (for this session; nothing is saved)"
+            "{shown} is in the library for this session (nothing is saved)"
         ))
     }
 
