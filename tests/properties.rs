@@ -100,7 +100,9 @@ proptest! {
         s.cache.context = n + extra;
         let c = evaluate(&s).unwrap();
         prop_assert!(c.capacity.runtime_bytes.total_bytes >= a.capacity.runtime_bytes.total_bytes);
-        prop_assert!(c.capacity.buffers.compute_bytes >= a.capacity.buffers.compute_bytes);
+        // The compute buffer alone may fall as context grows: llama.cpp's own reservation does
+        // (Qwen3-32B, 86,157 → 91,905 tokens: 462,442,496 → 457,986,048 bytes; pinned in
+        // core::runtime's tests). The cache grows by far more, so the totals never fall.
         for (x, y) in a.tiers.iter().zip(&c.tiers) {
             prop_assert!(y.memory.total_bytes >= x.memory.total_bytes);
         }

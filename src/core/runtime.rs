@@ -1237,6 +1237,31 @@ mod tests {
     }
 
     #[test]
+    fn the_compute_buffer_can_fall_as_context_grows_as_in_llama_cpp() {
+        // llama-fit-params (build 11434, CPU, -fa on, -ub 512) on the Qwen3-32B header: the
+        // allocator's best fit packs the larger graph tighter, so the reservation falls
+        // from 462,442,496 bytes at 86,157 tokens to 457,986,048 at 91,905.
+        let m = ModelShape::from_figures("q", &figures("qwen3"), Provenance::File).unwrap();
+        let ff = FeedForward {
+            length: 25_600,
+            ..Default::default()
+        };
+        let at = |n: u64| {
+            run(
+                &m,
+                ff,
+                &CacheSettings {
+                    context: n,
+                    ..CacheSettings::default()
+                },
+            )
+            .compute_bytes
+        };
+        assert_eq!(at(86_157), 462_442_496);
+        assert_eq!(at(91_905), 457_986_048);
+    }
+
+    #[test]
     fn gemma3_270m_logits_dominate() {
         // llama.cpp: 551.28 MiB (262,144 × 512 f32 logits = 512 MiB of it).
         let mut f = figures("gemma3");
