@@ -77,7 +77,7 @@ const ROW: &str = r#"{"build_commit": "abc1234", "build_number": 1, "cpu_info": 
 fn bench_rows(c: &mut Criterion) {
     let text = vec![ROW; 200_000].join("\n");
     let cat = llmbound::profile::Catalog::load();
-    let base = llmbound::build::scenario(
+    let base = llmbound::workspace::scenario(
         &cat,
         &llmbound::build::ScenarioOptions {
             scenario: Some("gemma-3-270m-cpu-vm".into()),

@@ -1,14 +1,15 @@
-//! From options (CLI flags or the TUI's start-up arguments) to a `core::Scenario`: picks the
-//! scenario, model, artifact and machine profiles and applies overrides. No terminal I/O.
+//! The options a user gives about a scenario (CLI flags, the explorer's start-up arguments):
+//! the one struct every scenario flag lives in, the [`Edit`]s they make, and the scenario the
+//! profiles they name describe before any edit (`workspace::prepare` then opens the artifact
+//! and applies the edits). Depends on core and profile; no terminal I/O.
 
 use crate::core::cache::CacheType;
 use crate::core::edit::{self, Edit};
-use crate::core::model::ModelShape;
 use crate::core::scenario::Scenario;
 use crate::core::units::{self, Provenance, Sourced};
 use crate::core::weights::{WeightFile, WeightKind};
-use crate::gguf::{self, GgufError, TensorInventory};
-use crate::profile::file::{ArtifactFile, ModelFile, ScenarioFile};
+use crate::gguf::{self, GgufError};
+use crate::profile::file::ScenarioFile;
 use crate::profile::{Catalog, ProfileError, load};
 use clap::builder::TypedValueParser as _;
 use std::path::{Path, PathBuf};
@@ -100,23 +101,22 @@ pub struct ScenarioOptions {
     pub draft: Option<PathBuf>,
 }
 
-/// A whole number for a count flag (tokens, sequences, layers, rows). clap's own parser would
-/// call "-5" "invalid digit found in string"; this says what is wrong with it.
+/// A whole number for a count flag (tokens, sequences, layers, rows), read by the one count
+/// parser the explorer uses too (`units::parse_count`: `32768`, `32,768`, `32k`). clap's own
+/// parser would call "-5" "invalid digit found in string"; this says what is wrong with it.
 pub fn whole_u64(s: &str) -> Result<u64, String> {
-    if let Ok(v) = s.trim().parse::<u64>() {
-        return Ok(v);
-    }
-    match s.trim().parse::<f64>() {
-        Ok(v) if v < 0.0 => Err("must not be negative: give a whole number (0, 1, 2, …)".into()),
-        Ok(v) if v.is_finite() && v.fract() != 0.0 => {
-            Err("must be a whole number (0, 1, 2, …), not a fraction".into())
+    units::parse_count(s).map_err(|e| match e {
+        units::CountError::Negative => {
+            "must not be negative: give a whole number (0, 1, 2, …)".into()
         }
-        Ok(_) => Err(format!(
-            "must be a whole number from 0 to {} (0, 1, 2, …)",
-            u64::MAX
-        )),
-        Err(_) => Err("not a number: give a whole number (0, 1, 2, …)".into()),
-    }
+        units::CountError::Fraction => "must be a whole number (0, 1, 2, …), not a fraction".into(),
+        units::CountError::TooLarge => {
+            format!("must be a whole number from 0 to {} (0, 1, 2, …)", u64::MAX)
+        }
+        units::CountError::Empty | units::CountError::NotANumber => {
+            "not a number: give a whole number (0, 1, 2, … or 32k)".into()
+        }
+    })
 }
 
 /// [`whole_u64`] for a flag that fits in 32 bits (llama.cpp's -ngl).
@@ -282,23 +282,9 @@ pub fn cache_type(flag_name: &'static str, s: &str) -> Result<CacheType, BuildEr
     })
 }
 
-/// Build the scenario the options describe. Its name is the scenario profile's only while
-/// the options leave it what the profile describes; otherwise it is derived from the
-/// scenario (`Scenario::derived_name`; with a GGUF, "FILE on MACHINE").
-pub fn scenario(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, BuildError> {
-    let (mut s, profile) = scenario_unnamed(cat, o)?;
-    if o.gguf.is_none() {
-        // The scenario profile as the file describes it (read once, in `scenario_unnamed`).
-        let as_profile = load::scenario(cat, &profile).ok();
-        if !as_profile.is_some_and(|p| p.same_subject(&s)) {
-            s.name = s.derived_name();
-        }
-    }
-    Ok(s)
-}
-
-/// The scenario the options describe, and the scenario profile it started from.
-fn scenario_unnamed(
+/// The scenario the profiles the options name describe, before the artifact and the option
+/// overrides are applied, and the scenario profile it started from.
+pub fn profile_scenario(
     cat: &Catalog,
     o: &ScenarioOptions,
 ) -> Result<(Scenario, ScenarioFile), BuildError> {
@@ -342,9 +328,7 @@ fn scenario_unnamed(
         if let Some(m) = &o.machine {
             file.machine = m.clone();
         }
-        let mut s = load::scenario(&cat2, &file).map_err(|e| in_scenario(cat, o, e))?;
-        s.weights[0].bytes.provenance = Provenance::User;
-        apply(&mut s, o)?;
+        let s = load::scenario(&cat2, &file).map_err(|e| in_scenario(cat, o, e))?;
         return Ok((s, profile));
     }
     if let Some(m) = &o.model {
@@ -381,12 +365,7 @@ fn scenario_unnamed(
     if let Some(m) = &o.machine {
         file.machine = m.clone();
     }
-    let mut s = load::scenario(cat, &file).map_err(|e| in_scenario(cat, o, e))?;
-    if let Some(path) = &o.gguf {
-        let g = open_gguf(cat, path)?;
-        with_gguf(&mut s, &g)?;
-    }
-    apply(&mut s, o)?;
+    let s = load::scenario(cat, &file).map_err(|e| in_scenario(cat, o, e))?;
     Ok((s, profile))
 }
 
@@ -420,76 +399,6 @@ pub fn gguf_message(path: &Path, e: &GgufError) -> String {
     gguf::error_line(path, e)
 }
 
-/// An opened GGUF artifact with what the bounds need from it.
-#[derive(Debug, Clone)]
-pub struct GgufInput {
-    /// The artifact (all shards).
-    pub artifact: gguf::Artifact,
-    /// Its tensor inventory: totals and rollups, `rows` left empty (`TensorInventory::summary`).
-    pub inventory: TensorInventory,
-    /// The model shape, or why the KV maths cannot be done (the inventory still can).
-    pub shape: Result<ModelShape, String>,
-    /// A model profile artifact of exactly the same size, when there is one.
-    pub matched: Option<(ModelFile, ArtifactFile)>,
-}
-
-/// Open a GGUF header (never its tensor data) and match it to a profile by exact size.
-pub fn open_gguf(cat: &Catalog, path: &Path) -> Result<GgufInput, BuildError> {
-    let artifact = crate::remote::open_any(path)
-        .map_err(BuildError::Gguf)?
-        .artifact;
-    let inventory = TensorInventory::summary(&artifact);
-    let name = artifact
-        .metadata()
-        .get_str("general.name")
-        .ok()
-        .flatten()
-        .map(str::to_string)
-        .unwrap_or_else(|| {
-            path.file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        });
-    let shape = gguf::model_shape(&artifact, &name).map_err(|e| gguf_message(path, &e));
-    let matched = cat.artifact_with_bytes(artifact.file_bytes());
-    Ok(GgufInput {
-        artifact,
-        inventory,
-        shape,
-        matched,
-    })
-}
-
-/// Replace the scenario's model, W and inventory with an opened file's. The advertised
-/// parameter count of a model profile whose artifact has exactly the same size is kept (spec);
-/// otherwise the file's counted parameters serve, labelled as counted.
-pub fn with_gguf(s: &mut Scenario, g: &GgufInput) -> Result<(), BuildError> {
-    let mut shape = g.shape.clone().map_err(BuildError::Gguf)?;
-    shape.warnings.extend(g.artifact.all_warnings());
-    if g.artifact.missing_bytes() > 0 {
-        shape.warnings.push(format!(
-            "partial download: {} bytes of tensor data are missing; W is the size of the complete file",
-            units::group_digits(g.artifact.missing_bytes() as u128)
-        ));
-    }
-    if let Some((m, _)) = &g.matched {
-        shape.parameters_advertised = m.parameters.as_ref().map(|p| p.sourced());
-        shape.active_parameters_advertised = m.active_parameters.as_ref().map(|p| p.sourced());
-    }
-    s.model = shape;
-    let extra: Vec<WeightFile> = s
-        .weights
-        .iter()
-        .filter(|w| !matches!(w.kind, WeightKind::Artifact(_)))
-        .cloned()
-        .collect();
-    s.weights = g.artifact.weight_files();
-    s.weights.extend(extra);
-    s.inventory = Some(g.inventory.to_core_inventory());
-    s.name = s.derived_name();
-    Ok(())
-}
-
 /// A file the runtime loads beside the model (projector, draft): its exact size from the OS.
 pub fn extra_file(kind: WeightKind, path: &Path) -> Result<WeightFile, BuildError> {
     let meta = std::fs::metadata(path).map_err(|e| BuildError::File {
@@ -513,13 +422,15 @@ pub fn extra_file(kind: WeightKind, path: &Path) -> Result<WeightFile, BuildErro
     })
 }
 
-/// Apply the option overrides to a scenario (also used after a GGUF replaced the model):
-/// each becomes an [`Edit`] applied by [`edit::apply`], the function the explorer uses too.
+/// Apply the option overrides to `s`, each as the [`Edit`] it makes (a what-if: `compare`
+/// applies the same overrides to every machine it compares). `s` is unchanged on an error.
 pub fn apply(s: &mut Scenario, o: &ScenarioOptions) -> Result<(), BuildError> {
-    let mut fig = edit::figures_of(&s.model);
+    let mut next = s.clone();
     for (name, e) in o.edits(s)? {
-        edit::apply(s, &mut fig, &e).map_err(|err| flag(name, err.to_string()))?;
+        next = edit::applied(&next, std::slice::from_ref(&e))
+            .map_err(|err| flag(name, err.to_string()))?;
     }
-    s.validate().map_err(|e| flag("scenario", e.0))?;
+    next.validate().map_err(|e| flag("scenario", e.0))?;
+    *s = next;
     Ok(())
 }

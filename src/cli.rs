@@ -280,7 +280,7 @@ struct Built {
 }
 
 fn build(cat: &Catalog, opts: &ScenarioOptions) -> Result<Built, Failure> {
-    let scen = build::scenario(cat, opts).map_err(bad)?;
+    let scen = crate::workspace::scenario(cat, opts).map_err(bad)?;
     let model_path = match &opts.gguf {
         Some(p) => p.display().to_string(),
         None => scen
@@ -482,7 +482,7 @@ fn run(cli: Cli, machines: &[String], out: &mut impl Write) -> Result<i32, Failu
         Some(Command::Models { scenario, models }) => {
             let mut o = scenario;
             o.gguf = None;
-            let base = build::scenario(&cat, &o).map_err(bad)?;
+            let base = crate::workspace::scenario(&cat, &o).map_err(bad)?;
             crate::library::run_cli(&cat, &base, &models, out).map_err(io_fail)?;
             Ok(0)
         }
@@ -504,14 +504,22 @@ fn compare(
     }
     let mut first = args.clone();
     first.machine = Some(machine_ids[0].clone());
-    let base = build::scenario(cat, &first).map_err(bad)?;
+    let base = crate::workspace::scenario(cat, &first).map_err(bad)?;
     let mut machines = Vec::new();
     for m in machine_ids {
         let file = cat.machine(m).map_err(bad)?;
         let mut machine = crate::profile::load::machine(&file);
         // What-if overrides apply to every machine compared.
-        let mut probe = base.clone();
-        probe.machine = machine.clone();
+        let mut probe = crate::core::edit::applied(
+            &base,
+            &[crate::core::edit::Edit::Machine(Box::new(machine.clone()))],
+        )
+        .map_err(|e| {
+            bad(build::BuildError::Flag {
+                flag: "--machine",
+                message: e.to_string(),
+            })
+        })?;
         let mut o = args.clone();
         o.gguf = None;
         o.mmproj = None;
@@ -533,7 +541,7 @@ fn run_bench(
     out: &mut impl Write,
 ) -> Result<i32, Failure> {
     let opts = args;
-    let base = build::scenario(cat, opts).map_err(bad)?;
+    let base = crate::workspace::scenario(cat, opts).map_err(bad)?;
     let mut rows = Vec::new();
     for f in files {
         let more = crate::bench::load(f).map_err(bad)?;

@@ -2,6 +2,7 @@
 //! side: the rows of the explorer's compare view and of `llmbound compare`. Depends on
 //! `core` only; no terminal, no I/O.
 
+use crate::core::edit::Edit;
 use crate::core::scenario::{Machine, Scenario, ScenarioError};
 use crate::core::units::Provenance;
 use crate::core::{Report, evaluate};
@@ -97,12 +98,13 @@ pub fn compare(s: &Scenario, machines: &[Machine]) -> Vec<CompareRow> {
     machines
         .iter()
         .map(|m| {
-            let mut sc = s.clone();
-            sc.machine = m.clone();
+            let outcome = crate::core::edit::applied(s, &[Edit::Machine(Box::new(m.clone()))])
+                .map_err(|e| ScenarioError(e.to_string()))
+                .and_then(|sc| evaluate(&sc).map(|r| CompareFigures::of(&r)));
             CompareRow {
                 machine_id: m.id.clone(),
                 machine_name: m.name.clone(),
-                outcome: evaluate(&sc).map(|r| CompareFigures::of(&r)),
+                outcome,
             }
         })
         .collect()

@@ -17,3 +17,4 @@ pub mod remote;
 pub mod report;
 pub mod sanitize;
 pub mod tui;
+pub mod workspace;

@@ -7,11 +7,12 @@
 
 pub use crate::ollama;
 
-use crate::build::{self, GgufInput};
+use crate::build;
 use crate::compare::CompareFigures;
 use crate::core::scenario::Scenario;
 use crate::gguf::split::parse_split_name;
 use crate::profile::Catalog;
+use crate::workspace::GgufInput;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -300,13 +301,13 @@ impl Scanned {
         self.input
             .as_ref()
             .ok()
-            .and_then(|g| g.artifact.metadata().architecture().map(str::to_string))
+            .and_then(|g| g.artifact().metadata().architecture().map(str::to_string))
             .unwrap_or_default()
     }
 
     /// W: Σ shard bytes (projector not included).
     pub fn file_bytes(&self) -> Option<u64> {
-        self.input.as_ref().ok().map(|g| g.artifact.file_bytes())
+        self.input.as_ref().ok().map(|g| g.artifact().file_bytes())
     }
 
     /// Tensor types by share of tensor bytes, largest first: `Q4_K 72%, Q6_K 21%, F32 1%`.
@@ -314,11 +315,11 @@ impl Scanned {
         let Ok(g) = &self.input else {
             return String::new();
         };
-        let total: u64 = g.inventory.by_type.iter().map(|t| t.bytes).sum();
+        let total: u64 = g.inventory().by_type.iter().map(|t| t.bytes).sum();
         if total == 0 {
             return String::new();
         }
-        g.inventory
+        g.inventory()
             .by_type
             .iter()
             .filter(|t| t.bytes * 100 >= total)
@@ -345,7 +346,8 @@ pub fn scan(cat: &Catalog, found: Vec<Found>) -> Vec<Scanned> {
                     part.iter()
                         .map(|f| Scanned {
                             found: f.clone(),
-                            input: build::open_gguf(cat, &f.path).map_err(|e| e.to_string()),
+                            input: crate::workspace::open_gguf(cat, &f.path)
+                                .map_err(|e| e.to_string()),
                         })
                         .collect::<Vec<_>>()
                 })
@@ -382,12 +384,15 @@ pub fn evaluate(base: &Scenario, scanned: &[Scanned]) -> Vec<Row> {
             let outcome = (|| {
                 let g = s.input.as_ref().map_err(Clone::clone)?;
                 let mut sc = base.clone();
-                build::with_gguf(&mut sc, g).map_err(|e| e.to_string())?;
+                crate::workspace::with_gguf(&mut sc, g).map_err(|e| e.to_string())?;
                 if let Some(p) = &s.found.mmproj {
-                    sc.weights.push(
-                        build::extra_file(crate::core::weights::WeightKind::Mmproj, p)
-                            .map_err(|e| e.to_string())?,
-                    );
+                    let extra = build::extra_file(crate::core::weights::WeightKind::Mmproj, p)
+                        .map_err(|e| e.to_string())?;
+                    sc = crate::core::edit::applied(
+                        &sc,
+                        &[crate::core::edit::Edit::ExtraFile(extra)],
+                    )
+                    .map_err(|e| e.to_string())?;
                 }
                 weights_bytes = sc.weights.iter().map(|w| w.bytes.value).sum();
                 crate::core::evaluate(&sc)

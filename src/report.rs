@@ -130,7 +130,8 @@ mod tests {
 
     fn command_for(model_path: &str) -> String {
         let cat = crate::profile::Catalog::builtin();
-        let s = crate::build::scenario(&cat, &crate::build::ScenarioOptions::default()).unwrap();
+        let s =
+            crate::workspace::scenario(&cat, &crate::build::ScenarioOptions::default()).unwrap();
         let r = crate::core::evaluate(&s).unwrap();
         llama_cpp_command(&r, model_path)
     }

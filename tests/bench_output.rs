@@ -2,7 +2,6 @@
 //! parsed under their bare names and the GGUF is opened from a temporary copy).
 
 use llmbound::bench::{self, BenchOptions, BenchReport};
-use llmbound::build;
 use llmbound::profile::{Catalog, load};
 use std::path::Path;
 
@@ -19,7 +18,11 @@ fn report() -> BenchReport {
         .unwrap();
     let cat = Catalog::builtin();
     let mut s = load::scenario(&cat, &cat.scenario("qwen3-8b-synth-h200").unwrap()).unwrap();
-    build::with_gguf(&mut s, &build::open_gguf(&cat, &gguf).unwrap()).unwrap();
+    llmbound::workspace::with_gguf(
+        &mut s,
+        &llmbound::workspace::open_gguf(&cat, &gguf).unwrap(),
+    )
+    .unwrap();
     let mut rows = Vec::new();
     for f in ["bench_f16.json", "bench_q8_0.json"] {
         let text = std::fs::read_to_string(fixtures.join(f)).unwrap();

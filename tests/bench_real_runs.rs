@@ -6,7 +6,6 @@
 mod skip;
 
 use llmbound::bench::{self, BenchOptions, BenchReport, BenchRow, TestKind};
-use llmbound::build;
 use llmbound::core::Scenario;
 use llmbound::core::decode::CeilingKind;
 use llmbound::core::units::Provenance;
@@ -34,13 +33,13 @@ fn full_size_copy(header: &Path, bytes: u64, dir: &Path, name: &str) -> PathBuf 
 }
 
 /// The built-in scenario with the GGUF's model shape, inventory and exact size, as `--gguf`
-/// builds it (`build::open_gguf` + `build::with_gguf`).
+/// builds it (`llmbound::workspace::open_gguf` + `llmbound::workspace::with_gguf`).
 fn scenario_with_gguf(id: &str, gguf_path: &Path) -> Scenario {
     let cat = Catalog::builtin();
     let mut s = load::scenario(&cat, &cat.scenario(id).unwrap()).unwrap();
-    let g = build::open_gguf(&cat, gguf_path).unwrap();
-    assert_eq!(g.artifact.missing_bytes(), 0);
-    build::with_gguf(&mut s, &g).unwrap();
+    let g = llmbound::workspace::open_gguf(&cat, gguf_path).unwrap();
+    assert_eq!(g.artifact().missing_bytes(), 0);
+    llmbound::workspace::with_gguf(&mut s, &g).unwrap();
     s
 }
 

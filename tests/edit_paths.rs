@@ -4,8 +4,12 @@
 use assert_cmd::Command;
 use llmbound::build::ScenarioOptions;
 use llmbound::profile::Catalog;
+use llmbound::tui::action::Action;
 use llmbound::tui::app::App;
 use llmbound::tui::fields::Field;
+
+#[path = "support/fixtures.rs"]
+mod fixtures;
 
 fn cli_json(args: &[&str], config: &std::path::Path) -> String {
     let out = Command::cargo_bin("llmbound")
@@ -25,9 +29,13 @@ fn cli_json(args: &[&str], config: &std::path::Path) -> String {
 }
 
 fn explorer_json(app: &App) -> String {
-    let model_path = app.scenario.weights[0].file.clone();
+    // The launch line names the file as the user did (the CLI's --gguf), else the preset's.
+    let model_path = (app.ws().opened())
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| app.ws().scenario().weights[0].file.clone());
     let mut s =
-        serde_json::to_string_pretty(&llmbound::report::to_json(&app.report, &model_path)).unwrap();
+        serde_json::to_string_pretty(&llmbound::report::to_json(app.ws().report(), &model_path))
+            .unwrap();
     s.push('\n');
     s
 }
@@ -172,7 +180,7 @@ fn default_scenario() -> (llmbound::core::Scenario, llmbound::core::model::ArchF
         machine: Some("h200-measured".into()),
         ..Default::default()
     };
-    let s = llmbound::build::scenario(&cat, &o).unwrap();
+    let s = llmbound::workspace::scenario(&cat, &o).unwrap();
     let fig = llmbound::core::edit::figures_of(&s.model);
     (s, fig)
 }
@@ -231,15 +239,184 @@ fn the_explorer_shows_why_an_edit_was_refused() {
         &ScenarioOptions::default(),
     )
     .unwrap();
-    let ctx = app.scenario.cache.context;
+    let ctx = app.ws().scenario().cache.context;
     app.set_field(Field::Window, "10000000");
     let m = app.message.clone().unwrap();
     assert!(m.error && m.text.contains("above the context"), "{m:?}");
     app.set_field(Field::Context, "-5");
     let m = app.message.clone().unwrap();
     assert!(m.error && m.text.starts_with("context:"), "{m:?}");
-    assert_eq!(app.scenario.cache.context, ctx);
+    assert_eq!(app.ws().scenario().cache.context, ctx);
     app.set_field(Field::TypeK, "q3_k");
     let m = app.message.clone().unwrap();
     assert!(m.text.contains("q4_0 or iq4_nl"), "{m:?}");
+}
+
+/// The explorer on `opts` with no user profiles, and the CLI arguments that describe the same.
+fn explorer(config: &std::path::Path, opts: &ScenarioOptions) -> App {
+    App::new(Catalog::load_with(Some(config.to_path_buf())), opts).unwrap()
+}
+
+fn assert_same(explorer: &str, cli: &str, what: &str) {
+    if explorer != cli {
+        for (i, (a, b)) in explorer.lines().zip(cli.lines()).enumerate() {
+            assert_eq!(a, b, "{what}: line {} differs (explorer, CLI)", i + 1);
+        }
+        assert_eq!(explorer, cli, "{what}");
+    }
+}
+
+/// `[` and `]` halve and double the context, `n` sets the most GPU layers that fit: each is
+/// the edit the CLI flag makes.
+#[test]
+fn keys_that_edit_agree_with_their_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("none");
+    let opts = ScenarioOptions {
+        scenario: Some("qwen3-32b-rtx-4090-partial".into()),
+        ..Default::default()
+    };
+    let mut app = explorer(&config, &opts);
+    let ctx = app.ws().scenario().cache.context;
+    app.update(Action::HalveContext);
+    app.update(Action::HalveContext);
+    app.update(Action::DoubleContext);
+    assert_eq!(app.ws().scenario().cache.context, ctx / 2);
+    let half = (ctx / 2).to_string();
+    let args = [
+        "--scenario",
+        "qwen3-32b-rtx-4090-partial",
+        "-c",
+        half.as_str(),
+    ];
+    assert_same(&explorer_json(&app), &cli_json(&args, &config), "[ ] ]");
+    app.update(Action::MaxGpuLayers);
+    assert!(
+        app.message.as_ref().is_some_and(|m| !m.error),
+        "{:?}",
+        app.message
+    );
+    let all = llmbound::core::tiers::all_gpu_layers(&app.ws().scenario().model);
+    let n = (app.ws().scenario().offload.gpu_layers)
+        .unwrap_or(all)
+        .to_string();
+    let mut args = args.to_vec();
+    args.extend(["--gpu-layers", n.as_str()]);
+    assert_same(&explorer_json(&app), &cli_json(&args, &config), "n");
+}
+
+/// Opening a GGUF in the explorer (`o`, the library's Enter, a path given at start) makes
+/// the same scenario as `--gguf`, with the projector given beside it kept, and a switch of
+/// machine the same as `--machine`.
+#[test]
+fn opening_a_file_and_switching_a_machine_agree_with_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("none");
+    let model = dir.path().join("tiny.gguf");
+    fixtures::tiny("tiny", 4)
+        .write_file(&model, llmbound::gguf::writer::Data::Zeros)
+        .unwrap();
+    let proj = dir.path().join("mmproj.gguf");
+    fixtures::projector()
+        .write_file(&proj, llmbound::gguf::writer::Data::Zeros)
+        .unwrap();
+    let opts = ScenarioOptions {
+        mmproj: Some(proj.clone()),
+        ..Default::default()
+    };
+    let mut app = explorer(&config, &opts);
+    app.update(Action::OpenPath(model.clone()));
+    app.wait_for_jobs(std::time::Duration::from_secs(30));
+    assert!(
+        app.message.as_ref().is_some_and(|m| !m.error),
+        "{:?}",
+        app.message
+    );
+    let weights = &app.ws().scenario().weights;
+    assert!(
+        weights.iter().any(|w| w.file == "mmproj.gguf"),
+        "the projector given beside the model stays: {weights:?}"
+    );
+    let (m, p) = (model.display().to_string(), proj.display().to_string());
+    let args = ["--gguf", m.as_str(), "--mmproj", p.as_str()];
+    assert_same(&explorer_json(&app), &cli_json(&args, &config), "open");
+    app.select_machine("desktop-rtx-4090");
+    let mut args = args.to_vec();
+    args.extend(["--machine", "desktop-rtx-4090"]);
+    assert_same(&explorer_json(&app), &cli_json(&args, &config), "switch");
+}
+
+/// A partial download opened in the explorer carries the same warning as `report --gguf`.
+#[test]
+fn a_partial_download_is_marked_in_the_explorer_as_in_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("none");
+    let model = dir.path().join("partial.gguf");
+    fixtures::tiny("partial", 4)
+        .write_file(&model, llmbound::gguf::writer::Data::HeaderOnly)
+        .unwrap();
+    let mut app = explorer(&config, &ScenarioOptions::default());
+    app.update(Action::OpenPath(model.clone()));
+    app.wait_for_jobs(std::time::Duration::from_secs(30));
+    let warned = |w: &[String]| w.iter().any(|w| w.starts_with("partial download"));
+    assert!(
+        warned(&app.ws().scenario().model.warnings),
+        "{:?}",
+        app.ws().scenario().model.warnings
+    );
+    let m = model.display().to_string();
+    assert_same(
+        &explorer_json(&app),
+        &cli_json(&["--gguf", m.as_str()], &config),
+        "partial",
+    );
+}
+
+/// A llama-bench row is evaluated on the scenario its settings make: the same edits as the
+/// flags that state them.
+#[test]
+fn a_bench_row_is_the_scenario_its_flags_make() {
+    let cat = Catalog::load_with(None);
+    let base = llmbound::workspace::scenario(
+        &cat,
+        &ScenarioOptions {
+            scenario: Some("qwen3-8b-synth-h200".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let row = llmbound::bench::parse_str(
+        "row.json",
+        r#"[{"build_commit": "0c1e570", "backends": "CUDA", "gpu_info": "NVIDIA H200",
+            "model_size": 8703561728, "model_n_params": 8190735360, "n_batch": 2048,
+            "n_ubatch": 256, "n_threads": 16, "type_k": "q8_0", "type_v": "q8_0",
+            "n_gpu_layers": 20, "n_cpu_moe": 0, "split_mode": "layer", "main_gpu": 0,
+            "no_kv_offload": false, "flash_attn": 1, "tensor_split": "0.00",
+            "tensor_buft_overrides": "none", "n_prompt": 0, "n_gen": 128, "n_depth": 8192,
+            "avg_ts": 100.0, "samples_ts": [100.0]}]"#,
+    )
+    .unwrap()
+    .remove(0);
+    let (edits, _) = llmbound::bench::eval::row_edits(&row, &base).unwrap();
+    let from_row = llmbound::core::edit::applied(&base, &edits).unwrap();
+    let flags = llmbound::workspace::scenario(
+        &cat,
+        &ScenarioOptions {
+            scenario: Some("qwen3-8b-synth-h200".into()),
+            context: Some(8192 + 64),
+            sequences: Some(1),
+            cache_type_k: Some("q8_0".into()),
+            cache_type_v: Some("q8_0".into()),
+            flash_attn: Some(true),
+            ubatch: Some(256),
+            gpu_layers: Some(20),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let strip = |mut s: llmbound::core::Scenario| {
+        s.name.clear();
+        s
+    };
+    assert_eq!(strip(from_row), strip(flags));
 }

@@ -180,3 +180,117 @@ fn the_graph_reader_sees_imports() {
         "reports never depend on the explorer"
     );
 }
+
+/// Where a scenario changes: only `core::edit` (the one edit function) assigns a scenario's
+/// fields; every other module builds `Edit`s and hands them to the workspace (or to
+/// `edit::applied` for a what-if copy). Read from the sources: an assignment, compound
+/// assignment or in-place change (`push`, `extend`, `retain`, `clear`, `insert`) of a
+/// scenario field through a scenario-named binding.
+fn scenario_changes(skip_edit: bool) -> Vec<String> {
+    const RECEIVERS: &[&str] = &["scenario", "s", "sc", "base", "next", "probe", "fresh"];
+    const FIELDS: &[&str] = &[
+        "name",
+        "model",
+        "weights",
+        "inventory",
+        "machine",
+        "cache",
+        "offload",
+        "other_bytes",
+        "prompt_rows",
+        "compute_path",
+        "feed_forward",
+    ];
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut found = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+        if skip_edit && rel == "core/edit.rs" {
+            continue;
+        }
+        let code = code_only(&std::fs::read_to_string(&f).unwrap());
+        // Test modules may build scenarios by hand.
+        let code = code.split("#[cfg(test)]").next().unwrap_or("");
+        for (n, line) in code.lines().enumerate() {
+            let bytes = line.as_bytes();
+            for r in RECEIVERS {
+                let mut from = 0;
+                while let Some(i) = line[from..].find(&format!("{r}.")).map(|i| i + from) {
+                    from = i + r.len() + 1;
+                    let before = line[..i].chars().last();
+                    if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+                        continue;
+                    }
+                    let field = ident_at(&line[from..]);
+                    if !FIELDS.contains(&field.as_str()) {
+                        continue;
+                    }
+                    // The rest of the place expression: `.x`, `[i]`, then the operation.
+                    let mut j = from + field.len();
+                    loop {
+                        if bytes.get(j) == Some(&b'.')
+                            && bytes.get(j + 1).is_some_and(|c| c.is_ascii_alphabetic())
+                        {
+                            let id = ident_at(&line[j + 1..]);
+                            if line[j + 1 + id.len()..].starts_with('(') {
+                                let changes =
+                                    ["push", "extend", "retain", "clear", "insert", "truncate"];
+                                if changes.contains(&id.as_str()) {
+                                    found.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+                                }
+                                break;
+                            }
+                            j += 1 + id.len();
+                        } else if bytes.get(j) == Some(&b'[') {
+                            match line[j..].find(']') {
+                                Some(k) => j += k + 1,
+                                None => break,
+                            }
+                        } else {
+                            break;
+                        }
+                    }
+                    let rest = line[j..].trim_start();
+                    let assigns = (rest.starts_with('=') && !rest.starts_with("=="))
+                        || ["+=", "-=", "*=", "/=", "|="]
+                            .iter()
+                            .any(|op| rest.starts_with(op));
+                    if assigns {
+                        found.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn only_the_edit_function_changes_a_scenario() {
+    let found = scenario_changes(true);
+    assert!(
+        found.is_empty(),
+        "scenario fields changed outside core::edit (make an Edit and give it to the workspace):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_scenario_change_scan_sees_a_change() {
+    // A check that can fail: the scan finds the changes the edit function itself makes.
+    let all = scenario_changes(false);
+    let in_edit: Vec<&String> = all
+        .iter()
+        .filter(|l| l.starts_with("src/core/edit.rs"))
+        .collect();
+    assert!(
+        in_edit.iter().any(|l| l.contains("s.weights = "))
+            && in_edit.iter().any(|l| l.contains("s.name = "))
+            && in_edit
+                .iter()
+                .any(|l| l.contains("c.context") || l.contains("s.offload")),
+        "{all:#?}"
+    );
+}

@@ -12,7 +12,6 @@ mod skip;
 #[path = "common/oracle.rs"]
 mod oracle;
 
-use llmbound::build;
 use llmbound::core::cache::CacheType;
 use llmbound::core::kv::{self, CacheSettings};
 use llmbound::core::runtime::{self, ComputeStatus, GraphSettings};
@@ -58,14 +57,14 @@ fn output_and_compute_buffers_match_llama_cpp() {
             skipped.push(format!("{} (external file not available)", oc.model.name));
             continue;
         };
-        let g = match build::open_gguf(&cat, path) {
+        let g = match llmbound::workspace::open_gguf(&cat, path) {
             Ok(g) => g,
             Err(e) => {
                 skipped.push(format!("{}: {e}", oc.model.name));
                 continue;
             }
         };
-        let shape = match &g.shape {
+        let shape = match g.shape() {
             Ok(s) => s.clone(),
             Err(e) => {
                 skipped.push(format!("{} {}: no model shape: {e}", oc.model.name, c.id));
@@ -104,7 +103,7 @@ fn output_and_compute_buffers_match_llama_cpp() {
             ));
             continue;
         }
-        let ff = g.inventory.to_core_inventory().feed_forward;
+        let ff = g.inventory().to_core_inventory().feed_forward;
         let b = runtime::buffers(
             &shape,
             &ff,

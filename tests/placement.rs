@@ -2,13 +2,13 @@
 //! embedding stays in host memory, KV lives with its layer unless -nkvo, layers split across
 //! accelerators run one after another (the sum bound).
 
-use llmbound::build::{self, ScenarioOptions};
+use llmbound::build::ScenarioOptions;
 use llmbound::core::evaluate;
 use llmbound::profile::Catalog;
 
 fn report(o: ScenarioOptions) -> llmbound::core::Report {
     let cat = Catalog::builtin();
-    evaluate(&build::scenario(&cat, &o).unwrap()).unwrap()
+    evaluate(&llmbound::workspace::scenario(&cat, &o).unwrap()).unwrap()
 }
 
 fn on_4090(ngl: Option<u32>) -> ScenarioOptions {
@@ -129,7 +129,7 @@ fn a_full_gpu_is_reported_per_tier() {
 fn gemma_with_inventory(tied: bool, machine: &str) -> llmbound::core::Scenario {
     use llmbound::core::weights::Inventory;
     let cat = Catalog::builtin();
-    let mut s = build::scenario(
+    let mut s = llmbound::workspace::scenario(
         &cat,
         &ScenarioOptions {
             scenario: Some("gemma-3-270m-cpu-vm".into()),

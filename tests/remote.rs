@@ -389,7 +389,7 @@ fn explorer_reads_the_header_once(srv: &Server, url: &str, file_len: u64, header
         ..Default::default()
     };
     let before = srv.sent();
-    let checked = llmbound::build::scenario(
+    let checked = llmbound::workspace::scenario(
         &cat,
         &ScenarioOptions {
             gguf: Some(PathBuf::from(url)),
@@ -413,8 +413,8 @@ fn explorer_reads_the_header_once(srv: &Server, url: &str, file_len: u64, header
         .as_ref()
         .expect("the explorer opened the URL");
     assert_eq!(loaded.total_bytes, file_len);
-    assert_eq!(app.report.artifact.bytes, file_len);
-    assert_eq!(app.scenario.weights, checked.weights);
+    assert_eq!(app.ws().report().artifact.bytes, file_len);
+    assert_eq!(app.ws().scenario().weights, checked.weights);
     assert_eq!(
         srv.sent() - before,
         once,

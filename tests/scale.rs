@@ -202,7 +202,7 @@ fn bench_notes_and_artifacts_are_gathered_in_one_pass() {
     let text = format!("[\n  {}\n]\n", vec![BENCH_ROW; n].join(",\n  "));
     let rows = llmbound::bench::parse_str("big.json", &text).unwrap();
     let cat = llmbound::profile::Catalog::load();
-    let base = llmbound::build::scenario(
+    let base = llmbound::workspace::scenario(
         &cat,
         &llmbound::build::ScenarioOptions {
             scenario: Some("gemma-3-270m-cpu-vm".into()),
@@ -335,7 +335,7 @@ fn bench_rows_of_one_scenario_share_its_evaluation_and_output_is_linear() {
         .collect();
     let text = lines.join("\n");
     let cat = llmbound::profile::Catalog::load();
-    let base = llmbound::build::scenario(
+    let base = llmbound::workspace::scenario(
         &cat,
         &llmbound::build::ScenarioOptions {
             scenario: Some("gemma-3-270m-cpu-vm".into()),

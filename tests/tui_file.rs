@@ -116,11 +116,11 @@ fn opening_a_file_replaces_the_model_and_bytes() {
     let p = write(d.path(), "tiny-q4_k_m.gguf", 4);
     let app = app_on(d.path(), &p);
     let len = std::fs::metadata(&p).unwrap().len();
-    assert_eq!(app.report.artifact.bytes, len);
-    assert_eq!(app.scenario.model.layers.len(), 4);
-    assert!(app.scenario.inventory.is_some());
-    assert!(app.report.decode.inventory_full_context.is_some());
-    assert!(app.report.artifact.parameters_counted);
+    assert_eq!(app.ws().report().artifact.bytes, len);
+    assert_eq!(app.ws().scenario().model.layers.len(), 4);
+    assert!(app.ws().scenario().inventory.is_some());
+    assert!(app.ws().report().decode.inventory_full_context.is_some());
+    assert!(app.ws().report().artifact.parameters_counted);
     let l = app.file.loaded.as_ref().unwrap();
     let types: Vec<&str> = l.by_type.iter().map(|t| t.type_name.as_str()).collect();
     assert!(types.contains(&"Q4_K") && types.contains(&"Q6_K") && types.contains(&"F32"));
@@ -148,7 +148,10 @@ fn a_file_that_is_not_gguf_is_a_message_not_a_crash() {
     assert!(m.error && m.text.contains("not a GGUF file"), "{}", m.text);
     assert!(app.file.loaded.is_none());
     assert_eq!(
-        format!("{:.2}", app.report.decode.short_context.tokens_per_second),
+        format!(
+            "{:.2}",
+            app.ws().report().decode.short_context.tokens_per_second
+        ),
         "13.81"
     );
     app.update(Action::OpenPath(d.path().join("missing.gguf")));
@@ -169,7 +172,7 @@ fn the_open_key_asks_for_a_path() {
     assert!(app.is_typing());
     app.update(Action::SetText(p.display().to_string()));
     app.wait_for_jobs(Duration::from_secs(30));
-    assert_eq!(app.scenario.model.layers.len(), 2);
+    assert_eq!(app.ws().scenario().model.layers.len(), 2);
 }
 
 #[test]
@@ -437,7 +440,7 @@ fn a_file_without_kv_keys_is_still_browsable() {
     );
     assert!(!m.text.contains('\n'));
     // the bounds keep the default scenario; the views browse the file
-    assert_eq!(app.scenario.model.name, "Qwen3-32B");
+    assert_eq!(app.ws().scenario().model.name, "Qwen3-32B");
     assert_eq!(app.file.inventory().len(), 3);
     assert!(
         app.file

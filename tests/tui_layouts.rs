@@ -118,7 +118,7 @@ fn main_view_four_sequences() {
     let (mut app, _d) = app();
     select(&mut app, Pane::Cache, Field::Sequences);
     app.update(Action::SetText("4".into()));
-    assert_eq!(app.scenario.cache.sequences, 4);
+    assert_eq!(app.ws().scenario().cache.sequences, 4);
     snap_all("main_four_sequences", &app);
     let s = draw(&app, 120, 36);
     for needle in [
@@ -214,7 +214,7 @@ fn main_view_at_the_largest_context() {
     for _ in 0..40 {
         app.update(Action::DoubleContext);
     }
-    let n = app.scenario.cache.context;
+    let n = app.ws().scenario().cache.context;
     snap_all("main_largest_context", &app);
     let s = draw(&app, 120, 36);
     for bad in ["524288", "524258.405", "0.00 2062160.13", "1048576k"] {

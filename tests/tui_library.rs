@@ -119,10 +119,10 @@ fn the_library_lists_every_model_and_follows_the_scenario() {
     assert_eq!(app.view, View::Main);
     let blob = d.path().join(format!("ollama/blobs/sha256-{SHA}"));
     assert_eq!(
-        app.report.artifact.bytes,
+        app.ws().report().artifact.bytes,
         std::fs::metadata(&blob).unwrap().len()
     );
-    assert_eq!(app.scenario.model.layers.len(), 3);
+    assert_eq!(app.ws().scenario().model.layers.len(), 3);
 }
 
 fn type_line(app: &mut App, text: &str) {

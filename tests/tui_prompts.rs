@@ -168,7 +168,7 @@ fn the_machine_picker_filters_and_picks() {
     open_machine_picker(&mut app);
     let i = app.input.as_ref().unwrap();
     assert!(i.text.is_empty(), "the line holds only what is typed");
-    assert_eq!(i.filtered().len(), app.catalog.machines.len());
+    assert_eq!(i.filtered().len(), app.ws().catalog().machines.len());
     type_text(&mut app, "4090");
     let f: Vec<String> = app
         .input
@@ -183,7 +183,7 @@ fn the_machine_picker_filters_and_picks() {
         "{f:?}"
     );
     app.update(Action::Submit);
-    assert_eq!(app.scenario.machine.id, f[0]);
+    assert_eq!(app.ws().scenario().machine.id, f[0]);
 }
 
 #[test]
@@ -307,7 +307,10 @@ fn a_field_prompt_opens_on_its_current_value_selected() {
     type_text(&mut app, "64 GiB");
     assert_eq!(app.input.as_ref().unwrap().text, "64 GiB");
     app.update(Action::Submit);
-    assert_eq!(app.scenario.machine.tiers[0].capacity.value, 64 << 30);
+    assert_eq!(
+        app.ws().scenario().machine.tiers[0].capacity.value,
+        64 << 30
+    );
     // A cursor key keeps the value for editing: End, Backspace ×3, "GB".
     edit_field(&mut app, Pane::Machine, Field::Bandwidth(0));
     assert_eq!(app.input.as_ref().unwrap().text, "273 GB/s");
@@ -378,7 +381,7 @@ fn every_field_prompt_reads_back_to_the_same_scenario() {
                 }
                 seen.push(f);
                 if f != Field::MachineProfile {
-                    let before = figures(&app.scenario);
+                    let before = figures(app.ws().scenario());
                     app.update(Action::Edit);
                     // End keeps the value; a trailing space makes it a typed line that is
                     // parsed (not the untouched opening value).
@@ -387,7 +390,7 @@ fn every_field_prompt_reads_back_to_the_same_scenario() {
                     let text = app.input.as_ref().map(|i| i.text.clone());
                     app.update(Action::Submit);
                     assert!(
-                        figures(&app.scenario) == before,
+                        figures(app.ws().scenario()) == before,
                         "{scenario}: {f:?} opened on {text:?} and changed the scenario: {:?}",
                         app.message
                     );
@@ -411,8 +414,8 @@ fn the_model_picker_switches_the_model_and_keeps_machine_and_cache() {
     let d = tempfile::tempdir().unwrap();
     let mut app = app_in(d.path());
     app.update(Action::DoubleContext);
-    let machine = app.scenario.machine.clone();
-    let cache = app.scenario.cache.clone();
+    let machine = app.ws().scenario().machine.clone();
+    let cache = app.ws().scenario().cache.clone();
     app.update(Action::PickModel);
     let i = app.input.as_ref().unwrap();
     assert_eq!(i.value(), "qwen3-32b", "the current model is highlighted");
@@ -433,22 +436,22 @@ fn the_model_picker_switches_the_model_and_keeps_machine_and_cache() {
     type_text(&mut app, "4920734272");
     app.update(Action::Submit);
     assert_eq!(
-        app.model_file.as_ref().unwrap().id,
+        app.ws().model_file().unwrap().id,
         "llama-3.1-8b-instruct",
         "{:?}",
         app.message
     );
-    assert_eq!(app.scenario.model.layer_count(), 32);
-    assert_eq!(app.scenario.machine, machine);
-    assert_eq!(app.scenario.cache, cache);
-    assert_eq!(app.scenario.weights[0].bytes.value, 4_920_734_272);
+    assert_eq!(app.ws().scenario().model.layer_count(), 32);
+    assert_eq!(app.ws().scenario().machine, machine);
+    assert_eq!(app.ws().scenario().cache, cache);
+    assert_eq!(app.ws().scenario().weights[0].bytes.value, 4_920_734_272);
     pick(&mut app, Action::PickModel, "qwen3-8b");
-    assert!(app.pinned.as_ref().unwrap().id.starts_with("qwen3-8b"));
+    assert!(app.ws().pinned().unwrap().id.starts_with("qwen3-8b"));
     // Esc cancels a picker.
     app.update(Action::PickModel);
     type_text(&mut app, "phi");
     app.update(Action::Back);
-    assert_eq!(app.model_file.as_ref().unwrap().id, "qwen3-8b");
+    assert_eq!(app.ws().model_file().unwrap().id, "qwen3-8b");
 }
 
 #[test]
@@ -476,18 +479,18 @@ fn the_scenario_picker_lists_saved_scenarios_and_loads_one() {
     type_text(&mut app, "4090");
     app.update(Action::Submit);
     assert_eq!(
-        app.scenario_file.as_ref().unwrap().id,
+        app.ws().scenario_file().unwrap().id,
         "qwen3-32b-rtx-4090-partial"
     );
-    assert_eq!(app.scenario.machine.id, "desktop-rtx-4090");
+    assert_eq!(app.ws().scenario().machine.id, "desktop-rtx-4090");
     // Its Machine pane at 80 columns: a compute label longer than the label column keeps a
     // space before its value (it read "@gpu0330.3 TFLOP/s").
     focus(&mut app, Pane::Machine);
     let s = draw(&app, 80, 24).to_string();
     assert!(s.contains("fp16-acc16 @gpu0 330.3 TFLOP/s"), "{s}");
     pick(&mut app, Action::PickScenario, "long-run");
-    assert_eq!(app.scenario_file.as_ref().unwrap().id, "my-long-run");
-    assert_eq!(app.scenario.cache.context, 65536);
+    assert_eq!(app.ws().scenario_file().unwrap().id, "my-long-run");
+    assert_eq!(app.ws().scenario().cache.context, 65536);
 }
 
 #[test]
@@ -499,7 +502,7 @@ fn a_switch_that_drops_edits_asks_first() {
     edit_field(&mut app, Pane::Model, Field::KvHeads);
     app.update(Action::SetText("4".into()));
     app.update(Action::Back);
-    let shape = app.scenario.model.clone();
+    let shape = app.ws().scenario().model.clone();
     pick(&mut app, Action::PickModel, "qwen3-8b");
     assert!(app.pending.is_some(), "a question, not a silent switch");
     let q = app.pending_question().unwrap();
@@ -511,10 +514,10 @@ fn a_switch_that_drops_edits_asks_first() {
     let n = KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE);
     assert_eq!(key_action(&app, &n), Some(Action::No));
     app.update(Action::No);
-    assert_eq!(app.scenario.model, shape, "n keeps the edits");
+    assert_eq!(app.ws().scenario().model, shape, "n keeps the edits");
     pick(&mut app, Action::PickModel, "qwen3-8b");
     app.update(Action::Yes);
-    assert_eq!(app.model_file.as_ref().unwrap().id, "qwen3-8b");
+    assert_eq!(app.ws().model_file().unwrap().id, "qwen3-8b");
     // The machine picker asks too once the machine is edited.
     edit_field(&mut app, Pane::Machine, Field::Capacity(0));
     type_text(&mut app, "64 GiB");
@@ -528,7 +531,10 @@ fn a_switch_that_drops_edits_asks_first() {
             .contains("machine's unsaved edits")
     );
     app.update(Action::No);
-    assert_eq!(app.scenario.machine.tiers[0].capacity.value, 64 << 30);
+    assert_eq!(
+        app.ws().scenario().machine.tiers[0].capacity.value,
+        64 << 30
+    );
 }
 
 #[test]
@@ -563,5 +569,5 @@ fn a_bad_size_for_a_model_without_a_file_is_refused_in_words() {
     assert!(m.error, "{m:?}");
     assert!(m.text.starts_with("model \"phi-4\": size"), "{}", m.text);
     assert!(!m.text.contains("--"), "{}", m.text);
-    assert_eq!(app.model_file.as_ref().unwrap().id, "qwen3-32b");
+    assert_eq!(app.ws().model_file().unwrap().id, "qwen3-32b");
 }

@@ -6,6 +6,7 @@ use super::parse::{BenchRow, FlashAttn, RowSource, TestKind};
 use crate::core::cache::CacheType;
 use crate::core::claim::{Assumption, ClaimOutcome};
 use crate::core::decode::{Ceiling, CeilingKind};
+use crate::core::edit::Edit;
 use crate::core::roofline::{LimitedBy, PrefillBound};
 use crate::core::scenario::{Scenario, TierKind};
 use crate::core::units::{self, Provenance};
@@ -613,43 +614,61 @@ fn retained(row: &BenchRow) -> u64 {
     .max(1)
 }
 
-/// The base scenario with the row's settings.
+/// The base scenario with the row's settings: the row becomes the same `Edit`s a user's
+/// flags would make, applied to a copy by `core::edit::applied`.
 fn row_scenario(
     row: &BenchRow,
     base: &Scenario,
     notes: &mut Vec<String>,
 ) -> Result<Scenario, String> {
-    let mut s = base.clone();
-    s.name = format!("{} — {}", base.name, row.test_name());
-    s.cache.type_k = parse_cache_type(row.type_k.as_deref(), "type_k", notes)?;
-    s.cache.type_v = parse_cache_type(row.type_v.as_deref(), "type_v", notes)?;
+    let (edits, row_notes) = row_edits(row, base)?;
+    notes.extend(row_notes);
+    crate::core::edit::applied(base, &edits).map_err(|e| e.to_string())
+}
+
+/// The edits a llama-bench row makes to the base scenario, and the notes on what the run did
+/// that the scenario cannot say.
+pub fn row_edits(row: &BenchRow, base: &Scenario) -> Result<(Vec<Edit>, Vec<String>), String> {
+    let mut notes = Vec::new();
+    let mut edits = vec![Edit::Name(format!("{} — {}", base.name, row.test_name()))];
+    edits.push(Edit::CacheTypeK(parse_cache_type(
+        row.type_k.as_deref(),
+        "type_k",
+        &mut notes,
+    )?));
+    edits.push(Edit::CacheTypeV(parse_cache_type(
+        row.type_v.as_deref(),
+        "type_v",
+        &mut notes,
+    )?));
     match row.flash_attn {
-        Some(FlashAttn::On) => s.cache.flash_attn = true,
-        Some(FlashAttn::Off) => s.cache.flash_attn = false,
+        Some(FlashAttn::On) => edits.push(Edit::FlashAttn(true)),
+        Some(FlashAttn::Off) => edits.push(Edit::FlashAttn(false)),
         Some(FlashAttn::Auto) => {
             // The cache bytes do not depend on it; llama.cpp turns it on where supported.
-            s.cache.flash_attn = true;
+            edits.push(Edit::FlashAttn(true));
         }
         None => {}
     }
-    s.cache.sequences = 1;
-    s.cache.context = retained(row);
+    edits.push(Edit::Sequences(1));
+    edits.push(Edit::Context(retained(row)));
     if let Some(u) = row.n_ubatch.filter(|u| *u > 0) {
-        s.cache.ubatch = u;
+        edits.push(Edit::Ubatch(u));
     }
     if row.n_prompt > 0 {
-        s.prompt_rows = row.n_prompt;
+        edits.push(Edit::PromptRows(row.n_prompt));
     }
     // `-ngl` that puts every layer on the accelerator (L + 1, derived once in core).
-    let all = i64::from(crate::core::tiers::all_gpu_layers(&s.model));
-    let accels = s.machine.accelerators();
+    let all = i64::from(crate::core::tiers::all_gpu_layers(&base.model));
+    let accels = base.machine.accelerators();
     let cpu_only_run = row
         .backends
         .as_deref()
         .is_some_and(|b| b.trim().eq_ignore_ascii_case("cpu"))
         || row.gpu_info.as_deref().is_some_and(|g| g.trim().is_empty()) && row.backends.is_none();
+    let mut gpu_layers = base.offload.gpu_layers;
     if let Some(n) = row.n_gpu_layers {
-        s.offload.gpu_layers = if cpu_only_run && !accels.is_empty() {
+        gpu_layers = if cpu_only_run && !accels.is_empty() {
             notes.push(format!(
                 "the run used the CPU backend only (backends \"{}\"): every layer counted in host memory",
                 row.backends.as_deref().unwrap_or("")
@@ -660,9 +679,12 @@ fn row_scenario(
         } else {
             Some(n as u32)
         };
+        edits.push(Edit::GpuLayers(gpu_layers));
     }
+    let mut no_kv_offload = base.offload.no_kv_offload;
     if let Some(b) = row.no_kv_offload {
-        s.offload.no_kv_offload = b;
+        no_kv_offload = b;
+        edits.push(Edit::NoKvOffload(b));
     }
     let gpu = row
         .gpu_info
@@ -675,20 +697,20 @@ fn row_scenario(
         {
             notes.push(format!(
                 "the run used GPU \"{g}\" but machine \"{}\" has no accelerator tier: the ceilings describe the profile's memory, not the run's",
-                s.machine.id
+                base.machine.id
             ));
         }
     } else {
-        let has_host = s
+        let has_host = base
             .machine
             .tiers
             .iter()
             .any(|t| matches!(t.kind, TierKind::Host | TierKind::Unified));
-        let partial = matches!(s.offload.gpu_layers, Some(n) if i64::from(n) < all);
-        if (partial || s.offload.no_kv_offload) && !has_host {
+        let partial = matches!(gpu_layers, Some(n) if i64::from(n) < all);
+        if (partial || no_kv_offload) && !has_host {
             notes.push(format!(
                 "machine \"{}\" has no host tier: what the run kept in host memory is counted at the accelerator's bandwidth, which can only raise the ceiling",
-                s.machine.id
+                base.machine.id
             ));
         }
         let split = row.split_mode.as_deref().unwrap_or("layer");
@@ -696,14 +718,14 @@ fn row_scenario(
             let main = row.main_gpu.unwrap_or(0).max(0) as usize;
             let mut one_hot = vec![0.0; accels.len()];
             one_hot[main.min(accels.len() - 1)] = 1.0;
-            s.offload.tensor_split = Some(one_hot);
+            edits.push(Edit::TensorSplit(one_hot));
         } else if let Some(ts) = row.tensor_split.as_deref() {
             let parts: Vec<f64> = ts
                 .split(['/', ','])
                 .filter_map(|p| p.trim().parse::<f64>().ok())
                 .collect();
             if parts.iter().any(|x| *x > 0.0) && parts.iter().all(|x| x.is_finite() && *x >= 0.0) {
-                s.offload.tensor_split = Some(parts);
+                edits.push(Edit::TensorSplit(parts));
             }
         }
     }
@@ -722,7 +744,7 @@ fn row_scenario(
             "tensor_buft_overrides \"{o}\" are not modelled: the tensors they move are counted where their layer sits"
         ));
     }
-    Ok(s)
+    Ok((edits, notes))
 }
 
 /// A ceiling as reported; `top` takes the perfect-overlap rate across tiers (the highest

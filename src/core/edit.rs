@@ -1,6 +1,9 @@
 //! One change to a scenario, whoever asks for it: a CLI flag becomes a sequence of `Edit`s,
-//! an explorer key or typed value becomes one, and [`apply`] is the only function that
-//! changes a scenario's settings for either. Pure: no I/O, no other top-level module.
+//! an explorer key or typed value becomes one, opening a file or switching a profile becomes
+//! one, and [`apply`] is the only function that changes a scenario for any of them (the
+//! workspace calls it for the user's scenario; [`applied`] makes what-if copies for bench
+//! rows, compare rows and GPU-layer trials). Model-figure edits rebuild the model shape here.
+//! Pure: no I/O, no other top-level module.
 //!
 //! One behaviour for both front ends: a stated bandwidth set by the user replaces the tier's
 //! figure *and* drops its measured figure (the ceilings then follow the figure the user
@@ -9,9 +12,11 @@
 
 use super::cache::CacheType;
 use super::model::{ArchFigures, Mla, ModelShape, Moe, PerLayer};
-use super::scenario::Scenario;
+use super::runtime::FeedForward;
+use super::scenario::{Machine, Scenario};
 use super::units::{self, BytesPerSec, FlopPerSec, Provenance, Sourced};
 use super::weights::WeightFile;
+use super::weights::{Inventory, WeightKind};
 use std::fmt;
 
 /// One change to a scenario's settings, machine or model figures.
@@ -103,25 +108,169 @@ pub enum Edit {
     Parameters(u64),
     /// Native context (0 = unknown).
     NativeContext(u64),
+    /// A new model: an opened file or another model profile. Its shape, the artifact's files
+    /// and tensor inventory replace the current ones; files the runtime loads beside the
+    /// model (projector, draft) stay.
+    Model(Box<NewModel>),
+    /// Another machine profile (its figures as loaded).
+    Machine(Box<Machine>),
+    /// The machine's profile id (after it was saved under a new one).
+    MachineId(String),
+    /// The scenario's display name.
+    Name(String),
+}
+
+/// What [`Edit::Model`] puts in place.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewModel {
+    /// The model shape.
+    pub shape: ModelShape,
+    /// The artifact's files (shards); Σ is the artifact's W.
+    pub weights: Vec<WeightFile>,
+    /// The tensor inventory, when a header was read.
+    pub inventory: Option<Inventory>,
+    /// FFN widths a model profile states (`None` keeps the current ones).
+    pub feed_forward: Option<FeedForward>,
+}
+
+/// Which setting an edit changes (without its value): what the workspace records as edited
+/// by the user, and what a front end's row is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Setting {
+    /// [`Edit::Context`].
+    Context,
+    /// [`Edit::Sequences`].
+    Sequences,
+    /// [`Edit::CacheTypeK`].
+    CacheTypeK,
+    /// [`Edit::CacheTypeV`].
+    CacheTypeV,
+    /// [`Edit::FlashAttn`].
+    FlashAttn,
+    /// [`Edit::Ubatch`].
+    Ubatch,
+    /// [`Edit::KvUnified`].
+    KvUnified,
+    /// [`Edit::SwaFull`].
+    SwaFull,
+    /// [`Edit::NoKvOffload`].
+    NoKvOffload,
+    /// [`Edit::Overhead`].
+    Overhead,
+    /// [`Edit::GpuLayers`].
+    GpuLayers,
+    /// [`Edit::TensorSplit`].
+    TensorSplit,
+    /// [`Edit::PromptRows`].
+    PromptRows,
+    /// [`Edit::ComputePath`].
+    ComputePath,
+    /// [`Edit::ExtraFile`].
+    ExtraFile,
+    /// [`Edit::Capacity`] of a tier.
+    Capacity(usize),
+    /// [`Edit::Bandwidth`] of a tier.
+    Bandwidth(usize),
+    /// [`Edit::Measured`] of a tier.
+    Measured(usize),
+    /// [`Edit::ComputeRate`] of a compute path.
+    ComputeRate(usize),
+    /// [`Edit::Layers`].
+    Layers,
+    /// [`Edit::Heads`].
+    Heads,
+    /// [`Edit::KvHeads`].
+    KvHeads,
+    /// [`Edit::KeyLength`].
+    KeyLength,
+    /// [`Edit::ValueLength`].
+    ValueLength,
+    /// [`Edit::Window`].
+    Window,
+    /// [`Edit::KvLoraRank`].
+    KvLoraRank,
+    /// [`Edit::RopeDim`].
+    RopeDim,
+    /// [`Edit::Experts`].
+    Experts,
+    /// [`Edit::Parameters`].
+    Parameters,
+    /// [`Edit::NativeContext`].
+    NativeContext,
+}
+
+impl Setting {
+    /// A model figure (editing one makes the model `user`).
+    pub fn is_model(self) -> bool {
+        matches!(
+            self,
+            Setting::Layers
+                | Setting::Heads
+                | Setting::KvHeads
+                | Setting::KeyLength
+                | Setting::ValueLength
+                | Setting::Window
+                | Setting::KvLoraRank
+                | Setting::RopeDim
+                | Setting::Experts
+                | Setting::Parameters
+                | Setting::NativeContext
+        )
+    }
+    /// A machine figure (editing one marks the machine edited).
+    pub fn is_machine(self) -> bool {
+        matches!(
+            self,
+            Setting::Capacity(_)
+                | Setting::Bandwidth(_)
+                | Setting::Measured(_)
+                | Setting::ComputeRate(_)
+        )
+    }
 }
 
 impl Edit {
+    /// The setting this edit changes; `None` for edits that replace a whole input (a new
+    /// model or machine, a name).
+    pub fn setting(&self) -> Option<Setting> {
+        Some(match self {
+            Edit::Context(_) => Setting::Context,
+            Edit::Sequences(_) => Setting::Sequences,
+            Edit::CacheTypeK(_) => Setting::CacheTypeK,
+            Edit::CacheTypeV(_) => Setting::CacheTypeV,
+            Edit::FlashAttn(_) => Setting::FlashAttn,
+            Edit::Ubatch(_) => Setting::Ubatch,
+            Edit::KvUnified(_) => Setting::KvUnified,
+            Edit::SwaFull(_) => Setting::SwaFull,
+            Edit::NoKvOffload(_) => Setting::NoKvOffload,
+            Edit::Overhead(_) => Setting::Overhead,
+            Edit::GpuLayers(_) => Setting::GpuLayers,
+            Edit::TensorSplit(_) => Setting::TensorSplit,
+            Edit::PromptRows(_) => Setting::PromptRows,
+            Edit::ComputePath(_) => Setting::ComputePath,
+            Edit::ExtraFile(_) => Setting::ExtraFile,
+            Edit::Capacity { tier, .. } => Setting::Capacity(*tier),
+            Edit::Bandwidth { tier, .. } => Setting::Bandwidth(*tier),
+            Edit::Measured { tier, .. } => Setting::Measured(*tier),
+            Edit::ComputeRate { index, .. } => Setting::ComputeRate(*index),
+            Edit::Layers(_) => Setting::Layers,
+            Edit::Heads(_) => Setting::Heads,
+            Edit::KvHeads(_) => Setting::KvHeads,
+            Edit::KeyLength(_) => Setting::KeyLength,
+            Edit::ValueLength(_) => Setting::ValueLength,
+            Edit::Window(_) => Setting::Window,
+            Edit::KvLoraRank(_) => Setting::KvLoraRank,
+            Edit::RopeDim(_) => Setting::RopeDim,
+            Edit::Experts { .. } => Setting::Experts,
+            Edit::Parameters(_) => Setting::Parameters,
+            Edit::NativeContext(_) => Setting::NativeContext,
+            Edit::Model(_) | Edit::Machine(_) | Edit::MachineId(_) | Edit::Name(_) => return None,
+        })
+    }
+
     /// True for an edit of the model figures (the model shape is rebuilt from them).
     pub fn is_model(&self) -> bool {
-        matches!(
-            self,
-            Edit::Layers(_)
-                | Edit::Heads(_)
-                | Edit::KvHeads(_)
-                | Edit::KeyLength(_)
-                | Edit::ValueLength(_)
-                | Edit::Window(_)
-                | Edit::KvLoraRank(_)
-                | Edit::RopeDim(_)
-                | Edit::Experts { .. }
-                | Edit::Parameters(_)
-                | Edit::NativeContext(_)
-        )
+        self.setting().is_some_and(Setting::is_model)
     }
 }
 
@@ -181,12 +330,40 @@ fn user<T>(v: T) -> Sourced<T> {
     Sourced::new(v, Provenance::User, USER_SOURCE)
 }
 
+/// A copy of `base` with `edits` applied in order (bench rows, compare rows, trials).
+pub fn applied(base: &Scenario, edits: &[Edit]) -> Result<Scenario, EditError> {
+    let mut s = base.clone();
+    let mut fig = figures_of(&s.model);
+    for e in edits {
+        apply(&mut s, &mut fig, e)?;
+    }
+    Ok(s)
+}
+
 /// Apply one edit. Scenario settings and machine figures change in `s`; model figures change
-/// in `fig` (the caller rebuilds the model shape from them) and are checked here, so a shape
-/// llama.cpp could not run is refused with its reason before anything changes.
+/// in `fig` and are checked first, so a shape llama.cpp could not run is refused with its
+/// reason before anything changes; the model shape is then rebuilt from them (the advertised
+/// parameter counts and the file's warnings are kept). [`Edit::Model`] replaces the model; the
+/// caller passes the new model's figures in `fig`.
 pub fn apply(s: &mut Scenario, fig: &mut ArchFigures, edit: &Edit) -> Result<(), EditError> {
     let c = &mut s.cache;
     match edit {
+        Edit::Model(m) => {
+            s.model = m.shape.clone();
+            let extra: Vec<WeightFile> = (s.weights.iter())
+                .filter(|w| !matches!(w.kind, WeightKind::Artifact(_)))
+                .cloned()
+                .collect();
+            s.weights = m.weights.clone();
+            s.weights.extend(extra);
+            s.inventory = m.inventory.clone();
+            if let Some(ff) = &m.feed_forward {
+                s.feed_forward = *ff;
+            }
+        }
+        Edit::Machine(m) => s.machine = (**m).clone(),
+        Edit::MachineId(id) => s.machine.id = id.clone(),
+        Edit::Name(n) => s.name = n.clone(),
         Edit::Context(n) => c.context = *n,
         Edit::Sequences(n) => c.sequences = *n,
         Edit::CacheTypeK(t) => c.type_k = *t,
@@ -235,7 +412,10 @@ pub fn apply(s: &mut Scenario, fig: &mut ArchFigures, edit: &Edit) -> Result<(),
             let cr = (s.machine.compute.get_mut(*index)).ok_or(EditError::NoTier(*index))?;
             cr.rate = user(*rate);
         }
-        Edit::Parameters(v) => s.model.parameters_advertised = Some(user(*v)),
+        Edit::Parameters(v) => {
+            s.model.parameters_advertised = Some(user(*v));
+            s.model.provenance = Provenance::User;
+        }
         model => {
             let mut next = fig.clone();
             edit_figures(&mut next, model, s)?;
@@ -246,6 +426,13 @@ pub fn apply(s: &mut Scenario, fig: &mut ArchFigures, edit: &Edit) -> Result<(),
                     e.figure.gguf_key()
                 )))
             })?;
+            let old = &s.model;
+            let mut shape = ModelShape::from_figures(old.name.clone(), &next, Provenance::User)
+                .map_err(|e| EditError::Shape(e.0))?;
+            shape.parameters_advertised = old.parameters_advertised.clone();
+            shape.active_parameters_advertised = old.active_parameters_advertised.clone();
+            shape.warnings = old.warnings.clone();
+            s.model = shape;
             *fig = next;
         }
     }

@@ -33,7 +33,9 @@ pub fn applies(s: &Scenario) -> bool {
 /// The scenario with `-ngl n`.
 pub fn with_gpu_layers(s: &Scenario, n: u32) -> Scenario {
     let mut s = s.clone();
-    s.offload.gpu_layers = Some(n);
+    let mut fig = super::edit::figures_of(&s.model);
+    // A placement edit cannot be refused.
+    let _ = super::edit::apply(&mut s, &mut fig, &super::edit::Edit::GpuLayers(Some(n)));
     s
 }
 

@@ -280,6 +280,58 @@ fn split_number(s: &str) -> Result<(f64, String), UnitError> {
     Ok((v, unit))
 }
 
+/// Why a count (tokens, sequences, layers, rows) does not parse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CountError {
+    /// Nothing given.
+    Empty,
+    /// Not a number.
+    NotANumber,
+    /// Below zero, or not finite.
+    Negative,
+    /// Above `u64::MAX`.
+    TooLarge,
+    /// Not a whole number.
+    Fraction,
+}
+
+/// A count as people write one: `32768`, `32,768`, `32_768`, `32k` (× 1,024: a 32k context
+/// is 32,768 tokens), `1m` (× 1,048,576), `1e3`. The one count parser of the CLI and the
+/// explorer.
+pub fn parse_count(text: &str) -> Result<u64, CountError> {
+    let clean: String = text
+        .trim()
+        .chars()
+        .filter(|c| *c != ',' && *c != '_' && !c.is_whitespace())
+        .collect();
+    if clean.is_empty() {
+        return Err(CountError::Empty);
+    }
+    if let Ok(v) = clean.parse::<u64>() {
+        return Ok(v);
+    }
+    let lower = clean.to_ascii_lowercase();
+    let (num, mult) = if let Some(n) = lower.strip_suffix('k') {
+        (n, 1024f64)
+    } else if let Some(n) = lower.strip_suffix('m') {
+        (n, 1024f64 * 1024.0)
+    } else {
+        (lower.as_str(), 1.0)
+    };
+    let v: f64 = num.parse().map_err(|_| CountError::NotANumber)?;
+    let v = v * mult;
+    if v.is_nan() || v < 0.0 {
+        return Err(CountError::Negative);
+    }
+    if v >= u64::MAX as f64 {
+        return Err(CountError::TooLarge);
+    }
+    if v.fract() != 0.0 {
+        return Err(CountError::Fraction);
+    }
+    Ok(v as u64)
+}
+
 /// Parse a size: `"48 GiB"`, `"19.762 GB"`, `"512 MiB"`, `"1234"` (bytes), `"2e9"`.
 /// The result must be a whole number of bytes and fit in u64.
 pub fn parse_bytes(s: &str) -> Result<u64, UnitError> {

@@ -542,7 +542,16 @@ pub fn scenario(cat: &Catalog, s: &ScenarioFile) -> Result<Scenario, ProfileErro
             ArtifactSource::Preset
         }),
         file: art.file.clone(),
-        bytes: Sourced::new(art.bytes, Provenance::Spec, art.source.clone()),
+        // A size the user stated is the user's figure.
+        bytes: Sourced::new(
+            art.bytes,
+            if art.id == USER_ARTIFACT {
+                Provenance::User
+            } else {
+                Provenance::Spec
+            },
+            art.source.clone(),
+        ),
     }];
     for x in &s.extra_files {
         weights.push(WeightFile {

@@ -3,7 +3,7 @@
 
 use super::file::{HashUpdate, Loaded, MetaItem, ShardItem};
 use crate::core::units;
-use crate::gguf::{self, HashCache, HashJob, HashMessage, TensorInventory, Value};
+use crate::gguf::{self, HashCache, HashJob, HashMessage, Value};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -79,21 +79,12 @@ pub fn text_lines(s: &str) -> Vec<String> {
     out
 }
 
-/// Read a GGUF file's header (and its shards) into what the explorer shows.
+/// Read a GGUF file's header (and its shards) into what the explorer shows, by the one
+/// opening every front end uses (`workspace::open::read`).
 pub fn load(path: &Path) -> Result<Loaded, String> {
-    let opened = crate::remote::open_any(path)?;
-    let transfer = opened.transfer_note();
-    let art = opened.artifact;
-    let inv = TensorInventory::from_artifact(&art);
-    let name = art
-        .metadata()
-        .get_str("general.name")
-        .ok()
-        .flatten()
-        .map(str::to_string)
-        .unwrap_or_else(|| file_name(path).trim_end_matches(".gguf").to_string());
-    // Missing keys stop the KV maths, not the inventory listing.
-    let model = gguf::model_shape_and_figures(&art, &name).map_err(|e| e.to_string());
+    let opened = crate::workspace::open::read(path, crate::workspace::Rows::Every)?;
+    let art = &opened.artifact;
+    let inv = &opened.inventory;
     let tensors = inv.rows.clone();
     let by_type = inv.by_type.clone();
     let metadata = art
@@ -114,19 +105,20 @@ pub fn load(path: &Path) -> Result<Loaded, String> {
             })
             .collect(),
         total_bytes: art.file_bytes(),
-        model,
+        model: opened.model.clone(),
         weights: art.weight_files(),
         core_inventory: inv.to_core_inventory(),
         tensors,
         by_type,
         parameters: inv.parameters,
         metadata,
-        warnings: art
-            .all_warnings()
-            .into_iter()
-            .chain(opened.notes)
-            .chain(transfer)
+        warnings: opened
+            .warnings
+            .iter()
+            .chain(&opened.notes)
+            .cloned()
             .collect(),
+        opened: std::sync::Arc::new(opened),
     })
 }
 

@@ -1,7 +1,8 @@
-//! The explorer's state: the scenario, the last report, and everything the screens show.
-//! `App::new` needs no terminal; `App::update(Action)` changes the scenario and ends with one
-//! `recompute()`; background work (opening a file, hashing) reports through `App::poll_jobs`.
-//! Depends on core, profile, build and compare; never draws.
+//! The explorer's state: what the screens show and where the user is. The scenario belongs to
+//! the workspace: `App::update(Action)` turns a key into one workspace call (an `Edit`, an
+//! open, a switch, a save) and takes its report; background work (opening a file, hashing)
+//! reports through `App::poll_jobs`. `App::new` needs no terminal.
+//! Depends on core, profile, build, compare and workspace; never draws.
 
 mod editing;
 mod input;
@@ -11,7 +12,7 @@ mod saving;
 mod state;
 
 use super::action::Action;
-use super::fields::{self, Field, MachineOrigin, ModelEdits, Pane, Row};
+use super::fields::{self, Field, ModelEdits, Pane, Row};
 use super::file::{FileState, Jobs};
 use super::keymap::{Context, Keymap};
 use super::layout;
@@ -20,56 +21,28 @@ use super::theme::Theme;
 use super::views::compare::CompareView;
 use super::views::metadata::MetadataView;
 use super::views::tensors::TensorView;
-use crate::build::{self, BuildError, ScenarioOptions};
-use crate::core::model::{ArchFigures, ModelShape};
-use crate::core::scenario::Scenario;
-use crate::core::units::{self, Provenance};
-use crate::core::{ClaimCheck, Report, check_claim, evaluate};
-use crate::profile::file::{MachineFile, ModelFile, ScenarioFile};
-use crate::profile::save::{self, MachineFigure};
+use crate::build::ScenarioOptions;
+use crate::core::edit::Edit;
+use crate::core::units;
+use crate::core::{ClaimCheck, check_claim};
 use crate::profile::{Catalog, Origin, load};
+pub use crate::workspace::StartError;
+use crate::workspace::Workspace;
 use ratatui::layout::Rect;
 use std::path::PathBuf;
 
-pub(crate) use state::Undo;
-pub use state::{
-    BenchView, Claim, Confirm, Input, InputTarget, Message, PinnedArtifact, SaveKind, Switch, View,
-};
+pub use crate::workspace::{PinnedArtifact, SaveKind, Switch};
+pub use state::{BenchView, Claim, Confirm, Input, InputTarget, Message, View};
 
-/// The explorer.
+/// The explorer: UI state only. The scenario, its report and everything they came from are
+/// the workspace's (`crate::workspace::Workspace`); every change goes through it.
 pub struct App {
-    /// Profiles (built-in and the user's).
-    pub catalog: Catalog,
-    /// The last valid scenario.
-    pub scenario: Scenario,
-    /// The scenario as loaded or last saved (the title says "edited" when they differ).
-    pub base: Scenario,
-    /// Its report.
-    pub report: Report,
-    /// Raw figures the model shape is built from (edited by the Model pane).
-    pub figures: ArchFigures,
-    /// Provenance of unedited model figures (spec from a profile, file from a GGUF).
-    pub model_base: Provenance,
-    /// Model figures the user changed.
-    pub model_edits: ModelEdits,
-    /// Machine fields the user changed.
-    pub machine_edits: Vec<Field>,
-    /// The scenario profile the explorer started from (None after opening a GGUF).
-    pub scenario_file: Option<ScenarioFile>,
-    /// The model profile (None after opening a GGUF).
-    pub model_file: Option<ModelFile>,
-    /// The machine profile as loaded (edits are applied when saving).
-    pub machine_file: MachineFile,
-    /// Where the machine profile came from.
-    pub machine_origin: MachineOrigin,
-    /// The profile artifact of the scenario.
-    pub pinned: Option<PinnedArtifact>,
+    /// The scenario, its report and the profiles it came from.
+    pub(crate) ws: Workspace,
     /// Chart coordinates of the report.
     pub plots: Plots,
     /// Why the last model edit was refused (shown in the Model pane until the next valid one).
     pub model_refusal: Option<String>,
-    /// The most GPU layers that fit (`core::gpu_layers`), recomputed with the report.
-    pub max_gpu_layers: Option<crate::core::gpu_layers::MaxGpuLayers>,
     /// Focused pane.
     pub focus: Pane,
     /// Selected field of each pane.
@@ -119,99 +92,15 @@ pub struct App {
     pub(crate) jobs: Jobs,
 }
 
-/// Why the explorer cannot start.
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    /// The scenario options do not build a scenario.
-    #[error(transparent)]
-    Build(#[from] BuildError),
-    /// The scenario builds but cannot be evaluated.
-    #[error("{0}")]
-    Evaluate(String),
-}
-
 impl App {
     /// The explorer on the scenario the options describe. Needs no terminal.
     pub fn new(catalog: Catalog, opts: &ScenarioOptions) -> Result<App, StartError> {
-        let scenario = build::scenario(&catalog, opts)?;
-        let report = evaluate(&scenario).map_err(|e| StartError::Evaluate(e.0))?;
-        let scenario_file = catalog
-            .scenario(opts.scenario.as_deref().unwrap_or("default"))
-            .ok();
-        let model_id = opts
-            .model
-            .clone()
-            .or_else(|| scenario_file.as_ref().map(|s| s.model.clone()));
-        let model_file = model_id.and_then(|id| catalog.model(&id).ok());
-        let artifact_id = match (&opts.artifact, &opts.model) {
-            (Some(a), _) => Some(a.clone()),
-            (None, Some(_)) => model_file
-                .as_ref()
-                .and_then(|m| m.artifacts.first().map(|a| a.id.clone())),
-            (None, None) => scenario_file.as_ref().map(|s| s.artifact.clone()),
-        };
-        let pinned = model_file.as_ref().and_then(|m| {
-            m.artifacts
-                .iter()
-                .find(|a| Some(&a.id) == artifact_id.as_ref())
-                .map(|a| PinnedArtifact {
-                    id: a.id.clone(),
-                    file: a.file.clone(),
-                    bytes: a.bytes,
-                    sha256: a.sha256.clone(),
-                    quantization: a.quantization.clone(),
-                })
-        });
-        let figures = match &model_file {
-            Some(m) => load::arch_figures(m),
-            None => crate::core::edit::figures_of(&scenario.model),
-        };
-        let machine_ref = opts
-            .machine
-            .clone()
-            .or_else(|| scenario_file.as_ref().map(|s| s.machine.clone()))
-            .unwrap_or_else(|| scenario.machine.id.clone());
-        let machine_file = catalog
-            .machine(&machine_ref)
-            .map_err(|e| StartError::Build(BuildError::Profile(e)))?;
-        let machine_origin = catalog
-            .machines
-            .iter()
-            .find(|e| e.id == machine_file.id)
-            .map_or(MachineOrigin::File, |e| MachineOrigin::of(&e.origin));
-        let mut machine_edits = Vec::new();
-        if opts.memory.is_some() || opts.bandwidth.is_some() {
-            let idx = opts
-                .tier
-                .as_ref()
-                .and_then(|t| scenario.machine.tiers.iter().position(|x| &x.name == t))
-                .unwrap_or(0);
-            if opts.memory.is_some() {
-                machine_edits.push(Field::Capacity(idx));
-            }
-            if opts.bandwidth.is_some() {
-                machine_edits.push(Field::Bandwidth(idx));
-            }
-        }
-        let plots = Plots::from_report(&report);
-        let max_gpu_layers = crate::core::gpu_layers::max_gpu_layers(&scenario);
+        let ws = Workspace::new(catalog, opts)?;
+        let plots = Plots::from_report(ws.report());
         let mut app = App {
-            catalog,
-            base: scenario.clone(),
-            scenario,
-            report,
-            figures,
-            model_base: Provenance::Spec,
-            model_edits: ModelEdits::default(),
-            machine_edits,
-            scenario_file,
-            model_file,
-            machine_file,
-            machine_origin,
-            pinned,
+            ws,
             plots,
             model_refusal: None,
-            max_gpu_layers,
             focus: Pane::Cache,
             selected: Vec::new(),
             view: View::Main,
@@ -237,18 +126,25 @@ impl App {
             history: Default::default(),
             jobs: Jobs::default(),
         };
-        if !app.catalog.errors.is_empty() {
-            let n = app.catalog.errors.len();
+        let errors = &app.ws.catalog().errors;
+        if !errors.is_empty() {
+            let n = errors.len();
             app.message = Some(Message {
                 text: format!(
                     "{n} profile{} skipped: {}",
                     if n == 1 { "" } else { "s" },
-                    app.catalog.errors[0]
+                    errors[0]
                 ),
                 error: true,
             });
         }
         Ok(app)
+    }
+
+    /// The workspace: the scenario, its report and the profiles it came from (read-only; the
+    /// explorer changes it through its actions).
+    pub fn ws(&self) -> &Workspace {
+        &self.ws
     }
 
     /// The context the keymap uses now.
@@ -265,10 +161,10 @@ impl App {
 
     /// The title: the scenario's name, or what it is now once edited.
     pub fn title(&self) -> String {
-        if self.scenario == self.base {
-            return self.scenario.name.clone();
+        let s = self.ws.scenario();
+        if !self.ws.is_changed() {
+            return s.name.clone();
         }
-        let s = &self.scenario;
         format!(
             "{} · {} tokens × {} · {}/{} · {} · edited",
             s.model.name,
@@ -297,16 +193,16 @@ impl App {
     pub fn rows(&self, pane: Pane) -> Vec<Row> {
         match pane {
             Pane::Cache => {
-                let mut rows = fields::cache_rows(&self.scenario);
-                fields::tag_max_gpu_layers(&mut rows, self.max_gpu_layers.as_ref());
+                let mut rows = fields::cache_rows(self.ws.scenario());
+                fields::tag_max_gpu_layers(&mut rows, self.ws.max_gpu_layers());
                 rows
             }
             Pane::Model => {
                 let mut rows = fields::model_rows(
-                    &self.scenario,
-                    &self.figures,
-                    &self.model_edits,
-                    self.model_base,
+                    self.ws.scenario(),
+                    self.ws.figures(),
+                    &ModelEdits::of(&self.ws.model_edits()),
+                    self.ws.model_base(),
                 );
                 if let Some(why) = &self.model_refusal {
                     // Under the field being edited, so the reason is in view beside it.
@@ -318,9 +214,11 @@ impl App {
                 }
                 rows
             }
-            Pane::Machine => {
-                fields::machine_rows(&self.scenario, self.machine_origin, &self.machine_edits)
-            }
+            Pane::Machine => fields::machine_rows(
+                self.ws.scenario(),
+                self.ws.machine_origin(),
+                &fields::fields_of(&self.ws.machine_edits()),
+            ),
             _ => Vec::new(),
         }
     }
@@ -433,12 +331,11 @@ impl App {
             Action::Help => self.help = true,
             Action::Resize(w, h) => self.screen = Rect::new(0, 0, w, h),
             Action::HalveContext | Action::DoubleContext => {
-                let u = self.undo_point();
-                self.scenario.cache.context = fields::halve_or_double_context(
-                    self.scenario.cache.context,
+                let n = fields::halve_or_double_context(
+                    self.ws.scenario().cache.context,
                     action == Action::DoubleContext,
                 );
-                self.recompute_or_undo(Some(u));
+                self.edit(Edit::Context(n));
             }
             Action::MaxGpuLayers => self.jump_to_max_gpu_layers(),
             Action::PickModel if self.view == View::Main => self.begin_pick_model(),

@@ -3,7 +3,7 @@
 //! text. Pure functions over the scenario; the app applies them and recomputes.
 
 use crate::core::cache::CacheType;
-use crate::core::edit::{self, Edit, EditError};
+use crate::core::edit::{Edit, EditError, Setting};
 use crate::core::model::{ArchFigures, Attention, ModelShape, PerLayer};
 use crate::core::scenario::{MAX_CONTEXT, Scenario};
 use crate::core::units::{self, BytesPerSec, FlopPerSec, GIB, Provenance};
@@ -150,6 +150,40 @@ impl Field {
         }
     }
 
+    /// The scenario setting the field edits (`None`: the machine picker, the claim).
+    pub fn setting(self) -> Option<Setting> {
+        Some(match self {
+            Field::Context => Setting::Context,
+            Field::Sequences => Setting::Sequences,
+            Field::TypeK => Setting::CacheTypeK,
+            Field::TypeV => Setting::CacheTypeV,
+            Field::FlashAttn => Setting::FlashAttn,
+            Field::Ubatch => Setting::Ubatch,
+            Field::KvUnified => Setting::KvUnified,
+            Field::SwaFull => Setting::SwaFull,
+            Field::Other => Setting::Overhead,
+            Field::GpuLayers => Setting::GpuLayers,
+            Field::PromptRows => Setting::PromptRows,
+            Field::ComputePath => Setting::ComputePath,
+            Field::Layers => Setting::Layers,
+            Field::Heads => Setting::Heads,
+            Field::KvHeads => Setting::KvHeads,
+            Field::KeyLength => Setting::KeyLength,
+            Field::ValueLength => Setting::ValueLength,
+            Field::Window => Setting::Window,
+            Field::KvLoraRank => Setting::KvLoraRank,
+            Field::RopeDim => Setting::RopeDim,
+            Field::Experts | Field::ExpertsUsed => Setting::Experts,
+            Field::Parameters => Setting::Parameters,
+            Field::NativeContext => Setting::NativeContext,
+            Field::Capacity(i) => Setting::Capacity(i),
+            Field::Bandwidth(i) => Setting::Bandwidth(i),
+            Field::Measured(i) => Setting::Measured(i),
+            Field::ComputeRate(i) => Setting::ComputeRate(i),
+            Field::MachineProfile | Field::Claim => return None,
+        })
+    }
+
     /// True for fields of the model figures (editing one makes the model `user`).
     pub fn is_model(self) -> bool {
         matches!(
@@ -176,6 +210,44 @@ impl Field {
             Field::Capacity(_) | Field::Bandwidth(_) | Field::Measured(_) | Field::ComputeRate(_)
         )
     }
+}
+
+/// The fields that edit any of `settings` (both experts rows edit one setting).
+pub fn fields_of(settings: &[Setting]) -> Vec<Field> {
+    let mut out = Vec::new();
+    for k in settings {
+        match k {
+            Setting::Experts => out.extend([Field::Experts, Field::ExpertsUsed]),
+            Setting::Context => out.push(Field::Context),
+            Setting::Sequences => out.push(Field::Sequences),
+            Setting::CacheTypeK => out.push(Field::TypeK),
+            Setting::CacheTypeV => out.push(Field::TypeV),
+            Setting::FlashAttn => out.push(Field::FlashAttn),
+            Setting::Ubatch => out.push(Field::Ubatch),
+            Setting::KvUnified => out.push(Field::KvUnified),
+            Setting::SwaFull => out.push(Field::SwaFull),
+            Setting::Overhead => out.push(Field::Other),
+            Setting::GpuLayers => out.push(Field::GpuLayers),
+            Setting::PromptRows => out.push(Field::PromptRows),
+            Setting::ComputePath => out.push(Field::ComputePath),
+            Setting::Layers => out.push(Field::Layers),
+            Setting::Heads => out.push(Field::Heads),
+            Setting::KvHeads => out.push(Field::KvHeads),
+            Setting::KeyLength => out.push(Field::KeyLength),
+            Setting::ValueLength => out.push(Field::ValueLength),
+            Setting::Window => out.push(Field::Window),
+            Setting::KvLoraRank => out.push(Field::KvLoraRank),
+            Setting::RopeDim => out.push(Field::RopeDim),
+            Setting::Parameters => out.push(Field::Parameters),
+            Setting::NativeContext => out.push(Field::NativeContext),
+            Setting::Capacity(i) => out.push(Field::Capacity(*i)),
+            Setting::Bandwidth(i) => out.push(Field::Bandwidth(*i)),
+            Setting::Measured(i) => out.push(Field::Measured(*i)),
+            Setting::ComputeRate(i) => out.push(Field::ComputeRate(*i)),
+            Setting::NoKvOffload | Setting::TensorSplit | Setting::ExtraFile => {}
+        }
+    }
+    out
 }
 
 /// A provenance or a note shown at the right of a row.
@@ -372,6 +444,12 @@ pub struct ModelEdits {
 }
 
 impl ModelEdits {
+    /// The fields of the settings the workspace records as edited.
+    pub fn of(settings: &[Setting]) -> ModelEdits {
+        ModelEdits {
+            fields: fields_of(settings),
+        }
+    }
     /// The field was edited.
     pub fn has(&self, f: Field) -> bool {
         self.fields.contains(&f)
@@ -530,34 +608,7 @@ pub fn model_rows(
     rows
 }
 
-/// Where the explorer's machine profile came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MachineOrigin {
-    /// A profile shipped with llmbound.
-    BuiltIn,
-    /// A profile in the user's profile directory.
-    Saved,
-    /// A TOML file named on the command line.
-    File,
-}
-
-impl MachineOrigin {
-    /// The origin of a catalogue entry.
-    pub fn of(o: &crate::profile::Origin) -> MachineOrigin {
-        match o {
-            crate::profile::Origin::Builtin => MachineOrigin::BuiltIn,
-            crate::profile::Origin::File(_) => MachineOrigin::Saved,
-        }
-    }
-    /// As the Machine pane shows it.
-    pub fn label(self) -> &'static str {
-        match self {
-            MachineOrigin::BuiltIn => "built-in",
-            MachineOrigin::Saved => "saved",
-            MachineOrigin::File => "file",
-        }
-    }
-}
+pub use crate::workspace::MachineOrigin;
 
 /// Rows of the machine pane. `edited` lists machine fields the user changed.
 pub fn machine_rows(s: &Scenario, origin: MachineOrigin, edited: &[Field]) -> Vec<Row> {
@@ -697,7 +748,7 @@ impl std::error::Error for FieldError {}
 
 impl Field {
     /// The short name used in messages about a typed value.
-    fn short(self) -> &'static str {
+    pub(crate) fn short(self) -> &'static str {
         match self {
             Field::Context => "context",
             Field::Sequences => "sequences",
@@ -734,35 +785,13 @@ impl Field {
 
 fn parse_count(text: &str, what: &'static str) -> Result<u64, FieldError> {
     let t = text.trim();
-    let clean: String = t
-        .chars()
-        .filter(|c| *c != ',' && *c != '_' && !c.is_whitespace())
-        .collect();
-    if clean.is_empty() {
-        return Err(FieldError::Empty(what));
-    }
-    let lower = clean.to_ascii_lowercase();
-    let (num, mult) = if let Some(n) = lower.strip_suffix('k') {
-        (n.to_string(), 1024f64)
-    } else if let Some(n) = lower.strip_suffix('m') {
-        (n.to_string(), 1024f64 * 1024.0)
-    } else {
-        (lower.clone(), 1.0)
-    };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| FieldError::NotANumber(what, t.into()))?;
-    let v = v * mult;
-    if !v.is_finite() || v < 0.0 {
-        return Err(FieldError::Negative(what, t.into()));
-    }
-    if v >= u64::MAX as f64 {
-        return Err(FieldError::TooLarge(what, t.into()));
-    }
-    if v.fract() != 0.0 {
-        return Err(FieldError::Fraction(what, t.into()));
-    }
-    Ok(v as u64)
+    units::parse_count(t).map_err(|e| match e {
+        units::CountError::Empty => FieldError::Empty(what),
+        units::CountError::NotANumber => FieldError::NotANumber(what, t.into()),
+        units::CountError::Negative => FieldError::Negative(what, t.into()),
+        units::CountError::TooLarge => FieldError::TooLarge(what, t.into()),
+        units::CountError::Fraction => FieldError::Fraction(what, t.into()),
+    })
 }
 
 fn parse_u32(text: &str, what: &'static str) -> Result<u32, FieldError> {
@@ -1013,43 +1042,6 @@ pub fn parse_edit(
     }))
 }
 
-/// Apply an edit to the field through the one edit function ([`edit::apply`]).
-pub fn apply(
-    s: &mut Scenario,
-    fig: &mut ArchFigures,
-    f: Field,
-    e: &Edit,
-) -> Result<(), FieldError> {
-    edit::apply(s, fig, e).map_err(|e| FieldError::Refused(f.short(), e))
-}
-
-/// Step a scenario field left (−1) or right (+1). Model figures are stepped in `fig`.
-/// Returns Ok(false) when the field cannot be stepped (type its value instead).
-pub fn step(
-    s: &mut Scenario,
-    fig: &mut ArchFigures,
-    f: Field,
-    dir: i32,
-) -> Result<bool, FieldError> {
-    match step_edit(s, fig, f, dir) {
-        Some(e) => apply(s, fig, f, &e).map(|()| true),
-        None => Ok(false),
-    }
-}
-
-/// Set a field from typed text. Errors are one line naming the field and the text.
-pub fn set(
-    s: &mut Scenario,
-    fig: &mut ArchFigures,
-    f: Field,
-    text: &str,
-) -> Result<(), FieldError> {
-    match parse_edit(s, fig, f, text)? {
-        Some(e) => apply(s, fig, f, &e),
-        None => Ok(()),
-    }
-}
-
 /// Parameters: `32.8e9`, `32,800,000,000`, `32.8B`, `671b`, `270M`.
 pub fn parse_params(t: &str) -> Result<u64, FieldError> {
     let lower: String = t
@@ -1139,90 +1131,6 @@ pub fn refusal_rows(reason: &str, width: usize) -> Vec<Row> {
         .enumerate()
         .map(|(i, l)| Row::info(if i == 0 { "refused" } else { "" }, l))
         .collect()
-}
-
-/// A saved machine's name: the profile's name without an earlier edit note, a memory size
-/// it states replaced by the edited one ("48 GB unified memory" → "64 GiB unified memory"),
-/// followed by the edits as they are now (`… (edited: unified 64.000 GiB)`), so the name
-/// never keeps a stale "(edited)" or size. `before` is the machine as its profile states it.
-pub fn edited_machine_name(
-    base: &str,
-    before: &crate::core::scenario::Machine,
-    m: &crate::core::scenario::Machine,
-    edits: &[Field],
-) -> String {
-    let mut base = base
-        .split(" (edited")
-        .next()
-        .unwrap_or(base)
-        .trim_end()
-        .to_string();
-    for f in edits {
-        if let Field::Capacity(i) = *f
-            && let (Some(old), Some(new)) = (before.tiers.get(i), m.tiers.get(i))
-        {
-            base = replace_size(&base, old.capacity.value, new.capacity.value);
-        }
-    }
-    let tier = |i: usize| m.tiers.get(i);
-    let parts: Vec<String> = edits
-        .iter()
-        .filter_map(|f| match *f {
-            Field::Capacity(i) => {
-                tier(i).map(|t| format!("{} {}", t.name, units::fmt_gib(t.capacity.value)))
-            }
-            Field::Bandwidth(i) => {
-                tier(i).map(|t| format!("{} {}", t.name, units::fmt_bandwidth(t.bandwidth.value)))
-            }
-            Field::Measured(i) => tier(i).map(|t| match &t.measured_bandwidth {
-                Some(b) => format!("{} measured {}", t.name, units::fmt_bandwidth(b.value)),
-                None => format!("{} measured none", t.name),
-            }),
-            Field::ComputeRate(i) => m
-                .compute
-                .get(i)
-                .map(|c| format!("{} {}", c.path, units::fmt_flops(c.rate.value))),
-            _ => None,
-        })
-        .collect();
-    if parts.is_empty() {
-        base.to_string()
-    } else {
-        format!("{base} (edited: {})", parts.join(", "))
-    }
-}
-
-/// `name` with a whole-number mention of `old` bytes ("48 GB", "48 GiB", "48GB") replaced by
-/// `new` ("64 GiB"); the name unchanged when it states no such size.
-fn replace_size(name: &str, old: u64, new: u64) -> String {
-    let mut counts = Vec::new();
-    if old.is_multiple_of(GIB) {
-        counts.push(old / GIB);
-    }
-    if old.is_multiple_of(1_000_000_000) {
-        counts.push(old / 1_000_000_000);
-    }
-    let new_text = if new.is_multiple_of(GIB) {
-        format!("{} GiB", new / GIB)
-    } else {
-        units::fmt_gib(new)
-    };
-    for n in counts {
-        for unit in [" GB", " GiB", "GB", "GiB"] {
-            let pat = format!("{n}{unit}");
-            let mut from = 0;
-            while let Some(at) = name[from..].find(&pat).map(|i| i + from) {
-                let before_ok = !name[..at].ends_with(|c: char| c.is_ascii_digit() || c == '.');
-                let after = &name[at + pat.len()..];
-                let after_ok = !after.starts_with(|c: char| c.is_ascii_alphanumeric());
-                if before_ok && after_ok {
-                    return format!("{}{new_text}{after}", &name[..at]);
-                }
-                from = at + pat.len();
-            }
-        }
-    }
-    name.to_string()
 }
 
 /// The current value of `f` as a prompt opens on it: text [`parse_edit`] reads back to the

@@ -46,7 +46,7 @@ pub struct ShardItem {
 }
 
 /// A file that was read.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Loaded {
     /// The path the user named.
     pub path: PathBuf,
@@ -71,8 +71,23 @@ pub struct Loaded {
     pub parameters: u64,
     /// Metadata in file order.
     pub metadata: Vec<MetaItem>,
-    /// What was guessed while reading.
+    /// What was guessed while reading, and how the header was fetched.
     pub warnings: Vec<String>,
+    /// The header as read: what the workspace opens.
+    pub opened: Arc<crate::workspace::Opened>,
+}
+
+impl PartialEq for Loaded {
+    /// Two reads are equal when they show the same (the artifact itself is not compared).
+    fn eq(&self, o: &Loaded) -> bool {
+        self.path == o.path
+            && self.shards == o.shards
+            && self.total_bytes == o.total_bytes
+            && self.model == o.model
+            && self.tensors == o.tensors
+            && self.metadata == o.metadata
+            && self.warnings == o.warnings
+    }
 }
 
 /// Hashing progress and outcome.

@@ -2,19 +2,17 @@
 //! metadata array, scanning the library. The jobs run on worker threads (`tui::file::Jobs`,
 //! `views::library`); this module starts them and takes their messages. Never draws.
 
-use super::app::{App, PinnedArtifact};
-use super::fields::ModelEdits;
+use super::app::App;
 use super::file::{self, Job, JobMessage};
 use super::views::metadata::MetadataView;
 use super::views::tensors::TensorView;
-use crate::core::units::Provenance;
 use std::path::PathBuf;
 
 impl App {
     /// Take a finished library scan; true when one arrived.
     pub(crate) fn poll_library(&mut self) -> bool {
         if self.library.poll() {
-            self.library.refresh(&self.scenario);
+            self.library.refresh(self.ws.scenario());
             true
         } else {
             false
@@ -72,7 +70,7 @@ impl App {
                 Err(e) => self.error(e),
             },
             JobMessage::Hash(h) => {
-                if let Some(text) = self.file.on_hash(h, self.pinned.as_ref()) {
+                if let Some(text) = self.file.on_hash(h, self.ws.pinned()) {
                     self.message = Some(text);
                 }
             }
@@ -80,59 +78,40 @@ impl App {
         }
     }
 
-    /// Use an opened file: its model shape, bytes and inventory replace the profile's.
+    /// Use an opened file: the workspace takes its model, W and inventory (files loaded beside
+    /// the model, the machine and the settings stay).
     pub fn apply_loaded(&mut self, loaded: file::Loaded) {
-        let (shape, figures) = match &loaded.model {
-            Ok(m) => m.clone(),
-            Err(e) => {
-                // Browse the file; the bounds keep the scenario they had.
-                let msg = format!(
-                    "opened {}: tensors (t) and metadata (m) are shown, but the bounds keep the previous model: {e}",
-                    loaded.file_name
-                );
-                self.show_file(loaded);
-                self.error(msg);
-                return;
-            }
-        };
-        let u = self.undo_point();
-        let mut shape = shape;
-        shape.warnings.extend(loaded.warnings.iter().cloned());
-        // Keep the advertised parameter count of a matching model profile (same artifact size).
-        let matching = file::matching_profile(&self.catalog, loaded.total_bytes);
-        shape.parameters_advertised = matching.as_ref().and_then(|(m, _)| {
-            m.parameters
-                .as_ref()
-                .map(|p| crate::core::units::Sourced::new(p.value, p.provenance.0, p.citation()))
-        });
-        self.scenario.name = format!("{} on {}", loaded.file_name, self.scenario.machine.name);
-        self.scenario.model = shape;
-        self.scenario.weights = loaded.weights.clone();
-        self.scenario.inventory = Some(loaded.core_inventory.clone());
-        self.figures = figures;
-        self.model_edits = ModelEdits::default();
-        if self.recompute_or_undo(Some(u)) {
-            self.model_base = Provenance::File;
-            self.scenario_file = None;
-            self.model_file = None;
-            self.pinned = matching.map(|(_, a)| PinnedArtifact {
-                id: a.id.clone(),
-                file: a.file.clone(),
-                bytes: a.bytes,
-                sha256: a.sha256.clone(),
-                quantization: a.quantization.clone(),
-            });
-            self.base = self.scenario.clone();
-            let name = loaded.file_name.clone();
-            let auto_hash = self.pinned.as_ref().is_some_and(|p| p.sha256.is_some())
-                && !crate::remote::is_remote(&loaded.path);
+        if let Err(e) = &loaded.model {
+            // Browse the file; the bounds keep the scenario they had.
+            let msg = format!(
+                "opened {}: tensors (t) and metadata (m) are shown, but the bounds keep the previous model: {e}",
+                loaded.file_name
+            );
             self.show_file(loaded);
-            self.info(format!("opened {name}"));
-            if auto_hash {
-                self.start_hash();
+            self.error(msg);
+            return;
+        }
+        match self.ws.open(&loaded.opened) {
+            Ok(()) => {
+                self.after_change();
+                let name = loaded.file_name.clone();
+                let notes = loaded.opened.notes.join("; ");
+                let auto_hash = self.ws.pinned().is_some_and(|p| p.sha256.is_some())
+                    && !crate::remote::is_remote(&loaded.path);
+                self.show_file(loaded);
+                if notes.is_empty() {
+                    self.info(format!("opened {name}"));
+                } else {
+                    self.info(format!("opened {name} · {notes}"));
+                }
+                if auto_hash {
+                    self.start_hash();
+                }
             }
-        } else {
-            self.file.open_failed();
+            Err(r) => {
+                self.file.open_failed();
+                self.refused(r);
+            }
         }
     }
 

@@ -93,7 +93,7 @@ impl App {
                     .render(body, buf),
                     View::Library => super::views::library::LibraryScreen {
                         view: &self.library,
-                        scenario: &self.scenario,
+                        scenario: self.ws.scenario(),
                         theme: t,
                     }
                     .render(body, buf),
@@ -106,11 +106,11 @@ impl App {
                         view: &self.compare,
                         subject: format!(
                             "{} · {} tokens × {} · K {} V {}",
-                            self.scenario.model.name,
-                            crate::core::units::fmt_tokens(self.scenario.cache.context),
-                            self.scenario.cache.sequences,
-                            self.scenario.cache.type_k,
-                            self.scenario.cache.type_v
+                            self.ws.scenario().model.name,
+                            crate::core::units::fmt_tokens(self.ws.scenario().cache.context),
+                            self.ws.scenario().cache.sequences,
+                            self.ws.scenario().cache.type_k,
+                            self.ws.scenario().cache.type_v
                         ),
                         theme: t,
                     }
@@ -177,9 +177,9 @@ impl App {
             let focused = self.focus == *pane;
             match pane {
                 Pane::Artifact => ArtifactPane {
-                    weights: &self.scenario.weights,
-                    figures: &self.report.artifact,
-                    pinned: self.pinned.as_ref(),
+                    weights: &self.ws.scenario().weights,
+                    figures: &self.ws.report().artifact,
+                    pinned: self.ws.pinned(),
                     file: &self.file,
                     focused,
                     theme: t,
@@ -188,7 +188,7 @@ impl App {
                 Pane::Model | Pane::Cache | Pane::Machine => {
                     let rows = self.rows(*pane);
                     let subtitle = match pane {
-                        Pane::Model => self.scenario.model.architecture.clone(),
+                        Pane::Model => self.ws.scenario().model.architecture.clone(),
                         _ => String::new(),
                     };
                     InputPane {
@@ -202,7 +202,7 @@ impl App {
                     .render(*rect, buf);
                 }
                 Pane::Bounds => BoundsPane {
-                    report: &self.report,
+                    report: self.ws.report(),
                     plots: &self.plots,
                     focused,
                     compact: l.compact,
@@ -212,7 +212,7 @@ impl App {
                 .render(*rect, buf),
                 Pane::Claim => ClaimPane {
                     claim: self.claim.as_ref(),
-                    report: &self.report,
+                    report: self.ws.report(),
                     focused,
                     scroll: self.claim_scroll,
                     theme: t,

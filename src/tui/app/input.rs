@@ -9,13 +9,13 @@ impl App {
             let mut picker = Input::picker(
                 InputTarget::Field(f),
                 "machine (type to filter): ",
-                pick::rows(&self.catalog.machines),
+                pick::rows(&self.ws.catalog().machines),
             );
             // The current machine is highlighted until something is typed.
             picker.pick = picker
                 .choices
                 .iter()
-                .position(|c| pick::id_of(c) == self.scenario.machine.id)
+                .position(|c| pick::id_of(c) == self.ws.scenario().machine.id)
                 .unwrap_or(0);
             self.input = Some(picker);
             return;
@@ -27,7 +27,7 @@ impl App {
                 .map(|c| c.text.clone())
                 .unwrap_or_default(),
             // Opens on the current value, selected: typing replaces it, ←→ Home End edit it.
-            _ => fields::edit_text(&self.scenario, &self.figures, f),
+            _ => fields::edit_text(self.ws.scenario(), self.ws.figures(), f),
         };
         self.input = Some(Input::new(
             InputTarget::Field(f),
@@ -141,7 +141,7 @@ impl App {
                 }
             }
             InputTarget::SaveId(kind) => self.save(kind, input.text.trim(), false),
-            InputTarget::LibraryDir => match self.library.add_dir(&input.text, &self.catalog) {
+            InputTarget::LibraryDir => match self.library.add_dir(&input.text, self.ws.catalog()) {
                 Ok(m) => self.info(m),
                 Err(e) => self.error(e),
             },

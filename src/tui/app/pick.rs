@@ -38,14 +38,13 @@ impl App {
 
     /// The model picker (`M`): every model profile, built-in and saved.
     pub(crate) fn begin_pick_model(&mut self) {
-        let cur = self
-            .model_file
-            .as_ref()
+        let cur = (self.ws.model_file())
             .map(|m| m.id.clone())
             .unwrap_or_default();
-        let choices = rows(&self.catalog.models)
+        let models = &self.ws.catalog().models;
+        let choices = rows(models)
             .into_iter()
-            .zip(&self.catalog.models)
+            .zip(models)
             .map(|(r, m)| {
                 if m.value.artifacts.is_empty() {
                     format!("{r}{NO_FILE}")
@@ -64,12 +63,10 @@ impl App {
 
     /// The scenario picker (`S`): every scenario profile, built-in and saved.
     pub(crate) fn begin_pick_scenario(&mut self) {
-        let cur = self
-            .scenario_file
-            .as_ref()
+        let cur = (self.ws.scenario_file())
             .map(|s| s.id.clone())
             .unwrap_or_default();
-        let choices = rows(&self.catalog.scenarios);
+        let choices = rows(&self.ws.catalog().scenarios);
         self.open_picker(
             InputTarget::ScenarioProfile,
             "scenario (type to filter): ",
@@ -78,35 +75,13 @@ impl App {
         );
     }
 
-    /// What a switch would drop without saving, if anything.
-    fn dropped_by(&self, sw: &Switch) -> Option<&'static str> {
-        let machine = self.scenario.machine != self.base.machine || !self.machine_edits.is_empty();
-        let model = !self.model_edits.fields.is_empty();
-        match sw {
-            Switch::Machine(_) if machine => Some("the machine's unsaved edits"),
-            Switch::Model(_) if model => Some("the model's unsaved edits"),
-            Switch::Scenario(_) if machine || model || self.scenario != self.base => {
-                Some("every unsaved edit")
-            }
-            _ => None,
-        }
-    }
-
     /// Switch profile, asking first when unsaved edits would be lost.
     pub(crate) fn request_switch(&mut self, sw: Switch) {
-        let same = match &sw {
-            Switch::Machine(id) => *id == self.scenario.machine.id,
-            Switch::Model(id) => self.model_file.as_ref().is_some_and(|m| m.id == *id),
-            Switch::Scenario(id) => {
-                self.scenario_file.as_ref().is_some_and(|s| s.id == *id)
-                    && self.scenario == self.base
-            }
-        };
-        if same {
+        if self.ws.is_current(&sw) {
             self.info("that is the current profile");
             return;
         }
-        if self.dropped_by(&sw).is_some() {
+        if self.ws.dropped_by(&sw).is_some() {
             self.pending = Some(sw);
         } else {
             self.switch_to(sw);
@@ -123,7 +98,7 @@ impl App {
         };
         Some(format!(
             "switch {what} to {id} and drop {}? y/n",
-            self.dropped_by(sw).unwrap_or("unsaved edits")
+            self.ws.dropped_by(sw).unwrap_or("unsaved edits")
         ))
     }
 
@@ -149,13 +124,7 @@ impl App {
     /// A profile that pins no artifact needs the weights' exact size: `bytes` is it as
     /// typed, else a prompt asks for it.
     pub fn select_model(&mut self, id: &str, bytes: Option<&str>) {
-        let pins_none = self
-            .catalog
-            .models
-            .iter()
-            .find(|m| m.id == id)
-            .is_some_and(|m| m.value.artifacts.is_empty());
-        if pins_none && bytes.is_none() {
+        if self.ws.pins_no_artifact(id) && bytes.is_none() {
             self.input = Some(Input::new(
                 InputTarget::ModelBytes(id.to_string()),
                 format!("{id} pins no file: its GGUF size (bytes or 4.92 GB): "),
@@ -163,69 +132,38 @@ impl App {
             ));
             return;
         }
-        let opts = ScenarioOptions {
-            model: Some(id.to_string()),
-            artifact_bytes: bytes.map(str::to_string),
-            ..Default::default()
-        };
-        let fresh = match App::new(self.catalog.clone(), &opts) {
-            Ok(a) => a,
-            // The CLI's flag names mean nothing here: the size was typed in a prompt.
-            Err(e) => {
-                let e = e
-                    .to_string()
-                    .replace("--artifact-bytes", "size")
-                    .replace("--model: ", "");
-                return self.error(format!("model \"{id}\": {e}"));
+        match self.ws.switch(&Switch::Model(id.to_string()), bytes) {
+            Ok(()) => {
+                self.after_change();
+                if self.file.loaded.is_some() {
+                    self.close_file();
+                }
+                self.info(format!("model {id}; machine and cache settings kept"));
             }
-        };
-        let u = self.undo_point();
-        self.scenario.model = fresh.scenario.model;
-        self.scenario.weights = fresh.scenario.weights;
-        self.scenario.inventory = fresh.scenario.inventory;
-        self.scenario.feed_forward = fresh.scenario.feed_forward;
-        self.figures = fresh.figures;
-        self.model_edits = ModelEdits::default();
-        if self.recompute_or_undo(Some(u)) {
-            self.model_file = fresh.model_file;
-            self.pinned = fresh.pinned;
-            self.model_base = Provenance::Spec;
-            if self.scenario_file.is_none() {
-                self.scenario_file = fresh.scenario_file;
-            }
-            if self.file.loaded.is_some() {
-                self.close_file();
-            }
-            self.info(format!("model {id}; machine and cache settings kept"));
+            // The size was typed in a prompt: the CLI's flag names mean nothing here.
+            Err(crate::workspace::Refusal::Build(crate::build::BuildError::Flag {
+                flag,
+                message,
+            })) => self.error(if flag == "--artifact-bytes" {
+                format!("model \"{id}\": size: {message}")
+            } else {
+                format!("model \"{id}\": {message}")
+            }),
+            Err(e) => self.error(format!("model \"{id}\": {e}")),
         }
     }
 
     /// Use another scenario profile: its model, machine and settings replace all of them.
     pub fn select_scenario(&mut self, id: &str) {
-        let opts = ScenarioOptions {
-            scenario: Some(id.to_string()),
-            ..Default::default()
-        };
-        let fresh = match App::new(self.catalog.clone(), &opts) {
-            Ok(a) => a,
-            Err(e) => return self.error(format!("scenario \"{id}\": {e}")),
-        };
-        self.scenario = fresh.scenario;
-        self.base = fresh.base;
-        self.report = fresh.report;
-        self.figures = fresh.figures;
-        self.model_base = fresh.model_base;
-        self.model_edits = fresh.model_edits;
-        self.machine_edits = fresh.machine_edits;
-        self.scenario_file = fresh.scenario_file;
-        self.model_file = fresh.model_file;
-        self.machine_file = fresh.machine_file;
-        self.machine_origin = fresh.machine_origin;
-        self.pinned = fresh.pinned;
-        if self.file.loaded.is_some() {
-            self.close_file();
+        match self.ws.switch(&Switch::Scenario(id.to_string()), None) {
+            Ok(()) => {
+                if self.file.loaded.is_some() {
+                    self.close_file();
+                }
+                self.after_change();
+                self.info(format!("scenario {id}"));
+            }
+            Err(e) => self.error(format!("scenario \"{id}\": {e}")),
         }
-        self.recompute();
-        self.info(format!("scenario {id}"));
     }
 }

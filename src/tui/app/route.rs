@@ -54,7 +54,7 @@ impl App {
         }
         let r = crate::bench::evaluate(
             &self.bench.rows,
-            &self.scenario,
+            self.ws.scenario(),
             &crate::bench::BenchOptions {
                 gguf: self
                     .file
@@ -166,11 +166,9 @@ impl App {
             Action::Back => self.view = View::Main,
             Action::Edit => {
                 if let Some(id) = self.compare.selected_machine() {
-                    if id == self.scenario.machine.id {
+                    if id == self.ws.scenario().machine.id {
                         self.view = View::Main;
-                    } else if self.scenario.machine != self.base.machine
-                        || !self.machine_edits.is_empty()
-                    {
+                    } else if self.ws.dropped_by(&Switch::Machine(id.clone())).is_some() {
                         // Choosing another machine drops the current one's unsaved edits.
                         self.compare.pending_switch = Some(id);
                     } else {
@@ -218,26 +216,26 @@ impl App {
     /// Evaluate every model of the library on the current scenario (scanning first if needed).
     pub fn refresh_library(&mut self) {
         if !self.library.scanned_once {
-            self.library.start_scan(&self.catalog);
+            self.library.start_scan(self.ws.catalog());
         }
-        self.library.refresh(&self.scenario);
+        self.library.refresh(self.ws.scenario());
     }
 
     /// Evaluate the scenario on the current machine and every profile in the catalogue.
     pub fn refresh_compare(&mut self) {
-        let mut machines = vec![self.scenario.machine.clone()];
-        for e in &self.catalog.machines {
-            if e.id != self.scenario.machine.id {
+        let mut machines = vec![self.ws.scenario().machine.clone()];
+        for e in &self.ws.catalog().machines {
+            if e.id != self.ws.scenario().machine.id {
                 machines.push(load::machine(&e.value));
             }
         }
-        let rows = crate::compare::compare(&self.scenario, &machines);
-        self.compare.saved = (self.catalog.machines.iter())
+        let rows = crate::compare::compare(self.ws.scenario(), &machines);
+        self.compare.saved = (self.ws.catalog().machines.iter())
             .filter(|e| matches!(e.origin, Origin::File(_)))
             .map(|e| e.id.clone())
             .collect();
         // Unsaved edits only: a machine just saved, or another chosen, is not "edited".
-        self.compare.current_edited = !self.machine_edits.is_empty();
-        self.compare.set_rows(rows, &self.scenario.machine.id);
+        self.compare.current_edited = !self.ws.machine_edits().is_empty();
+        self.compare.set_rows(rows, &self.ws.scenario().machine.id);
     }
 }

@@ -1,5 +1,4 @@
-//! The explorer's state types: views, prompts, messages, claims, the pinned artifact and
-//! the undo point. Data only; `App` holds them.
+//! The explorer's state types: views, prompts, messages and claims. Data only; `App` holds them.
 
 use super::*;
 
@@ -75,17 +74,6 @@ pub enum InputTarget {
     ModelBytes(String),
 }
 
-/// A profile switch waiting for y/n because it drops unsaved edits.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Switch {
-    /// To this machine profile.
-    Machine(String),
-    /// To this model profile.
-    Model(String),
-    /// To this scenario profile.
-    Scenario(String),
-}
-
 /// A line being typed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Input {
@@ -111,15 +99,6 @@ pub struct Input {
     pub draft: String,
 }
 
-/// What `s` saves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SaveKind {
-    /// The machine profile.
-    Machine,
-    /// The scenario (and the edited machine and model with it).
-    Scenario,
-}
-
 /// A question waiting for y or n.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Confirm {
@@ -138,28 +117,4 @@ pub struct Claim {
     pub text: String,
     /// The check against the current report.
     pub check: ClaimCheck,
-}
-
-/// The profile artifact of the scenario (before or without a GGUF file).
-#[derive(Debug, Clone, PartialEq)]
-pub struct PinnedArtifact {
-    /// Artifact id in the model profile.
-    pub id: String,
-    /// File name.
-    pub file: String,
-    /// Exact bytes.
-    pub bytes: u64,
-    /// Pinned SHA-256.
-    pub sha256: Option<String>,
-    /// Quantization preset name.
-    pub quantization: String,
-}
-
-/// Everything needed to undo a rejected change.
-#[derive(Debug, Clone)]
-pub(crate) struct Undo {
-    pub(crate) scenario: Scenario,
-    pub(crate) figures: ArchFigures,
-    pub(crate) model_edits: ModelEdits,
-    pub(crate) machine_edits: Vec<Field>,
 }

@@ -1,0 +1,888 @@
+//! The workspace: the one owner of the user's scenario, between the inputs (profiles, GGUF
+//! headers, options) and the engine (`core`). It holds the scenario, the scenario as loaded
+//! or last saved (`base`), the model's raw figures and which settings the user changed, the
+//! profiles the scenario came from, the pinned artifact and the last report. Every change goes
+//! through it — [`Workspace::apply`] (one `core::edit::Edit`), [`Workspace::open`] (an
+//! artifact read by [`open::read`]), [`Workspace::switch`] (another profile) and
+//! [`Workspace::save`] — and ends with one evaluation; a change that cannot be evaluated is
+//! undone and the error returned. The CLI builds its scenario with the same steps
+//! ([`prepare`]); the explorer routes its keys here and keeps only UI state.
+//!
+//! Depends on core, profile, build (the options), gguf and remote (through `open`); never on
+//! a terminal.
+
+pub mod open;
+
+use crate::build::{self, BuildError, ScenarioOptions};
+use crate::core::edit::{self, Edit, EditError, NewModel, Setting};
+use crate::core::gpu_layers::MaxGpuLayers;
+use crate::core::model::ArchFigures;
+use crate::core::scenario::{Scenario, ScenarioError};
+use crate::core::units::{self, GIB, Provenance};
+use crate::core::{Report, evaluate};
+use crate::profile::file::{MachineFile, ModelFile, ScenarioFile};
+use crate::profile::save::{self, MachineFigure};
+use crate::profile::{Catalog, Origin, ProfileError, load};
+use std::path::{Path, PathBuf};
+
+pub use open::{GgufInput, Opened, Rows, open_gguf, with_gguf};
+
+/// Where the machine profile came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MachineOrigin {
+    /// A profile shipped with llmbound.
+    BuiltIn,
+    /// A profile in the user's profile directory.
+    Saved,
+    /// A TOML file named on the command line.
+    File,
+}
+
+impl MachineOrigin {
+    /// The origin of a catalogue entry.
+    pub fn of(o: &Origin) -> MachineOrigin {
+        match o {
+            Origin::Builtin => MachineOrigin::BuiltIn,
+            Origin::File(_) => MachineOrigin::Saved,
+        }
+    }
+    /// As the Machine pane shows it.
+    pub fn label(self) -> &'static str {
+        match self {
+            MachineOrigin::BuiltIn => "built-in",
+            MachineOrigin::Saved => "saved",
+            MachineOrigin::File => "file",
+        }
+    }
+}
+
+/// The profile artifact of the scenario (before or without a GGUF file).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PinnedArtifact {
+    /// Artifact id in the model profile.
+    pub id: String,
+    /// File name.
+    pub file: String,
+    /// Exact bytes.
+    pub bytes: u64,
+    /// Pinned SHA-256.
+    pub sha256: Option<String>,
+    /// Quantization preset name.
+    pub quantization: String,
+}
+
+impl PinnedArtifact {
+    fn of(a: &crate::profile::file::ArtifactFile) -> PinnedArtifact {
+        PinnedArtifact {
+            id: a.id.clone(),
+            file: a.file.clone(),
+            bytes: a.bytes,
+            sha256: a.sha256.clone(),
+            quantization: a.quantization.clone(),
+        }
+    }
+}
+
+/// Another profile to use.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Switch {
+    /// To this machine profile.
+    Machine(String),
+    /// To this model profile.
+    Model(String),
+    /// To this scenario profile.
+    Scenario(String),
+}
+
+/// What [`Workspace::save`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SaveKind {
+    /// The machine profile.
+    Machine,
+    /// The scenario (and the edited machine and model with it).
+    Scenario,
+}
+
+/// Why a change was not made (the workspace is as it was).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Refusal {
+    /// The edit itself is refused (the one edit function's reason).
+    #[error("{0}")]
+    Edit(#[from] EditError),
+    /// The changed scenario cannot be evaluated.
+    #[error("{0}")]
+    Evaluate(#[from] ScenarioError),
+    /// A profile or option could not be used.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// No such machine profile.
+    #[error("unknown machine \"{id}\"; known: {known}")]
+    UnknownMachine {
+        /// The id asked for.
+        id: String,
+        /// The ids there are.
+        known: String,
+    },
+    /// `-ngl` does not apply: the machine has no accelerator and host tier.
+    #[error("GPU layers apply to a machine with an accelerator tier and a host tier")]
+    NoOffload,
+    /// Not even `-ngl 0` fits.
+    #[error("no -ngl fits: not even -ngl 0 (every layer in host memory)")]
+    NoGpuLayersFit,
+    /// The opened header has no model the bounds can use.
+    #[error("{0}")]
+    NoModel(String),
+    /// Nothing can be saved there.
+    #[error("{0}")]
+    CannotSave(&'static str),
+    /// The profile could not be written (exists, invalid, I/O).
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+}
+
+/// Why the workspace cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The scenario options do not build a scenario.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// The scenario builds but cannot be evaluated.
+    #[error("{0}")]
+    Evaluate(String),
+}
+
+/// The scenario the options describe, and where it came from: the steps the CLI and the
+/// explorer share (profiles, then the artifact, then each option as an [`Edit`]).
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The scenario.
+    pub scenario: Scenario,
+    /// The model's raw figures.
+    pub figures: ArchFigures,
+    /// Provenance of unedited model figures (spec from a profile, file from a GGUF).
+    pub model_base: Provenance,
+    /// Settings the options changed.
+    pub edited: Vec<Setting>,
+    /// The scenario profile (None once a GGUF is the model).
+    pub scenario_file: Option<ScenarioFile>,
+    /// The model profile (None once a GGUF is the model).
+    pub model_file: Option<ModelFile>,
+    /// The machine profile as loaded.
+    pub machine_file: MachineFile,
+    /// Where it came from.
+    pub machine_origin: MachineOrigin,
+    /// The profile artifact of the scenario.
+    pub pinned: Option<PinnedArtifact>,
+}
+
+fn record(edited: &mut Vec<Setting>, e: &Edit) {
+    if let Some(k) = e.setting()
+        && !edited.contains(&k)
+    {
+        edited.push(k);
+    }
+}
+
+/// Build the scenario the options describe: its profiles, the GGUF they name (opened by
+/// [`open::read`] and applied as an [`Edit::Model`]), then every option as the [`Edit`] it
+/// makes. The name is the scenario profile's only while the options leave it what the
+/// profile describes; otherwise it is derived (`Scenario::derived_name`).
+pub fn prepare(cat: &Catalog, o: &ScenarioOptions) -> Result<Prepared, BuildError> {
+    let (mut s, profile) = build::profile_scenario(cat, o)?;
+    let scenario_file = cat
+        .scenario(o.scenario.as_deref().unwrap_or("default"))
+        .ok();
+    let model_id = o
+        .model
+        .clone()
+        .or_else(|| scenario_file.as_ref().map(|s| s.model.clone()));
+    let mut model_file = model_id.and_then(|id| cat.model(&id).ok());
+    let artifact_id = match (&o.artifact, &o.model) {
+        (Some(a), _) => Some(a.clone()),
+        (None, Some(_)) => model_file
+            .as_ref()
+            .and_then(|m| m.artifacts.first().map(|a| a.id.clone())),
+        (None, None) => scenario_file.as_ref().map(|s| s.artifact.clone()),
+    };
+    let mut pinned = model_file.as_ref().and_then(|m| {
+        m.artifacts
+            .iter()
+            .find(|a| Some(&a.id) == artifact_id.as_ref())
+            .map(PinnedArtifact::of)
+    });
+    let mut figures = match &model_file {
+        Some(m) if o.artifact_bytes.is_none() || o.model.is_some() => load::arch_figures(m),
+        _ => edit::figures_of(&s.model),
+    };
+    let mut model_base = Provenance::Spec;
+    let mut scenario_file = scenario_file;
+    if let Some(path) = &o.gguf {
+        let opened = open::read(path, Rows::Totals).map_err(BuildError::Gguf)?;
+        let matched = opened.matched(cat);
+        let (m, fig) = open::new_model(&opened, matched.as_ref()).map_err(BuildError::Gguf)?;
+        edit::apply(&mut s, &mut figures, &Edit::Model(Box::new(m)))
+            .map_err(|e| BuildError::Gguf(e.to_string()))?;
+        figures = fig;
+        model_base = Provenance::File;
+        pinned = matched.as_ref().map(|(_, a)| PinnedArtifact::of(a));
+        model_file = None;
+        scenario_file = None;
+        let name = s.derived_name();
+        edit::apply(&mut s, &mut figures, &Edit::Name(name)).map_err(build_edit("--gguf"))?;
+    }
+    let mut edited = Vec::new();
+    for (flag, e) in o.edits(&s)? {
+        edit::apply(&mut s, &mut figures, &e).map_err(build_edit(flag))?;
+        record(&mut edited, &e);
+    }
+    s.validate().map_err(|e| BuildError::Flag {
+        flag: "scenario",
+        message: e.0,
+    })?;
+    if o.gguf.is_none() {
+        // The scenario profile as the file describes it.
+        let as_profile = load::scenario(cat, &profile).ok();
+        if !as_profile.is_some_and(|p| p.same_subject(&s)) {
+            let name = s.derived_name();
+            edit::apply(&mut s, &mut figures, &Edit::Name(name)).map_err(build_edit("scenario"))?;
+        }
+    }
+    let machine_ref = o
+        .machine
+        .clone()
+        .or_else(|| {
+            cat.scenario(o.scenario.as_deref().unwrap_or("default"))
+                .ok()
+                .map(|s| s.machine)
+        })
+        .unwrap_or_else(|| s.machine.id.clone());
+    let machine_file = cat.machine(&machine_ref)?;
+    let machine_origin = cat
+        .machines
+        .iter()
+        .find(|e| e.id == machine_file.id)
+        .map_or(MachineOrigin::File, |e| MachineOrigin::of(&e.origin));
+    Ok(Prepared {
+        scenario: s,
+        figures,
+        model_base,
+        edited,
+        scenario_file,
+        model_file,
+        machine_file,
+        machine_origin,
+        pinned,
+    })
+}
+
+fn build_edit(flag: &'static str) -> impl Fn(EditError) -> BuildError {
+    move |e| BuildError::Flag {
+        flag,
+        message: e.to_string(),
+    }
+}
+
+/// The scenario the options describe (the CLI's commands).
+pub fn scenario(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, BuildError> {
+    prepare(cat, o).map(|p| p.scenario)
+}
+
+/// The user's scenario and everything it came from; see the module header.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    catalog: Catalog,
+    scenario: Scenario,
+    base: Scenario,
+    report: Report,
+    figures: ArchFigures,
+    model_base: Provenance,
+    edited: Vec<Setting>,
+    scenario_file: Option<ScenarioFile>,
+    model_file: Option<ModelFile>,
+    machine_file: MachineFile,
+    machine_origin: MachineOrigin,
+    pinned: Option<PinnedArtifact>,
+    max_gpu_layers: Option<MaxGpuLayers>,
+    opened: Option<PathBuf>,
+}
+
+/// Everything [`Workspace::apply`] puts back when a change cannot be evaluated.
+#[derive(Debug, Clone)]
+struct Undo {
+    scenario: Scenario,
+    figures: ArchFigures,
+    edited: Vec<Setting>,
+}
+
+impl Workspace {
+    /// The workspace on the scenario the options describe.
+    pub fn new(catalog: Catalog, opts: &ScenarioOptions) -> Result<Workspace, StartError> {
+        let p = prepare(&catalog, opts)?;
+        let report = evaluate(&p.scenario).map_err(|e| StartError::Evaluate(e.0))?;
+        let max_gpu_layers = crate::core::gpu_layers::max_gpu_layers(&p.scenario);
+        // Settings given at start-up are where the user starts: only machine figures count
+        // as unsaved edits (they are what a saved machine would differ by).
+        let edited = p.edited.into_iter().filter(|k| k.is_machine()).collect();
+        Ok(Workspace {
+            catalog,
+            base: p.scenario.clone(),
+            scenario: p.scenario,
+            report,
+            figures: p.figures,
+            model_base: p.model_base,
+            edited,
+            scenario_file: p.scenario_file,
+            model_file: p.model_file,
+            machine_file: p.machine_file,
+            machine_origin: p.machine_origin,
+            pinned: p.pinned,
+            max_gpu_layers,
+            opened: opts.gguf.clone(),
+        })
+    }
+
+    /// Profiles (built-in and the user's).
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+    /// The last valid scenario.
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+    /// The scenario as loaded or last saved.
+    pub fn base(&self) -> &Scenario {
+        &self.base
+    }
+    /// The report of [`Workspace::scenario`].
+    pub fn report(&self) -> &Report {
+        &self.report
+    }
+    /// The model's raw figures (model edits change them).
+    pub fn figures(&self) -> &ArchFigures {
+        &self.figures
+    }
+    /// Provenance of unedited model figures.
+    pub fn model_base(&self) -> Provenance {
+        self.model_base
+    }
+    /// The user changed this setting since the profiles were loaded or saved.
+    pub fn is_edited(&self, k: Setting) -> bool {
+        self.edited.contains(&k)
+    }
+    /// The model figures the user changed.
+    pub fn model_edits(&self) -> Vec<Setting> {
+        (self.edited.iter().copied())
+            .filter(|k| k.is_model())
+            .collect()
+    }
+    /// The machine figures the user changed.
+    pub fn machine_edits(&self) -> Vec<Setting> {
+        (self.edited.iter().copied())
+            .filter(|k| k.is_machine())
+            .collect()
+    }
+    /// The scenario differs from what was loaded or saved.
+    pub fn is_changed(&self) -> bool {
+        self.scenario != self.base
+    }
+    /// The scenario profile (None after opening a GGUF).
+    pub fn scenario_file(&self) -> Option<&ScenarioFile> {
+        self.scenario_file.as_ref()
+    }
+    /// The model profile (None after opening a GGUF).
+    pub fn model_file(&self) -> Option<&ModelFile> {
+        self.model_file.as_ref()
+    }
+    /// The machine profile as loaded (edits are applied when saving).
+    pub fn machine_file(&self) -> &MachineFile {
+        &self.machine_file
+    }
+    /// Where the machine profile came from.
+    pub fn machine_origin(&self) -> MachineOrigin {
+        self.machine_origin
+    }
+    /// The profile artifact of the scenario.
+    pub fn pinned(&self) -> Option<&PinnedArtifact> {
+        self.pinned.as_ref()
+    }
+    /// The most GPU layers that fit (`core::gpu_layers`), recomputed with the report.
+    pub fn max_gpu_layers(&self) -> Option<&MaxGpuLayers> {
+        self.max_gpu_layers.as_ref()
+    }
+    /// The artifact opened by path or reference, when the model is one.
+    pub fn opened(&self) -> Option<&Path> {
+        self.opened.as_deref()
+    }
+
+    fn undo_point(&self) -> Undo {
+        Undo {
+            scenario: self.scenario.clone(),
+            figures: self.figures.clone(),
+            edited: self.edited.clone(),
+        }
+    }
+
+    fn restore(&mut self, u: Undo) {
+        self.scenario = u.scenario;
+        self.figures = u.figures;
+        self.edited = u.edited;
+    }
+
+    /// Name the scenario (the loaded name while it is what was loaded, else derived) and
+    /// evaluate it; on failure go back to `undo`.
+    fn commit(&mut self, undo: Undo) -> Result<(), Refusal> {
+        let name = if self.scenario.same_subject(&self.base) {
+            self.base.name.clone()
+        } else {
+            self.scenario.derived_name()
+        };
+        self.raw(Edit::Name(name))?;
+        match evaluate(&self.scenario) {
+            Ok(r) => {
+                self.report = r;
+                self.max_gpu_layers = crate::core::gpu_layers::max_gpu_layers(&self.scenario);
+                Ok(())
+            }
+            Err(e) => {
+                self.restore(undo);
+                Err(Refusal::Evaluate(e))
+            }
+        }
+    }
+
+    /// The one call of `core::edit::apply` on the user's scenario.
+    fn raw(&mut self, e: Edit) -> Result<(), EditError> {
+        edit::apply(&mut self.scenario, &mut self.figures, &e)
+    }
+
+    /// Apply one edit and evaluate. A refused edit or a scenario that cannot be evaluated
+    /// leaves the workspace as it was.
+    pub fn apply(&mut self, e: Edit) -> Result<(), Refusal> {
+        let u = self.undo_point();
+        if let Err(err) = self.raw(e.clone()) {
+            self.restore(u);
+            return Err(err.into());
+        }
+        record(&mut self.edited, &e);
+        self.commit(u)
+    }
+
+    /// Set `-ngl` to the most GPU layers that fit. Returns what was found.
+    pub fn apply_max_gpu_layers(&mut self) -> Result<MaxGpuLayers, Refusal> {
+        let Some(m) = self.max_gpu_layers.clone() else {
+            return Err(Refusal::NoOffload);
+        };
+        let Some(n) = m.gpu_layers else {
+            return Err(Refusal::NoGpuLayersFit);
+        };
+        self.apply(Edit::GpuLayers((n < m.all_layers).then_some(n)))?;
+        Ok(m)
+    }
+
+    /// Use an opened artifact: its model, W and inventory replace the current model; files
+    /// the runtime loads beside it stay, as do the machine and the settings.
+    pub fn open(&mut self, o: &Opened) -> Result<(), Refusal> {
+        let matched = o.matched(&self.catalog);
+        let (m, figures) = open::new_model(o, matched.as_ref()).map_err(Refusal::NoModel)?;
+        self.use_model(m, figures)?;
+        self.model_base = Provenance::File;
+        self.scenario_file = None;
+        self.model_file = None;
+        self.pinned = matched.as_ref().map(|(_, a)| PinnedArtifact::of(a));
+        self.opened = Some(o.path.clone());
+        self.base = self.scenario.clone();
+        Ok(())
+    }
+
+    fn use_model(&mut self, m: NewModel, figures: ArchFigures) -> Result<(), Refusal> {
+        let u = self.undo_point();
+        if let Err(e) = self.raw(Edit::Model(Box::new(m))) {
+            self.restore(u);
+            return Err(e.into());
+        }
+        self.figures = figures;
+        self.edited.retain(|k| !k.is_model());
+        self.commit(u)
+    }
+
+    /// What a switch would drop without saving, if anything.
+    pub fn dropped_by(&self, sw: &Switch) -> Option<&'static str> {
+        let machine =
+            self.scenario.machine != self.base.machine || !self.machine_edits().is_empty();
+        let model = !self.model_edits().is_empty();
+        match sw {
+            Switch::Machine(_) if machine => Some("the machine's unsaved edits"),
+            Switch::Model(_) if model => Some("the model's unsaved edits"),
+            Switch::Scenario(_) if machine || model || self.is_changed() => {
+                Some("every unsaved edit")
+            }
+            _ => None,
+        }
+    }
+
+    /// The switch would change nothing.
+    pub fn is_current(&self, sw: &Switch) -> bool {
+        match sw {
+            Switch::Machine(id) => *id == self.scenario.machine.id,
+            Switch::Model(id) => self.model_file.as_ref().is_some_and(|m| m.id == *id),
+            Switch::Scenario(id) => {
+                self.scenario_file.as_ref().is_some_and(|s| s.id == *id) && !self.is_changed()
+            }
+        }
+    }
+
+    /// Use another profile. A model profile that pins no artifact needs `bytes` (its exact
+    /// weights size as typed). The machine (with its edits), cache and run settings stay
+    /// through a model switch; a scenario switch replaces everything.
+    pub fn switch(&mut self, sw: &Switch, bytes: Option<&str>) -> Result<(), Refusal> {
+        match sw {
+            Switch::Machine(id) => self.switch_machine(id),
+            Switch::Model(id) => self.switch_model(id, bytes),
+            Switch::Scenario(id) => self.switch_scenario(id),
+        }
+    }
+
+    fn switch_machine(&mut self, id: &str) -> Result<(), Refusal> {
+        let Some(entry) = self.catalog.machines.iter().find(|m| m.id == id) else {
+            return Err(Refusal::UnknownMachine {
+                id: id.to_string(),
+                known: (self.catalog.machines.iter())
+                    .map(|m| m.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        };
+        let file = entry.value.clone();
+        let origin = MachineOrigin::of(&entry.origin);
+        let u = self.undo_point();
+        self.raw(Edit::Machine(Box::new(load::machine(&file))))?;
+        self.edited.retain(|k| !k.is_machine());
+        self.commit(u)?;
+        self.machine_file = file;
+        self.machine_origin = origin;
+        Ok(())
+    }
+
+    /// True when the model profile pins no artifact (a switch to it needs the bytes).
+    pub fn pins_no_artifact(&self, id: &str) -> bool {
+        (self.catalog.models.iter())
+            .find(|m| m.id == id)
+            .is_some_and(|m| m.value.artifacts.is_empty())
+    }
+
+    fn switch_model(&mut self, id: &str, bytes: Option<&str>) -> Result<(), Refusal> {
+        let opts = ScenarioOptions {
+            model: Some(id.to_string()),
+            artifact_bytes: bytes.map(str::to_string),
+            ..Default::default()
+        };
+        let fresh = prepare(&self.catalog, &opts)?;
+        let s = fresh.scenario;
+        let m = NewModel {
+            shape: s.model,
+            weights: s.weights,
+            inventory: s.inventory,
+            feed_forward: Some(s.feed_forward),
+        };
+        self.use_model(m, fresh.figures)?;
+        self.model_file = fresh.model_file;
+        self.pinned = fresh.pinned;
+        self.model_base = Provenance::Spec;
+        self.opened = None;
+        if self.scenario_file.is_none() {
+            self.scenario_file = fresh.scenario_file;
+        }
+        Ok(())
+    }
+
+    fn switch_scenario(&mut self, id: &str) -> Result<(), Refusal> {
+        let opts = ScenarioOptions {
+            scenario: Some(id.to_string()),
+            ..Default::default()
+        };
+        let fresh = Workspace::new(self.catalog.clone(), &opts).map_err(|e| match e {
+            StartError::Build(b) => Refusal::Build(b),
+            StartError::Evaluate(m) => Refusal::Evaluate(ScenarioError(m)),
+        })?;
+        *self = fresh;
+        Ok(())
+    }
+
+    /// Why `kind` cannot be saved now, if it cannot.
+    pub fn cannot_save(&self, kind: SaveKind) -> Option<&'static str> {
+        if self.catalog.user_dir.is_none() {
+            return Some("no configuration directory: set LLMBOUND_CONFIG_DIR");
+        }
+        if kind == SaveKind::Scenario && self.scenario_file.is_none() {
+            return Some(
+                "a scenario opened on a GGUF file cannot be saved as a profile: its model is the file (save the machine from the Machine pane)",
+            );
+        }
+        None
+    }
+
+    /// The id a save offers first.
+    pub fn default_save_id(&self, kind: SaveKind) -> String {
+        match kind {
+            SaveKind::Machine => {
+                if self.machine_origin == MachineOrigin::Saved {
+                    self.machine_file.id.clone()
+                } else {
+                    format!("{}-mine", self.machine_file.id)
+                }
+            }
+            SaveKind::Scenario => self
+                .scenario_file
+                .as_ref()
+                .map_or("my-scenario".into(), |s| format!("{}-mine", s.id)),
+        }
+    }
+
+    fn machine_figures(&self) -> Vec<MachineFigure> {
+        (self.edited.iter())
+            .filter_map(|k| match *k {
+                Setting::Capacity(i) => Some(MachineFigure::Capacity(i)),
+                Setting::Bandwidth(i) => Some(MachineFigure::Bandwidth(i)),
+                Setting::Measured(i) => Some(MachineFigure::Measured(i)),
+                Setting::ComputeRate(i) => Some(MachineFigure::ComputeRate(i)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The machine profile with the user's edits applied.
+    pub fn machine_profile(&self, id: &str) -> MachineFile {
+        let edits = self.machine_edits();
+        let name = if edits.is_empty() {
+            self.machine_file.name.clone()
+        } else {
+            edited_machine_name(
+                &self.machine_file.name,
+                &load::machine(&self.machine_file),
+                &self.scenario.machine,
+                &edits,
+            )
+        };
+        save::machine_profile(
+            &self.machine_file,
+            id,
+            name,
+            &self.scenario.machine,
+            &self.machine_figures(),
+        )
+    }
+
+    /// The model profile with the user's edits applied (None without a model profile).
+    pub fn model_profile(&self, id: &str) -> Option<ModelFile> {
+        let parameters = (self.is_edited(Setting::Parameters))
+            .then(|| {
+                self.scenario
+                    .model
+                    .parameters_advertised
+                    .as_ref()
+                    .map(|p| p.value)
+            })
+            .flatten();
+        Some(save::model_profile(
+            self.model_file.as_ref()?,
+            id,
+            &self.figures,
+            parameters,
+        ))
+    }
+
+    /// The scenario profile of the current settings.
+    pub fn scenario_profile(
+        &self,
+        id: &str,
+        machine_id: &str,
+        model_id: &str,
+    ) -> Option<ScenarioFile> {
+        let base = self.scenario_file.as_ref()?;
+        let artifact = self
+            .pinned
+            .as_ref()
+            .map_or(base.artifact.as_str(), |p| p.id.as_str());
+        Some(save::scenario_profile(
+            base,
+            &self.scenario,
+            id,
+            artifact,
+            machine_id,
+            model_id,
+        ))
+    }
+
+    /// Save `kind` as `id` in the user's profile directory (atomic writes; an existing file
+    /// is kept unless `overwrite`). Afterwards the saved profiles are the ones in use and the
+    /// scenario counts as unedited. Returns the files written.
+    pub fn save(
+        &mut self,
+        kind: SaveKind,
+        id: &str,
+        overwrite: bool,
+    ) -> Result<Vec<PathBuf>, Refusal> {
+        if let Some(why) = self.cannot_save(kind) {
+            return Err(Refusal::CannotSave(why));
+        }
+        let Some(dir) = self.catalog.user_dir.clone() else {
+            return Err(Refusal::CannotSave(
+                "no configuration directory: set LLMBOUND_CONFIG_DIR",
+            ));
+        };
+        let header = "# Saved from llmbound's explorer.\n";
+        let paths = match kind {
+            SaveKind::Machine => {
+                let mf = self.machine_profile(id);
+                load::check_machine(id, "", &mf, None)?;
+                vec![load::save(&dir, "machines", id, &mf, header, overwrite)?]
+            }
+            SaveKind::Scenario => self.save_scenario(&dir, id, header, overwrite)?,
+        };
+        self.catalog = Catalog::load_with(Some(dir));
+        if (kind == SaveKind::Machine || !self.machine_edits().is_empty())
+            && let Ok(mf) = self.catalog.machine(id)
+        {
+            self.raw(Edit::MachineId(id.to_string()))?;
+            self.machine_file = mf;
+            self.machine_origin = MachineOrigin::Saved;
+            self.edited.retain(|k| !k.is_machine());
+        }
+        if kind == SaveKind::Scenario {
+            let name = format!("{} ({id})", self.scenario.name);
+            self.raw(Edit::Name(name))?;
+            self.edited.clear();
+            self.base = self.scenario.clone();
+        } else {
+            // The saved machine is the machine as loaded now.
+            let mut base = self.base.clone();
+            let mut fig = edit::figures_of(&base.model);
+            edit::apply(
+                &mut base,
+                &mut fig,
+                &Edit::Machine(Box::new(self.scenario.machine.clone())),
+            )?;
+            self.base = base;
+        }
+        Ok(paths)
+    }
+
+    fn save_scenario(
+        &self,
+        dir: &Path,
+        id: &str,
+        header: &str,
+        overwrite: bool,
+    ) -> Result<Vec<PathBuf>, ProfileError> {
+        let mut paths = Vec::new();
+        let mut machine_id = self.scenario.machine.id.clone();
+        if !self.machine_edits().is_empty() {
+            let mf = self.machine_profile(id);
+            load::check_machine(id, "", &mf, None)?;
+            paths.push(load::save(dir, "machines", id, &mf, header, overwrite)?);
+            machine_id = id.to_string();
+        }
+        let mut model_id = self
+            .scenario_file
+            .as_ref()
+            .map(|s| s.model.clone())
+            .unwrap_or_default();
+        if !self.model_edits().is_empty()
+            && let Some(m) = self.model_profile(id)
+        {
+            load::check_model(id, "", &m, None)?;
+            paths.push(load::save(dir, "models", id, &m, header, overwrite)?);
+            model_id = id.to_string();
+        }
+        let Some(sf) = self.scenario_profile(id, &machine_id, &model_id) else {
+            return Ok(paths);
+        };
+        load::check_scenario(id, "", &sf, None)?;
+        paths.push(load::save(dir, "scenarios", id, &sf, header, overwrite)?);
+        Ok(paths)
+    }
+}
+
+/// A saved machine's name: the profile's name without an earlier edit note, a memory size
+/// it states replaced by the edited one ("48 GB unified memory" → "64 GiB unified memory"),
+/// followed by the edits as they are now (`… (edited: unified 64.000 GiB)`), so the name
+/// never keeps a stale "(edited)" or size. `before` is the machine as its profile states it.
+pub fn edited_machine_name(
+    base: &str,
+    before: &crate::core::scenario::Machine,
+    m: &crate::core::scenario::Machine,
+    edits: &[Setting],
+) -> String {
+    let mut base = base
+        .split(" (edited")
+        .next()
+        .unwrap_or(base)
+        .trim_end()
+        .to_string();
+    for f in edits {
+        if let Setting::Capacity(i) = *f
+            && let (Some(old), Some(new)) = (before.tiers.get(i), m.tiers.get(i))
+        {
+            base = replace_size(&base, old.capacity.value, new.capacity.value);
+        }
+    }
+    let tier = |i: usize| m.tiers.get(i);
+    let parts: Vec<String> = edits
+        .iter()
+        .filter_map(|f| match *f {
+            Setting::Capacity(i) => {
+                tier(i).map(|t| format!("{} {}", t.name, units::fmt_gib(t.capacity.value)))
+            }
+            Setting::Bandwidth(i) => {
+                tier(i).map(|t| format!("{} {}", t.name, units::fmt_bandwidth(t.bandwidth.value)))
+            }
+            Setting::Measured(i) => tier(i).map(|t| match &t.measured_bandwidth {
+                Some(b) => format!("{} measured {}", t.name, units::fmt_bandwidth(b.value)),
+                None => format!("{} measured none", t.name),
+            }),
+            Setting::ComputeRate(i) => m
+                .compute
+                .get(i)
+                .map(|c| format!("{} {}", c.path, units::fmt_flops(c.rate.value))),
+            _ => None,
+        })
+        .collect();
+    if parts.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base} (edited: {})", parts.join(", "))
+    }
+}
+
+/// `name` with a whole-number mention of `old` bytes ("48 GB", "48 GiB", "48GB") replaced by
+/// `new` ("64 GiB"); the name unchanged when it states no such size.
+fn replace_size(name: &str, old: u64, new: u64) -> String {
+    let mut counts = Vec::new();
+    if old.is_multiple_of(GIB) {
+        counts.push(old / GIB);
+    }
+    if old.is_multiple_of(1_000_000_000) {
+        counts.push(old / 1_000_000_000);
+    }
+    let new_text = if new.is_multiple_of(GIB) {
+        format!("{} GiB", new / GIB)
+    } else {
+        units::fmt_gib(new)
+    };
+    for n in counts {
+        for unit in [" GB", " GiB", "GB", "GiB"] {
+            let pat = format!("{n}{unit}");
+            let mut from = 0;
+            while let Some(at) = name[from..].find(&pat).map(|i| i + from) {
+                let before_ok = !name[..at].ends_with(|c: char| c.is_ascii_digit() || c == '.');
+                let after = &name[at + pat.len()..];
+                let after_ok = !after.starts_with(|c: char| c.is_ascii_alphanumeric());
+                if before_ok && after_ok {
+                    return format!("{}{new_text}{after}", &name[..at]);
+                }
+                from = at + pat.len();
+            }
+        }
+    }
+    name.to_string()
+}

@@ -1,0 +1,187 @@
+//! One way to open an artifact, for every front end: a local file, any shard of a split
+//! model, a URL, `hf://`, `owner/repo:QUANT` or `ollama:NAME` is read header-only by
+//! `remote::open_any`, and [`new_model`] turns what was read into the one [`Edit::Model`] the
+//! workspace (or a what-if copy: a library row) applies. The partial-download warning, the
+//! reader's warnings and the advertised parameter counts of a model profile whose artifact has
+//! exactly the same size are added here, once.
+//!
+//! Depends on core, gguf, remote and profile; no terminal.
+
+use crate::build::BuildError;
+use crate::core::edit::{self, Edit, NewModel};
+use crate::core::model::{ArchFigures, ModelShape};
+use crate::core::scenario::Scenario;
+use crate::core::units;
+use crate::gguf::{self, TensorInventory};
+use crate::profile::Catalog;
+use crate::profile::file::{ArtifactFile, ModelFile};
+use std::path::{Path, PathBuf};
+
+/// An artifact's header as read.
+#[derive(Debug, Clone)]
+pub struct Opened {
+    /// The path or reference the user named.
+    pub path: PathBuf,
+    /// The artifact (all shards).
+    pub artifact: gguf::Artifact,
+    /// Its tensor inventory (with one row per tensor when asked for).
+    pub inventory: TensorInventory,
+    /// The model shape and the raw figures it was built from, or why the KV maths cannot be
+    /// done from this header (the reader's message; the inventory can still be shown).
+    pub model: Result<(ModelShape, ArchFigures), String>,
+    /// What the reader guessed or noticed, and a partial download: the warnings the report
+    /// carries for this file, in the CLI and the explorer alike.
+    pub warnings: Vec<String>,
+    /// How it was fetched (bytes transferred, which file a quantisation picked): the CLI
+    /// prints them on stderr, the explorer in its message line.
+    pub notes: Vec<String>,
+}
+
+/// Tensor rows in the inventory (the explorer lists them; the CLI and the library do not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rows {
+    /// One row per tensor.
+    Every,
+    /// Totals and rollups only.
+    Totals,
+}
+
+/// The model name a header gives (`general.name`, else the file's stem).
+fn model_name(artifact: &gguf::Artifact, path: &Path) -> String {
+    artifact
+        .metadata()
+        .get_str("general.name")
+        .ok()
+        .flatten()
+        .map(str::to_string)
+        .unwrap_or_else(|| {
+            path.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+}
+
+/// The warning a partial download carries everywhere it is shown.
+pub fn partial_download_warning(missing_bytes: u64) -> String {
+    format!(
+        "partial download: {} bytes of tensor data are missing; W is the size of the complete file",
+        units::group_digits(missing_bytes as u128)
+    )
+}
+
+/// Read an artifact's header (never its tensor data).
+pub fn read(path: &Path, rows: Rows) -> Result<Opened, String> {
+    let opened = crate::remote::open_any(path)?;
+    let transfer = opened.transfer_note();
+    let artifact = opened.artifact;
+    let inventory = match rows {
+        Rows::Every => TensorInventory::from_artifact(&artifact),
+        Rows::Totals => TensorInventory::summary(&artifact),
+    };
+    let name = model_name(&artifact, path);
+    let model = gguf::model_shape_and_figures(&artifact, &name).map_err(|e| e.to_string());
+    let mut warnings = artifact.all_warnings();
+    let notes: Vec<String> = opened.notes.into_iter().chain(transfer).collect();
+    if artifact.missing_bytes() > 0 {
+        warnings.push(partial_download_warning(artifact.missing_bytes()));
+    }
+    Ok(Opened {
+        path: path.to_path_buf(),
+        artifact,
+        inventory,
+        model,
+        warnings,
+        notes,
+    })
+}
+
+impl Opened {
+    /// The model profile artifact of exactly this size, when the catalogue has one.
+    pub fn matched(&self, cat: &Catalog) -> Option<(ModelFile, ArtifactFile)> {
+        cat.artifact_with_bytes(self.artifact.file_bytes())
+    }
+
+    /// Why the KV maths cannot be done from this header, as one line naming the file.
+    pub fn model_error_line(&self) -> Option<String> {
+        let e = self.model.as_ref().err()?;
+        let p = self.path.display().to_string();
+        Some(if e.contains(&p) {
+            e.clone()
+        } else {
+            format!("{p}: {e}")
+        })
+    }
+}
+
+/// The edit an opened header makes, and the raw figures of its model (for model edits).
+/// The advertised parameter counts of a model profile whose artifact has exactly the same
+/// size are kept (spec); otherwise the file's counted parameters serve.
+pub fn new_model(
+    o: &Opened,
+    matched: Option<&(ModelFile, ArtifactFile)>,
+) -> Result<(NewModel, ArchFigures), String> {
+    let (mut shape, figures) = match &o.model {
+        Ok(m) => m.clone(),
+        Err(_) => return Err(o.model_error_line().unwrap_or_default()),
+    };
+    shape.warnings.extend(o.warnings.iter().cloned());
+    if let Some((m, _)) = matched {
+        shape.parameters_advertised = m.parameters.as_ref().map(|p| p.sourced());
+        shape.active_parameters_advertised = m.active_parameters.as_ref().map(|p| p.sourced());
+    }
+    Ok((
+        NewModel {
+            shape,
+            weights: o.artifact.weight_files(),
+            inventory: Some(o.inventory.to_core_inventory()),
+            feed_forward: None,
+        },
+        figures,
+    ))
+}
+
+/// An opened GGUF artifact with what the bounds need from it (`workspace::open`).
+#[derive(Debug, Clone)]
+pub struct GgufInput {
+    /// The header as read.
+    pub opened: Opened,
+    /// A model profile artifact of exactly the same size, when there is one.
+    pub matched: Option<(ModelFile, ArtifactFile)>,
+}
+
+impl GgufInput {
+    /// The artifact (all shards).
+    pub fn artifact(&self) -> &gguf::Artifact {
+        &self.opened.artifact
+    }
+    /// Its tensor inventory (totals and rollups).
+    pub fn inventory(&self) -> &TensorInventory {
+        &self.opened.inventory
+    }
+    /// The model shape, or why the KV maths cannot be done (one line naming the file).
+    pub fn shape(&self) -> Result<&ModelShape, String> {
+        match &self.opened.model {
+            Ok((m, _)) => Ok(m),
+            Err(_) => Err(self.opened.model_error_line().unwrap_or_default()),
+        }
+    }
+}
+
+/// Open a GGUF header (never its tensor data) and match it to a profile by exact size: the
+/// one opening every front end uses (`workspace::open::read`).
+pub fn open_gguf(cat: &Catalog, path: &Path) -> Result<GgufInput, BuildError> {
+    let opened = read(path, Rows::Totals).map_err(BuildError::Gguf)?;
+    let matched = opened.matched(cat);
+    Ok(GgufInput { opened, matched })
+}
+
+/// Replace `s`'s model with an opened file's (a what-if copy: a library row, a test), by the
+/// same [`Edit::Model`] the workspace applies; the name becomes "FILE on MACHINE".
+pub fn with_gguf(s: &mut Scenario, g: &GgufInput) -> Result<(), BuildError> {
+    let (m, _) = new_model(&g.opened, g.matched.as_ref()).map_err(BuildError::Gguf)?;
+    let next = edit::applied(s, &[Edit::Model(Box::new(m))])
+        .map_err(|e| BuildError::Gguf(e.to_string()))?;
+    let name = next.derived_name();
+    *s = edit::applied(&next, &[Edit::Name(name)]).map_err(|e| BuildError::Gguf(e.to_string()))?;
+    Ok(())
+}
