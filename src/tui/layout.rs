@@ -154,6 +154,15 @@ pub fn scroll_offset(selected: usize, height: usize, len: usize) -> usize {
     (selected + 1).saturating_sub(height).min(len - height)
 }
 
+/// Rows of a field list above and below what [`field_cells`] shows (the pane's title says so).
+pub fn hidden_rows(inner: Rect, rows: usize, selected: usize) -> (usize, usize) {
+    let cells = field_cells(inner, rows, selected);
+    match (cells.first(), cells.last()) {
+        (Some((a, _)), Some((b, _))) => (*a, rows - 1 - b),
+        _ => (0, rows),
+    }
+}
+
 /// Cells of a field list: one rectangle per field row, in two columns when the area is wide
 /// and short (the Cache pane in the full layout). Rows past the area are not returned.
 pub fn field_cells(inner: Rect, rows: usize, selected: usize) -> Vec<(usize, Rect)> {
@@ -164,9 +173,12 @@ pub fn field_cells(inner: Rect, rows: usize, selected: usize) -> Vec<(usize, Rec
     if rows > h && inner.width >= 70 {
         let per_col = rows.div_ceil(2).min(h);
         let col_w = inner.width / 2;
-        return (0..rows.min(per_col * 2))
+        // More rows than two columns hold: a page of two columns with the selected row on it.
+        let page = per_col * 2;
+        let first = (selected.min(rows - 1) / page) * page;
+        return (first..rows.min(first + page))
             .map(|i| {
-                let (col, row) = (i / per_col, i % per_col);
+                let (col, row) = ((i - first) / per_col, (i - first) % per_col);
                 (
                     i,
                     Rect {

@@ -25,11 +25,20 @@ pub struct InputPane<'a> {
 
 impl Widget for InputPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let title = if self.subtitle.is_empty() {
+        let mut title = if self.subtitle.is_empty() {
             self.pane.title().to_string()
         } else {
             format!("{} · {}", self.pane.title(), self.subtitle)
         };
+        let inner = super::block(String::new(), self.focused, self.theme).inner(area);
+        // Rows the pane cannot show are said in its title (↑↓ reach them).
+        let (above, below) = crate::tui::layout::hidden_rows(inner, self.rows.len(), self.selected);
+        if above > 0 {
+            title.push_str(&format!(" · ↑ {above} more"));
+        }
+        if below > 0 {
+            title.push_str(&format!(" · ↓ {below} more"));
+        }
         let block = super::block(title, self.focused, self.theme);
         let inner = block.inner(area);
         block.render(area, buf);
