@@ -71,6 +71,10 @@ pub enum Field {
     Other,
     /// `-ngl`.
     GpuLayers,
+    /// `--tensor-split`.
+    TensorSplit,
+    /// `-nkvo`.
+    NoKvOffload,
     /// Prompt rows S.
     PromptRows,
     /// Compute path for prefill.
@@ -127,6 +131,8 @@ impl Field {
             Field::SwaFull => "swa-full (on/off)".into(),
             Field::Other => "other allocations A (e.g. 2 GiB)".into(),
             Field::GpuLayers => "GPU layers (-ngl; \"all\")".into(),
+            Field::TensorSplit => "tensor split (-ts 3,1; \"auto\" = by memory)".into(),
+            Field::NoKvOffload => "KV in host memory (-nkvo; on/off)".into(),
             Field::PromptRows => "prompt rows S".into(),
             Field::ComputePath => "compute path".into(),
             Field::Layers => "layers".into(),
@@ -163,6 +169,8 @@ impl Field {
             Field::SwaFull => Setting::SwaFull,
             Field::Other => Setting::Overhead,
             Field::GpuLayers => Setting::GpuLayers,
+            Field::TensorSplit => Setting::TensorSplit,
+            Field::NoKvOffload => Setting::NoKvOffload,
             Field::PromptRows => Setting::PromptRows,
             Field::ComputePath => Setting::ComputePath,
             Field::Layers => Setting::Layers,
@@ -244,7 +252,9 @@ pub fn fields_of(settings: &[Setting]) -> Vec<Field> {
             Setting::Bandwidth(i) => out.push(Field::Bandwidth(*i)),
             Setting::Measured(i) => out.push(Field::Measured(*i)),
             Setting::ComputeRate(i) => out.push(Field::ComputeRate(*i)),
-            Setting::NoKvOffload | Setting::TensorSplit | Setting::ExtraFile => {}
+            Setting::TensorSplit => out.push(Field::TensorSplit),
+            Setting::NoKvOffload => out.push(Field::NoKvOffload),
+            Setting::ExtraFile => {}
         }
     }
     out
@@ -359,6 +369,10 @@ pub fn cache_fields(s: &Scenario) -> Vec<Field> {
     ];
     if s.machine.tiers.len() > 1 {
         v.push(Field::GpuLayers);
+        if s.machine.accelerators().len() > 1 {
+            v.push(Field::TensorSplit);
+        }
+        v.push(Field::NoKvOffload);
     }
     v.push(Field::PromptRows);
     v.push(Field::ComputePath);
@@ -422,6 +436,8 @@ pub fn cache_rows(s: &Scenario) -> Vec<Row> {
                 };
                 Row::field(f, "GPU layers", v)
             }
+            Field::TensorSplit => Row::field(f, "split -ts", tensor_split_text(s)),
+            Field::NoKvOffload => Row::field(f, "KV on host", on_off(s.offload.no_kv_offload)),
             Field::PromptRows => Row::field(f, "prompt S", units::fmt_tokens(s.prompt_rows)),
             Field::ComputePath => {
                 let r = Row::field(f, "compute", s.compute_path.clone());
@@ -760,6 +776,8 @@ impl Field {
             Field::SwaFull => "swa-full",
             Field::Other => "other allocations A",
             Field::GpuLayers => "GPU layers",
+            Field::TensorSplit => "tensor split",
+            Field::NoKvOffload => "KV in host memory",
             Field::PromptRows => "prompt rows",
             Field::ComputePath => "compute path",
             Field::Layers => "layers",
@@ -792,6 +810,39 @@ fn parse_count(text: &str, what: &'static str) -> Result<u64, FieldError> {
         units::CountError::TooLarge => FieldError::TooLarge(what, t.into()),
         units::CountError::Fraction => FieldError::Fraction(what, t.into()),
     })
+}
+
+/// `--tensor-split` as llama.cpp takes it: proportions per accelerator, `,` or `/` between.
+/// An empty text or "auto" means by memory ("auto" is shown, but the edit needs proportions:
+/// the split by memory is what the scenario has without one).
+fn parse_split(text: &str, what: &'static str) -> Result<Vec<f64>, FieldError> {
+    let parts: Vec<&str> = text.split([',', '/']).map(str::trim).collect();
+    let mut v = Vec::with_capacity(parts.len());
+    for p in parts {
+        let x: f64 = p
+            .parse()
+            .map_err(|_| FieldError::NotANumber(what, text.trim().into()))?;
+        if !x.is_finite() || x < 0.0 {
+            return Err(FieldError::Negative(what, text.trim().into()));
+        }
+        v.push(x);
+    }
+    if !v.iter().any(|x| *x > 0.0) {
+        return Err(FieldError::Empty(what));
+    }
+    Ok(v)
+}
+
+/// The split as `-ts` takes it, or "auto" (by memory) without one.
+fn tensor_split_text(s: &Scenario) -> String {
+    match &s.offload.tensor_split {
+        Some(v) => v
+            .iter()
+            .map(|x| short_decimal(*x))
+            .collect::<Vec<_>>()
+            .join(","),
+        None => "auto".into(),
+    }
 }
 
 fn parse_u32(text: &str, what: &'static str) -> Result<u32, FieldError> {
@@ -888,6 +939,7 @@ pub fn step_edit(s: &Scenario, fig: &ArchFigures, f: Field, dir: i32) -> Option<
             };
             Edit::GpuLayers(if next >= all { None } else { Some(next) })
         }
+        Field::NoKvOffload => Edit::NoKvOffload(!s.offload.no_kv_offload),
         Field::PromptRows => Edit::PromptRows(halve_double(s.prompt_rows, dir)),
         Field::ComputePath => {
             let mut paths: Vec<String> = s.machine.compute.iter().map(|c| c.path.clone()).collect();
@@ -943,7 +995,8 @@ pub fn step_edit(s: &Scenario, fig: &ArchFigures, f: Field, dir: i32) -> Option<
                 (s.machine.compute.get(i)?.rate.value.0 + dir as f64 * 1e12).max(1e12),
             ),
         },
-        Field::KvLoraRank
+        Field::TensorSplit
+        | Field::KvLoraRank
         | Field::RopeDim
         | Field::Experts
         | Field::Parameters
@@ -981,6 +1034,8 @@ pub fn parse_edit(
             // Above L every layer is offloaded: shown as "all".
             (n <= s.model.layer_count()).then_some(n)
         }),
+        Field::TensorSplit => Edit::TensorSplit(parse_split(t, what)?),
+        Field::NoKvOffload => Edit::NoKvOffload(parse_bool(t, what)?),
         Field::PromptRows => Edit::PromptRows(parse_count(t, what)?),
         Field::ComputePath => {
             if t.is_empty() {
@@ -1164,6 +1219,8 @@ pub fn edit_text(s: &Scenario, fig: &ArchFigures, f: Field) -> String {
             .offload
             .gpu_layers
             .map_or_else(|| "all".to_string(), |n| n.to_string()),
+        Field::TensorSplit => tensor_split_text(s),
+        Field::NoKvOffload => on_off(s.offload.no_kv_offload),
         Field::PromptRows => s.prompt_rows.to_string(),
         Field::ComputePath => s.compute_path.clone(),
         Field::Layers => fig.layers.to_string(),
