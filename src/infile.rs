@@ -147,8 +147,35 @@ pub fn home() -> Option<std::path::PathBuf> {
 /// Call `f` on every regular file under `dir`, at most `depth` levels down (symbolic links to
 /// files are followed, to folders not, so a loop cannot hang the walk).
 pub fn walk(dir: &Path, depth: usize, f: &mut dyn FnMut(&Path)) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
+    walk_noting(dir, depth, f, &mut |_, _| {});
+}
+
+/// As [`walk`], calling `unreadable(folder, error)` for every folder that cannot be listed
+/// (a folder that does not exist at the top is not reported: a store that is not there).
+pub fn walk_noting(
+    dir: &Path,
+    depth: usize,
+    f: &mut dyn FnMut(&Path),
+    unreadable: &mut dyn FnMut(&Path, &io::Error),
+) {
+    walk_inner(dir, depth, f, unreadable, true);
+}
+
+fn walk_inner(
+    dir: &Path,
+    depth: usize,
+    f: &mut dyn FnMut(&Path),
+    unreadable: &mut dyn FnMut(&Path, &io::Error),
+    top: bool,
+) {
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) => {
+            if !(top && e.kind() == io::ErrorKind::NotFound) {
+                unreadable(dir, &e);
+            }
+            return;
+        }
     };
     let mut entries: Vec<_> = rd.flatten().collect();
     entries.sort_by_key(|e| e.file_name());
@@ -157,7 +184,7 @@ pub fn walk(dir: &Path, depth: usize, f: &mut dyn FnMut(&Path)) {
         let Ok(ft) = e.file_type() else { continue };
         if ft.is_dir() {
             if depth > 0 {
-                walk(&p, depth - 1, f);
+                walk_inner(&p, depth - 1, f, unreadable, false);
             }
         } else if ft.is_file() || (ft.is_symlink() && p.is_file()) {
             f(&p);

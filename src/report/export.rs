@@ -37,8 +37,16 @@ pub fn render_string<D: Export + ?Sized>(doc: &D, format: Format) -> String {
 }
 
 /// Pretty JSON of a serialisable value and a newline.
+/// serde_json escapes only C0 controls: C1 controls and bidi overrides from a file (a GGUF
+/// name with U+202E) are escaped here too (`crate::sanitize::json_safe`), so no JSON output
+/// carries them raw.
 pub fn json_to<T: serde::Serialize + ?Sized>(value: &T, w: &mut dyn Write) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *w, value)?;
+    let mut buf = Vec::with_capacity(64 * 1024);
+    serde_json::to_writer_pretty(&mut buf, value)?;
+    match String::from_utf8(buf) {
+        Ok(s) => w.write_all(crate::sanitize::json_safe(&s).as_bytes())?,
+        Err(e) => w.write_all(e.as_bytes())?,
+    }
     writeln!(w)
 }
 
