@@ -286,13 +286,13 @@ fn split_rev(repo: &str) -> (String, String) {
 /// control character. `Ok` when every segment stays inside.
 pub fn confined(path: &str) -> Result<(), String> {
     if path.is_empty() {
-        return Err("an empty path".into());
+        return Err("an empty path (a name must stay inside its repository or store)".into());
     }
     if path.starts_with('/') || path.starts_with('\\') || path.contains(":/") {
-        return Err("an absolute path".into());
+        return Err("an absolute path (a name must stay inside its repository or store)".into());
     }
     if path.contains('\\') || path.chars().any(|c| c.is_control()) {
-        return Err("a backslash or control character in a path".into());
+        return Err("a backslash or control character in a path (a name must stay inside its repository or store)".into());
     }
     if path
         .split('/')

@@ -276,8 +276,14 @@ pub fn next_link(values: &[&str], base: &str) -> Option<String> {
 
 /// `target` made absolute against `base` (an absolute URL, `/path`, or a path beside `base`).
 fn absolute_url(target: &str, base: &str) -> String {
-    let lower = target.to_ascii_lowercase();
-    if lower.starts_with("http://") || lower.starts_with("https://") {
+    // Any `scheme:` (RFC 3986: a letter, then letters, digits, `+`, `-`, `.`) is absolute:
+    // `file:///etc/passwd` and `data:,x` stay what they are, to be refused by scheme.
+    let scheme = target.split_once(':').map(|(s, _)| s).filter(|s| {
+        let mut b = s.bytes();
+        b.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && b.all(|c| c.is_ascii_alphanumeric() || b"+-.".contains(&c))
+    });
+    if scheme.is_some() {
         return target.to_string();
     }
     let scheme_end = base.find("://").map_or(0, |i| i + 3);
@@ -534,10 +540,16 @@ impl Client {
                     _ => "",
                 };
                 let timed_out = detail.to_ascii_lowercase().contains("timed out");
-                let after = if timed_out {
+                let after = if timed_out && left < self.limits.timeout {
+                    format!(
+                        " (the {} s budget of one opening, LLMBOUND_HTTP_BUDGET, ran out; {})",
+                        self.limits.budget.as_secs(),
+                        self.received()
+                    )
+                } else if timed_out {
                     format!(
                         " (the {} s deadline of one request, LLMBOUND_HTTP_TIMEOUT; {})",
-                        self.limits.timeout.min(left).as_secs(),
+                        self.limits.timeout.as_secs(),
                         self.received()
                     )
                 } else {
