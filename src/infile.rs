@@ -132,6 +132,31 @@ pub fn read_bytes(path: &Path, cap: u64, what: &str) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// Why `path` (a path in a repository, a name from a listing or a store) cannot become part
+/// of a URL or a file path: empty, absolute, a `.`, `..` or empty segment, a backslash or a
+/// control character. `Ok` when every segment stays inside.
+pub fn confined(path: &str) -> Result<(), String> {
+    if path.is_empty() {
+        return Err("an empty path (a name must stay inside its repository or store)".into());
+    }
+    if path.starts_with('/') || path.starts_with('\\') || path.contains(":/") {
+        return Err("an absolute path (a name must stay inside its repository or store)".into());
+    }
+    if path.contains('\\') || path.chars().any(|c| c.is_control()) {
+        return Err("a backslash or control character in a path (a name must stay inside its repository or store)".into());
+    }
+    if path
+        .split('/')
+        .any(|seg| seg.is_empty() || seg == "." || seg == "..")
+    {
+        return Err(
+            "a `.`, `..` or empty path segment (a name must stay inside its repository or store)"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
 /// A folder named by an environment variable, when it is set and not empty.
 pub fn env_dir(var: &str) -> Option<std::path::PathBuf> {
     std::env::var_os(var)

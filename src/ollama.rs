@@ -216,7 +216,7 @@ pub fn resolve_in(store: &Path, name: &str) -> Result<OllamaModel, OllamaError> 
         Some((n, t)) if !t.contains('/') => (n, t),
         _ => (name, "latest"),
     };
-    if let Err(why) = crate::remote::confined(n).and_then(|_| {
+    if let Err(why) = crate::infile::confined(n).and_then(|_| {
         if tag.is_empty() || tag == "." || tag == ".." || tag.contains('\\') {
             Err("a tag must be one plain name".to_string())
         } else {

@@ -281,30 +281,7 @@ fn split_rev(repo: &str) -> (String, String) {
     }
 }
 
-/// Why `path` (a path in a repository, a name from a listing or a store) cannot become part
-/// of a URL or a file path: empty, absolute, a `.`, `..` or empty segment, a backslash or a
-/// control character. `Ok` when every segment stays inside.
-pub fn confined(path: &str) -> Result<(), String> {
-    if path.is_empty() {
-        return Err("an empty path (a name must stay inside its repository or store)".into());
-    }
-    if path.starts_with('/') || path.starts_with('\\') || path.contains(":/") {
-        return Err("an absolute path (a name must stay inside its repository or store)".into());
-    }
-    if path.contains('\\') || path.chars().any(|c| c.is_control()) {
-        return Err("a backslash or control character in a path (a name must stay inside its repository or store)".into());
-    }
-    if path
-        .split('/')
-        .any(|seg| seg.is_empty() || seg == "." || seg == "..")
-    {
-        return Err(
-            "a `.`, `..` or empty path segment (a name must stay inside its repository or store)"
-                .into(),
-        );
-    }
-    Ok(())
-}
+pub use crate::infile::confined;
 
 fn unsafe_name(name: &str, why: String) -> RemoteError {
     RemoteError::UnsafeName {

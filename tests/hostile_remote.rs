@@ -715,3 +715,27 @@ fn json_escapes_bidi_and_c1_and_error_lines_are_capped() {
     );
     assert!(e.contains("characters cut"), "{e}");
 }
+
+#[test]
+fn a_long_tensor_list_is_fetched_once() {
+    // 20,000 tensors (more than the reader reserves without counting): about 900 KB of
+    // header, read in three ranges (256 KiB, 512 KiB, 1 MiB). Walking the list twice, as
+    // before, seeks back and fetches it again.
+    let home = tempfile::tempdir().unwrap();
+    let mut w = llmbound::gguf::writer::GgufWriter::new().kv(
+        "general.architecture",
+        llmbound::gguf::writer::string("llama"),
+    );
+    for i in 0..20_000 {
+        w = w.tensor(&format!("t.{i:06}"), llmbound::gguf::GgmlType::F32, &[4]);
+    }
+    let data = Arc::new(w.to_bytes());
+    let d = data.clone();
+    let srv = Scripted::start(20, move |req: &Req, s: &mut TcpStream| {
+        serve(req, s, &d, "\"l\"")
+    });
+    let b = &srv.base;
+    let r = run(llmbound(home.path(), b).args(["inspect", &format!("{b}/long.gguf")]));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(srv.requests(), 3, "{}", r.stderr);
+}
