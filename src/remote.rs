@@ -510,7 +510,7 @@ fn open_any_inner(spec: &Path) -> Result<Opened, String> {
         remote => {
             // A remote open never takes the process down: whatever a server sends, a panic
             // below (a bug) is one line naming the source, not exit 101.
-            let r = std::panic::catch_unwind(|| open_remote(&remote));
+            let r = quiet_panics(|| open_remote(&remote));
             match r {
                 Ok(Ok(o)) => Ok(redacted(o)),
                 Ok(Err(e)) => Err(http::redact(&e.to_string()).into_owned()),
@@ -522,6 +522,29 @@ fn open_any_inner(spec: &Path) -> Result<Opened, String> {
             }
         }
     }
+}
+
+thread_local! {
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Run `f`, catching a panic without the panic hook's report (the caller reports it in one
+/// line): a hook that wraps whatever hook is installed is set once, and is silent only on a
+/// thread inside `quiet_panics`.
+fn quiet_panics<T>(f: impl FnOnce() -> T) -> std::thread::Result<T> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(|q| q.get()) {
+                prev(info);
+            }
+        }));
+    });
+    let was = QUIET.with(|q| q.replace(true));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    QUIET.with(|q| q.set(was));
+    r
 }
 
 /// The text of a caught panic.
@@ -826,6 +849,20 @@ fn open_remote_with(client: &Client, source: &Source) -> Result<Opened, RemoteEr
 
 /// Load a metadata array that the reader left in the file, for a local or remote artifact.
 pub fn load_array_any(spec: &Path, key: &str) -> Result<Vec<Value>, String> {
+    if !is_remote(spec) {
+        return load_array_inner(spec, key);
+    }
+    // As an opening: a panic while reading from a server is one line, not the process.
+    quiet_panics(|| load_array_inner(spec, key)).unwrap_or_else(|p| {
+        Err(format!(
+            "{}: reading key {key:?} stopped on an internal error ({}); please report it",
+            http::redact(&spec.display().to_string()),
+            panic_text(&p)
+        ))
+    })
+}
+
+fn load_array_inner(spec: &Path, key: &str) -> Result<Vec<Value>, String> {
     let opened = open_any(spec)?;
     let a = &opened.artifact;
     if !is_remote(spec) {
@@ -864,6 +901,29 @@ mod tests {
 
     fn p(s: &str) -> Source {
         Source::parse(Path::new(s))
+    }
+
+    #[test]
+    fn a_panic_inside_a_remote_read_is_caught_as_text() {
+        let r = quiet_panics(|| -> u32 { panic!("bad \u{1b}[2J reply") });
+        let p = r.unwrap_err();
+        assert_eq!(panic_text(&p), "bad \\x1b[2J reply");
+        assert_eq!(quiet_panics(|| 7).unwrap(), 7);
+        assert!(!QUIET.with(|q| q.get()));
+    }
+
+    #[test]
+    fn credentials_are_redacted_everywhere_in_a_line() {
+        assert_eq!(
+            http::redact("http://u:pw@h:1/a and https://x@y/b?c=d@e"),
+            "http://REDACTED@h:1/a and https://REDACTED@y/b?c=d@e"
+        );
+        assert_eq!(http::redact("no url@here"), "no url@here");
+        assert_eq!(http::host_of("http://u:p@h.co:8/x"), Some("h.co:8"));
+        assert!(confined("a/b.gguf").is_ok());
+        for bad in ["", "/a", "a/../b", "a//b", "./a", "a\\b", "c:/x"] {
+            assert!(confined(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
