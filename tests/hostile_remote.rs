@@ -302,6 +302,11 @@ fn tokens_and_credentials_never_reach_any_output() {
             r.stderr
         );
     }
+    // A bad token stops only the requests that would carry it (to the Hub's host).
+    let r = run(llmbound(home.path(), "http://localhost:9")
+        .env("HF_TOKEN", format!("{secret} x"))
+        .args(["inspect", &format!("{b}/Tiny-Q8_0.gguf")]));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
     // The same from a token file.
     std::fs::create_dir_all(home.path().join("hf")).unwrap();
     std::fs::write(home.path().join("hf/token"), format!("{secret}\u{7f}\n")).unwrap();

@@ -182,6 +182,8 @@ pub struct Client {
     auth: Option<(String, String, String)>,
     /// Why no request can be made (a bad limit variable, a token a header cannot carry).
     refused: Option<String>,
+    /// Why the token cannot be sent, when it cannot.
+    bad_token: Option<String>,
     /// The limits of this opening.
     pub limits: Limits,
     /// Counters for this client's reads.
@@ -318,21 +320,19 @@ fn retry_after(v: Option<&str>) -> Option<u64> {
 
 impl Client {
     /// A client that sends `token` (with a note on where it came from) only to `auth_host`.
-    /// A bad limit in the environment, or a token a header cannot carry, makes every request
-    /// fail with one line naming the variable (never quoting the token).
+    /// A bad limit in the environment makes every request fail with one line naming the
+    /// variable; a token a header cannot carry, every request that would carry it (naming
+    /// where it came from, never quoting it).
     pub fn new(token: Option<(String, String)>, auth_host: Option<String>) -> Client {
-        let (limits, mut refused) = match Limits::from_env() {
+        let (limits, refused) = match Limits::from_env() {
             Ok(l) => (l, None),
             Err(e) => (Limits::default(), Some(e)),
         };
-        if let Some((t, from)) = &token
-            && !token_ok(t)
-            && refused.is_none()
-        {
-            refused = Some(format!(
+        let bad_token = token.as_ref().filter(|(t, _)| !token_ok(t)).map(|(_, from)| {
+            format!(
                 "the Hugging Face token from {from} holds a character an HTTP header cannot carry (a space, control byte, line break or non-ASCII character): copy it again"
-            ));
-        }
+            )
+        });
         // Redirects are followed here, not by ureq: ureq 2 unwraps the host of a `Location`
         // such as `file:///etc/passwd` or `data:,x` and panics, and it cannot tell a missing
         // `Location` from a loop. Keeping ureq 2 (with `redirects(0)`) avoids a new TLS stack.
@@ -349,6 +349,7 @@ impl Client {
                 _ => None,
             },
             refused,
+            bad_token,
             limits,
             stats: Stats::default(),
             started: Instant::now(),
@@ -505,6 +506,12 @@ impl Client {
         if let Some((token, _, host)) = &self.auth
             && host_of(url) == Some(host.as_str())
         {
+            if let Some(why) = &self.bad_token {
+                return Err(RemoteError::Transport {
+                    url: url.to_string(),
+                    message: why.clone(),
+                });
+            }
             req = req.set("Authorization", &format!("Bearer {token}"));
         }
         let resp = match req.call() {
