@@ -339,6 +339,16 @@ fn run(
     cancel: &AtomicBool,
     tx: &Sender<HashMessage>,
 ) -> Result<Vec<FileDigest>, HashError> {
+    run_with(paths, cache, cancel, tx, parallel_files(paths.len()))
+}
+
+fn run_with(
+    paths: &[PathBuf],
+    cache: Option<&HashCache>,
+    cancel: &AtomicBool,
+    tx: &Sender<HashMessage>,
+    workers: usize,
+) -> Result<Vec<FileDigest>, HashError> {
     let sizes = paths
         .iter()
         .map(|p| {
@@ -409,7 +419,6 @@ fn run(
             read_at_s: Some(read_at_s),
         })
     };
-    let workers = parallel_files(paths.len());
     let mut results: Vec<Option<Result<FileDigest, HashError>>> =
         (0..paths.len()).map(|_| None).collect();
     if workers <= 1 {
@@ -768,6 +777,44 @@ impl HashCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shards_hashed_in_parallel_equal_shards_hashed_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths: Vec<PathBuf> = (0..5u8)
+            .map(|i| {
+                let p = dir.path().join(format!("s{i}"));
+                fs::write(&p, vec![i; 300_000 + usize::from(i) * 7]).unwrap();
+                p
+            })
+            .collect();
+        let never = AtomicBool::new(false);
+        let (tx, _rx) = mpsc::channel();
+        let one = run_with(&paths, None, &never, &tx, 1).unwrap();
+        let three = run_with(&paths, None, &never, &tx, 3).unwrap();
+        assert_eq!(one, three);
+        assert_eq!(
+            one.iter().map(|d| d.path.clone()).collect::<Vec<_>>(),
+            paths
+        );
+        // A shard that cannot be hashed (a folder) fails the job with its own error, in
+        // parallel too (the other workers stop).
+        let mut bad = paths.clone();
+        bad[3] = dir.path().join("a-folder");
+        fs::create_dir(&bad[3]).unwrap();
+        for workers in [1, 3] {
+            match run_with(&bad, None, &never, &tx, workers) {
+                Err(HashError::Io { path, .. }) => assert_eq!(path, bad[3]),
+                other => panic!("{workers}: {other:?}"),
+            }
+        }
+        // Cancelled before the start: cancelled, in parallel too.
+        let cancel = AtomicBool::new(true);
+        assert!(matches!(
+            run_with(&paths, None, &cancel, &tx, 3),
+            Err(HashError::Cancelled)
+        ));
+    }
 
     #[test]
     fn known_digests() {
