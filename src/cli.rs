@@ -327,7 +327,10 @@ pub fn main() -> i32 {
         Err(f) => {
             if !f.message.is_empty() {
                 let _ = out.flush();
-                eprintln!("llmbound: error: {}", Text(&f.message));
+                eprintln!(
+                    "llmbound: error: {}",
+                    Text(&crate::sanitize::error_line(&f.message))
+                );
             }
             f.code
         }

@@ -132,6 +132,31 @@ pub fn read_bytes(path: &Path, cap: u64, what: &str) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// Why `path` (a path in a repository, a name from a listing or a store) cannot become part
+/// of a URL or a file path: empty, absolute, a `.`, `..` or empty segment, a backslash or a
+/// control character. `Ok` when every segment stays inside.
+pub fn confined(path: &str) -> Result<(), String> {
+    if path.is_empty() {
+        return Err("an empty path (a name must stay inside its repository or store)".into());
+    }
+    if path.starts_with('/') || path.starts_with('\\') || path.contains(":/") {
+        return Err("an absolute path (a name must stay inside its repository or store)".into());
+    }
+    if path.contains('\\') || path.chars().any(|c| c.is_control()) {
+        return Err("a backslash or control character in a path (a name must stay inside its repository or store)".into());
+    }
+    if path
+        .split('/')
+        .any(|seg| seg.is_empty() || seg == "." || seg == "..")
+    {
+        return Err(
+            "a `.`, `..` or empty path segment (a name must stay inside its repository or store)"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
 /// A folder named by an environment variable, when it is set and not empty.
 pub fn env_dir(var: &str) -> Option<std::path::PathBuf> {
     std::env::var_os(var)
@@ -147,8 +172,35 @@ pub fn home() -> Option<std::path::PathBuf> {
 /// Call `f` on every regular file under `dir`, at most `depth` levels down (symbolic links to
 /// files are followed, to folders not, so a loop cannot hang the walk).
 pub fn walk(dir: &Path, depth: usize, f: &mut dyn FnMut(&Path)) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
+    walk_noting(dir, depth, f, &mut |_, _| {});
+}
+
+/// As [`walk`], calling `unreadable(folder, error)` for every folder that cannot be listed
+/// (a folder that does not exist at the top is not reported: a store that is not there).
+pub fn walk_noting(
+    dir: &Path,
+    depth: usize,
+    f: &mut dyn FnMut(&Path),
+    unreadable: &mut dyn FnMut(&Path, &io::Error),
+) {
+    walk_inner(dir, depth, f, unreadable, true);
+}
+
+fn walk_inner(
+    dir: &Path,
+    depth: usize,
+    f: &mut dyn FnMut(&Path),
+    unreadable: &mut dyn FnMut(&Path, &io::Error),
+    top: bool,
+) {
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) => {
+            if !(top && e.kind() == io::ErrorKind::NotFound) {
+                unreadable(dir, &e);
+            }
+            return;
+        }
     };
     let mut entries: Vec<_> = rd.flatten().collect();
     entries.sort_by_key(|e| e.file_name());
@@ -157,7 +209,7 @@ pub fn walk(dir: &Path, depth: usize, f: &mut dyn FnMut(&Path)) {
         let Ok(ft) = e.file_type() else { continue };
         if ft.is_dir() {
             if depth > 0 {
-                walk(&p, depth - 1, f);
+                walk_inner(&p, depth - 1, f, unreadable, false);
             }
         } else if ft.is_file() || (ft.is_symlink() && p.is_file()) {
             f(&p);

@@ -64,7 +64,15 @@ pub struct Found {
     pub mmproj: Option<PathBuf>,
 }
 
-use crate::infile::walk;
+use crate::infile::walk_noting;
+
+/// The message for a folder that cannot be listed.
+fn unreadable_line(dir: &Path, e: &std::io::Error) -> String {
+    format!(
+        "cannot read folder {}: {e}; models in it are not listed",
+        crate::sanitize::path(dir)
+    )
+}
 
 use crate::infile::{env_dir, home};
 
@@ -207,8 +215,14 @@ pub fn discover_in(store: Store, root: &Path) -> (Vec<Found>, Vec<String>) {
         Store::HfCache => {
             // hub/models--owner--repo/snapshots/<rev>/<path…>.gguf
             let mut files = Vec::new();
-            let Ok(rd) = std::fs::read_dir(root) else {
-                return (Vec::new(), errors);
+            let rd = match std::fs::read_dir(root) {
+                Ok(rd) => rd,
+                Err(e) => {
+                    if e.kind() != std::io::ErrorKind::NotFound {
+                        errors.push(unreadable_line(root, &e));
+                    }
+                    return (Vec::new(), errors);
+                }
             };
             let mut repos: Vec<PathBuf> = rd
                 .flatten()
@@ -217,11 +231,16 @@ pub fn discover_in(store: Store, root: &Path) -> (Vec<Found>, Vec<String>) {
                 .collect();
             repos.sort();
             for repo in repos {
-                walk(&repo.join("snapshots"), 8, &mut |p| {
-                    if is_gguf(p) {
-                        files.push(p.to_path_buf())
-                    }
-                });
+                walk_noting(
+                    &repo.join("snapshots"),
+                    8,
+                    &mut |p| {
+                        if is_gguf(p) {
+                            files.push(p.to_path_buf())
+                        }
+                    },
+                    &mut |d, e| errors.push(unreadable_line(d, e)),
+                );
             }
             // The same blob under several snapshots is one model.
             let mut seen = HashSet::new();
@@ -231,11 +250,16 @@ pub fn discover_in(store: Store, root: &Path) -> (Vec<Found>, Vec<String>) {
         }
         _ => {
             let mut files = Vec::new();
-            walk(root, 6, &mut |p| {
-                if is_gguf(p) {
-                    files.push(p.to_path_buf())
-                }
-            });
+            walk_noting(
+                root,
+                6,
+                &mut |p| {
+                    if is_gguf(p) {
+                        files.push(p.to_path_buf())
+                    }
+                },
+                &mut |d, e| errors.push(unreadable_line(d, e)),
+            );
             let root = root.to_path_buf();
             group(files, store, &move |p| {
                 p.strip_prefix(&root)
@@ -330,6 +354,25 @@ impl Scanned {
     }
 }
 
+/// Metadata keys a row keeps (everything else of the header is dropped after the scan).
+const ROW_KEYS: &[&str] = &["general.architecture", "general.name", "split.count"];
+
+/// What a row needs of an opened header: the shape, the inventory's totals, the shards' sizes
+/// and warnings, and a few metadata keys. The tensor list and the rest of the metadata (a
+/// tokenizer is most of a header's memory) are dropped, so scanning thousands of files keeps
+/// a few KB each, not every header.
+fn slim(mut g: GgufInput) -> GgufInput {
+    for s in &mut g.opened.artifact.shards {
+        s.header.tensors = Vec::new();
+        s.header
+            .metadata
+            .entries
+            .retain(|e| ROW_KEYS.contains(&e.key.as_str()));
+        s.header.metadata.entries.shrink_to_fit();
+    }
+    g
+}
+
 /// Read the header of every found model (two worker threads; headers only).
 pub fn scan(cat: &Catalog, found: Vec<Found>) -> Vec<Scanned> {
     let threads = std::thread::available_parallelism()
@@ -347,6 +390,7 @@ pub fn scan(cat: &Catalog, found: Vec<Found>) -> Vec<Scanned> {
                         .map(|f| Scanned {
                             found: f.clone(),
                             input: crate::workspace::open_gguf(cat, &f.path)
+                                .map(slim)
                                 .map_err(|e| e.to_string()),
                         })
                         .collect::<Vec<_>>()

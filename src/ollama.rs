@@ -48,6 +48,14 @@ pub enum OllamaError {
         /// Names the store has.
         known: Vec<String>,
     },
+    /// A name that would leave the store's manifests folder.
+    #[error("ollama:{name}: not a model name ({why})")]
+    BadName {
+        /// The name (sanitised).
+        name: String,
+        /// What is wrong.
+        why: String,
+    },
     /// A manifest that is not JSON or has no model layer.
     #[error("ollama manifest \"{}\": {detail}", manifest.display())]
     BadManifest {
@@ -201,8 +209,25 @@ pub fn resolve(name: &str) -> Result<PathBuf, OllamaError> {
     resolve_in(&store, name).map(|m| m.model)
 }
 
-/// `resolve` in a given store.
+/// `resolve` in a given store. A name with a `.`, `..` or empty segment, an absolute path or
+/// a backslash is refused: it would reach a manifest outside the store.
 pub fn resolve_in(store: &Path, name: &str) -> Result<OllamaModel, OllamaError> {
+    let (n, tag) = match name.rsplit_once(':') {
+        Some((n, t)) if !t.contains('/') => (n, t),
+        _ => (name, "latest"),
+    };
+    if let Err(why) = crate::infile::confined(n).and_then(|_| {
+        if tag.is_empty() || tag == "." || tag == ".." || tag.contains('\\') {
+            Err("a tag must be one plain name".to_string())
+        } else {
+            Ok(())
+        }
+    }) {
+        return Err(OllamaError::BadName {
+            name: crate::sanitize::text(&name.chars().take(200).collect::<String>()).into_owned(),
+            why,
+        });
+    }
     let manifest = manifest_path(store, name);
     if !manifest.is_file() {
         let root = store.join("manifests");

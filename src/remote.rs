@@ -5,10 +5,11 @@
 //! Depends on `gguf` (reader, artifact) and `ollama` (Ollama names); nothing depends on the
 //! network except through here.
 
+pub mod cache;
 pub mod hf;
 pub mod http;
 
-use crate::gguf::reader::{load_array, read_header};
+use crate::gguf::reader::{load_array, read_header_with};
 use crate::gguf::split::{parse_split_name, split_file_name};
 use crate::gguf::{Artifact, GgufError, Header, Shard, Value};
 use http::{Client, RangeReader};
@@ -19,7 +20,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum RemoteError {
     /// An error status.
-    #[error("{url}: HTTP {code}{}", status_hint(*code, token.as_deref(), body))]
+    #[error("{url}: HTTP {code}{}", status_hint(*code, token.as_deref(), body, *retry_after))]
     Status {
         /// The URL asked for.
         url: String,
@@ -29,6 +30,28 @@ pub enum RemoteError {
         body: String,
         /// Where the token sent came from, when one was sent.
         token: Option<String>,
+        /// Seconds the server's `Retry-After` asked for.
+        retry_after: Option<u64>,
+    },
+    /// A header that needs more bytes than one remote read may fetch.
+    #[error(
+        "{url}: the header goes on past byte {offset}, beyond the limit of {cap} header bytes a remote read fetches (LLMBOUND_REMOTE_HEADER_CAP): a broken or hostile file, or raise the limit"
+    )]
+    HeaderCap {
+        /// The URL.
+        url: String,
+        /// The cap, bytes.
+        cap: u64,
+        /// Where the reader needed to go.
+        offset: u64,
+    },
+    /// A name that would leave its repository or store.
+    #[error("{name:?}: {why}")]
+    UnsafeName {
+        /// The name (sanitised).
+        name: String,
+        /// What is wrong.
+        why: String,
     },
     /// Redirected more than the limit.
     #[error("{url}: more than {limit} redirects: a redirect loop")]
@@ -162,12 +185,17 @@ pub enum RemoteError {
     Ollama(String),
 }
 
-fn status_hint(code: u16, token: Option<&str>, body: &str) -> String {
-    let hub = body
+fn status_hint(code: u16, token: Option<&str>, body: &str, retry_after: Option<u64>) -> String {
+    let hub = crate::sanitize::text(body)
         .split_once("\"error\":\"")
         .map(|(_, r)| r.split('"').next().unwrap_or_default().to_string())
         .filter(|s| !s.is_empty())
-        .map(|s| format!(" (the server says: {s})"))
+        .map(|s| {
+            format!(
+                " (the server says: {})",
+                s.chars().take(200).collect::<String>()
+            )
+        })
         .unwrap_or_default();
     let what = match code {
         401 => match token {
@@ -180,7 +208,13 @@ fn status_hint(code: u16, token: Option<&str>, body: &str) -> String {
         },
         404 => " Not Found: wrong owner/repo, revision or file name?".to_string(),
         416 => " Range Not Satisfiable".to_string(),
-        429 => " Too Many Requests: rate-limited; try again later or set HF_TOKEN".to_string(),
+        429 => format!(
+            " Too Many Requests: rate-limited{}, still after up to {} retries within the budget; try again later or set HF_TOKEN",
+            retry_after
+                .map(|s| format!(" (Retry-After: {s} s)"))
+                .unwrap_or_default(),
+            http::MAX_RETRIES
+        ),
         c if c >= 500 => " server error".to_string(),
         _ => String::new(),
     };
@@ -247,11 +281,25 @@ fn split_rev(repo: &str) -> (String, String) {
     }
 }
 
+pub use crate::infile::confined;
+
+fn unsafe_name(name: &str, why: String) -> RemoteError {
+    RemoteError::UnsafeName {
+        name: crate::sanitize::text(&http::redact(name))
+            .chars()
+            .take(200)
+            .collect(),
+        why,
+    }
+}
+
 fn repo_ok(repo: &str) -> bool {
     let mut parts = repo.split('/');
     let ok = |s: Option<&str>| {
         s.is_some_and(|s| {
             !s.is_empty()
+                && s != "."
+                && s != ".."
                 && s.bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
         })
@@ -338,6 +386,9 @@ pub struct Opened {
     pub transfer: Option<Transfer>,
     /// Notes for the user (no range support, which file a quant picked).
     pub notes: Vec<String>,
+    /// The URLs of the shards as requested (with any credentials; the artifact's paths show
+    /// them redacted). Empty for a local file.
+    pub urls: Vec<String>,
 }
 
 impl Opened {
@@ -439,6 +490,7 @@ fn open_any_inner(spec: &Path) -> Result<Opened, String> {
                 artifact,
                 transfer: None,
                 notes: Vec::new(),
+                urls: Vec::new(),
             })
             .map_err(|e| crate::gguf::error_line(&p, &e)),
         Source::Ollama(name) => {
@@ -451,11 +503,94 @@ fn open_any_inner(spec: &Path) -> Result<Opened, String> {
                     },
                     transfer: None,
                     notes: vec![format!("ollama:{name} is {}", blob.display())],
+                    urls: Vec::new(),
                 })
                 .map_err(|e| format!("ollama:{name}: {}", crate::gguf::error_line(&blob, &e)))
         }
-        remote => open_remote(&remote).map_err(|e| e.to_string()),
+        remote => {
+            // A remote open never takes the process down: whatever a server sends, a panic
+            // below (a bug) is one line naming the source, not exit 101.
+            let r = quiet_panics(|| open_remote(&remote));
+            match r {
+                Ok(Ok(o)) => Ok(redacted(o)),
+                Ok(Err(e)) => Err(http::redact(&e.to_string()).into_owned()),
+                Err(p) => Err(format!(
+                    "{}: reading it stopped on an internal error ({}); please report it",
+                    http::redact(&spec.display().to_string()),
+                    panic_text(&p)
+                )),
+            }
+        }
     }
+}
+
+thread_local! {
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Run `f`, catching a panic without the panic hook's report (the caller reports it in one
+/// line): a hook that wraps whatever hook is installed is set once, and is silent only on a
+/// thread inside `quiet_panics`.
+fn quiet_panics<T>(f: impl FnOnce() -> T) -> std::thread::Result<T> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(|q| q.get()) {
+                prev(info);
+            }
+        }));
+    });
+    let was = QUIET.with(|q| q.replace(true));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    QUIET.with(|q| q.set(was));
+    r
+}
+
+/// The text of a caught panic.
+pub fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    let s = p
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into());
+    crate::sanitize::text(&s).chars().take(300).collect()
+}
+
+/// The opening with every URL shown without credentials (the real ones stay in `urls`).
+fn redacted(mut o: Opened) -> Opened {
+    let r = |p: &Path| PathBuf::from(http::redact(&p.display().to_string()).into_owned());
+    o.urls = o
+        .artifact
+        .shards
+        .iter()
+        .map(|s| s.path.display().to_string())
+        .collect();
+    o.artifact.path = r(&o.artifact.path);
+    for s in &mut o.artifact.shards {
+        s.path = r(&s.path);
+    }
+    for n in &mut o.notes {
+        *n = http::redact(n).into_owned();
+    }
+    o
+}
+
+fn check_repo(repo: &str, revision: &str) -> Result<(), RemoteError> {
+    if !repo_ok(repo) {
+        return Err(unsafe_name(
+            repo,
+            "not an owner/repository name (letters, digits, `-`, `_`, `.`; no `.` or `..`)".into(),
+        ));
+    }
+    if revision.is_empty()
+        || revision == "."
+        || revision == ".."
+        || revision.chars().any(|c| c.is_control())
+    {
+        return Err(unsafe_name(revision, "not a revision name".into()));
+    }
+    Ok(())
 }
 
 /// The URL of the first file a remote source names (listing the repository for a quant).
@@ -466,14 +601,20 @@ pub fn resolve(client: &Client, source: &Source) -> Result<(String, Vec<String>)
             repo,
             revision,
             path,
-        } => Ok((hf::resolve_url(repo, revision, path), Vec::new())),
+        } => {
+            check_repo(repo, revision)?;
+            confined(path).map_err(|why| unsafe_name(&format!("hf://{repo}/{path}"), why))?;
+            Ok((hf::resolve_url(repo, revision, path), Vec::new()))
+        }
         Source::HfQuant {
             repo,
             revision,
             quant,
         } => {
+            check_repo(repo, revision)?;
             let files = hf::list(client, repo, revision)?;
             let f = hf::pick_quant(repo, &files, quant)?;
+            confined(&f.path).map_err(|why| unsafe_name(&f.path, why))?;
             Ok((
                 hf::resolve_url(repo, revision, &f.path),
                 vec![format!("{repo}:{quant} is {}", f.path)],
@@ -502,7 +643,8 @@ fn read_remote_header(client: &Client, url: &str) -> Result<(Header, bool), Remo
     let mut rr = RangeReader::open(client, url)?;
     let len = rr.len;
     let streamed = rr.streamed;
-    match read_header(&mut rr, len) {
+    let cap = rr.cap;
+    match read_header_with(&mut rr, len, cap, true) {
         Ok(h) => {
             rr.save_to_cache();
             Ok((h, streamed))
@@ -516,7 +658,12 @@ fn read_remote_header(client: &Client, url: &str) -> Result<(Header, bool), Remo
         }),
         Err(e) => Err(RemoteError::Gguf {
             url: url.to_string(),
-            message: e.to_string(),
+            message: match e {
+                GgufError::CountTooLarge { .. } if cap < len => format!(
+                    "{e} (a remote read stops at the first {cap} header bytes, LLMBOUND_REMOTE_HEADER_CAP)"
+                ),
+                e => e.to_string(),
+            },
         }),
     }
 }
@@ -581,6 +728,7 @@ fn open_remote_with(client: &Client, source: &Source) -> Result<Opened, RemoteEr
         },
         transfer: Some(client.transfer(1)),
         notes: notes.clone(),
+        urls: Vec::new(),
     };
     if count <= 1 {
         return Ok(single(first));
@@ -604,6 +752,15 @@ fn open_remote_with(client: &Client, source: &Source) -> Result<Opened, RemoteEr
             format!("the name says {n} shards but split.count is \"{count}\""),
         ));
     }
+    if count > client.limits.max_shards {
+        return Err(mismatch(
+            &url,
+            format!(
+                "split.count is {count}, more than the {} shards one opening reads (LLMBOUND_MAX_SHARDS)",
+                client.limits.max_shards
+            ),
+        ));
+    }
     let mut first = Some(first);
     let mut shards = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -614,6 +771,7 @@ fn open_remote_with(client: &Client, source: &Source) -> Result<Opened, RemoteEr
         } else {
             sibling_url(&url, &shard_name)
         };
+        client.set_stage(format!(" (shard {no} of {n})"));
         let mut header = match first.take_if(|_| shard_name == name) {
             Some(h) => h,
             None => read_remote_header(client, &shard_url)?.0,
@@ -685,11 +843,26 @@ fn open_remote_with(client: &Client, source: &Source) -> Result<Opened, RemoteEr
         },
         transfer: Some(client.transfer(u64::from(n))),
         notes,
+        urls: Vec::new(),
     })
 }
 
 /// Load a metadata array that the reader left in the file, for a local or remote artifact.
 pub fn load_array_any(spec: &Path, key: &str) -> Result<Vec<Value>, String> {
+    if !is_remote(spec) {
+        return load_array_inner(spec, key);
+    }
+    // As an opening: a panic while reading from a server is one line, not the process.
+    quiet_panics(|| load_array_inner(spec, key)).unwrap_or_else(|p| {
+        Err(format!(
+            "{}: reading key {key:?} stopped on an internal error ({}); please report it",
+            http::redact(&spec.display().to_string()),
+            panic_text(&p)
+        ))
+    })
+}
+
+fn load_array_inner(spec: &Path, key: &str) -> Result<Vec<Value>, String> {
     let opened = open_any(spec)?;
     let a = &opened.artifact;
     if !is_remote(spec) {
@@ -704,10 +877,16 @@ pub fn load_array_any(spec: &Path, key: &str) -> Result<Vec<Value>, String> {
         Value::Skipped(s) => {
             let client = hf::client();
             let shard = &a.shards[0];
-            let url = shard.path.display().to_string();
-            let rr = RangeReader::open(&client, &url).map_err(|e| e.to_string())?;
+            let shown = shard.path.display().to_string();
+            let url = opened
+                .urls
+                .first()
+                .cloned()
+                .unwrap_or_else(|| shown.clone());
+            let rr = RangeReader::open(&client, &url)
+                .map_err(|e| http::redact(&e.to_string()).into_owned())?;
             load_array(rr, shard.header.file_len, shard.header.endian, key, s)
-                .map_err(|e| format!("{url}: {e}"))
+                .map_err(|e| format!("{shown}: {}", http::redact(&e.to_string())))
         }
         other => Err(format!(
             "metadata key {key:?} is {}, not an array",
@@ -722,6 +901,29 @@ mod tests {
 
     fn p(s: &str) -> Source {
         Source::parse(Path::new(s))
+    }
+
+    #[test]
+    fn a_panic_inside_a_remote_read_is_caught_as_text() {
+        let r = quiet_panics(|| -> u32 { panic!("bad \u{1b}[2J reply") });
+        let p = r.unwrap_err();
+        assert_eq!(panic_text(&p), "bad \\x1b[2J reply");
+        assert_eq!(quiet_panics(|| 7).unwrap(), 7);
+        assert!(!QUIET.with(|q| q.get()));
+    }
+
+    #[test]
+    fn credentials_are_redacted_everywhere_in_a_line() {
+        assert_eq!(
+            http::redact("http://u:pw@h:1/a and https://x@y/b?c=d@e"),
+            "http://REDACTED@h:1/a and https://REDACTED@y/b?c=d@e"
+        );
+        assert_eq!(http::redact("no url@here"), "no url@here");
+        assert_eq!(http::host_of("http://u:p@h.co:8/x"), Some("h.co:8"));
+        assert!(confined("a/b.gguf").is_ok());
+        for bad in ["", "/a", "a/../b", "a//b", "./a", "a\\b", "c:/x"] {
+            assert!(confined(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

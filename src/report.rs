@@ -30,6 +30,11 @@ pub enum Format {
 
 /// The llama.cpp command line that reproduces the scenario with every relevant flag explicit.
 pub fn llama_cpp_command(r: &Report, model_path: &str) -> String {
+    // Credentials typed into a URL (or `HF_ENDPOINT`) are never shown.
+    crate::remote::http::redact(&llama_cpp_command_raw(r, model_path)).into_owned()
+}
+
+fn llama_cpp_command_raw(r: &Report, model_path: &str) -> String {
     let s = &r.inputs;
     let c = &s.cache;
     // The model as llama.cpp takes it: a file with -m, a URL with -mu, a Hugging Face quant

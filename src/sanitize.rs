@@ -30,6 +30,43 @@ pub fn is_unsafe(c: char) -> bool {
         )
 }
 
+/// JSON text with every unsafe character that serde_json leaves raw (C1 controls, line and
+/// paragraph separators, bidi controls: `is_unsafe` above U+007F) written as a `\uXXXX`
+/// escape. Such characters can only stand inside JSON strings, where the escape means the
+/// same character, so the document's value is unchanged.
+pub fn json_safe(json: &str) -> Cow<'_, str> {
+    if !json.chars().any(|c| c as u32 > 0x7f && is_unsafe(c)) {
+        return Cow::Borrowed(json);
+    }
+    use fmt::Write;
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if c as u32 > 0x7f && is_unsafe(c) {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Longest error line shown, in characters; the rest is cut with a count of what was cut.
+pub const MAX_ERROR_CHARS: usize = 2000;
+
+/// `line` cut to `MAX_ERROR_CHARS` characters (an error naming 10,000 files stays one
+/// readable line).
+pub fn error_line(line: &str) -> Cow<'_, str> {
+    let n = line.chars().count();
+    if n <= MAX_ERROR_CHARS {
+        return Cow::Borrowed(line);
+    }
+    let head: String = line.chars().take(MAX_ERROR_CHARS).collect();
+    Cow::Owned(format!(
+        "{head}… ({} more characters cut)",
+        n - MAX_ERROR_CHARS
+    ))
+}
+
 fn push_escaped(out: &mut String, c: char) {
     use fmt::Write;
     match c {

@@ -310,3 +310,86 @@ fn a_hundred_models_scan_headers_only() {
     assert_eq!(v["models"].as_array().unwrap().len(), 100);
     eprintln!("100 models listed by `llmbound models` in {took:?} (process start included)");
 }
+
+#[test]
+fn a_scan_keeps_only_what_a_row_needs() {
+    use llmbound::library::{Store, discover_in, evaluate, scan};
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("m");
+    for i in 0..3 {
+        write(
+            &dir.join(format!("M{i}-Q8_0.gguf")),
+            &fixtures::tiny(&format!("M{i}"), 2),
+        );
+    }
+    let cat = llmbound::profile::Catalog::load_with(Some(home.path().join("config")));
+    let (found, problems) = discover_in(Store::Folder, &dir);
+    assert!(problems.is_empty(), "{problems:?}");
+    let scanned = scan(&cat, found);
+    assert_eq!(scanned.len(), 3);
+    for s in &scanned {
+        let g = s.input.as_ref().unwrap();
+        for sh in &g.artifact().shards {
+            // The tensor list and the tokenizer are gone; the row's keys stay.
+            assert!(sh.header.tensors.is_empty());
+            assert!(
+                sh.header.metadata.entries.len() <= 3,
+                "{:?}",
+                sh.header.metadata.entries.len()
+            );
+        }
+        assert_eq!(s.architecture(), "llama");
+        assert!(!s.quant_mix().is_empty());
+        assert!(s.file_bytes().unwrap() > 0);
+    }
+    // The figures of a slim row are those of the full header (`report --gguf`).
+    let base = llmbound::workspace::scenario(&cat, &Default::default()).unwrap();
+    for r in evaluate(&base, &scanned) {
+        let full = llmbound::workspace::open_gguf(&cat, &scanned[r.index].found.path).unwrap();
+        let mut sc = base.clone();
+        llmbound::workspace::with_gguf(&mut sc, &full).unwrap();
+        let want = llmbound::core::evaluate(&sc).map(|x| llmbound::compare::CompareFigures::of(&x));
+        assert_eq!(
+            format!("{:?}", r.outcome.as_ref().ok()),
+            format!("{:?}", want.as_ref().ok())
+        );
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn an_unreadable_folder_is_reported_not_skipped_in_silence() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("m");
+    write(&dir.join("ok/A-Q8_0.gguf"), &fixtures::tiny("A", 1));
+    // A folder that cannot be listed (here a file named as one) is said, for anyone.
+    let not_dir = dir.join("ok/A-Q8_0.gguf");
+    let v = json(
+        llmbound(home.path())
+            .args(["models", "--only-dirs", "--format", "json", "--dir"])
+            .arg(&not_dir),
+    );
+    let problems = v["problems"].to_string();
+    assert!(problems.contains("cannot read folder"), "{problems}");
+    let locked = dir.join("locked");
+    write(&locked.join("B-Q8_0.gguf"), &fixtures::tiny("B", 1));
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+    if std::fs::read_dir(&locked).is_ok() {
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+        eprintln!("SKIPPED: running with privileges that read a mode-000 folder (root)");
+        return;
+    }
+    let v = json(
+        llmbound(home.path())
+            .args(["models", "--only-dirs", "--format", "json", "--dir"])
+            .arg(&dir),
+    );
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let problems = v["problems"].to_string();
+    assert!(
+        problems.contains("cannot read folder") && problems.contains("locked"),
+        "{problems}"
+    );
+    assert_eq!(v["models"].as_array().unwrap().len(), 1);
+}

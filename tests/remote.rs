@@ -517,8 +517,15 @@ fn a_header_longer_than_the_no_range_cap_is_one_line() {
     // noticed the connection closing).
     let sent = srv.sent() - before;
     assert!(sent <= NO_RANGE_CAP_BYTES + 4 * 1024 * 1024, "{sent}");
-    // With range support the same file is read.
-    run_ok(llmbound(home.path(), &srv).args(["inspect", "o/r:Q8_0"]));
+    // With range support the same file needs more than the default header cap (64 MiB)…
+    let e = one_line_error(llmbound(home.path(), &srv).args(["inspect", "o/r:Q8_0"]));
+    assert!(e.contains("LLMBOUND_REMOTE_HEADER_CAP"), "{e}");
+    // … and is read when the cap is raised.
+    run_ok(
+        llmbound(home.path(), &srv)
+            .env("LLMBOUND_REMOTE_HEADER_CAP", "134217728")
+            .args(["inspect", "o/r:Q8_0"]),
+    );
 }
 
 /// The "done when" command, against a loopback server shaped like the Hub (HF_ENDPOINT):

@@ -7,6 +7,9 @@
 #[path = "support/skip.rs"]
 mod skip;
 
+#[path = "support/scripted.rs"]
+mod scripted;
+
 use llmbound::gguf::{TensorInventory, open};
 use llmbound::inspect::{self, Group, Sort};
 use std::sync::Mutex;
@@ -130,5 +133,57 @@ fn reading_a_large_header_and_its_totals_stays_under_three_times_its_bytes() {
     assert!(
         peak < 3 * header_bytes,
         "open + summary: peak resident growth {peak} bytes for a {header_bytes}-byte header ({ratio:.2} ×)"
+    );
+}
+
+#[test]
+fn a_remote_header_past_the_cap_holds_under_four_times_the_cap() {
+    // A server claiming a 1 PB file whose header (a 1.5-million-tensor list, about 75 MB)
+    // goes on past the 64 MiB cap: the read stops at the cap, and what it holds meanwhile
+    // (the parsed records, about 2.8 × their bytes, and one range of at most 16 MiB in the
+    // client and in this process's server) stays under 4 × the cap. Before, the count was
+    // checked only against the claimed size, every fetched byte was kept and the list was
+    // walked twice.
+    use llmbound::remote::http::DEFAULT_HEADER_CAP_BYTES as CAP;
+    use std::io::{Read, Seek, SeekFrom};
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if std::env::var_os("LLMBOUND_REMOTE_HEADER_CAP").is_some() {
+        skipped!("SKIPPED: LLMBOUND_REMOTE_HEADER_CAP is set; this test measures the default");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("long.gguf");
+    let header_bytes = write_many(&p, 1_500_000);
+    assert!(header_bytes as u64 > CAP, "{header_bytes}");
+    let file_len = std::fs::metadata(&p).unwrap().len();
+    let path = p.clone();
+    let srv = scripted::Scripted::start(40, move |req, s| {
+        let (a, b) = req.range.map_or((0, 0), |(a, b)| (a, b.unwrap_or(a)));
+        let end = b.min(file_len - 1);
+        let mut f = std::fs::File::open(&path).unwrap();
+        f.seek(SeekFrom::Start(a)).unwrap();
+        let mut body = vec![0u8; (end + 1 - a) as usize];
+        f.read_exact(&mut body).unwrap();
+        scripted::respond(
+            s,
+            "206 Partial Content",
+            &[("Content-Range", format!("bytes {a}-{end}/1000000000000000"))],
+            &body,
+        );
+    });
+    if !reset_peak() || status_bytes("VmHWM").is_none() {
+        skipped!("SKIPPED: no /proc/self/clear_refs and VmHWM (not Linux): peak not measurable");
+        return;
+    }
+    let base = status_bytes("VmRSS").unwrap();
+    let url = format!("{}/long.gguf", srv.base);
+    let e = llmbound::remote::open_any(std::path::Path::new(&url)).unwrap_err();
+    let peak = status_bytes("VmHWM").unwrap().saturating_sub(base);
+    assert!(e.contains("LLMBOUND_REMOTE_HEADER_CAP"), "{e}");
+    let ratio = peak as f64 / CAP as f64;
+    eprintln!("remote past the cap: peak resident growth {peak} bytes ({ratio:.2} × the cap)");
+    assert!(
+        peak < 4 * CAP as usize,
+        "{peak} bytes ({ratio:.2} × the cap)"
     );
 }

@@ -571,3 +571,52 @@ fn a_bad_size_for_a_model_without_a_file_is_refused_in_words() {
     assert!(!m.text.contains("--"), "{}", m.text);
     assert_eq!(app.ws().model_file().unwrap().id, "qwen3-32b");
 }
+
+#[test]
+fn a_paste_goes_into_the_prompt_once_capped_and_clean() {
+    use llmbound::tui::prompt::MAX_PROMPT_CHARS;
+    let d = tempfile::tempdir().unwrap();
+    let mut app = app_in(d.path());
+    app.update(Action::Open);
+    // The opening value is selected: a paste replaces it, and is not accepted.
+    app.update(Action::Paste("/models/a\u{1b}[2J b\n.gguf".into()));
+    let input = app.input.as_ref().expect("the prompt stays open");
+    assert_eq!(input.text, "/models/a[2J b .gguf");
+    // A second paste goes in at the cursor.
+    app.update(Action::Line(LineKey::Home));
+    app.update(Action::Paste("x".into()));
+    assert_eq!(app.input.as_ref().unwrap().text, "x/models/a[2J b .gguf");
+    // A 1 MiB paste is one action, cut at the cap, and quick.
+    let t = std::time::Instant::now();
+    app.update(Action::Paste("y".repeat(1 << 20)));
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    assert_eq!(
+        app.input.as_ref().unwrap().text.chars().count(),
+        MAX_PROMPT_CHARS
+    );
+    // Typing past the cap adds nothing; Esc still closes the prompt.
+    type_text(&mut app, "zzz");
+    assert_eq!(
+        app.input.as_ref().unwrap().text.chars().count(),
+        MAX_PROMPT_CHARS
+    );
+    app.update(Action::Back);
+    assert!(app.input.is_none());
+}
+
+#[test]
+fn a_terminal_paste_event_becomes_one_paste_action() {
+    use crossterm::event::Event;
+    let d = tempfile::tempdir().unwrap();
+    let mut app = app_in(d.path());
+    let ev = Event::Paste("z".repeat(1 << 20));
+    // Not typing: a paste does nothing.
+    assert!(llmbound::tui::event::event_action(&app, &ev).is_none());
+    app.update(Action::Open);
+    match llmbound::tui::event::event_action(&app, &ev) {
+        Some(Action::Paste(s)) => {
+            assert!(s.chars().count() <= 2 * llmbound::tui::prompt::MAX_PROMPT_CHARS)
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -392,10 +392,13 @@ pub fn write_json(r: &BenchReport, w: &mut impl Write) -> io::Result<()> {
     // serde_json writes every key, number and indent separately: a buffer of its own type
     // keeps those small writes inlined instead of each going through the caller's writer
     // (often a `dyn Write`).
-    let mut b = io::BufWriter::with_capacity(64 * 1024, &mut *w);
+    // C1 controls and bidi overrides from the bench file are escaped as in every JSON output.
+    let mut b =
+        io::BufWriter::with_capacity(64 * 1024, crate::report::export::JsonSafe::new(&mut *w));
     serde_json::to_writer_pretty(&mut b, &BenchJson::from(r)).map_err(io::Error::other)?;
     writeln!(b)?;
-    b.flush()
+    b.flush()?;
+    b.into_inner().map_err(|e| e.into_error())?.finish()
 }
 
 impl crate::report::Export for BenchReport {

@@ -130,29 +130,71 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Bytes of one read handed from the reading thread to the hashing one: small enough that a
+/// buffer is still in the CPU cache when it is hashed (1 MiB buffers went through memory
+/// twice, once for the kernel's copy and once for the hash).
+pub const PIPE_BUFFER_BYTES: usize = 256 * 1024;
+/// Buffers in flight between the two threads.
+const PIPE_BUFFERS: usize = 4;
+
 /// SHA-256 of everything `r` yields, read in `CHUNK_BYTES` chunks; `on_chunk(n)` after each
-/// chunk of n bytes; stops with `Cancelled` when `cancel` is set.
-pub fn sha256_reader<R: Read>(
+/// chunk of n bytes; stops with `Cancelled` when `cancel` is set. The reads run on a thread
+/// of their own while this one hashes (reading from the page cache and hashing then overlap:
+/// `openssl dgst` does one after the other), `PIPE_BUFFERS` buffers of `PIPE_BUFFER_BYTES`.
+pub fn sha256_reader<R: Read + Send>(
     mut r: R,
     cancel: &AtomicBool,
     mut on_chunk: impl FnMut(u64),
 ) -> io::Result<Option<[u8; 32]>> {
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; CHUNK_BYTES];
-    loop {
-        if cancel.load(Ordering::Relaxed) {
-            return Ok(None);
-        }
-        let n = match r.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        hasher.update(&buf[..n]);
-        on_chunk(n as u64);
+    let (full_tx, full_rx) = mpsc::sync_channel::<io::Result<(Vec<u8>, usize)>>(PIPE_BUFFERS);
+    let (empty_tx, empty_rx) = mpsc::sync_channel::<Vec<u8>>(PIPE_BUFFERS);
+    for _ in 0..PIPE_BUFFERS {
+        let _ = empty_tx.send(vec![0u8; PIPE_BUFFER_BYTES]);
     }
-    Ok(Some(hasher.finalize().into()))
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            // Ends when the file does, on an error, or when the hasher stops taking buffers.
+            while let Ok(mut buf) = empty_rx.recv() {
+                let n = loop {
+                    match r.read(&mut buf) {
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                        other => break other,
+                    }
+                };
+                let end = matches!(n, Ok(0) | Err(_));
+                if full_tx.send(n.map(|n| (buf, n))).is_err() || end {
+                    return;
+                }
+            }
+        });
+        let mut hasher = Sha256::new();
+        let mut since = 0u64;
+        let result = loop {
+            if cancel.load(Ordering::Relaxed) {
+                break Ok(None);
+            }
+            match full_rx.recv() {
+                Ok(Ok((_, 0))) | Err(_) => break Ok(Some(())),
+                Ok(Ok((buf, n))) => {
+                    hasher.update(&buf[..n]);
+                    let _ = empty_tx.send(buf);
+                    since += n as u64;
+                    if since >= CHUNK_BYTES as u64 {
+                        on_chunk(since);
+                        since = 0;
+                    }
+                }
+                Ok(Err(e)) => break Err(e),
+            }
+        };
+        // Stop the reader (it may wait for a buffer or to hand one over).
+        drop(empty_tx);
+        drop(full_rx);
+        if since > 0 && matches!(result, Ok(Some(()))) {
+            on_chunk(since);
+        }
+        result.map(|o| o.map(|()| hasher.finalize().into()))
+    })
 }
 
 /// SHA-256 of a file as lower-case hex.
@@ -284,11 +326,28 @@ impl Drop for HashJob {
     }
 }
 
+/// Files hashed at once: one per two cores beyond the first two (each file takes a reading
+/// and a hashing thread), at most 4; a single file, or a machine of 2 cores, hashes in order.
+pub fn parallel_files(files: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cores / 2).clamp(1, 4).min(files.max(1))
+}
+
 fn run(
     paths: &[PathBuf],
     cache: Option<&HashCache>,
     cancel: &AtomicBool,
     tx: &Sender<HashMessage>,
+) -> Result<Vec<FileDigest>, HashError> {
+    run_with(paths, cache, cancel, tx, parallel_files(paths.len()))
+}
+
+fn run_with(
+    paths: &[PathBuf],
+    cache: Option<&HashCache>,
+    cancel: &AtomicBool,
+    tx: &Sender<HashMessage>,
+    workers: usize,
 ) -> Result<Vec<FileDigest>, HashError> {
     let sizes = paths
         .iter()
@@ -301,48 +360,49 @@ fn run(
         .collect::<Result<Vec<u64>, HashError>>()?;
     let total = sizes.iter().fold(0u64, |a, b| a.saturating_add(*b));
     let start = Instant::now();
-    let mut done_before = 0u64;
-    let mut out = Vec::with_capacity(paths.len());
-    for (i, (path, size)) in paths.iter().zip(&sizes).enumerate() {
+    let done = std::sync::atomic::AtomicU64::new(0);
+    let last = std::sync::Mutex::new(Instant::now());
+    let progress = |i: usize| {
+        let done = done.load(Ordering::Relaxed);
+        let secs = start.elapsed().as_secs_f64();
+        let rate = if secs > 0.0 { done as f64 / secs } else { 0.0 };
+        HashProgress {
+            file_index: i,
+            files: paths.len(),
+            bytes_done: done,
+            total_bytes: total,
+            bytes_per_s: rate,
+            eta_s: (rate > 0.0).then(|| total.saturating_sub(done) as f64 / rate),
+        }
+    };
+    // A failure in one file stops the others (through the job's own cancel flag: the
+    // failure, not a cancellation, is what the job reports).
+    let stop = cancel;
+    let hash_one = |i: usize| -> Result<FileDigest, HashError> {
+        let (path, size) = (&paths[i], sizes[i]);
         if let Some(c) = cache
             && let Ok(Some(e)) = c.lookup_entry(path)
         {
-            let d = FileDigest {
+            done.fetch_add(size, Ordering::Relaxed);
+            return Ok(FileDigest {
                 path: path.clone(),
-                bytes: *size,
+                bytes: size,
                 sha256: e.sha256,
                 from_cache: true,
                 read_at_s: e.read_at_s,
-            };
-            done_before += size;
-            let _ = tx.send(HashMessage::FileDone(d.clone()));
-            out.push(d);
-            continue;
+            });
         }
         let mut done_here = 0u64;
-        let mut last = Instant::now();
-        let progress = |done_here: u64| {
-            let done = done_before + done_here;
-            let secs = start.elapsed().as_secs_f64();
-            let rate = if secs > 0.0 { done as f64 / secs } else { 0.0 };
-            HashProgress {
-                file_index: i,
-                files: paths.len(),
-                bytes_done: done,
-                total_bytes: total,
-                bytes_per_s: rate,
-                eta_s: (rate > 0.0).then(|| total.saturating_sub(done) as f64 / rate),
-            }
-        };
         let (sha256, st) = sha256_file_checked(path, cancel, |n| {
             done_here += n;
-            if last.elapsed() >= PROGRESS_INTERVAL {
-                last = Instant::now();
-                let _ = tx.send(HashMessage::Progress(progress(done_here)));
+            done.fetch_add(n, Ordering::Relaxed);
+            if let Ok(mut l) = last.try_lock()
+                && l.elapsed() >= PROGRESS_INTERVAL
+            {
+                *l = Instant::now();
+                let _ = tx.send(HashMessage::Progress(progress(i)));
             }
         })?;
-        let _ = tx.send(HashMessage::Progress(progress(done_here)));
-        done_before += done_here;
         let read_at_s = now_s();
         if let Some(c) = cache
             && st.is_regular
@@ -351,15 +411,74 @@ fn run(
             // A cache that cannot be written does not fail the hash.
             let _ = c.store_stamped(&st, &sha256, read_at_s);
         }
-        let d = FileDigest {
+        Ok(FileDigest {
             path: path.clone(),
             bytes: done_here,
             sha256,
             from_cache: false,
             read_at_s: Some(read_at_s),
-        };
-        let _ = tx.send(HashMessage::FileDone(d.clone()));
-        out.push(d);
+        })
+    };
+    let mut results: Vec<Option<Result<FileDigest, HashError>>> =
+        (0..paths.len()).map(|_| None).collect();
+    if workers <= 1 {
+        for (i, slot) in results.iter_mut().enumerate() {
+            let r = hash_one(i);
+            let failed = r.is_err();
+            if let Ok(d) = &r {
+                let _ = tx.send(HashMessage::Progress(progress(i)));
+                let _ = tx.send(HashMessage::FileDone(d.clone()));
+            }
+            *slot = Some(r);
+            if failed {
+                break;
+            }
+        }
+    } else {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let slots: Vec<std::sync::Mutex<Option<Result<FileDigest, HashError>>>> = (0..paths.len())
+            .map(|_| std::sync::Mutex::new(None))
+            .collect();
+        std::thread::scope(|sc| {
+            for _ in 0..workers {
+                sc.spawn(|| {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= paths.len() || stop.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        let r = hash_one(i);
+                        match &r {
+                            Ok(d) => {
+                                let _ = tx.send(HashMessage::Progress(progress(i)));
+                                let _ = tx.send(HashMessage::FileDone(d.clone()));
+                            }
+                            Err(_) => stop.store(true, Ordering::Relaxed),
+                        }
+                        if let Ok(mut s) = slots[i].lock() {
+                            *s = Some(r);
+                        }
+                    }
+                });
+            }
+        });
+        for (slot, m) in results.iter_mut().zip(slots) {
+            *slot = m.into_inner().ok().flatten();
+        }
+    }
+    // In shard order: the first failure (a cancellation only when nothing else failed).
+    let mut out = Vec::with_capacity(paths.len());
+    let mut cancelled = false;
+    for r in results {
+        match r {
+            Some(Ok(d)) => out.push(d),
+            Some(Err(HashError::Cancelled)) => cancelled = true,
+            Some(Err(e)) => return Err(e),
+            None => cancelled = true,
+        }
+    }
+    if cancelled {
+        return Err(HashError::Cancelled);
     }
     Ok(out)
 }
@@ -658,6 +777,44 @@ impl HashCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shards_hashed_in_parallel_equal_shards_hashed_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths: Vec<PathBuf> = (0..5u8)
+            .map(|i| {
+                let p = dir.path().join(format!("s{i}"));
+                fs::write(&p, vec![i; 300_000 + usize::from(i) * 7]).unwrap();
+                p
+            })
+            .collect();
+        let never = AtomicBool::new(false);
+        let (tx, _rx) = mpsc::channel();
+        let one = run_with(&paths, None, &never, &tx, 1).unwrap();
+        let three = run_with(&paths, None, &never, &tx, 3).unwrap();
+        assert_eq!(one, three);
+        assert_eq!(
+            one.iter().map(|d| d.path.clone()).collect::<Vec<_>>(),
+            paths
+        );
+        // A shard that cannot be hashed (a folder) fails the job with its own error, in
+        // parallel too (the other workers stop).
+        let mut bad = paths.clone();
+        bad[3] = dir.path().join("a-folder");
+        fs::create_dir(&bad[3]).unwrap();
+        for workers in [1, 3] {
+            match run_with(&bad, None, &never, &tx, workers) {
+                Err(HashError::Io { path, .. }) => assert_eq!(path, bad[3]),
+                other => panic!("{workers}: {other:?}"),
+            }
+        }
+        // Cancelled before the start: cancelled, in parallel too.
+        let cancel = AtomicBool::new(true);
+        assert!(matches!(
+            run_with(&paths, None, &cancel, &tx, 3),
+            Err(HashError::Cancelled)
+        ));
+    }
 
     #[test]
     fn known_digests() {

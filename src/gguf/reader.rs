@@ -898,7 +898,20 @@ fn first_duplicate(
 /// Read a GGUF header from `r` (positioned anywhere; it is rewound), whose total length is
 /// `file_len` bytes. Tensor data is never read. Reads are small (a tokenizer is hundreds of
 /// thousands of length-prefixed strings): give it a buffered reader, as `open` does.
-pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, GgufError> {
+pub fn read_header<R: Read + Seek>(r: R, file_len: u64) -> Result<Header, GgufError> {
+    read_header_with(r, file_len, u64::MAX, false)
+}
+
+/// As [`read_header`], for a reader that may fetch at most `limit` bytes from byte 0 (a remote
+/// header cap): the key/value and tensor counts are checked against the bytes the limit
+/// leaves, not the size the server claims. `single_pass`: never walk the tensor list twice
+/// (a ranged HTTP reader would fetch it again); the list then grows as it is read.
+pub fn read_header_with<R: Read + Seek>(
+    mut r: R,
+    file_len: u64,
+    limit: u64,
+    single_pass: bool,
+) -> Result<Header, GgufError> {
     if file_len == 0 {
         return Err(GgufError::Empty);
     }
@@ -960,25 +973,26 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
     let tensor_count = src.u64(&|| "the tensor count".to_string())?;
     let kv_at = src.pos;
     let kv_count = src.u64(&|| "the metadata key/value count".to_string())?;
-    if (kv_count as u128) * (MIN_KV_BYTES as u128) > src.remaining() as u128 {
+    let room = src.remaining().min(limit.saturating_sub(src.pos));
+    if (kv_count as u128) * (MIN_KV_BYTES as u128) > room as u128 {
         return Err(GgufError::CountTooLarge {
             what: "the metadata key/value count".into(),
             count: kv_count,
             entries: "key/value entries".into(),
             needed: (kv_count as u128) * (MIN_KV_BYTES as u128),
             offset: kv_at,
-            remaining: src.remaining(),
+            remaining: room,
             file_len,
         });
     }
-    if (tensor_count as u128) * (MIN_TENSOR_INFO_BYTES as u128) > src.remaining() as u128 {
+    if (tensor_count as u128) * (MIN_TENSOR_INFO_BYTES as u128) > room as u128 {
         return Err(GgufError::CountTooLarge {
             what: "the tensor count".into(),
             count: tensor_count,
             entries: "tensor entries".into(),
             needed: (tensor_count as u128) * (MIN_TENSOR_INFO_BYTES as u128),
             offset: count_at,
-            remaining: src.remaining(),
+            remaining: room,
             file_len,
         });
     }
@@ -1038,6 +1052,8 @@ pub fn read_header<R: Read + Seek>(mut r: R, file_len: u64) -> Result<Header, Gg
     // twice for an ordinary model).
     let records = if tensor_count <= MAX_RESERVE {
         tensor_count
+    } else if single_pass {
+        MAX_RESERVE
     } else {
         src.count_tensor_records(tensor_count)?
     } as usize;

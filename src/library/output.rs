@@ -243,8 +243,7 @@ fn write(doc: &ModelsDoc, format: LibFormat, out: &mut impl Write) -> std::io::R
             models: rows_json(scanned, rows),
             problems: problems.to_vec(),
         };
-        serde_json::to_writer_pretty(&mut *out, &j)?;
-        return writeln!(out);
+        return crate::report::export::json_to(&j, out);
     }
     let title = format!(
         "{} model{} on {} at context {} per sequence (K {}, V {}); decode figures are ceilings (upper bounds), sizes in GB (10^9 bytes); * = above the model's native context",

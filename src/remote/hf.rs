@@ -42,9 +42,12 @@ pub fn token() -> Option<(String, String)> {
     let file =
         crate::infile::env_dir("HF_TOKEN_PATH").or_else(|| hf_home().map(|h| h.join("token")))?;
     // A token file is a line; a FIFO or a huge file there is not one and is not waited on.
-    let t = crate::infile::read_text(&file, 64 * 1024, "a token file").ok()?;
+    let t = crate::infile::read_bytes(&file, 64 * 1024, "a token file").ok()?;
+    // Not UTF-8 is kept as it is read (lossily), so the client refuses it with a message
+    // rather than sending no token at all.
+    let t = String::from_utf8_lossy(&t);
     let t = t.trim().to_string();
-    (!t.is_empty() && t.len() < 1024).then(|| (t, file.display().to_string()))
+    (!t.is_empty()).then(|| (t, file.display().to_string()))
 }
 
 /// A client that sends the token to the Hub's host only.
@@ -93,6 +96,23 @@ pub struct RepoFile {
 
 /// Pages of a paginated listing read at most (the Hub sends 1,000 entries a page).
 pub const MAX_LISTING_PAGES: usize = 100;
+
+/// Every entry of a listing must be a path inside the repository: one that is not (`..`,
+/// an absolute path) could make a quant name read another repository's file with the token.
+fn confine(files: Vec<RepoFile>, url: &str) -> Result<Vec<RepoFile>, RemoteError> {
+    for f in &files {
+        if let Err(why) = super::confined(&f.path) {
+            return Err(RemoteError::Listing {
+                url: url.to_string(),
+                detail: format!(
+                    "the listing names {:?}, which is not a path inside the repository ({why}): refused",
+                    crate::sanitize::text(&f.path.chars().take(200).collect::<String>())
+                ),
+            });
+        }
+    }
+    Ok(files)
+}
 
 /// One entry of a `tree` listing (directories are skipped).
 fn tree_file(i: &serde_json::Value) -> Option<RepoFile> {
@@ -152,19 +172,15 @@ pub fn list(client: &Client, repo: &str, revision: &str) -> Result<Vec<RepoFile>
             next = n;
             pages += 1;
         }
-        return Ok(files);
+        return confine(files, &tree);
     }
-    // Only a listing the server refused in another shape falls back to the model info.
+    // Only a listing the server does not have (404, or a reply in another shape) falls back
+    // to the model info; a refusal, a rate limit, an oversize listing or a network failure is
+    // said as it is, not hidden behind the fallback's own 404.
     match first {
-        Err(
-            e @ RemoteError::Status {
-                code: 401 | 403, ..
-            },
-        ) => return Err(e),
-        Err(e @ (RemoteError::Transport { .. } | RemoteError::RedirectLoop { .. })) => {
-            return Err(e);
-        }
-        _ => {}
+        Err(e @ RemoteError::Status { code, .. }) if code != 404 => return Err(e),
+        Err(RemoteError::Status { .. }) | Ok(_) => {}
+        Err(e) => return Err(e),
     }
     let info = if revision == "main" {
         format!("{ep}/api/models/{repo}")
@@ -182,15 +198,17 @@ pub fn list(client: &Client, repo: &str, revision: &str) -> Result<Vec<RepoFile>
             url: info.clone(),
             detail: "no \"siblings\" list in the reply".into(),
         })?;
-    Ok(sib
-        .iter()
-        .filter_map(|s| {
-            Some(RepoFile {
-                path: s.get("rfilename")?.as_str()?.to_string(),
-                size: s.get("size").and_then(|x| x.as_u64()),
+    confine(
+        sib.iter()
+            .filter_map(|s| {
+                Some(RepoFile {
+                    path: s.get("rfilename")?.as_str()?.to_string(),
+                    size: s.get("size").and_then(|x| x.as_u64()),
+                })
             })
-        })
-        .collect())
+            .collect(),
+        &info,
+    )
 }
 
 /// Listing bytes read at most over all pages (a Hub listing of thousands of files is ~1 MB).
@@ -221,7 +239,9 @@ fn get_json_page(
     if body.len() as u64 > *budget {
         return Err(RemoteError::Listing {
             url: url.to_string(),
-            detail: format!("the listing is larger than {MAX_LISTING_BYTES} bytes"),
+            detail: format!(
+                "the listing is larger than {MAX_LISTING_BYTES} bytes (the limit of a repository listing): name the file with hf://OWNER/REPO/PATH instead"
+            ),
         });
     }
     *budget -= body.len() as u64;

@@ -16,32 +16,137 @@ pub const MAX_FETCH_BYTES: u64 = 16 * 1024 * 1024;
 pub const NO_RANGE_CAP_BYTES: u64 = 64 * 1024 * 1024;
 /// Redirects followed before giving up (Hugging Face needs one: `resolve/` → CDN).
 pub const MAX_REDIRECTS: u32 = 8;
-/// Seconds to wait to connect and between bytes, unless `LLMBOUND_HTTP_TIMEOUT` says otherwise.
-pub const DEFAULT_TIMEOUT_S: u64 = 30;
+/// Seconds one request may take in all (connect, answer and body), unless
+/// `LLMBOUND_HTTP_TIMEOUT` says otherwise.
+pub const DEFAULT_TIMEOUT_S: u64 = 60;
+/// Seconds one opening (every request of every shard, and the waits between retries) may take,
+/// unless `LLMBOUND_HTTP_BUDGET` says otherwise.
+pub const DEFAULT_BUDGET_S: u64 = 600;
+/// Header bytes one remote file may need, unless `LLMBOUND_REMOTE_HEADER_CAP` says otherwise:
+/// counts in the header are checked against this, not against the size the server claims.
+pub const DEFAULT_HEADER_CAP_BYTES: u64 = 64 * 1024 * 1024;
+/// Shards one split model may have, unless `LLMBOUND_MAX_SHARDS` says otherwise.
+pub const DEFAULT_MAX_SHARDS: u64 = 256;
+/// Requests one opening may make, unless `LLMBOUND_MAX_REQUESTS` says otherwise.
+pub const DEFAULT_MAX_REQUESTS: u64 = 2048;
+/// A remote file larger than this (1 PiB) is refused as an absurd size.
+pub const MAX_REMOTE_FILE_BYTES: u64 = 1 << 50;
+/// Times a 429 or 503 reply is retried (waiting as `Retry-After` says, within the budget).
+pub const MAX_RETRIES: u32 = 3;
+/// Longest wait before a retry, seconds (a longer `Retry-After` is an error at once).
+pub const MAX_RETRY_WAIT_S: u64 = 30;
+
+/// The limits of remote reads, from the environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Deadline of one request.
+    pub timeout: Duration,
+    /// Deadline of one opening.
+    pub budget: Duration,
+    /// Header bytes one file may need.
+    pub header_cap: u64,
+    /// Shards of one split model.
+    pub max_shards: u64,
+    /// Requests of one opening.
+    pub max_requests: u64,
+}
+
+fn env_u64(var: &str, default: u64, max: u64, unit: &str) -> Result<u64, String> {
+    match std::env::var(var) {
+        Err(std::env::VarError::NotPresent) => Ok(default),
+        Ok(v) if v.trim().is_empty() => Ok(default),
+        Ok(v) => match v.trim().parse::<u64>() {
+            Ok(n) if n > 0 && n <= max => Ok(n),
+            _ => Err(format!(
+                "{var} is {:?}: give a whole number of {unit} from 1 to {max}",
+                crate::sanitize::text(&v.chars().take(40).collect::<String>())
+            )),
+        },
+        Err(_) => Err(format!("{var} is not UTF-8: give a whole number of {unit}")),
+    }
+}
+
+impl Limits {
+    /// The limits the environment sets, or a one-line error naming the variable.
+    pub fn from_env() -> Result<Limits, String> {
+        Ok(Limits {
+            timeout: Duration::from_secs(env_u64(
+                "LLMBOUND_HTTP_TIMEOUT",
+                DEFAULT_TIMEOUT_S,
+                86_400,
+                "seconds",
+            )?),
+            budget: Duration::from_secs(env_u64(
+                "LLMBOUND_HTTP_BUDGET",
+                DEFAULT_BUDGET_S,
+                7 * 86_400,
+                "seconds",
+            )?),
+            header_cap: env_u64(
+                "LLMBOUND_REMOTE_HEADER_CAP",
+                DEFAULT_HEADER_CAP_BYTES,
+                1 << 40,
+                "bytes",
+            )?,
+            max_shards: env_u64("LLMBOUND_MAX_SHARDS", DEFAULT_MAX_SHARDS, 99_999, "shards")?,
+            max_requests: env_u64(
+                "LLMBOUND_MAX_REQUESTS",
+                DEFAULT_MAX_REQUESTS,
+                1 << 32,
+                "requests",
+            )?,
+        })
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            timeout: Duration::from_secs(DEFAULT_TIMEOUT_S),
+            budget: Duration::from_secs(DEFAULT_BUDGET_S),
+            header_cap: DEFAULT_HEADER_CAP_BYTES,
+            max_shards: DEFAULT_MAX_SHARDS,
+            max_requests: DEFAULT_MAX_REQUESTS,
+        }
+    }
+}
+
+/// `url` with any `user:password@` taken out of its authority (and of every URL inside a
+/// message), so credentials typed into a URL or `HF_ENDPOINT` are never shown.
+pub fn redact(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("://") || !text.contains('@') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        let (head, tail) = rest.split_at(i + 3);
+        out.push_str(head);
+        let end = tail
+            .find(|c: char| {
+                matches!(c, '/' | '?' | '#' | '"' | '\'' | '<' | '>') || c.is_whitespace()
+            })
+            .unwrap_or(tail.len());
+        let authority = &tail[..end];
+        match authority.rfind('@') {
+            Some(at) => {
+                out.push_str("REDACTED@");
+                out.push_str(&authority[at + 1..]);
+            }
+            None => out.push_str(authority),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
 
 static STDERR_PROGRESS: AtomicBool = AtomicBool::new(false);
 
-/// The optional header cache: a folder named by `LLMBOUND_HEADER_CACHE` (off when unset).
-/// Each file holds the first bytes of one remote file, keyed by its URL and ETag, so a second
-/// reading of an unchanged file needs only the first request (which returns the ETag).
+/// The optional header cache folder (`LLMBOUND_HEADER_CACHE`; see `super::cache`).
 pub fn header_cache_dir() -> Option<std::path::PathBuf> {
-    std::env::var_os("LLMBOUND_HEADER_CACHE")
-        .filter(|v| !v.is_empty())
-        .map(std::path::PathBuf::from)
+    super::cache::dir()
 }
-
-fn cache_file(url: &str, etag: &str) -> Option<std::path::PathBuf> {
-    use sha2::{Digest, Sha256};
-    let dir = header_cache_dir()?;
-    let mut h = Sha256::new();
-    h.update(url.as_bytes());
-    h.update(b"\n");
-    h.update(etag.as_bytes());
-    Some(dir.join(format!("{}.bin", crate::gguf::hash::hex(&h.finalize()))))
-}
-
-/// Cached prefixes larger than this are not written (headers are a few MB).
-const MAX_CACHED_BYTES: u64 = 256 * 1024 * 1024;
 
 /// Let range reads print a progress line on stderr when a fetch is slow (the CLI turns this
 /// on when stderr is a terminal; the explorer never does).
@@ -69,31 +174,42 @@ pub struct Transfer {
     pub files: u64,
 }
 
-/// An HTTP client with the time-outs, redirect limit and (for one host) the bearer token.
+/// An HTTP client with the limits (`Limits`), redirects followed by hand, and (for one host)
+/// the bearer token.
 pub struct Client {
     agent: ureq::Agent,
     /// (token, where it came from) and the host it may be sent to.
     auth: Option<(String, String, String)>,
+    /// Why no request can be made (a bad limit variable, a token a header cannot carry).
+    refused: Option<String>,
+    /// Why the token cannot be sent, when it cannot.
+    bad_token: Option<String>,
+    /// The limits of this opening.
+    pub limits: Limits,
     /// Counters for this client's reads.
     pub stats: Stats,
     started: Instant,
     shown_progress: AtomicBool,
+    /// Requests sent, redirects and retries included (for `LLMBOUND_MAX_REQUESTS`).
+    hops: AtomicU64,
+    /// What the progress line says is being read ("shard 3 of 12").
+    stage: std::sync::Mutex<String>,
 }
 
-/// The host (with port) of an http(s) URL.
+/// The host (with port) of an http(s) URL, without any `user:password@`.
 pub fn host_of(url: &str) -> Option<&str> {
     let rest = url.split_once("://")?.1;
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    Some(&rest[..end])
+    let authority = &rest[..end];
+    Some(authority.rsplit_once('@').map_or(authority, |(_, h)| h))
 }
 
-fn timeout() -> Duration {
-    let s = std::env::var("LLMBOUND_HTTP_TIMEOUT")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|s| *s > 0)
-        .unwrap_or(DEFAULT_TIMEOUT_S);
-    Duration::from_secs(s)
+/// True for an `http://` or `https://` URL with a host and nothing a request line cannot carry.
+pub fn is_fetchable(url: &str) -> bool {
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    (lower.starts_with("http://") || lower.starts_with("https://"))
+        && host_of(url).is_some_and(|h| !h.is_empty() && !h.starts_with(':'))
+        && !url.chars().any(|c| c.is_control() || c.is_whitespace())
 }
 
 /// A response's headers that matter here.
@@ -110,6 +226,8 @@ pub struct Reply {
     pub length: Option<u64>,
     /// `ETag` (or Hugging Face's `X-Linked-Etag`).
     pub etag: Option<String>,
+    /// `Location`, on a redirect.
+    pub location: Option<String>,
     /// The `rel="next"` target of a `Link` header (a paginated listing), made absolute.
     pub next_link: Option<String>,
     /// The body.
@@ -160,11 +278,21 @@ pub fn next_link(values: &[&str], base: &str) -> Option<String> {
 
 /// `target` made absolute against `base` (an absolute URL, `/path`, or a path beside `base`).
 fn absolute_url(target: &str, base: &str) -> String {
-    let lower = target.to_ascii_lowercase();
-    if lower.starts_with("http://") || lower.starts_with("https://") {
+    // Any `scheme:` (RFC 3986: a letter, then letters, digits, `+`, `-`, `.`) is absolute:
+    // `file:///etc/passwd` and `data:,x` stay what they are, to be refused by scheme.
+    let scheme = target.split_once(':').map(|(s, _)| s).filter(|s| {
+        let mut b = s.bytes();
+        b.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && b.all(|c| c.is_ascii_alphanumeric() || b"+-.".contains(&c))
+    });
+    if scheme.is_some() {
         return target.to_string();
     }
     let scheme_end = base.find("://").map_or(0, |i| i + 3);
+    if let Some(rest) = target.strip_prefix("//") {
+        // Scheme-relative: `//host/path`.
+        return format!("{}{rest}", &base[..scheme_end]);
+    }
     let host_end = base[scheme_end..]
         .find(['/', '?', '#'])
         .map_or(base.len(), |i| scheme_end + i);
@@ -172,19 +300,46 @@ fn absolute_url(target: &str, base: &str) -> String {
         return format!("{}{target}", &base[..host_end]);
     }
     let path = base[host_end..].split(['?', '#']).next().unwrap_or("");
+    if target.starts_with('?') {
+        return format!("{}{path}{target}", &base[..host_end]);
+    }
     let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
     format!("{}{dir}/{target}", &base[..host_end])
 }
 
+/// A token a header can carry: visible ASCII only (no space, control byte or CR/LF), so it
+/// is never refused by the client in a message that would quote it.
+pub fn token_ok(t: &str) -> bool {
+    !t.is_empty() && t.len() <= 4096 && t.bytes().all(|b| b.is_ascii_graphic())
+}
+
+/// Seconds a `Retry-After` header asks for (delta-seconds only; a date counts as absent).
+fn retry_after(v: Option<&str>) -> Option<u64> {
+    v?.trim().parse().ok()
+}
+
 impl Client {
     /// A client that sends `token` (with a note on where it came from) only to `auth_host`.
+    /// A bad limit in the environment makes every request fail with one line naming the
+    /// variable; a token a header cannot carry, every request that would carry it (naming
+    /// where it came from, never quoting it).
     pub fn new(token: Option<(String, String)>, auth_host: Option<String>) -> Client {
-        let t = timeout();
+        let (limits, refused) = match Limits::from_env() {
+            Ok(l) => (l, None),
+            Err(e) => (Limits::default(), Some(e)),
+        };
+        let bad_token = token.as_ref().filter(|(t, _)| !token_ok(t)).map(|(_, from)| {
+            format!(
+                "the Hugging Face token from {from} holds a character an HTTP header cannot carry (a space, control byte, line break or non-ASCII character): copy it again"
+            )
+        });
+        // Redirects are followed here, not by ureq: ureq 2 unwraps the host of a `Location`
+        // such as `file:///etc/passwd` or `data:,x` and panics, and it cannot tell a missing
+        // `Location` from a loop. Keeping ureq 2 (with `redirects(0)`) avoids a new TLS stack.
         let agent = ureq::AgentBuilder::new()
-            .timeout_connect(t)
-            .timeout_read(t)
-            .timeout_write(t)
-            .redirects(MAX_REDIRECTS)
+            .timeout_connect(limits.timeout)
+            .timeout(limits.timeout)
+            .redirects(0)
             .user_agent(concat!("llmbound/", env!("CARGO_PKG_VERSION")))
             .build();
         Client {
@@ -193,9 +348,14 @@ impl Client {
                 (Some((t, from)), Some(h)) => Some((t, from, h)),
                 _ => None,
             },
+            refused,
+            bad_token,
+            limits,
             stats: Stats::default(),
             started: Instant::now(),
             shown_progress: AtomicBool::new(false),
+            hops: AtomicU64::new(0),
+            stage: std::sync::Mutex::new(String::new()),
         }
     }
 
@@ -213,79 +373,232 @@ impl Client {
         }
     }
 
-    /// GET `url`, optionally a byte range (inclusive). Error statuses come back as
-    /// `RemoteError::Status`; a redirect loop, time-out or refused connection as one line each.
+    /// Name what is being read, for the progress line ("shard 3 of 12").
+    pub fn set_stage(&self, stage: String) {
+        if let Ok(mut s) = self.stage.lock() {
+            *s = stage;
+        }
+    }
+
+    fn received(&self) -> String {
+        format!(
+            "{} bytes received in {} requests",
+            crate::core::units::group_digits(self.stats.bytes.load(Ordering::Relaxed) as u128),
+            self.stats.requests.load(Ordering::Relaxed)
+        )
+    }
+
+    /// Time left of the opening's budget, or the error saying it ran out.
+    fn budget_left(&self, url: &str) -> Result<Duration, RemoteError> {
+        let left = self.limits.budget.saturating_sub(self.started.elapsed());
+        if left.is_zero() {
+            return Err(RemoteError::Transport {
+                url: url.to_string(),
+                message: format!(
+                    "gave up after the {} s budget of one opening (LLMBOUND_HTTP_BUDGET), {}",
+                    self.limits.budget.as_secs(),
+                    self.received()
+                ),
+            });
+        }
+        Ok(left)
+    }
+
+    /// GET `url`, optionally a byte range (inclusive), following redirects (http/https with a
+    /// host only, at most `MAX_REDIRECTS`) and retrying 429/503 as `Retry-After` says within
+    /// the budget. Error statuses come back as `RemoteError::Status`; everything else as one
+    /// line naming the URL.
     pub fn get(&self, url: &str, range: Option<(u64, u64)>) -> Result<Reply, RemoteError> {
-        let mut req = self.agent.get(url);
+        if let Some(why) = &self.refused {
+            return Err(RemoteError::Transport {
+                url: url.to_string(),
+                message: why.clone(),
+            });
+        }
+        self.stats.requests.fetch_add(1, Ordering::Relaxed);
+        let mut retries = 0;
+        loop {
+            match self.get_following(url, range) {
+                Err(RemoteError::Status {
+                    code: code @ (429 | 503),
+                    url: at,
+                    body,
+                    token,
+                    retry_after: ra,
+                }) => {
+                    let wait = ra.unwrap_or(1u64 << retries);
+                    let left = self.budget_left(url)?;
+                    if retries >= MAX_RETRIES
+                        || wait > MAX_RETRY_WAIT_S
+                        || Duration::from_secs(wait) >= left
+                    {
+                        return Err(RemoteError::Status {
+                            url: at,
+                            code,
+                            body,
+                            token,
+                            retry_after: ra,
+                        });
+                    }
+                    retries += 1;
+                    self.progress_note(&format!("HTTP {code}: waiting {wait} s to retry"));
+                    std::thread::sleep(Duration::from_secs(wait));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn get_following(&self, url: &str, range: Option<(u64, u64)>) -> Result<Reply, RemoteError> {
+        let mut at = url.to_string();
+        for hop in 0..=MAX_REDIRECTS {
+            if !is_fetchable(&at) {
+                return Err(RemoteError::Transport {
+                    url: url.to_string(),
+                    message: if hop == 0 {
+                        "not an http(s) URL with a host".to_string()
+                    } else {
+                        format!(
+                            "redirected to {:?}, which is not an http(s) URL with a host: refused",
+                            crate::sanitize::text(&at.chars().take(200).collect::<String>())
+                        )
+                    },
+                });
+            }
+            let reply = self.get_once(&at, range)?;
+            if !(300..400).contains(&reply.status) {
+                return Ok(reply);
+            }
+            let Some(loc) = reply.location.clone() else {
+                return Err(RemoteError::Transport {
+                    url: at,
+                    message: format!(
+                        "HTTP {} redirect without a Location header: the server says to go elsewhere but not where",
+                        reply.status
+                    ),
+                });
+            };
+            at = absolute_url(loc.trim(), &at);
+        }
+        Err(RemoteError::RedirectLoop {
+            url: url.to_string(),
+            limit: MAX_REDIRECTS,
+        })
+    }
+
+    fn get_once(&self, url: &str, range: Option<(u64, u64)>) -> Result<Reply, RemoteError> {
+        let left = self.budget_left(url)?;
+        let n = self.hops.fetch_add(1, Ordering::Relaxed) + 1;
+        if n > self.limits.max_requests {
+            return Err(RemoteError::Transport {
+                url: url.to_string(),
+                message: format!(
+                    "more than {} requests in one opening (LLMBOUND_MAX_REQUESTS), {}",
+                    self.limits.max_requests,
+                    self.received()
+                ),
+            });
+        }
+        let mut req = self.agent.get(url).timeout(self.limits.timeout.min(left));
         if let Some((a, b)) = range {
             req = req.set("Range", &format!("bytes={a}-{b}"));
         }
         if let Some((token, _, host)) = &self.auth
             && host_of(url) == Some(host.as_str())
         {
+            if let Some(why) = &self.bad_token {
+                return Err(RemoteError::Transport {
+                    url: url.to_string(),
+                    message: why.clone(),
+                });
+            }
             req = req.set("Authorization", &format!("Bearer {token}"));
         }
-        self.stats.requests.fetch_add(1, Ordering::Relaxed);
         let resp = match req.call() {
             Ok(r) => r,
             Err(ureq::Error::Status(code, r)) => {
                 let final_url = r.get_url().to_string();
-                let body = r.into_string().unwrap_or_default();
+                let ra = retry_after(r.header("retry-after"));
+                // At most 4 KiB of an error body is read (the Hub explains itself there).
+                let mut body = Vec::new();
+                let _ = r.into_reader().take(4096).read_to_end(&mut body);
                 return Err(RemoteError::Status {
                     url: final_url,
                     code,
-                    body: body.chars().take(300).collect(),
+                    body: String::from_utf8_lossy(&body).chars().take(300).collect(),
                     token: self.token_source().map(str::to_string),
+                    retry_after: ra,
                 });
             }
             Err(ureq::Error::Transport(t)) => {
-                return Err(match t.kind() {
-                    ureq::ErrorKind::TooManyRedirects => RemoteError::RedirectLoop {
-                        url: url.to_string(),
-                        limit: MAX_REDIRECTS,
-                    },
-                    kind => {
-                        let source = std::error::Error::source(&t).map(|e| e.to_string());
-                        let detail = match (t.message(), source) {
-                            (Some(m), Some(s)) if !m.contains(&s) => format!("{m}: {s}"),
-                            (Some(m), _) => m.to_string(),
-                            (None, Some(s)) => s,
-                            (None, None) => kind.to_string(),
-                        };
-                        let hint = match kind {
-                            ureq::ErrorKind::Dns => {
-                                " (no network, or a wrong host or HF_ENDPOINT?)"
-                            }
-                            ureq::ErrorKind::ConnectionFailed => {
-                                " (nothing answers there: no network, or a wrong host or port?)"
-                            }
-                            _ => "",
-                        };
-                        RemoteError::Transport {
-                            url: url.to_string(),
-                            message: format!("{detail}{hint}"),
-                        }
+                let kind = t.kind();
+                let source = std::error::Error::source(&t).map(|e| e.to_string());
+                let detail = match (t.message(), source) {
+                    (Some(m), Some(s)) if !m.contains(&s) => format!("{m}: {s}"),
+                    (Some(m), _) => m.to_string(),
+                    (None, Some(s)) => s,
+                    (None, None) => kind.to_string(),
+                };
+                let hint = match kind {
+                    ureq::ErrorKind::Dns => " (no network, or a wrong host or HF_ENDPOINT?)",
+                    ureq::ErrorKind::ConnectionFailed => {
+                        " (nothing answers there: no network, or a wrong host or port?)"
                     }
+                    _ => "",
+                };
+                let timed_out = detail.to_ascii_lowercase().contains("timed out");
+                let after = if timed_out && left < self.limits.timeout {
+                    format!(
+                        " (the {} s budget of one opening, LLMBOUND_HTTP_BUDGET, ran out; {})",
+                        self.limits.budget.as_secs(),
+                        self.received()
+                    )
+                } else if timed_out {
+                    format!(
+                        " (the {} s deadline of one request, LLMBOUND_HTTP_TIMEOUT; {})",
+                        self.limits.timeout.as_secs(),
+                        self.received()
+                    )
+                } else {
+                    String::new()
+                };
+                return Err(RemoteError::Transport {
+                    url: url.to_string(),
+                    message: format!("{detail}{hint}{after}"),
                 });
             }
         };
-        if (300..400).contains(&resp.status()) {
-            return Err(RemoteError::RedirectLoop {
-                url: url.to_string(),
-                limit: MAX_REDIRECTS,
-            });
-        }
         let header = |n: &str| resp.header(n).map(str::to_string);
+        let range = match header("content-range") {
+            None => None,
+            Some(v) => Some(
+                parse_content_range(&v).ok_or_else(|| RemoteError::BadRange {
+                    url: url.to_string(),
+                    detail: format!(
+                        "Content-Range {:?} is not `bytes FIRST-LAST/TOTAL`",
+                        crate::sanitize::text(&v.chars().take(80).collect::<String>())
+                    ),
+                })?,
+            ),
+        };
         Ok(Reply {
             status: resp.status(),
-            final_url: resp.get_url().to_string(),
+            final_url: url.to_string(),
             content_type: header("content-type").unwrap_or_default(),
-            range: header("content-range").and_then(|v| parse_content_range(&v)),
+            range,
             length: header("content-length").and_then(|v| v.trim().parse().ok()),
             etag: header("etag").or_else(|| header("x-linked-etag")),
-            next_link: next_link(&resp.all("link"), resp.get_url()),
+            location: header("location"),
+            next_link: next_link(&resp.all("link"), url),
             body: resp.into_reader(),
         })
+    }
+
+    fn progress_note(&self, what: &str) {
+        if STDERR_PROGRESS.load(Ordering::Relaxed) {
+            self.shown_progress.store(true, Ordering::Relaxed);
+            eprint!("\r  {}   ", crate::sanitize::text(what));
+        }
     }
 
     fn progress(&self, what: &str) {
@@ -293,8 +606,24 @@ impl Client {
             return;
         }
         self.shown_progress.store(true, Ordering::Relaxed);
+        let stage = self.stage.lock().map(|s| s.clone()).unwrap_or_default();
+        let what = crate::sanitize::text(&redact(what)).into_owned();
+        let what = if what.chars().count() > 60 {
+            format!(
+                "…{}",
+                what.chars()
+                    .rev()
+                    .take(59)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect::<String>()
+            )
+        } else {
+            what
+        };
         eprint!(
-            "\r  reading {what} over HTTP: {} bytes in {} requests, {:.1} s   ",
+            "\r  reading {what}{stage} over HTTP: {} bytes in {} requests, {:.1} s   ",
             crate::core::units::group_digits(self.stats.bytes.load(Ordering::Relaxed) as u128),
             self.stats.requests.load(Ordering::Relaxed),
             self.started.elapsed().as_secs_f64()
@@ -319,8 +648,10 @@ enum Mode {
 
 /// A `Read + Seek` over a remote file. Reads are served from the last fetched range; a read
 /// outside it fetches from there on, each fetch twice the last (`FIRST_FETCH_BYTES` up to
-/// `MAX_FETCH_BYTES`). A server without range support is read as a stream from byte 0, at
-/// most `NO_RANGE_CAP_BYTES`.
+/// `MAX_FETCH_BYTES`). Nothing past the header cap (`Limits::header_cap`) is ever fetched. A
+/// server without range support is read as a stream from byte 0, at most
+/// `NO_RANGE_CAP_BYTES`. Bytes already used are dropped, unless the header cache is on (it
+/// keeps the bytes from 0 to save them).
 pub struct RangeReader<'c> {
     client: &'c Client,
     /// The URL after redirects (ranges go there directly).
@@ -333,13 +664,17 @@ pub struct RangeReader<'c> {
     pub etag: Option<String>,
     /// True when the server ignored `Range` and the file is read as a stream.
     pub streamed: bool,
+    /// Bytes from 0 this reader may fetch.
+    pub cap: u64,
     mode: Mode,
     buf: Vec<u8>,
     buf_start: u64,
     pos: u64,
     step: u64,
-    /// Bytes 0.. of the file as fetched contiguously (for the header cache).
+    /// Bytes 0.. of the file as fetched contiguously (for the header cache; kept only when
+    /// the cache is on).
     prefix: Vec<u8>,
+    keep_prefix: bool,
     /// The prefix came from the cache.
     cached: bool,
 }
@@ -366,7 +701,7 @@ fn read_body(
             Err(RemoteError::Transport {
                 url: url.to_string(),
                 message: format!(
-                    "timed out after {} bytes of a {want}-byte range at byte {offset}",
+                    "timed out after {} bytes of a {want}-byte range at byte {offset} (the deadline of one request is LLMBOUND_HTTP_TIMEOUT)",
                     out.len()
                 ),
             })
@@ -378,28 +713,50 @@ fn read_body(
     }
 }
 
+fn absurd(url: &str, size: u64) -> RemoteError {
+    RemoteError::BadRange {
+        url: url.to_string(),
+        detail: format!(
+            "the server says the file is {size} bytes, more than the {MAX_REMOTE_FILE_BYTES} bytes (1 PiB) any GGUF is: refused"
+        ),
+    }
+}
+
 impl<'c> RangeReader<'c> {
+    fn with(client: &'c Client, url: &str, final_url: String, len: u64, mode: Mode) -> Self {
+        RangeReader {
+            client,
+            url: final_url,
+            named: url.to_string(),
+            len,
+            etag: None,
+            streamed: matches!(mode, Mode::Stream(_)),
+            cap: client.limits.header_cap,
+            mode,
+            buf: Vec::new(),
+            buf_start: 0,
+            pos: 0,
+            step: FIRST_FETCH_BYTES,
+            prefix: Vec::new(),
+            keep_prefix: false,
+            cached: false,
+        }
+    }
+
     /// Open `url`: one ranged GET for the first `FIRST_FETCH_BYTES`, which also gives the
     /// complete size (`Content-Range`), the URL after redirects and the ETag.
     pub fn open(client: &'c Client, url: &str) -> Result<RangeReader<'c>, RemoteError> {
-        let reply = match client.get(url, Some((0, FIRST_FETCH_BYTES - 1))) {
+        let first_last = FIRST_FETCH_BYTES.min(client.limits.header_cap) - 1;
+        let reply = match client.get(url, Some((0, first_last))) {
             Err(RemoteError::Status { code: 416, .. }) => {
                 // Range not satisfiable for byte 0: an empty file.
-                return Ok(RangeReader {
+                return Ok(RangeReader::with(
                     client,
-                    url: url.to_string(),
-                    named: url.to_string(),
-                    len: 0,
-                    etag: None,
-                    streamed: false,
-                    mode: Mode::Ranged,
-                    buf: Vec::new(),
-                    buf_start: 0,
-                    pos: 0,
-                    step: FIRST_FETCH_BYTES,
-                    prefix: Vec::new(),
-                    cached: false,
-                });
+                    url,
+                    url.to_string(),
+                    0,
+                    Mode::Ranged,
+                ));
             }
             other => other?,
         };
@@ -414,13 +771,13 @@ impl<'c> RangeReader<'c> {
         let etag = reply.etag.clone();
         match (reply.status, reply.range) {
             (206, Some((first, last, Some(total)))) => {
-                if first != 0 || last < first {
+                if total > MAX_REMOTE_FILE_BYTES {
+                    return Err(absurd(url, total));
+                }
+                if first != 0 || last < first || last > first_last {
                     return Err(RemoteError::BadRange {
                         url: url.to_string(),
-                        detail: format!(
-                            "asked for bytes 0-{} and got {first}-{last}",
-                            FIRST_FETCH_BYTES - 1
-                        ),
+                        detail: format!("asked for bytes 0-{first_last} and got {first}-{last}"),
                     });
                 }
                 let want = (last - first + 1).min(total);
@@ -429,31 +786,37 @@ impl<'c> RangeReader<'c> {
                     .stats
                     .bytes
                     .fetch_add(buf.len() as u64, Ordering::Relaxed);
-                // A cached prefix of the same URL and ETag serves the reads it covers.
-                let cached = etag
-                    .as_deref()
-                    .and_then(|e| cache_file(url, e))
-                    .and_then(|p| std::fs::read(p).ok())
-                    .filter(|c| c.len() >= buf.len() && c[..buf.len()] == buf[..]);
-                let (buf, cached) = match cached {
-                    Some(c) => (c, true),
-                    None => (buf, false),
-                };
-                Ok(RangeReader {
-                    client,
-                    url: final_url,
-                    named: url.to_string(),
-                    len: total,
-                    etag,
-                    streamed: false,
-                    mode: Mode::Ranged,
-                    prefix: buf.clone(),
-                    buf,
-                    buf_start: 0,
-                    pos: 0,
-                    step: FIRST_FETCH_BYTES * 2,
-                    cached,
-                })
+                let mut r = RangeReader::with(client, url, final_url, total, Mode::Ranged);
+                r.step = FIRST_FETCH_BYTES * 2;
+                r.keep_prefix = etag.is_some() && super::cache::dir().is_some();
+                // A cached header of the same URL, ETag and size, written by this user's
+                // llmbound (its MAC checks) and starting with the bytes just fetched, serves
+                // the reads it covers.
+                let cached = etag.as_deref().and_then(|e| {
+                    super::cache::load(
+                        &super::cache::Key {
+                            url,
+                            etag: e,
+                            size: total,
+                        },
+                        &buf,
+                        r.cap,
+                    )
+                });
+                match cached {
+                    Some(c) => {
+                        r.cached = true;
+                        r.buf = c;
+                    }
+                    None => {
+                        if r.keep_prefix {
+                            r.prefix = buf.clone();
+                        }
+                        r.buf = buf;
+                    }
+                }
+                r.etag = etag;
+                Ok(r)
             }
             (206, _) => Err(RemoteError::BadRange {
                 url: url.to_string(),
@@ -465,21 +828,12 @@ impl<'c> RangeReader<'c> {
                         url: url.to_string(),
                     });
                 };
-                let mut r = RangeReader {
-                    client,
-                    url: final_url,
-                    named: url.to_string(),
-                    len,
-                    etag,
-                    streamed: true,
-                    mode: Mode::Stream(reply.body),
-                    buf: Vec::new(),
-                    buf_start: 0,
-                    pos: 0,
-                    step: FIRST_FETCH_BYTES,
-                    prefix: Vec::new(),
-                    cached: false,
-                };
+                if len > MAX_REMOTE_FILE_BYTES {
+                    return Err(absurd(url, len));
+                }
+                let mut r =
+                    RangeReader::with(client, url, final_url, len, Mode::Stream(reply.body));
+                r.etag = etag;
                 r.stream_to(FIRST_FETCH_BYTES.min(len))
                     .map_err(|e| unwrap_remote(e, url))?;
                 Ok(r)
@@ -489,19 +843,33 @@ impl<'c> RangeReader<'c> {
                 code: s,
                 body: String::new(),
                 token: None,
+                retry_after: None,
             }),
         }
+    }
+
+    fn over_cap(&self, offset: u64) -> io::Error {
+        io::Error::other(RemoteError::HeaderCap {
+            url: self.named.clone(),
+            cap: self.cap,
+            offset,
+        })
     }
 
     /// Read the stream on until `end` (exclusive) is buffered, or fail past the cap.
     fn stream_to(&mut self, end: u64) -> io::Result<()> {
         let end = end.min(self.len);
-        if end > NO_RANGE_CAP_BYTES {
-            return Err(io::Error::other(RemoteError::NoRangeCap {
-                url: self.named.clone(),
-                cap: NO_RANGE_CAP_BYTES,
-                offset: end,
-            }));
+        let cap = NO_RANGE_CAP_BYTES.min(self.cap);
+        if end > cap {
+            return Err(if cap < NO_RANGE_CAP_BYTES {
+                self.over_cap(end)
+            } else {
+                io::Error::other(RemoteError::NoRangeCap {
+                    url: self.named.clone(),
+                    cap: NO_RANGE_CAP_BYTES,
+                    offset: end,
+                })
+            });
         }
         let Mode::Stream(body) = &mut self.mode else {
             return Ok(());
@@ -511,10 +879,7 @@ impl<'c> RangeReader<'c> {
             return Ok(());
         }
         // Read at least one step ahead so small reads do not mean small system calls.
-        let target = (have + self.step)
-            .max(end)
-            .min(self.len)
-            .min(NO_RANGE_CAP_BYTES);
+        let target = (have + self.step).max(end).min(self.len).min(cap);
         self.step = (self.step * 2).min(MAX_FETCH_BYTES);
         let got = read_body(body, target - have, &self.named, have).map_err(io::Error::other)?;
         self.client
@@ -530,7 +895,10 @@ impl<'c> RangeReader<'c> {
         if matches!(self.mode, Mode::Stream(_)) {
             return self.stream_to(pos + 1);
         }
-        let n = self.step.min(self.len - pos);
+        if pos >= self.cap {
+            return Err(self.over_cap(pos));
+        }
+        let n = self.step.min(self.len - pos).min(self.cap - pos);
         self.step = (self.step * 2).min(MAX_FETCH_BYTES);
         let last = pos + n - 1;
         let reply = self
@@ -546,7 +914,7 @@ impl<'c> RangeReader<'c> {
                     .stats
                     .bytes
                     .fetch_add(buf.len() as u64, Ordering::Relaxed);
-                if pos == self.prefix.len() as u64 && !self.cached {
+                if self.keep_prefix && pos == self.prefix.len() as u64 && !self.cached {
                     self.prefix.extend_from_slice(&buf);
                 }
                 self.buf = buf;
@@ -571,21 +939,20 @@ impl RangeReader<'_> {
     /// server gave an ETag, and they were not from the cache already). Errors are ignored: the
     /// cache only saves transfers.
     pub fn save_to_cache(&self) {
-        let (Some(etag), false) = (&self.etag, self.cached) else {
+        let (Some(etag), false, true) = (&self.etag, self.cached, self.keep_prefix) else {
             return;
         };
-        if self.prefix.is_empty() || self.prefix.len() as u64 > MAX_CACHED_BYTES {
+        if self.prefix.is_empty() {
             return;
         }
-        if let Some(p) = cache_file(&self.named, etag) {
-            if let Some(d) = p.parent() {
-                let _ = std::fs::create_dir_all(d);
-            }
-            let tmp = p.with_extension("tmp");
-            if std::fs::write(&tmp, &self.prefix).is_ok() {
-                let _ = std::fs::rename(&tmp, &p);
-            }
-        }
+        super::cache::store(
+            &super::cache::Key {
+                url: &self.named,
+                etag,
+                size: self.len,
+            },
+            &self.prefix,
+        );
     }
 }
 

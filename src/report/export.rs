@@ -37,9 +37,66 @@ pub fn render_string<D: Export + ?Sized>(doc: &D, format: Format) -> String {
 }
 
 /// Pretty JSON of a serialisable value and a newline.
+/// serde_json escapes only C0 controls: C1 controls and bidi overrides from a file (a GGUF
+/// name with U+202E) are escaped here too (`crate::sanitize::json_safe`), so no JSON output
+/// carries them raw. Streamed (through `JsonSafe`), never held whole in memory.
 pub fn json_to<T: serde::Serialize + ?Sized>(value: &T, w: &mut dyn Write) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *w, value)?;
-    writeln!(w)
+    let mut out = io::BufWriter::with_capacity(64 * 1024, JsonSafe::new(&mut *w));
+    serde_json::to_writer_pretty(&mut out, value)?;
+    writeln!(out)?;
+    out.flush()?;
+    let inner = out.into_inner().map_err(|e| e.into_error())?;
+    inner.finish()
+}
+
+/// A writer that passes JSON text on with `sanitize::json_safe` applied, keeping the bytes of a
+/// character split between two writes until the rest arrives.
+pub struct JsonSafe<W: Write> {
+    inner: W,
+    carry: Vec<u8>,
+}
+
+impl<W: Write> JsonSafe<W> {
+    /// Wrap `inner`.
+    pub fn new(inner: W) -> Self {
+        JsonSafe {
+            inner,
+            carry: Vec::new(),
+        }
+    }
+
+    /// Write what is left (an incomplete character at the very end is passed on as it is).
+    pub fn finish(mut self) -> io::Result<()> {
+        let rest = std::mem::take(&mut self.carry);
+        self.inner.write_all(&rest)?;
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> Write for JsonSafe<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.carry.extend_from_slice(buf);
+        let bytes = std::mem::take(&mut self.carry);
+        let (done, rest) = match std::str::from_utf8(&bytes) {
+            Ok(s) => (s.len(), 0),
+            // An incomplete character at the end waits for the next write.
+            Err(e) if e.error_len().is_none() => (e.valid_up_to(), bytes.len() - e.valid_up_to()),
+            // Not UTF-8 (serde_json never writes that): passed on unchanged.
+            Err(_) => (bytes.len(), 0),
+        };
+        match std::str::from_utf8(&bytes[..done]) {
+            Ok(s) => self
+                .inner
+                .write_all(crate::sanitize::json_safe(s).as_bytes())?,
+            Err(_) => self.inner.write_all(&bytes[..done])?,
+        }
+        self.carry.extend_from_slice(&bytes[bytes.len() - rest..]);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// `report`: a scenario's worksheet.
@@ -72,5 +129,28 @@ impl Export for crate::core::ClaimCheck {
     }
     fn write_styled(&self, style: Style, mut w: &mut dyn Write) -> io::Result<()> {
         super::write_check(self, style, &mut w)
+    }
+}
+
+#[cfg(test)]
+mod json_safe_tests {
+    use super::*;
+
+    #[test]
+    fn a_character_split_between_writes_is_still_escaped() {
+        let text = "{\"n\": \"a\u{202e}b\u{85}c\"}";
+        let bytes = text.as_bytes();
+        for cut in 0..bytes.len() {
+            let mut out = Vec::new();
+            let mut w = JsonSafe::new(&mut out);
+            w.write_all(&bytes[..cut]).unwrap();
+            w.write_all(&bytes[cut..]).unwrap();
+            w.finish().unwrap();
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                "{\"n\": \"a\\u202eb\\u0085c\"}",
+                "cut at {cut}"
+            );
+        }
     }
 }

@@ -95,6 +95,9 @@ pub enum Action {
     No,
     /// Set the selected field of the focused pane to this text, as if typed and accepted.
     SetText(String),
+    /// Text pasted into the open prompt (bracketed paste): inserted at the cursor, not
+    /// accepted; control characters dropped, at most `prompt::MAX_PROMPT_CHARS` kept.
+    Paste(String),
     /// Open a GGUF file (off the UI thread).
     OpenPath(PathBuf),
     /// Switch to a machine profile by id.

@@ -9,8 +9,8 @@ use super::prompt::LineKey;
 use crate::profile::Catalog;
 use color_eyre::eyre::{WrapErr, eyre};
 use crossterm::event::{
-    self, DisableMouseCapture, EnableMouseCapture, Event, KeyCode, KeyEvent, KeyEventKind,
-    KeyModifiers, MouseButton, MouseEventKind,
+    self, DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
 };
 use crossterm::execute;
 use std::time::Duration;
@@ -72,7 +72,12 @@ pub fn event_action(app: &App, ev: &Event) -> Option<Action> {
             _ => None,
         },
         Event::Resize(w, h) => Some(Action::Resize(*w, *h)),
-        Event::Paste(s) if app.is_typing() => Some(Action::SetText(s.clone())),
+        // Bracketed paste: one event however long the paste, cut before it is copied on.
+        Event::Paste(s) if app.is_typing() => Some(Action::Paste(
+            s.chars()
+                .take(super::prompt::MAX_PROMPT_CHARS * 2)
+                .collect(),
+        )),
         _ => None,
     }
 }
@@ -82,6 +87,7 @@ fn leave() {
     // ends before that runs.
     let _ = execute!(
         std::io::stdout(),
+        DisableBracketedPaste,
         DisableMouseCapture,
         crossterm::cursor::Show
     );
@@ -102,10 +108,20 @@ pub fn run(opts: Options) -> color_eyre::Result<()> {
     // ratatui's hook restores the screen on a panic; leave mouse capture too.
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let _ = execute!(std::io::stdout(), DisableMouseCapture);
+        if super::file::in_job() {
+            // Caught and reported by the job (see `file::Jobs::spawn`); the explorer goes on.
+            return;
+        }
+        let _ = execute!(
+            std::io::stdout(),
+            DisableBracketedPaste,
+            DisableMouseCapture
+        );
         hook(info);
     }));
-    let _ = execute!(std::io::stdout(), EnableMouseCapture);
+    // Bracketed paste: a paste is one `Event::Paste`, not a key event per character (a 1 MiB
+    // paste froze the loop, and a long burst of keys merged the next Esc with the key after).
+    let _ = execute!(std::io::stdout(), EnableMouseCapture, EnableBracketedPaste);
     let result = event_loop(&mut terminal, &mut app, &|| signals.pending());
     leave();
     // Ended by a signal: with the terminal restored, end as that signal would have.

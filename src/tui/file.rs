@@ -181,6 +181,16 @@ pub enum Job {
     Array(PathBuf, String),
 }
 
+thread_local! {
+    static IN_JOB: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// True on a job's worker thread: a panic there is caught and reported by the job, so the
+/// panic hook must neither restore the terminal nor print over the screen.
+pub fn in_job() -> bool {
+    IN_JOB.with(|f| f.get())
+}
+
 /// The worker threads and their channel.
 pub struct Jobs {
     tx: Sender<(u64, JobMessage)>,
@@ -222,7 +232,11 @@ impl Jobs {
                 let send = |m: JobMessage| {
                     let _ = tx.send((id, m));
                 };
-                match job {
+                // Whatever a job meets, it ends with its final message: a panic (a bug) is
+                // reported as that job's error, so the status never says "opening …" for ever.
+                let what = job.clone();
+                IN_JOB.with(|f| f.set(true));
+                let run = std::panic::AssertUnwindSafe(|| match job {
                     Job::Open(p) => send(JobMessage::Opened(Box::new(adapter::load(&p)))),
                     Job::Hash(paths, cancel, cache) => {
                         adapter::hash(&paths, &cancel, cache, &|u| send(JobMessage::Hash(u)))
@@ -231,6 +245,20 @@ impl Jobs {
                         let r = adapter::load_array(&p, &key);
                         send(JobMessage::Array(key, r));
                     }
+                });
+                if let Err(p) = std::panic::catch_unwind(run) {
+                    let why = format!(
+                        "stopped on an internal error ({}); please report it",
+                        crate::remote::panic_text(&p)
+                    );
+                    send(match what {
+                        Job::Open(p) => JobMessage::Opened(Box::new(Err(format!(
+                            "{}: {why}",
+                            crate::remote::http::redact(&p.display().to_string())
+                        )))),
+                        Job::Hash(..) => JobMessage::Hash(HashUpdate::Failed(why)),
+                        Job::Array(_, key) => JobMessage::Array(key, Err(why)),
+                    });
                 }
             });
         if spawned.is_err() {

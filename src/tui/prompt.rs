@@ -43,6 +43,10 @@ pub enum LineKey {
     Down,
 }
 
+/// Longest line a prompt holds, in characters (a path or a number is far shorter; a 1 MiB
+/// paste is cut here rather than typed out).
+pub const MAX_PROMPT_CHARS: usize = 4096;
+
 impl Input {
     /// A prompt opening on `text`, selected (the first typed character replaces it).
     pub fn new(target: InputTarget, prompt: impl Into<String>, text: String) -> Input {
@@ -87,8 +91,11 @@ impl Input {
         self.candidates.clear();
     }
 
-    /// Type a character (replacing the selected value).
+    /// Type a character (replacing the selected value); nothing past `MAX_PROMPT_CHARS`.
     pub fn insert(&mut self, c: char) {
+        if !self.selected && self.text.chars().count() >= MAX_PROMPT_CHARS {
+            return;
+        }
         self.drop_selection();
         self.apply(InputRequest::InsertChar(c));
         self.edited();
@@ -104,11 +111,35 @@ impl Input {
         self.edited();
     }
 
-    /// Replace the whole line (paste, completion, history), cursor at the end.
-    pub fn set(&mut self, text: String) {
+    /// Replace the whole line (completion, history), cursor at the end; at most
+    /// `MAX_PROMPT_CHARS` are kept.
+    pub fn set(&mut self, mut text: String) {
+        if let Some((i, _)) = text.char_indices().nth(MAX_PROMPT_CHARS) {
+            text.truncate(i);
+        }
         self.cursor = text.chars().count();
         self.text = text;
         self.selected = false;
+    }
+
+    /// Insert pasted text at the cursor (replacing a selected value): line breaks and tabs
+    /// become spaces, other control characters are dropped, and the line stops at
+    /// `MAX_PROMPT_CHARS`.
+    pub fn paste(&mut self, text: &str) {
+        self.drop_selection();
+        let room = MAX_PROMPT_CHARS.saturating_sub(self.text.chars().count());
+        let clean = text
+            .chars()
+            .filter_map(|c| match c {
+                '\n' | '\r' | '\t' => Some(' '),
+                c if crate::sanitize::is_unsafe(c) => None,
+                c => Some(c),
+            })
+            .take(room);
+        for c in clean {
+            self.apply(InputRequest::InsertChar(c));
+        }
+        self.edited();
     }
 
     /// An editing key; `history` is this prompt's history, oldest first.

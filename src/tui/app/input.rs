@@ -46,6 +46,11 @@ impl App {
                 self.on_input_changed(&input);
                 self.input = Some(input);
             }
+            Action::Paste(t) => {
+                input.paste(&t);
+                self.on_input_changed(&input);
+                self.input = Some(input);
+            }
             Action::Backspace => {
                 input.backspace();
                 self.on_input_changed(&input);
