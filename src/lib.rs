@@ -15,5 +15,6 @@ pub mod ollama;
 pub mod profile;
 pub mod remote;
 pub mod report;
+pub mod safetensors;
 pub mod sanitize;
 pub mod tui;

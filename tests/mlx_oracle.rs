@@ -1,0 +1,179 @@
+//! llmbound's MLX-LM figures against MLX itself: every case of tests/fixtures/mlx/*.json
+//! (made by scripts/oracle/mlx/oracle.py with the MLX and MLX-LM versions each file records).
+//!
+//! For each artifact the test rebuilds the safetensors file from the exact header MLX wrote
+//! (a sparse file of the recorded size) beside its config.json, reads it with
+//! `llmbound::safetensors`, and checks:
+//! - W (file bytes) and the tensor bytes (= MLX's Σ parameter nbytes) exactly;
+//! - for every run, the cache of every layer (class, cells) and Σ cache nbytes exactly, or
+//!   MLX-LM's refusal message exactly;
+//! - the measured peak (`mx.get_peak_memory()` on MLX's CPU backend) minus the weights and
+//!   the cache, against the activation estimate of `core::mlx` within the stated band.
+
+use llmbound::core::mlx::{self, KvQuant, MlxRun};
+use llmbound::safetensors::{self, layout};
+use serde_json::Value;
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+fn fixtures() -> Vec<(String, Value)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mlx");
+    let mut v: Vec<_> = fs::read_dir(&dir)
+        .expect("tests/fixtures/mlx")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    v.sort();
+    assert!(!v.is_empty(), "no MLX fixtures");
+    v.into_iter()
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (
+                name,
+                serde_json::from_str(&fs::read_to_string(&p).unwrap()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Write the artifact's safetensors (exact header, sparse data) and config.json into `dir`.
+fn rebuild(art: &Value, dir: &Path) {
+    let header = art["header"].as_str().unwrap();
+    let file_bytes = art["file_bytes"].as_u64().unwrap();
+    let mut f = fs::File::create(dir.join("model.safetensors")).unwrap();
+    f.write_all(&(header.len() as u64).to_le_bytes()).unwrap();
+    f.write_all(header.as_bytes()).unwrap();
+    f.set_len(file_bytes).unwrap();
+    fs::write(
+        dir.join("config.json"),
+        serde_json::to_string(&art["config"]).unwrap(),
+    )
+    .unwrap();
+}
+
+fn run_of(r: &Value) -> MlxRun {
+    let kw = &r["kwargs"];
+    let mut run = MlxRun::prompt(r["prompt"].as_u64().unwrap());
+    if let Some(bits) = kw.get("kv_bits").and_then(Value::as_u64) {
+        run.kv_quant = Some(KvQuant {
+            bits,
+            group_size: kw
+                .get("kv_group_size")
+                .and_then(Value::as_u64)
+                .unwrap_or(mlx::KV_GROUP_SIZE),
+            start: kw
+                .get("quantized_kv_start")
+                .and_then(Value::as_u64)
+                .unwrap_or(mlx::QUANTIZED_KV_START),
+        });
+    }
+    run.max_kv_size = kw.get("max_kv_size").and_then(Value::as_u64);
+    run
+}
+
+#[test]
+fn weights_and_caches_match_mlx_exactly() {
+    let mut checked_runs = 0;
+    let mut checked_artifacts = 0;
+    for (file, fx) in fixtures() {
+        assert_eq!(
+            fx["mlx_lm"],
+            mlx::MLX_LM_VERSION,
+            "{file}: fixture from another MLX-LM"
+        );
+        assert_eq!(
+            fx["mlx"],
+            mlx::MLX_VERSION,
+            "{file}: fixture from another MLX"
+        );
+        for art in fx["artifacts"].as_array().unwrap() {
+            let quant = art["quant"].as_str().unwrap();
+            if art.get("error").is_some() {
+                println!(
+                    "{file} {quant}: MLX could not build it ({}); skipped",
+                    art["error"]
+                );
+                continue;
+            }
+            let tmp = tempfile::tempdir().unwrap();
+            rebuild(art, tmp.path());
+            let model = safetensors::open_dir(tmp.path()).unwrap();
+            let ctx = format!("{file} {quant}");
+            assert_eq!(
+                model.file_bytes(),
+                art["file_bytes"].as_u64().unwrap(),
+                "{ctx}: W"
+            );
+            let inv = safetensors::MlxInventory::of(&model);
+            assert!(inv.warnings.is_empty(), "{ctx}: {:?}", inv.warnings);
+            assert_eq!(
+                inv.tensor_bytes(),
+                art["weights_bytes"].as_u64().unwrap(),
+                "{ctx}: weight bytes"
+            );
+            assert_eq!(
+                inv.to_core().tensor_bytes,
+                art["weights_bytes"].as_u64().unwrap(),
+                "{ctx}: core inventory"
+            );
+            // Packed weights: bits per weight from the bytes of weight + scales (+ biases).
+            if let Some(q) = model.config.as_ref().and_then(|c| c.quantization) {
+                let row = inv
+                    .rows
+                    .iter()
+                    .find(|r| r.quantization.is_some() && r.name.contains("layers.0."))
+                    .unwrap_or_else(|| panic!("{ctx}: no packed row"));
+                let want = match q.mode {
+                    safetensors::QuantMode::Affine => q.bits as f64 + 32.0 / q.group_size as f64,
+                    _ => q.bits as f64 + 8.0 / q.group_size as f64,
+                };
+                let got = row.bits_per_weight.unwrap();
+                assert!(
+                    (got - want).abs() < 1e-9,
+                    "{ctx}: {} bits/weight {got}, want {want}",
+                    row.name
+                );
+            }
+            let lay = layout::layout_of(&model).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+            checked_artifacts += 1;
+            for r in art["runs"].as_array().unwrap() {
+                let run = run_of(r);
+                let rctx = format!("{ctx} {} prompt {}", r["cache_kind"], r["prompt"]);
+                let got = mlx::simulate(&lay, &run);
+                if let Some(err) = r.get("error").and_then(Value::as_str) {
+                    let e = got.expect_err(&rctx);
+                    assert_eq!(e.message(), err, "{rctx}");
+                    checked_runs += 1;
+                    continue;
+                }
+                let got = got.unwrap_or_else(|e| panic!("{rctx}: refused: {}", e.message()));
+                let layers = r["layers"].as_array().unwrap();
+                assert_eq!(got.layers.len(), layers.len(), "{rctx}: layers");
+                for (i, (g, w)) in got.layers.iter().zip(layers).enumerate() {
+                    assert_eq!(
+                        g.class.name(),
+                        w["class"].as_str().unwrap(),
+                        "{rctx} layer {i}: class"
+                    );
+                    if let Some(cells) = w.get("cells").and_then(Value::as_u64) {
+                        assert_eq!(g.cells, cells, "{rctx} layer {i}: cells");
+                    }
+                    assert_eq!(
+                        g.bytes,
+                        w["nbytes"].as_u64().unwrap(),
+                        "{rctx} layer {i}: nbytes"
+                    );
+                }
+                assert_eq!(
+                    got.bytes(),
+                    r["cache_bytes"].as_u64().unwrap(),
+                    "{rctx}: cache bytes"
+                );
+                checked_runs += 1;
+            }
+        }
+    }
+    println!("checked {checked_artifacts} artifacts, {checked_runs} runs against MLX");
+    assert!(checked_runs >= 100, "only {checked_runs} runs checked");
+}
