@@ -177,3 +177,66 @@ fn weights_and_caches_match_mlx_exactly() {
     println!("checked {checked_artifacts} artifacts, {checked_runs} runs against MLX");
     assert!(checked_runs >= 100, "only {checked_runs} runs checked");
 }
+
+fn activation_shape(cfg: &Value) -> mlx::ActivationShape {
+    let u = |k: &str| cfg.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let experts_ffn = u("num_experts_per_tok") * u("moe_intermediate_size")
+        + u("shared_expert_intermediate_size");
+    mlx::ActivationShape {
+        heads: u("num_attention_heads"),
+        hidden: u("hidden_size"),
+        ffn: u("intermediate_size").max(experts_ffn),
+    }
+}
+
+/// The band: where the estimate is at least 16 MiB (prompts of about 1,000 tokens and more,
+/// where the prefill chunk sets the peak), the measured activation (peak − weights − cache)
+/// is within [LOW, HIGH] × the estimate. Below that, only `peak ≥ weights + cache` is checked
+/// (the CPU backend's f32 copies of bf16 weights dominate there).
+const BAND_FLOOR: u64 = 16 << 20;
+const LOW: f64 = 0.5;
+const HIGH: f64 = 1.5;
+
+#[test]
+fn peak_within_the_band() {
+    let mut banded = 0;
+    for (file, fx) in fixtures() {
+        for art in fx["artifacts"].as_array().unwrap() {
+            if art.get("error").is_some() {
+                continue;
+            }
+            let shape = activation_shape(&art["config"]);
+            for r in art["runs"].as_array().unwrap() {
+                let Some(peak) = r.get("peak").and_then(Value::as_u64) else {
+                    continue;
+                };
+                let base =
+                    r["active_before"].as_u64().unwrap() + r["cache_bytes"].as_u64().unwrap();
+                let ctx = format!(
+                    "{file} {} {} prompt {}",
+                    art["quant"], r["cache_kind"], r["prompt"]
+                );
+                assert!(
+                    peak >= base,
+                    "{ctx}: peak {peak} below weights + cache {base}"
+                );
+                let est = mlx::prefill_activation_estimate(&shape, &run_of(r));
+                if est < BAND_FLOOR {
+                    continue;
+                }
+                let ratio = (peak - base) as f64 / est as f64;
+                println!(
+                    "{ctx}: activation {} / estimate {est} = {ratio:.3}",
+                    peak - base
+                );
+                assert!(
+                    (LOW..=HIGH).contains(&ratio),
+                    "{ctx}: ratio {ratio:.3} outside [{LOW}, {HIGH}]"
+                );
+                banded += 1;
+            }
+        }
+    }
+    println!("{banded} runs within the band");
+    assert!(banded > 0);
+}

@@ -483,6 +483,35 @@ pub fn simulate(layout: &CacheLayout, run: &MlxRun) -> Result<CacheState, MlxRef
     })
 }
 
+/// The shape the activation estimate needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActivationShape {
+    /// Query heads H_q.
+    pub heads: u64,
+    /// Embedding width.
+    pub hidden: u64,
+    /// Widest feed-forward (dense, or active experts × expert width).
+    pub ffn: u64,
+}
+
+/// Estimate of the prefill activation peak above weights and cache, bytes: the largest
+/// model call's attention scores in f32 (`H_q × S × (N0 + S) × 4`, which MLX materializes
+/// when attention is not fused) plus its hidden and feed-forward rows in f32
+/// (`S × 2 (hidden + ffn) × 4`). An estimate, checked against `mx.get_peak_memory()` on
+/// MLX's CPU backend within the band of tests/mlx_oracle.rs; Metal's fused attention does not
+/// materialize the scores, so on a Mac this errs high.
+pub fn prefill_activation_estimate(shape: &ActivationShape, run: &MlxRun) -> u64 {
+    let mut seen = 0u64;
+    let mut peak = 0u64;
+    for s in model_calls(run) {
+        let scores = shape.heads * s * (seen + s) * 4;
+        let rows = s * 2 * (shape.hidden + shape.ffn) * 4;
+        peak = peak.max(scores + rows);
+        seen += s;
+    }
+    peak
+}
+
 /// What MLX does with a working set on a Mac (Metal backend; `mlx_lm.generate.wired_limit`,
 /// MLX's allocator).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
