@@ -11,6 +11,8 @@ pub mod gguf;
 pub mod infile;
 pub mod inspect;
 pub mod library;
+pub mod mlx_cli;
+pub mod mlx_report;
 pub mod ollama;
 pub mod profile;
 pub mod remote;
