@@ -263,7 +263,7 @@ enum Sim {
 
 fn grow(cells: u64, offset: u64, s: u64) -> u64 {
     if cells == 0 || offset + s > cells {
-        let base = if cells > 0 && offset % STEP != 0 {
+        let base = if cells > 0 && !offset.is_multiple_of(STEP) {
             offset
         } else {
             cells
@@ -337,10 +337,10 @@ pub fn simulate(layout: &CacheLayout, run: &MlxRun) -> Result<CacheState, MlxRef
             .collect(),
         _ => layout.layers.clone(),
     };
-    if let Some(q) = &run.kv_quant {
-        if !matches!(q.bits, 2 | 4 | 8) {
-            return Err(MlxRefusal::BitsNotModelled(q.bits));
-        }
+    if let Some(q) = &run.kv_quant
+        && !matches!(q.bits, 2 | 4 | 8)
+    {
+        return Err(MlxRefusal::BitsNotModelled(q.bits));
     }
     let mut sims: Vec<Sim> = layers
         .iter()

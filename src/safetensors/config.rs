@@ -122,11 +122,11 @@ impl MlxConfig {
             return Err(SafetensorsError::file(path, "not a JSON object"));
         };
         let mut raw = top.clone();
-        if !raw.contains_key("num_hidden_layers") {
-            if let Some(Value::Object(t)) = top.get("text_config") {
-                for (k, v) in t {
-                    raw.insert(k.clone(), v.clone());
-                }
+        if !raw.contains_key("num_hidden_layers")
+            && let Some(Value::Object(t)) = top.get("text_config")
+        {
+            for (k, v) in t {
+                raw.insert(k.clone(), v.clone());
             }
         }
         let model_type = raw

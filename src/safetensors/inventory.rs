@@ -137,10 +137,9 @@ impl MlxInventory {
             if let Some(base) = name
                 .strip_suffix(".scales")
                 .or_else(|| name.strip_suffix(".biases"))
+                && by_name.contains_key(format!("{base}.weight").as_str())
             {
-                if by_name.contains_key(format!("{base}.weight").as_str()) {
-                    continue;
-                }
+                continue;
             }
             let role = role_of(name);
             let base = name.strip_suffix(".weight");
