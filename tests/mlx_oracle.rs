@@ -240,3 +240,95 @@ fn peak_within_the_band() {
     println!("{banded} runs within the band");
     assert!(banded > 0);
 }
+
+/// `report --model-dir` and `inspect DIR` on the rebuilt llama GQA q4 artifact: the cache at
+/// 1,000 tokens is MLX's 2,097,152 bytes, W is the file size, the tensors are listed with
+/// 4.5 bits per weight; a hostile file exits non-zero with one line.
+#[test]
+fn cli_reports_an_mlx_folder() {
+    let fx = fixtures()
+        .into_iter()
+        .find(|(f, _)| f == "llama_gqa.json")
+        .expect("llama_gqa fixture")
+        .1;
+    let art = fx["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["quant"] == "q4g64")
+        .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    rebuild(art, tmp.path());
+    let out = assert_cmd::Command::cargo_bin("llmbound")
+        .unwrap()
+        .args(["report", "--model-dir"])
+        .arg(tmp.path())
+        .args(["-c", "1000", "--working-set", "36 GiB"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{text}");
+    let run = fx["artifacts"][1]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["prompt"] == 1000)
+        .unwrap()["cache_bytes"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(run, 2_097_152);
+    assert!(text.contains("cache at 1,000    2,097,152 bytes"), "{text}");
+    let w = art["file_bytes"].as_u64().unwrap();
+    assert!(
+        text.contains(&format!("W (files)      {}", group(w))),
+        "{text}"
+    );
+    assert!(
+        text.contains("affine q4 g64") && text.contains("4.500 bits/weight"),
+        "{text}"
+    );
+    assert!(text.contains("within the wired limit"), "{text}");
+    assert!(text.contains("mlx_lm.generate --model"), "{text}");
+    let out = assert_cmd::Command::cargo_bin("llmbound")
+        .unwrap()
+        .arg("inspect")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success());
+    assert!(
+        text.contains("model.layers.0.self_attn.q_proj.weight") && text.contains("256×256"),
+        "{text}"
+    );
+    // A hostile file: one line, non-zero exit.
+    let bad = tmp.path().join("model.safetensors");
+    let mut f = fs::File::create(&bad).unwrap();
+    f.write_all(&10_000_000_000u64.to_le_bytes()).unwrap();
+    drop(f);
+    let out = assert_cmd::Command::cargo_bin("llmbound")
+        .unwrap()
+        .arg("inspect")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(!out.status.success());
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("byte 0") && err.contains("10000000000"),
+        "{err}"
+    );
+}
+
+fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

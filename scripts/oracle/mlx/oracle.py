@@ -106,9 +106,12 @@ MODELS = {
         sliding_window_pattern=6,
         rope_local_base_freq=10000.0,
     ),
-    # qwen3_moe: 8 routed experts, 2 per token.
+    # qwen3_moe: 8 routed experts, 2 per token. Built in float32: on the CPU backend MLX's
+    # GatherMM (the routed experts) runs only in float32 ("[GatherMM::eval] Currently only
+    # supports float32"), so this model also checks a float32 cache.
     "qwen3_moe": dict(
         BASE,
+        _dtype="float32",
         model_type="qwen3_moe",
         hidden_size=256,
         num_hidden_layers=4,
@@ -123,7 +126,8 @@ MODELS = {
         mlp_only_layers=[],
         norm_topk_prob=True,
     ),
-    # deepseek_v3: MLA, the cache holds the latent (kv_lora_rank) and the rope key.
+    # deepseek_v3: MLA, the cache holds the latent (kv_lora_rank) and the rope key. All layers
+    # dense (first_k_dense_replace = layers) so that it runs in bf16 on the CPU backend.
     "deepseek_v3_mla": dict(
         BASE,
         model_type="deepseek_v3",
@@ -144,10 +148,11 @@ MODELS = {
         qk_nope_head_dim=64,
         n_group=1,
         topk_group=1,
-        first_k_dense_replace=1,
+        first_k_dense_replace=3,
         moe_layer_freq=1,
     ),
     # deepseek_v2: MLA weights, but the cache holds per-head decompressed keys and values.
+    # All layers dense, as deepseek_v3.
     "deepseek_v2_mla": dict(
         BASE,
         model_type="deepseek_v2",
@@ -165,10 +170,11 @@ MODELS = {
         qk_rope_head_dim=64,
         v_head_dim=64,
         qk_nope_head_dim=64,
-        first_k_dense_replace=1,
+        first_k_dense_replace=3,
         moe_layer_freq=1,
     ),
     # qwen3_next: 3 of every 4 layers are gated-delta linear attention (ArraysCache(2)).
+    # Dense MLPs (mlp_only_layers = all) so that it runs in bf16 on the CPU backend.
     "qwen3_next_hybrid": dict(
         BASE,
         model_type="qwen3_next",
@@ -187,7 +193,7 @@ MODELS = {
         num_experts_per_tok=2,
         decoder_sparse_step=1,
         shared_expert_intermediate_size=128,
-        mlp_only_layers=[],
+        mlp_only_layers=[0, 1, 2, 3],
         moe_intermediate_size=128,
         partial_rotary_factor=0.25,
         full_attention_interval=4,
@@ -196,7 +202,7 @@ MODELS = {
 
 # (label, group_size, bits, mode); None = unquantized bf16.
 QUANTS = [
-    ("bf16", None, None, None),
+    ("bf16", None, None, None),  # the model's float dtype (float32 where noted)
     ("q4g64", 64, 4, "affine"),
     ("q8g64", 64, 8, "affine"),
     ("mxfp4", 32, 4, "mxfp4"),
@@ -267,10 +273,12 @@ def run_prompt(model, n, kwargs):
 
 def build(name, config, quant, workdir):
     label, group, bits, mode = quant
+    config = dict(config)
+    dtype = getattr(mx, config.pop("_dtype", "bfloat16"))
     model_cls, args_cls = _get_classes(config)
     mx.random.seed(SEED)
     model = model_cls(args_cls.from_dict(config))
-    model.set_dtype(mx.bfloat16)
+    model.set_dtype(dtype)
     mx.eval(model.parameters())
     cfg = dict(config)
     if group is not None:
