@@ -403,7 +403,7 @@ fn run(cli: Cli, machines: &[String], out: &mut impl Write) -> Result<i32, Failu
             metadata,
         }) => {
             if crate::mlx_cli::is_safetensors(&file) {
-                return crate::mlx_cli::inspect(&file, out);
+                return crate::mlx_cli::inspect(&file, out).map_err(bad);
             }
             // A local file opens here so a missing shard exits 4; any other source by name.
             let a = match crate::remote::Source::parse(&file) {
@@ -439,7 +439,7 @@ fn run(cli: Cli, machines: &[String], out: &mut impl Write) -> Result<i32, Failu
             mlx,
         }) => {
             if mlx.model_dir.is_some() {
-                return crate::mlx_cli::report(&cat, &scenario, &mlx, out);
+                return crate::mlx_cli::report(&cat, &scenario, &mlx, out).map_err(bad);
             }
             let b = build(&cat, &scenario)?;
             write_report(&b, format.into(), out).map_err(io_fail)?;

@@ -1,8 +1,7 @@
 //! The CLI's hooks for safetensors / MLX-LM (`report --model-dir`, `inspect DIR`), kept out
-//! of `cli.rs` so that file only calls them.
+//! of `cli.rs` so that file only calls them. Errors are one-line messages of bad input.
 
 use crate::build::ScenarioOptions;
-use crate::cli::Failure;
 use crate::mlx_report::{MachineFigures, MlxOptions};
 use crate::profile::Catalog;
 use std::io::Write;
@@ -13,11 +12,9 @@ pub const DEFAULT_MACHINE: &str = "macbook-pro-m4-pro-48gb";
 /// The context when `--context` is not given, tokens (the article's).
 pub const DEFAULT_CONTEXT: u64 = 32_768;
 
-fn bad(e: impl std::fmt::Display) -> Failure {
-    Failure {
-        code: crate::exit::BAD_INPUT,
-        message: e.to_string().replace('\n', " "),
-    }
+/// A one-line message for bad input (the CLI exits with its bad-input code).
+fn bad(e: impl std::fmt::Display) -> String {
+    e.to_string().replace('\n', " ")
 }
 
 /// A folder, or a file ending in `.safetensors`: read as a safetensors model.
@@ -26,7 +23,7 @@ pub fn is_safetensors(p: &Path) -> bool {
 }
 
 /// `inspect DIR`.
-pub fn inspect(p: &Path, out: &mut impl Write) -> Result<i32, Failure> {
+pub fn inspect(p: &Path, out: &mut impl Write) -> Result<i32, String> {
     crate::mlx_report::write_inspect(p, out).map_err(bad)?;
     Ok(0)
 }
@@ -37,7 +34,7 @@ pub fn report(
     o: &ScenarioOptions,
     mlx: &MlxOptions,
     out: &mut impl Write,
-) -> Result<i32, Failure> {
+) -> Result<i32, String> {
     let id = o.machine.as_deref().unwrap_or(DEFAULT_MACHINE);
     let m = crate::profile::load::machine(&cat.machine(id).map_err(bad)?);
     let tier = m
