@@ -124,9 +124,23 @@ fn weights_and_caches_match_mlx_exactly() {
                     .iter()
                     .find(|r| r.quantization.is_some() && r.name.contains("layers.0."))
                     .unwrap_or_else(|| panic!("{ctx}: no packed row"));
+                // A scale (and, for affine, a bias) per group, in the dtype MLX stored.
+                let scale_bits = art["tensors"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|t| t["name"].as_str().unwrap().ends_with(".scales"))
+                    .map(|t| match t["dtype"].as_str().unwrap() {
+                        "float32" => 32.0,
+                        "uint8" => 8.0,
+                        _ => 16.0,
+                    })
+                    .unwrap();
                 let want = match q.mode {
-                    safetensors::QuantMode::Affine => q.bits as f64 + 32.0 / q.group_size as f64,
-                    _ => q.bits as f64 + 8.0 / q.group_size as f64,
+                    safetensors::QuantMode::Affine => {
+                        q.bits as f64 + 2.0 * scale_bits / q.group_size as f64
+                    }
+                    _ => q.bits as f64 + scale_bits / q.group_size as f64,
                 };
                 let got = row.bits_per_weight.unwrap();
                 assert!(

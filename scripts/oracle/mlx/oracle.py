@@ -172,6 +172,8 @@ MODELS = {
         qk_nope_head_dim=64,
         first_k_dense_replace=3,
         moe_layer_freq=1,
+        # deepseek_v2.py reads rope_scaling unconditionally (yarn).
+        rope_scaling={"type": "yarn", "factor": 1.0, "original_max_position_embeddings": 16384},
     ),
     # qwen3_next: 3 of every 4 layers are gated-delta linear attention (ArraysCache(2)).
     # Dense MLPs (mlp_only_layers = all) so that it runs in bf16 on the CPU backend.
