@@ -77,6 +77,10 @@ fn shape_of(model: &Model) -> ActivationShape {
         heads: u("num_attention_heads"),
         hidden: u("hidden_size"),
         ffn: u("intermediate_size").max(experts),
+        recurrent_state: u("linear_num_value_heads")
+            * u("linear_value_head_dim")
+            * u("linear_key_head_dim")
+            * 4,
     }
 }
 

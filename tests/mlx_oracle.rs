@@ -200,6 +200,10 @@ fn activation_shape(cfg: &Value) -> mlx::ActivationShape {
         heads: u("num_attention_heads"),
         hidden: u("hidden_size"),
         ffn: u("intermediate_size").max(experts_ffn),
+        recurrent_state: u("linear_num_value_heads")
+            * u("linear_value_head_dim")
+            * u("linear_key_head_dim")
+            * 4,
     }
 }
 

@@ -492,12 +492,16 @@ pub struct ActivationShape {
     pub hidden: u64,
     /// Widest feed-forward (dense, or active experts × expert width).
     pub ffn: u64,
+    /// The f32 recurrent state of one linear-attention layer, bytes (0 for none): an
+    /// unfused recurrence (MLX's CPU backend) keeps one per token of the call.
+    pub recurrent_state: u64,
 }
 
 /// Estimate of the prefill activation peak above weights and cache, bytes: the largest
 /// model call's attention scores in f32 (`H_q × S × (N0 + S) × 4`, which MLX materializes
 /// when attention is not fused) plus its hidden and feed-forward rows in f32
-/// (`S × 2 (hidden + ffn) × 4`). An estimate, checked against `mx.get_peak_memory()` on
+/// (`S × 2 (hidden + ffn) × 4`), plus one recurrent state per token of the call on models
+/// with linear-attention layers (`S × state`). An estimate, checked against `mx.get_peak_memory()` on
 /// MLX's CPU backend within the band of tests/mlx_oracle.rs; Metal's fused attention does not
 /// materialize the scores, so on a Mac this errs high.
 pub fn prefill_activation_estimate(shape: &ActivationShape, run: &MlxRun) -> u64 {
@@ -506,7 +510,8 @@ pub fn prefill_activation_estimate(shape: &ActivationShape, run: &MlxRun) -> u64
     for s in model_calls(run) {
         let scores = shape.heads * s * (seen + s) * 4;
         let rows = s * 2 * (shape.hidden + shape.ffn) * 4;
-        peak = peak.max(scores + rows);
+        let states = s * shape.recurrent_state;
+        peak = peak.max(scores + rows + states);
         seen += s;
     }
     peak
