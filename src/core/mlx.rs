@@ -80,6 +80,9 @@ pub struct CacheLayout {
     pub dtype_bytes: u64,
     /// The model defines `make_cache()`, so `--max-kv-size` has no effect on it.
     pub own_make_cache: bool,
+    /// The model's attention cannot read a `QuantizedKVCache` (deepseek_v3's MLA calls
+    /// `k_pe.swapaxes` on what is then a tuple): the first call after the conversion fails.
+    pub quantized_kv_breaks: bool,
 }
 
 /// `--kv-bits` / `--kv-group-size` / `--quantized-kv-start`.
@@ -185,6 +188,8 @@ pub enum MlxRefusal {
     BitsNotModelled(u64),
     /// A prompt of 0 tokens (`generate_step` raises).
     EmptyPrompt,
+    /// The model's attention fails on a quantized cache (deepseek_v3 in mlx-lm 0.32.2).
+    QuantizedCacheUnreadable,
 }
 
 impl MlxRefusal {
@@ -203,6 +208,9 @@ impl MlxRefusal {
                 "NotImplementedError: RotatingKVCache Quantization NYI".into()
             }
             MlxRefusal::BitsNotModelled(b) => format!("kv_bits {b}: only 2, 4 and 8 are modelled"),
+            MlxRefusal::QuantizedCacheUnreadable => {
+                "AttributeError: 'list' object has no attribute 'swapaxes'".into()
+            }
             MlxRefusal::EmptyPrompt => {
                 "ValueError: Either input_embeddings or prompt (or both) must be provided.".into()
             }
@@ -359,6 +367,19 @@ pub fn simulate(layout: &CacheLayout, run: &MlxRun) -> Result<CacheState, MlxRef
         })
         .collect();
     for s in model_calls(run) {
+        if layout.quantized_kv_breaks
+            && sims.iter().any(|x| {
+                matches!(
+                    x,
+                    Sim::Kv {
+                        quantized: true,
+                        ..
+                    }
+                )
+            })
+        {
+            return Err(MlxRefusal::QuantizedCacheUnreadable);
+        }
         for (sim, l) in sims.iter_mut().zip(&layers) {
             match (sim, l) {
                 (Sim::Kv { cells, offset, .. }, _) => {
@@ -595,6 +616,7 @@ mod tests {
             ],
             dtype_bytes: 2,
             own_make_cache: true,
+            quantized_kv_breaks: false,
         }
     }
 

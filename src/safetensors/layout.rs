@@ -227,6 +227,7 @@ pub fn cache_layout(cfg: &MlxConfig, dtype: Dtype) -> Result<CacheLayout, Layout
         layers: out,
         dtype_bytes: dtype.bits() / 8,
         own_make_cache: OWN_MAKE_CACHE.contains(&t),
+        quantized_kv_breaks: t == "deepseek_v3",
     })
 }
 
