@@ -210,9 +210,11 @@ fn activation_shape(cfg: &Value) -> mlx::ActivationShape {
 /// The band: where the estimate is at least 16 MiB (prompts of about 1,000 tokens and more,
 /// where the prefill chunk sets the peak), the measured activation (peak − weights − cache)
 /// is within [LOW, HIGH] × the estimate. Below that, only `peak ≥ weights + cache` is checked
-/// (the CPU backend's f32 copies of bf16 weights dominate there). Measured with mlx 0.32.4:
-/// the bf16 dense, sliding, MLA and hybrid models 0.53–1.13, the float32 MoE (qwen3_moe)
-/// 1.17–1.65 (its routed-expert gathers are not in the estimate).
+/// (the CPU backend's f32 copies of bf16 weights dominate there). Measured with mlx 0.32.4
+/// (ratio min–max over the banded runs): llama_gqa 0.68–1.02, llama_hd32 0.62–0.82,
+/// llama_swa 0.55–1.08, gemma3_swa 0.58–1.26, deepseek_v2 0.75–1.25, deepseek_v3 1.20–1.58
+/// (its decompressed per-head keys and values during prefill are not in the estimate),
+/// qwen3_next 0.53–0.99, qwen3_moe in float32 1.17–1.65 (routed-expert gathers not in it).
 const BAND_FLOOR: u64 = 16 << 20;
 const LOW: f64 = 0.5;
 const HIGH: f64 = 1.75;
