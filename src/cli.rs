@@ -44,6 +44,8 @@ enum Command {
         scenario: ScenarioOptions,
         #[arg(long, value_enum, default_value_t = OutFormat::Text)]
         format: OutFormat,
+        #[command(flatten)]
+        mlx: crate::mlx_report::MlxOptions,
     },
     /// Hold a claimed or observed decode rate against every ceiling; exit 3 when impossible.
     #[command(group(
@@ -403,6 +405,9 @@ fn run(cli: Cli, machines: &[String], out: &mut impl Write) -> Result<i32, Failu
             group,
             metadata,
         }) => {
+            if crate::mlx_cli::is_safetensors(&file) {
+                return crate::mlx_cli::inspect(&file, out).map_err(bad);
+            }
             // A local file opens here so a missing shard exits 4; any other source by name.
             let a = match crate::remote::Source::parse(&file) {
                 crate::remote::Source::Local(p) => open_artifact(&p)?,
@@ -431,7 +436,14 @@ fn run(cli: Cli, machines: &[String], out: &mut impl Write) -> Result<i32, Failu
             no_cache,
             format,
         }) => hash(&cat, &file, no_cache, format.into(), out),
-        Some(Command::Report { scenario, format }) => {
+        Some(Command::Report {
+            scenario,
+            format,
+            mlx,
+        }) => {
+            if mlx.model_dir.is_some() {
+                return crate::mlx_cli::report(&cat, &scenario, &mlx, out).map_err(bad);
+            }
             let b = build(&cat, &scenario)?;
             write_report(&b, format.into(), out).map_err(io_fail)?;
             Ok(0)

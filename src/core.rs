@@ -8,6 +8,7 @@ pub mod edit;
 pub mod evaluate;
 pub mod gpu_layers;
 pub mod kv;
+pub mod mlx;
 pub mod model;
 pub mod overflow;
 pub mod roofline;
