@@ -19,6 +19,21 @@ pub struct CompareFigures {
     pub max_context_tokens: Option<u64>,
     /// That context is beyond the model's native context.
     pub max_context_exceeds_native: bool,
+    /// The ceiling rows are ranked by and labelled with, at the scenario's context,
+    /// tokens/s: the inventory ceiling (perfect overlap across tiers) when the tensor
+    /// inventory is known — an upper bound — else the file-mode one, which holds only if every
+    /// byte of the file is read per token (`ceiling_is_upper_bound` false).
+    pub ceiling_tokens_per_second: f64,
+    /// The same ceiling at a short context, tokens/s.
+    pub ceiling_short_tokens_per_second: f64,
+    /// The ranking ceiling is counted from the tensor inventory (an upper bound); false: file
+    /// mode, "if every byte is read".
+    pub ceiling_is_upper_bound: bool,
+    /// `-ngl` this machine was evaluated at: its own placement, all layers or the most that
+    /// fit (None: the machine has no accelerator and host tier, so there is nothing to place).
+    pub gpu_layers: Option<u32>,
+    /// `-ngl` that puts every layer on the accelerators (L + 1).
+    pub all_gpu_layers: u32,
     /// Decode ceiling at short context (file mode), tokens/s.
     pub short_tokens_per_second: f64,
     /// Decode ceiling at the scenario's context (file mode, non-overlapped), tokens/s.
@@ -52,7 +67,27 @@ impl CompareFigures {
             .and_then(|i| tiers.get(i))
             .map(|t| t.name.clone())
             .unwrap_or_default();
+        let d = &r.decode;
+        let (ceiling, ceiling_short, upper) = match (
+            r.inputs.inventory.is_some(),
+            &d.inventory_full_context,
+            &d.inventory_short_context,
+        ) {
+            (true, Some(f), Some(s)) => (f.top_tokens_per_second(), s.top_tokens_per_second(), true),
+            _ => (
+                full.top_tokens_per_second(),
+                d.short_context.top_tokens_per_second(),
+                false,
+            ),
+        };
+        let all = crate::core::tiers::all_gpu_layers(&r.inputs.model);
         CompareFigures {
+            ceiling_tokens_per_second: ceiling,
+            ceiling_short_tokens_per_second: ceiling_short,
+            ceiling_is_upper_bound: upper,
+            gpu_layers: crate::core::gpu_layers::applies(&r.inputs)
+                .then(|| r.layout.gpu_layers),
+            all_gpu_layers: all,
             fits: r.capacity.fits,
             headroom_bytes: r
                 .tiers
@@ -92,13 +127,31 @@ pub struct CompareRow {
     pub outcome: Result<CompareFigures, ScenarioError>,
 }
 
-/// Evaluate the scenario (model, artifact, cache, placement) on each machine in turn.
+/// The scenario at the machine's own placement: every layer on the accelerators when that
+/// fits, else the most layers that fit (`core::gpu_layers`), never another machine's `-ngl`
+/// or tensor split. The one place a fuller replay of llama.cpp's `-fit` would go.
+pub fn own_placement(s: &Scenario) -> Scenario {
+    let mut sc = s.clone();
+    sc.offload.gpu_layers = None;
+    sc.offload.tensor_split = None;
+    if !crate::core::gpu_layers::applies(&sc) || evaluate(&sc).is_ok_and(|r| r.capacity.fits) {
+        return sc;
+    }
+    match crate::core::gpu_layers::max_gpu_layers(&sc).and_then(|m| m.gpu_layers) {
+        Some(n) => crate::core::gpu_layers::with_gpu_layers(&sc, n),
+        None => sc,
+    }
+}
+
+/// Evaluate the scenario (model, artifact, cache) on each machine in turn, each at its own
+/// placement (`own_placement`).
 pub fn compare(s: &Scenario, machines: &[Machine]) -> Vec<CompareRow> {
     machines
         .iter()
         .map(|m| {
             let mut sc = s.clone();
             sc.machine = m.clone();
+            let sc = own_placement(&sc);
             CompareRow {
                 machine_id: m.id.clone(),
                 machine_name: m.name.clone(),

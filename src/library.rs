@@ -371,8 +371,9 @@ pub struct Row {
     pub weights_bytes: u64,
 }
 
-/// Evaluate every scanned model on `base` (its machine, context, cache types), exactly as
-/// `report --gguf FILE` with the same options would; a projector adds its bytes to W.
+/// Evaluate every scanned model on `base` (its machine, context, cache types), as `report
+/// --gguf FILE` with the same options would, each at its own placement on the machine
+/// (`compare::own_placement`); a projector adds its bytes to W.
 pub fn evaluate(base: &Scenario, scanned: &[Scanned]) -> Vec<Row> {
     scanned
         .iter()
@@ -390,7 +391,9 @@ pub fn evaluate(base: &Scenario, scanned: &[Scanned]) -> Vec<Row> {
                     );
                 }
                 weights_bytes = sc.weights.iter().map(|w| w.bytes.value).sum();
-                crate::core::evaluate(&sc)
+                // Each model at its own placement on the machine (all layers, or the most
+                // that fit), never at an -ngl chosen for another model.
+                crate::core::evaluate(&crate::compare::own_placement(&sc))
                     .map(|r| CompareFigures::of(&r))
                     .map_err(|e| e.to_string())
             })();
@@ -425,7 +428,7 @@ pub fn sort(rows: &mut [Row], scanned: &[Scanned], key: SortKey) {
     let speed = |r: &Row| {
         r.outcome
             .as_ref()
-            .map_or(-1.0, |f| f.full_tokens_per_second)
+            .map_or(-1.0, |f| f.ceiling_tokens_per_second)
     };
     let fits = |r: &Row| r.outcome.as_ref().is_ok_and(|f| f.fits);
     let ctx = |r: &Row| {

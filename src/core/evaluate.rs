@@ -144,6 +144,10 @@ pub struct Decode {
     /// on record; with several tiers its perfect-overlap rate is the one that decides. Only this
     /// one can call a rate impossible, and only with an inventory.
     pub highest: Ceiling,
+    /// The same ceiling at a short context (K_read = 0): the highest ceiling of any context,
+    /// in the same mode as `highest`. A rate below it is possible with few enough tokens
+    /// retained (`ClaimCheck::max_context_tokens`).
+    pub highest_short: Ceiling,
     /// The highest ceiling can call a rate impossible (there is a tensor inventory).
     pub highest_decides: bool,
     /// Ceiling over context.
@@ -382,11 +386,9 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
     } else {
         (None, None)
     };
-    let highest = if inv_mode {
-        c(Inventory, ExpertCount::Minimum, Highest, n)
-    } else {
-        c(File, ExpertCount::Minimum, Highest, n)
-    };
+    let highest_mode = if inv_mode { Inventory } else { File };
+    let highest = c(highest_mode, ExpertCount::Minimum, Highest, n);
+    let highest_short = c(highest_mode, ExpertCount::Minimum, Highest, 0);
     let curve = decode::curve_contexts(n, s.model.native_context)
         .into_iter()
         .map(|at| CurvePoint {
@@ -434,6 +436,7 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
             inventory_full_context: inv_full,
             inventory_estimated: estimated,
             highest,
+            highest_short,
             highest_decides: has_inv,
             curve,
             optimistic_vendor,
@@ -478,6 +481,14 @@ pub struct ClaimCheck {
     pub highest_tokens_per_second: f64,
     /// The highest ceiling's bandwidth (highest on record of its main tier), bytes/s.
     pub highest_bandwidth: BytesPerSec,
+    /// The highest ceiling of the same mode at a short context (K_read = 0), tokens/s: the
+    /// highest of every ceiling, at any context.
+    pub highest_short_tokens_per_second: f64,
+    /// Above the highest ceiling at N but within it at a short context: the most retained
+    /// tokens per sequence at which the highest ceiling still allows the rate (the ceiling
+    /// inverted: bytes per token grow with context). None when the rate is within the
+    /// highest ceiling at N, or above it at every context.
+    pub max_context_tokens: Option<u64>,
 }
 
 impl ClaimCheck {
@@ -486,11 +497,11 @@ impl ClaimCheck {
         self.lines.iter().filter(|l| l.exceeded)
     }
 
-    /// Above the highest ceiling at N while within a lower-context one: the retained context
-    /// decides (a shorter context would allow the rate).
+    /// Above the highest ceiling at N while within the highest one at a short context: the
+    /// retained context decides (`max_context_tokens` retained tokens would allow the rate).
     pub fn context_decides(&self) -> bool {
         self.tokens_per_second > self.highest_tokens_per_second
-            && self.lines.iter().any(|l| !l.exceeded)
+            && self.tokens_per_second <= self.highest_short_tokens_per_second
     }
 }
 
@@ -592,6 +603,21 @@ pub fn check_claim(r: &Report, tps: f64) -> ClaimCheck {
     {
         last.assumptions = measured_ceiling_assumptions(h);
     }
+    let short_rate = d.highest_short.top_tokens_per_second().max(h_rate);
+    let max_context_tokens = (above_highest && tps <= short_rate).then(|| {
+        decode::max_context_at_rate(n, tps, |at| {
+            decode::ceiling(
+                &r.inputs,
+                &r.layout,
+                &r.split,
+                h.mode,
+                h.experts,
+                h.bandwidth_choice,
+                at,
+            )
+            .top_tokens_per_second()
+        })
+    });
     ClaimCheck {
         tokens_per_second: tps,
         context_tokens: n,
@@ -601,6 +627,8 @@ pub fn check_claim(r: &Report, tps: f64) -> ClaimCheck {
         outcome,
         highest_tokens_per_second: h_rate,
         highest_bandwidth: h.bandwidth,
+        highest_short_tokens_per_second: short_rate,
+        max_context_tokens,
     }
 }
 

@@ -398,8 +398,10 @@ pub struct DecodeJson {
     pub full_context: CeilingJson,
     /// Inventory mode (null without a GGUF).
     pub inventory: Option<InventoryDecodeJson>,
-    /// The highest ceiling (the one that can call a rate impossible).
+    /// The highest ceiling at N (the one that can call a rate impossible at N).
     pub highest: CeilingJson,
+    /// The same ceiling at a short context: the highest of every ceiling, at any context.
+    pub highest_short_context: CeilingJson,
     /// Whether the highest ceiling can decide (needs a tensor inventory).
     pub highest_decides: bool,
     /// Ceiling over context.
@@ -791,6 +793,7 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
             full_context: (&d.full_context).into(),
             inventory,
             highest: (&d.highest).into(),
+            highest_short_context: (&d.highest_short).into(),
             highest_decides: d.highest_decides,
             curve: d
                 .curve
@@ -851,6 +854,11 @@ pub struct ClaimJson {
     /// Above every ceiling at N but within one at a shorter context: the retained context is
     /// the deciding assumption.
     pub context_decides: bool,
+    /// Above the highest ceiling at N but within it at a short context: the most retained
+    /// tokens per sequence at which the rate is within the highest ceiling (null otherwise).
+    pub max_context_tokens: Option<u64>,
+    /// The highest ceiling at a short context, tokens/s (same mode as the one at N).
+    pub highest_short_context_tokens_per_second: f64,
     /// Above the highest ceiling that can decide.
     pub impossible: bool,
     /// Where the rate lands: within, above-lower-ceiling, above-measured-ceiling,
@@ -887,6 +895,8 @@ impl From<&ClaimCheck> for ClaimJson {
             impossible: c.impossible,
             outcome: c.outcome.label(),
             context_decides: c.context_decides(),
+            max_context_tokens: c.max_context_tokens,
+            highest_short_context_tokens_per_second: c.highest_short_tokens_per_second,
             verdict: w.verdict,
             ceilings: w
                 .lines

@@ -552,24 +552,43 @@ pub fn write_worksheet<W: Write>(
             &ceiling_line(inf, b),
         )?;
     }
+    // The highest ceilings name what they are the highest of: every ceiling at a short
+    // context, every ceiling at N (the same mode, so the two never mix).
+    let of = super::words::highest_of(d.highest_decides, d.inventory_estimated);
+    let overlapped = |c: &crate::core::decode::Ceiling| {
+        if c.tier_bytes.iter().filter(|x| **x > 0).count() > 1 {
+            ", tiers perfectly overlapped"
+        } else {
+            ""
+        }
+    };
     o.row(
-        "highest ceiling",
+        "highest, short context",
         &format!(
-            "{} tokens/s{} at {} tokens{} ({}{}){}",
+            "{} tokens/s{} ({}{}): the highest of the short-context ceilings ({of})",
+            fmt_rate(d.highest_short.top_tokens_per_second()),
+            super::words::across_sequences(b),
+            fmt_bandwidth(d.highest_short.bandwidth),
+            overlapped(&d.highest_short),
+        ),
+    )?;
+    o.row(
+        &format!("highest, {} tokens", fmt_tokens(n)),
+        &format!(
+            "{} tokens/s{}{} ({}{}): the highest of the ceilings at {} tokens{}",
             fmt_rate(d.highest.top_tokens_per_second()),
             super::words::across_sequences(b),
-            fmt_tokens(n),
             if b > 1 { " per sequence" } else { "" },
             fmt_bandwidth(d.highest.bandwidth),
-            if d.highest.tier_bytes.iter().filter(|x| **x > 0).count() > 1 {
-                ", tiers perfectly overlapped"
-            } else {
-                ""
-            },
+            overlapped(&d.highest),
+            fmt_tokens(n),
             if d.highest_decides {
-                ": a rate above it is impossible"
+                format!(
+                    "; a rate above it is impossible with {} tokens retained",
+                    fmt_tokens(n)
+                )
             } else {
-                ": without a tensor inventory no rate can be called impossible"
+                "; without a tensor inventory no rate can be called impossible".into()
             }
         ),
     )?;
