@@ -73,7 +73,9 @@ impl CompareFigures {
             &d.inventory_full_context,
             &d.inventory_short_context,
         ) {
-            (true, Some(f), Some(s)) => (f.top_tokens_per_second(), s.top_tokens_per_second(), true),
+            (true, Some(f), Some(s)) => {
+                (f.top_tokens_per_second(), s.top_tokens_per_second(), true)
+            }
             _ => (
                 full.top_tokens_per_second(),
                 d.short_context.top_tokens_per_second(),
@@ -85,10 +87,10 @@ impl CompareFigures {
             ceiling_tokens_per_second: ceiling,
             ceiling_short_tokens_per_second: ceiling_short,
             ceiling_is_upper_bound: upper,
-            gpu_layers: crate::core::gpu_layers::applies(&r.inputs)
-                .then(|| r.layout.gpu_layers),
+            gpu_layers: crate::core::gpu_layers::applies(&r.inputs).then_some(r.layout.gpu_layers),
             all_gpu_layers: all,
-            fits: r.capacity.fits,
+            // A configuration llama.cpp refuses fits at no context.
+            fits: r.capacity.starts_and_fits(),
             headroom_bytes: r
                 .tiers
                 .iter()
@@ -96,7 +98,11 @@ impl CompareFigures {
                 .map(|t| t.memory.free_bytes)
                 .min()
                 .unwrap_or(r.capacity.headroom_bytes),
-            max_context_tokens: r.capacity.max_context_tokens,
+            max_context_tokens: if r.capacity.refused() {
+                Some(0)
+            } else {
+                r.capacity.max_context_tokens
+            },
             max_context_exceeds_native: r.capacity.max_context_exceeds_native,
             short_tokens_per_second: r.decode.short_context.tokens_per_second,
             full_tokens_per_second: full.tokens_per_second,
@@ -137,10 +143,33 @@ pub fn own_placement(s: &Scenario) -> Scenario {
     if !crate::core::gpu_layers::applies(&sc) || evaluate(&sc).is_ok_and(|r| r.capacity.fits) {
         return sc;
     }
-    match crate::core::gpu_layers::max_gpu_layers(&sc).and_then(|m| m.gpu_layers) {
+    match most_layers_that_fit(&sc) {
         Some(n) => crate::core::gpu_layers::with_gpu_layers(&sc, n),
         None => sc,
     }
+}
+
+/// The most `-ngl` that fits, found by bisection over 0 … L + 1 (a few evaluations per
+/// machine, where `gpu_layers::max_gpu_layers` scans every value): only an `-ngl` that was
+/// evaluated and fits is ever returned, so the row's "fits" is always true of its placement.
+fn most_layers_that_fit(s: &Scenario) -> Option<u32> {
+    let all = crate::core::tiers::all_gpu_layers(&s.model);
+    let fits = |n| crate::core::gpu_layers::fits_at(s, n);
+    let (mut lo, mut hi) = match (fits(0), fits(1)) {
+        (_, true) => (1, all),
+        (true, false) => return Some(0),
+        (false, false) => return None,
+    };
+    // lo fits, hi does not (all was tried by the caller).
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(lo)
 }
 
 /// Evaluate the scenario (model, artifact, cache) on each machine in turn, each at its own

@@ -369,6 +369,9 @@ pub struct Row {
     pub outcome: Result<CompareFigures, String>,
     /// W + projector bytes used.
     pub weights_bytes: u64,
+    /// What opening the file warned about (the warnings `report` and `inspect` print for it):
+    /// the row is marked.
+    pub warnings: Vec<String>,
 }
 
 /// Evaluate every scanned model on `base` (its machine, context, cache types), as `report
@@ -380,8 +383,17 @@ pub fn evaluate(base: &Scenario, scanned: &[Scanned]) -> Vec<Row> {
         .enumerate()
         .map(|(index, s)| {
             let mut weights_bytes = 0;
+            let warnings = s
+                .input
+                .as_ref()
+                .map(|g| g.artifact.all_warnings())
+                .unwrap_or_default();
             let outcome = (|| {
                 let g = s.input.as_ref().map_err(Clone::clone)?;
+                // A partial download is refused as `inspect` and `report` refuse it.
+                if let Some(why) = crate::gguf::incomplete_reason(&s.found.path, &g.artifact) {
+                    return Err(why);
+                }
                 let mut sc = base.clone();
                 build::with_gguf(&mut sc, g).map_err(|e| e.to_string())?;
                 if let Some(p) = &s.found.mmproj {
@@ -401,6 +413,7 @@ pub fn evaluate(base: &Scenario, scanned: &[Scanned]) -> Vec<Row> {
                 index,
                 outcome,
                 weights_bytes,
+                warnings,
             }
         })
         .collect()

@@ -192,10 +192,14 @@ fn each_machine_of_a_comparison_runs_at_its_own_placement() {
     let mut s = load::scenario(&cat, &cat.scenario("qwen3-32b-rtx-4090-partial").unwrap()).unwrap();
     // -ngl 6, as if picked for another machine: the H100 and H200 must not inherit it.
     s.offload.gpu_layers = Some(6);
-    let machines: Vec<_> = ["server-h100-sxm-80gb", "server-h200-sxm-141gb", "desktop-rtx-3090"]
-        .iter()
-        .map(|id| load::machine(&cat.machine(id).unwrap()))
-        .collect();
+    let machines: Vec<_> = [
+        "server-h100-sxm-80gb",
+        "server-h200-sxm-141gb",
+        "desktop-rtx-3090",
+    ]
+    .iter()
+    .map(|id| load::machine(&cat.machine(id).unwrap()))
+    .collect();
     let rows = compare(&s, &machines);
     for r in &rows[..2] {
         let f = r.outcome.as_ref().unwrap();
@@ -212,7 +216,10 @@ fn each_machine_of_a_comparison_runs_at_its_own_placement() {
     llmbound::report::compare::write(&s, &rows, llmbound::report::Format::Text, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     assert!(text.contains("own placement"), "{text}");
-    assert!(text.contains(&format!("{n}/{}", f.all_gpu_layers)), "{text}");
+    assert!(
+        text.contains(&format!("{n}/{}", f.all_gpu_layers)),
+        "{text}"
+    );
 }
 
 #[test]
@@ -229,5 +236,203 @@ fn compare_labels_the_file_mode_figure_and_never_calls_it_an_upper_bound() {
     llmbound::report::compare::write(&s, &rows, llmbound::report::Format::Text, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     assert!(text.contains("every byte read"), "{text}");
-    assert!(!text.contains("upper bounds on decode (file mode)"), "{text}");
+    assert!(
+        !text.contains("upper bounds on decode (file mode)"),
+        "{text}"
+    );
+}
+
+/// An oracle fixture's header extended (sparse) to the file size llama.cpp was given.
+fn oracle_model(dir: &Path, name: &str) -> PathBuf {
+    let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llama-cpp");
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fx.join(format!("{name}.json"))).unwrap())
+            .unwrap();
+    let p = dir.join(format!("{name}.gguf"));
+    std::fs::copy(fx.join(format!("models/{name}.header.gguf")), &p).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_len(j["model"]["file_size"].as_u64().unwrap())
+        .unwrap();
+    p
+}
+
+#[test]
+fn report_refuses_different_k_and_v_types_where_llama_cpp_does() {
+    // llama.cpp (oracle fixture deepseek2-tiny, c32768-np1-kq4_0-vf16): "model does not
+    // support different K (q4_0) and V (f16) cache types".
+    let d = tempfile::tempdir().unwrap();
+    let g = oracle_model(d.path(), "deepseek2-tiny");
+    let out = llmbound()
+        .args(["report", "--gguf"])
+        .arg(&g)
+        .args([
+            "-c",
+            "32768",
+            "--cache-type-k",
+            "q4_0",
+            "--cache-type-v",
+            "f16",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("does not support different K (q4_0) and V (f16) cache types"),
+        "{err}"
+    );
+    // The same types start.
+    let ok = llmbound()
+        .args(["report", "--gguf"])
+        .arg(&g)
+        .args([
+            "-c",
+            "32768",
+            "--cache-type-k",
+            "q4_0",
+            "--cache-type-v",
+            "q4_0",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+}
+
+/// A file whose tensor data ends `short` bytes before its header says.
+fn partial(dir: &Path, short: u64) -> PathBuf {
+    let g = gemma(dir);
+    let f = std::fs::OpenOptions::new().write(true).open(&g).unwrap();
+    f.set_len(253_113_024 - short).unwrap();
+    g
+}
+
+#[test]
+fn a_partial_download_is_refused_alike_by_report_inspect_and_models() {
+    let d = tempfile::tempdir().unwrap();
+    let g = partial(d.path(), 10_000);
+    let line = |args: &[&str]| {
+        let out = llmbound().args(args).arg(&g).output().unwrap();
+        assert_eq!(out.status.code(), Some(4), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            err.contains("incomplete: 10,000 bytes of tensor data are missing"),
+            "{args:?}: {err}"
+        );
+        err.lines()
+            .find(|l| l.contains("incomplete"))
+            .unwrap()
+            .to_string()
+    };
+    let a = line(&["report", "--gguf"]);
+    let b = line(&["inspect"]);
+    assert_eq!(a, b);
+    // `models` lists it as an error row with the same reason, never "fits".
+    let out = llmbound()
+        .args(["models", "--only-dirs", "--format", "json", "--dir"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = &j["models"][0];
+    assert!(m["fits"].is_null(), "{m}");
+    assert!(
+        m["error"]
+            .as_str()
+            .unwrap()
+            .contains("incomplete: 10,000 bytes of tensor data are missing"),
+        "{m}"
+    );
+}
+
+#[test]
+fn a_cache_that_is_not_modelled_is_not_supported_rather_than_a_number() {
+    let cat = Catalog::builtin();
+    let mut s = load::scenario(&cat, &cat.scenario("default").unwrap()).unwrap();
+    s.model.architecture = "graniteswitch".into();
+    s.model.unsupported =
+        llmbound::core::model::unsupported_reason("graniteswitch").map(str::to_string);
+    let e = evaluate(&s).unwrap_err();
+    assert!(e.0.starts_with("not supported:"), "{}", e.0);
+    assert!(e.0.contains("router layer"), "{}", e.0);
+}
+
+#[test]
+fn recurrent_compute_buffers_are_upper_bounds_not_exact() {
+    use llmbound::core::runtime::{ComputeStatus, compute_status};
+    for a in ["mamba", "mamba2", "rwkv6", "rwkv7"] {
+        assert!(
+            matches!(compute_status(a), ComputeStatus::UpperBound(_)),
+            "{a}"
+        );
+    }
+}
+
+/// "-23.669 GiB" / "86.951 GiB" → GiB.
+fn gib(s: &str) -> f64 {
+    s.trim()
+        .trim_end_matches("GiB")
+        .trim()
+        .replace(',', "")
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn free_memory_beside_the_buffers_is_the_limiting_tier_never_a_sum() {
+    let cat = Catalog::builtin();
+    let s = load::scenario(&cat, &cat.scenario("qwen3-32b-rtx-4090-partial").unwrap()).unwrap();
+    let r = evaluate(&s).unwrap();
+    assert!(r.tiers.iter().filter(|t| t.used).count() > 1);
+    let out = llmbound()
+        .args(["report", "--scenario", "qwen3-32b-rtx-4090-partial"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("beside llama.cpp's allocated cache and buffers"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let (head, tail) = line
+        .split_once(" remain outside weights and cache")
+        .unwrap();
+    let first = gib(head.rsplit("; ").next().unwrap());
+    let second = gib(tail
+        .split_once('(')
+        .unwrap()
+        .1
+        .split(" beside")
+        .next()
+        .unwrap());
+    assert!(second <= first, "{line}");
+    let min_free = r
+        .tiers
+        .iter()
+        .filter(|t| t.used)
+        .map(|t| t.memory.free_bytes)
+        .min()
+        .unwrap();
+    assert!(
+        (second - min_free as f64 / (1u64 << 30) as f64).abs() < 0.001,
+        "{line}"
+    );
+    assert!(line.contains("on the fullest tier"), "{line}");
+}
+
+#[test]
+fn the_allocated_cache_tips_it_only_when_the_logical_cache_fits() {
+    let cat = Catalog::builtin();
+    let mut s = load::scenario(&cat, &cat.scenario("default").unwrap()).unwrap();
+    s.cache.context = 262_144;
+    let r = evaluate(&s).unwrap();
+    assert!(r.capacity.headroom_bytes < 0);
+    let v = llmbound::report::words::verdict(&r.capacity);
+    assert!(!v.contains("the allocated cache tips it"), "{v}");
+    assert!(v.contains("the logical cache alone does not fit"), "{v}");
 }

@@ -126,6 +126,12 @@ pub struct DecodeComparison {
     pub assumptions: Vec<Assumption>,
     /// Where the row lands (the exporters word it).
     pub outcome: RowOutcome,
+    /// Above the highest ceiling at the row's context but within it at a short context: the
+    /// most retained tokens per sequence at which the rate is within it
+    /// (`core::ClaimCheck::max_context_tokens`).
+    pub max_context_tokens: Option<u64>,
+    /// The retained tokens per sequence the row is judged at.
+    pub context_tokens: u64,
 }
 
 /// An observed prompt-processing rate against the roofline.
@@ -812,6 +818,8 @@ fn decode_comparison(row: &BenchRow, s: &DecodeShared, artifact_ok: bool) -> Dec
         exceeded,
         assumptions,
         outcome,
+        max_context_tokens: claim.max_context_tokens,
+        context_tokens: claim.context_tokens,
         ceiling_without_inventory: (!decides).then(|| highest.clone()),
         ceiling: decides.then(|| highest.clone()),
         headline_ceiling: s.headline.clone(),

@@ -37,6 +37,9 @@ pub struct Shortfall {
     pub bytes: u64,
     /// The item whose addition passes the capacity (model, context, output, compute, A).
     pub overflows_at: MemoryItem,
+    /// The weights and the logical cache alone fit this tier (M − W − K ≥ 0): only then is it
+    /// the allocated cache's padding that tips it.
+    pub logical_cache_fits: bool,
 }
 
 /// The fit verdict as data; exporters word it.
@@ -103,7 +106,13 @@ pub struct Capacity {
 impl Capacity {
     /// The memory fits and llama.cpp accepts the cache configuration.
     pub fn starts_and_fits(&self) -> bool {
-        self.fits && !matches!(self.verdict, FitVerdict::WillNotStart { .. })
+        self.fits && !self.refused()
+    }
+
+    /// llama.cpp refuses the configuration whatever the context: no context "fits", and the
+    /// largest context that fits is not a figure to show.
+    pub fn refused(&self) -> bool {
+        matches!(self.verdict, FitVerdict::WillNotStart { .. })
     }
 }
 
@@ -224,6 +233,13 @@ fn linear(s: &Scenario, w: u64) -> Option<Linear> {
 /// Run every bound of docs/bounds.md on a scenario.
 pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
     s.validate()?;
+    // A cache llmbound does not model is "not supported", never a number that may be low.
+    if let Some(why) = &s.model.unsupported {
+        return Err(ScenarioError(format!(
+            "not supported: llmbound does not model the cache llama.cpp builds for \"{}\" ({why}), so it gives no figure rather than one that may be low",
+            s.model.architecture
+        )));
+    }
     let mut warnings = s.model.warnings.clone();
     let w = s.weight_bytes();
     let w_prov = s.weight_provenance();
@@ -339,6 +355,7 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
                     tier: t.name.clone(),
                     bytes: u64::try_from(-t.memory.free_bytes).unwrap_or(u64::MAX),
                     overflows_at: t.memory.overflows_at.unwrap_or(MemoryItem::Model),
+                    logical_cache_fits: t.headroom_bytes + t.memory.user_bytes as i128 >= 0,
                 })
                 .collect(),
             article_fits,

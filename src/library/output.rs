@@ -86,6 +86,8 @@ pub struct LibraryRow {
     pub gpu_layers: Option<u32>,
     /// Why the model could not be read or evaluated.
     pub error: Option<String>,
+    /// What opening the file warned about (as `report` and `inspect` print it).
+    pub warnings: Vec<String>,
 }
 
 /// The whole listing as JSON.
@@ -138,6 +140,7 @@ pub fn rows_json(scanned: &[Scanned], rows: &[Row]) -> Vec<LibraryRow> {
                 every_byte_read_tokens_per_second: f.map(|f| f.full_tokens_per_second),
                 gpu_layers: f.and_then(|f| f.gpu_layers),
                 error: r.outcome.as_ref().err().cloned(),
+                warnings: r.warnings.clone(),
             }
         })
         .collect()
@@ -156,8 +159,10 @@ pub fn cells(s: &Scanned, r: &Row) -> [String; 8] {
     } else {
         String::new()
     };
+    // A file that opened only with a warning is marked (the warnings follow the table).
+    let warned = if r.warnings.is_empty() { "" } else { " (!)" };
     [
-        sanitize::text(&format!("{}{shards}{mm}", s.found.name)).into_owned(),
+        sanitize::text(&format!("{}{shards}{mm}{warned}", s.found.name)).into_owned(),
         s.found.store.label().to_string(),
         sanitize::text(&s.architecture()).into_owned(),
         s.file_bytes().map(fmt_gb).unwrap_or_else(|| "-".into()),
@@ -178,7 +183,10 @@ pub fn cells(s: &Scanned, r: &Row) -> [String; 8] {
             if f.ceiling_is_upper_bound {
                 fmt_rate(f.ceiling_tokens_per_second)
             } else {
-                format!("{} if every byte is read", fmt_rate(f.ceiling_tokens_per_second))
+                format!(
+                    "{} if every byte is read",
+                    fmt_rate(f.ceiling_tokens_per_second)
+                )
             }
         })
         .unwrap_or_else(|| "-".into()),
@@ -328,6 +336,14 @@ fn write(doc: &ModelsDoc, format: LibFormat, out: &mut impl Write) -> std::io::R
                 "{}: {}",
                 sanitize::text(&scanned[r.index].found.name),
                 sanitize::text(e)
+            )?;
+        }
+        for wn in &r.warnings {
+            writeln!(
+                out,
+                "{} (!): warning: {}",
+                sanitize::text(&scanned[r.index].found.name),
+                sanitize::text(wn)
             )?;
         }
     }

@@ -269,7 +269,8 @@ pub fn write<W: Write>(
                 fmt_rate(r.ceiling_tokens_per_second.unwrap_or(0.0)),
                 fmt_ms(r.full_context_ms_per_token.unwrap_or(0.0)),
                 if upper {
-                    r.full_context_tokens_per_second.map_or("-".into(), fmt_rate)
+                    r.full_context_tokens_per_second
+                        .map_or("-".into(), fmt_rate)
                 } else {
                     r.inventory_full_context_tokens_per_second
                         .map_or("-".into(), fmt_rate)

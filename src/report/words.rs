@@ -70,12 +70,23 @@ pub fn verdict(c: &Capacity) -> String {
             let short: Vec<String> = shortfalls
                 .iter()
                 .map(|s| {
-                    format!(
-                        "{} is short by {} ({} tips it)",
-                        s.tier,
-                        bytes_scaled(s.bytes),
-                        item_long(s.overflows_at)
-                    )
+                    // The allocated cache tips it only when the logical cache alone fits.
+                    let what = if s.overflows_at == MemoryItem::Context && !s.logical_cache_fits
+                    {
+                        "the cache tips it: the logical cache alone does not fit"
+                    } else {
+                        ""
+                    };
+                    if what.is_empty() {
+                        format!(
+                            "{} is short by {} ({} tips it)",
+                            s.tier,
+                            bytes_scaled(s.bytes),
+                            item_long(s.overflows_at)
+                        )
+                    } else {
+                        format!("{} is short by {} ({what})", s.tier, bytes_scaled(s.bytes))
+                    }
                 })
                 .collect();
             let mut v = format!("does not fit: {}", short.join("; "));
@@ -227,10 +238,14 @@ pub fn claim_verdict(c: &ClaimCheck) -> String {
         ),
         None => String::new(),
     };
+    // Where nothing can be called impossible, nothing is called possible either: "within it".
+    let within = reach
+        .replacen("possible only with", "within it only with", 1)
+        .replacen("possible with", "within it with", 1);
     let decides = c.context_decides() && c.max_context_tokens.is_some();
     match c.outcome {
         ClaimOutcome::AboveMeasured if decides => format!(
-            "above the measured ceiling with {n} tokens retained ({h} tokens/s{agg}): the measured bandwidth ({}) does not describe this path, not impossible (no peak bandwidth is on record for the tier); {reach}",
+            "above the measured ceiling with {n} tokens retained ({h} tokens/s{agg}): the measured bandwidth ({}) does not describe this path, not impossible (no peak bandwidth is on record for the tier); {within}",
             units::fmt_bandwidth(c.highest_bandwidth)
         ),
         ClaimOutcome::AboveMeasured => format!(
@@ -244,7 +259,7 @@ pub fn claim_verdict(c: &ClaimCheck) -> String {
             "IMPOSSIBLE: {tps} tokens/s{agg} is above the highest ceiling at every context ({both})"
         ),
         ClaimOutcome::AboveWithoutInventory if decides => format!(
-            "above the ceiling at {n} tokens computed without a tensor inventory ({h} tokens/s{agg}); {reach}; open the GGUF to decide whether it is impossible"
+            "above the ceiling at {n} tokens computed without a tensor inventory ({h} tokens/s{agg}); {within}; open the GGUF to decide whether it is impossible"
         ),
         ClaimOutcome::AboveWithoutInventory => format!(
             "above every ceiling computed without a tensor inventory ({both}{agg}): open the GGUF to decide whether it is impossible"

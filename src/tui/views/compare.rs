@@ -595,8 +595,18 @@ impl Widget for CompareScreen<'_> {
         } else if let Some(n) = &v.note {
             Line::from(Span::styled(n.clone(), t.warn()))
         } else {
+            // Upper bounds only when counted from the tensor inventory; else every figure is
+            // file mode and says so.
+            let upper = v
+                .rows
+                .iter()
+                .any(|r| r.outcome.as_ref().is_ok_and(|f| f.ceiling_is_upper_bound));
             Line::from(Span::styled(
-                "ceilings in tokens/s, not predictions (upper bounds from the tensor inventory; every byte, overlapped: file mode, if every byte is read) · each machine at its own -ngl · free in GiB · ★ best that fits · non-fitting last · spec* = vendor bandwidth",
+                if upper {
+                    "upper bounds in tokens/s, not predictions (every byte: file mode) · own -ngl · free GiB · ★ best that fits · non-fitting last · spec* = vendor bw"
+                } else {
+                    "tokens/s if every byte is read (file mode: no inventory, not upper bounds) · own -ngl · free GiB · ★ best fit · non-fitting last · spec* = vendor bw"
+                },
                 t.label(),
             ))
         };
