@@ -154,7 +154,30 @@ pub fn own_placement(s: &Scenario) -> Scenario {
 /// evaluated and fits is ever returned, so the row's "fits" is always true of its placement.
 fn most_layers_that_fit(s: &Scenario) -> Option<u32> {
     let all = crate::core::tiers::all_gpu_layers(&s.model);
-    let fits = |n| crate::core::gpu_layers::fits_at(s, n);
+    // The search asks only whether every tier's runtime memory fits (no largest-context
+    // solve per probe); the answer is then confirmed by `evaluate` itself.
+    let quick = |n| {
+        let sc = crate::core::gpu_layers::with_gpu_layers(s, n);
+        sc.validate().is_ok() && {
+            use crate::core::{kv, tiers};
+            let lay = tiers::layout(&sc);
+            let split = tiers::weight_split(&sc);
+            let cache = kv::cache(&sc.model, &sc.cache);
+            let buf = tiers::buffers(&sc, &sc.cache, &cache);
+            tiers::memory(&sc, &lay, &split, &cache, &buf)
+                .iter()
+                .all(|m| m.fits)
+        }
+    };
+    let found = search(all, quick)?;
+    // Confirmed by evaluate; if it disagrees, step down until evaluate agrees.
+    (0..=found)
+        .rev()
+        .find(|n| crate::core::gpu_layers::fits_at(s, *n))
+}
+
+/// Bisection over 0 … all for the largest n with `fits(n)` (all is known not to fit).
+fn search(all: u32, fits: impl Fn(u32) -> bool) -> Option<u32> {
     let (mut lo, mut hi) = match (fits(0), fits(1)) {
         (_, true) => (1, all),
         (true, false) => return Some(0),

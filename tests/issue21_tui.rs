@@ -96,15 +96,25 @@ fn a_windowed_cache_line_multiplies_out_and_swa_full_moves_both() {
             "{kv:?}"
         );
         let s = screen(&app, 120, 36);
-        let l = s
-            .lines()
-            .find(|l| l.contains("B/tok ×"))
-            .unwrap_or_else(|| panic!("{s}"))
-            .to_string();
-        assert!(
-            l.contains(" win = ") && l.contains("logical, ") && l.contains(" alloc"),
-            "{l}"
-        );
+        let per_token = llmbound::core::units::group_digits(kv.growing_bytes_per_token as u128);
+        if kv.window_bytes > 0 {
+            let l = s
+                .lines()
+                .find(|l| l.contains("B/tok ×"))
+                .unwrap_or_else(|| panic!("{s}"))
+                .to_string();
+            assert!(
+                l.contains(&format!("KV {per_token} B/tok × 4,096 + ")),
+                "{l}"
+            );
+            assert!(
+                l.contains(" win = ") && l.contains("logical, ") && l.contains(" alloc"),
+                "{l}"
+            );
+        } else {
+            // Every layer grows (swa-full): the per-token figure times N is the total.
+            assert!(s.contains(&format!("KV {per_token} bytes/token")), "{s}");
+        }
         (kv.bytes, kv.allocated_bytes, kv.window_bytes)
     };
     let (logical, allocated, window) = line(false);

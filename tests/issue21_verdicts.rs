@@ -436,3 +436,29 @@ fn the_allocated_cache_tips_it_only_when_the_logical_cache_fits() {
     assert!(!v.contains("the allocated cache tips it"), "{v}");
     assert!(v.contains("the logical cache alone does not fit"), "{v}");
 }
+
+#[test]
+fn a_mamba_file_never_borrows_the_profile_models_ffn_for_its_compute_buffer() {
+    // mamba-small-shape (6 layers, d_inner 512, d_state 16, vocab 2,048) at -c 32768 -ub 512:
+    // llama.cpp reserves 7,913,504 bytes (7.55 MiB). The report once gave 152.5 MiB, the
+    // default profile's Qwen3 FFN width applied to a file without FFN tensors.
+    let d = tempfile::tempdir().unwrap();
+    let g = oracle_model(d.path(), "mamba-small-shape");
+    let out = llmbound()
+        .args(["report", "--format", "json", "-c", "32768", "--gguf"])
+        .arg(&g)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let b = &j["capacity"]["buffers"];
+    let compute = b["compute_bytes"].as_u64().unwrap();
+    let want = 7_913_504u64;
+    // An upper bound: never below llama.cpp, and well within 2× of it (not 20×).
+    assert!(compute >= want && compute < 2 * want, "{compute}");
+    assert_eq!(b["compute_status"], "upper_bound");
+}

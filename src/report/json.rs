@@ -92,6 +92,11 @@ pub struct KvJson {
     pub bytes_per_token: u64,
     /// Bytes per token per sequence over all attention layers, windows not applied.
     pub bytes_per_token_all_layers: u64,
+    /// The per-token part of `bytes`: bytes per retained token per sequence on the layers
+    /// still growing at N (`--swa-full`: the sliding layers too).
+    pub growing_bytes_per_token: u64,
+    /// The fixed part of `bytes`: the windowed layers' cache, capped by their window at N.
+    pub window_bytes: u64,
     /// Logical cache as the runtime stores it (MLA: the latent), all sequences, at N.
     pub bytes: u64,
     /// MLA only: the naive per-head figure.
@@ -659,6 +664,8 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
         kv: KvJson {
             bytes_per_token: r.kv.bytes_per_token,
             bytes_per_token_all_layers: r.kv.bytes_per_token_all_layers,
+            growing_bytes_per_token: r.kv.growing_bytes_per_token,
+            window_bytes: r.kv.window_bytes,
             bytes: r.kv.bytes,
             naive_bytes: r.kv.naive_bytes,
             recurrent_bytes: r.kv.recurrent_bytes,

@@ -213,7 +213,9 @@ impl BoundsPane<'_> {
                 Span::styled("KV ", t.label()),
                 Span::styled(
                     {
-                        let b = r.kv.bytes_per_token;
+                        // The per-token part of the figure beside it (with --swa-full the sliding layers
+                        // grow too), so the line multiplies out.
+                        let b = r.kv.growing_bytes_per_token;
                         if b < 1024 || !b.is_multiple_of(1024) {
                             format!("{} bytes/token", units::group_digits(b as u128))
                         } else {
