@@ -133,20 +133,29 @@ pub struct CompareRow {
     pub outcome: Result<CompareFigures, ScenarioError>,
 }
 
-/// The scenario at the machine's own placement: every layer on the accelerators when that
-/// fits, else the most layers that fit (`core::gpu_layers`), never another machine's `-ngl`
-/// or tensor split. The one place a fuller replay of llama.cpp's `-fit` would go.
-pub fn own_placement(s: &Scenario) -> Scenario {
+/// The scenario evaluated at the machine's own placement: every layer on the accelerators
+/// when that fits, else the most layers that fit (`core::gpu_layers`), never another
+/// machine's `-ngl` or tensor split. The one place a fuller replay of llama.cpp's `-fit` would
+/// go. One evaluation when every layer fits; the report of the placement otherwise.
+pub fn evaluate_placed(s: &Scenario) -> Result<Report, ScenarioError> {
     let mut sc = s.clone();
     sc.offload.gpu_layers = None;
     sc.offload.tensor_split = None;
-    if !crate::core::gpu_layers::applies(&sc) || evaluate(&sc).is_ok_and(|r| r.capacity.fits) {
-        return sc;
+    let first = evaluate(&sc);
+    if !crate::core::gpu_layers::applies(&sc) || first.as_ref().is_ok_and(|r| r.capacity.fits) {
+        return first;
     }
-    match most_layers_that_fit(&sc) {
-        Some(n) => crate::core::gpu_layers::with_gpu_layers(&sc, n),
-        None => sc,
+    let Some(found) = most_layers_that_fit(&sc) else {
+        return first;
+    };
+    // Confirmed by evaluate itself; if it disagrees, step down until it agrees.
+    for n in (0..=found).rev() {
+        let r = evaluate(&crate::core::gpu_layers::with_gpu_layers(&sc, n));
+        if r.as_ref().is_ok_and(|r| r.capacity.fits) {
+            return r;
+        }
     }
+    first
 }
 
 /// The most `-ngl` that fits, found by bisection over 0 … L + 1 (a few evaluations per
@@ -155,7 +164,7 @@ pub fn own_placement(s: &Scenario) -> Scenario {
 fn most_layers_that_fit(s: &Scenario) -> Option<u32> {
     let all = crate::core::tiers::all_gpu_layers(&s.model);
     // The search asks only whether every tier's runtime memory fits (no largest-context
-    // solve per probe); the answer is then confirmed by `evaluate` itself.
+    // solve per probe); `evaluate_placed` confirms the answer with `evaluate` itself.
     let quick = |n| {
         let sc = crate::core::gpu_layers::with_gpu_layers(s, n);
         sc.validate().is_ok() && {
@@ -169,11 +178,7 @@ fn most_layers_that_fit(s: &Scenario) -> Option<u32> {
                 .all(|m| m.fits)
         }
     };
-    let found = search(all, quick)?;
-    // Confirmed by evaluate; if it disagrees, step down until evaluate agrees.
-    (0..=found)
-        .rev()
-        .find(|n| crate::core::gpu_layers::fits_at(s, *n))
+    search(all, quick)
 }
 
 /// Bisection over 0 … all for the largest n with `fits(n)` (all is known not to fit).
@@ -196,18 +201,17 @@ fn search(all: u32, fits: impl Fn(u32) -> bool) -> Option<u32> {
 }
 
 /// Evaluate the scenario (model, artifact, cache) on each machine in turn, each at its own
-/// placement (`own_placement`).
+/// placement (`evaluate_placed`).
 pub fn compare(s: &Scenario, machines: &[Machine]) -> Vec<CompareRow> {
     machines
         .iter()
         .map(|m| {
             let mut sc = s.clone();
             sc.machine = m.clone();
-            let sc = own_placement(&sc);
             CompareRow {
                 machine_id: m.id.clone(),
                 machine_name: m.name.clone(),
-                outcome: evaluate(&sc).map(|r| CompareFigures::of(&r)),
+                outcome: evaluate_placed(&sc).map(|r| CompareFigures::of(&r)),
             }
         })
         .collect()

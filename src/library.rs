@@ -376,7 +376,7 @@ pub struct Row {
 
 /// Evaluate every scanned model on `base` (its machine, context, cache types), as `report
 /// --gguf FILE` with the same options would, each at its own placement on the machine
-/// (`compare::own_placement`); a projector adds its bytes to W.
+/// (`compare::evaluate_placed`); a projector adds its bytes to W.
 pub fn evaluate(base: &Scenario, scanned: &[Scanned]) -> Vec<Row> {
     scanned
         .iter()
@@ -405,7 +405,7 @@ pub fn evaluate(base: &Scenario, scanned: &[Scanned]) -> Vec<Row> {
                 weights_bytes = sc.weights.iter().map(|w| w.bytes.value).sum();
                 // Each model at its own placement on the machine (all layers, or the most
                 // that fit), never at an -ngl chosen for another model.
-                crate::core::evaluate(&crate::compare::own_placement(&sc))
+                crate::compare::evaluate_placed(&sc)
                     .map(|r| CompareFigures::of(&r))
                     .map_err(|e| e.to_string())
             })();
