@@ -175,7 +175,7 @@ impl ScenarioOptions {
             v.push(("--no-kv-offload", Edit::NoKvOffload(true)));
         }
         if let Some(t) = &self.tensor_split {
-            v.push(("--tensor-split", Edit::TensorSplit(t.clone())));
+            v.push(("--tensor-split", Edit::TensorSplit(Some(t.clone()))));
         }
         if let Some(p) = &self.compute_path {
             v.push(("--compute-path", Edit::ComputePath(p.clone())));

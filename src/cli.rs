@@ -253,15 +253,10 @@ fn open_artifact(file: &std::path::Path) -> Result<crate::gguf::Artifact, Failur
 
 /// After `inspect` or `hash` printed what they found: a partial download is exit 4.
 fn check_complete(file: &std::path::Path, a: &crate::gguf::Artifact) -> Result<(), Failure> {
-    let missing = a.missing_bytes();
-    if missing > 0 {
-        return Err(incomplete(format!(
-            "{}: incomplete: {} bytes of tensor data are missing (a partial download? download it again)",
-            crate::sanitize::path(file),
-            crate::core::units::group_digits(missing as u128)
-        )));
+    match crate::gguf::incomplete_reason(file, a) {
+        Some(why) => Err(incomplete(why)),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 fn io_fail(e: std::io::Error) -> Failure {
@@ -446,6 +441,15 @@ fn run(cli: Cli, machines: &[String], out: &mut impl Write) -> Result<i32, Failu
             }
             let b = build(&cat, &scenario)?;
             write_report(&b, format.into(), out).map_err(io_fail)?;
+            out.flush().map_err(io_fail)?;
+            // A partial download: the figures are printed (for the complete file), then the
+            // same exit 4 and one-line reason as `inspect`.
+            crate::report::incomplete::check_gguf(scenario.gguf.as_deref()).map_err(incomplete)?;
+            // A configuration llama.cpp refuses: the figures are what it would reserve, the
+            // exit is llama.cpp's refusal with its reason (bad input, exit 1).
+            if b.report.capacity.refused() {
+                return Err(bad(crate::report::words::verdict(&b.report.capacity)));
+            }
             Ok(0)
         }
         Some(Command::Check {

@@ -20,6 +20,21 @@ pub struct CompareFigures {
     pub max_context_tokens: Option<u64>,
     /// That context is beyond the model's native context.
     pub max_context_exceeds_native: bool,
+    /// The ceiling rows are ranked by and labelled with, at the scenario's context,
+    /// tokens/s: the inventory ceiling (perfect overlap across tiers) when the tensor
+    /// inventory is known — an upper bound — else the file-mode one, which holds only if every
+    /// byte of the file is read per token (`ceiling_is_upper_bound` false).
+    pub ceiling_tokens_per_second: f64,
+    /// The same ceiling at a short context, tokens/s.
+    pub ceiling_short_tokens_per_second: f64,
+    /// The ranking ceiling is counted from the tensor inventory (an upper bound); false: file
+    /// mode, "if every byte is read".
+    pub ceiling_is_upper_bound: bool,
+    /// `-ngl` this machine was evaluated at: its own placement, all layers or the most that
+    /// fit (None: the machine has no accelerator and host tier, so there is nothing to place).
+    pub gpu_layers: Option<u32>,
+    /// `-ngl` that puts every layer on the accelerators (L + 1).
+    pub all_gpu_layers: u32,
     /// Decode ceiling at short context (file mode), tokens/s.
     pub short_tokens_per_second: f64,
     /// Decode ceiling at the scenario's context (file mode, non-overlapped), tokens/s.
@@ -53,8 +68,30 @@ impl CompareFigures {
             .and_then(|i| tiers.get(i))
             .map(|t| t.name.clone())
             .unwrap_or_default();
+        let d = &r.decode;
+        let (ceiling, ceiling_short, upper) = match (
+            r.inputs.inventory.is_some(),
+            &d.inventory_full_context,
+            &d.inventory_short_context,
+        ) {
+            (true, Some(f), Some(s)) => {
+                (f.top_tokens_per_second(), s.top_tokens_per_second(), true)
+            }
+            _ => (
+                full.top_tokens_per_second(),
+                d.short_context.top_tokens_per_second(),
+                false,
+            ),
+        };
+        let all = crate::core::tiers::all_gpu_layers(&r.inputs.model);
         CompareFigures {
-            fits: r.capacity.fits,
+            ceiling_tokens_per_second: ceiling,
+            ceiling_short_tokens_per_second: ceiling_short,
+            ceiling_is_upper_bound: upper,
+            gpu_layers: crate::core::gpu_layers::applies(&r.inputs).then_some(r.layout.gpu_layers),
+            all_gpu_layers: all,
+            // A configuration llama.cpp refuses fits at no context.
+            fits: r.capacity.starts_and_fits(),
             headroom_bytes: r
                 .tiers
                 .iter()
@@ -62,7 +99,11 @@ impl CompareFigures {
                 .map(|t| t.memory.free_bytes)
                 .min()
                 .unwrap_or(r.capacity.headroom_bytes),
-            max_context_tokens: r.capacity.max_context_tokens,
+            max_context_tokens: if r.capacity.refused() {
+                Some(0)
+            } else {
+                r.capacity.max_context_tokens
+            },
             max_context_exceeds_native: r.capacity.max_context_exceeds_native,
             short_tokens_per_second: r.decode.short_context.tokens_per_second,
             full_tokens_per_second: full.tokens_per_second,
@@ -93,14 +134,81 @@ pub struct CompareRow {
     pub outcome: Result<CompareFigures, ScenarioError>,
 }
 
-/// Evaluate the scenario (model, artifact, cache, placement) on each machine in turn.
+/// The scenario evaluated at the machine's own placement: every layer on the accelerators
+/// when that fits, else the most layers that fit (`core::gpu_layers`), never another
+/// machine's `-ngl` or tensor split. The one place a fuller replay of llama.cpp's `-fit` would
+/// go. One evaluation when every layer fits; the report of the placement otherwise.
+pub fn evaluate_placed(s: &Scenario) -> Result<Report, ScenarioError> {
+    let sc = crate::core::edit::applied(s, &[Edit::GpuLayers(None), Edit::TensorSplit(None)])
+        .map_err(|e| ScenarioError(e.to_string()))?;
+    let first = evaluate(&sc);
+    if !crate::core::gpu_layers::applies(&sc) || first.as_ref().is_ok_and(|r| r.capacity.fits) {
+        return first;
+    }
+    let Some(found) = most_layers_that_fit(&sc) else {
+        return first;
+    };
+    // Confirmed by evaluate itself; if it disagrees, step down until it agrees.
+    for n in (0..=found).rev() {
+        let r = evaluate(&crate::core::gpu_layers::with_gpu_layers(&sc, n));
+        if r.as_ref().is_ok_and(|r| r.capacity.fits) {
+            return r;
+        }
+    }
+    first
+}
+
+/// The most `-ngl` that fits, found by bisection over 0 … L + 1 (a few evaluations per
+/// machine, where `gpu_layers::max_gpu_layers` scans every value): only an `-ngl` that was
+/// evaluated and fits is ever returned, so the row's "fits" is always true of its placement.
+fn most_layers_that_fit(s: &Scenario) -> Option<u32> {
+    let all = crate::core::tiers::all_gpu_layers(&s.model);
+    // The search asks only whether every tier's runtime memory fits (no largest-context
+    // solve per probe); `evaluate_placed` confirms the answer with `evaluate` itself.
+    let quick = |n| {
+        let sc = crate::core::gpu_layers::with_gpu_layers(s, n);
+        sc.validate().is_ok() && {
+            use crate::core::{kv, tiers};
+            let lay = tiers::layout(&sc);
+            let split = tiers::weight_split(&sc);
+            let cache = kv::cache(&sc.model, &sc.cache);
+            let buf = tiers::buffers(&sc, &sc.cache, &cache);
+            tiers::memory(&sc, &lay, &split, &cache, &buf)
+                .iter()
+                .all(|m| m.fits)
+        }
+    };
+    search(all, quick)
+}
+
+/// Bisection over 0 … all for the largest n with `fits(n)` (all is known not to fit).
+fn search(all: u32, fits: impl Fn(u32) -> bool) -> Option<u32> {
+    let (mut lo, mut hi) = match (fits(0), fits(1)) {
+        (_, true) => (1, all),
+        (true, false) => return Some(0),
+        (false, false) => return None,
+    };
+    // lo fits, hi does not (all was tried by the caller).
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(lo)
+}
+
+/// Evaluate the scenario (model, artifact, cache) on each machine in turn, each at its own
+/// placement (`evaluate_placed`).
 pub fn compare(s: &Scenario, machines: &[Machine]) -> Vec<CompareRow> {
     machines
         .iter()
         .map(|m| {
             let outcome = crate::core::edit::applied(s, &[Edit::Machine(Box::new(m.clone()))])
                 .map_err(|e| ScenarioError(e.to_string()))
-                .and_then(|sc| evaluate(&sc).map(|r| CompareFigures::of(&r)));
+                .and_then(|sc| evaluate_placed(&sc).map(|r| CompareFigures::of(&r)));
             CompareRow {
                 machine_id: m.id.clone(),
                 machine_name: m.name.clone(),

@@ -379,3 +379,17 @@ pub fn error_line(path: &std::path::Path, e: &GgufError) -> String {
         format!("{p}: {m}")
     }
 }
+
+/// Why an artifact is incomplete, in the one line every front end gives (`inspect`, `hash`
+/// and `report` exit 4 on it; `models` and the library list it as an error row): tensor data
+/// missing at the end of a shard, a partial download. None when every byte is there.
+pub fn incomplete_reason(path: &std::path::Path, a: &Artifact) -> Option<String> {
+    let missing = a.missing_bytes();
+    (missing > 0).then(|| {
+        format!(
+            "{}: incomplete: {} bytes of tensor data are missing (a partial download? download it again)",
+            crate::sanitize::path(path),
+            crate::core::units::group_digits(missing as u128)
+        )
+    })
+}

@@ -415,18 +415,31 @@ pub struct Row {
     pub outcome: Result<CompareFigures, String>,
     /// W + projector bytes used.
     pub weights_bytes: u64,
+    /// What opening the file warned about (the warnings `report` and `inspect` print for it):
+    /// the row is marked.
+    pub warnings: Vec<String>,
 }
 
-/// Evaluate every scanned model on `base` (its machine, context, cache types), exactly as
-/// `report --gguf FILE` with the same options would; a projector adds its bytes to W.
+/// Evaluate every scanned model on `base` (its machine, context, cache types), as `report
+/// --gguf FILE` with the same options would, each at its own placement on the machine
+/// (`compare::evaluate_placed`); a projector adds its bytes to W.
 pub fn evaluate(base: &Scenario, scanned: &[Scanned]) -> Vec<Row> {
     scanned
         .iter()
         .enumerate()
         .map(|(index, s)| {
             let mut weights_bytes = 0;
+            let warnings = s
+                .input
+                .as_ref()
+                .map(|g| g.artifact().all_warnings())
+                .unwrap_or_default();
             let outcome = (|| {
                 let g = s.input.as_ref().map_err(Clone::clone)?;
+                // A partial download is refused as `inspect` and `report` refuse it.
+                if let Some(why) = crate::gguf::incomplete_reason(&s.found.path, g.artifact()) {
+                    return Err(why);
+                }
                 let mut sc = base.clone();
                 crate::workspace::with_gguf(&mut sc, g).map_err(|e| e.to_string())?;
                 if let Some(p) = &s.found.mmproj {
@@ -439,7 +452,9 @@ pub fn evaluate(base: &Scenario, scanned: &[Scanned]) -> Vec<Row> {
                     .map_err(|e| e.to_string())?;
                 }
                 weights_bytes = sc.weights.iter().map(|w| w.bytes.value).sum();
-                crate::core::evaluate(&sc)
+                // Each model at its own placement on the machine (all layers, or the most
+                // that fit), never at an -ngl chosen for another model.
+                crate::compare::evaluate_placed(&sc)
                     .map(|r| CompareFigures::of(&r))
                     .map_err(|e| e.to_string())
             })();
@@ -447,6 +462,7 @@ pub fn evaluate(base: &Scenario, scanned: &[Scanned]) -> Vec<Row> {
                 index,
                 outcome,
                 weights_bytes,
+                warnings,
             }
         })
         .collect()
@@ -474,7 +490,7 @@ pub fn sort(rows: &mut [Row], scanned: &[Scanned], key: SortKey) {
     let speed = |r: &Row| {
         r.outcome
             .as_ref()
-            .map_or(-1.0, |f| f.full_tokens_per_second)
+            .map_or(-1.0, |f| f.ceiling_tokens_per_second)
     };
     let fits = |r: &Row| r.outcome.as_ref().is_ok_and(|f| f.fits);
     let ctx = |r: &Row| {

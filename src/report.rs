@@ -5,6 +5,7 @@
 pub mod compare;
 pub mod export;
 pub mod hash;
+pub mod incomplete;
 pub mod json;
 pub mod text;
 pub mod words;

@@ -161,7 +161,7 @@ fn compute_buffer_column_matches_the_core() {
             ),
             ComputeStatus::Exact => {
                 let want = if with_fixture.contains(a) {
-                    "replayed, within 5% / 16 MiB of a fixture"
+                    "replayed, within the band of a fixture"
                 } else {
                     "replayed, not yet fixture-checked"
                 };

@@ -100,8 +100,9 @@ fn check_json() {
         v["verdict"]
             .as_str()
             .unwrap()
-            .contains("32,768 tokens of context")
+            .contains("within it with at most 11,397 tokens retained")
     );
+    assert_eq!(v["max_context_tokens"], 11_397);
     insta::assert_snapshot!("check_json", t);
 }
 

@@ -180,8 +180,15 @@ fn every_store_is_found_once_with_report_figures() {
         assert_eq!(m["file_bytes"], r["artifact"]["bytes"], "{}", m["name"]);
         assert_eq!(m["fits"], r["capacity"]["fits"]);
         assert_eq!(m["max_context_tokens"], r["capacity"]["max_context_tokens"]);
+        // The ranking figure is the inventory ceiling (an upper bound); the file-mode one is
+        // shown apart, "if every byte is read".
+        assert_eq!(m["decode_ceiling_is_upper_bound"], true);
         assert_eq!(
             m["decode_ceiling_tokens_per_second"],
+            r["decode"]["inventory"]["full_context"]["tokens_per_second"]
+        );
+        assert_eq!(
+            m["every_byte_read_tokens_per_second"],
             r["decode"]["full_context"]["tokens_per_second"]
         );
     }
@@ -230,7 +237,8 @@ fn every_store_is_found_once_with_report_figures() {
         .unwrap();
     let t = String::from_utf8(o.stdout).unwrap();
     assert!(
-        t.contains("ceilings (upper bounds)") && t.contains("tiny:3b +mmproj"),
+        t.contains("decode ceilings from the tensor inventory are upper bounds")
+            && t.contains("tiny:3b +mmproj"),
         "{t}"
     );
     assert!(t.contains("(2 files)"), "{t}");

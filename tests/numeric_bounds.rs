@@ -122,8 +122,9 @@ fn a_rate_above_a_measured_only_ceiling_is_not_impossible() {
     let o = run(dir.path(), &a);
     assert_eq!(o.code, Some(0), "{}{}", o.stdout, o.stderr);
     assert!(
-        o.stdout
-            .starts_with("above the measured ceiling (33.86 tokens/s)"),
+        o.stdout.starts_with(
+            "above the measured ceiling (34.02 tokens/s at a short context, 33.86 at 64 tokens)"
+        ),
         "{}",
         o.stdout
     );

@@ -279,7 +279,7 @@ fn claims_without_a_file() {
         "{s}"
     );
     assert!(
-        s.contains("within the file mode, short context ceiling: only"),
+        s.contains("within it with at most 11,397 tokens retained"),
         "{s}"
     );
     assert!(!s.contains("above every ceiling"), "{s}");
@@ -291,7 +291,7 @@ fn claims_without_a_file() {
     let s = draw(&app, 200, 50);
     assert!(
         s.contains(
-            "above every ceiling computed without a tensor inventory (9.63 tokens/s at 32,768 tokens; 13.81 at a short context)"
+            "above every ceiling computed without a tensor inventory (13.81 tokens/s at a short context, 9.63 at 32,768 tokens)"
         ),
         "{s}"
     );

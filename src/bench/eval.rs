@@ -127,6 +127,12 @@ pub struct DecodeComparison {
     pub assumptions: Vec<Assumption>,
     /// Where the row lands (the exporters word it).
     pub outcome: RowOutcome,
+    /// Above the highest ceiling at the row's context but within it at a short context: the
+    /// most retained tokens per sequence at which the rate is within it
+    /// (`core::ClaimCheck::max_context_tokens`).
+    pub max_context_tokens: Option<u64>,
+    /// The retained tokens per sequence the row is judged at.
+    pub context_tokens: u64,
 }
 
 /// An observed prompt-processing rate against the roofline.
@@ -718,14 +724,14 @@ pub fn row_edits(row: &BenchRow, base: &Scenario) -> Result<(Vec<Edit>, Vec<Stri
             let main = row.main_gpu.unwrap_or(0).max(0) as usize;
             let mut one_hot = vec![0.0; accels.len()];
             one_hot[main.min(accels.len() - 1)] = 1.0;
-            edits.push(Edit::TensorSplit(one_hot));
+            edits.push(Edit::TensorSplit(Some(one_hot)));
         } else if let Some(ts) = row.tensor_split.as_deref() {
             let parts: Vec<f64> = ts
                 .split(['/', ','])
                 .filter_map(|p| p.trim().parse::<f64>().ok())
                 .collect();
             if parts.iter().any(|x| *x > 0.0) && parts.iter().all(|x| x.is_finite() && *x >= 0.0) {
-                edits.push(Edit::TensorSplit(parts));
+                edits.push(Edit::TensorSplit(Some(parts)));
             }
         }
     }
@@ -834,6 +840,8 @@ fn decode_comparison(row: &BenchRow, s: &DecodeShared, artifact_ok: bool) -> Dec
         exceeded,
         assumptions,
         outcome,
+        max_context_tokens: claim.max_context_tokens,
+        context_tokens: claim.context_tokens,
         ceiling_without_inventory: (!decides).then(|| highest.clone()),
         ceiling: decides.then(|| highest.clone()),
         headline_ceiling: s.headline.clone(),

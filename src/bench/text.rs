@@ -223,11 +223,22 @@ pub fn row_verdict(d: &DecodeComparison) -> String {
                 highest.map_or(0.0, |c| c.bandwidth.bytes_per_second)
             ))
         ),
-        RowOutcome::Claim(ClaimOutcome::Impossible) => format!(
-            "IMPOSSIBLE: {} tokens/s is above the highest ceiling of {} tokens/s",
-            rate(d.observed_tokens_per_second),
-            rate(h)
-        ),
+        // Within the highest ceiling at a short context: impossible at the row's context
+        // only, and how far the rate reaches.
+        RowOutcome::Claim(ClaimOutcome::Impossible) => match d.max_context_tokens {
+            Some(m) => format!(
+                "IMPOSSIBLE with {} tokens retained: {} tokens/s is above the highest ceiling of {} tokens/s there; possible with at most {} tokens retained",
+                units::fmt_tokens(d.context_tokens),
+                rate(d.observed_tokens_per_second),
+                rate(h),
+                units::fmt_tokens(m)
+            ),
+            None => format!(
+                "IMPOSSIBLE: {} tokens/s is above the highest ceiling of {} tokens/s",
+                rate(d.observed_tokens_per_second),
+                rate(h)
+            ),
+        },
         RowOutcome::Claim(ClaimOutcome::AboveWithoutInventory) => format!(
             "above every ceiling computed without a tensor inventory ({} tokens/s): give the GGUF to decide",
             rate(h)

@@ -226,6 +226,26 @@ pub struct CurvePoint {
     pub inventory_tokens_per_second: Option<f64>,
 }
 
+/// The most retained tokens per sequence, at most `n - 1`, at which a ceiling `rate_at`
+/// (non-increasing in the context: bytes per token grow with it) still allows `tps`; 0 when
+/// only a short context does. The ceiling inverted by bisection over whole tokens, so the
+/// answer is exact: `rate_at(m) >= tps` and `rate_at(m + 1) < tps`, or m = 0.
+pub fn max_context_at_rate(n: u64, tps: f64, rate_at: impl Fn(u64) -> f64) -> u64 {
+    if n == 0 || rate_at(n) >= tps {
+        return n;
+    }
+    let (mut lo, mut hi) = (0u64, n);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if rate_at(mid) >= tps {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 /// Context lengths for the curve: powers of two from 256 up to max(native, N, 4096) plus N.
 pub fn curve_contexts(n: u64, native: Option<u64>) -> Vec<u64> {
     let top = n

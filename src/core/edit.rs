@@ -44,8 +44,8 @@ pub enum Edit {
     Overhead(u64),
     /// `-ngl n`; `None` = all layers.
     GpuLayers(Option<u32>),
-    /// `--tensor-split` proportions.
-    TensorSplit(Vec<f64>),
+    /// `--tensor-split` proportions; `None` splits by capacity (llama.cpp's default).
+    TensorSplit(Option<Vec<f64>>),
     /// Prompt rows S.
     PromptRows(u64),
     /// Compute path for the prefill ceiling.
@@ -376,7 +376,7 @@ pub fn apply(s: &mut Scenario, fig: &mut ArchFigures, edit: &Edit) -> Result<(),
         Edit::Overhead(v) => s.other_bytes = Sourced::new(*v, Provenance::User, OVERHEAD_SOURCE),
         // -ngl above L + 1 counts as all layers (llama.cpp clamps it): kept as given.
         Edit::GpuLayers(n) => s.offload.gpu_layers = *n,
-        Edit::TensorSplit(t) => s.offload.tensor_split = Some(t.clone()),
+        Edit::TensorSplit(t) => s.offload.tensor_split = t.clone(),
         Edit::PromptRows(n) => s.prompt_rows = *n,
         Edit::ComputePath(p) => s.compute_path = p.clone(),
         Edit::ExtraFile(w) => s.weights.push(w.clone()),

@@ -37,6 +37,9 @@ pub struct Shortfall {
     pub bytes: u64,
     /// The item whose addition passes the capacity (model, context, output, compute, A).
     pub overflows_at: MemoryItem,
+    /// The weights and the logical cache alone fit this tier (M − W − K ≥ 0): only then is it
+    /// the allocated cache's padding that tips it.
+    pub logical_cache_fits: bool,
 }
 
 /// The fit verdict as data; exporters word it.
@@ -103,7 +106,13 @@ pub struct Capacity {
 impl Capacity {
     /// The memory fits and llama.cpp accepts the cache configuration.
     pub fn starts_and_fits(&self) -> bool {
-        self.fits && !matches!(self.verdict, FitVerdict::WillNotStart { .. })
+        self.fits && !self.refused()
+    }
+
+    /// llama.cpp refuses the configuration whatever the context: no context "fits", and the
+    /// largest context that fits is not a figure to show.
+    pub fn refused(&self) -> bool {
+        matches!(self.verdict, FitVerdict::WillNotStart { .. })
     }
 }
 
@@ -144,6 +153,10 @@ pub struct Decode {
     /// on record; with several tiers its perfect-overlap rate is the one that decides. Only this
     /// one can call a rate impossible, and only with an inventory.
     pub highest: Ceiling,
+    /// The same ceiling at a short context (K_read = 0): the highest ceiling of any context,
+    /// in the same mode as `highest`. A rate below it is possible with few enough tokens
+    /// retained (`ClaimCheck::max_context_tokens`).
+    pub highest_short: Ceiling,
     /// The highest ceiling can call a rate impossible (there is a tensor inventory).
     pub highest_decides: bool,
     /// Ceiling over context.
@@ -220,6 +233,13 @@ fn linear(s: &Scenario, w: u64) -> Option<Linear> {
 /// Run every bound of docs/bounds.md on a scenario.
 pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
     s.validate()?;
+    // A cache llmbound does not model is "not supported", never a number that may be low.
+    if let Some(why) = &s.model.unsupported {
+        return Err(ScenarioError(format!(
+            "not supported: llmbound does not model the cache llama.cpp builds for \"{}\" ({why}), so it gives no figure rather than one that may be low",
+            s.model.architecture
+        )));
+    }
     let mut warnings = s.model.warnings.clone();
     let w = s.weight_bytes();
     let w_prov = s.weight_provenance();
@@ -335,6 +355,7 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
                     tier: t.name.clone(),
                     bytes: u64::try_from(-t.memory.free_bytes).unwrap_or(u64::MAX),
                     overflows_at: t.memory.overflows_at.unwrap_or(MemoryItem::Model),
+                    logical_cache_fits: t.headroom_bytes + t.memory.user_bytes as i128 >= 0,
                 })
                 .collect(),
             article_fits,
@@ -382,11 +403,9 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
     } else {
         (None, None)
     };
-    let highest = if inv_mode {
-        c(Inventory, ExpertCount::Minimum, Highest, n)
-    } else {
-        c(File, ExpertCount::Minimum, Highest, n)
-    };
+    let highest_mode = if inv_mode { Inventory } else { File };
+    let highest = c(highest_mode, ExpertCount::Minimum, Highest, n);
+    let highest_short = c(highest_mode, ExpertCount::Minimum, Highest, 0);
     let curve = decode::curve_contexts(n, s.model.native_context)
         .into_iter()
         .map(|at| CurvePoint {
@@ -434,6 +453,7 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
             inventory_full_context: inv_full,
             inventory_estimated: estimated,
             highest,
+            highest_short,
             highest_decides: has_inv,
             curve,
             optimistic_vendor,
@@ -478,6 +498,14 @@ pub struct ClaimCheck {
     pub highest_tokens_per_second: f64,
     /// The highest ceiling's bandwidth (highest on record of its main tier), bytes/s.
     pub highest_bandwidth: BytesPerSec,
+    /// The highest ceiling of the same mode at a short context (K_read = 0), tokens/s: the
+    /// highest of every ceiling, at any context.
+    pub highest_short_tokens_per_second: f64,
+    /// Above the highest ceiling at N but within it at a short context: the most retained
+    /// tokens per sequence at which the highest ceiling still allows the rate (the ceiling
+    /// inverted: bytes per token grow with context). None when the rate is within the
+    /// highest ceiling at N, or above it at every context.
+    pub max_context_tokens: Option<u64>,
 }
 
 impl ClaimCheck {
@@ -486,11 +514,11 @@ impl ClaimCheck {
         self.lines.iter().filter(|l| l.exceeded)
     }
 
-    /// Above the highest ceiling at N while within a lower-context one: the retained context
-    /// decides (a shorter context would allow the rate).
+    /// Above the highest ceiling at N while within the highest one at a short context: the
+    /// retained context decides (`max_context_tokens` retained tokens would allow the rate).
     pub fn context_decides(&self) -> bool {
         self.tokens_per_second > self.highest_tokens_per_second
-            && self.lines.iter().any(|l| !l.exceeded)
+            && self.tokens_per_second <= self.highest_short_tokens_per_second
     }
 }
 
@@ -592,6 +620,21 @@ pub fn check_claim(r: &Report, tps: f64) -> ClaimCheck {
     {
         last.assumptions = measured_ceiling_assumptions(h);
     }
+    let short_rate = d.highest_short.top_tokens_per_second().max(h_rate);
+    let max_context_tokens = (above_highest && tps <= short_rate).then(|| {
+        decode::max_context_at_rate(n, tps, |at| {
+            decode::ceiling(
+                &r.inputs,
+                &r.layout,
+                &r.split,
+                h.mode,
+                h.experts,
+                h.bandwidth_choice,
+                at,
+            )
+            .top_tokens_per_second()
+        })
+    });
     ClaimCheck {
         tokens_per_second: tps,
         context_tokens: n,
@@ -601,6 +644,8 @@ pub fn check_claim(r: &Report, tps: f64) -> ClaimCheck {
         outcome,
         highest_tokens_per_second: h_rate,
         highest_bandwidth: h.bandwidth,
+        highest_short_tokens_per_second: short_rate,
+        max_context_tokens,
     }
 }
 

@@ -79,6 +79,13 @@ pub struct KvCache {
     pub bytes_per_token: u64,
     /// Bytes per token per sequence over every attention layer (windows not yet applied).
     pub bytes_per_token_all_layers: u64,
+    /// Bytes per retained token per sequence over the layers still growing at N (every layer
+    /// whose window is not yet full, or held whole by `--swa-full`): the per-token part of
+    /// `bytes`, so `bytes ≈ growing_bytes_per_token × N × B + window_bytes`.
+    pub growing_bytes_per_token: u64,
+    /// Logical bytes over B sequences of the layers whose retained tokens are capped by their
+    /// window or chunk at N: the fixed part of `bytes`, which no longer grows with N.
+    pub window_bytes: u64,
     /// Logical attention cache over B sequences at N, as the runtime stores it (MLA: the latent).
     pub bytes: u64,
     /// The naive per-head figure for MLA: n_head × (k_mla e_k + v_mla e_v) per layer per token.
@@ -463,6 +470,8 @@ fn dsv4_cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
     let growth: u128 = (0..model.layers.len())
         .map(|il| dsv4_compressed_b32_per_token(model, il, s.type_k))
         .sum();
+    let growing_bytes =
+        b32_to_bytes(growth.saturating_mul(u128::from(n).saturating_mul(u128::from(b))));
     KvCache {
         bytes_per_token: b32_to_bytes(growth),
         bytes_per_token_all_layers: b32_to_bytes(
@@ -472,6 +481,8 @@ fn dsv4_cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
                 .map(|l| layer_b32_per_token(model, l, s.type_k, s.type_v) as u128)
                 .sum(),
         ),
+        growing_bytes_per_token: b32_to_bytes(growth),
+        window_bytes: bytes.saturating_sub(growing_bytes),
         bytes,
         naive_bytes: None,
         recurrent_bytes: 0,
@@ -527,6 +538,7 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
     let (mut full_b32, mut all_b32) = (0u128, 0u128);
     let (mut bytes, mut read, mut alloc) = (0u64, 0u64, 0u64);
     let mut naive: u128 = 0;
+    let (mut grow_b32, mut window_total) = (0u128, 0u64);
     // (layers, K b32 × cells, V b32 × cells, cells per stream) per buffer.
     let mut base = (0u32, 0u128, 0u128, cells_per_stream);
     let mut swa = (0u32, 0u128, 0u128, 0u64);
@@ -537,7 +549,18 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
         if layer.attention == Attention::Full {
             full_b32 += b32 as u128;
         }
-        let kept = retained(layer.attention, n);
+        // --swa-full: the sliding layers keep every cell, so every token stays (llama.cpp
+        // reuses a masked cell only when no free one is left).
+        let kept = match layer.attention {
+            Attention::Sliding { .. } | Attention::Chunked { .. } if s.swa_full => n,
+            a => retained(a, n),
+        };
+        if layer.attention != Attention::None && kept == n {
+            grow_b32 += b32 as u128;
+        } else if kept < n {
+            window_total =
+                window_total.saturating_add(b32_to_bytes(b32 as u128 * kept as u128 * b as u128));
+        }
         let reads = read_cells(layer.attention, n);
         let layer_bytes = b32_to_bytes(b32 as u128 * kept as u128 * b as u128);
         let window = match layer.attention {
@@ -740,6 +763,8 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
     KvCache {
         bytes_per_token: b32_to_bytes(full_b32),
         bytes_per_token_all_layers: b32_to_bytes(all_b32),
+        growing_bytes_per_token: b32_to_bytes(grow_b32),
+        window_bytes: window_total,
         bytes,
         naive_bytes: model.mla.map(|_| b32_to_bytes(naive)),
         recurrent_bytes: recurrent,

@@ -349,14 +349,15 @@ impl Scenario {
         super::weights::total_bytes(&self.weights).0
     }
 
-    /// FFN widths for the compute graph: the tensor inventory's when it has them, else the
-    /// profile's.
+    /// FFN widths for the compute graph: the tensor inventory's when a GGUF was read (none
+    /// when it has no FFN tensors), else the profile's.
     pub fn feed_forward(&self) -> FeedForward {
+        // A GGUF's inventory decides, even when it has no FFN tensors (Mamba, RWKV): the
+        // profile's widths belong to the profile's model, never to another file (a Qwen3
+        // FFN width on a Mamba file once made its compute buffer 20x llama.cpp's).
         self.inventory
             .as_ref()
-            .map(|i| i.feed_forward)
-            .filter(|f| f.length > 0 || f.expert_length > 0)
-            .unwrap_or(self.feed_forward)
+            .map_or(self.feed_forward, |i| i.feed_forward)
     }
 
     /// Provenance of W: the weakest among the files.

@@ -70,12 +70,24 @@ pub struct LibraryRow {
     pub headroom_bytes: Option<i128>,
     /// Largest context per sequence that fits (null: unlimited or not evaluated).
     pub max_context_tokens: Option<u64>,
-    /// Decode ceiling at short context, tokens/s (an upper bound, never a benchmark).
+    /// Decode ceiling at short context, tokens/s: from the tensor inventory, an upper bound
+    /// (never a benchmark), unless `decode_ceiling_is_upper_bound` is false.
     pub decode_ceiling_short_tokens_per_second: Option<f64>,
-    /// Decode ceiling at the scenario's context, tokens/s (an upper bound).
+    /// Decode ceiling at the scenario's context, tokens/s, the figure rows are ranked by.
     pub decode_ceiling_tokens_per_second: Option<f64>,
+    /// The decode ceilings are counted from the tensor inventory (upper bounds); false: file
+    /// mode, the rate if every byte of the file is read per token (not an upper bound).
+    pub decode_ceiling_is_upper_bound: Option<bool>,
+    /// File mode at the scenario's context: the rate if every byte of the file is read per
+    /// token, tokens/s (conditional, not an upper bound).
+    pub every_byte_read_tokens_per_second: Option<f64>,
+    /// `-ngl` the model was evaluated at on this machine: all layers, or the most that fit
+    /// (null: the machine has no accelerator and host tier).
+    pub gpu_layers: Option<u32>,
     /// Why the model could not be read or evaluated.
     pub error: Option<String>,
+    /// What opening the file warned about (as `report` and `inspect` print it).
+    pub warnings: Vec<String>,
 }
 
 /// The whole listing as JSON.
@@ -121,9 +133,14 @@ pub fn rows_json(scanned: &[Scanned], rows: &[Row]) -> Vec<LibraryRow> {
                 fits: f.map(|f| f.fits),
                 headroom_bytes: f.map(|f| f.headroom_bytes),
                 max_context_tokens: f.and_then(|f| f.max_context_tokens),
-                decode_ceiling_short_tokens_per_second: f.map(|f| f.short_tokens_per_second),
-                decode_ceiling_tokens_per_second: f.map(|f| f.full_tokens_per_second),
+                decode_ceiling_short_tokens_per_second: f
+                    .map(|f| f.ceiling_short_tokens_per_second),
+                decode_ceiling_tokens_per_second: f.map(|f| f.ceiling_tokens_per_second),
+                decode_ceiling_is_upper_bound: f.map(|f| f.ceiling_is_upper_bound),
+                every_byte_read_tokens_per_second: f.map(|f| f.full_tokens_per_second),
+                gpu_layers: f.and_then(|f| f.gpu_layers),
                 error: r.outcome.as_ref().err().cloned(),
+                warnings: r.warnings.clone(),
             }
         })
         .collect()
@@ -142,15 +159,17 @@ pub fn cells(s: &Scanned, r: &Row) -> [String; 8] {
     } else {
         String::new()
     };
+    // A file that opened only with a warning is marked (the warnings follow the table).
+    let warned = if r.warnings.is_empty() { "" } else { " (!)" };
     [
-        sanitize::text(&format!("{}{shards}{mm}", s.found.name)).into_owned(),
+        sanitize::text(&format!("{}{shards}{mm}{warned}", s.found.name)).into_owned(),
         s.found.store.label().to_string(),
         sanitize::text(&s.architecture()).into_owned(),
         s.file_bytes().map(fmt_gb).unwrap_or_else(|| "-".into()),
         sanitize::text(&s.quant_mix()).into_owned(),
         match f {
-            Some(f) if f.fits => "fits".into(),
-            Some(_) => "no".into(),
+            Some(f) if f.fits => placement_note("fits", f),
+            Some(f) => placement_note("no", f),
             None => "error".into(),
         },
         f.map(|f| match f.max_context_tokens {
@@ -160,9 +179,26 @@ pub fn cells(s: &Scanned, r: &Row) -> [String; 8] {
             None => "unlimited".into(),
         })
         .unwrap_or_else(|| "-".into()),
-        f.map(|f| fmt_rate(f.full_tokens_per_second))
-            .unwrap_or_else(|| "-".into()),
+        f.map(|f| {
+            if f.ceiling_is_upper_bound {
+                fmt_rate(f.ceiling_tokens_per_second)
+            } else {
+                format!(
+                    "{} if every byte is read",
+                    fmt_rate(f.ceiling_tokens_per_second)
+                )
+            }
+        })
+        .unwrap_or_else(|| "-".into()),
     ]
+}
+
+/// "fits" / "no", with the placement when not every layer is on the accelerators.
+fn placement_note(verdict: &str, f: &crate::compare::CompareFigures) -> String {
+    match f.gpu_layers {
+        Some(n) if n < f.all_gpu_layers => format!("{verdict} at -ngl {n}/{}", f.all_gpu_layers),
+        _ => verdict.to_string(),
+    }
 }
 
 /// Column titles of the table.
@@ -246,7 +282,7 @@ fn write(doc: &ModelsDoc, format: LibFormat, out: &mut impl Write) -> std::io::R
         return crate::report::export::json_to(&j, out);
     }
     let title = format!(
-        "{} model{} on {} at context {} per sequence (K {}, V {}); decode figures are ceilings (upper bounds), sizes in GB (10^9 bytes); * = above the model's native context",
+        "{} model{} on {} at context {} per sequence (K {}, V {}), each at its own placement (every layer on the GPU, or the most that fit: -ngl n/all); decode ceilings from the tensor inventory are upper bounds, never benchmarks; sizes in GB (10^9 bytes); * = above the model's native context",
         rows.len(),
         if rows.len() == 1 { "" } else { "s" },
         base.machine.name,
@@ -299,6 +335,14 @@ fn write(doc: &ModelsDoc, format: LibFormat, out: &mut impl Write) -> std::io::R
                 "{}: {}",
                 sanitize::text(&scanned[r.index].found.name),
                 sanitize::text(e)
+            )?;
+        }
+        for wn in &r.warnings {
+            writeln!(
+                out,
+                "{} (!): warning: {}",
+                sanitize::text(&scanned[r.index].found.name),
+                sanitize::text(wn)
             )?;
         }
     }

@@ -82,8 +82,14 @@ pub fn machine_profile(
                     value: b.value,
                     raw: RawNumber::Text(units::fmt_bandwidth(b.value)),
                 },
-                provenance: ProvenanceLabel(Provenance::Measured),
-                source: "typed in the explorer as a measured figure".into(),
+                // The figure keeps the provenance it had on screen: a bandwidth typed into
+                // the "measured" field is the user's (it was never measured by a method).
+                provenance: ProvenanceLabel(b.provenance),
+                source: if b.provenance == Provenance::Measured {
+                    "measured, edited in the explorer".into()
+                } else {
+                    "typed in the explorer into the measured field".into()
+                },
                 date: None,
                 method: None,
             });

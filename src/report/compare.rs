@@ -50,6 +50,19 @@ pub struct CompareJson {
     pub headroom_bytes: Option<i128>,
     /// Largest context that fits.
     pub max_context_tokens: Option<u64>,
+    /// The decode ceiling the machines are ranked by, at the scenario's context, tokens/s:
+    /// from the tensor inventory (an upper bound) when it is known, else file mode.
+    pub ceiling_tokens_per_second: Option<f64>,
+    /// The same at a short context.
+    pub ceiling_short_context_tokens_per_second: Option<f64>,
+    /// The ranking ceilings are upper bounds (inventory); false: file mode, the rate if every
+    /// byte of the file is read per token.
+    pub ceiling_is_upper_bound: Option<bool>,
+    /// `-ngl` this machine was evaluated at (its own placement: all layers, or the most that
+    /// fit); null for a machine with no accelerator and host tier.
+    pub gpu_layers: Option<u32>,
+    /// `-ngl` for every layer (L + 1).
+    pub all_gpu_layers: Option<u32>,
     /// File-mode short-context decode ceiling.
     pub short_context_tokens_per_second: Option<f64>,
     /// File-mode decode ceiling at the scenario's context.
@@ -82,6 +95,11 @@ fn rows_json(rows: &[CompareRow]) -> Vec<CompareJson> {
                 fits: Some(f.fits),
                 headroom_bytes: Some(f.headroom_bytes),
                 max_context_tokens: f.max_context_tokens,
+                ceiling_tokens_per_second: Some(f.ceiling_tokens_per_second),
+                ceiling_short_context_tokens_per_second: Some(f.ceiling_short_tokens_per_second),
+                ceiling_is_upper_bound: Some(f.ceiling_is_upper_bound),
+                gpu_layers: f.gpu_layers,
+                all_gpu_layers: Some(f.all_gpu_layers),
                 short_context_tokens_per_second: Some(f.short_tokens_per_second),
                 full_context_tokens_per_second: Some(f.full_tokens_per_second),
                 full_context_ms_per_token: Some(f.full_ms_per_token),
@@ -100,6 +118,11 @@ fn rows_json(rows: &[CompareRow]) -> Vec<CompareJson> {
                 fits: None,
                 headroom_bytes: None,
                 max_context_tokens: None,
+                ceiling_tokens_per_second: None,
+                ceiling_short_context_tokens_per_second: None,
+                ceiling_is_upper_bound: None,
+                gpu_layers: None,
+                all_gpu_layers: None,
                 short_context_tokens_per_second: None,
                 full_context_tokens_per_second: None,
                 full_context_ms_per_token: None,
@@ -151,7 +174,7 @@ pub fn write<W: Write>(
     }
     let md = format == Format::Markdown;
     let title = format!(
-        "{} at {} tokens{}, K {} / V {}: decode ceilings and capacity per machine",
+        "{} at {} tokens{}, K {} / V {}: decode ceilings and capacity per machine, each at its own placement (every layer on the GPU, or the most that fit)",
         base.model.name,
         fmt_tokens(base.cache.context),
         if base.cache.sequences == 1 {
@@ -176,23 +199,32 @@ pub fn write<W: Write>(
     } else {
         String::new()
     };
-    let head: [String; 10] = [
+    // Inventory known: the ceilings are upper bounds and the file-mode figure is shown apart,
+    // "if every byte is read". Without it every figure is file mode and says so.
+    let upper = json.iter().any(|r| r.ceiling_is_upper_bound == Some(true));
+    let mode = if upper { "" } else { " if every byte read" };
+    let head: [String; 11] = [
         "machine".into(),
         "fits".into(),
+        "-ngl".into(),
         "free".into(),
         if b > 1 {
             "max context/seq".into()
         } else {
             "max context".into()
         },
-        format!("short ceiling t/s{agg}"),
-        format!("full ceiling t/s{agg}"),
+        format!("short ceiling t/s{agg}{mode}"),
+        format!("ceiling t/s{agg}{mode}"),
         if b > 1 {
             "ms/step".into()
         } else {
             "ms/token".into()
         },
-        format!("inventory t/s{agg}"),
+        if upper {
+            format!("every byte read t/s{agg}")
+        } else {
+            format!("inventory t/s{agg}")
+        },
         "fullest tier / slowest tier".into(),
         "bandwidth".into(),
     ];
@@ -203,13 +235,14 @@ pub fn write<W: Write>(
         (None, _) => 1,
         (Some(_), _) => 2,
     });
-    let cells: Vec<[String; 10]> = sorted
+    let cells: Vec<[String; 11]> = sorted
         .into_iter()
         .map(|r| match &r.error {
             Some(e) => [
                 r.machine.clone(),
                 "error".into(),
                 e.clone(),
+                String::new(),
                 String::new(),
                 String::new(),
                 String::new(),
@@ -225,13 +258,23 @@ pub fn write<W: Write>(
                 } else {
                     "NO".into()
                 },
+                match (r.gpu_layers, r.all_gpu_layers) {
+                    (Some(n), Some(all)) if n >= all => "all".into(),
+                    (Some(n), Some(all)) => format!("{n}/{all}"),
+                    _ => "-".into(),
+                },
                 fmt_gib_signed(r.headroom_bytes.unwrap_or(0)),
                 r.max_context_tokens.map_or("no limit".into(), fmt_tokens),
-                fmt_rate(r.short_context_tokens_per_second.unwrap_or(0.0)),
-                fmt_rate(r.full_context_tokens_per_second.unwrap_or(0.0)),
+                fmt_rate(r.ceiling_short_context_tokens_per_second.unwrap_or(0.0)),
+                fmt_rate(r.ceiling_tokens_per_second.unwrap_or(0.0)),
                 fmt_ms(r.full_context_ms_per_token.unwrap_or(0.0)),
-                r.inventory_full_context_tokens_per_second
-                    .map_or("-".into(), fmt_rate),
+                if upper {
+                    r.full_context_tokens_per_second
+                        .map_or("-".into(), fmt_rate)
+                } else {
+                    r.inventory_full_context_tokens_per_second
+                        .map_or("-".into(), fmt_rate)
+                },
                 format!(
                     "{} / {}",
                     r.capacity_tier.clone().unwrap_or_default(),
@@ -248,12 +291,12 @@ pub fn write<W: Write>(
         .collect();
     if md {
         writeln!(w, "| {} |", head.join(" | "))?;
-        writeln!(w, "|---|---|---:|---:|---:|---:|---:|---:|---|---|")?;
+        writeln!(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|")?;
         for c in &cells {
             writeln!(w, "| {} |", c.join(" | "))?;
         }
     } else {
-        let widths: Vec<usize> = (0..10)
+        let widths: Vec<usize> = (0..11)
             .map(|i| {
                 cells
                     .iter()
@@ -267,7 +310,7 @@ pub fn write<W: Write>(
             c.iter()
                 .enumerate()
                 .map(|(i, s)| {
-                    if (2..8).contains(&i) {
+                    if (2..9).contains(&i) {
                         format!("{s:>width$}", width = widths[i])
                     } else {
                         format!("{s:<width$}", width = widths[i])
@@ -282,7 +325,12 @@ pub fn write<W: Write>(
         }
         writeln!(
             w,
-            "\nCeilings are upper bounds on decode (file mode), not predictions. Fullest tier: least free memory; slowest tier: takes longest to read per token. Machines that do not fit are listed last."
+            "\n{} Each machine at its own placement (-ngl: all layers, or the most that fit). Fullest tier: least free memory; slowest tier: takes longest to read per token. Machines that do not fit are listed last.",
+            if upper {
+                "Ceilings from the tensor inventory are upper bounds on decode, not predictions; \"every byte read\" is file mode: the rate if every byte of the file were read per token, not an upper bound."
+            } else {
+                "No tensor inventory: every ceiling is file mode, the rate if every byte of the file were read per token — not an upper bound (give the GGUF for one)."
+            }
         )?;
     }
     Ok(())

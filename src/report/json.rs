@@ -92,6 +92,11 @@ pub struct KvJson {
     pub bytes_per_token: u64,
     /// Bytes per token per sequence over all attention layers, windows not applied.
     pub bytes_per_token_all_layers: u64,
+    /// The per-token part of `bytes`: bytes per retained token per sequence on the layers
+    /// still growing at N (`--swa-full`: the sliding layers too).
+    pub growing_bytes_per_token: u64,
+    /// The fixed part of `bytes`: the windowed layers' cache, capped by their window at N.
+    pub window_bytes: u64,
     /// Logical cache as the runtime stores it (MLA: the latent), all sequences, at N.
     pub bytes: u64,
     /// MLA only: the naive per-head figure.
@@ -398,8 +403,10 @@ pub struct DecodeJson {
     pub full_context: CeilingJson,
     /// Inventory mode (null without a GGUF).
     pub inventory: Option<InventoryDecodeJson>,
-    /// The highest ceiling (the one that can call a rate impossible).
+    /// The highest ceiling at N (the one that can call a rate impossible at N).
     pub highest: CeilingJson,
+    /// The same ceiling at a short context: the highest of every ceiling, at any context.
+    pub highest_short_context: CeilingJson,
     /// Whether the highest ceiling can decide (needs a tensor inventory).
     pub highest_decides: bool,
     /// Ceiling over context.
@@ -657,6 +664,8 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
         kv: KvJson {
             bytes_per_token: r.kv.bytes_per_token,
             bytes_per_token_all_layers: r.kv.bytes_per_token_all_layers,
+            growing_bytes_per_token: r.kv.growing_bytes_per_token,
+            window_bytes: r.kv.window_bytes,
             bytes: r.kv.bytes,
             naive_bytes: r.kv.naive_bytes,
             recurrent_bytes: r.kv.recurrent_bytes,
@@ -791,6 +800,7 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
             full_context: (&d.full_context).into(),
             inventory,
             highest: (&d.highest).into(),
+            highest_short_context: (&d.highest_short).into(),
             highest_decides: d.highest_decides,
             curve: d
                 .curve
@@ -851,6 +861,11 @@ pub struct ClaimJson {
     /// Above every ceiling at N but within one at a shorter context: the retained context is
     /// the deciding assumption.
     pub context_decides: bool,
+    /// Above the highest ceiling at N but within it at a short context: the most retained
+    /// tokens per sequence at which the rate is within the highest ceiling (null otherwise).
+    pub max_context_tokens: Option<u64>,
+    /// The highest ceiling at a short context, tokens/s (same mode as the one at N).
+    pub highest_short_context_tokens_per_second: f64,
     /// Above the highest ceiling that can decide.
     pub impossible: bool,
     /// Where the rate lands: within, above-lower-ceiling, above-measured-ceiling,
@@ -887,6 +902,8 @@ impl From<&ClaimCheck> for ClaimJson {
             impossible: c.impossible,
             outcome: c.outcome.label(),
             context_decides: c.context_decides(),
+            max_context_tokens: c.max_context_tokens,
+            highest_short_context_tokens_per_second: c.highest_short_tokens_per_second,
             verdict: w.verdict,
             ceilings: w
                 .lines

@@ -490,6 +490,7 @@ pub fn write_worksheet<W: Write>(
     o.row(
         "largest context",
         &match c.max_context_tokens {
+            _ if c.refused() => "none: llama.cpp will not start with these settings".into(),
             Some(m) => format!(
                 "{} tokens per sequence (runtime memory){}{}",
                 fmt_tokens(m),
@@ -552,24 +553,43 @@ pub fn write_worksheet<W: Write>(
             &ceiling_line(inf, b),
         )?;
     }
+    // The highest ceilings name what they are the highest of: every ceiling at a short
+    // context, every ceiling at N (the same mode, so the two never mix).
+    let of = super::words::highest_of(d.highest_decides, d.inventory_estimated);
+    let overlapped = |c: &crate::core::decode::Ceiling| {
+        if c.tier_bytes.iter().filter(|x| **x > 0).count() > 1 {
+            ", tiers perfectly overlapped"
+        } else {
+            ""
+        }
+    };
     o.row(
-        "highest ceiling",
+        "highest, short context",
         &format!(
-            "{} tokens/s{} at {} tokens{} ({}{}){}",
+            "{} tokens/s{} ({}{}): the highest of the short-context ceilings ({of})",
+            fmt_rate(d.highest_short.top_tokens_per_second()),
+            super::words::across_sequences(b),
+            fmt_bandwidth(d.highest_short.bandwidth),
+            overlapped(&d.highest_short),
+        ),
+    )?;
+    o.row(
+        &format!("highest, {} tokens", fmt_tokens(n)),
+        &format!(
+            "{} tokens/s{}{} ({}{}): the highest of the ceilings at {} tokens{}",
             fmt_rate(d.highest.top_tokens_per_second()),
             super::words::across_sequences(b),
-            fmt_tokens(n),
             if b > 1 { " per sequence" } else { "" },
             fmt_bandwidth(d.highest.bandwidth),
-            if d.highest.tier_bytes.iter().filter(|x| **x > 0).count() > 1 {
-                ", tiers perfectly overlapped"
-            } else {
-                ""
-            },
+            overlapped(&d.highest),
+            fmt_tokens(n),
             if d.highest_decides {
-                ": a rate above it is impossible"
+                format!(
+                    "; a rate above it is impossible with {} tokens retained",
+                    fmt_tokens(n)
+                )
             } else {
-                ": without a tensor inventory no rate can be called impossible"
+                "; without a tensor inventory no rate can be called impossible".into()
             }
         ),
     )?;
@@ -650,14 +670,27 @@ pub fn write_worksheet<W: Write>(
     }
 
     o.heading("Inference")?;
+    // Both figures per tier, the smaller of each (the limiting tier): the runtime's free
+    // memory is never a sum over tiers beside a one-tier headroom.
+    let used: Vec<_> = r.tiers.iter().filter(|t| t.used).collect();
+    let runtime_free = used
+        .iter()
+        .map(|t| t.memory.free_bytes)
+        .min()
+        .unwrap_or(c.memory_bytes as i128 - c.runtime_bytes.total_bytes as i128);
     let verdict_line = if c.starts_and_fits() {
         format!(
-            "The capacity model accepts this artifact at {} tokens × {} on {}; {} remain outside weights and cache ({} beside llama.cpp's allocated cache and buffers){}.",
+            "The capacity model accepts this artifact at {} tokens × {} on {}; {} remain outside weights and cache{} ({} beside llama.cpp's allocated cache and buffers){}.",
             fmt_tokens(n),
             plural(b, "sequence"),
             s.machine.name,
             units::fmt_gib_signed(c.headroom_bytes),
-            units::fmt_gib_signed(c.memory_bytes as i128 - c.runtime_bytes.total_bytes as i128),
+            if used.len() > 1 {
+                " on the fullest tier"
+            } else {
+                ""
+            },
+            units::fmt_gib_signed(runtime_free),
             if c.other_bytes == 0 {
                 " for the OS, other processes and allocator slack"
             } else {
@@ -768,7 +801,21 @@ fn kv_total_derivation(r: &Report) -> String {
             Attention::Sliding { .. } | Attention::Chunked { .. }
         )
     });
-    if bounded {
+    if bounded && r.kv.recurrent_bytes == 0 {
+        // The per-token part and the fixed window apart, so the line multiplies out.
+        format!(
+            "{} bytes/token × {} tokens × {} + {} on the windowed layers ({})",
+            group_digits(r.kv.growing_bytes_per_token as u128),
+            fmt_tokens(c.context),
+            plural(c.sequences, "sequence"),
+            group_digits(r.kv.window_bytes as u128),
+            if c.swa_full {
+                "swa-full: they keep every token too"
+            } else {
+                "min(N, window) tokens each, fixed from here on"
+            }
+        )
+    } else if bounded {
         format!(
             "full layers × {} tokens + windowed layers × min({}, window), × {}",
             fmt_tokens(c.context),

@@ -70,12 +70,23 @@ pub fn verdict(c: &Capacity) -> String {
             let short: Vec<String> = shortfalls
                 .iter()
                 .map(|s| {
-                    format!(
-                        "{} is short by {} ({} tips it)",
-                        s.tier,
-                        bytes_scaled(s.bytes),
-                        item_long(s.overflows_at)
-                    )
+                    // The allocated cache tips it only when the logical cache alone fits.
+                    let what = if s.overflows_at == MemoryItem::Context && !s.logical_cache_fits
+                    {
+                        "the cache tips it: the logical cache alone does not fit"
+                    } else {
+                        ""
+                    };
+                    if what.is_empty() {
+                        format!(
+                            "{} is short by {} ({} tips it)",
+                            s.tier,
+                            bytes_scaled(s.bytes),
+                            item_long(s.overflows_at)
+                        )
+                    } else {
+                        format!("{} is short by {} ({what})", s.tier, bytes_scaled(s.bytes))
+                    }
                 })
                 .collect();
             let mut v = format!("does not fit: {}", short.join("; "));
@@ -117,6 +128,17 @@ pub fn ceiling_name(kind: CeilingKind, context_tokens: u64) -> String {
         } => format!(
             "highest without a tensor inventory: file bytes, highest bandwidth on record, {n} tokens"
         ),
+    }
+}
+
+/// What the highest ceilings are computed from, for "the highest of …" lines.
+pub fn highest_of(decides: bool, estimated: bool) -> &'static str {
+    if decides {
+        "inventory bytes, fewest experts, highest bandwidth on record"
+    } else if estimated {
+        "estimated active bytes, fewest experts, highest bandwidth on record; no tensor inventory"
+    } else {
+        "file bytes, highest bandwidth on record; no tensor inventory"
     }
 }
 
@@ -190,64 +212,57 @@ pub fn rate(tps: f64) -> String {
     units::fmt_rate(tps)
 }
 
-/// The claim check's headline. Above the highest ceiling at N while within a ceiling at a
-/// shorter context, it names the deciding assumption (the retained context), so the headline
-/// never contradicts the lines under it.
+/// The claim check's headline. It quotes the highest ceilings only (one mode: inventory when
+/// the header is known), each with its context. Above the highest ceiling at N while within
+/// it at a short context, it says how far the claim reaches: impossible (or above) with N
+/// tokens retained, possible with at most M retained (`ClaimCheck::max_context_tokens`).
 pub fn claim_verdict(c: &ClaimCheck) -> String {
     let h = rate(c.highest_tokens_per_second);
+    let hs = rate(c.highest_short_tokens_per_second);
     let n = units::fmt_tokens(c.context_tokens);
-    // Above every line (the context does not decide) while a short-context line is higher
-    // than the highest ceiling at N: both figures, each with its context, so the headline
-    // never reads 9.63 over a line of 13.81 the rate also exceeds.
-    let short_top = c
-        .lines
-        .iter()
-        .filter(|l| l.context_tokens == 0)
-        .map(|l| l.tokens_per_second)
-        .fold(f64::NAN, f64::max);
-    let at = if short_top > c.highest_tokens_per_second {
-        format!(" at {n} tokens; {} at a short context", rate(short_top))
-    } else {
-        String::new()
-    };
     let tps = rate(c.tokens_per_second);
-    let within: Vec<String> = c
-        .lines
-        .iter()
-        .filter(|l| !l.exceeded)
-        .map(|l| ceiling_name(l.kind, l.context_tokens))
-        .collect();
-    let context_note = if c.context_decides() {
-        format!(
-            "; within the {} ceiling: only with fewer than {n} tokens retained",
-            within.join(", the ")
-        )
-    } else {
-        String::new()
-    };
     let agg = across_sequences(c.sequences);
+    // Both highest figures, each with its context, when they differ.
+    let both = if c.highest_short_tokens_per_second > c.highest_tokens_per_second {
+        format!("{hs} tokens/s at a short context, {h} at {n} tokens")
+    } else {
+        format!("{h} tokens/s")
+    };
+    let reach = match c.max_context_tokens {
+        Some(0) => format!(
+            "possible only with no tokens retained (the highest ceiling at a short context is {hs} tokens/s)"
+        ),
+        Some(m) => format!(
+            "possible with at most {} tokens retained (the highest ceiling at a short context is {hs} tokens/s)",
+            units::fmt_tokens(m)
+        ),
+        None => String::new(),
+    };
+    // Where nothing can be called impossible, nothing is called possible either: "within it".
+    let within = reach
+        .replacen("possible only with", "within it only with", 1)
+        .replacen("possible with", "within it with", 1);
+    let decides = c.context_decides() && c.max_context_tokens.is_some();
     match c.outcome {
-        ClaimOutcome::AboveMeasured if c.context_decides() => format!(
-            "above the measured ceiling at {n} tokens of context ({h} tokens/s{agg}): the measured bandwidth ({}) does not describe this path, not impossible (no peak bandwidth is on record for the tier){context_note}",
+        ClaimOutcome::AboveMeasured if decides => format!(
+            "above the measured ceiling with {n} tokens retained ({h} tokens/s{agg}): the measured bandwidth ({}) does not describe this path, not impossible (no peak bandwidth is on record for the tier); {within}",
             units::fmt_bandwidth(c.highest_bandwidth)
         ),
         ClaimOutcome::AboveMeasured => format!(
-            "above the measured ceiling ({h} tokens/s{agg}{at}): the measured bandwidth ({}) does not describe this path, not impossible (no peak bandwidth is on record for the tier)",
+            "above the measured ceiling ({both}{agg}): the measured bandwidth ({}) does not describe this path, not impossible (no peak bandwidth is on record for the tier)",
             units::fmt_bandwidth(c.highest_bandwidth)
         ),
-        ClaimOutcome::Impossible if c.context_decides() => format!(
-            "IMPOSSIBLE at {n} tokens of context: {tps} tokens/s{agg} is above the highest ceiling ({h} tokens/s){context_note}"
+        ClaimOutcome::Impossible if decides => format!(
+            "IMPOSSIBLE with {n} tokens retained: {tps} tokens/s{agg} is above the highest ceiling at {n} tokens ({h} tokens/s); {reach}"
         ),
-        ClaimOutcome::Impossible => {
-            format!(
-                "IMPOSSIBLE: {tps} tokens/s{agg} is above the highest ceiling ({h} tokens/s{at})"
-            )
-        }
-        ClaimOutcome::AboveWithoutInventory if c.context_decides() => format!(
-            "above the ceiling at {n} tokens of context computed without a tensor inventory ({h} tokens/s{agg}){context_note}; open the GGUF to decide whether it is impossible"
+        ClaimOutcome::Impossible => format!(
+            "IMPOSSIBLE: {tps} tokens/s{agg} is above the highest ceiling at every context ({both})"
+        ),
+        ClaimOutcome::AboveWithoutInventory if decides => format!(
+            "above the ceiling at {n} tokens computed without a tensor inventory ({h} tokens/s{agg}); {within}; open the GGUF to decide whether it is impossible"
         ),
         ClaimOutcome::AboveWithoutInventory => format!(
-            "above every ceiling computed without a tensor inventory ({h} tokens/s{agg}{at}): open the GGUF to decide whether it is impossible"
+            "above every ceiling computed without a tensor inventory ({both}{agg}): open the GGUF to decide whether it is impossible"
         ),
         ClaimOutcome::AboveLower => {
             above_lower(c.exceeded().map(|l| ceiling_name(l.kind, l.context_tokens)))

@@ -94,7 +94,11 @@ pub fn load(path: &Path) -> Result<Loaded, String> {
         .collect();
     Ok(Loaded {
         path: path.to_path_buf(),
-        file_name: file_name(path),
+        // A split is named for its first shard, whichever shard was opened.
+        file_name: art
+            .shards
+            .first()
+            .map_or_else(|| file_name(path), |s| file_name(&s.path)),
         shards: art
             .shards
             .iter()

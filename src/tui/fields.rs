@@ -812,10 +812,12 @@ fn parse_count(text: &str, what: &'static str) -> Result<u64, FieldError> {
     })
 }
 
-/// `--tensor-split` as llama.cpp takes it: proportions per accelerator, `,` or `/` between.
-/// An empty text or "auto" means by memory ("auto" is shown, but the edit needs proportions:
-/// the split by memory is what the scenario has without one).
-fn parse_split(text: &str, what: &'static str) -> Result<Vec<f64>, FieldError> {
+/// `--tensor-split` as llama.cpp takes it: proportions per accelerator, `,` or `/` between;
+/// "auto" (or nothing) splits by memory, as llama.cpp does without `-ts`.
+fn parse_split(text: &str, what: &'static str) -> Result<Option<Vec<f64>>, FieldError> {
+    if text.trim().is_empty() || text.trim().eq_ignore_ascii_case("auto") {
+        return Ok(None);
+    }
     let parts: Vec<&str> = text.split([',', '/']).map(str::trim).collect();
     let mut v = Vec::with_capacity(parts.len());
     for p in parts {
@@ -830,7 +832,7 @@ fn parse_split(text: &str, what: &'static str) -> Result<Vec<f64>, FieldError> {
     if !v.iter().any(|x| *x > 0.0) {
         return Err(FieldError::Empty(what));
     }
-    Ok(v)
+    Ok(Some(v))
 }
 
 /// The split as `-ts` takes it, or "auto" (by memory) without one.

@@ -100,14 +100,32 @@ impl Widget for ArtifactPane<'_> {
             Span::styled(name, t.heading()),
             Span::styled(format!("  {source}"), t.label()),
         ]));
-        lines.push(Line::from(vec![
-            Span::styled(
-                format!("{} bytes", units::group_digits(fig.bytes as u128)),
-                t.text(),
-            ),
-            Span::raw("  "),
-            Span::styled(fig.provenance.label(), t.provenance(fig.provenance)),
-        ]));
+        // The real size on disk; a partial download says so beside it (W counts the
+        // complete file its header describes).
+        match loaded.filter(|l| l.total_bytes < fig.bytes) {
+            Some(l) => lines.push(Line::from(vec![
+                Span::styled(
+                    format!("{} bytes", units::group_digits(l.total_bytes as u128)),
+                    t.text(),
+                ),
+                Span::raw("  "),
+                Span::styled(
+                    format!(
+                        "PARTIAL DOWNLOAD: {} bytes missing",
+                        units::group_digits((fig.bytes - l.total_bytes) as u128)
+                    ),
+                    t.bad(),
+                ),
+            ])),
+            None => lines.push(Line::from(vec![
+                Span::styled(
+                    format!("{} bytes", units::group_digits(fig.bytes as u128)),
+                    t.text(),
+                ),
+                Span::raw("  "),
+                Span::styled(fig.provenance.label(), t.provenance(fig.provenance)),
+            ])),
+        }
         let shards = loaded.map_or(1, |l| l.shards.len());
         let mut size = vec![Span::styled(
             format!(
@@ -121,11 +139,14 @@ impl Widget for ArtifactPane<'_> {
             format!(" · {shards} shard{}", if shards == 1 { "" } else { "s" }),
             t.label(),
         ));
-        if self.weights.len() > 1 {
-            size.push(Span::styled(
-                format!(" + {} extra", self.weights.len() - 1),
-                t.label(),
-            ));
+        // Files beside the artifact (projector, draft): never the artifact's own shards.
+        let extras = self
+            .weights
+            .iter()
+            .filter(|w| !matches!(w.kind, crate::core::weights::WeightKind::Artifact(_)))
+            .count();
+        if extras > 0 {
+            size.push(Span::styled(format!(" + {extras} extra"), t.label()));
         }
         lines.push(Line::from(size));
         lines.push(self.hash_line(inner.width as usize));

@@ -39,6 +39,36 @@ fn kv_total(n: u64) -> String {
     if digits <= 4 { exact } else { fmt::bytes(n) }
 }
 
+/// The KV line of a cache with windowed layers: `3,072 B/tok × 32,768 + 7.500 MiB win =
+/// 103.500 MiB logical, 104 MiB alloc` — the per-token part, the fixed window, the logical and
+/// the allocated figures (None without a window part, or with a recurrent state beside it).
+fn windowed_kv_line(r: &Report) -> Option<String> {
+    let kv = &r.kv;
+    if kv.window_bytes == 0 || kv.recurrent_bytes > 0 {
+        return None;
+    }
+    let n = r.inputs.cache.context;
+    let b = r.inputs.cache.sequences;
+    let seqs = if b > 1 {
+        format!(" × {b} seq")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "{} B/tok × {}{seqs} + {} win = {} logical, {} alloc{}",
+        units::group_digits(kv.growing_bytes_per_token as u128),
+        units::fmt_tokens(n),
+        kv_total(kv.window_bytes),
+        kv_total(kv.bytes),
+        kv_total(kv.allocated_bytes),
+        if r.inputs.cache.swa_full {
+            " (swa-full)"
+        } else {
+            ""
+        }
+    ))
+}
+
 /// What a ceiling is called: a spec bandwidth makes it an optimistic vendor ceiling.
 pub fn ceiling_kind(c: &Ceiling) -> String {
     match c.bandwidth_provenance {
@@ -171,43 +201,59 @@ impl BoundsPane<'_> {
                 head_style,
             ),
         ]));
-        lines.push(Line::from(vec![
-            Span::styled("KV ", t.label()),
-            Span::styled(
-                {
-                    let b = r.kv.bytes_per_token;
-                    if b < 1024 || !b.is_multiple_of(1024) {
-                        format!("{} bytes/token", units::group_digits(b as u128))
+        // Sliding or chunked layers: the per-token part and the fixed window apart, the
+        // logical figure beside the allocated one, so the line multiplies out.
+        if let Some(l) = windowed_kv_line(r) {
+            lines.push(Line::from(vec![
+                Span::styled("KV ", t.label()),
+                Span::styled(l, t.text()),
+            ]));
+        } else {
+            lines.push(Line::from(vec![
+                Span::styled("KV ", t.label()),
+                Span::styled(
+                    {
+                        // The per-token part of the figure beside it (with --swa-full the sliding layers
+                        // grow too), so the line multiplies out.
+                        let b = r.kv.growing_bytes_per_token;
+                        if b < 1024 || !b.is_multiple_of(1024) {
+                            format!("{} bytes/token", units::group_digits(b as u128))
+                        } else {
+                            format!(
+                                "{} bytes/token = {}",
+                                units::group_digits(b as u128),
+                                units::exact_binary(b)
+                            )
+                        }
+                    },
+                    t.text(),
+                ),
+                Span::styled(" · ", t.label()),
+                Span::styled(
+                    if r.inputs.cache.sequences > 1 {
+                        format!(
+                            "{} at {} tokens × {} sequences",
+                            kv_total(c.kv_bytes),
+                            units::fmt_tokens(n),
+                            r.inputs.cache.sequences
+                        )
                     } else {
                         format!(
-                            "{} bytes/token = {}",
-                            units::group_digits(b as u128),
-                            units::exact_binary(b)
+                            "{} at {} tokens",
+                            kv_total(c.kv_bytes),
+                            units::fmt_tokens(n)
                         )
-                    }
-                },
-                t.text(),
-            ),
-            Span::styled(" · ", t.label()),
-            Span::styled(
-                if r.inputs.cache.sequences > 1 {
-                    format!(
-                        "{} at {} tokens × {} sequences",
-                        kv_total(c.kv_bytes),
-                        units::fmt_tokens(n),
-                        r.inputs.cache.sequences
-                    )
-                } else {
-                    format!(
-                        "{} at {} tokens",
-                        kv_total(c.kv_bytes),
-                        units::fmt_tokens(n)
-                    )
-                },
-                t.text(),
-            ),
-        ]));
+                    },
+                    t.text(),
+                ),
+            ]));
+        }
         let max = match c.max_context_tokens {
+            // A refused configuration starts at no context: no figure under the ✗.
+            _ if c.refused() => vec![
+                Span::styled("largest context that fits ", t.label()),
+                Span::styled("none: llama.cpp will not start", t.bad()),
+            ],
             Some(m) => {
                 let mut v = vec![
                     Span::styled("largest context that fits ", t.label()),

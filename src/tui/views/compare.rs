@@ -17,17 +17,19 @@ use std::cmp::Ordering;
 pub enum Col {
     /// Fits or not.
     Fits,
+    /// The machine's own placement: `-ngl` all, or the most layers that fit.
+    Ngl,
     /// Headroom.
     Headroom,
     /// Largest context.
     MaxContext,
-    /// Short-context ceiling.
+    /// Short-context ceiling (inventory when the header is known, else file mode).
     Short,
-    /// Full-context ceiling (non-overlapped).
+    /// Ceiling at the context the rows rank by (inventory when known, else file mode).
     Full,
     /// Full-context ceiling with perfect overlap.
     Overlap,
-    /// Inventory-mode ceiling.
+    /// File mode at the context: the rate if every byte of the file is read per token.
     Inventory,
     /// Prefill ceiling.
     Prefill,
@@ -41,8 +43,9 @@ pub enum Col {
 
 impl Col {
     /// Every column, left to right.
-    pub const ALL: [Col; 11] = [
+    pub const ALL: [Col; 12] = [
         Col::Fits,
+        Col::Ngl,
         Col::Headroom,
         Col::MaxContext,
         Col::Short,
@@ -58,12 +61,13 @@ impl Col {
     pub fn title(self) -> &'static str {
         match self {
             Col::Fits => "fits",
+            Col::Ngl => "-ngl",
             Col::Headroom => "free GiB",
             Col::MaxContext => "max context",
             Col::Short => "short ctx",
             Col::Full => "at context",
             Col::Overlap => "overlapped",
-            Col::Inventory => "inventory",
+            Col::Inventory => "every byte",
             Col::Prefill => "prefill",
             Col::CapacityTier => "fullest tier",
             Col::DecodeTier => "slowest tier",
@@ -74,12 +78,13 @@ impl Col {
     pub fn width(self) -> u16 {
         match self {
             Col::Fits => 4,
+            Col::Ngl => 7,
             Col::Headroom => 9,
             Col::MaxContext => 11,
             Col::Short => 9,
             Col::Full => 10,
             Col::Overlap => 10,
-            Col::Inventory => 9,
+            Col::Inventory => 10,
             Col::Prefill => 8,
             Col::CapacityTier => 12,
             Col::DecodeTier => 12,
@@ -96,12 +101,13 @@ impl Col {
     fn numeric(self, f: &CompareFigures) -> f64 {
         match self {
             Col::Fits => f.fits as u8 as f64,
+            Col::Ngl => f.gpu_layers.map_or(0.0, f64::from),
             Col::Headroom => f.headroom_bytes as f64,
             Col::MaxContext => f.max_context_tokens.map_or(f64::INFINITY, |m| m as f64),
-            Col::Short => f.short_tokens_per_second,
-            Col::Full => f.full_tokens_per_second,
+            Col::Short => f.ceiling_short_tokens_per_second,
+            Col::Full => f.ceiling_tokens_per_second,
             Col::Overlap => f.overlapped_tokens_per_second,
-            Col::Inventory => f.inventory_full_tokens_per_second.unwrap_or(0.0),
+            Col::Inventory => f.full_tokens_per_second,
             Col::Prefill => f.prefill_tokens_per_second.unwrap_or(0.0),
             Col::CapacityTier | Col::DecodeTier | Col::Basis => 0.0,
         }
@@ -109,18 +115,21 @@ impl Col {
     fn text(self, f: &CompareFigures) -> String {
         match self {
             Col::Fits => if f.fits { "yes" } else { "NO" }.into(),
+            Col::Ngl => match f.gpu_layers {
+                Some(n) if n < f.all_gpu_layers => format!("{n}/{}", f.all_gpu_layers),
+                Some(_) => "all".into(),
+                None => "—".into(),
+            },
             Col::Headroom => {
                 crate::tui::format::grouped(f.headroom_bytes as f64 / units::GIB as f64, 3)
             }
             Col::MaxContext => f
                 .max_context_tokens
                 .map_or("no limit".into(), units::fmt_tokens),
-            Col::Short => column_rate(f.short_tokens_per_second),
-            Col::Full => column_rate(f.full_tokens_per_second),
+            Col::Short => column_rate(f.ceiling_short_tokens_per_second),
+            Col::Full => column_rate(f.ceiling_tokens_per_second),
             Col::Overlap => column_rate(f.overlapped_tokens_per_second),
-            Col::Inventory => f
-                .inventory_full_tokens_per_second
-                .map_or("—".into(), column_rate),
+            Col::Inventory => column_rate(f.full_tokens_per_second),
             Col::Prefill => f
                 .prefill_tokens_per_second
                 .map_or("none".into(), column_rate),
@@ -586,8 +595,18 @@ impl Widget for CompareScreen<'_> {
         } else if let Some(n) = &v.note {
             Line::from(Span::styled(n.clone(), t.warn()))
         } else {
+            // Upper bounds only when counted from the tensor inventory; else every figure is
+            // file mode and says so.
+            let upper = v
+                .rows
+                .iter()
+                .any(|r| r.outcome.as_ref().is_ok_and(|f| f.ceiling_is_upper_bound));
             Line::from(Span::styled(
-                "ceilings in tokens/s, not predictions · free in GiB · ★ best that fits · non-fitting last · spec* = vendor bandwidth",
+                if upper {
+                    "upper bounds in tokens/s, not predictions (every byte: file mode) · own -ngl · free GiB · ★ best that fits · non-fitting last · spec* = vendor bw"
+                } else {
+                    "tokens/s if every byte is read (file mode: no inventory, not upper bounds) · own -ngl · free GiB · ★ best fit · non-fitting last · spec* = vendor bw"
+                },
                 t.label(),
             ))
         };

@@ -468,7 +468,7 @@ impl Widget for LibraryScreen<'_> {
         // The keys are in the footer below, with every other view's.
         Paragraph::new(Line::from(Span::styled(
             format!(
-                "{note}ceilings tok/s at ctx (upper bounds) · GB = 10^9 B · * above native{problems}"
+                "{note}ceilings tok/s at ctx (upper bounds) · own -ngl · GB = 10^9 B · * above native{problems}"
             ),
             t.label(),
         )))
