@@ -346,9 +346,10 @@ fn opening_a_file_and_switching_a_machine_agree_with_the_cli() {
     assert_same(&explorer_json(&app), &cli_json(&args, &config), "switch");
 }
 
-/// A partial download opened in the explorer carries the same warning as `report --gguf`.
+/// A partial download is refused for the bounds by `report --gguf` and by the explorer's open,
+/// with the same line (the explorer still lists its tensors and metadata).
 #[test]
-fn a_partial_download_is_marked_in_the_explorer_as_in_the_cli() {
+fn a_partial_download_is_refused_alike_by_the_explorer_and_the_cli() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("none");
     let model = dir.path().join("partial.gguf");
@@ -356,20 +357,31 @@ fn a_partial_download_is_marked_in_the_explorer_as_in_the_cli() {
         .write_file(&model, llmbound::gguf::writer::Data::HeaderOnly)
         .unwrap();
     let mut app = explorer(&config, &ScenarioOptions::default());
+    let before = explorer_json(&app);
     app.update(Action::OpenPath(model.clone()));
     app.wait_for_jobs(std::time::Duration::from_secs(30));
-    let warned = |w: &[String]| w.iter().any(|w| w.starts_with("partial download"));
+    let m = app.message.clone().expect("a message");
+    assert!(m.error && m.text.contains("incomplete:"), "{m:?}");
+    assert_eq!(
+        explorer_json(&app),
+        before,
+        "the bounds keep the previous model"
+    );
     assert!(
-        warned(&app.ws().scenario().model.warnings),
-        "{:?}",
-        app.ws().scenario().model.warnings
+        app.file.loaded.is_some(),
+        "its tensors can still be browsed"
     );
-    let m = model.display().to_string();
-    assert_same(
-        &explorer_json(&app),
-        &cli_json(&["--gguf", m.as_str()], &config),
-        "partial",
-    );
+    let out = Command::cargo_bin("llmbound")
+        .unwrap()
+        .env("LLMBOUND_CONFIG_DIR", &config)
+        .args(["report", "--gguf"])
+        .arg(&model)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let reason = m.text.split("previous model: ").nth(1).unwrap();
+    assert!(err.contains(reason), "CLI: {err}\nexplorer: {reason}");
 }
 
 /// A llama-bench row is evaluated on the scenario its settings make: the same edits as the

@@ -81,17 +81,16 @@ impl App {
     /// Use an opened file: the workspace takes its model, W and inventory (files loaded beside
     /// the model, the machine and the settings stay).
     pub fn apply_loaded(&mut self, loaded: file::Loaded) {
-        if let Err(e) = &loaded.model {
-            // Browse the file; the bounds keep the scenario they had.
-            let msg = format!(
-                "opened {}: tensors (t) and metadata (m) are shown, but the bounds keep the previous model: {e}",
-                loaded.file_name
-            );
-            self.show_file(loaded);
-            self.error(msg);
-            return;
-        }
         match self.ws.open(&loaded.opened) {
+            Err(crate::workspace::Refusal::NoModel(e)) => {
+                // Browse the file; the bounds keep the scenario they had.
+                let msg = format!(
+                    "opened {}: tensors (t) and metadata (m) are shown, but the bounds keep the previous model: {e}",
+                    loaded.file_name
+                );
+                self.show_file(loaded);
+                self.error(msg);
+            }
             Ok(()) => {
                 self.after_change();
                 let name = loaded.file_name.clone();

@@ -120,6 +120,11 @@ pub fn new_model(
     o: &Opened,
     matched: Option<&(ModelFile, ArtifactFile)>,
 ) -> Result<(NewModel, ArchFigures), String> {
+    // A partial download is refused for the bounds everywhere with `inspect`'s line (its
+    // tensors and metadata can still be browsed).
+    if let Some(why) = gguf::incomplete_reason(&o.path, &o.artifact) {
+        return Err(why);
+    }
     let (mut shape, figures) = match &o.model {
         Ok(m) => m.clone(),
         Err(_) => return Err(o.model_error_line().unwrap_or_default()),
