@@ -10,6 +10,7 @@ pub mod gpu_layers;
 pub mod kv;
 pub mod model;
 pub mod overflow;
+pub mod placement;
 pub mod roofline;
 pub mod runtime;
 pub mod scenario;
