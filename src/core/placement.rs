@@ -29,7 +29,7 @@
 //!   only the main GPU (`-mg`); `-sm row` is refused (no split buffers modelled).
 //! - `src/llama-model-loader.cpp` `create_tensor`: the first `-ot` pattern that
 //!   `std::regex_search`es the tensor name decides its buffer; a tied output is a duplicate of
-//!   the token embedding placed with the output layer.
+//!   the token embedding (same name) placed with the output layer.
 //! - `src/llama-kv-cache.cpp`: each layer's cache on that layer's device (host with `-nkvo`).
 //! - `common/fit.cpp` `common_params_fit_impl`: step by step, see [`fit`].
 //!
@@ -270,7 +270,7 @@ pub enum TensorLayer {
 /// One tensor as the placement sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlacedTensor {
-    /// Name (`blk.3.ffn_up_exps.weight`); the tied output copy is `output.weight`.
+    /// Name (`blk.3.ffn_up_exps.weight`); the tied output copy keeps `token_embd.weight`.
     pub name: String,
     /// Data bytes.
     pub bytes: u64,
@@ -340,8 +340,9 @@ impl PlacementModel {
             && !out.iter().any(|t| t.name == "output.weight")
             && let Some(e) = out.iter().find(|t| t.name == "token_embd.weight")
         {
+            // llama.cpp's duplicate keeps the embedding's name (so `-ot token_embd` moves it)
             out.push(PlacedTensor {
-                name: "output.weight".into(),
+                name: e.name.clone(),
                 bytes: e.bytes,
                 layer: TensorLayer::Output,
             });
