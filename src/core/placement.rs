@@ -418,6 +418,12 @@ pub struct ContextFigures {
     pub compute_bytes: u64,
     /// The part of it that is the logits (n_vocab × rows f32), held where the output is.
     pub logits_bytes: u64,
+    /// One hidden-state row block, n_embd × rows f32 (what passes between devices).
+    pub embd_bytes: u64,
+    /// The host's share when every layer runs on devices (flash attention, as measured on
+    /// llama.cpp b11434's RPC devices): the f16 KQ masks (cells × rows × 2 per attention
+    /// cache) and four hidden-state blocks. An estimate fitted to the fixtures.
+    pub host_inputs_bytes: u64,
 }
 
 /// How a compute figure was obtained.
@@ -606,27 +612,36 @@ pub fn place(
             }
         }
     }
-    // Compute: every backend that runs a layer (or the output) reserves the single-backend
-    // figure; the host keeps at least the inputs (its share of the graph is the embedding
-    // lookup when nothing else runs there).
-    let runs: Vec<bool> = (0..nd)
-        .map(|d| layer_device.contains(&Buffer::Device(d)) || output_device == Buffer::Device(d))
-        .collect();
-    for (d, r) in runs.iter().enumerate() {
-        if *r {
-            let without_logits = ctx.compute_bytes.saturating_sub(ctx.logits_bytes);
-            devices_mem[d].compute = Bytes(if output_device == Buffer::Device(d) {
-                ctx.compute_bytes
-            } else {
-                without_logits
-            });
-        }
-    }
+    // Compute (an estimate, see `ComputeBasis`): shapes measured on llama.cpp b11434's RPC
+    // devices. The device with the output layer holds the logits and one hidden-state block
+    // when it does not run the whole graph, the logits and the host's inputs when it does; a
+    // device without the output keeps the single-backend figure without logits; the host
+    // keeps the inputs when no layer runs there, else the single-backend figure.
     host_has_layer_work |= layer_device.contains(&Buffer::Host) || output_device == Buffer::Host;
+    let without_logits = ctx.compute_bytes.saturating_sub(ctx.logits_bytes);
+    for (d, mem) in devices_mem.iter_mut().enumerate() {
+        let here = Buffer::Device(d);
+        let runs_layers = layer_device.contains(&here);
+        let whole = !host_has_layer_work
+            && nd == 1
+            && layer_device.iter().all(|b| *b == here)
+            && output_device == here;
+        mem.compute = Bytes(if output_device == here {
+            if whole {
+                ctx.logits_bytes.saturating_add(ctx.host_inputs_bytes)
+            } else {
+                ctx.logits_bytes.saturating_add(ctx.embd_bytes)
+            }
+        } else if runs_layers {
+            without_logits
+        } else {
+            0
+        });
+    }
     host.compute = Bytes(if host_has_layer_work || nd == 0 {
         ctx.compute_bytes
     } else {
-        0
+        ctx.host_inputs_bytes
     });
     Ok(Placement {
         devices_used: used,
@@ -762,6 +777,9 @@ impl Ngl {
     }
 }
 
+/// The settings a per-device layer count stands for, its `-ts` and its printed `-ot` list.
+type FitSettingsFor = (PlacementSettings, Vec<u32>, Vec<(String, String)>);
+
 struct FitState<'a> {
     model: &'a PlacementModel,
     devices: &'a [Device],
@@ -778,11 +796,7 @@ impl FitState<'_> {
     }
 
     /// `set_ngl_tensor_split_tbo`.
-    fn settings_for(
-        &self,
-        ngl: &[Ngl],
-        overflow: &[Target],
-    ) -> Result<(PlacementSettings, Vec<u32>, Vec<(String, String)>), FitRefusal> {
+    fn settings_for(&self, ngl: &[Ngl], overflow: &[Target]) -> Result<FitSettingsFor, FitRefusal> {
         let nd = self.devices.len();
         let hp_ngl = self.model.n_layer;
         let total: u32 = ngl.iter().map(|n| n.n_layer).sum();
@@ -1243,10 +1257,27 @@ pub fn context_figures(
     };
     let rb = runtime::buffers(model, ff, &kv, &g);
     let rows = kv.allocated_context.min(cs.ubatch).max(1);
+    let embd = model
+        .embedding_length
+        .saturating_mul(rows)
+        .saturating_mul(4);
+    let masks: u64 = kv
+        .caches
+        .iter()
+        .filter(|c| matches!(c.kind, kv::CacheKind::Kv | kv::CacheKind::Swa))
+        .map(|c| {
+            c.cells
+                .saturating_mul(c.streams.max(1))
+                .saturating_mul(rows)
+                .saturating_mul(2)
+        })
+        .sum();
     ContextFigures {
         layer_bytes,
         compute_bytes: rb.compute_bytes,
         logits_bytes: model.vocab_size.saturating_mul(rows).saturating_mul(4),
+        embd_bytes: embd,
+        host_inputs_bytes: masks.saturating_add(embd.saturating_mul(4)),
     }
 }
 
@@ -1372,8 +1403,7 @@ mod tests {
     fn ctx(n_layer: u32, per: u64) -> ContextFigures {
         ContextFigures {
             layer_bytes: vec![per; n_layer as usize],
-            compute_bytes: 0,
-            logits_bytes: 0,
+            ..Default::default()
         }
     }
 
