@@ -1504,4 +1504,71 @@ mod tests {
             "-c 4096 -ngl 3"
         );
     }
+
+    #[test]
+    fn args_and_estimated_model() {
+        let d = [dev("A", 8), dev("B", 8)];
+        let a: Vec<String> = [
+            "-c",
+            "8192",
+            "-ngl",
+            "all",
+            "-ts",
+            "3,1",
+            "--n-cpu-moe",
+            "2",
+            "-nkvo",
+            "-np",
+            "2",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let p = parse_args(&a, &d).unwrap();
+        assert_eq!(p.n_ctx, Some(8192));
+        assert_eq!(p.settings.gpu_layers, GpuLayers::All);
+        assert_eq!(p.settings.tensor_split, Some(vec![3.0, 1.0]));
+        assert_eq!(p.settings.overrides.len(), 2);
+        assert_eq!(
+            p.settings.overrides[1].pattern,
+            r"blk\.1\.ffn_(up|down|gate|gate_up)_(ch|)exps"
+        );
+        assert!(p.settings.no_kv_offload);
+        assert_eq!(p.rest, vec!["-np".to_string(), "2".to_string()]);
+        for bad in [
+            &["-ngl"][..],
+            &["-ts", "a,b"],
+            &["-sm", "diag"],
+            &["--n-cpu-moe", "-1"],
+        ] {
+            let v: Vec<String> = bad.iter().map(|s| s.to_string()).collect();
+            assert!(parse_args(&v, &d).is_err(), "{bad:?}");
+        }
+        // without a tensor list: estimated per-layer bytes, flagged so
+        let split = WeightSplit {
+            layer: vec![100; 4],
+            layer_experts: vec![60; 4],
+            output: 10,
+            tied: false,
+            embedding: 20,
+            embedding_row: 1,
+            other: 0,
+            exact: false,
+        };
+        let m = PlacementModel::estimated(&split, 8, 4096);
+        assert!(!m.exact);
+        let p = place(
+            &m,
+            &ctx(4, 0),
+            &d[..1],
+            &PlacementSettings {
+                overrides: vec![cpu_moe()],
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(!p.exact_model);
+        assert_eq!(p.host.model.0, padded(20) + 4 * padded(60));
+        assert_eq!(p.devices[0].model.0, 4 * padded(40) + padded(10));
+    }
 }
