@@ -789,14 +789,19 @@ struct FitState<'a> {
     devices: &'a [Device],
     base: &'a PlacementSettings,
     context_at: &'a dyn Fn(u32) -> ContextFigures,
+    /// The context figures of the last context measured (most probes share one context).
+    cached: Option<(u32, ContextFigures)>,
     probes: u32,
 }
 
 impl FitState<'_> {
     fn measure(&mut self, s: &PlacementSettings, n_ctx: u32) -> Result<Placement, FitRefusal> {
         self.probes += 1;
-        let ctx = (self.context_at)(n_ctx);
-        place(self.model, &ctx, self.devices, s).map_err(|e| FitRefusal(e.0))
+        if self.cached.as_ref().is_none_or(|(n, _)| *n != n_ctx) {
+            self.cached = Some((n_ctx, (self.context_at)(n_ctx)));
+        }
+        let ctx = &self.cached.as_ref().expect("just set").1;
+        place(self.model, ctx, self.devices, s).map_err(|e| FitRefusal(e.0))
     }
 
     /// `set_ngl_tensor_split_tbo`.
@@ -876,6 +881,7 @@ pub fn fit(
         devices,
         base: settings,
         context_at,
+        cached: None,
         probes: 0,
     };
     let nd = devices.len();
