@@ -11,6 +11,7 @@ pub mod kv;
 pub mod mlx;
 pub mod model;
 pub mod overflow;
+pub mod placement;
 pub mod roofline;
 pub mod runtime;
 pub mod scenario;

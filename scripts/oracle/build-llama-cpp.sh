@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Build llama.cpp's llama-fit-params (CPU only, patched by patch_llama_cpp.py) outside the
-# repository, as the oracle for tests/fixtures/llama-cpp/. Idempotent: re-running with the
+# Build llama.cpp's llama-fit-params and ggml-rpc-server (CPU plus the RPC backend, patched by
+# patch_llama_cpp.py) outside the repository, as the oracle for tests/fixtures/llama-cpp/.
+# The RPC server stands in for devices of chosen sizes (LLMBOUND_RPC_MEM_BYTES) for the
+# placement fixtures (scripts/oracle/placement.py); without --rpc, llama-fit-params is CPU-only. Idempotent: re-running with the
 # same pinned version reuses the download, the extracted tree and the build directory.
 #
 #   scripts/oracle/build-llama-cpp.sh            # builds under /work/llama-cpp
@@ -42,8 +44,10 @@ python3 "$here/patch_llama_cpp.py" "$src"
 
 cmake -S "$src" -B "$src/build" -DCMAKE_BUILD_TYPE=Release \
     -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
-    -DLLAMA_BUILD_SERVER=OFF -DGGML_NATIVE=OFF -DLLAMA_BUILD_NUMBER="$build_number" >/dev/null
-cmake --build "$src/build" --target llama-fit-params -j "$jobs"
+    -DLLAMA_BUILD_SERVER=OFF -DGGML_NATIVE=OFF -DGGML_RPC=ON \
+    -DLLAMA_BUILD_NUMBER="$build_number" >/dev/null
+cmake --build "$src/build" --target llama-fit-params ggml-rpc-server -j "$jobs"
 
 "$src/build/bin/llama-fit-params" --version
 echo "llama-fit-params: $src/build/bin/llama-fit-params"
+echo "ggml-rpc-server:  $src/build/bin/ggml-rpc-server"

@@ -6,7 +6,9 @@ The patch only adds log lines and one option: it changes no computation.
     server and a few examples);
   * every cache, recurrent state, output, compute and model buffer is also logged in exact
     bytes, on lines that start with `llmbound-exact:` so the runner can parse them without
-    the MiB rounding of the upstream lines.
+    the MiB rounding of the upstream lines;
+  * the RPC server advertises `LLMBOUND_RPC_MEM_BYTES` bytes (free = total) when that is set,
+    so the placement oracle can emulate devices of chosen sizes.
 
 Idempotent: a file that already carries the marker is left alone. Each replacement must
 match exactly once, so a llama.cpp that moved fails loudly here instead of silently
@@ -164,6 +166,23 @@ PATCHES = [
         "            return 1;\n"
         "        }\n"
         "        common_log_flush(common_log_main());\n",
+    ),
+    (
+        "ggml/src/ggml-rpc/ggml-rpc.cpp",
+        "#include <cstring>\n",
+        "#include <cstring>\n#include <cstdlib>\n",
+    ),
+    (
+        "ggml/src/ggml-rpc/ggml-rpc.cpp",
+        "    ggml_backend_dev_memory(dev, &free, &total);\n"
+        "    response.free_mem = free;\n",
+        "    ggml_backend_dev_memory(dev, &free, &total);\n"
+        "    // llmbound-exact: with LLMBOUND_RPC_MEM_BYTES set, the server advertises that much memory\n"
+        "    // (free = total), so a placement oracle can emulate devices of chosen sizes\n"
+        '    if (const char * llmbound_mem = std::getenv("LLMBOUND_RPC_MEM_BYTES")) {\n'
+        "        free = total = (size_t) std::strtoull(llmbound_mem, nullptr, 10);\n"
+        "    }\n"
+        "    response.free_mem = free;\n",
     ),
 ]
 

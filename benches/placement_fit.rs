@@ -1,0 +1,97 @@
+//! The `-fit` search of `core::placement` on the Qwen3-30B-A3B-shaped header of the placement
+//! fixtures (128 experts, 48 layers) over four devices of 3.96 GiB at `-c 32768`, the case
+//! llama-fit-params needs 7.65 s and 135 dry runs for on the fixture machine
+//! (tests/fixtures/llama-cpp/placement/qwen3-30b-a3b-shape.json, `seconds`).
+//! `LLMBOUND_FIT_ONCE=1` runs the search once and prints its time and plan.
+
+use criterion::{Criterion, criterion_group};
+use llmbound::core::kv::CacheSettings;
+use llmbound::core::placement::{self, Device, FitSettings, PlacementModel, PlacementSettings};
+use llmbound::core::units::Bytes;
+use llmbound::profile::Catalog;
+use std::hint::black_box;
+use std::path::Path;
+use std::time::Instant;
+
+struct Input {
+    model: PlacementModel,
+    shape: llmbound::core::model::ModelShape,
+    ff: llmbound::core::runtime::FeedForward,
+    devices: Vec<Device>,
+}
+
+fn input() -> Input {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/llama-cpp/placement/models/qwen3-30b-a3b-shape.header.gguf");
+    let g = llmbound::workspace::open_gguf(&Catalog::builtin(), &path).expect("fixture header");
+    let shape = g.shape().cloned().expect("shape");
+    let tensors: Vec<(String, u64)> = g
+        .artifact()
+        .tensors()
+        .map(|t| (t.name().to_string(), t.bytes.unwrap_or(0)))
+        .collect();
+    let model = PlacementModel::from_tensors(
+        tensors.iter().map(|(n, b)| (n.as_str(), *b)),
+        shape.layer_count(),
+        shape.moe.map_or(0, |m| m.experts),
+        40_960,
+        shape.tied_embeddings,
+    );
+    let ff = g.inventory().to_core_inventory().feed_forward;
+    let devices = (0..4)
+        .map(|i| Device {
+            buffer_name: format!("RPC0[127.0.0.1:{}]", 50_000 + i),
+            free: Bytes(4_249_878_528),
+            total: Bytes(4_249_878_528),
+        })
+        .collect();
+    Input {
+        model,
+        shape,
+        ff,
+        devices,
+    }
+}
+
+fn run(i: &Input) -> placement::FitPlan {
+    let cs = CacheSettings::default();
+    let ctx = |n: u32| placement::context_figures(&i.shape, &i.ff, &cs, n);
+    let fs = FitSettings {
+        n_ctx: Some(32_768),
+        ..Default::default()
+    };
+    placement::fit(
+        &i.model,
+        &i.devices,
+        &PlacementSettings::default(),
+        &fs,
+        &ctx,
+    )
+    .expect("plan")
+}
+
+fn bench(c: &mut Criterion) {
+    let i = input();
+    c.bench_function("fit qwen3-30b-a3b shape, 4 devices, -c 32768", |b| {
+        b.iter(|| black_box(run(&i)))
+    });
+}
+
+criterion_group!(benches, bench);
+
+fn main() {
+    if std::env::var_os("LLMBOUND_FIT_ONCE").is_some() {
+        let i = input();
+        let t0 = Instant::now();
+        let plan = run(&i);
+        println!(
+            "{:.1} ms, {} projections: {}",
+            t0.elapsed().as_secs_f64() * 1000.0,
+            plan.probes,
+            plan.arguments()
+        );
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -1,0 +1,1584 @@
+//! Placement of every tensor on a machine's devices by llama.cpp's rules (b11434), the memory
+//! each device then holds as llama.cpp's memory breakdown prints it, and the `-fit` plan
+//! (`common_fit_params`) replayed over that projection. Pure: no I/O, no other top-level
+//! module.
+//!
+//! # API
+//!
+//! ```text
+//! PlacementModel::from_tensors(names_and_bytes, n_layer, n_expert, n_ctx_train, tied)
+//!                                       -> PlacementModel   (exact, from a GGUF tensor list)
+//! PlacementModel::estimated(&WeightSplit, n_expert, n_ctx_train)
+//!                                       -> PlacementModel   (per-layer bytes estimated; flagged)
+//! PlacementSettings { gpu_layers, tensor_split, split_mode, main_gpu, overrides, no_kv_offload }
+//!     Override::parse_list("re=CPU,re2=RPC0[…]")  (-ot), cpu_moe() (--cpu-moe),
+//!     n_cpu_moe(n) (--n-cpu-moe), n_cpu_ffn(n) (--n-cpu-ffn): llama.cpp's own patterns
+//! place(&model, &ContextFigures, &[Device], &settings) -> Result<Placement, PlacementError>
+//!     Placement { tensor_buffer, layer_device, output_device, devices: Vec<Memory>, host: Memory }
+//! fit(&model, &[Device], &settings, &FitSettings, &dyn Fn(n_ctx) -> ContextFigures)
+//!     -> Result<FitPlan, FitRefusal>;  FitPlan::arguments() is the line llama-fit-params prints
+//! scenario_context(&Scenario) -> impl Fn(u32) -> ContextFigures   (the cache and buffers of
+//!     the scenario at llama.cpp's total n_ctx, from core::kv and core::runtime)
+//! ```
+//!
+//! # Rules replayed (llama.cpp b11434)
+//! - `src/llama-model.cpp` `load_tensors`: the input layer (token embedding, position and
+//!   token-type embeddings) always on the CPU; `i_gpu_start = max(L + 1 − ngl, 0)`; layer `il`
+//!   (and the output layer as `il = L`) on the device `upper_bound(splits, (il − i_gpu_start) /
+//!   act_gpu_layers)` with f32 cumulative splits (`-ts`, else free memory); `-sm none` keeps
+//!   only the main GPU (`-mg`); `-sm row` is refused (no split buffers modelled).
+//! - `src/llama-model-loader.cpp` `create_tensor`: the first `-ot` pattern that
+//!   `std::regex_search`es the tensor name decides its buffer; a tied output is a duplicate of
+//!   the token embedding (same name) placed with the output layer.
+//! - `src/llama-kv-cache.cpp`: each layer's cache on that layer's device (host with `-nkvo`).
+//! - `common/fit.cpp` `common_params_fit_impl`: step by step, see [`fit`].
+//!
+//! Model and context bytes are exact when the tensor list is (each tensor padded to the
+//! buffer's 32-byte alignment): equal to llama.cpp's breakdown on all 244 fixture placements
+//! (tests/placement_oracle.rs). Compute buffers per device are an ESTIMATE (see
+//! [`ComputeBasis`]): the scheduler's split graphs, its input copies (four with pipeline
+//! parallelism) and op offload are not replayed; shapes measured on the fixtures stand in
+//! (within 5% / 16 MiB on 204 of 683 buffers). Because `-fit` compares these totals with its
+//! targets, a plan can differ from llama.cpp's near a boundary (46 of 72 fixture plans are
+//! identical). CPU_REPACK (a host buffer type llama.cpp lists on its own row, chosen by the
+//! CPU's features) is counted in the host's model bytes.
+
+use regex::Regex;
+
+use super::kv::{self, CacheSettings, KvCache};
+use super::model::ModelShape;
+use super::runtime::{self, FeedForward, GraphSettings};
+use super::scenario::Scenario;
+use super::tiers::WeightSplit;
+use super::units::{Bytes, MIB};
+
+/// Buffer alignment of the CPU and RPC buffer types (`TENSOR_ALIGNMENT`).
+pub const ALIGNMENT: u64 = 32;
+
+/// `-fitt` default: the free memory `-fit` leaves on every device, 1024 MiB.
+pub const DEFAULT_FIT_MARGIN: Bytes = Bytes(1024 * MIB);
+
+/// `-fitc` default: the smallest context `-fit` sets, 4096 tokens.
+pub const DEFAULT_FIT_MIN_CTX: u32 = 4096;
+
+/// llama.cpp's `llama_max_tensor_buft_overrides()`.
+pub const MAX_OVERRIDES: usize = 4096;
+
+/// `LLM_FFN_EXPS_REGEX` (common/common.h): the routed-expert tensors.
+pub const FFN_EXPS_REGEX: &str = r"\.ffn_(up|down|gate|gate_up)_(ch|)exps";
+
+/// `LLM_FFN_DENSE_REGEX` (common/common.h): the dense FFN tensors.
+pub const FFN_DENSE_REGEX: &str = r"\.ffn_(up|down|gate)\.";
+
+/// One accelerator as llama.cpp sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Device {
+    /// Its buffer type's name, as `-ot` and the fitted arguments spell it (`CUDA0`,
+    /// `RPC0[127.0.0.1:50052]`).
+    pub buffer_name: String,
+    /// The memory the backend reports free (`ggml_backend_dev_memory`).
+    pub free: Bytes,
+    /// The memory the backend reports in total.
+    pub total: Bytes,
+}
+
+/// `-ngl`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GpuLayers {
+    /// `auto` (the default, -1): all layers, and `-fit` may choose.
+    #[default]
+    Auto,
+    /// `all` (-2): all layers; `-fit` treats it as set by the user.
+    All,
+    /// A number: the output layer plus the last n − 1 repeating layers.
+    Count(u32),
+}
+
+impl GpuLayers {
+    /// llama.cpp's `n_gpu_layers` value (-1 auto, -2 all).
+    pub fn raw(self) -> i64 {
+        match self {
+            GpuLayers::Auto => -1,
+            GpuLayers::All => -2,
+            GpuLayers::Count(n) => i64::from(n),
+        }
+    }
+    /// The layer count in effect for a model of `n_layer` repeating layers (`auto`/`all` =
+    /// L + 1), as `llama_model::n_gpu_layers()`.
+    pub fn effective(self, n_layer: u32) -> u32 {
+        match self {
+            GpuLayers::Count(n) => n,
+            _ => n_layer.saturating_add(1),
+        }
+    }
+    /// Parse `-ngl`'s value: a number, `auto` or `all`.
+    pub fn parse(s: &str) -> Result<GpuLayers, PlacementError> {
+        match s {
+            "auto" => Ok(GpuLayers::Auto),
+            "all" => Ok(GpuLayers::All),
+            n => match n.parse::<i64>() {
+                Ok(-1) => Ok(GpuLayers::Auto),
+                Ok(-2) => Ok(GpuLayers::All),
+                Ok(v) if v >= 0 => Ok(GpuLayers::Count(u32::try_from(v).unwrap_or(u32::MAX))),
+                _ => Err(PlacementError(format!(
+                    "-ngl {s}: expected a number, auto or all"
+                ))),
+            },
+        }
+    }
+}
+
+/// `-sm`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SplitMode {
+    /// `none`: only the main GPU (`-mg`).
+    None,
+    /// `layer` (the default): whole layers per device.
+    #[default]
+    Layer,
+    /// `row`: rows of each matrix across devices (refused here, as `-fit` refuses it).
+    Row,
+}
+
+/// Where an override sends a tensor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// The CPU buffer type (host memory; CPU_REPACK where the CPU repacks the type).
+    Cpu,
+    /// A device's buffer type, by index into the device list.
+    Device(usize),
+}
+
+/// One `-ot PATTERN=BUFT`.
+#[derive(Debug, Clone)]
+pub struct Override {
+    /// The pattern as written (ECMAScript regex, searched anywhere in the tensor name).
+    pub pattern: String,
+    /// Where a match goes.
+    pub target: Target,
+    regex: Regex,
+}
+
+impl PartialEq for Override {
+    fn eq(&self, other: &Self) -> bool {
+        self.pattern == other.pattern && self.target == other.target
+    }
+}
+
+impl Override {
+    /// An override; the pattern must be a valid regex.
+    pub fn new(pattern: &str, target: Target) -> Result<Override, PlacementError> {
+        let regex = Regex::new(pattern)
+            .map_err(|e| PlacementError(format!("-ot {pattern}: not a regex: {e}")))?;
+        Ok(Override {
+            pattern: pattern.to_string(),
+            target,
+            regex,
+        })
+    }
+
+    /// Parse `-ot`'s value `PATTERN=BUFT,…` against the devices' buffer names (and `CPU`), as
+    /// `parse_tensor_buffer_overrides` does: an unknown buffer type is an error.
+    pub fn parse_list(value: &str, devices: &[Device]) -> Result<Vec<Override>, PlacementError> {
+        let mut out = Vec::new();
+        for item in value.split(',') {
+            let Some((pattern, buft)) = item.split_once('=') else {
+                return Err(PlacementError(format!(
+                    "-ot {item}: expected PATTERN=BUFFER_TYPE"
+                )));
+            };
+            let target = if buft == "CPU" {
+                Target::Cpu
+            } else if let Some(i) = devices.iter().position(|d| d.buffer_name == buft) {
+                Target::Device(i)
+            } else {
+                return Err(PlacementError(format!(
+                    "-ot {item}: unknown buffer type {buft} (known: CPU{})",
+                    devices
+                        .iter()
+                        .map(|d| format!(", {}", d.buffer_name))
+                        .collect::<String>()
+                )));
+            };
+            out.push(Override::new(pattern, target)?);
+        }
+        Ok(out)
+    }
+
+    /// Does the pattern match the tensor name (`std::regex_search`)?
+    pub fn matches(&self, name: &str) -> bool {
+        self.regex.is_match(name)
+    }
+}
+
+/// `--cpu-moe`: every routed-expert tensor in host memory.
+pub fn cpu_moe() -> Override {
+    Override::new(FFN_EXPS_REGEX, Target::Cpu).expect("constant regex")
+}
+
+/// `--n-cpu-moe N`: the routed experts of layers 0 … N − 1 in host memory.
+pub fn n_cpu_moe(n: u32) -> Vec<Override> {
+    per_layer(n, FFN_EXPS_REGEX)
+}
+
+/// `--n-cpu-ffn N`: the dense FFN of layers 0 … N − 1 in host memory.
+pub fn n_cpu_ffn(n: u32) -> Vec<Override> {
+    per_layer(n, FFN_DENSE_REGEX)
+}
+
+fn per_layer(n: u32, re: &str) -> Vec<Override> {
+    (0..n)
+        .map(|i| Override::new(&format!(r"blk\.{i}{re}"), Target::Cpu).expect("constant regex"))
+        .collect()
+}
+
+/// The placement flags.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PlacementSettings {
+    /// `-ngl`.
+    pub gpu_layers: GpuLayers,
+    /// `-ts` proportions (None or all zero: by free memory).
+    pub tensor_split: Option<Vec<f32>>,
+    /// `-sm`.
+    pub split_mode: SplitMode,
+    /// `-mg` (used with `-sm none`).
+    pub main_gpu: usize,
+    /// `-ot`, `--cpu-moe`, `--n-cpu-moe`, `--n-cpu-ffn`, in command-line order.
+    pub overrides: Vec<Override>,
+    /// `-nkvo`: every layer's cache in host memory.
+    pub no_kv_offload: bool,
+}
+
+/// An input the placement cannot use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlacementError(pub String);
+
+impl std::fmt::Display for PlacementError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Which of llama.cpp's layers a tensor belongs to (`llm_tensor_info`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TensorLayer {
+    /// The input layer (token, position, token-type embeddings): always the CPU.
+    Input,
+    /// A repeating layer `blk.N` (N < L); `token_embd_norm` counts as layer 0.
+    Layer(u32),
+    /// The output layer (output norm, output projection, classifier heads; blocks ≥ L).
+    Output,
+}
+
+/// One tensor as the placement sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlacedTensor {
+    /// Name (`blk.3.ffn_up_exps.weight`); the tied output copy keeps `token_embd.weight`.
+    pub name: String,
+    /// Data bytes.
+    pub bytes: u64,
+    /// Its layer.
+    pub layer: TensorLayer,
+}
+
+/// The model as the placement needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlacementModel {
+    /// Every tensor llama.cpp creates (a tied output adds a copy of the token embedding).
+    pub tensors: Vec<PlacedTensor>,
+    /// Repeating layers L (`hparams.n_layer`).
+    pub n_layer: u32,
+    /// Routed experts (0 for a dense model); `-fit` treats the model as MoE when > 0.
+    pub n_expert: u32,
+    /// Trained context (`-fit`'s context when `-c` is unset).
+    pub n_ctx_train: u32,
+    /// The tensor bytes are exact (a GGUF tensor list), not estimated per layer.
+    pub exact: bool,
+}
+
+/// The class of a tensor name.
+pub fn tensor_layer(name: &str, n_layer: u32) -> TensorLayer {
+    if let Some(rest) = name.strip_prefix("blk.")
+        && let Some((n, _)) = rest.split_once('.')
+        && let Ok(il) = n.parse::<u32>()
+    {
+        return if il < n_layer {
+            TensorLayer::Layer(il)
+        } else {
+            TensorLayer::Output
+        };
+    }
+    let base = name.split('.').next().unwrap_or("");
+    match base {
+        "token_embd" | "position_embd" | "token_types" | "per_layer_token_embd" => {
+            TensorLayer::Input
+        }
+        "token_embd_norm" => TensorLayer::Layer(0),
+        _ => TensorLayer::Output,
+    }
+}
+
+impl PlacementModel {
+    /// From a GGUF tensor list (name, bytes). `tied`: the output projection is the token
+    /// embedding, so llama.cpp creates a duplicate of it with the output layer.
+    pub fn from_tensors<'a, I>(
+        tensors: I,
+        n_layer: u32,
+        n_expert: u32,
+        n_ctx_train: u32,
+        tied: bool,
+    ) -> PlacementModel
+    where
+        I: IntoIterator<Item = (&'a str, u64)>,
+    {
+        let mut out: Vec<PlacedTensor> = tensors
+            .into_iter()
+            .map(|(name, bytes)| PlacedTensor {
+                name: name.to_string(),
+                bytes,
+                layer: tensor_layer(name, n_layer),
+            })
+            .collect();
+        if tied
+            && !out.iter().any(|t| t.name == "output.weight")
+            && let Some(e) = out.iter().find(|t| t.name == "token_embd.weight")
+        {
+            // llama.cpp's duplicate keeps the embedding's name (so `-ot token_embd` moves it)
+            out.push(PlacedTensor {
+                name: e.name.clone(),
+                bytes: e.bytes,
+                layer: TensorLayer::Output,
+            });
+        }
+        PlacementModel {
+            tensors: out,
+            n_layer,
+            n_expert,
+            n_ctx_train,
+            exact: true,
+        }
+    }
+
+    /// Without a tensor list: each layer as an attention part and, for MoE, a routed-expert
+    /// part, from `tiers::weight_split` (estimated unless the split is exact). `-ot` patterns
+    /// see the names `blk.N.attn.weight`, `blk.N.ffn_up.weight` (dense FFN: none separate) and
+    /// `blk.N.ffn_up_exps.weight`.
+    pub fn estimated(split: &WeightSplit, n_expert: u32, n_ctx_train: u32) -> PlacementModel {
+        let n_layer = u32::try_from(split.layer.len()).unwrap_or(u32::MAX);
+        let mut t = vec![PlacedTensor {
+            name: "token_embd.weight".into(),
+            bytes: split.embedding,
+            layer: TensorLayer::Input,
+        }];
+        for (il, bytes) in split.layer.iter().enumerate() {
+            let il32 = u32::try_from(il).unwrap_or(u32::MAX);
+            let exps = split
+                .layer_experts
+                .get(il)
+                .copied()
+                .unwrap_or(0)
+                .min(*bytes);
+            t.push(PlacedTensor {
+                name: format!("blk.{il}.attn.weight"),
+                bytes: bytes - exps,
+                layer: TensorLayer::Layer(il32),
+            });
+            if exps > 0 {
+                t.push(PlacedTensor {
+                    name: format!("blk.{il}.ffn_up_exps.weight"),
+                    bytes: exps,
+                    layer: TensorLayer::Layer(il32),
+                });
+            }
+        }
+        let output = if split.tied {
+            split.embedding
+        } else {
+            split.output
+        };
+        t.push(PlacedTensor {
+            name: "output.weight".into(),
+            bytes: output,
+            layer: TensorLayer::Output,
+        });
+        PlacementModel {
+            tensors: t,
+            n_layer,
+            n_expert,
+            n_ctx_train,
+            exact: split.exact,
+        }
+    }
+}
+
+/// What the cache and graph take at one context: the inputs of the projection that change
+/// with `-c`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ContextFigures {
+    /// Cache bytes llama.cpp allocates per repeating layer (KV, recurrent state).
+    pub layer_bytes: Vec<u64>,
+    /// The compute buffer of the whole graph on one backend (`core::runtime::buffers`).
+    pub compute_bytes: u64,
+    /// The part of it that is the logits (n_vocab × rows f32), held where the output is.
+    pub logits_bytes: u64,
+    /// One hidden-state row block, n_embd × rows f32 (what passes between devices).
+    pub embd_bytes: u64,
+    /// The host's share when every layer runs on devices (flash attention, as measured on
+    /// llama.cpp b11434's RPC devices): the f16 KQ masks (cells × rows × 2 per attention
+    /// cache) and four hidden-state blocks. An estimate fitted to the fixtures.
+    pub host_inputs_bytes: u64,
+}
+
+/// How a compute figure was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ComputeBasis {
+    /// An estimate: the single-backend replay of `core::runtime` for backends that run layers
+    /// without the output, and shapes measured on llama.cpp's RPC devices for the output
+    /// device and the host (the scheduler's split graphs and input copies are not replayed).
+    SingleBackendEstimate,
+}
+
+/// One device's (or the host's) share, as llama.cpp's memory breakdown prints it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Memory {
+    /// Model weights (padded per tensor to the buffer alignment).
+    pub model: Bytes,
+    /// Cache (KV, recurrent state).
+    pub context: Bytes,
+    /// Compute buffer (estimate, see [`ComputeBasis`]).
+    pub compute: Bytes,
+}
+
+impl Memory {
+    /// model + context + compute (`llama_memory_breakdown_data::total`).
+    pub fn total(&self) -> u64 {
+        self.model
+            .0
+            .saturating_add(self.context.0)
+            .saturating_add(self.compute.0)
+    }
+}
+
+/// Where a tensor (or a cache) lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Buffer {
+    /// Host memory (CPU, CPU_REPACK).
+    Host,
+    /// A device, by index into the devices in use.
+    Device(usize),
+}
+
+/// The result of [`place`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Placement {
+    /// The devices in use (`-sm none` keeps only the main GPU), indices into the input list.
+    pub devices_used: Vec<usize>,
+    /// The buffer of each tensor of the model, in its order.
+    pub tensor_buffer: Vec<Buffer>,
+    /// The device of each repeating layer (its cache follows unless `-nkvo`).
+    pub layer_device: Vec<Buffer>,
+    /// The output layer's device.
+    pub output_device: Buffer,
+    /// Per device in use.
+    pub devices: Vec<Memory>,
+    /// The host.
+    pub host: Memory,
+    /// The `-ngl` in effect.
+    pub gpu_layers: u32,
+    /// The tensor bytes were exact.
+    pub exact_model: bool,
+    /// How the compute figures were obtained.
+    pub compute_basis: ComputeBasis,
+}
+
+fn padded(b: u64) -> u64 {
+    b.div_ceil(ALIGNMENT).saturating_mul(ALIGNMENT)
+}
+
+/// llama.cpp's f32 split points and device choice for layer positions.
+fn split_points(devices: &[&Device], split: Option<&[f32]>) -> Vec<f32> {
+    let all_zero = split.is_none_or(|s| s.iter().take(devices.len()).all(|x| *x == 0.0));
+    let mut v: Vec<f32> = if all_zero {
+        devices.iter().map(|d| d.free.0 as f32).collect()
+    } else {
+        let s = split.unwrap_or(&[]);
+        (0..devices.len())
+            .map(|i| s.get(i).copied().unwrap_or(0.0))
+            .collect()
+    };
+    let mut sum = 0.0f32;
+    for x in v.iter_mut() {
+        sum += *x;
+        *x = sum;
+    }
+    for x in v.iter_mut() {
+        *x /= sum;
+    }
+    v
+}
+
+/// Place every tensor and cache; per-device and host memory.
+pub fn place(
+    model: &PlacementModel,
+    ctx: &ContextFigures,
+    devices: &[Device],
+    settings: &PlacementSettings,
+) -> Result<Placement, PlacementError> {
+    if settings.split_mode == SplitMode::Row {
+        return Err(PlacementError(
+            "-sm row: row split buffers are not modelled (llama.cpp's -fit refuses them too)"
+                .into(),
+        ));
+    }
+    let used: Vec<usize> = if settings.split_mode == SplitMode::None && !devices.is_empty() {
+        if settings.main_gpu >= devices.len() {
+            return Err(PlacementError(format!(
+                "-mg {}: invalid main GPU (available devices: {})",
+                settings.main_gpu,
+                devices.len()
+            )));
+        }
+        vec![settings.main_gpu]
+    } else {
+        (0..devices.len()).collect()
+    };
+    let devs: Vec<&Device> = used.iter().map(|&i| &devices[i]).collect();
+    let nd = devs.len();
+    let n_layer = model.n_layer;
+    let ngl = settings.gpu_layers.effective(n_layer);
+    let i_gpu_start = (i64::from(n_layer) + 1 - i64::from(ngl)).max(0);
+    let act = if nd == 0 {
+        0
+    } else {
+        i64::from(ngl.min(n_layer.saturating_add(1)))
+    };
+    let splits = split_points(&devs, settings.tensor_split.as_deref());
+    let device_of = |il: i64| -> Buffer {
+        if il < i_gpu_start || il - i_gpu_start >= act {
+            return Buffer::Host;
+        }
+        let x = (il - i_gpu_start) as f32 / act as f32;
+        let d = splits.partition_point(|s| *s <= x);
+        Buffer::Device(d.min(nd - 1))
+    };
+    let layer_device: Vec<Buffer> = (0..i64::from(n_layer)).map(device_of).collect();
+    let output_device = device_of(i64::from(n_layer));
+    // map override targets (indices into `devices`) onto the devices in use
+    let target_buffer = |t: &Target| -> Option<Buffer> {
+        match t {
+            Target::Cpu => Some(Buffer::Host),
+            Target::Device(i) => used.iter().position(|u| u == i).map(Buffer::Device),
+        }
+    };
+    let mut devices_mem = vec![Memory::default(); nd];
+    let mut host = Memory::default();
+    let mut tensor_buffer = Vec::with_capacity(model.tensors.len());
+    let mut host_has_layer_work = false;
+    for t in &model.tensors {
+        let natural = match t.layer {
+            TensorLayer::Input => Buffer::Host,
+            TensorLayer::Layer(il) => layer_device[il as usize],
+            TensorLayer::Output => output_device,
+        };
+        let mut buf = natural;
+        if let Some(o) = settings.overrides.iter().find(|o| o.matches(&t.name)) {
+            buf = target_buffer(&o.target).ok_or_else(|| {
+                PlacementError(format!(
+                    "-ot {}: the device is not in use (-sm none keeps only -mg)",
+                    o.pattern
+                ))
+            })?;
+        }
+        let b = Bytes(padded(t.bytes));
+        match buf {
+            Buffer::Host => {
+                host.model.0 = host.model.0.saturating_add(b.0);
+                if t.layer != TensorLayer::Input {
+                    host_has_layer_work = true;
+                }
+            }
+            Buffer::Device(d) => {
+                devices_mem[d].model.0 = devices_mem[d].model.0.saturating_add(b.0)
+            }
+        }
+        tensor_buffer.push(buf);
+    }
+    for (il, bytes) in ctx.layer_bytes.iter().enumerate() {
+        let dev = if settings.no_kv_offload {
+            Buffer::Host
+        } else {
+            layer_device.get(il).copied().unwrap_or(Buffer::Host)
+        };
+        match dev {
+            Buffer::Host => host.context.0 = host.context.0.saturating_add(*bytes),
+            Buffer::Device(d) => {
+                devices_mem[d].context.0 = devices_mem[d].context.0.saturating_add(*bytes)
+            }
+        }
+    }
+    // Compute (an estimate, see `ComputeBasis`): shapes measured on llama.cpp b11434's RPC
+    // devices. The device with the output layer holds the logits and one hidden-state block
+    // when it does not run the whole graph, the logits and the host's inputs when it does; a
+    // device without the output keeps the single-backend figure without logits; the host
+    // keeps the inputs when no layer runs there, else the single-backend figure.
+    host_has_layer_work |= layer_device.contains(&Buffer::Host) || output_device == Buffer::Host;
+    let without_logits = ctx.compute_bytes.saturating_sub(ctx.logits_bytes);
+    for (d, mem) in devices_mem.iter_mut().enumerate() {
+        let here = Buffer::Device(d);
+        let runs_layers = layer_device.contains(&here);
+        let whole = !host_has_layer_work
+            && nd == 1
+            && layer_device.iter().all(|b| *b == here)
+            && output_device == here;
+        mem.compute = Bytes(if output_device == here {
+            if whole {
+                ctx.logits_bytes.saturating_add(ctx.host_inputs_bytes)
+            } else {
+                ctx.logits_bytes.saturating_add(ctx.embd_bytes)
+            }
+        } else if runs_layers {
+            without_logits
+        } else {
+            0
+        });
+    }
+    host.compute = Bytes(if host_has_layer_work || nd == 0 {
+        ctx.compute_bytes
+    } else {
+        ctx.host_inputs_bytes
+    });
+    Ok(Placement {
+        devices_used: used,
+        tensor_buffer,
+        layer_device,
+        output_device,
+        devices: devices_mem,
+        host,
+        gpu_layers: ngl,
+        exact_model: model.exact,
+        compute_basis: ComputeBasis::SingleBackendEstimate,
+    })
+}
+
+/// `-fit`'s own settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FitSettings {
+    /// `-c` as given (None: unset, so `-fit` may reduce the trained context).
+    pub n_ctx: Option<u32>,
+    /// Sequences (`-np`).
+    pub n_seq: u32,
+    /// `-kvu`.
+    pub kv_unified: bool,
+    /// `-fitt`: margin per device (one value broadcast, or one per device).
+    pub margins: Vec<Bytes>,
+    /// `-fitc`.
+    pub min_ctx: u32,
+    /// The host's free memory (used only without devices).
+    pub host_free: Bytes,
+}
+
+impl Default for FitSettings {
+    fn default() -> Self {
+        FitSettings {
+            n_ctx: None,
+            n_seq: 1,
+            kv_unified: false,
+            margins: vec![DEFAULT_FIT_MARGIN],
+            min_ctx: DEFAULT_FIT_MIN_CTX,
+            host_free: Bytes(0),
+        }
+    }
+}
+
+/// Why `-fit` gave up (llama.cpp then keeps the user's settings and prints the reason).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FitRefusal(pub String);
+
+/// `-fit`'s outcome: the arguments llama-fit-params prints and the placement they give.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FitPlan {
+    /// `-c`.
+    pub n_ctx: u32,
+    /// `-ngl` as printed (-1 when `-fit` left it at `auto`).
+    pub n_gpu_layers: i64,
+    /// `-ts` per device (printed when more than one device has layers).
+    pub tensor_split: Vec<u32>,
+    /// `-ot` (pattern, buffer type name).
+    pub overrides: Vec<(String, String)>,
+    /// The settings the plan stands for.
+    pub settings: PlacementSettings,
+    /// The placement there.
+    pub placement: Placement,
+    /// The projection calls the search made (llama.cpp makes one dry run per call).
+    pub probes: u32,
+}
+
+impl FitPlan {
+    /// The line llama-fit-params prints: `-c N -ngl N [-ts a,b] [-ot "p=B,…"]`.
+    pub fn arguments(&self) -> String {
+        let mut s = format!("-c {} -ngl {}", self.n_ctx, self.n_gpu_layers);
+        let mut nd = self.tensor_split.len();
+        while nd > 1 && self.tensor_split[nd - 1] == 0 {
+            nd -= 1;
+        }
+        if nd > 1 {
+            let ts: Vec<String> = self.tensor_split[..nd]
+                .iter()
+                .map(|x| x.to_string())
+                .collect();
+            s.push_str(&format!(" -ts {}", ts.join(",")));
+        }
+        if !self.overrides.is_empty() {
+            let ot: Vec<String> = self
+                .overrides
+                .iter()
+                .map(|(p, b)| format!("{p}={b}"))
+                .collect();
+            s.push_str(&format!(" -ot \"{}\"", ot.join(",")));
+        }
+        s
+    }
+}
+
+/// The part of a layer the first partial layer of a device keeps (`common_layer_fraction_t`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fraction {
+    Attn,
+    Up,
+    Gate,
+    Moe,
+}
+
+fn overflow_pattern(il: u32, f: Fraction) -> String {
+    match f {
+        Fraction::Attn => format!(r"blk\.{il}\.ffn_(gate|up|gate_up|down).*"),
+        Fraction::Up => format!(r"blk\.{il}\.ffn_(gate|gate_up|down).*"),
+        Fraction::Gate => format!(r"blk\.{il}\.ffn_down.*"),
+        Fraction::Moe => format!(r"blk\.{il}\.ffn_(up|down|gate_up|gate)_(ch|)exps"),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Ngl {
+    n_layer: u32,
+    n_part: u32,
+    overflow: Fraction,
+}
+
+impl Default for Ngl {
+    fn default() -> Self {
+        Ngl {
+            n_layer: 0,
+            n_part: 0,
+            overflow: Fraction::Moe,
+        }
+    }
+}
+
+impl Ngl {
+    fn n_full(&self) -> u32 {
+        self.n_layer - self.n_part
+    }
+}
+
+/// The settings a per-device layer count stands for, its `-ts` and its printed `-ot` list.
+type FitSettingsFor = (PlacementSettings, Vec<u32>, Vec<(String, String)>);
+
+struct FitState<'a> {
+    model: &'a PlacementModel,
+    devices: &'a [Device],
+    base: &'a PlacementSettings,
+    context_at: &'a dyn Fn(u32) -> ContextFigures,
+    /// The context figures of the last context measured (most probes share one context).
+    cached: Option<(u32, ContextFigures)>,
+    probes: u32,
+}
+
+impl FitState<'_> {
+    fn measure(&mut self, s: &PlacementSettings, n_ctx: u32) -> Result<Placement, FitRefusal> {
+        self.probes += 1;
+        if self.cached.as_ref().is_none_or(|(n, _)| *n != n_ctx) {
+            self.cached = Some((n_ctx, (self.context_at)(n_ctx)));
+        }
+        let ctx = &self.cached.as_ref().expect("just set").1;
+        place(self.model, ctx, self.devices, s).map_err(|e| FitRefusal(e.0))
+    }
+
+    /// `set_ngl_tensor_split_tbo`.
+    fn settings_for(&self, ngl: &[Ngl], overflow: &[Target]) -> Result<FitSettingsFor, FitRefusal> {
+        let nd = self.devices.len();
+        let hp_ngl = self.model.n_layer;
+        let total: u32 = ngl.iter().map(|n| n.n_layer).sum();
+        let mut s = self.base.clone();
+        s.gpu_layers = GpuLayers::Count(total);
+        let ts: Vec<u32> = ngl.iter().map(|n| n.n_layer).collect();
+        s.tensor_split = if nd > 1 {
+            Some(ts.iter().map(|x| *x as f32).collect())
+        } else {
+            None
+        };
+        let mut il0 = (hp_ngl + 1).saturating_sub(total);
+        let mut ov = Vec::new();
+        let mut printed = Vec::new();
+        for (id, n) in ngl.iter().enumerate() {
+            il0 += n.n_full();
+            for il in il0..il0 + n.n_part {
+                if ov.len() + 1 >= MAX_OVERRIDES {
+                    return Err(FitRefusal(format!(
+                        "llama_max_tensor_buft_overrides() == {MAX_OVERRIDES} is insufficient for model"
+                    )));
+                }
+                let (f, t) = if il == il0 {
+                    (n.overflow, overflow[id].clone())
+                } else {
+                    (Fraction::Moe, Target::Cpu)
+                };
+                let p = overflow_pattern(il, f);
+                let name = match &t {
+                    Target::Cpu => "CPU".to_string(),
+                    Target::Device(j) => self.devices[*j].buffer_name.clone(),
+                };
+                ov.push(Override::new(&p, t).map_err(|e| FitRefusal(e.0))?);
+                printed.push((p, name));
+            }
+            il0 += n.n_part;
+        }
+        s.overrides = ov;
+        Ok((s, ts, printed))
+    }
+
+    fn memory_for(
+        &mut self,
+        ngl: &[Ngl],
+        overflow: &[Target],
+        n_ctx: u32,
+    ) -> Result<Vec<i64>, FitRefusal> {
+        let (s, _, _) = self.settings_for(ngl, overflow)?;
+        let p = self.measure(&s, n_ctx)?;
+        Ok(p.devices.iter().map(|m| m.total() as i64).collect())
+    }
+}
+
+/// Replay `common_params_fit_impl` (llama.cpp common/fit.cpp) over [`place`]:
+/// 1. project the given settings (at the trained context × streams when `-c` is unset); stop
+///    when every device keeps its margin;
+/// 2. with `-c` unset, reduce the context by linear interpolation between `-fitc` × streams and
+///    the maximum, rounded down to 256 × streams (one device: done there);
+/// 3. refuse when the user set `-ngl`, `-ts`, `-ot` or `-sm row`; fill devices back to front
+///    with dense layers by false position (MoE: dense-only layers, experts in host memory);
+/// 4. MoE with a surplus: convert dense-only layers to full layers front to back, overflowing
+///    expert tensors to the next device or host memory, and try one more partial layer (UP,
+///    then GATE, else ATTN).
+pub fn fit(
+    model: &PlacementModel,
+    devices: &[Device],
+    settings: &PlacementSettings,
+    fs: &FitSettings,
+    context_at: &dyn Fn(u32) -> ContextFigures,
+) -> Result<FitPlan, FitRefusal> {
+    let mut st = FitState {
+        model,
+        devices,
+        base: settings,
+        context_at,
+        cached: None,
+        probes: 0,
+    };
+    let nd = devices.len();
+    let n_streams: u32 = if fs.kv_unified { 1 } else { fs.n_seq.max(1) };
+    let n_ctx_auto = fs.n_ctx.is_none_or(|c| c == 0);
+    let hp_ngl = model.n_layer;
+    let hp_nct = model.n_ctx_train;
+    let hp_nex = model.n_expert;
+    let n_ctx_max = (u64::from(hp_nct) * u64::from(n_streams)).min(u64::from(u32::MAX)) as u32;
+    let n_ctx_min_total =
+        (u64::from(fs.min_ctx) * u64::from(n_streams)).min(u64::from(u32::MAX)) as u32;
+    let mut n_ctx = if n_ctx_auto {
+        n_ctx_max
+    } else {
+        fs.n_ctx.unwrap_or(0)
+    };
+    let margin = |id: usize| -> i64 {
+        fs.margins
+            .get(id)
+            .or(fs.margins.first())
+            .map_or(DEFAULT_FIT_MARGIN.0, |b| b.0) as i64
+    };
+    let full = st.measure(settings, n_ctx)?;
+    let done = |st: &FitState, n_ctx: u32, p: Placement| -> FitPlan {
+        FitPlan {
+            n_ctx,
+            n_gpu_layers: settings.gpu_layers.raw(),
+            tensor_split: settings
+                .tensor_split
+                .as_ref()
+                .map(|v| v.iter().map(|x| *x as u32).collect())
+                .unwrap_or_default(),
+            overrides: Vec::new(),
+            settings: settings.clone(),
+            placement: p,
+            probes: st.probes,
+        }
+    };
+    let free = |id: usize| devices[id].free.0 as i64;
+    let mut sum_free = 0i64;
+    let mut sum_projected_free = 0i64;
+    let mut sum_projected_used = 0i64;
+    let mut sum_projected_model = 0i64;
+    if nd == 0 {
+        sum_projected_used = full.host.total() as i64;
+        sum_free = fs.host_free.0 as i64;
+        sum_projected_free = sum_free - sum_projected_used;
+        if sum_projected_free >= margin(0) {
+            return Ok(done(&st, n_ctx, full));
+        }
+    } else {
+        let mut changes = false;
+        for (id, m) in full.devices.iter().enumerate() {
+            let used = m.total() as i64;
+            let pf = free(id) - used;
+            sum_free += free(id);
+            sum_projected_used += used;
+            sum_projected_free += pf;
+            sum_projected_model += m.model.0 as i64;
+            if pf < margin(id) {
+                changes = true;
+            }
+        }
+        if !changes {
+            return Ok(done(&st, n_ctx, full));
+        }
+    }
+    // step 2: context
+    let margins_sum: i64 = if nd == 0 {
+        margin(0)
+    } else {
+        (0..nd).map(margin).sum()
+    };
+    let global_surplus = sum_projected_free - margins_sum;
+    if global_surplus < 0 && n_ctx_auto && n_ctx_max > n_ctx_min_total {
+        let mut sum_used_target = sum_free - margins_sum;
+        if nd > 1 {
+            // uint32_t(n_gpu_layers): auto (-1) and all (-2) are huge, so L
+            let div = match settings.gpu_layers {
+                GpuLayers::Count(n) => i64::from(n.min(hp_ngl)),
+                _ => i64::from(hp_ngl),
+            }
+            .max(1);
+            let model_per_layer = sum_projected_model / div;
+            sum_used_target -= (nd as i64 + 1) * model_per_layer / if hp_nex == 0 { 2 } else { 6 };
+        }
+        n_ctx = n_ctx_min_total;
+        let min_p = st.measure(settings, n_ctx)?;
+        let used_min: i64 = if nd == 0 {
+            min_p.host.total() as i64
+        } else {
+            min_p.devices.iter().map(|m| m.total() as i64).sum()
+        };
+        if sum_used_target > used_min {
+            let add = i64::from(n_ctx_max - n_ctx_min_total) * (sum_used_target - used_min)
+                / (sum_projected_used - used_min);
+            n_ctx = (i64::from(n_ctx) + add) as u32;
+            let align = 256 * n_streams;
+            n_ctx = (n_ctx - n_ctx % align).max(n_ctx_min_total);
+            if nd <= 1 {
+                let p = st.measure(settings, n_ctx)?;
+                return Ok(done(&st, n_ctx, p));
+            }
+        }
+    }
+    if nd == 0 {
+        return Err(FitRefusal(
+            "was unable to fit model into system memory by reducing context, abort".into(),
+        ));
+    }
+    if settings.gpu_layers != GpuLayers::Auto {
+        return Err(FitRefusal(format!(
+            "n_gpu_layers already set by user to {}, abort",
+            settings.gpu_layers.raw()
+        )));
+    }
+    if nd > 1 {
+        if settings
+            .tensor_split
+            .as_ref()
+            .is_some_and(|v| v.iter().take(nd).any(|x| *x != 0.0))
+        {
+            return Err(FitRefusal(
+                "model_params::tensor_split already set by user, abort".into(),
+            ));
+        }
+        if settings.split_mode == SplitMode::Row {
+            return Err(FitRefusal(
+                "changing weight allocation for LLAMA_SPLIT_MODE_ROW not implemented, abort".into(),
+            ));
+        }
+    }
+    if !settings.overrides.is_empty() {
+        return Err(FitRefusal(
+            "model_params::tensor_buft_overrides already set by user, abort".into(),
+        ));
+    }
+    // step 3
+    let mut global_surplus_cpu_moe = 0i64;
+    if hp_nex > 0 {
+        let mut s = settings.clone();
+        s.overrides = vec![
+            Override::new(
+                r"blk\.\d+\.ffn_(up|down|gate_up|gate)_(ch|)exps",
+                Target::Cpu,
+            )
+            .map_err(|e| FitRefusal(e.0))?,
+        ];
+        let p = st.measure(&s, n_ctx)?;
+        for (id, m) in p.devices.iter().enumerate() {
+            global_surplus_cpu_moe += free(id) - m.total() as i64 - margin(id);
+        }
+    }
+    let targets: Vec<i64> = (0..nd).map(|id| free(id) - margin(id)).collect();
+    let mut overflow: Vec<Target> = vec![Target::Cpu; nd];
+    let mut ngl = vec![Ngl::default(); nd];
+    let mut mem = st.memory_for(&ngl, &overflow, n_ctx)?;
+    for id in (0..nd).rev() {
+        let mut n_unassigned = hp_ngl + 1;
+        for n in &ngl[id + 1..] {
+            n_unassigned -= n.n_layer;
+        }
+        let mut high = ngl.clone();
+        high[id].n_layer = n_unassigned;
+        if hp_nex > 0 {
+            high[id].n_part = if id < nd - 1 {
+                high[id].n_layer
+            } else {
+                high[id].n_layer.saturating_sub(1)
+            };
+        }
+        if high[id].n_layer > 0 {
+            let mut mem_high = st.memory_for(&high, &overflow, n_ctx)?;
+            if mem_high[id] > targets[id] {
+                let mut delta = high[id].n_layer - ngl[id].n_layer;
+                while delta > 1 {
+                    let step =
+                        i64::from(delta) * (targets[id] - mem[id]) / (mem_high[id] - mem[id]);
+                    let step = (step as u32).max(1).min(delta - 1);
+                    let mut test = ngl.clone();
+                    test[id].n_layer += step;
+                    if hp_nex > 0 {
+                        test[id].n_part += if id == nd - 1 && test[id].n_part == 0 {
+                            step - 1
+                        } else {
+                            step
+                        };
+                    }
+                    let mem_test = st.memory_for(&test, &overflow, n_ctx)?;
+                    if mem_test[id] <= targets[id] {
+                        ngl = test;
+                        mem = mem_test;
+                    } else {
+                        high = test;
+                        mem_high = mem_test;
+                    }
+                    delta = high[id].n_layer - ngl[id].n_layer;
+                }
+            } else {
+                ngl = high;
+                mem = mem_high;
+            }
+        }
+    }
+    if hp_nex == 0 || global_surplus_cpu_moe <= 0 {
+        return finish(&mut st, &ngl, &overflow, n_ctx);
+    }
+    // step 4
+    let mut id_dense_start = nd;
+    for id in (0..nd).rev() {
+        if ngl[id].n_layer > 0 {
+            id_dense_start = id;
+            continue;
+        }
+        break;
+    }
+    if id_dense_start >= nd {
+        return finish(&mut st, &ngl, &overflow, n_ctx);
+    }
+    let mut id = 0;
+    while id <= id_dense_start && id_dense_start < nd {
+        let mut high = ngl.clone();
+        for jd in id_dense_start..nd {
+            let mv = if jd < nd - 1 {
+                high[jd].n_layer
+            } else {
+                high[jd].n_layer - 1
+            };
+            high[id].n_layer += mv;
+            high[jd].n_layer -= mv;
+            high[jd].n_part = 0;
+        }
+        let mut id_dense_start_high = nd - 1;
+        let mut mem_high = st.memory_for(&high, &overflow, n_ctx)?;
+        if mem_high[id] > targets[id] {
+            let mut delta = high[id].n_full() - ngl[id].n_full();
+            while delta > 1 {
+                let step = i64::from(delta) * (targets[id] - mem[id]) / (mem_high[id] - mem[id]);
+                let step = (step as u32).max(1).min(delta - 1);
+                let mut test = ngl.clone();
+                let mut id_test = id_dense_start;
+                let mut converted = 0u32;
+                while id_test < nd {
+                    let n = (step - converted).min(test[id_test].n_part);
+                    test[id_test].n_layer -= n;
+                    test[id_test].n_part -= n;
+                    test[id].n_layer += n;
+                    converted += n;
+                    if test[id_test].n_part > 0 {
+                        break;
+                    }
+                    id_test += 1;
+                }
+                let mem_test = st.memory_for(&test, &overflow, n_ctx)?;
+                if mem_test[id] <= targets[id] {
+                    ngl = test;
+                    mem = mem_test;
+                    id_dense_start = id_test;
+                } else {
+                    high = test;
+                    mem_high = mem_test;
+                    id_dense_start_high = id_test;
+                }
+                delta = high[id].n_full() - ngl[id].n_full();
+            }
+        } else {
+            ngl = high;
+            mem = mem_high;
+            id_dense_start = id_dense_start_high;
+        }
+        let _ = id_dense_start_high;
+        // one more partial layer
+        if id_dense_start < nd && ngl[id_dense_start].n_layer > if id < nd - 1 { 0 } else { 1 } {
+            let mut test = ngl.clone();
+            let mut id_test = id_dense_start;
+            test[id_test].n_layer -= 1;
+            test[id_test].n_part = test[id_test].n_part.saturating_sub(1);
+            test[id].n_layer += 1;
+            test[id].n_part += 1;
+            if test[id_test].n_part == 0 {
+                id_test += 1;
+            }
+            test[id].overflow = Fraction::Up;
+            let mut overflow_test = overflow.clone();
+            if id < nd - 1 {
+                overflow_test[id] = Target::Device(id + 1);
+            }
+            let ok =
+                |m: &[i64]| m[id] < targets[id] && (id + 1 == nd || m[id + 1] < targets[id + 1]);
+            let mut mem_test = st.memory_for(&test, &overflow_test, n_ctx)?;
+            if ok(&mem_test) {
+                ngl = test.clone();
+                overflow = overflow_test.clone();
+                mem = mem_test;
+                id_dense_start = id_test;
+                test[id].overflow = Fraction::Gate;
+                mem_test = st.memory_for(&test, &overflow_test, n_ctx)?;
+                if ok(&mem_test) {
+                    ngl = test;
+                    overflow = overflow_test;
+                    mem = mem_test;
+                    id_dense_start = id_test;
+                }
+            } else {
+                test[id].overflow = Fraction::Attn;
+                mem_test = st.memory_for(&test, &overflow_test, n_ctx)?;
+                if ok(&mem_test) {
+                    ngl = test;
+                    overflow = overflow_test;
+                    mem = mem_test;
+                    id_dense_start = id_test;
+                }
+            }
+        }
+        id += 1;
+    }
+    let _ = mem;
+    finish(&mut st, &ngl, &overflow, n_ctx)
+}
+
+fn finish(
+    st: &mut FitState,
+    ngl: &[Ngl],
+    overflow: &[Target],
+    n_ctx: u32,
+) -> Result<FitPlan, FitRefusal> {
+    let (s, ts, printed) = st.settings_for(ngl, overflow)?;
+    let p = st.measure(&s, n_ctx)?;
+    let n_gpu_layers = i64::from(ngl.iter().map(|n| n.n_layer).sum::<u32>());
+    Ok(FitPlan {
+        n_ctx,
+        n_gpu_layers,
+        tensor_split: if st.devices.len() > 1 { ts } else { Vec::new() },
+        overrides: printed,
+        settings: s,
+        placement: p,
+        probes: st.probes,
+    })
+}
+
+/// The context figures of a scenario's model and cache settings at llama.cpp's total
+/// `n_ctx` (`-c`; per sequence n_ctx / streams), from `core::kv` and `core::runtime`.
+pub fn scenario_context(s: &Scenario) -> impl Fn(u32) -> ContextFigures + '_ {
+    let ff = s.feed_forward();
+    let cache = s.cache.clone();
+    move |n_ctx| context_figures(&s.model, &ff, &cache, n_ctx)
+}
+
+/// The context figures of `model` with the cache settings `cache` at llama.cpp's total
+/// `n_ctx` (the settings' own context is replaced: per sequence n_ctx / streams).
+pub fn context_figures(
+    model: &ModelShape,
+    ff: &FeedForward,
+    cache: &CacheSettings,
+    n_ctx: u32,
+) -> ContextFigures {
+    let mut cs = cache.clone();
+    let streams = if cs.kv_unified {
+        1
+    } else {
+        cs.sequences.max(1)
+    };
+    cs.context = (u64::from(n_ctx) / streams).max(1);
+    let kv: KvCache = kv::cache(model, &cs);
+    let b = cs.sequences.max(1);
+    let layer_bytes = kv
+        .per_layer
+        .iter()
+        .map(|l| {
+            let rec = if l.recurrent {
+                model.recurrent_bytes_per_layer(b)
+            } else {
+                0
+            };
+            l.allocated_bytes.saturating_add(rec)
+        })
+        .collect();
+    let g = GraphSettings {
+        ubatch: cs.ubatch,
+        sequences: cs.sequences,
+        flash_attn: cs.flash_attn,
+        kv_unified: cs.kv_unified,
+    };
+    let rb = runtime::buffers(model, ff, &kv, &g);
+    let rows = kv.allocated_context.min(cs.ubatch).max(1);
+    let embd = model
+        .embedding_length
+        .saturating_mul(rows)
+        .saturating_mul(4);
+    let masks: u64 = kv
+        .caches
+        .iter()
+        .filter(|c| matches!(c.kind, kv::CacheKind::Kv | kv::CacheKind::Swa))
+        .map(|c| {
+            c.cells
+                .saturating_mul(c.streams.max(1))
+                .saturating_mul(rows)
+                .saturating_mul(2)
+        })
+        .sum();
+    ContextFigures {
+        layer_bytes,
+        compute_bytes: rb.compute_bytes,
+        logits_bytes: model.vocab_size.saturating_mul(rows).saturating_mul(4),
+        embd_bytes: embd,
+        host_inputs_bytes: masks.saturating_add(embd.saturating_mul(4)),
+    }
+}
+
+/// llama.cpp's command line, split into the placement flags and the rest.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ParsedArgs {
+    /// The placement flags.
+    pub settings: PlacementSettings,
+    /// `-c` (None: not given).
+    pub n_ctx: Option<u32>,
+    /// Arguments this parser does not read, in order.
+    pub rest: Vec<String>,
+}
+
+/// Parse the placement flags of a llama.cpp command line (`-ngl`, `-ts`, `-sm`, `-mg`, `-ot`,
+/// `--cpu-moe`, `--n-cpu-moe`, `--n-cpu-ffn`, `-nkvo`, `-c`, with their long spellings);
+/// `-ot` buffer types are matched against `devices`. Overrides keep command-line order.
+pub fn parse_args(args: &[String], devices: &[Device]) -> Result<ParsedArgs, PlacementError> {
+    let mut out = ParsedArgs::default();
+    let mut i = 0;
+    let value = |i: usize, flag: &str| -> Result<&str, PlacementError> {
+        args.get(i + 1)
+            .map(String::as_str)
+            .ok_or_else(|| PlacementError(format!("{flag}: missing value")))
+    };
+    let number = |v: &str, flag: &str| -> Result<u32, PlacementError> {
+        v.parse::<u32>()
+            .map_err(|_| PlacementError(format!("{flag} {v}: expected a non-negative number")))
+    };
+    while i < args.len() {
+        let a = args[i].as_str();
+        let mut took = 1;
+        match a {
+            "-ngl" | "--gpu-layers" | "--n-gpu-layers" => {
+                out.settings.gpu_layers = GpuLayers::parse(value(i, a)?)?;
+                took = 2;
+            }
+            "-ts" | "--tensor-split" => {
+                let v = value(i, a)?;
+                let mut split = Vec::new();
+                for x in v.split([',', '/']) {
+                    let f = x.parse::<f32>().ok().filter(|f| f.is_finite() && *f >= 0.0);
+                    split.push(f.ok_or_else(|| {
+                        PlacementError(format!("{a} {v}: expected non-negative numbers"))
+                    })?);
+                }
+                out.settings.tensor_split = Some(split);
+                took = 2;
+            }
+            "-sm" | "--split-mode" => {
+                out.settings.split_mode = match value(i, a)? {
+                    "none" => SplitMode::None,
+                    "layer" => SplitMode::Layer,
+                    "row" => SplitMode::Row,
+                    v => {
+                        return Err(PlacementError(format!(
+                            "{a} {v}: expected none, layer or row"
+                        )));
+                    }
+                };
+                took = 2;
+            }
+            "-mg" | "--main-gpu" => {
+                out.settings.main_gpu = number(value(i, a)?, a)? as usize;
+                took = 2;
+            }
+            "-ot" | "--override-tensor" => {
+                let list = Override::parse_list(value(i, a)?, devices)?;
+                out.settings.overrides.extend(list);
+                took = 2;
+            }
+            "-cmoe" | "--cpu-moe" => out.settings.overrides.push(cpu_moe()),
+            "-ncmoe" | "--n-cpu-moe" => {
+                let n = number(value(i, a)?, a)?;
+                out.settings.overrides.extend(n_cpu_moe(n));
+                took = 2;
+            }
+            "-ncffn" | "--n-cpu-ffn" => {
+                let n = number(value(i, a)?, a)?;
+                out.settings.overrides.extend(n_cpu_ffn(n));
+                took = 2;
+            }
+            "-nkvo" | "--no-kv-offload" => out.settings.no_kv_offload = true,
+            "-c" | "--ctx-size" => {
+                out.n_ctx = Some(number(value(i, a)?, a)?);
+                took = 2;
+            }
+            _ => out.rest.push(a.to_string()),
+        }
+        i += took;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dev(name: &str, gib: u64) -> Device {
+        Device {
+            buffer_name: name.into(),
+            free: Bytes(gib << 30),
+            total: Bytes(gib << 30),
+        }
+    }
+
+    fn dense(n_layer: u32, per_layer: u64) -> PlacementModel {
+        let mut t: Vec<(String, u64)> = vec![("token_embd.weight".into(), 1 << 20)];
+        for il in 0..n_layer {
+            t.push((format!("blk.{il}.attn_q.weight"), per_layer / 2));
+            t.push((format!("blk.{il}.ffn_up.weight"), per_layer / 2));
+        }
+        t.push(("output.weight".into(), 1 << 20));
+        PlacementModel::from_tensors(
+            t.iter().map(|(n, b)| (n.as_str(), *b)),
+            n_layer,
+            0,
+            8192,
+            false,
+        )
+    }
+
+    fn ctx(n_layer: u32, per: u64) -> ContextFigures {
+        ContextFigures {
+            layer_bytes: vec![per; n_layer as usize],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn layers_split_like_llama_cpp() {
+        let m = dense(32, 1 << 24);
+        let d = [dev("A", 8), dev("B", 8)];
+        let s = PlacementSettings {
+            tensor_split: Some(vec![1.0, 1.0]),
+            ..Default::default()
+        };
+        let p = place(&m, &ctx(32, 1 << 20), &d, &s).unwrap();
+        // 33 positions over two devices: positions 0..16 (x < 0.5) on the first
+        let first = p
+            .layer_device
+            .iter()
+            .filter(|b| **b == Buffer::Device(0))
+            .count();
+        assert_eq!(first, 17);
+        assert_eq!(p.output_device, Buffer::Device(1));
+        assert_eq!(p.devices[0].context.0, 17 << 20);
+        assert_eq!(p.host.model.0, 1 << 20);
+    }
+
+    #[test]
+    fn ngl_and_overrides() {
+        let m = dense(10, 1 << 24);
+        let d = [dev("A", 8)];
+        let s = PlacementSettings {
+            gpu_layers: GpuLayers::Count(5),
+            overrides: n_cpu_ffn(10),
+            ..Default::default()
+        };
+        let p = place(&m, &ctx(10, 0), &d, &s).unwrap();
+        assert_eq!(
+            p.layer_device
+                .iter()
+                .filter(|b| **b == Buffer::Host)
+                .count(),
+            6
+        );
+        // 4 layers' attention halves and the output on the device
+        assert_eq!(p.devices[0].model.0, 4 * (1 << 23) + (1 << 20));
+        assert!(
+            place(
+                &m,
+                &ctx(10, 0),
+                &d,
+                &PlacementSettings {
+                    split_mode: SplitMode::Row,
+                    ..Default::default()
+                }
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn ot_parse() {
+        let d = [dev("RPC0[127.0.0.1:1]", 8)];
+        let o = Override::parse_list(r"blk\.1\.=CPU,exps=RPC0[127.0.0.1:1]", &d).unwrap();
+        assert_eq!(o[1].target, Target::Device(0));
+        assert!(Override::parse_list("x=CUDA0", &d).is_err());
+        assert!(Override::parse_list("(=CPU", &d).is_err());
+        assert!(GpuLayers::parse("abc").is_err());
+        assert_eq!(GpuLayers::parse("all").unwrap(), GpuLayers::All);
+    }
+
+    #[test]
+    fn fit_dense_fills_back_to_front() {
+        let m = dense(32, 256 << 20);
+        let d = [dev("A", 4), dev("B", 4)];
+        let c = |_n: u32| ctx(32, 16 << 20);
+        let fs = FitSettings {
+            n_ctx: Some(4096),
+            ..Default::default()
+        };
+        let plan = fit(&m, &d, &PlacementSettings::default(), &fs, &c).unwrap();
+        for (i, m) in plan.placement.devices.iter().enumerate() {
+            assert!(m.total() as i64 <= d[i].free.0 as i64 - (1 << 30), "{i}");
+        }
+        assert!(plan.arguments().starts_with("-c 4096 -ngl "));
+        assert!(plan.arguments().contains(" -ts "));
+        // refusals
+        // -ngl set by the user and too much for the devices: -fit refuses, as llama.cpp does
+        let s = PlacementSettings {
+            gpu_layers: GpuLayers::All,
+            ..Default::default()
+        };
+        assert!(fit(&m, &d, &s, &fs, &c).is_err());
+        // a -ngl that fits needs no change
+        let s = PlacementSettings {
+            gpu_layers: GpuLayers::Count(3),
+            ..Default::default()
+        };
+        assert_eq!(
+            fit(&m, &d, &s, &fs, &c).unwrap().arguments(),
+            "-c 4096 -ngl 3"
+        );
+    }
+
+    #[test]
+    fn args_and_estimated_model() {
+        let d = [dev("A", 8), dev("B", 8)];
+        let a: Vec<String> = [
+            "-c",
+            "8192",
+            "-ngl",
+            "all",
+            "-ts",
+            "3,1",
+            "--n-cpu-moe",
+            "2",
+            "-nkvo",
+            "-np",
+            "2",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let p = parse_args(&a, &d).unwrap();
+        assert_eq!(p.n_ctx, Some(8192));
+        assert_eq!(p.settings.gpu_layers, GpuLayers::All);
+        assert_eq!(p.settings.tensor_split, Some(vec![3.0, 1.0]));
+        assert_eq!(p.settings.overrides.len(), 2);
+        assert_eq!(
+            p.settings.overrides[1].pattern,
+            r"blk\.1\.ffn_(up|down|gate|gate_up)_(ch|)exps"
+        );
+        assert!(p.settings.no_kv_offload);
+        assert_eq!(p.rest, vec!["-np".to_string(), "2".to_string()]);
+        for bad in [
+            &["-ngl"][..],
+            &["-ts", "a,b"],
+            &["-sm", "diag"],
+            &["--n-cpu-moe", "-1"],
+        ] {
+            let v: Vec<String> = bad.iter().map(|s| s.to_string()).collect();
+            assert!(parse_args(&v, &d).is_err(), "{bad:?}");
+        }
+        // without a tensor list: estimated per-layer bytes, flagged so
+        let split = WeightSplit {
+            layer: vec![100; 4],
+            layer_experts: vec![60; 4],
+            output: 10,
+            tied: false,
+            embedding: 20,
+            embedding_row: 1,
+            other: 0,
+            exact: false,
+        };
+        let m = PlacementModel::estimated(&split, 8, 4096);
+        assert!(!m.exact);
+        let p = place(
+            &m,
+            &ctx(4, 0),
+            &d[..1],
+            &PlacementSettings {
+                overrides: vec![cpu_moe()],
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(!p.exact_model);
+        assert_eq!(p.host.model.0, padded(20) + 4 * padded(60));
+        assert_eq!(p.devices[0].model.0, 4 * padded(40) + padded(10));
+    }
+}
