@@ -242,6 +242,9 @@ pub enum BuildError {
     /// A GGUF file could not be read (the reader's one-line message, with the byte offset).
     #[error("{0}")]
     Gguf(String),
+    /// The GGUF's tensor data ends short of its offsets (a partial download): `inspect`'s line.
+    #[error("{0}")]
+    Incomplete(String),
     /// A file could not be opened.
     #[error("{path}: {message}")]
     File {

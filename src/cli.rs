@@ -231,6 +231,15 @@ fn usage(e: impl std::fmt::Display) -> Failure {
 }
 
 /// An artifact whose data or shards are missing (exit 4).
+/// A scenario that cannot be built: a partial download is exit 4 with `inspect`'s line, as
+/// `inspect` gives it; anything else is bad input.
+fn unbuilt(e: crate::build::BuildError) -> Failure {
+    match e {
+        crate::build::BuildError::Incomplete(why) => incomplete(why),
+        other => bad(other),
+    }
+}
+
 fn incomplete(e: impl std::fmt::Display) -> Failure {
     Failure {
         code: exit::MISMATCH,
@@ -277,7 +286,7 @@ struct Built {
 }
 
 fn build(cat: &Catalog, opts: &ScenarioOptions) -> Result<Built, Failure> {
-    let scen = crate::workspace::scenario(cat, opts).map_err(bad)?;
+    let scen = crate::workspace::scenario(cat, opts).map_err(unbuilt)?;
     let model_path = match &opts.gguf {
         Some(p) => p.display().to_string(),
         None => scen
@@ -523,7 +532,7 @@ fn compare(
     }
     let mut first = args.clone();
     first.machine = Some(machine_ids[0].clone());
-    let base = crate::workspace::scenario(cat, &first).map_err(bad)?;
+    let base = crate::workspace::scenario(cat, &first).map_err(unbuilt)?;
     let mut machines = Vec::new();
     for m in machine_ids {
         let file = cat.machine(m).map_err(bad)?;
@@ -560,7 +569,7 @@ fn run_bench(
     out: &mut impl Write,
 ) -> Result<i32, Failure> {
     let opts = args;
-    let base = crate::workspace::scenario(cat, opts).map_err(bad)?;
+    let base = crate::workspace::scenario(cat, opts).map_err(unbuilt)?;
     let mut rows = Vec::new();
     for f in files {
         let more = crate::bench::load(f).map_err(bad)?;

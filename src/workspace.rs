@@ -219,6 +219,9 @@ pub fn prepare(cat: &Catalog, o: &ScenarioOptions) -> Result<Prepared, BuildErro
     if let Some(path) = &o.gguf {
         let opened = open::read(path, Rows::Totals).map_err(BuildError::Gguf)?;
         let matched = opened.matched(cat);
+        if let Some(why) = crate::gguf::incomplete_reason(path, &opened.artifact) {
+            return Err(BuildError::Incomplete(why));
+        }
         let (m, fig) = open::new_model(&opened, matched.as_ref()).map_err(BuildError::Gguf)?;
         edit::apply(&mut s, &mut figures, &Edit::Model(Box::new(m)))
             .map_err(|e| BuildError::Gguf(e.to_string()))?;
