@@ -46,11 +46,11 @@ tmux send-keys -t "$SESSION" L
 wait_for "Library · 2 models · macbook-pro-m4-pro-48gb · ctx 32,768" "the library header"
 wait_for "gemma3:270m" "the Ollama model by its Ollama name"
 wait_for "me/Gemma-GGUF/gemma-copy-Q4_K_M.gguf" "the LM Studio model"
-wait_for "754.89" "the decode ceiling at 32,768 on the M4 Pro"
+wait_for "768.76" "the inventory decode ceiling at 32,768 on the M4 Pro"
 screen | grep -F "gemma3:270m" | grep -qF "yes" || fail "gemma3:270m should fit"
 tmux send-keys -t "$SESSION" "]"
 wait_for "ctx 65,536" "the context doubled in the library"
-wait_for "590.52" "the ceiling at 65,536"
+wait_for "598.97" "the inventory ceiling at 65,536"
 tmux send-keys -t "$SESSION" r
 wait_for "by ceiling" "the next sort order"
 tmux send-keys -t "$SESSION" g
