@@ -461,3 +461,35 @@ fn a_mamba_file_never_borrows_the_profile_models_ffn_for_its_compute_buffer() {
     assert!(compute >= want && compute < 2 * want, "{compute}");
     assert_eq!(b["compute_status"], "upper_bound");
 }
+
+#[test]
+fn json_gives_no_largest_context_where_llama_cpp_will_not_start() {
+    let d = tempfile::tempdir().unwrap();
+    let g = oracle_model(d.path(), "deepseek2-tiny");
+    let run = |ctv: &str| {
+        let out = llmbound()
+            .args(["report", "--format", "json", "--gguf"])
+            .arg(&g)
+            .args([
+                "-c",
+                "32768",
+                "--cache-type-k",
+                "q4_0",
+                "--cache-type-v",
+                ctv,
+            ])
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["capacity"].clone()
+    };
+    let refused = run("f16");
+    assert_eq!(refused["starts"], false, "{refused}");
+    assert!(refused["max_context_tokens"].is_null(), "{refused}");
+    for t in refused["tiers"].as_array().into_iter().flatten() {
+        assert!(t["max_context_tokens"].is_null(), "{t}");
+    }
+    let starts = run("q4_0");
+    assert_eq!(starts["starts"], true, "{starts}");
+    assert!(starts["max_context_tokens"].is_u64(), "{starts}");
+}

@@ -146,7 +146,8 @@ pub struct TierJson {
     pub headroom_bytes: i128,
     /// Fits.
     pub fits: bool,
-    /// Largest context fitting on this tier (runtime memory).
+    /// Largest context fitting on this tier (runtime memory; null when llama.cpp will not
+    /// start).
     pub max_context_tokens: Option<u64>,
     /// The runtime's memory on this tier, itemised.
     pub memory: MemoryJson,
@@ -248,9 +249,13 @@ pub struct CapacityJson {
     pub fits: bool,
     /// The article's W + K + A ≤ M on every used tier.
     pub article_fits: bool,
+    /// llama.cpp accepts the cache configuration (false: it will not start whatever the
+    /// context; `verdict` says why).
+    pub starts: bool,
     /// Verdict in words.
     pub verdict: String,
-    /// Largest context per sequence whose runtime memory fits (null: memory sets no limit).
+    /// Largest context per sequence whose runtime memory fits (null: memory sets no limit, or
+    /// llama.cpp will not start at any context — `starts` tells them apart).
     pub max_context_tokens: Option<u64>,
     /// Largest logical context per sequence with W + K + A ≤ M (the article's figure).
     pub article_max_context_tokens: Option<u64>,
@@ -705,8 +710,13 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
             headroom_bytes: r.capacity.headroom_bytes,
             fits: r.capacity.fits,
             article_fits: r.capacity.article_fits,
+            starts: !r.capacity.refused(),
             verdict: super::words::verdict(&r.capacity),
-            max_context_tokens: r.capacity.max_context_tokens,
+            // No context fits a configuration llama.cpp refuses.
+            max_context_tokens: r
+                .capacity
+                .max_context_tokens
+                .filter(|_| !r.capacity.refused()),
             article_max_context_tokens: r.capacity.article_max_context_tokens,
             memory: {
                 let t = &r.capacity.runtime_bytes;
@@ -767,7 +777,7 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
                         memory_bytes: t.capacity_bytes,
                         headroom_bytes: t.headroom_bytes,
                         fits: t.fits,
-                        max_context_tokens: t.max_context_tokens,
+                        max_context_tokens: t.max_context_tokens.filter(|_| !r.capacity.refused()),
                         memory: MemoryJson {
                             model_bytes: t.memory.model_bytes,
                             context_bytes: t.memory.context_bytes,
