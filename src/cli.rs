@@ -126,10 +126,10 @@ enum Command {
         #[command(subcommand)]
         action: MachineCmd,
     },
-    /// List, show or locate profiles.
+    /// List, show or locate profiles (`list` when no action is given).
     Profiles {
         #[command(subcommand)]
-        action: ProfilesCmd,
+        action: Option<ProfilesCmd>,
     },
     /// Print a shell completion script (e.g. `llmbound completions bash > ~/.local/share/bash-completion/completions/llmbound`).
     Completions {
@@ -504,7 +504,9 @@ fn run(cli: Cli, machines: &[String], out: &mut impl Write) -> Result<i32, Failu
                     thorough,
                 },
         }) => run_detect(save, force, quick, thorough, out),
-        Some(Command::Profiles { action }) => profiles(&cat, action, out),
+        Some(Command::Profiles { action }) => {
+            profiles(&cat, action.unwrap_or(ProfilesCmd::List), out)
+        }
         // Written above, before the profiles were loaded.
         Some(Command::Completions { .. } | Command::Man) => Ok(0),
         Some(Command::Models { scenario, models }) => {

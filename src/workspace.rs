@@ -116,7 +116,7 @@ pub enum Refusal {
     #[error(transparent)]
     Build(#[from] BuildError),
     /// No such machine profile.
-    #[error("unknown machine \"{id}\"; known: {known}")]
+    #[error("unknown machine \"{id}\"; {known}")]
     UnknownMachine {
         /// The id asked for.
         id: String,
@@ -549,10 +549,7 @@ impl Workspace {
         let Some(entry) = self.catalog.machines.iter().find(|m| m.id == id) else {
             return Err(Refusal::UnknownMachine {
                 id: id.to_string(),
-                known: (self.catalog.machines.iter())
-                    .map(|m| m.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                known: load::known_ids(id, self.catalog.machines.iter().map(|m| m.id.as_str())),
             });
         };
         let file = entry.value.clone();

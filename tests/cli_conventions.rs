@@ -725,3 +725,32 @@ fn a_split_model_with_a_missing_shard_exits_4() {
         );
     }
 }
+
+/// An unknown id that part of a known one matches is answered with it, as the explorer's
+/// picker would match it; `profiles` alone lists; `-c 32k` is 32,768 tokens on the CLI as in
+/// the explorer.
+#[test]
+fn near_misses_and_defaults_read_as_people_type_them() {
+    let d = tempfile::tempdir().unwrap();
+    expect(
+        d.path(),
+        &["report", "--machine", "4090"],
+        exit::BAD_INPUT,
+        &["unknown machine \"4090\"; did you mean desktop-rtx-4090? known: "],
+    );
+    let far = expect(
+        d.path(),
+        &["report", "--machine", "zzz"],
+        exit::BAD_INPUT,
+        &[],
+    );
+    assert!(!stderr(&far).contains("did you mean"), "{}", stderr(&far));
+    let o = run(d.path(), &["profiles"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let list = run(d.path(), &["profiles", "list"]);
+    assert_eq!(o.stdout, list.stdout);
+    let k = run(d.path(), &["report", "--format", "json", "-c", "32k"]);
+    assert!(k.status.success(), "{}", stderr(&k));
+    let v: serde_json::Value = serde_json::from_slice(&k.stdout).unwrap();
+    assert_eq!(v["settings"]["context"], 32768, "{}", v["settings"]);
+}

@@ -953,3 +953,21 @@ fn compare_keeps_the_saved_tag_of_a_long_id_at_80_columns() {
         .unwrap_or("");
     assert!(row.contains("… (saved)"), "{text}");
 }
+
+/// Claims are read as people paste them: llama.cpp's own "t/s", "tok/s", "tokens/s".
+#[test]
+fn claims_take_the_units_people_paste() {
+    let (mut app, _d) = app();
+    for text in ["30", "30 t/s", "30t/s", "30tok/s", "30 tokens/s", "30 TPS"] {
+        app.update(Action::Search);
+        app.update(Action::SetText(text.into()));
+        let c = app
+            .claim
+            .as_ref()
+            .unwrap_or_else(|| panic!("{text}: {:?}", app.message));
+        assert_eq!(c.check.tokens_per_second, 30.0, "{text}");
+    }
+    app.update(Action::Search);
+    app.update(Action::SetText("thirty".into()));
+    assert!(app.message.as_ref().is_some_and(|m| m.error));
+}

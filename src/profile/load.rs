@@ -42,8 +42,9 @@ pub enum ProfileError {
         /// What is wrong.
         message: String,
     },
-    /// An id that names no profile.
-    #[error("unknown {kind} \"{id}\"; known: {known}")]
+    /// An id that names no profile (`known` starts with the ids that contain it, when any
+    /// do: "did you mean …?").
+    #[error("unknown {kind} \"{id}\"; {known}")]
     Unknown {
         /// machine, model, scenario, artifact.
         kind: &'static str,
@@ -112,6 +113,22 @@ pub struct Catalog {
     pub errors: Vec<ProfileError>,
     /// The user's profile directory.
     pub user_dir: Option<PathBuf>,
+}
+
+/// The known ids after an unknown one: those that contain it (as the explorer's pickers match
+/// it) first as "did you mean …?", then every id.
+pub fn known_ids<'a>(asked: &str, ids: impl Iterator<Item = &'a str>) -> String {
+    let ids: Vec<&str> = ids.collect();
+    let needle = asked.to_ascii_lowercase();
+    let close: Vec<&str> = (ids.iter().copied())
+        .filter(|i| !needle.is_empty() && i.to_ascii_lowercase().contains(&needle))
+        .collect();
+    let all = format!("known: {}", ids.join(", "));
+    match close.as_slice() {
+        [] => all,
+        [one] => format!("did you mean {one}? {all}"),
+        many => format!("did you mean one of {}? {all}", many.join(", ")),
+    }
 }
 
 /// The user's profile directory: `$LLMBOUND_CONFIG_DIR`, else the platform config directory.
@@ -523,12 +540,7 @@ pub fn scenario(cat: &Catalog, s: &ScenarioFile) -> Result<Scenario, ProfileErro
         .ok_or_else(|| ProfileError::Unknown {
             kind: "artifact",
             id: s.artifact.clone(),
-            known: model
-                .artifacts
-                .iter()
-                .map(|a| a.id.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
+            known: known_ids(&s.artifact, model.artifacts.iter().map(|a| a.id.as_str())),
         })?;
     let shape = model_shape(&model).map_err(|message| ProfileError::Invalid {
         file: model.id.clone(),
@@ -688,11 +700,7 @@ impl Catalog {
             .ok_or_else(|| ProfileError::Unknown {
                 kind,
                 id: id.to_string(),
-                known: list
-                    .iter()
-                    .map(|e| e.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                known: known_ids(id, list.iter().map(|e| e.id.as_str())),
             })
     }
 

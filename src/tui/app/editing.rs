@@ -105,9 +105,12 @@ impl App {
             self.claim = None;
             return;
         }
-        let cleaned = t
-            .trim_end_matches("tok/s")
-            .trim_end_matches("tokens/s")
+        // As llama.cpp and people write a rate: "30", "30 t/s", "30tok/s", "30 tokens/s".
+        let lower = t.to_ascii_lowercase();
+        let cleaned = ["tokens/s", "token/s", "tok/s", "t/s", "tps"]
+            .iter()
+            .find_map(|u| lower.strip_suffix(u))
+            .unwrap_or(&lower)
             .trim();
         match cleaned.parse::<f64>() {
             Ok(v) if v.is_finite() && v > 0.0 => {
