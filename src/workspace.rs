@@ -192,6 +192,7 @@ pub fn prepare(cat: &Catalog, o: &ScenarioOptions) -> Result<Prepared, BuildErro
     let scenario_file = cat
         .scenario(o.scenario.as_deref().unwrap_or("default"))
         .ok();
+    let profile_machine = scenario_file.as_ref().map(|f| f.machine.clone());
     let model_id = o
         .model
         .clone()
@@ -219,10 +220,7 @@ pub fn prepare(cat: &Catalog, o: &ScenarioOptions) -> Result<Prepared, BuildErro
     if let Some(path) = &o.gguf {
         let opened = open::read(path, Rows::Totals).map_err(BuildError::Gguf)?;
         let matched = opened.matched(cat);
-        if let Some(why) = crate::gguf::incomplete_reason(path, &opened.artifact) {
-            return Err(BuildError::Incomplete(why));
-        }
-        let (m, fig) = open::new_model(&opened, matched.as_ref()).map_err(BuildError::Gguf)?;
+        let (m, fig) = open::new_model(&opened, matched.as_ref())?;
         edit::apply(&mut s, &mut figures, &Edit::Model(Box::new(m)))
             .map_err(|e| BuildError::Gguf(e.to_string()))?;
         figures = fig;
@@ -250,14 +248,8 @@ pub fn prepare(cat: &Catalog, o: &ScenarioOptions) -> Result<Prepared, BuildErro
             edit::apply(&mut s, &mut figures, &Edit::Name(name)).map_err(build_edit("scenario"))?;
         }
     }
-    let machine_ref = o
-        .machine
-        .clone()
-        .or_else(|| {
-            cat.scenario(o.scenario.as_deref().unwrap_or("default"))
-                .ok()
-                .map(|s| s.machine)
-        })
+    let machine_ref = (o.machine.clone())
+        .or(profile_machine)
         .unwrap_or_else(|| s.machine.id.clone());
     let machine_file = cat.machine(&machine_ref)?;
     let machine_origin = cat
@@ -486,7 +478,8 @@ impl Workspace {
     /// the runtime loads beside it stay, as do the machine and the settings.
     pub fn open(&mut self, o: &Opened) -> Result<(), Refusal> {
         let matched = o.matched(&self.catalog);
-        let (m, figures) = open::new_model(o, matched.as_ref()).map_err(Refusal::NoModel)?;
+        let (m, figures) =
+            open::new_model(o, matched.as_ref()).map_err(|e| Refusal::NoModel(e.to_string()))?;
         self.use_model(m, figures)?;
         self.model_base = Provenance::File;
         self.scenario_file = None;
@@ -755,14 +748,8 @@ impl Workspace {
             self.base = self.scenario.clone();
         } else {
             // The saved machine is the machine as loaded now.
-            let mut base = self.base.clone();
-            let mut fig = edit::figures_of(&base.model);
-            edit::apply(
-                &mut base,
-                &mut fig,
-                &Edit::Machine(Box::new(self.scenario.machine.clone())),
-            )?;
-            self.base = base;
+            let saved = Edit::Machine(Box::new(self.scenario.machine.clone()));
+            self.base = edit::applied(&self.base, &[saved])?;
         }
         Ok(paths)
     }

@@ -113,21 +113,41 @@ impl Opened {
     }
 }
 
+/// Why an opened header gives no model for the bounds (one line naming the file).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoModel {
+    /// The tensor data ends short of its offsets: `inspect`'s line.
+    #[error("{0}")]
+    Incomplete(String),
+    /// The header lacks what the KV maths needs (the reader's message).
+    #[error("{0}")]
+    Shape(String),
+}
+
+impl From<NoModel> for BuildError {
+    fn from(e: NoModel) -> BuildError {
+        match e {
+            NoModel::Incomplete(why) => BuildError::Incomplete(why),
+            NoModel::Shape(why) => BuildError::Gguf(why),
+        }
+    }
+}
+
 /// The edit an opened header makes, and the raw figures of its model (for model edits).
 /// The advertised parameter counts of a model profile whose artifact has exactly the same
 /// size are kept (spec); otherwise the file's counted parameters serve.
 pub fn new_model(
     o: &Opened,
     matched: Option<&(ModelFile, ArtifactFile)>,
-) -> Result<(NewModel, ArchFigures), String> {
+) -> Result<(NewModel, ArchFigures), NoModel> {
     // A partial download is refused for the bounds everywhere with `inspect`'s line (its
     // tensors and metadata can still be browsed).
     if let Some(why) = gguf::incomplete_reason(&o.path, &o.artifact) {
-        return Err(why);
+        return Err(NoModel::Incomplete(why));
     }
     let (mut shape, figures) = match &o.model {
         Ok(m) => m.clone(),
-        Err(_) => return Err(o.model_error_line().unwrap_or_default()),
+        Err(_) => return Err(NoModel::Shape(o.model_error_line().unwrap_or_default())),
     };
     shape.warnings.extend(o.warnings.iter().cloned());
     if let Some((m, _)) = matched {
@@ -183,7 +203,7 @@ pub fn open_gguf(cat: &Catalog, path: &Path) -> Result<GgufInput, BuildError> {
 /// Replace `s`'s model with an opened file's (a what-if copy: a library row, a test), by the
 /// same [`Edit::Model`] the workspace applies; the name becomes "FILE on MACHINE".
 pub fn with_gguf(s: &mut Scenario, g: &GgufInput) -> Result<(), BuildError> {
-    let (m, _) = new_model(&g.opened, g.matched.as_ref()).map_err(BuildError::Gguf)?;
+    let (m, _) = new_model(&g.opened, g.matched.as_ref())?;
     let next = edit::applied(s, &[Edit::Model(Box::new(m))])
         .map_err(|e| BuildError::Gguf(e.to_string()))?;
     let name = next.derived_name();

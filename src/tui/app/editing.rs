@@ -57,26 +57,24 @@ impl App {
         }
     }
 
-    /// A refused change: the message line says why; a model shape llama.cpp could not run is
-    /// also shown in the Model pane under the field.
+    /// A refused change: the message line says why.
     pub(crate) fn refused(&mut self, r: Refusal) {
         match r {
-            Refusal::Edit(crate::core::edit::EditError::Shape(m)) => {
-                self.error(format!("model: {m}"));
-                self.model_refusal = Some(m);
+            Refusal::Edit(e @ crate::core::edit::EditError::Shape(_)) => {
+                self.refused_field(fields::FieldError::Refused("model", e))
             }
             other => self.error(other.to_string()),
         }
     }
 
+    /// A refused field value: the message line says why; a model shape llama.cpp could not run
+    /// is also shown in the Model pane under the field, as "model: …".
     fn refused_field(&mut self, e: fields::FieldError) {
-        match &e {
-            fields::FieldError::Refused(_, crate::core::edit::EditError::Shape(m)) => {
-                self.model_refusal = Some(m.clone());
-                self.error(format!("model: {m}"));
-            }
-            _ => self.error(e.to_string()),
+        if let fields::FieldError::Refused(_, crate::core::edit::EditError::Shape(m)) = &e {
+            self.model_refusal = Some(m.clone());
+            return self.error(format!("model: {m}"));
         }
+        self.error(e.to_string())
     }
 
     /// Set a field from text (as typed and accepted); a bad value leaves the scenario as it was.
