@@ -41,6 +41,7 @@ fn input() -> Input {
     let devices = (0..4)
         .map(|i| Device {
             buffer_name: format!("RPC0[127.0.0.1:{}]", 50_000 + i),
+            backend: placement::Backend::Rpc,
             free: Bytes(4_249_878_528),
             total: Bytes(4_249_878_528),
         })

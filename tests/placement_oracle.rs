@@ -167,6 +167,7 @@ fn devices(c: &Case) -> Vec<Device> {
         .zip(&c.endpoints)
         .map(|(b, ep)| Device {
             buffer_name: format!("RPC0[{ep}]"),
+            backend: placement::Backend::Rpc,
             free: Bytes(*b),
             total: Bytes(*b),
         })

@@ -70,12 +70,62 @@ pub const FFN_EXPS_REGEX: &str = r"\.ffn_(up|down|gate|gate_up)_(ch|)exps";
 /// `LLM_FFN_DENSE_REGEX` (common/common.h): the dense FFN tensors.
 pub const FFN_DENSE_REGEX: &str = r"\.ffn_(up|down|gate)\.";
 
+/// The ggml backend behind a device: it decides what llama.cpp's scheduler does with the
+/// device beyond holding its layers (op offload of host-resident weights, host buffers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Backend {
+    /// NVIDIA CUDA (`CUDA0`).
+    Cuda,
+    /// AMD ROCm/HIP (`ROCm0`).
+    Rocm,
+    /// Apple Metal (`MTL0`).
+    Metal,
+    /// Vulkan (`Vulkan0`).
+    Vulkan,
+    /// llama.cpp RPC (`RPC0[host:port]`): a remote backend; the scheduler does not offload
+    /// host-resident ops to it.
+    #[default]
+    Rpc,
+}
+
+impl Backend {
+    /// Does the scheduler offload ops of host-resident weights to this backend when a batch
+    /// has enough rows (`ggml_backend_sched` op offload, CUDA/Vulkan/Metal/ROCm `offload_op`)?
+    pub fn offloads_ops(self) -> bool {
+        !matches!(self, Backend::Rpc)
+    }
+    /// The name as llmbound's profiles and JSON spell it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Backend::Cuda => "cuda",
+            Backend::Rocm => "rocm",
+            Backend::Metal => "metal",
+            Backend::Vulkan => "vulkan",
+            Backend::Rpc => "rpc",
+        }
+    }
+    /// Parse a profile's `backend`.
+    pub fn parse(s: &str) -> Option<Backend> {
+        [
+            Backend::Cuda,
+            Backend::Rocm,
+            Backend::Metal,
+            Backend::Vulkan,
+            Backend::Rpc,
+        ]
+        .into_iter()
+        .find(|b| b.label() == s)
+    }
+}
+
 /// One accelerator as llama.cpp sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Device {
     /// Its buffer type's name, as `-ot` and the fitted arguments spell it (`CUDA0`,
     /// `RPC0[127.0.0.1:50052]`).
     pub buffer_name: String,
+    /// Its backend.
+    pub backend: Backend,
     /// The memory the backend reports free (`ggml_backend_dev_memory`).
     pub free: Bytes,
     /// The memory the backend reports in total.
@@ -1389,6 +1439,7 @@ mod tests {
     fn dev(name: &str, gib: u64) -> Device {
         Device {
             buffer_name: name.into(),
+            backend: Backend::Rpc,
             free: Bytes(gib << 30),
             total: Bytes(gib << 30),
         }
