@@ -446,7 +446,8 @@ fn run(cli: Cli, machines: &[String], out: &mut impl Write) -> Result<i32, Failu
             mlx,
         }) => {
             if mlx.model_dir.is_some() {
-                return crate::mlx_cli::report(&cat, &scenario, &mlx, out).map_err(bad);
+                return crate::mlx_cli::report_as(&cat, &scenario, &mlx, format.into(), out)
+                    .map_err(bad);
             }
             let b = build(&cat, &scenario)?;
             write_report(&b, format.into(), out).map_err(io_fail)?;

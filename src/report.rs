@@ -56,6 +56,7 @@ fn llama_cpp_command_raw(r: &Report, model_path: &str) -> String {
             revision,
             quant,
         } if revision == "main" => ("-hf", format!("{repo}:{quant}")),
+        Source::HfRepo { repo, revision } if revision == "main" => ("-hf", repo),
         Source::Ollama(name) => (
             "-m",
             crate::ollama::resolve(&name)

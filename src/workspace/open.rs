@@ -15,7 +15,9 @@ use crate::core::units;
 use crate::gguf::{self, TensorInventory};
 use crate::profile::Catalog;
 use crate::profile::file::{ArtifactFile, ModelFile};
+use crate::safetensors::plan::MlxArtifact;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// An artifact's header as read.
 #[derive(Debug, Clone)]
@@ -35,6 +37,13 @@ pub struct Opened {
     /// How it was fetched (bytes transferred, which file a quantisation picked): the CLI
     /// prints them on stderr, the explorer in its message line.
     pub notes: Vec<String>,
+    /// The safetensors model MLX-LM runs (an MLX folder or repository), when one was read:
+    /// alone (`artifact` then has no shards and `model` says llama.cpp needs a GGUF) or beside
+    /// the GGUF of a repository that has both.
+    pub mlx: Option<Arc<MlxArtifact>>,
+    /// A GGUF was read (false for a safetensors model alone: `artifact` is then a placeholder
+    /// with no metadata, no tensors and 0 bytes).
+    pub has_gguf: bool,
 }
 
 /// Tensor rows in the inventory (the explorer lists them; the CLI and the library do not).
@@ -73,7 +82,30 @@ pub fn partial_download_warning(missing_bytes: u64) -> String {
 pub fn read(path: &Path, rows: Rows) -> Result<Opened, String> {
     let opened = crate::remote::open_any(path)?;
     let transfer = opened.transfer_note();
+    let mlx = match &opened.mlx {
+        Some(m) => Some(Arc::new(
+            MlxArtifact::of(&m.dir, m.clone()).map_err(|e| e.to_string())?,
+        )),
+        None => None,
+    };
     let artifact = opened.artifact;
+    if !opened.has_gguf
+        && let Some(a) = &mlx
+    {
+        return Ok(Opened {
+            path: path.to_path_buf(),
+            inventory: TensorInventory::summary(&artifact),
+            artifact,
+            model: Err(format!(
+                "{} is a safetensors model for MLX-LM: llama.cpp's figures need a GGUF of it",
+                crate::sanitize::path(path)
+            )),
+            warnings: a.warnings(),
+            notes: opened.notes.into_iter().chain(transfer).collect(),
+            mlx,
+            has_gguf: false,
+        });
+    }
     let inventory = match rows {
         Rows::Every => TensorInventory::from_artifact(&artifact),
         Rows::Totals => TensorInventory::summary(&artifact),
@@ -92,7 +124,39 @@ pub fn read(path: &Path, rows: Rows) -> Result<Opened, String> {
         model,
         warnings,
         notes,
+        mlx,
+        has_gguf: true,
     })
+}
+
+/// Read a safetensors model for MLX-LM by any name (a folder, a `.safetensors` file or URL,
+/// `owner/repo`, `hf://`): the one opening `report --model-dir` and `inspect` use.
+pub fn read_mlx(path: &Path) -> Result<Arc<MlxArtifact>, String> {
+    let o = read(path, Rows::Totals)?;
+    o.mlx.ok_or_else(|| {
+        format!(
+            "{}: no safetensors model there (config.json and model*.safetensors); a GGUF opens with --gguf",
+            crate::sanitize::path(path)
+        )
+    })
+}
+
+/// Read a safetensors model's headers by any name, without its MLX-LM cache layout (`inspect`
+/// lists the tensors of any architecture).
+pub fn read_safetensors(path: &Path) -> Result<crate::safetensors::Model, String> {
+    crate::remote::open_any(path)?.mlx.ok_or_else(|| {
+        format!(
+            "{}: no safetensors model there (config.json and model*.safetensors)",
+            crate::sanitize::path(path)
+        )
+    })
+}
+
+impl Opened {
+    /// True when this opening is a safetensors model alone (MLX-LM's artifact, no GGUF).
+    pub fn is_mlx_only(&self) -> bool {
+        self.mlx.is_some() && !self.has_gguf
+    }
 }
 
 impl Opened {
@@ -196,6 +260,12 @@ impl GgufInput {
 /// one opening every front end uses (`workspace::open::read`).
 pub fn open_gguf(cat: &Catalog, path: &Path) -> Result<GgufInput, BuildError> {
     let opened = read(path, Rows::Totals).map_err(BuildError::Gguf)?;
+    if !opened.has_gguf {
+        return Err(BuildError::Gguf(format!(
+            "{} is a safetensors model for MLX-LM, not a GGUF",
+            crate::sanitize::path(path)
+        )));
+    }
     let matched = opened.matched(cat);
     Ok(GgufInput { opened, matched })
 }
