@@ -979,7 +979,7 @@ mod tests {
     #[test]
     fn plan_largest_context_is_the_last_that_fits() {
         let l = llama();
-        let cap = 20_000_000;
+        let cap = 40_000_000;
         let p = plan(&input(&l, cap, 1000));
         let m = p.memory.as_ref().unwrap();
         assert_eq!(m.cache.bytes(), 2_097_152);
