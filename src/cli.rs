@@ -415,7 +415,13 @@ fn run(cli: Cli, machines: &[String], out: &mut impl Write) -> Result<i32, Failu
             // A local file opens here so a missing shard exits 4; any other source by name.
             let a = match crate::remote::Source::parse(&file) {
                 crate::remote::Source::Local(p) => open_artifact(&p)?,
-                _ => crate::remote::open_any(&file).map_err(bad)?.artifact,
+                _ => {
+                    let o = crate::remote::open_any(&file).map_err(bad)?;
+                    if let (false, Some(m)) = (o.has_gguf, &o.mlx) {
+                        return crate::mlx_cli::inspect_model(m, out).map_err(bad);
+                    }
+                    o.artifact
+                }
             };
             let sort = match sort {
                 SortArg::Name => inspect::Sort::Name,

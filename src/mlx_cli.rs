@@ -17,14 +17,16 @@ fn bad(e: impl std::fmt::Display) -> String {
     e.to_string().replace('\n', " ")
 }
 
-/// A folder, or a file ending in `.safetensors`, or a remote source that names a safetensors
-/// model alone (an MLX repository; the header read here is used again by the opening that
-/// follows): read as a safetensors model.
+/// A folder, or a file ending in `.safetensors`: read as a safetensors model.
 pub fn is_safetensors(p: &Path) -> bool {
-    p.is_dir()
-        || p.extension().is_some_and(|e| e == "safetensors")
-        || (crate::remote::is_remote(p)
-            && crate::remote::open_any(p).is_ok_and(|o| !o.has_gguf && o.mlx.is_some()))
+    p.is_dir() || p.extension().is_some_and(|e| e == "safetensors")
+}
+
+/// `inspect NAME` of a remote source that turned out to be a safetensors model alone (an MLX
+/// repository): its tensors, from the headers already read.
+pub fn inspect_model(m: &crate::safetensors::Model, out: &mut impl Write) -> Result<i32, String> {
+    crate::mlx_report::write_inspect_model(m, out).map_err(bad)?;
+    Ok(0)
 }
 
 /// `inspect DIR`.

@@ -777,7 +777,15 @@ pub fn to_json(r: &MlxReport<'_>) -> serde_json::Value {
 /// `inspect DIR`: every logical tensor of a safetensors model.
 pub fn write_inspect(dir: &Path, out: &mut impl Write) -> Result<(), MlxReportError> {
     let model = crate::workspace::open::read_safetensors(dir).map_err(MlxReportError::Open)?;
-    let inv = MlxInventory::of(&model);
+    write_inspect_model(&model, out)
+}
+
+/// [`write_inspect`] of headers already read.
+pub fn write_inspect_model(
+    model: &safetensors::Model,
+    out: &mut impl Write,
+) -> Result<(), MlxReportError> {
+    let inv = MlxInventory::of(model);
     let io = |e: io::Error| MlxReportError::Option(e.to_string());
     writeln!(
         out,

@@ -445,6 +445,32 @@ fn mlx_repositories_over_http_range_reads() {
     );
     assert!(out.contains("affine q4 g64"), "{out}");
 
+    // A header longer than the first fetch (2,000 tensors, ~110 KB): read on in ranges.
+    let mut header = String::from("{");
+    for i in 0..2000u64 {
+        if i > 0 {
+            header.push(',');
+        }
+        header.push_str(&format!(
+            "\"model.t{i:05}.weight\":{{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[{},{}]}}",
+            i * 16,
+            i * 16 + 16
+        ));
+    }
+    header.push('}');
+    let mut big = (header.len() as u64).to_le_bytes().to_vec();
+    big.extend_from_slice(header.as_bytes());
+    big.resize(big.len() + 2000 * 16, 0);
+    srv.add("o/big/model.safetensors", big);
+    let (out, err) = run_ok(
+        llmbound(d.path())
+            .env("HF_ENDPOINT", &srv.base)
+            .args(["inspect", "o/big"]),
+    );
+    assert!(out.contains("2000 tensors"), "{out}");
+    assert!(out.contains("model.t01999.weight"), "{out}");
+    assert!(err.contains("bytes transferred"), "{err}");
+
     // A repository with neither GGUF nor safetensors files: one line naming it.
     srv.add("o/empty/README.md", b"nothing".to_vec());
     let o = llmbound(d.path())
@@ -472,4 +498,63 @@ fn mlx_repositories_over_http_range_reads() {
         err.contains("byte 0") && err.contains("10000000000"),
         "{err}"
     );
+}
+
+#[test]
+fn models_lists_mlx_folders_of_the_hub_cache_and_lm_studio() {
+    let art = llama_q4();
+    let d = tempfile::tempdir().unwrap();
+    // A hub-cache repository with both a GGUF and an MLX model, and an LM Studio MLX model.
+    let snap = d.path().join("hub/models--o--both/snapshots/abc123");
+    fs::create_dir_all(&snap).unwrap();
+    rebuild(&art, &snap);
+    let glen = fixtures::tiny("Tiny", 4)
+        .write_file(&snap.join("tiny-Q4_K_M.gguf"), Data::Zeros)
+        .unwrap();
+    let lms = d.path().join(".lmstudio/models/mlx-community/llama-q4");
+    fs::create_dir_all(&lms).unwrap();
+    rebuild(&art, &lms);
+    // A folder of safetensors without config.json is not a model MLX-LM loads.
+    let stray = d.path().join(".lmstudio/models/other/no-config");
+    fs::create_dir_all(&stray).unwrap();
+    fs::write(stray.join("model.safetensors"), b"").unwrap();
+    let (out, _) = run_ok(
+        llmbound(d.path())
+            .env("HF_HUB_CACHE", d.path().join("hub"))
+            .env("OLLAMA_MODELS", d.path().join("no-ollama"))
+            .env("LLAMA_CACHE", d.path().join("no-llama-cache"))
+            .args(["models", "--context", "1000", "--format", "json"]),
+    );
+    let j = json(&out);
+    let models = j["models"].as_array().unwrap();
+    let find = |name: &str, runtime: &str| {
+        models
+            .iter()
+            .find(|m| m["name"] == name && m["runtime"] == runtime)
+            .unwrap_or_else(|| panic!("no {name} for {runtime} in {out}"))
+    };
+    let g = find("o/both/tiny-Q4_K_M.gguf", "llama.cpp");
+    assert_eq!(g["file_bytes"], glen);
+    let m = find("o/both", "MLX-LM");
+    assert_eq!(m["store"], "hf-cache");
+    assert_eq!(m["file_bytes"], art["file_bytes"]);
+    assert_eq!(m["architecture"], "llama");
+    assert_eq!(m["fits"], true);
+    assert_eq!(m["decode_ceiling_is_upper_bound"], true);
+    assert_eq!(m["error"], Value::Null);
+    let l = find("mlx-community/llama-q4", "MLX-LM");
+    assert_eq!(l["store"], "lm-studio");
+    assert_eq!(l["file_bytes"], art["file_bytes"]);
+    assert_eq!(l["max_context_tokens"], 16384);
+    assert_eq!(models.len(), 3, "{out}");
+    // The text table marks the MLX-LM rows.
+    let (text, _) = run_ok(
+        llmbound(d.path())
+            .env("HF_HUB_CACHE", d.path().join("hub"))
+            .env("OLLAMA_MODELS", d.path().join("no-ollama"))
+            .env("LLAMA_CACHE", d.path().join("no-llama-cache"))
+            .args(["models", "--context", "1000"]),
+    );
+    assert!(text.contains("o/both [MLX-LM]"), "{text}");
+    assert!(text.contains("mlx-community/llama-q4 [MLX-LM]"), "{text}");
 }

@@ -757,8 +757,8 @@ impl<'c> RangeReader<'c> {
         url: &str,
         first: u64,
     ) -> Result<RangeReader<'c>, RemoteError> {
-        let first = first.clamp(1, FIRST_FETCH_BYTES);
-        let first_last = first.min(client.limits.header_cap).max(1) - 1;
+        let first_bytes = first.clamp(1, FIRST_FETCH_BYTES);
+        let first_last = first_bytes.min(client.limits.header_cap).max(1) - 1;
         let reply = match client.get(url, Some((0, first_last))) {
             Err(RemoteError::Status { code: 416, .. }) => {
                 // Range not satisfiable for byte 0: an empty file.
@@ -799,7 +799,7 @@ impl<'c> RangeReader<'c> {
                     .bytes
                     .fetch_add(buf.len() as u64, Ordering::Relaxed);
                 let mut r = RangeReader::with(client, url, final_url, total, Mode::Ranged);
-                r.step = first * 2;
+                r.step = first_bytes * 2;
                 r.keep_prefix = etag.is_some() && super::cache::dir().is_some();
                 // A cached header of the same URL, ETag and size, written by this user's
                 // llmbound (its MAC checks) and starting with the bytes just fetched, serves
@@ -846,8 +846,8 @@ impl<'c> RangeReader<'c> {
                 let mut r =
                     RangeReader::with(client, url, final_url, len, Mode::Stream(reply.body));
                 r.etag = etag;
-                r.step = first;
-                r.stream_to(first.min(len))
+                r.step = first_bytes;
+                r.stream_to(first_bytes.min(len))
                     .map_err(|e| unwrap_remote(e, url))?;
                 Ok(r)
             }
