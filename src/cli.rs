@@ -386,8 +386,12 @@ fn run(cli: Cli, machines: &[String], out: &mut impl Write) -> Result<i32, Failu
         None => {
             if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
                 let opts = cli.scenario.clone();
-                // Check the options first so a typo is a one-line error, not a blank screen.
-                build(&cat, &cli.scenario)?;
+                // Check the options first so a typo is a one-line error, not a blank screen
+                // (a safetensors model has no llama.cpp report to check: MLX-LM's plan).
+                let p = crate::workspace::prepare(&cat, &cli.scenario).map_err(unbuilt)?;
+                if p.llama_applies {
+                    build(&cat, &cli.scenario)?;
+                }
                 crate::tui::run(crate::tui::Options {
                     gguf: opts.gguf.clone(),
                     scenario: ScenarioOptions { gguf: None, ..opts },

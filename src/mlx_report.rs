@@ -841,13 +841,13 @@ pub fn explorer_lines(
     let mut v = Vec::new();
     let n = group_digits(p.context as u128);
     v.push(format!(
-        "runtime MLX-LM (models mlx-lm {}, mlx {}){}",
+        "runtime MLX-LM (mlx-lm {}, mlx {}){}",
         mlx::MLX_LM_VERSION,
         mlx::MLX_VERSION,
         if llama.is_some() {
             "; llama.cpp also applies"
         } else {
-            "; llama.cpp's figures need a GGUF of this model"
+            "; llama.cpp needs a GGUF of it"
         }
     ));
     v.push(format!(
@@ -862,38 +862,34 @@ pub fn explorer_lines(
         Err(e) => v.push(format!("cache refused by MLX-LM: {}", e.message())),
         Ok(m) => {
             v.push(format!(
-                "cache at {n}: {} B = {} ({})",
+                "cache at {n}: {} B ({})",
                 group_digits(m.cache.bytes() as u128),
-                fmt_both(m.cache.bytes()),
                 classes(&m.cache)
             ));
             v.push(format!(
-                "activations {} B (estimate, prefill in chunks of {})",
-                group_digits(m.activations as u128),
-                group_digits(mlx::PREFILL_STEP as u128)
-            ));
-            v.push(format!(
-                "W + cache + activations {} B = {} of {} ({}): headroom {} B",
+                "W + cache + activations {} B = {}; headroom {} B of {}",
                 group_digits(m.total as u128),
                 fmt_both(m.total),
-                fmt_both(machine.capacity),
-                crate::sanitize::text(&machine.name),
-                crate::core::units::group_digits_signed(p.headroom.unwrap_or(0))
+                crate::core::units::group_digits_signed(p.headroom.unwrap_or(0)),
+                fmt_both(machine.capacity)
+            ));
+            v.push(format!("largest context {}", largest_words_of(art, p)));
+            v.push(format!(
+                "decode ceiling {} tokens/s short, {} tokens/s at {n} ({} bandwidth)",
+                fmt_rate(p.decode_short),
+                fmt_rate(p.decode_at_context.unwrap_or(p.decode_short)),
+                machine.bandwidth_provenance
             ));
             v.push(match &p.working_set {
                 Some(c) => format!("working set: {}", verdict_words(c.verdict)),
-                None => "working set not checked: the machine profile has no Metal working set (recommendedMaxWorkingSetSize)".into(),
+                None => "working set not checked: no Metal working set (recommendedMaxWorkingSetSize) in the machine profile".into(),
             });
+            v.push(format!(
+                "activations {} B (estimate: prefill in chunks of {})",
+                group_digits(m.activations as u128),
+                group_digits(mlx::PREFILL_STEP as u128)
+            ));
         }
-    }
-    if p.memory.is_ok() {
-        v.push(format!("largest context {}", largest_words_of(art, p)));
-        v.push(format!(
-            "decode ceiling {} tokens/s short, {} tokens/s at {n} ({} bandwidth)",
-            fmt_rate(p.decode_short),
-            fmt_rate(p.decode_at_context.unwrap_or(p.decode_short)),
-            machine.bandwidth_provenance
-        ));
     }
     if let Some(l) = llama {
         v.push(String::new());

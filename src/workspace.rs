@@ -253,8 +253,26 @@ pub fn prepare(cat: &Catalog, o: &ScenarioOptions) -> Result<Prepared, BuildErro
         mlx = opened.mlx.clone();
         if opened.is_mlx_only() {
             llama_applies = false;
+            // Its shape and files where config.json maps one to one (else the profile's stay).
+            if let Some((m, fig)) = open::mlx_model(opened) {
+                let mut t = s.clone();
+                let mut f = figures.clone();
+                if edit::apply(&mut t, &mut f, &Edit::Model(Box::new(m))).is_ok() {
+                    (s, figures) = (t, fig);
+                    model_base = Provenance::File;
+                    model_file = None;
+                    scenario_file = None;
+                    pinned = None;
+                }
+            }
             edit::apply(&mut s, &mut figures, &Edit::Runtime(Runtime::MlxLm))
                 .map_err(build_edit("--gguf"))?;
+            let name = format!(
+                "{} (MLX-LM) on {}",
+                open::mlx_model_name(opened),
+                s.machine.name
+            );
+            edit::apply(&mut s, &mut figures, &Edit::Name(name)).map_err(build_edit("--gguf"))?;
         }
     }
     if let Some(opened) = opened.as_ref().filter(|_| llama_applies) {
@@ -606,21 +624,50 @@ impl Workspace {
         let before = (self.mlx.take(), self.llama_applies);
         self.mlx = o.mlx.clone();
         self.llama_applies = false;
-        let u = self.undo_point();
-        let r = match self.raw(Edit::Runtime(Runtime::MlxLm)) {
-            Ok(()) => self.commit(u),
-            Err(e) => {
-                self.restore(u);
-                Err(e.into())
+        // The panes show this model: its shape from config.json and its safetensors files as
+        // W, where config.json maps one to one (`MlxArtifact::arch_figures`); else the
+        // scenario keeps the shape it had.
+        let model = open::mlx_model_name(o);
+        let shaped = open::mlx_model(o);
+        let mut result = Err(Refusal::NoModel(String::new()));
+        for attempt in [shaped, None] {
+            let u = self.undo_point();
+            let with_shape = attempt.is_some();
+            let r = (|| {
+                if let Some((m, fig)) = attempt {
+                    self.raw(Edit::Model(Box::new(m)))?;
+                    self.figures = fig;
+                    self.edited.retain(|k| !k.is_model());
+                }
+                self.raw(Edit::Runtime(Runtime::MlxLm))?;
+                Ok::<(), Refusal>(())
+            })();
+            result = match r {
+                Ok(()) => self.commit(u),
+                Err(e) => {
+                    self.restore(u);
+                    Err(e)
+                }
+            };
+            if result.is_ok() {
+                if with_shape {
+                    self.model_base = Provenance::File;
+                    self.scenario_file = None;
+                    self.model_file = None;
+                }
+                break;
             }
-        };
-        if let Err(e) = r {
+        }
+        if let Err(e) = result {
             (self.mlx, self.llama_applies) = before;
             self.mlx_plan = (self.mlx.as_ref()).and_then(|a| mlx_plan_of(a, &self.scenario));
             return Err(e);
         }
         self.pinned = None;
         self.opened = Some(o.path.clone());
+        // Named for the model open.
+        let name = format!("{model} (MLX-LM) on {}", self.scenario.machine.name);
+        self.raw(Edit::Name(name))?;
         self.base = self.scenario.clone();
         Ok(())
     }

@@ -294,6 +294,13 @@ fn the_workspace_and_the_explorer_open_an_mlx_folder() {
         p.memory.as_ref().unwrap().cache.bytes(),
         mlx_cache_bytes(&art, 1000)
     );
+    // The panes show this model: its shape from config.json, its file as W.
+    assert_eq!(ws.scenario().model.layers.len(), 4);
+    assert_eq!(ws.scenario().model.architecture, "llama");
+    assert_eq!(
+        ws.report().artifact.bytes,
+        art["file_bytes"].as_u64().unwrap()
+    );
     // llama.cpp does not apply to a safetensors model alone.
     assert!(matches!(
         ws.apply(Edit::Runtime(Runtime::LlamaCpp)),

@@ -228,3 +228,93 @@ pub fn plan(
         search_max: art.native_context().unwrap_or(SEARCH_CAP),
     })
 }
+
+/// llama.cpp's architecture for an MLX-LM `model_type` whose figures map one to one (dense
+/// attention, every layer full): the shape the workspace shows for a safetensors model.
+const DENSE_ARCHITECTURES: &[(&str, &str)] = &[
+    ("llama", "llama"),
+    ("mistral", "llama"),
+    ("qwen2", "qwen2"),
+    ("qwen3", "qwen3"),
+];
+
+impl MlxArtifact {
+    /// The model's raw figures as a GGUF of it would give them, for the models whose
+    /// `config.json` maps one to one (dense attention on every layer: llama, mistral, qwen2,
+    /// qwen3; no experts, no sliding window); `None` for any other (the panes then keep the
+    /// figures they had).
+    pub fn arch_figures(&self) -> Option<crate::core::model::ArchFigures> {
+        use crate::core::model::{ArchFigures, PerLayer};
+        let c = self.model.config.as_ref()?;
+        let arch = DENSE_ARCHITECTURES
+            .iter()
+            .find(|(m, _)| *m == c.model_type)?
+            .1;
+        let u = |k: &str| c.u64(k);
+        if u("num_local_experts").or(u("num_experts")).unwrap_or(0) > 0
+            || u("sliding_window").is_some_and(|w| w > 0)
+                && c.bool("use_sliding_window").unwrap_or(true)
+        {
+            return None;
+        }
+        let n32 = |k: &str| u(k).and_then(|v| u32::try_from(v).ok());
+        let layers = n32("num_hidden_layers")?;
+        let heads = n32("num_attention_heads")?;
+        let kv = n32("num_key_value_heads").unwrap_or(heads);
+        let hidden = u("hidden_size")?;
+        let head_dim =
+            n32("head_dim").or_else(|| u32::try_from(hidden / u64::from(heads.max(1))).ok())?;
+        Some(ArchFigures {
+            architecture: arch.to_string(),
+            layers,
+            head_count: PerLayer::Uniform(heads),
+            head_count_kv: PerLayer::Uniform(kv),
+            key_length: Some(head_dim),
+            value_length: Some(head_dim),
+            embedding_length: hidden,
+            vocab_size: u("vocab_size").unwrap_or(0),
+            native_context: self.native_context(),
+            sliding_window: None,
+            sliding_pattern: None,
+            chunk_size: None,
+            mla: None,
+            moe: None,
+            ssm: None,
+            recurrent_layers: None,
+            tied_embeddings: self.inventory.tied_output,
+            keys: Default::default(),
+        })
+    }
+
+    /// The safetensors files as the scenario's weight files (W = Σ their sizes, from the
+    /// files or, remote, the sizes the server gave).
+    pub fn weight_files(&self) -> Vec<crate::core::weights::WeightFile> {
+        use crate::core::units::{Provenance, Sourced};
+        use crate::core::weights::{ArtifactSource, WeightFile, WeightKind};
+        self.model
+            .shards
+            .iter()
+            .map(|s| {
+                let p = s.path.to_string_lossy();
+                let remote = p.starts_with("http://") || p.starts_with("https://");
+                WeightFile {
+                    kind: WeightKind::Artifact(if remote {
+                        ArtifactSource::Remote
+                    } else {
+                        ArtifactSource::File
+                    }),
+                    file: s
+                        .path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                    bytes: Sourced::new(
+                        s.header.file_len,
+                        Provenance::File,
+                        "safetensors file size",
+                    ),
+                }
+            })
+            .collect()
+    }
+}

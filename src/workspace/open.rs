@@ -141,6 +141,46 @@ pub fn read_mlx(path: &Path) -> Result<Arc<MlxArtifact>, String> {
     })
 }
 
+/// The name a safetensors model is shown by: its folder's name, or the repository as named.
+pub fn mlx_model_name(o: &Opened) -> String {
+    match o.path.file_name() {
+        Some(f) if !crate::remote::is_remote(&o.path) => f.to_string_lossy().into_owned(),
+        _ => crate::sanitize::path(&o.path),
+    }
+}
+
+/// The edit that makes a safetensors model the scenario's model (its shape from config.json,
+/// its files as W, its inventory), where config.json maps one to one
+/// (`MlxArtifact::arch_figures`): the panes then show this model. `None` for any other.
+pub fn mlx_model(o: &Opened) -> Option<(NewModel, ArchFigures)> {
+    let a = o.mlx.as_ref()?;
+    let fig = a.arch_figures()?;
+    let shape = ModelShape::from_figures(
+        mlx_model_name(o),
+        &fig,
+        crate::core::units::Provenance::File,
+    )
+    .ok()?;
+    let ffn = a
+        .model
+        .config
+        .as_ref()
+        .and_then(|c| c.u64("intermediate_size"));
+    Some((
+        NewModel {
+            shape,
+            weights: a.weight_files(),
+            inventory: Some(a.inventory.to_core()),
+            feed_forward: Some(crate::core::runtime::FeedForward {
+                length: ffn.unwrap_or(0),
+                expert_length: 0,
+                shared_expert_length: 0,
+            }),
+        },
+        fig,
+    ))
+}
+
 /// Read a safetensors model's headers by any name, without its MLX-LM cache layout (`inspect`
 /// lists the tensors of any architecture).
 pub fn read_safetensors(path: &Path) -> Result<crate::safetensors::Model, String> {
