@@ -565,3 +565,102 @@ fn models_lists_mlx_folders_of_the_hub_cache_and_lm_studio() {
     assert!(text.contains("o/both [MLX-LM]"), "{text}");
     assert!(text.contains("mlx-community/llama-q4 [MLX-LM]"), "{text}");
 }
+
+#[test]
+fn a_repository_with_both_shows_both_runtimes() {
+    let art = llama_q4();
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("local");
+    fs::create_dir(&dir).unwrap();
+    rebuild(&art, &dir);
+    let gguf = d.path().join("tiny-Q4_K_M.gguf");
+    fixtures::tiny("Tiny", 4)
+        .write_file(&gguf, Data::Zeros)
+        .unwrap();
+    let srv = server::Server::start();
+    srv.add_file("o/both/tiny-Q4_K_M.gguf", &gguf);
+    srv.add_file("o/both/model.safetensors", &dir.join("model.safetensors"));
+    srv.add_file("o/both/config.json", &dir.join("config.json"));
+    // Over HTTP: `owner/repo` reads the GGUF of the default quant and the safetensors model.
+    let (out, err) = run_ok(
+        llmbound(d.path())
+            .env("HF_ENDPOINT", &srv.base)
+            .args(["report", "--model-dir", "o/both", "--gguf", "o/both"])
+            .args(["--context", "1000", "--format", "json"]),
+    );
+    let j = json(&out);
+    let glen = fs::metadata(&gguf).unwrap().len();
+    assert_eq!(
+        j["side_by_side"]["llama_cpp"]["weights_bytes"], glen,
+        "{err}"
+    );
+    assert_eq!(
+        j["side_by_side"]["mlx_lm"]["weights_bytes"],
+        art["file_bytes"]
+    );
+    assert_eq!(j["side_by_side"]["mlx_lm"]["cache_bytes"], 2_097_152);
+    assert!(
+        j["side_by_side"]["llama_cpp_command"]
+            .as_str()
+            .unwrap()
+            .contains("-hf o/both"),
+        "{out}"
+    );
+    // An opening with both (what `o/both` gives the workspace): llama.cpp's figures first,
+    // MLX-LM's beside them, switchable.
+    let mut o = llmbound::workspace::open::read(&gguf, llmbound::workspace::Rows::Totals).unwrap();
+    o.mlx = Some(std::sync::Arc::new(
+        llmbound::safetensors::plan::MlxArtifact::read(&dir).unwrap(),
+    ));
+    assert!(!o.is_mlx_only());
+    let opts = ScenarioOptions {
+        context: Some(1000),
+        ..Default::default()
+    };
+    let mut ws = Workspace::new(Catalog::load_with(Some(d.path().join("config"))), &opts).unwrap();
+    ws.open(&o).unwrap();
+    assert_eq!(ws.runtime(), Runtime::LlamaCpp);
+    assert_eq!(ws.runtimes(), vec![Runtime::LlamaCpp, Runtime::MlxLm]);
+    assert_eq!(ws.report().artifact.bytes, glen);
+    assert_eq!(
+        ws.mlx_plan()
+            .unwrap()
+            .memory
+            .as_ref()
+            .unwrap()
+            .cache
+            .bytes(),
+        mlx_cache_bytes(&art, 1000)
+    );
+    ws.apply(Edit::Runtime(Runtime::MlxLm)).unwrap();
+    assert_eq!(ws.runtime(), Runtime::MlxLm);
+    ws.apply(Edit::Runtime(Runtime::LlamaCpp)).unwrap();
+    assert_eq!(ws.runtime(), Runtime::LlamaCpp);
+    // Switched to MLX-LM (the one Edit the explorer's runtime row makes), the Bounds pane's
+    // lines put llama.cpp's figures of the same repository beside MLX-LM's.
+    let lines = llmbound::mlx_report::explorer_lines(
+        ws.mlx().unwrap(),
+        ws.mlx_plan().unwrap(),
+        &ws.mlx_machine().unwrap(),
+        Some(&mlx::llama_cpp_figures(ws.report())),
+    );
+    let text = lines.join("\n");
+    assert!(text.contains("llama.cpp also applies"), "{text}");
+    let row = lines
+        .iter()
+        .find(|l| l.starts_with("W (files)"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        row.contains(&format!("{} B", group(fs::metadata(&gguf).unwrap().len())))
+            && row.contains("1,636,914 B"),
+        "{row}"
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with("largest context ")),
+        "{text}"
+    );
+}
+
+fn group(n: u64) -> String {
+    llmbound::core::units::group_digits(n as u128)
+}
