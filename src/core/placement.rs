@@ -42,16 +42,22 @@
 //!   backends that do it (not RPC).
 //!
 //! Model and context bytes are exact when the tensor list is (each tensor padded to the
-//! buffer's 32-byte alignment): equal to llama.cpp's breakdown on all 244 fixture placements
+//! buffer's 32-byte alignment): equal to llama.cpp's breakdown on all 300 fixture placements
 //! (tests/placement_oracle.rs). Compute buffers follow the scheduler's structure with working
-//! peaks from `core::runtime` (within 5% / 16 MiB on 647 of 683 fixture buffers; the issue's
-//! Llama-3.1-8B cases within 0.5 MiB); it is a model of the scheduler, not a node-by-node
-//! replay, so splits unlike whole layers (a device running only attention while its experts
-//! run on the host) are off. Because `-fit` compares these totals with its targets, a plan
-//! can differ from llama.cpp's near a boundary (67 of 72 fixture plans are identical). Op
+//! peaks from `core::runtime` (within 5% / 16 MiB on 817 of 877 fixture buffers, within
+//! 1% / 1 MiB on 570; the Llama-3.1-8B cases within 0.5 MiB); it is a model of the
+//! scheduler, not a node-by-node replay, so splits unlike whole layers are off: a device that
+//! runs only attention while its experts run on the host (`--cpu-moe` over several devices),
+//! a host that runs only `ffn_down`, DeepSeek's experts on the host, a last device whose
+//! layers bounce to the host for their experts. Because `-fit` compares these totals with its
+//! targets, a plan can differ from llama.cpp's near a boundary (76 of 82 fixture plans are
+//! identical). Op
 //! offload has no fixture yet (the oracle's devices are RPC). CPU_REPACK (a host buffer type
 //! llama.cpp lists on its own row, chosen by the CPU's features) is counted in the host's
 //! model bytes.
+
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use regex::Regex;
 
@@ -231,7 +237,8 @@ pub struct Override {
     pub pattern: String,
     /// Where a match goes.
     pub target: Target,
-    regex: Regex,
+    /// Shared, so that the copies a `-fit` search makes keep one warm search cache.
+    regex: Arc<Regex>,
     /// `blk.N.` when the pattern starts with the literal `blk\.N\.`: a name without it cannot
     /// match, so [`place`] searches such a pattern only in the names of that block.
     needle: Option<String>,
@@ -258,10 +265,10 @@ impl Override {
     pub fn new(pattern: &str, target: Target) -> Result<Override, PlacementError> {
         let regex = Regex::new(pattern)
             .map_err(|e| PlacementError(format!("-ot {pattern}: not a regex: {e}")))?;
-        Ok(Override::compiled(pattern, target, regex))
+        Ok(Override::compiled(pattern, target, Arc::new(regex)))
     }
 
-    fn compiled(pattern: &str, target: Target, regex: Regex) -> Override {
+    fn compiled(pattern: &str, target: Target, regex: Arc<Regex>) -> Override {
         Override {
             pattern: pattern.to_string(),
             target,
@@ -640,14 +647,13 @@ struct OverrideIndex<'a> {
     /// Patterns without a block literal, by position.
     general: Vec<usize>,
     /// Patterns starting with `blk\.N\.`, by `blk.N.`, each list by position.
-    by_block: std::collections::HashMap<&'a str, Vec<usize>>,
+    by_block: HashMap<&'a str, Vec<usize>>,
 }
 
 impl<'a> OverrideIndex<'a> {
     fn new(all: &'a [Override]) -> OverrideIndex<'a> {
         let mut general = Vec::new();
-        let mut by_block: std::collections::HashMap<&str, Vec<usize>> =
-            std::collections::HashMap::new();
+        let mut by_block: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, o) in all.iter().enumerate() {
             match &o.needle {
                 Some(n) => by_block.entry(n.as_str()).or_default().push(i),
@@ -1080,7 +1086,7 @@ struct FitState<'a> {
     cached: Option<(u32, ContextFigures)>,
     probes: u32,
     /// The overflow patterns compiled so far (the search builds the same ones again and again).
-    regexes: std::collections::HashMap<String, Regex>,
+    regexes: HashMap<String, Arc<Regex>>,
 }
 
 impl FitState<'_> {
@@ -1132,10 +1138,10 @@ impl FitState<'_> {
                     Target::Device(j) => self.devices[*j].buffer_name.clone(),
                 };
                 let regex = match self.regexes.get(&p) {
-                    Some(r) => r.clone(),
+                    Some(r) => Arc::clone(r),
                     None => {
-                        let r = Regex::new(&p).map_err(|e| FitRefusal(e.to_string()))?;
-                        self.regexes.insert(p.clone(), r.clone());
+                        let r = Arc::new(Regex::new(&p).map_err(|e| FitRefusal(e.to_string()))?);
+                        self.regexes.insert(p.clone(), Arc::clone(&r));
                         r
                     }
                 };
@@ -1184,7 +1190,7 @@ pub fn fit(
         context_at,
         cached: None,
         probes: 0,
-        regexes: std::collections::HashMap::new(),
+        regexes: HashMap::new(),
     };
     let nd = devices.len();
     let n_streams: u32 = if fs.kv_unified { 1 } else { fs.n_seq.max(1) };
