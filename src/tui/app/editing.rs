@@ -36,10 +36,10 @@ impl App {
             self.request_switch(Switch::Machine(id));
             return;
         }
-        if f == Field::Claim {
+        let Field::Setting(k) = f else {
             return;
-        }
-        match fields::step_edit(self.ws.scenario(), self.ws.figures(), f, dir) {
+        };
+        match fields::step_edit(&self.ws, k, dir) {
             Some(e) => {
                 self.edit_field(f, e);
             }
@@ -79,20 +79,19 @@ impl App {
 
     /// Set a field from text (as typed and accepted); a bad value leaves the scenario as it was.
     pub fn set_field(&mut self, f: Field, text: &str) {
-        match f {
+        let k = match f {
             Field::Claim => return self.set_claim(text),
             Field::MachineProfile => {
                 return self.request_switch(Switch::Machine(pick::id_of(text)));
             }
-            _ => {}
-        }
+            Field::Setting(k) => k,
+        };
         // Enter on the value the prompt opened with changes nothing (and marks nothing `user`).
-        if text.trim() == fields::edit_text(self.ws.scenario(), self.ws.figures(), f) {
+        if text.trim() == fields::edit_text(&self.ws, k) {
             return;
         }
-        match fields::parse_edit(self.ws.scenario(), self.ws.figures(), f, text) {
-            Ok(Some(e)) => self.edit_field(f, e),
-            Ok(None) => {}
+        match fields::parse_edit(&self.ws, k, text) {
+            Ok(e) => self.edit_field(f, e),
             Err(e) => self.refused_field(e),
         }
     }
