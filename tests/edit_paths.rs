@@ -498,21 +498,19 @@ fn stepping_keys_agree_with_the_flags_of_the_values_they_reach() {
         }
         panic!("no row {s:?}");
     };
-    select(&mut app, Setting::Context);
-    app.update(Action::Right);
-    let ctx = typed(&app, Setting::Context);
-    select(&mut app, Setting::CacheTypeK);
-    app.update(Action::Right);
-    let ctk = typed(&app, Setting::CacheTypeK);
-    select(&mut app, Setting::Ubatch);
-    app.update(Action::Left);
-    let ub = typed(&app, Setting::Ubatch);
-    select(&mut app, Setting::KvUnified);
-    app.update(Action::Toggle);
-    assert_eq!(typed(&app, Setting::KvUnified), "on");
-    select(&mut app, Setting::GpuLayers);
-    app.update(Action::Left);
-    let ngl = typed(&app, Setting::GpuLayers);
+    let step = |app: &mut App, s: Setting, key: Action| {
+        select(app, s);
+        let before = typed(app, s);
+        app.update(key);
+        let after = typed(app, s);
+        assert_ne!(before, after, "{s:?} did not move");
+        after
+    };
+    let ctx = step(&mut app, Setting::Context, Action::Right);
+    let ctk = step(&mut app, Setting::CacheTypeK, Action::Right);
+    let ub = step(&mut app, Setting::Ubatch, Action::Left);
+    assert_eq!(step(&mut app, Setting::KvUnified, Action::Toggle), "on");
+    let ngl = step(&mut app, Setting::GpuLayers, Action::Left);
     assert!(
         app.message().is_none_or(|m| !m.error),
         "{:?}",
@@ -663,6 +661,7 @@ fn the_bench_view_agrees_with_the_bench_command() {
         .unwrap();
     let cli = String::from_utf8(out.stdout).unwrap();
     let explorer = app.bench().lines.join("\n");
+    assert!(explorer.contains("(6 rows)"), "{explorer}");
     assert_same(&explorer, cli.trim_end_matches('\n'), "bench");
     // After an edit the view follows: the CLI with the same flag.
     app.update(Action::HalveContext);
