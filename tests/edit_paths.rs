@@ -304,6 +304,35 @@ fn keys_that_edit_agree_with_their_flags() {
     let mut args = args.to_vec();
     args.extend(["--gpu-layers", n.as_str()]);
     assert_same(&explorer_json(&app), &cli_json(&args, &config), "n");
+    // N: the largest context that fits, as the report states it, is the context `-c` sets.
+    let max = (app.ws().report().capacity.max_context_tokens).expect("a memory limit");
+    assert_ne!(max, app.ws().scenario().cache.context);
+    app.update(Action::MaxContext);
+    assert_eq!(app.ws().scenario().cache.context, max);
+    assert!(
+        app.message()
+            .is_some_and(|m| !m.error && m.text.contains("largest")),
+        "{:?}",
+        app.message()
+    );
+    let max = max.to_string();
+    args[3] = max.as_str();
+    let cli = cli_json(&args, &config);
+    assert_same(&explorer_json(&app), &cli, "N");
+    // At that context it still fits, and it is still the largest.
+    let v: serde_json::Value = serde_json::from_str(&cli).unwrap();
+    assert_eq!(
+        v["capacity"]["fits"],
+        serde_json::Value::Bool(true),
+        "{cli}"
+    );
+    app.update(Action::MaxContext);
+    assert!(
+        app.message()
+            .is_some_and(|m| m.text.contains("is the largest")),
+        "{:?}",
+        app.message()
+    );
 }
 
 /// Opening a GGUF in the explorer (`o`, the library's Enter, a path given at start) makes

@@ -460,6 +460,7 @@ impl App {
                 self.edit(Edit::Context(n));
             }
             Action::MaxGpuLayers => self.jump_to_max_gpu_layers(),
+            Action::MaxContext => self.jump_to_max_context(),
             Action::PickModel if self.view == View::Main => self.begin_pick_model(),
             Action::PickScenario if self.view == View::Main => self.begin_pick_scenario(),
             Action::Tensors => self.open_view(View::Tensors),

@@ -24,6 +24,7 @@ pub fn hints(view: View) -> &'static [(&'static str, &'static str)] {
             ("L", "library"),
             ("b", "bench"),
             ("n", "most GPU layers"),
+            ("N", "largest context"),
             ("M", "model"),
             ("S", "scenario"),
             ("x", "stop hash"),

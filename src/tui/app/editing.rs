@@ -157,6 +157,31 @@ impl App {
         }
     }
 
+    /// Set the context to the largest that fits (the Bounds pane's figure), and say so.
+    pub(crate) fn jump_to_max_context(&mut self) {
+        let c = &self.ws.report().capacity;
+        let now = self.ws.scenario().cache.context;
+        match c.max_context_tokens {
+            _ if c.refused() => {
+                self.info("no context fits: llama.cpp will not start with these settings")
+            }
+            None => self.info("memory sets no limit on the context"),
+            Some(0) => self.info("no context fits: the weights and buffers alone do not fit"),
+            Some(n) if n == now => self.info(format!(
+                "context {} tokens is the largest that fits",
+                units::fmt_tokens(n)
+            )),
+            Some(n) => {
+                if self.edit(Edit::Context(n)) {
+                    self.info(format!(
+                        "context {} tokens: the largest that fits",
+                        units::fmt_tokens(n)
+                    ));
+                }
+            }
+        }
+    }
+
     /// The workspace changed: charts, claim and the open views follow its report.
     pub(crate) fn after_change(&mut self) {
         self.model_refusal = None;
