@@ -1012,3 +1012,32 @@ fn claims_take_the_units_people_paste() {
     app.update(Action::SetText("thirty".into()));
     assert!(app.message().is_some_and(|m| m.error));
 }
+
+/// A message wider than the status line ends in "…"; `@` opens every message of the session
+/// in full (a refused model edit's long reason included), scrolls, and closes with Esc.
+#[test]
+fn the_message_log_keeps_every_message_in_full() {
+    let (mut app, _d) = app();
+    app.update(Action::Resize(80, 24));
+    app.update(Action::MaxContext);
+    assert!(app.message().is_some());
+    app.set_field(Field::Setting(Setting::KvHeads), "9");
+    let long = app.message().cloned().unwrap();
+    assert!(long.error && long.text.chars().count() > 80, "{long:?}");
+    let bottom = screen_text(&app, 80, 24);
+    let status = bottom.lines().nth(23).unwrap().trim_matches('"').trim_end();
+    assert!(status.ends_with('…'), "{status}");
+    app.update(Action::Messages);
+    assert!(app.modal() != &llmbound::tui::app::Modal::None);
+    let log = app.log();
+    assert!(log.len() >= 2, "{log:?}");
+    assert_eq!(log.last().unwrap().text, long.text);
+    insta::assert_snapshot!("message_log_80x24", draw(&app, 80, 24));
+    let shown = screen_text(&app, 80, 24).replace(['│', '"', '\n'], " ");
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words(&shown).contains(&words(&long.text)), "{shown}");
+    app.update(Action::Home);
+    insta::assert_snapshot!("message_log_top_120x36", draw(&app, 120, 36));
+    app.update(Action::Back);
+    assert_eq!(app.modal(), &llmbound::tui::app::Modal::None);
+}

@@ -45,6 +45,8 @@ pub enum Action {
     MaxGpuLayers,
     /// Set the context to the largest that fits.
     MaxContext,
+    /// Open (or close) the log of past status messages.
+    Messages,
     /// Choose another model profile (a filterable picker; machine and cache settings stay).
     PickModel,
     /// Choose another scenario profile, built-in or saved (a filterable picker).

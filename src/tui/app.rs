@@ -59,6 +59,8 @@ pub struct App {
     modal: Modal,
     /// Bottom-line message.
     pub(in crate::tui) message: Option<Message>,
+    /// Every message shown this session, oldest first (the `@` log).
+    log: Vec<Message>,
     /// Claimed rate and verdict.
     claim: Option<Claim>,
     /// The opened GGUF file (and its loading / hashing state).
@@ -106,6 +108,7 @@ impl App {
             view: View::Main,
             modal: Modal::None,
             message: None,
+            log: Vec::new(),
             claim: None,
             file: FileState::default(),
             tensors: TensorView::default(),
@@ -202,6 +205,16 @@ impl App {
     /// The bottom-line message.
     pub fn message(&self) -> Option<&Message> {
         self.message.as_ref()
+    }
+    /// Every message shown this session, oldest first (the current one last).
+    pub fn log(&self) -> Vec<Message> {
+        let mut v = self.log.clone();
+        if let Some(m) = &self.message
+            && v.last() != Some(m)
+        {
+            v.push(m.clone());
+        }
+        v
     }
     /// The claimed rate and its verdict.
     pub fn claim(&self) -> Option<&Claim> {
@@ -373,7 +386,55 @@ impl App {
         self.select(self.focus, selectable[j]);
     }
 
+    /// Keep the message shown in the log before it is replaced.
+    fn remember_message(&mut self) {
+        if let Some(m) = &self.message
+            && self.log.last() != Some(m)
+        {
+            self.log.push(m.clone());
+            if self.log.len() > super::views::messages::KEEP {
+                self.log.remove(0);
+            }
+        }
+    }
+
+    /// Lines of the log at the current width.
+    fn log_lines(&self) -> usize {
+        let w = super::views::messages::text_width(self.screen);
+        super::views::messages::wrapped(&self.log, w).len()
+    }
+
+    /// Keys while the log is open: scroll it, or close it.
+    fn update_log(&mut self, scroll: usize, action: Action) {
+        use super::views::messages::{first_line, page};
+        if matches!(action, Action::Messages | Action::Back) {
+            return;
+        }
+        let page = page(self.screen);
+        let total = self.log_lines();
+        let at = first_line(total, page, scroll);
+        let last = total.saturating_sub(page);
+        self.modal = Modal::Log(match action {
+            Action::Quit => {
+                self.quit = true;
+                at
+            }
+            Action::Resize(w, h) => {
+                self.screen = Rect::new(0, 0, w, h);
+                at
+            }
+            Action::Up | Action::Scroll(_, _, -1) => at.saturating_sub(1),
+            Action::Down | Action::Scroll(_, _, 1) => (at + 1).min(last),
+            Action::PageUp => at.saturating_sub(page),
+            Action::PageDown => (at + page).min(last),
+            Action::Home => 0,
+            Action::End => last,
+            _ => at,
+        });
+    }
+
     pub(crate) fn error(&mut self, text: impl Into<String>) {
+        self.remember_message();
         self.message = Some(Message {
             text: text.into(),
             error: true,
@@ -381,6 +442,7 @@ impl App {
     }
 
     pub(crate) fn info(&mut self, text: impl Into<String>) {
+        self.remember_message();
         self.message = Some(Message {
             text: text.into(),
             error: false,
@@ -389,6 +451,7 @@ impl App {
 
     /// Apply one action. Every change to the scenario ends with one `recompute()`.
     pub fn update(&mut self, action: Action) {
+        self.remember_message();
         if !matches!(action, Action::Resize(..) | Action::Scroll(..)) {
             self.message = None;
         }
@@ -432,6 +495,10 @@ impl App {
                 self.update_input(input, action);
                 return;
             }
+            Modal::Log(scroll) => {
+                self.update_log(scroll, action);
+                return;
+            }
             Modal::Help => {
                 match action {
                     Action::Help | Action::Back => {}
@@ -451,6 +518,10 @@ impl App {
         match action {
             Action::Quit => self.quit = true,
             Action::Help => self.modal = Modal::Help,
+            Action::Messages => {
+                let lines = self.log_lines();
+                self.modal = Modal::Log(lines);
+            }
             Action::Resize(w, h) => self.screen = Rect::new(0, 0, w, h),
             Action::HalveContext | Action::DoubleContext => {
                 let n = fields::halve_or_double_context(

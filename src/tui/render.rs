@@ -1,7 +1,7 @@
 //! Drawing the app: `impl Widget for &App` places the panes or the current view, the title
 //! and status lines, the help overlay and questions. Reads the app; changes nothing.
 
-use super::app::{App, View};
+use super::app::{App, Modal, View};
 use super::fields::Pane;
 use super::layout::{self, MainLayout};
 use super::panes::artifact::ArtifactPane;
@@ -122,6 +122,14 @@ impl App {
         }
         if let Some(i) = self.input() {
             super::prompt::render_list(i, area, t, buf);
+        }
+        if let Modal::Log(scroll) = self.modal() {
+            super::views::messages::MessagesOverlay {
+                log: &self.log(),
+                scroll: *scroll,
+                theme: t,
+            }
+            .render(area, buf);
         }
         if self.help_shown() {
             HelpOverlay {
@@ -248,7 +256,9 @@ impl App {
         }
         if let Some(m) = self.message() {
             let style = if m.error { t.bad() } else { t.ok() };
-            Paragraph::new(Span::styled(m.text.clone(), style)).render(area, buf);
+            // A message wider than the line ends in "…"; `@` shows it in full.
+            let text = super::format::fit(&m.text, area.width as usize);
+            Paragraph::new(Span::styled(text, style)).render(area, buf);
             return;
         }
         Paragraph::new(super::footer::line(

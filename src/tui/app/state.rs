@@ -88,6 +88,8 @@ pub enum Modal {
     None,
     /// The help overlay.
     Help,
+    /// The log of past messages, scrolled to this line (`views::messages`).
+    Log(usize),
     /// A line being typed (a value, a path, a search, a picker).
     Input(Input),
     /// A y/n before overwriting a saved profile.
