@@ -4,7 +4,7 @@
 
 use super::eval::{BandwidthFigure, BenchReport, DecodeComparison, RowOutcome, RowReport};
 use super::parse::TestKind;
-use crate::core::claim::ClaimOutcome;
+use crate::core::claim::Verdict;
 use crate::core::roofline::PrefillBound;
 use crate::core::units::{self, BytesPerSec};
 use crate::report::words;
@@ -210,52 +210,38 @@ fn opt<T: ToString>(x: Option<T>) -> String {
     x.map_or("—".into(), |v| v.to_string())
 }
 
-/// A decode row's verdict in words (the import's wording of core's outcome).
+/// A decode row's verdict in words: the claim vocabulary `check` and the explorer use
+/// (`report::words::claim_sentence`), and the import's own case of a run on another artifact.
 pub fn row_verdict(d: &DecodeComparison) -> String {
-    let rate = units::fmt_rate;
     let highest = d.ceiling.as_ref().or(d.ceiling_without_inventory.as_ref());
     let h = highest.map_or(0.0, |c| c.tokens_per_second);
-    match d.outcome {
-        RowOutcome::Claim(ClaimOutcome::AboveMeasured) => format!(
-            "above the measured ceiling ({} tokens/s): the measured bandwidth ({}) does not describe this path, not impossible (no peak bandwidth is on record for the tier)",
-            rate(h),
-            units::fmt_bandwidth(units::BytesPerSec(
-                highest.map_or(0.0, |c| c.bandwidth.bytes_per_second)
-            ))
-        ),
-        // Within the highest ceiling at a short context: impossible at the row's context
-        // only, and how far the rate reaches.
-        RowOutcome::Claim(ClaimOutcome::Impossible) => match d.max_context_tokens {
-            Some(m) => format!(
-                "IMPOSSIBLE with {} tokens retained: {} tokens/s is above the highest ceiling of {} tokens/s there; possible with at most {} tokens retained",
-                units::fmt_tokens(d.context_tokens),
-                rate(d.observed_tokens_per_second),
-                rate(h),
-                units::fmt_tokens(m)
-            ),
-            None => format!(
-                "IMPOSSIBLE: {} tokens/s is above the highest ceiling of {} tokens/s",
-                rate(d.observed_tokens_per_second),
-                rate(h)
-            ),
-        },
-        RowOutcome::Claim(ClaimOutcome::AboveWithoutInventory) => format!(
-            "above every ceiling computed without a tensor inventory ({} tokens/s): give the GGUF to decide",
-            rate(h)
-        ),
-        RowOutcome::OtherArtifact => format!(
-            "above the highest ceiling ({} tokens/s) but the run's artifact differs from the scenario's: not judged",
-            rate(h)
-        ),
-        RowOutcome::Claim(ClaimOutcome::AboveLower) => words::above_lower(
-            d.exceeded
-                .iter()
-                .map(|e| words::ceiling_name(e.kind, e.context_tokens)),
-        ),
-        RowOutcome::Claim(ClaimOutcome::Within) => {
-            "within every ceiling (a rate below a ceiling identifies no cause)".to_string()
+    let outcome = match d.outcome {
+        RowOutcome::Claim(o) => o,
+        RowOutcome::OtherArtifact => {
+            return format!(
+                "above the highest ceiling ({} tokens/s) but the run's artifact differs from the scenario's: not judged",
+                units::fmt_rate(h)
+            );
         }
-    }
+    };
+    words::claim_sentence(&Verdict {
+        outcome,
+        tokens_per_second: d.observed_tokens_per_second,
+        // llama-bench rows are one sequence.
+        sequences: 1,
+        context_tokens: d.context_tokens,
+        highest_tokens_per_second: h,
+        highest_short_tokens_per_second: None,
+        highest_bandwidth: units::BytesPerSec(
+            highest.map_or(0.0, |c| c.bandwidth.bytes_per_second),
+        ),
+        max_context_tokens: d.max_context_tokens,
+        exceeded: d
+            .exceeded
+            .iter()
+            .map(|e| (e.kind, e.context_tokens))
+            .collect(),
+    })
 }
 
 fn short_verdict(r: &RowReport) -> String {

@@ -374,15 +374,19 @@ pub fn write_worksheet<W: Write>(
         } else {
             format!("KV at {} tokens", fmt_tokens(n))
         },
-        &format!("{} = {}", kv_total_derivation(r), with_binary(r.kv.bytes)),
+        &format!(
+            "{} = {}",
+            kv_total_derivation(r),
+            units::bytes_and_binary(r.kv.bytes)
+        ),
     )?;
     if let Some(naive) = r.kv.naive_bytes {
         o.row(
             "KV naive per-head (MLA)",
             &format!(
                 "{} (stored: the latent {} — V is a view of K)",
-                with_binary(naive),
-                with_binary(r.kv.bytes)
+                units::bytes_and_binary(naive),
+                units::bytes_and_binary(r.kv.bytes)
             ),
         )?;
     }
@@ -391,7 +395,7 @@ pub fn write_worksheet<W: Write>(
             "recurrent state",
             &format!(
                 "{} (f32, independent of context)",
-                with_binary(r.kv.recurrent_bytes)
+                units::bytes_and_binary(r.kv.recurrent_bytes)
             ),
         )?;
     }
@@ -400,7 +404,7 @@ pub fn write_worksheet<W: Write>(
             "llama.cpp allocates",
             &format!(
                 "{} ({} cells padded to 256{})",
-                with_binary(r.kv.allocated_bytes),
+                units::bytes_and_binary(r.kv.allocated_bytes),
                 fmt_tokens(r.kv.allocated_context),
                 if s.cache.swa_full {
                     ", swa-full"
@@ -514,10 +518,13 @@ pub fn write_worksheet<W: Write>(
     }
 
     let d = &r.decode;
-    o.heading(if d.optimistic_vendor {
-        "Decode ceilings (optimistic vendor ceilings: the bandwidth is a spec figure)"
+    o.heading(&if d.optimistic_vendor {
+        format!(
+            "Decode ceilings ({}s: the bandwidth is a spec figure)",
+            super::words::VENDOR_CEILING
+        )
     } else {
-        "Decode ceilings"
+        "Decode ceilings".to_string()
     })?;
     o.table_head("ceiling", "derivation")?;
     let b = s.cache.sequences;
@@ -673,11 +680,7 @@ pub fn write_worksheet<W: Write>(
     // Both figures per tier, the smaller of each (the limiting tier): the runtime's free
     // memory is never a sum over tiers beside a one-tier headroom.
     let used: Vec<_> = r.tiers.iter().filter(|t| t.used).collect();
-    let runtime_free = used
-        .iter()
-        .map(|t| t.memory.free_bytes)
-        .min()
-        .unwrap_or(c.memory_bytes as i128 - c.runtime_bytes.total_bytes as i128);
+    let runtime_free = c.runtime_free_bytes;
     let verdict_line = if c.starts_and_fits() {
         format!(
             "The capacity model accepts this artifact at {} tokens × {} on {}; {} remain outside weights and cache{} ({} beside llama.cpp's allocated cache and buffers){}.",
@@ -720,7 +723,7 @@ pub fn write_worksheet<W: Write>(
     if !r.warnings.is_empty() {
         o.heading("Warnings")?;
         for wn in &r.warnings {
-            o.para(wn)?;
+            o.para(&super::words::warning(wn))?;
         }
     }
     o.heading("Limitations")?;
@@ -728,15 +731,6 @@ pub fn write_worksheet<W: Write>(
         o.para(&l)?;
     }
     Ok(())
-}
-
-fn with_binary(n: u64) -> String {
-    let exact = exact_binary(n);
-    if n >= units::GIB && !exact.ends_with("GiB") || exact.ends_with("bytes") {
-        bytes_gib(n)
-    } else {
-        format!("{} bytes = {exact}", group_digits(n as u128))
-    }
 }
 
 fn kv_derivation(r: &Report) -> String {
@@ -878,8 +872,8 @@ fn write_runtime_memory<W: Write>(o: &mut Out<'_, W>, r: &Report) -> io::Result<
         "runtime buffers",
         &format!(
             "output {} + compute {} ({} graph rows{}) — {}",
-            mib(b.output_bytes),
-            mib(b.compute_bytes),
+            units::bytes_mib(b.output_bytes),
+            units::bytes_mib(b.compute_bytes),
             group_digits(b.graph_tokens as u128),
             if b.ffn_estimated {
                 ", FFN width estimated"
@@ -908,15 +902,6 @@ fn write_runtime_memory<W: Write>(o: &mut Out<'_, W>, r: &Report) -> io::Result<
         )?;
     }
     Ok(())
-}
-
-/// Exact bytes and MiB to two decimals, as llama.cpp logs its buffers.
-fn mib(n: u64) -> String {
-    format!(
-        "{} bytes = {:.2} MiB",
-        group_digits(n as u128),
-        n as f64 / units::MIB as f64
-    )
 }
 
 /// The most GPU layers that fit, in one line: `-ngl N of L+1 …; decode ceiling there …`.

@@ -69,6 +69,18 @@ pub fn partial_download_warning(missing_bytes: u64) -> String {
     )
 }
 
+/// The model as the llama.cpp command names it: an `ollama:NAME` reference resolved to its
+/// blob's path (Ollama's manifest is read here, before the report is built, so the exporters
+/// do no I/O); any other reference as given, and an Ollama name that does not resolve as typed.
+pub fn llama_cpp_model_path(reference: &Path) -> String {
+    match crate::remote::Source::parse(reference) {
+        crate::remote::Source::Ollama(name) => crate::ollama::resolve(&name)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| reference.display().to_string()),
+        _ => reference.display().to_string(),
+    }
+}
+
 /// Read an artifact's header (never its tensor data).
 pub fn read(path: &Path, rows: Rows) -> Result<Opened, String> {
     let opened = crate::remote::open_any(path)?;
