@@ -353,7 +353,7 @@ fn prefill_table(r: &BenchReport) -> Table {
         t.cell(opt(x.n_threads));
         t.cell(units::fmt_rate(x.observed_tokens_per_second));
         t.cell(rate(x.best_sample_tokens_per_second));
-        t.cell(p.map_or("—".into(), |p| format!("{:.1}", p.intensity)));
+        t.cell(p.map_or("—".into(), |p| units::grouped(p.intensity, 1)));
         t.cell(match p {
             Some(p) => p
                 .ceiling_tokens_per_second

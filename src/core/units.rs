@@ -136,25 +136,25 @@ pub fn group_digits_signed(n: i128) -> String {
 /// `28,352,083,616 bytes = 26.405 GiB` style: exact bytes, then GiB with 3 decimals.
 pub fn bytes_gib(n: u64) -> String {
     format!(
-        "{} bytes = {:.3} GiB",
+        "{} bytes = {} GiB",
         group_digits(n as u128),
-        Bytes(n).gib()
+        grouped(Bytes(n).gib(), 3)
     )
 }
 
 /// GiB with three decimals and the unit: `18.405 GiB`.
 pub fn fmt_gib(n: u64) -> String {
-    format!("{:.3} GiB", Bytes(n).gib())
+    format!("{} GiB", grouped(Bytes(n).gib(), 3))
 }
 
 /// GB with three decimals and the unit: `19.762 GB`.
 pub fn fmt_gb(n: u64) -> String {
-    format!("{:.3} GB", Bytes(n).gb())
+    format!("{} GB", grouped(Bytes(n).gb(), 3))
 }
 
 /// Signed GiB with three decimals: `-1.250 GiB`.
 pub fn fmt_gib_signed(n: i128) -> String {
-    format!("{:.3} GiB", n as f64 / GIB as f64)
+    format!("{} GiB", grouped(n as f64 / GIB as f64, 3))
 }
 
 /// The largest binary unit that divides the count exactly, for figures like KV/token:
@@ -349,7 +349,10 @@ pub fn bytes_scaled(n: u64) -> String {
         return format!("{exact} bytes");
     }
     let (unit, name) = binary_unit(n);
-    format!("{exact} bytes = {:.3} {name}", n as f64 / unit as f64)
+    format!(
+        "{exact} bytes = {} {name}",
+        grouped(n as f64 / unit as f64, 3)
+    )
 }
 
 /// Exact bytes and MiB to two decimals, as llama.cpp logs its buffers: `3,145,728 bytes =
