@@ -400,6 +400,16 @@ fn grouped<K: std::hash::Hash + Eq>(
     groups
 }
 
+/// A group's heading: `Q4_K: 1,234 tensors, 5,678 bytes (12.3%)`.
+fn rollup_title(name: &str, count: usize, bytes: u64, share: f64) -> String {
+    format!(
+        "{name}: {} tensors, {} bytes ({:.1}%)",
+        group_digits(count as u128),
+        group_digits(bytes as u128),
+        share * 100.0
+    )
+}
+
 fn bits(b: Option<f64>) -> String {
     b.map_or("?".into(), |x| format!("{x:.3}"))
 }
@@ -638,13 +648,7 @@ pub fn write_text<W: Write>(
             for (ty, members) in r.by_type.iter().zip(groups) {
                 section(
                     w,
-                    format!(
-                        "{}: {} tensors, {} bytes ({:.1}%)",
-                        safe(&ty.type_name),
-                        group_digits(ty.count as u128),
-                        group_digits(ty.bytes as u128),
-                        ty.share * 100.0
-                    ),
+                    rollup_title(&safe(&ty.type_name), ty.count, ty.bytes, ty.share),
                 )?;
                 table_head(w)?;
                 for i in members {
@@ -660,15 +664,7 @@ pub fn write_text<W: Write>(
                 let name = l
                     .layer
                     .map_or("outside layers".to_string(), |n| format!("layer {n}"));
-                section(
-                    w,
-                    format!(
-                        "{name}: {} tensors, {} bytes ({:.1}%)",
-                        group_digits(l.count as u128),
-                        group_digits(l.bytes as u128),
-                        l.share * 100.0
-                    ),
-                )?;
+                section(w, rollup_title(&name, l.count, l.bytes, l.share))?;
                 table_head(w)?;
                 for i in members {
                     table_row(w, &list.ctx.row(list.tensors[i as usize]))?;

@@ -731,6 +731,25 @@ mod tests {
     }
 
     #[test]
+    fn grouped_floats() {
+        assert_eq!(grouped(524_258.405, 3), "524,258.405");
+        assert_eq!(grouped(-1234.5, 1), "-1,234.5");
+        assert_eq!(grouped(-0.0001, 2), "0.00");
+        assert_eq!(grouped(f64::INFINITY, 2), "∞");
+    }
+
+    #[test]
+    fn compact_figures_never_read_zero_when_they_are_not() {
+        assert_eq!(compact(0.0), "0");
+        assert_eq!(compact(18.405), "18.4");
+        assert_eq!(compact(8.0), "8");
+        assert_eq!(compact(0.3799), "0.38");
+        assert_eq!(compact(524_288.0), "524,288");
+        assert_eq!(compact(0.000_234), "0.000234");
+        assert_ne!(compact(1e-9), "0");
+    }
+
+    #[test]
     fn sizes_read_in_a_unit_that_suits_them() {
         assert_eq!(fmt_binary(0), "0 bytes");
         assert_eq!(fmt_binary(1_000), "1,000 bytes");
@@ -738,6 +757,10 @@ mod tests {
         assert_eq!(fmt_binary(105_984 * KIB), "103.500 MiB");
         assert_eq!(fmt_binary(19_762_149_024), "18.405 GiB");
         assert_eq!(fmt_binary_signed(-(3 * GIB as i128)), "-3.000 GiB");
+        // 524,288 GiB = 512 TiB, not "524288.000 GiB".
+        assert_eq!(fmt_binary(524_288 * GIB), "512.000 TiB");
+        assert_eq!(fmt_binary(u64::MAX), "16,384.000 PiB");
+        assert_eq!(fmt_binary_signed(-562_918_175_962_784), "-511.971 TiB");
         // Exact when the exact unit reads short, else scaled: never 105,984 KiB.
         assert_eq!(fmt_binary_short(256 * KIB), "256 KiB");
         assert_eq!(fmt_binary_short(8 * GIB), "8 GiB");

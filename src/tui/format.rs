@@ -115,38 +115,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bytes_scale_with_the_size() {
-        assert_eq!(bytes(0), "0 bytes");
-        assert_eq!(bytes(1_000), "1,000 bytes");
-        assert_eq!(bytes(2_560), "2.500 KiB");
-        assert_eq!(bytes(105_984 * 1024), "103.500 MiB");
-        assert_eq!(bytes(19_762_149_024), "18.405 GiB");
-        // 524,288 GiB = 512 TiB, not "524288.000 GiB".
-        assert_eq!(bytes(524_288 * GIB), "512.000 TiB");
-        assert_eq!(bytes(u64::MAX), "16,384.000 PiB");
-        assert_eq!(bytes_signed(-562_918_175_962_784), "-511.971 TiB");
-    }
-
-    #[test]
-    fn grouped_floats() {
-        assert_eq!(grouped(524_258.405, 3), "524,258.405");
-        assert_eq!(grouped(-1234.5, 1), "-1,234.5");
-        assert_eq!(grouped(-0.0001, 2), "0.00");
-        assert_eq!(grouped(f64::INFINITY, 2), "∞");
-    }
-
-    #[test]
-    fn compact_figures_never_read_zero_when_they_are_not() {
-        assert_eq!(compact(0.0), "0");
-        assert_eq!(compact(18.405), "18.4");
-        assert_eq!(compact(8.0), "8");
-        assert_eq!(compact(0.3799), "0.38");
-        assert_eq!(compact(524_288.0), "524,288");
-        assert_eq!(compact(0.000_234), "0.000234");
-        assert_ne!(compact(1e-9), "0");
-    }
-
-    #[test]
     fn one_unit_for_a_bar() {
         let (f, u) = bytes_in_one_unit(&[19_762_149_024, 8 * GIB, 48 * GIB]);
         assert_eq!((f.join(" "), u), ("18.4 8 48".into(), "GiB"));
