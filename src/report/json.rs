@@ -958,3 +958,40 @@ mod compute_status_tests {
         assert_eq!(compute_status("qwen3", true).0, "upper_bound");
     }
 }
+
+#[cfg(test)]
+mod warning_tests {
+    #[test]
+    fn each_warning_is_data_with_a_kind_and_one_wording() {
+        let cat = crate::profile::Catalog::builtin();
+        // Beyond the default model's native context: one typed warning.
+        let opts = crate::build::ScenarioOptions {
+            context: Some(1 << 24),
+            ..Default::default()
+        };
+        let s = crate::workspace::scenario(&cat, &opts).unwrap();
+        let r = crate::core::evaluate(&s).unwrap();
+        assert!(r.warnings.iter().any(|w| matches!(
+            w,
+            crate::core::Warning::BeyondNativeContext {
+                context_tokens: 16_777_216,
+                ..
+            }
+        )));
+        let j = super::to_json(&r, "/m.gguf");
+        assert_eq!(j.warnings.len(), j.warning_details.len());
+        for (text, d) in j.warnings.iter().zip(&j.warning_details) {
+            assert_eq!(text, &d.message);
+        }
+        let d = j
+            .warning_details
+            .iter()
+            .find(|d| d.kind == "beyond-native-context")
+            .unwrap();
+        assert!(
+            d.message.starts_with("context 16,777,216 is beyond the model's native"),
+            "{}",
+            d.message
+        );
+    }
+}
