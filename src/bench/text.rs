@@ -1,6 +1,8 @@
 //! Text and Markdown forms of a `BenchReport`: the same tables, aligned for a terminal or as
 //! Markdown. Every throughput is labelled observed or ceiling; efficiencies are percentages.
-//! Formats numbers with `core::units`; no arithmetic beyond ratios already in the report.
+//! Formats numbers with `core::units`; no arithmetic beyond ratios already in the report. A
+//! row's verdict is worded by `report::words::claim_sentence`, the sentence `check` and the
+//! explorer print.
 
 use super::eval::{BandwidthFigure, BenchReport, DecodeComparison, RowOutcome, RowReport};
 use super::parse::TestKind;

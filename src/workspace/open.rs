@@ -3,9 +3,10 @@
 //! `remote::open_any`, and [`new_model`] turns what was read into the one [`Edit::Model`] the
 //! workspace (or a what-if copy: a library row) applies. The partial-download warning, the
 //! reader's warnings and the advertised parameter counts of a model profile whose artifact has
-//! exactly the same size are added here, once.
+//! exactly the same size are added here, once. An `ollama:NAME` is also resolved here to the
+//! blob path llama.cpp's command names, so the report exporters read no file.
 //!
-//! Depends on core, gguf, remote and profile; no terminal.
+//! Depends on core, gguf, remote, ollama and profile; no terminal.
 
 use crate::build::BuildError;
 use crate::core::edit::{self, Edit, NewModel};
