@@ -1,6 +1,8 @@
-//! The wording of the verdicts core returns as data (capacity, claim outcomes, ceiling names,
-//! assumptions, what limits prefill) and of the runtime memory items, shared by the text,
-//! markdown and JSON reports and the explorer. Depends on `core` only.
+//! The wording of the verdicts core returns as data (capacity, claim outcomes — one sentence
+//! for `check`, the llama-bench rows and the explorer —, ceiling names, assumptions, what
+//! limits prefill, the report's warnings) and of the runtime memory items, shared by the text,
+//! markdown and JSON reports and the explorer. Numbers come from `core::units`' one formatter
+//! set. Depends on `core` only.
 
 use crate::core::claim::{Assumption, ClaimOutcome, Verdict};
 use crate::core::decode::{CeilingKind, HighestBasis};
