@@ -989,7 +989,8 @@ mod warning_tests {
             .find(|d| d.kind == "beyond-native-context")
             .unwrap();
         assert!(
-            d.message.starts_with("context 16,777,216 is beyond the model's native"),
+            d.message
+                .starts_with("context 16,777,216 is beyond the model's native"),
             "{}",
             d.message
         );
