@@ -591,7 +591,7 @@ fn check_artifact(row: &BenchRow, base: &Scenario) -> ArtifactCheck {
 }
 
 /// A llama-bench row the scenario cannot take.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RowError {
     /// A K or V cache type llmbound does not know.
     #[error("{which} \"{name}\" is not a cache type llmbound knows ({known})")]
@@ -603,6 +603,9 @@ pub enum RowError {
         /// The types llmbound knows.
         known: String,
     },
+    /// The row's settings do not apply to the base scenario.
+    #[error("{0}")]
+    Edit(#[from] crate::core::edit::EditError),
 }
 
 fn parse_cache_type(
@@ -640,10 +643,10 @@ fn row_scenario(
     row: &BenchRow,
     base: &Scenario,
     notes: &mut Vec<String>,
-) -> Result<Scenario, String> {
-    let (edits, row_notes) = row_edits(row, base).map_err(|e| e.to_string())?;
+) -> Result<Scenario, RowError> {
+    let (edits, row_notes) = row_edits(row, base)?;
     notes.extend(row_notes);
-    crate::core::edit::applied(base, &edits).map_err(|e| e.to_string())
+    Ok(crate::core::edit::applied(base, &edits)?)
 }
 
 /// The edits a llama-bench row makes to the base scenario, and the notes on what the run did
@@ -1014,7 +1017,7 @@ fn prepare(row: &BenchRow, base: &Scenario) -> Prepared {
         Shared::Combined
     } else {
         match row_scenario(row, base, &mut notes) {
-            Err(e) => Shared::Error(e),
+            Err(e) => Shared::Error(e.to_string()),
             Ok(scenario) => {
                 retained_tokens = Some(scenario.cache.context);
                 match evaluate_scenario(&scenario) {
