@@ -362,7 +362,7 @@ fn the_workspace_and_the_explorer_open_an_mlx_folder() {
 
     // The explorer: started on the folder, then `o` on it (the tensor view lists it).
     let mut app = App::new(cat(), &opts).unwrap();
-    app.hash_cache = None;
+    app.set_hash_cache(None);
     for (w, h) in [(80, 24), (120, 36)] {
         let s = draw(&app, w, h);
         assert!(s.contains("Bounds · MLX-LM"), "{w}×{h}:\n{s}");
@@ -372,10 +372,10 @@ fn the_workspace_and_the_explorer_open_an_mlx_folder() {
     app.update(Action::OpenPath(dir.clone()));
     app.wait_for_jobs(Duration::from_secs(30));
     let l = app
-        .file
+        .file()
         .loaded
         .as_ref()
-        .unwrap_or_else(|| panic!("{:?}", app.message));
+        .unwrap_or_else(|| panic!("{:?}", app.message()));
     assert_eq!(l.total_bytes, art["file_bytes"].as_u64().unwrap());
     assert!(l.tensors.iter().any(|t| t.type_name == "affine q4 g64"));
     assert!(l.by_type.iter().any(|t| t.type_name == "affine q4 g64"));
@@ -385,7 +385,7 @@ fn the_workspace_and_the_explorer_open_an_mlx_folder() {
             .any(|m| m.key == "config.json: model_type")
     );
     assert_eq!(app.ws().runtime(), Runtime::MlxLm);
-    assert!(!app.message.as_ref().unwrap().error, "{:?}", app.message);
+    assert!(!app.message().unwrap().error, "{:?}", app.message());
 }
 
 #[test]
