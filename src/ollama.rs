@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::core::placement::GpuLayers;
+use crate::core::placement::{FitSettings, GpuLayers, PlacementSettings};
 
 /// The registry whose `library/` namespace Ollama names without a prefix.
 pub const DEFAULT_REGISTRY: &str = "registry.ollama.ai";
@@ -451,6 +451,17 @@ pub fn plan(params: &ModelfileParams, s: &OllamaSettings) -> OllamaPlan {
         llama_ctx: n.saturating_mul(parallel),
         parallel,
         gpu_layers,
+    }
+}
+
+impl OllamaPlan {
+    /// llama.cpp's placement inputs under this plan: `-ngl` into `settings`, `-c` and `-np`
+    /// into `fit` (a set `-c`: `-fit` keeps the context and fits the layers). Everything
+    /// else (`-fitt`, the devices) stays as the caller set it.
+    pub fn apply(&self, settings: &mut PlacementSettings, fit: &mut FitSettings) {
+        settings.gpu_layers = self.gpu_layers;
+        fit.n_ctx = Some(u32::try_from(self.llama_ctx).unwrap_or(u32::MAX));
+        fit.n_seq = u32::try_from(self.parallel).unwrap_or(u32::MAX);
     }
 }
 

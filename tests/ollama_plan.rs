@@ -190,3 +190,78 @@ fn bad_params_layers_are_refused() {
     let e = resolve_in(dir.path(), "gone").unwrap_err();
     assert!(matches!(e, OllamaError::MissingBlob { .. }), "{e}");
 }
+
+/// Ollama always passes `-c`: llama.cpp's `-fit` then keeps that context and fits the layers,
+/// where without `-c` it would shrink the trained context instead.
+#[test]
+fn the_plan_is_llama_cpps_fit_at_ollamas_context() {
+    use llmbound::core::placement::{
+        Backend, ContextFigures, Device, FitSettings, PlacementModel, PlacementSettings, fit,
+    };
+    use llmbound::core::units::Bytes;
+    // 8 layers of 512 MiB, a 64 MiB embedding and output, trained on 131,072 tokens; the
+    // cache is 4 KiB per token per layer (512 MiB per layer at 131,072)
+    let mut t: Vec<(String, u64)> = vec![("token_embd.weight".into(), 64 << 20)];
+    for il in 0..8 {
+        t.push((format!("blk.{il}.attn_q.weight"), 256 << 20));
+        t.push((format!("blk.{il}.ffn_up.weight"), 256 << 20));
+    }
+    t.push(("output.weight".into(), 64 << 20));
+    let m = PlacementModel::from_tensors(
+        t.iter().map(|(n, b)| (n.as_str(), *b)),
+        8,
+        0,
+        131_072,
+        false,
+    );
+    let d = [Device {
+        buffer_name: "CUDA0".into(),
+        backend: Backend::Cuda,
+        free: Bytes(8 * GIB),
+        total: Bytes(8 * GIB),
+    }];
+    let ctx = |n: u32| ContextFigures {
+        layer_bytes: vec![u64::from(n) * 4096; 8],
+        ..Default::default()
+    };
+    // llama.cpp alone: -c unset, so -fit shrinks the context and keeps every layer
+    let own = fit(
+        &m,
+        &d,
+        &PlacementSettings::default(),
+        &FitSettings::default(),
+        &ctx,
+    )
+    .unwrap();
+    assert!(own.n_ctx < 131_072, "{}", own.arguments());
+    assert_eq!(own.placement.gpu_layers, 9, "{}", own.arguments());
+    // Ollama with the Modelfile's num_ctx 131072 on this 8 GiB card: -c 131072, fewer layers
+    let mf = ModelfileParams {
+        num_ctx: Some(131_072),
+        num_gpu: None,
+    };
+    let pl = plan(
+        &mf,
+        &OllamaSettings {
+            n_ctx_train: 131_072,
+            ..settings(8 * GIB)
+        },
+    );
+    let (mut ps, mut fs) = (PlacementSettings::default(), FitSettings::default());
+    pl.apply(&mut ps, &mut fs);
+    let ol = fit(&m, &d, &ps, &fs, &ctx).unwrap();
+    assert_eq!(ol.n_ctx, 131_072, "{}", ol.arguments());
+    // 7 GiB after the margin: the output (64 MiB) and 6 layers of 1 GiB (weights and cache)
+    assert_eq!(ol.placement.gpu_layers, 7, "{}", ol.arguments());
+    // the VRAM default on 8 GiB (4096 tokens): every layer fits
+    let pl = plan(&ModelfileParams::default(), &settings(8 * GIB));
+    let (mut ps, mut fs) = (PlacementSettings::default(), FitSettings::default());
+    pl.apply(&mut ps, &mut fs);
+    let ol = fit(&m, &d, &ps, &fs, &ctx).unwrap();
+    assert_eq!(
+        (ol.n_ctx, ol.placement.gpu_layers),
+        (4096, 9),
+        "{}",
+        ol.arguments()
+    );
+}
