@@ -233,3 +233,29 @@ fn rpc_link_is_a_tier() {
     assert_eq!(r.host.cache, 4 * 512_000);
     assert_eq!(r.devices[0].cache + r.devices[1].cache, 0);
 }
+
+#[test]
+fn a_tied_output_reads_the_whole_matrix_where_it_sits() {
+    let s = shape(None);
+    let mut t: Vec<(String, u64)> = vec![("token_embd.weight".into(), 1_000_000)];
+    for il in 0..4 {
+        t.push((format!("blk.{il}.attn_q.weight"), 1_000_000));
+    }
+    let m = PlacementModel::from_tensors(t.iter().map(|(n, b)| (n.as_str(), *b)), 4, 0, 4096, true);
+    let d = [dev("CUDA0", Backend::Cuda)];
+    // all layers: the tied copy (the output projection) on the device, read in full; the host
+    // reads one row of the embedding
+    let p = place(&m, &ctx(), &d, &PlacementSettings::default()).unwrap();
+    let r = decode_reads(&s, &m, &p, &d, &cache(0), ExpertCount::Expected);
+    assert_eq!(r.devices[0].weights, 4_000_000 + 1_000_000);
+    assert_eq!(r.host.weights, 1000);
+    // -ngl 0: both on the host, the matrix read once in full
+    let set = PlacementSettings {
+        gpu_layers: llmbound::core::placement::GpuLayers::Count(0),
+        ..Default::default()
+    };
+    let p = place(&m, &ctx(), &d, &set).unwrap();
+    let r = decode_reads(&s, &m, &p, &d, &cache(0), ExpertCount::Expected);
+    assert_eq!(r.host.weights, 4_000_000 + 1_000_000);
+    assert_eq!(r.devices.iter().map(|x| x.total()).sum::<u64>(), 0);
+}
