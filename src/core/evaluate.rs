@@ -245,9 +245,14 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
     let w_prov = s.weight_provenance();
     let kv = kv::cache(&s.model, &s.cache);
     warnings.extend(kv.refusals.iter().map(|r| r.to_string()));
-    if let Some(missing) = super::runtime::compute_not_modelled(&s.model.architecture) {
+    if let super::runtime::ComputeStatus::Estimate {
+        below_pct,
+        above_pct,
+        why,
+    } = super::runtime::compute_status(&s.model.architecture)
+    {
         warnings.push(format!(
-            "the compute buffer of {} is not modelled exactly yet ({missing} is not replayed): llama.cpp may reserve more than shown, so leave extra free memory",
+            "the compute buffer of {} is an estimate, neither exact nor a bound ({why} is not replayed): on llama.cpp's own figures it came out between {below_pct}% below and {above_pct}% above, so leave extra free memory",
             s.model.architecture
         ));
     }

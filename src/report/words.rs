@@ -27,6 +27,14 @@ pub fn bytes_scaled(n: u64) -> String {
 /// What the runtime's memory figures are and where they come from.
 pub const BUFFERS_PROVENANCE: &str = "derived (llama.cpp model): output and compute buffers as llama.cpp's CPU backend reserves them; GPU backends reserve differently";
 
+/// The reason beside a compute buffer that is an estimate: what is not replayed and the error
+/// measured against llama.cpp's own figures.
+pub fn compute_estimate(below_pct: u32, above_pct: u32, why: &str) -> String {
+    format!(
+        "an estimate, neither exact nor a bound: {why} is not replayed; on the llama.cpp fixtures it came out between {below_pct}% below and {above_pct}% above llama.cpp's figure"
+    )
+}
+
 /// Short name of a memory item.
 pub fn item(i: MemoryItem) -> &'static str {
     match i {
