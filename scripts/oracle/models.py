@@ -313,6 +313,13 @@ def realistic_specs() -> list[Spec]:
         base("llama", "llama-3.1-8b-shape", n_layer=32, n_embd=4096, n_head=32, n_head_kv=8, head_dim=128,
              n_ff=14336, n_vocab=128256, n_ctx_train=131072, priority=P, default_2d="Q4_0", realistic=True,
              kv={"rope.freq_base": 500000.0, "rope.dimension_count": 128, "attention.layer_norm_rms_epsilon": 1e-5}),
+        # Fused gate/up FFN (ffn_up of 2 x n_ff rows) at realistic sizes: Phi-3-mini and GLM-4-9B.
+        base("phi3", "phi-3-mini-shape", n_layer=32, n_embd=3072, n_head=32, n_head_kv=32, head_dim=96,
+             n_ff=8192, n_vocab=32064, n_ctx_train=4096, priority=P, default_2d="Q4_K", realistic=True,
+             notes="Phi-3-mini-4k dimensions (public config.json)"),
+        base("glm4", "glm-4-9b-shape", n_layer=40, n_embd=4096, n_head=32, n_head_kv=2, head_dim=128,
+             n_ff=13696, n_vocab=151552, n_ctx_train=131072, priority=P, default_2d="Q4_K", realistic=True,
+             notes="GLM-4-9B dimensions (public config.json)"),
         base("qwen3", "qwen3-32b-shape", n_layer=64, n_embd=5120, n_head=64, n_head_kv=8, head_dim=128,
              n_ff=25600, n_vocab=151936, n_ctx_train=40960, priority=P, default_2d="Q4_K", realistic=True,
              kv={"rope.freq_base": 1000000.0}),
