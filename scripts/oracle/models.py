@@ -306,6 +306,38 @@ def deepseek_v4_flash_shape(priority: int) -> Spec:
     return s
 
 
+def rwkv6_seeded(s: Spec) -> Spec:
+    """RWKV-6 with every tensor llama.cpp loads given up front (as the small shape resolved
+    them, at this shape's sizes): the resolver adds one tensor per step, and 24 layers of the
+    fused time-mix lerp tensors exceed its step limit."""
+    e, f, v = s.dims["n_embd"], s.dims["n_ff"], s.dims["n_vocab"]
+    head = s.kv["rwkv6.wkv.head_size"]
+    mix, decay = s.kv["rwkv6.time_mix_extra_dim"], s.kv["rwkv6.time_decay_extra_dim"]
+    t = {"token_embd.weight": [e, v], "token_embd_norm.weight": [e], "token_embd_norm.bias": [e],
+         "output_norm.weight": [e], "output_norm.bias": [e], "output.weight": [e, v]}
+    for il in range(s.dims["n_layer"]):
+        b = f"blk.{il}."
+        for n in ("attn_norm.weight", "attn_norm.bias", "attn_norm_2.weight", "attn_norm_2.bias",
+                  "channel_mix_lerp_k.weight", "channel_mix_lerp_r.weight", "time_mix_decay.weight",
+                  "time_mix_lerp_g.weight", "time_mix_lerp_k.weight", "time_mix_lerp_r.weight",
+                  "time_mix_lerp_v.weight", "time_mix_lerp_w.weight", "time_mix_lerp_x.weight",
+                  "time_mix_ln.weight", "time_mix_ln.bias"):
+            t[b + n] = [e]
+        for n in ("channel_mix_receptance.weight", "time_mix_gate.weight", "time_mix_key.weight",
+                  "time_mix_output.weight", "time_mix_receptance.weight", "time_mix_value.weight"):
+            t[b + n] = [e, e]
+        t[b + "channel_mix_key.weight"] = [e, f]
+        t[b + "channel_mix_value.weight"] = [f, e]
+        t[b + "time_mix_decay_w1.weight"] = [e, decay]
+        t[b + "time_mix_decay_w2.weight"] = [decay, e]
+        t[b + "time_mix_first.weight"] = [head, e // head]
+        t[b + "time_mix_lerp_fused.weight"] = [e, 1, 1, 5]
+        t[b + "time_mix_w1.weight"] = [e, mix * 5]
+        t[b + "time_mix_w2.weight"] = [mix, e, 5]
+    s.tensors = t
+    return s
+
+
 def realistic_specs() -> list[Spec]:
     P = 5
     out = [
@@ -381,6 +413,13 @@ def realistic_specs() -> list[Spec]:
                  "attention.layer_norm_rms_epsilon": None, "attention.key_length": None,
                  "attention.value_length": None},
              notes="small RWKV-6 shape (6 layers, n_embd 256, vocab 2048)"),
+        rwkv6_seeded(base("rwkv6", "rwkv6-1.6b-shape", n_layer=24, n_embd=2048, n_head=0, n_head_kv=0, n_ff=7168,
+             n_vocab=65536, n_ctx_train=1048576, priority=P, default_2d="F16", realistic=True,
+             kv={"wkv.head_size": 64, "time_mix_extra_dim": 32, "time_decay_extra_dim": 64,
+                 "rescale_every_n_layers": 6, "attention.layer_norm_epsilon": 1e-5,
+                 "attention.layer_norm_rms_epsilon": None, "attention.key_length": None,
+                 "attention.value_length": None},
+             notes="RWKV-6 Finch 1.6B dimensions (24 layers, n_embd 2048, n_ff 7168, vocab 65536)")),
         base("rwkv7", "rwkv7-small-shape", n_layer=6, n_embd=256, n_head=0, n_head_kv=0, n_ff=1024,
              n_vocab=2048, n_ctx_train=1048576, priority=P, default_2d="F16", realistic=True,
              kv={"wkv.head_size": 64, "attention.decay_lora_rank": 32, "attention.iclr_lora_rank": 32,
