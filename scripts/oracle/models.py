@@ -345,6 +345,22 @@ def realistic_specs() -> list[Spec]:
         base("llama", "llama-3.1-8b-shape", n_layer=32, n_embd=4096, n_head=32, n_head_kv=8, head_dim=128,
              n_ff=14336, n_vocab=128256, n_ctx_train=131072, priority=P, default_2d="Q4_0", realistic=True,
              kv={"rope.freq_base": 500000.0, "rope.dimension_count": 128, "attention.layer_norm_rms_epsilon": 1e-5}),
+        # Realistic sizes for architectures that had only tiny fixtures (public config.json figures).
+        base("qwen2", "qwen2.5-7b-shape", n_layer=28, n_embd=3584, n_head=28, n_head_kv=4, head_dim=128,
+             n_ff=18944, n_vocab=152064, n_ctx_train=32768, priority=P, default_2d="Q4_K", realistic=True,
+             notes="Qwen2.5-7B dimensions"),
+        base("gemma2", "gemma-2-9b-shape", n_layer=42, n_embd=3584, n_head=16, n_head_kv=8, head_dim=256,
+             n_ff=14336, n_vocab=256000, n_ctx_train=8192, priority=P, default_2d="Q4_K", realistic=True,
+             kv={"attention.sliding_window": 4096}, notes="Gemma-2-9B dimensions"),
+        base("qwen3moe", "qwen3-30b-a3b-shape", n_layer=48, n_embd=2048, n_head=32, n_head_kv=4, head_dim=128,
+             n_ff=6144, n_vocab=151936, n_ctx_train=40960, priority=P, default_2d="Q4_K", realistic=True,
+             n_expert=128, n_expert_used=8, n_ff_exp=768, notes="Qwen3-30B-A3B dimensions"),
+        base("starcoder2", "starcoder2-7b-shape", n_layer=32, n_embd=4608, n_head=36, n_head_kv=4, head_dim=128,
+             n_ff=18432, n_vocab=49152, n_ctx_train=16384, priority=P, default_2d="Q4_K", realistic=True,
+             notes="StarCoder2-7B dimensions"),
+        base("granite", "granite-3.1-8b-shape", n_layer=40, n_embd=4096, n_head=32, n_head_kv=8, head_dim=128,
+             n_ff=12800, n_vocab=49155, n_ctx_train=131072, priority=P, default_2d="Q4_K", realistic=True,
+             notes="Granite-3.1-8B dimensions"),
         # Fused gate/up FFN (ffn_up of 2 x n_ff rows) at realistic sizes: Phi-3-mini and GLM-4-9B.
         base("phi3", "phi-3-mini-shape", n_layer=32, n_embd=3072, n_head=32, n_head_kv=32, head_dim=96,
              n_ff=8192, n_vocab=32064, n_ctx_train=4096, priority=P, default_2d="Q4_K", realistic=True,
@@ -404,8 +420,8 @@ def realistic_specs() -> list[Spec]:
              kv={"ssm.conv_kernel": 4, "ssm.inner_size": 4096, "ssm.state_size": 128, "ssm.time_step_rank": 64,
                  "ssm.group_count": 1},
              notes="Mamba-2 1.3B dimensions"),
-        # RWKV-6 / RWKV-7 at the same small shape (RWKV-7 2.9B below is the realistic one; a
-        # realistic RWKV-6 does not resolve yet: its fused time-mix lerp tensors).
+        # RWKV-6 / RWKV-7 at the same small shape and at realistic sizes (RWKV-6 1.6B with its
+        # tensors seeded, see rwkv6_seeded; RWKV-7 2.9B below).
         base("rwkv6", "rwkv6-small-shape", n_layer=6, n_embd=256, n_head=0, n_head_kv=0, n_ff=896,
              n_vocab=2048, n_ctx_train=1048576, priority=P, default_2d="F16", realistic=True,
              kv={"wkv.head_size": 64, "time_mix_extra_dim": 32, "time_decay_extra_dim": 64,
