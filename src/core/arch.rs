@@ -415,7 +415,13 @@ pub const ARCHITECTURES: &[Arch] = &[
             above_pct: 41,
             why: UNTRACED,
         }),
-    Arch::new("mpt", Memory::Cache).ungated_ffn(),
+    Arch::new("mpt", Memory::Cache)
+        .ungated_ffn()
+        .compute(ComputeStatus::Estimate {
+            below_pct: 7,
+            above_pct: 4,
+            why: UNTRACED,
+        }),
     Arch::new("muse-glimmer", Memory::Cache)
         .swa(SwaRule::period(SwaWhen::Always, 4))
         .compute(ComputeStatus::UpperBound(UB_SWA_20)),
