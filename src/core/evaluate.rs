@@ -190,6 +190,9 @@ pub struct Report {
     pub roofline: Roofline,
     /// Warnings about the inputs.
     pub warnings: Vec<String>,
+    /// The plan llama.cpp would choose on the machine (`-fit`, or the flags with `-fit off`):
+    /// devices, per-device memory, margins; the error is llama.cpp's refusal of the flags.
+    pub plan: Result<super::plan::Plan, super::plan::PlanError>,
 }
 
 /// Linear parameters/bytes: from the inventory, else derived from advertised figures.
@@ -460,6 +463,7 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
         },
         roofline: roof,
         warnings,
+        plan: super::plan::plan(s),
     })
 }
 

@@ -659,6 +659,8 @@ pub fn write_worksheet<W: Write>(
         )?;
     }
 
+    write_placement(&mut o, r)?;
+
     o.heading("Reproduce")?;
     match style {
         Style::Text => writeln!(o.w, "  {}", Text(&super::llama_cpp_command(r, model_path)))?,
@@ -906,6 +908,114 @@ fn write_runtime_memory<W: Write>(o: &mut Out<'_, W>, r: &Report) -> io::Result<
                 units::fmt_gib(m.free_bytes.unsigned_abs().min(u64::MAX as u128) as u64),
             ),
         )?;
+    }
+    Ok(())
+}
+
+/// MiB to two decimals, as llama.cpp's memory breakdown prints them.
+fn mib2(n: u64) -> String {
+    format!("{:.2} MiB", n as f64 / units::MIB as f64)
+}
+
+/// Signed MiB to two decimals.
+fn mib2_signed(n: i128) -> String {
+    format!("{:.2} MiB", n as f64 / units::MIB as f64)
+}
+
+/// The plan's lines: how it came about, then one row per device and the host.
+pub fn placement_lines(r: &Report) -> Vec<(String, String)> {
+    use crate::core::plan::PlanOrigin;
+    let mut v = Vec::new();
+    let p = match &r.plan {
+        Err(e) => {
+            v.push(("llama.cpp refuses".into(), e.0.clone()));
+            return v;
+        }
+        Ok(p) => p,
+    };
+    match &p.origin {
+        PlanOrigin::Fitted { arguments, probes } => v.push((
+            "-fit on".into(),
+            format!("llama.cpp's -fit chooses {arguments} ({probes} projections of the dry run)"),
+        )),
+        PlanOrigin::FitRefused { reason } => v.push((
+            "-fit on".into(),
+            format!("-fit gives up ({reason}): llama.cpp loads the flags as given"),
+        )),
+        PlanOrigin::FitOff => v.push(("-fit off".into(), "the placement flags as given".into())),
+    }
+    let all = p.n_layer.saturating_add(1);
+    v.push((
+        "placement".into(),
+        format!(
+            "-c {} · -ngl {} of {all} on {} device{}",
+            group_digits(p.n_ctx as u128),
+            p.gpu_layers.min(all),
+            p.devices.len(),
+            if p.devices.len() == 1 { "" } else { "s" }
+        ),
+    ));
+    for d in &p.devices {
+        v.push((
+            format!("{} ({}, {})", d.buffer_name, d.tier_name, d.backend),
+            format!(
+                "model {} + context {} + compute {} = {} of {} free [{}] → {} {}; after the {} margin {}",
+                mib2(d.memory.model.0),
+                mib2(d.memory.context.0),
+                mib2(d.memory.compute.0),
+                mib2(d.memory.total()),
+                mib2(d.free.value),
+                d.free.provenance.label(),
+                if d.left >= 0 { "left" } else { "short" },
+                mib2(d.left.unsigned_abs().min(u64::MAX as u128) as u64),
+                mib2(d.margin),
+                mib2_signed(d.left_after_margin),
+            ),
+        ));
+        if !d.free.source.is_empty() {
+            v.push((format!("{} free", d.buffer_name), d.free.source.clone()));
+        }
+    }
+    v.push((
+        "host".into(),
+        format!(
+            "model {} + context {} + compute {} = {}{}",
+            mib2(p.host.model.0),
+            mib2(p.host.context.0),
+            mib2(p.host.compute.0),
+            mib2(p.host.total()),
+            p.host_capacity
+                .map(|c| format!(" of {} ({})", mib2(c), units::fmt_gib(c)))
+                .unwrap_or_default()
+        ),
+    ));
+    v.push((
+        "tensor bytes".into(),
+        if p.exact_model
+            && r.inputs
+                .inventory
+                .as_ref()
+                .is_some_and(|i| !i.tensors.is_empty())
+        {
+            "from the GGUF's tensor list (file), each tensor padded to 32 bytes".into()
+        } else {
+            "ESTIMATED per layer from W (no GGUF tensor list): -ot patterns see stand-in names"
+                .into()
+        },
+    ));
+    v.push((
+        "compute".into(),
+        super::json::PLACEMENT_COMPUTE_BASIS.into(),
+    ));
+    v
+}
+
+/// The "Placement (llama.cpp)" section.
+fn write_placement<W: Write>(o: &mut Out<'_, W>, r: &Report) -> io::Result<()> {
+    o.heading("Placement (llama.cpp)")?;
+    o.table_head("device", "memory")?;
+    for (k, v) in placement_lines(r) {
+        o.row(&k, &v)?;
     }
     Ok(())
 }

@@ -255,6 +255,18 @@ pub fn fields_of(settings: &[Setting]) -> Vec<Field> {
             Setting::TensorSplit => out.push(Field::TensorSplit),
             Setting::NoKvOffload => out.push(Field::NoKvOffload),
             Setting::ExtraFile => {}
+            // llama.cpp's placement flags: no explorer row yet (CLI and profiles only)
+            Setting::SplitMode
+            | Setting::MainGpu
+            | Setting::OverrideTensor
+            | Setting::CpuMoe
+            | Setting::NCpuMoe
+            | Setting::NCpuFfn
+            | Setting::Fit
+            | Setting::FitTarget
+            | Setting::FitCtx
+            | Setting::DeviceFree(_)
+            | Setting::Rpc => {}
         }
     }
     out
