@@ -131,6 +131,9 @@ pub struct RuntimeTotals {
     pub user_bytes: u64,
     /// Σ.
     pub total_bytes: u64,
+    /// Σ of what the used tiers let llama.cpp fill (a device's free memory, else the
+    /// capacity): what the runtime total is held against.
+    pub capacity_bytes: u64,
 }
 
 /// Decode ceilings.
@@ -340,6 +343,7 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
         totals.compute_bytes = totals.compute_bytes.saturating_add(m.compute_bytes);
         totals.user_bytes = totals.user_bytes.saturating_add(m.user_bytes);
         totals.total_bytes = totals.total_bytes.saturating_add(m.total_bytes);
+        totals.capacity_bytes = totals.capacity_bytes.saturating_add(m.capacity_bytes);
     }
     let verdict = if !kv.refusals.is_empty() {
         FitVerdict::WillNotStart {

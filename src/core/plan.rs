@@ -76,6 +76,10 @@ pub struct Plan {
     pub exact_model: bool,
     /// Every device holds its share within its free memory.
     pub devices_fit: bool,
+    /// `-ts` the plan prints per device (`-fit on`; empty otherwise).
+    pub tensor_split: Vec<u32>,
+    /// `-ot` the plan prints (pattern, buffer type), `-fit on`; empty otherwise.
+    pub overrides: Vec<(String, String)>,
 }
 
 /// Why no plan can be made (llama.cpp's refusal of the flags).
@@ -147,18 +151,24 @@ pub fn plan(s: &Scenario) -> Result<Plan, PlanError> {
     let fixed = |settings: &PlacementSettings| -> Result<Placement, PlanError> {
         placement::place(&model, &ctx_at(n_ctx), &devices, settings).map_err(|e| PlanError(e.0))
     };
+    let mut tensor_split = Vec::new();
+    let mut overrides = Vec::new();
     let (origin, placement, n_ctx) = if !s.offload.fit || devices.is_empty() {
         (PlanOrigin::FitOff, fixed(&settings)?, n_ctx)
     } else {
         match placement::fit(&model, &devices, &settings, &fs, &ctx_at) {
-            Ok(p) => (
-                PlanOrigin::Fitted {
-                    arguments: p.arguments(),
-                    probes: p.probes,
-                },
-                p.placement.clone(),
-                p.n_ctx,
-            ),
+            Ok(p) => {
+                tensor_split = p.tensor_split.clone();
+                overrides = p.overrides.clone();
+                (
+                    PlanOrigin::Fitted {
+                        arguments: p.arguments(),
+                        probes: p.probes,
+                    },
+                    p.placement,
+                    p.n_ctx,
+                )
+            }
             Err(r) => (
                 PlanOrigin::FitRefused { reason: r.0 },
                 fixed(&settings)?,
@@ -218,5 +228,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, PlanError> {
         exact_model: placement.exact_model,
         devices: plan_devices,
         devices_fit,
+        tensor_split,
+        overrides,
     })
 }

@@ -861,7 +861,7 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
             article_max_context_tokens: r.capacity.article_max_context_tokens,
             memory: {
                 let t = &r.capacity.runtime_bytes;
-                let cap = r.capacity.memory_bytes;
+                let cap = t.capacity_bytes;
                 let limiting = r
                     .tiers
                     .iter()

@@ -85,6 +85,18 @@ pub fn inputs(r: &Report) -> Vec<(String, String, Provenance, String)> {
             t.capacity.provenance,
             t.capacity.source.clone(),
         ));
+        if let Some(d) = t.device_or_default() {
+            v.push((
+                format!("{} free to {}", t.name, d.backend.label()),
+                format!(
+                    "{} bytes = {} (what llama.cpp may fill)",
+                    group_digits(d.free.value as u128),
+                    fmt_gib(d.free.value)
+                ),
+                d.free.provenance,
+                d.free.source.clone(),
+            ));
+        }
         v.push((
             format!("{} bandwidth", t.name),
             fmt_bandwidth(t.bandwidth.value),
@@ -893,10 +905,17 @@ fn write_runtime_memory<W: Write>(o: &mut Out<'_, W>, r: &Report) -> io::Result<
     )?;
     for t in r.tiers.iter().filter(|t| t.used) {
         let m = &t.memory;
+        // A device tier is held against what its backend reports free (Metal's working set,
+        // CUDA's total less its context), not its whole capacity.
+        let free_to = r.inputs.machine.tiers[t.index]
+            .device_or_default()
+            .filter(|_| m.capacity_bytes != t.capacity_bytes)
+            .map(|d| format!(" free to {}", d.backend.label()))
+            .unwrap_or_default();
         o.row(
             &format!("runtime {}", t.name),
             &format!(
-                "model {} + cache {} + output {} + compute {} + A {} = {} of {} → {} {}",
+                "model {} + cache {} + output {} + compute {} + A {} = {} of {}{free_to} → {} {}",
                 fmt_gib(m.model_bytes),
                 fmt_gib(m.context_bytes),
                 fmt_gib(m.output_bytes),
@@ -912,14 +931,20 @@ fn write_runtime_memory<W: Write>(o: &mut Out<'_, W>, r: &Report) -> io::Result<
     Ok(())
 }
 
-/// MiB to two decimals, as llama.cpp's memory breakdown prints them.
+/// MiB to two decimals with grouped digits, as llama.cpp's memory breakdown prints them.
 fn mib2(n: u64) -> String {
-    format!("{:.2} MiB", n as f64 / units::MIB as f64)
+    mib2_signed(i128::from(n))
 }
 
-/// Signed MiB to two decimals.
+/// Signed MiB to two decimals with grouped digits.
 fn mib2_signed(n: i128) -> String {
-    format!("{:.2} MiB", n as f64 / units::MIB as f64)
+    let hundredths = (n.unsigned_abs() * 100 + (units::MIB as u128) / 2) / units::MIB as u128;
+    format!(
+        "{}{}.{:02} MiB",
+        if n < 0 { "-" } else { "" },
+        group_digits(hundredths / 100),
+        hundredths % 100
+    )
 }
 
 /// The plan's lines: how it came about, then one row per device and the host.
@@ -972,9 +997,6 @@ pub fn placement_lines(r: &Report) -> Vec<(String, String)> {
                 mib2_signed(d.left_after_margin),
             ),
         ));
-        if !d.free.source.is_empty() {
-            v.push((format!("{} free", d.buffer_name), d.free.source.clone()));
-        }
     }
     v.push((
         "host".into(),
