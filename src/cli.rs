@@ -295,7 +295,13 @@ fn build(cat: &Catalog, opts: &ScenarioOptions) -> Result<Built, Failure> {
             .map(|w| w.file.clone())
             .unwrap_or_default(),
     };
-    let report = core::evaluate(&scen).map_err(bad)?;
+    // Placement left to llama.cpp (-ngl auto, -fit on, no -ts/-ot): the bounds are those of
+    // the plan llama.cpp chooses, so the headline and the plan below agree.
+    let report = if crate::compare::left_to_fit(&scen) {
+        crate::compare::evaluate_placed(&scen).map_err(bad)?
+    } else {
+        core::evaluate(&scen).map_err(bad)?
+    };
     Ok(Built { report, model_path })
 }
 

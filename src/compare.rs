@@ -211,6 +211,21 @@ pub fn evaluate_placed(s: &Scenario) -> Result<Report, ScenarioError> {
     first
 }
 
+/// The user left the placement to llama.cpp: `-ngl auto`, `-fit on`, no `-ts`, `-sm`, `-ot`,
+/// `--cpu-moe`, `--n-cpu-moe`, `--n-cpu-ffn` (then [`evaluate_placed`] is what llama.cpp
+/// would run).
+pub fn left_to_fit(s: &Scenario) -> bool {
+    let o = &s.offload;
+    o.ngl() == crate::core::placement::GpuLayers::Auto
+        && o.fit
+        && o.tensor_split.is_none()
+        && o.split_mode == crate::core::placement::SplitMode::Layer
+        && o.overrides.is_empty()
+        && !o.cpu_moe
+        && o.n_cpu_moe == 0
+        && o.n_cpu_ffn == 0
+}
+
 /// The most `-ngl` that fits, found by bisection over 0 … L + 1 (a few evaluations per
 /// machine, where `gpu_layers::max_gpu_layers` scans every value): only an `-ngl` that was
 /// evaluated and fits is ever returned, so the row's "fits" is always true of its placement.

@@ -632,6 +632,7 @@ impl Detected {
             notes: notes.join(" "),
             tiers,
             compute: Vec::new(),
+            links: Vec::new(),
         }
     }
 

@@ -297,3 +297,118 @@ fn json_and_text_carry_the_plan() {
     );
     assert!(lines.iter().any(|(_, v)| v.contains("ESTIMATED per layer")));
 }
+
+#[test]
+fn the_two_host_rpc_preset_plans_over_both_devices() {
+    let id = "rtx-4090-rpc-laptop";
+    let s = scenario(ScenarioOptions {
+        machine: Some(id.into()),
+        rpc: Some(vec!["10.0.0.7:50052".into()]),
+        ..Default::default()
+    });
+    let devs = s.machine.devices();
+    let names: Vec<&str> = devs.iter().map(|(_, d)| d.buffer_name.as_str()).collect();
+    assert_eq!(names, ["CUDA0", "RPC0[10.0.0.7:50052]"]);
+    assert_eq!(devs[1].1.backend, Backend::Rpc);
+    let l = &s.machine.links[0];
+    assert_eq!(l.name, "10gbe");
+    assert_eq!(l.tiers, ["gpu1"]);
+    assert_eq!(l.bandwidth.value.0, 1.25e9);
+    assert_eq!(l.bandwidth.provenance, Provenance::Spec);
+    assert_eq!(l.latency_us.provenance, Provenance::Derived);
+    let r = evaluate(&s).unwrap();
+    let p = r.plan.as_ref().unwrap();
+    assert_eq!(p.devices.len(), 2);
+    assert!(p.devices.iter().all(|d| d.left_after_margin >= 0), "{p:?}");
+    let lines = llmbound::report::text::inputs(&r);
+    assert!(lines.iter().any(|(k, _, _, _)| k == "link 10gbe latency"));
+    // --rpc must name every rpc device
+    let cat = Catalog::builtin();
+    let err = llmbound::workspace::scenario(
+        &cat,
+        &ScenarioOptions {
+            machine: Some(id.into()),
+            rpc: Some(vec!["10.0.0.7:50052".into(), "10.0.0.8:50052".into()]),
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("has 1 rpc device(s)"), "{err}");
+}
+
+#[test]
+fn a_report_left_to_fit_is_evaluated_at_the_plan() {
+    // Qwen3-32B at 32k on an RTX 4090 with -ngl left at auto: the bounds are those of the
+    // -ngl llama.cpp's -fit chooses, so the verdict and the plan agree.
+    let out = assert_cmd::Command::cargo_bin("llmbound")
+        .unwrap()
+        .env("LLMBOUND_CONFIG_DIR", tempfile::tempdir().unwrap().path())
+        .args([
+            "report",
+            "--machine",
+            "desktop-rtx-4090",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["capacity"]["fits"], true);
+    assert_eq!(j["placement"]["devices_fit"], true);
+    let ngl = j["settings"]["gpu_layers"].as_u64().unwrap();
+    assert!(ngl < 65, "{ngl}");
+    assert_eq!(j["placement"]["gpu_layers"], ngl);
+    assert!(
+        j["placement"]["fit_arguments"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("-ngl {ngl}")),
+        "{}",
+        j["placement"]
+    );
+    // -sm row: refused with llama.cpp's reason, non-zero exit, one line
+    let out = assert_cmd::Command::cargo_bin("llmbound")
+        .unwrap()
+        .env("LLMBOUND_CONFIG_DIR", tempfile::tempdir().unwrap().path())
+        .args(["report", "--machine", "desktop-dual-rtx-3090", "-sm", "row"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("-sm: row"), "{err}");
+    // llama.cpp's own spellings reach the flags
+    let out = assert_cmd::Command::cargo_bin("llmbound")
+        .unwrap()
+        .env("LLMBOUND_CONFIG_DIR", tempfile::tempdir().unwrap().path())
+        .args([
+            "report",
+            "--machine",
+            "desktop-rtx-4090",
+            "-fit",
+            "off",
+            "-ngl",
+            "20",
+            "-ot",
+            r"blk\.1[0-9]\.=CPU",
+            "-fitt",
+            "2048",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["placement"]["origin"], "fit-off");
+    assert_eq!(j["placement"]["gpu_layers"], 20);
+    assert_eq!(j["placement"]["devices"][0]["margin_bytes"], 2048 * MIB);
+}

@@ -238,6 +238,17 @@ fn linear(s: &Scenario, w: u64) -> Option<Linear> {
 
 /// Run every bound of docs/bounds.md on a scenario.
 pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
+    let mut r = evaluate_bounds(s)?;
+    r.plan = super::plan::plan(s);
+    Ok(r)
+}
+
+/// The plan of a report made by [`evaluate_bounds`].
+pub const PLAN_NOT_MADE: &str = "no plan: evaluated for the bounds only";
+
+/// [`evaluate`] without llama.cpp's plan (`plan` is an error saying so): for searches that
+/// evaluate many placements and read only the bounds (`gpu_layers`).
+pub fn evaluate_bounds(s: &Scenario) -> Result<Report, ScenarioError> {
     s.validate()?;
     // A cache llmbound does not model is "not supported", never a number that may be low.
     if let Some(why) = &s.model.unsupported {
@@ -467,7 +478,7 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
         },
         roofline: roof,
         warnings,
-        plan: super::plan::plan(s),
+        plan: Err(super::plan::PlanError(PLAN_NOT_MADE.into())),
     })
 }
 

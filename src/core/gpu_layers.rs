@@ -5,7 +5,7 @@
 //! Pure: no I/O, no other top-level module.
 
 use super::decode::Ceiling;
-use super::evaluate::evaluate;
+use super::evaluate::evaluate_bounds;
 use super::scenario::{Scenario, TierKind};
 
 /// The largest `-ngl` that fits on a machine with an accelerator tier and a host tier.
@@ -39,10 +39,10 @@ pub fn with_gpu_layers(s: &Scenario, n: u32) -> Scenario {
     s
 }
 
-/// Every used tier fits with `-ngl n`, as `evaluate` decides it (an invalid scenario fits
-/// nowhere).
+/// Every used tier fits with `-ngl n`, as `evaluate` decides it, and every used accelerator
+/// keeps llama.cpp's `-fit` margin ([`keeps_margin`]); an invalid scenario fits nowhere.
 pub fn fits_at(s: &Scenario, n: u32) -> bool {
-    evaluate(&with_gpu_layers(s, n)).is_ok_and(|r| r.capacity.fits)
+    evaluate_bounds(&with_gpu_layers(s, n)).is_ok_and(|r| r.capacity.fits && keeps_margin(&r))
 }
 
 /// Every used accelerator keeps llama.cpp's `-fit` margin (`-fitt`, 1024 MiB by default) free
@@ -79,7 +79,7 @@ pub fn max_gpu_layers(s: &Scenario) -> Option<MaxGpuLayers> {
     }
     let all = super::tiers::all_gpu_layers(&s.model);
     let found = (0..=all).rev().find_map(|n| {
-        let r = evaluate(&with_gpu_layers(s, n)).ok()?;
+        let r = evaluate_bounds(&with_gpu_layers(s, n)).ok()?;
         (r.capacity.fits && keeps_margin(&r)).then_some((n, r))
     });
     Some(match found {

@@ -164,6 +164,21 @@ pub struct Machine {
     pub tiers: Vec<Tier>,
     /// Compute rates per path.
     pub compute: Vec<ComputeRate>,
+    /// Network links to the machine's other hosts (llama.cpp RPC).
+    pub links: Vec<Link>,
+}
+
+/// A network link between the head host and the hosts of some tiers (llama.cpp RPC).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Link {
+    /// Name.
+    pub name: String,
+    /// Tier names reached over it.
+    pub tiers: Vec<String>,
+    /// Bandwidth one way, bytes/s.
+    pub bandwidth: Sourced<BytesPerSec>,
+    /// Round-trip latency of one request, microseconds.
+    pub latency_us: Sourced<f64>,
 }
 
 impl Machine {

@@ -247,6 +247,23 @@ pub struct MachineFile {
     /// Compute rates.
     #[serde(default, rename = "compute", skip_serializing_if = "Vec::is_empty")]
     pub compute: Vec<ComputeFile>,
+    /// Network links between the machine's hosts (llama.cpp RPC).
+    #[serde(default, rename = "link", skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<LinkFile>,
+}
+
+/// A network link between hosts of one machine (llama.cpp RPC: `rpc-server` on the far host).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct LinkFile {
+    /// Name ("10gbe", "thunderbolt").
+    pub name: String,
+    /// The tiers it joins to the head host (rpc tiers reached over it).
+    pub tiers: Vec<String>,
+    /// Bandwidth one way.
+    pub bandwidth: Figure<RateValue>,
+    /// Latency of one request and its reply (round trip), microseconds.
+    pub latency_us: Figure<f64>,
 }
 
 /// KV heads: one number or one per layer.

@@ -8,7 +8,7 @@ use crate::core::kv::CacheSettings;
 use crate::core::model::{ArchFigures, Mla, ModelShape, Moe, PerLayer, Ssm};
 use crate::core::placement::{Backend, SplitMode};
 use crate::core::runtime::FeedForward;
-use crate::core::scenario::{ComputeRate, DeviceSpec, Machine, Offload, Scenario, Tier};
+use crate::core::scenario::{ComputeRate, DeviceSpec, Link, Machine, Offload, Scenario, Tier};
 use crate::core::units::{Provenance, Sourced};
 use crate::core::weights::{ArtifactSource, WeightFile, WeightKind};
 use std::collections::HashSet;
@@ -302,6 +302,38 @@ pub fn check_machine(
             ));
         }
     }
+    for l in &m.links {
+        if let Some(t) = l.tiers.iter().find(|t| !names.contains(t.as_str())) {
+            return Err(invalid(
+                file,
+                src,
+                "tiers",
+                format!(
+                    "link \"{}\" names tier \"{t}\", which the machine does not have",
+                    l.name
+                ),
+            ));
+        }
+        if !(l.latency_us.value.is_finite() && l.latency_us.value >= 0.0) {
+            return Err(invalid(
+                file,
+                src,
+                "latency-us",
+                format!(
+                    "latency of link \"{}\" must be a number of microseconds ≥ 0",
+                    l.name
+                ),
+            ));
+        }
+        if let Err(e) = crate::core::units::check_bandwidth(l.bandwidth.value.value) {
+            return Err(invalid(
+                file,
+                src,
+                "bandwidth",
+                format!("bandwidth of link \"{}\" is {e}", l.name),
+            ));
+        }
+    }
     for c in &m.compute {
         if !names.contains(c.tier.as_str()) {
             return Err(invalid(
@@ -570,6 +602,24 @@ pub fn machine(m: &MachineFile) -> Machine {
                 path: c.path.clone(),
                 tier: c.tier.clone(),
                 rate: Sourced::new(c.rate.value.value, c.rate.provenance.0, c.rate.citation()),
+            })
+            .collect(),
+        links: m
+            .links
+            .iter()
+            .map(|l| Link {
+                name: l.name.clone(),
+                tiers: l.tiers.clone(),
+                bandwidth: Sourced::new(
+                    l.bandwidth.value.value,
+                    l.bandwidth.provenance.0,
+                    l.bandwidth.citation(),
+                ),
+                latency_us: Sourced::new(
+                    l.latency_us.value,
+                    l.latency_us.provenance.0,
+                    l.latency_us.citation(),
+                ),
             })
             .collect(),
     }

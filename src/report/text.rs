@@ -120,6 +120,24 @@ pub fn inputs(r: &Report) -> Vec<(String, String, Provenance, String)> {
             c.rate.source.clone(),
         ));
     }
+    for l in &s.machine.links {
+        v.push((
+            format!("link {} bandwidth", l.name),
+            format!(
+                "{} one way (to {})",
+                fmt_bandwidth(l.bandwidth.value),
+                l.tiers.join(", ")
+            ),
+            l.bandwidth.provenance,
+            l.bandwidth.source.clone(),
+        ));
+        v.push((
+            format!("link {} latency", l.name),
+            format!("{} µs per request and reply", l.latency_us.value),
+            l.latency_us.provenance,
+            l.latency_us.source.clone(),
+        ));
+    }
     let c = &s.cache;
     v.push((
         "cache".into(),
