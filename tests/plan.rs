@@ -412,3 +412,70 @@ fn a_report_left_to_fit_is_evaluated_at_the_plan() {
     assert_eq!(j["placement"]["gpu_layers"], 20);
     assert_eq!(j["placement"]["devices"][0]["margin_bytes"], 2048 * MIB);
 }
+
+#[test]
+fn a_gguf_is_placed_tensor_by_tensor() {
+    use llmbound::gguf::writer::{self, Data, GgufWriter};
+    use llmbound::gguf::{GgmlType, Value};
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = GgufWriter::new()
+        .kv("general.architecture", writer::string("llama"))
+        .kv("general.name", writer::string("Tiny Llama"))
+        .kv("llama.block_count", Value::U32(4))
+        .kv("llama.embedding_length", Value::U32(128))
+        .kv("llama.context_length", Value::U32(8192))
+        .kv("llama.attention.head_count", Value::U32(8))
+        .kv("llama.attention.head_count_kv", Value::U32(2))
+        .kv(
+            "tokenizer.ggml.tokens",
+            writer::string_array((0..2000).map(|i| format!("t{i}"))),
+        )
+        .tensor("token_embd.weight", GgmlType::Q8_0, &[128, 2000])
+        .tensor("output_norm.weight", GgmlType::F32, &[128])
+        .tensor("output.weight", GgmlType::Q6_K, &[256, 2000]);
+    for l in 0..4 {
+        for (n, dims) in [
+            ("attn_q", [128u64, 128]),
+            ("attn_k", [128, 32]),
+            ("attn_v", [128, 32]),
+            ("attn_output", [128, 128]),
+            ("ffn_gate", [128, 512]),
+            ("ffn_up", [128, 512]),
+            ("ffn_down", [512, 128]),
+        ] {
+            w = w.tensor(&format!("blk.{l}.{n}.weight"), GgmlType::Q8_0, &dims);
+        }
+        w = w.tensor(&format!("blk.{l}.attn_norm.weight"), GgmlType::F32, &[128]);
+    }
+    let p = dir.path().join("tiny-llama.gguf");
+    w.write_file(&p, Data::Zeros).unwrap();
+    let opts = |ot: Vec<String>| ScenarioOptions {
+        machine: Some("desktop-rtx-4090".into()),
+        gguf: Some(p.clone()),
+        context: Some(4096),
+        fit: Some(false),
+        override_tensor: ot,
+        ..Default::default()
+    };
+    let base = report(opts(Vec::new()));
+    let inv = base.inputs.inventory.as_ref().unwrap();
+    assert_eq!(inv.tensors.len(), 3 + 4 * 8);
+    let plan = base.plan.as_ref().unwrap();
+    assert!(plan.exact_model);
+    let j = serde_json::to_value(llmbound::report::json::to_json(&base, "x.gguf")).unwrap();
+    assert_eq!(j["placement"]["tensor_bytes"], "file");
+    // -ot moves exactly the named tensor (its bytes padded to 32) to the host
+    let moved = report(opts(vec![r"blk\.2\.ffn_up\.=CPU".into()]));
+    let up = inv
+        .tensors
+        .iter()
+        .find(|(n, _)| n == "blk.2.ffn_up.weight")
+        .unwrap()
+        .1;
+    let m = moved.plan.unwrap();
+    assert_eq!(m.host.model.0 - plan.host.model.0, up.div_ceil(32) * 32);
+    assert_eq!(
+        plan.devices[0].memory.model.0 - m.devices[0].memory.model.0,
+        up.div_ceil(32) * 32
+    );
+}

@@ -979,7 +979,10 @@ pub fn placement_lines(r: &Report) -> Vec<(String, String)> {
     match &p.origin {
         PlanOrigin::Fitted { arguments, probes } => v.push((
             "-fit on".into(),
-            format!("llama.cpp's -fit chooses {arguments} ({probes} projections of the dry run)"),
+            format!(
+                "llama.cpp's -fit chooses {arguments} ({})",
+                plural(u64::from(*probes), "dry-run projection")
+            ),
         )),
         PlanOrigin::FitRefused { reason } => v.push((
             "-fit on".into(),
