@@ -288,7 +288,7 @@ struct Built {
 fn build(cat: &Catalog, opts: &ScenarioOptions) -> Result<Built, Failure> {
     let scen = crate::workspace::scenario(cat, opts).map_err(unbuilt)?;
     let model_path = match &opts.gguf {
-        Some(p) => p.display().to_string(),
+        Some(p) => crate::workspace::open::llama_cpp_model_path(p),
         None => scen
             .weights
             .first()

@@ -216,13 +216,16 @@ pub fn resolve_in(store: &Path, name: &str) -> Result<OllamaModel, OllamaError> 
         Some((n, t)) if !t.contains('/') => (n, t),
         _ => (name, "latest"),
     };
-    if let Err(why) = crate::infile::confined(n).and_then(|_| {
-        if tag.is_empty() || tag == "." || tag == ".." || tag.contains('\\') {
-            Err("a tag must be one plain name".to_string())
-        } else {
-            Ok(())
-        }
-    }) {
+    if let Err(why) = crate::infile::confined(n)
+        .map_err(|e| e.to_string())
+        .and_then(|_| {
+            if tag.is_empty() || tag == "." || tag == ".." || tag.contains('\\') {
+                Err("a tag must be one plain name".to_string())
+            } else {
+                Ok(())
+            }
+        })
+    {
         return Err(OllamaError::BadName {
             name: crate::sanitize::text(&name.chars().take(200).collect::<String>()).into_owned(),
             why,

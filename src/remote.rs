@@ -283,13 +283,13 @@ fn split_rev(repo: &str) -> (String, String) {
 
 pub use crate::infile::confined;
 
-fn unsafe_name(name: &str, why: String) -> RemoteError {
+fn unsafe_name(name: &str, why: impl std::fmt::Display) -> RemoteError {
     RemoteError::UnsafeName {
         name: crate::sanitize::text(&http::redact(name))
             .chars()
             .take(200)
             .collect(),
-        why,
+        why: why.to_string(),
     }
 }
 
@@ -466,9 +466,36 @@ fn handoff_keep(spec: &Path, o: &Opened) {
     }
 }
 
+/// Why an artifact could not be opened, or a metadata array not read from it: one line naming
+/// it, by where it was to come from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OpenError {
+    /// A local file (or split set) that does not open as a GGUF.
+    #[error("{0}")]
+    File(String),
+    /// An `ollama:` name that does not resolve, or whose blob does not open.
+    #[error("{0}")]
+    Ollama(String),
+    /// A remote read (URL, `hf://`, `owner/repo:QUANT`) that failed, credentials redacted.
+    #[error("{0}")]
+    Remote(String),
+    /// A panic while reading from a server, caught and reported as one line.
+    #[error("{0}")]
+    Internal(String),
+    /// A metadata array that is missing, not an array, or could not be read.
+    #[error("{0}")]
+    Array(String),
+}
+
+impl From<OpenError> for String {
+    fn from(e: OpenError) -> String {
+        e.to_string()
+    }
+}
+
 /// Open whatever `spec` names (see `Source`); the error is one line naming it. A remote header
 /// read moments ago under the same name is used again, not read twice (see `HANDOFF`).
-pub fn open_any(spec: &Path) -> Result<Opened, String> {
+pub fn open_any(spec: &Path) -> Result<Opened, OpenError> {
     let remote = is_remote(spec);
     if remote && let Some(o) = handoff_get(spec) {
         return Ok(o);
@@ -483,7 +510,7 @@ pub fn open_any(spec: &Path) -> Result<Opened, String> {
     r
 }
 
-fn open_any_inner(spec: &Path) -> Result<Opened, String> {
+fn open_any_inner(spec: &Path) -> Result<Opened, OpenError> {
     match Source::parse(spec) {
         Source::Local(p) => crate::gguf::open(&p)
             .map(|artifact| Opened {
@@ -492,9 +519,10 @@ fn open_any_inner(spec: &Path) -> Result<Opened, String> {
                 notes: Vec::new(),
                 urls: Vec::new(),
             })
-            .map_err(|e| crate::gguf::error_line(&p, &e)),
+            .map_err(|e| OpenError::File(crate::gguf::error_line(&p, &e))),
         Source::Ollama(name) => {
-            let blob = crate::ollama::resolve(&name).map_err(|e| e.to_string())?;
+            let blob =
+                crate::ollama::resolve(&name).map_err(|e| OpenError::Ollama(e.to_string()))?;
             crate::gguf::open(&blob)
                 .map(|artifact| Opened {
                     artifact: Artifact {
@@ -505,7 +533,12 @@ fn open_any_inner(spec: &Path) -> Result<Opened, String> {
                     notes: vec![format!("ollama:{name} is {}", blob.display())],
                     urls: Vec::new(),
                 })
-                .map_err(|e| format!("ollama:{name}: {}", crate::gguf::error_line(&blob, &e)))
+                .map_err(|e| {
+                    OpenError::Ollama(format!(
+                        "ollama:{name}: {}",
+                        crate::gguf::error_line(&blob, &e)
+                    ))
+                })
         }
         remote => {
             // A remote open never takes the process down: whatever a server sends, a panic
@@ -513,12 +546,12 @@ fn open_any_inner(spec: &Path) -> Result<Opened, String> {
             let r = quiet_panics(|| open_remote(&remote));
             match r {
                 Ok(Ok(o)) => Ok(redacted(o)),
-                Ok(Err(e)) => Err(http::redact(&e.to_string()).into_owned()),
-                Err(p) => Err(format!(
+                Ok(Err(e)) => Err(OpenError::Remote(http::redact(&e.to_string()).into_owned())),
+                Err(p) => Err(OpenError::Internal(format!(
                     "{}: reading it stopped on an internal error ({}); please report it",
                     http::redact(&spec.display().to_string()),
                     panic_text(&p)
-                )),
+                ))),
             }
         }
     }
@@ -580,7 +613,7 @@ fn check_repo(repo: &str, revision: &str) -> Result<(), RemoteError> {
     if !repo_ok(repo) {
         return Err(unsafe_name(
             repo,
-            "not an owner/repository name (letters, digits, `-`, `_`, `.`; no `.` or `..`)".into(),
+            "not an owner/repository name (letters, digits, `-`, `_`, `.`; no `.` or `..`)",
         ));
     }
     if revision.is_empty()
@@ -588,7 +621,7 @@ fn check_repo(repo: &str, revision: &str) -> Result<(), RemoteError> {
         || revision == ".."
         || revision.chars().any(|c| c.is_control())
     {
-        return Err(unsafe_name(revision, "not a revision name".into()));
+        return Err(unsafe_name(revision, "not a revision name"));
     }
     Ok(())
 }
@@ -848,30 +881,32 @@ fn open_remote_with(client: &Client, source: &Source) -> Result<Opened, RemoteEr
 }
 
 /// Load a metadata array that the reader left in the file, for a local or remote artifact.
-pub fn load_array_any(spec: &Path, key: &str) -> Result<Vec<Value>, String> {
+pub fn load_array_any(spec: &Path, key: &str) -> Result<Vec<Value>, OpenError> {
     if !is_remote(spec) {
         return load_array_inner(spec, key);
     }
     // As an opening: a panic while reading from a server is one line, not the process.
     quiet_panics(|| load_array_inner(spec, key)).unwrap_or_else(|p| {
-        Err(format!(
+        Err(OpenError::Internal(format!(
             "{}: reading key {key:?} stopped on an internal error ({}); please report it",
             http::redact(&spec.display().to_string()),
             panic_text(&p)
-        ))
+        )))
     })
 }
 
-fn load_array_inner(spec: &Path, key: &str) -> Result<Vec<Value>, String> {
+fn load_array_inner(spec: &Path, key: &str) -> Result<Vec<Value>, OpenError> {
     let opened = open_any(spec)?;
     let a = &opened.artifact;
     if !is_remote(spec) {
-        return a.load_array(key).map_err(|e| e.to_string());
+        return a
+            .load_array(key)
+            .map_err(|e| OpenError::Array(e.to_string()));
     }
     let entry = a
         .metadata()
         .get(key)
-        .ok_or_else(|| format!("metadata key {key:?} is missing"))?;
+        .ok_or_else(|| OpenError::Array(format!("metadata key {key:?} is missing")))?;
     match &entry.value {
         Value::Array { items, .. } => Ok(items.clone()),
         Value::Skipped(s) => {
@@ -884,14 +919,15 @@ fn load_array_inner(spec: &Path, key: &str) -> Result<Vec<Value>, String> {
                 .cloned()
                 .unwrap_or_else(|| shown.clone());
             let rr = RangeReader::open(&client, &url)
-                .map_err(|e| http::redact(&e.to_string()).into_owned())?;
-            load_array(rr, shard.header.file_len, shard.header.endian, key, s)
-                .map_err(|e| format!("{shown}: {}", http::redact(&e.to_string())))
+                .map_err(|e| OpenError::Remote(http::redact(&e.to_string()).into_owned()))?;
+            load_array(rr, shard.header.file_len, shard.header.endian, key, s).map_err(|e| {
+                OpenError::Remote(format!("{shown}: {}", http::redact(&e.to_string())))
+            })
         }
-        other => Err(format!(
+        other => Err(OpenError::Array(format!(
             "metadata key {key:?} is {}, not an array",
             other.type_description()
-        )),
+        ))),
     }
 }
 

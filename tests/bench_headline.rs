@@ -25,17 +25,17 @@ fn header_and_verdict_agree_when_rows_are_above_every_ceiling() {
     )
     .unwrap();
     app.import_bench(fixture("h200/bench_f16.json"));
-    let headline = app.bench.headline.clone();
+    let headline = app.bench().headline.clone();
     assert!(
         headline.starts_with("3 of 3 decode rows are above every ceiling"),
         "{headline}"
     );
-    assert!(!app.bench.all_within);
+    assert!(!app.bench().all_within);
     // The report's verdict line (last lines of the text) is the same sentence.
     assert!(
-        app.bench.lines.iter().any(|l| l.contains(&headline)),
+        app.bench().lines.iter().any(|l| l.contains(&headline)),
         "{:?}",
-        app.bench.lines
+        app.bench().lines
     );
     let mut t = Terminal::new(TestBackend::new(200, 36)).unwrap();
     t.draw(|f| f.render_widget(&app, f.area())).unwrap();
@@ -48,7 +48,7 @@ fn header_and_verdict_agree_when_rows_are_above_every_ceiling() {
     for contradiction in ["within its highest ceiling", "at or below"] {
         assert!(!screen.contains(contradiction), "{screen}");
     }
-    let m = app.message.clone().unwrap();
+    let m = app.message().cloned().unwrap();
     assert_eq!(m.text, headline);
 }
 

@@ -3,6 +3,7 @@
 
 use assert_cmd::Command;
 use llmbound::build::ScenarioOptions;
+use llmbound::core::edit::Setting;
 use llmbound::profile::Catalog;
 use llmbound::tui::action::Action;
 use llmbound::tui::app::App;
@@ -68,11 +69,11 @@ fn same_both_ways(scenario: Option<&str>, machine: Option<&str>, steps: &[Step])
     for s in steps {
         app.set_field(s.field, s.text);
         assert!(
-            app.message.as_ref().is_none_or(|m| !m.error),
+            app.message().is_none_or(|m| !m.error),
             "{:?} {:?}: {:?}",
             s.field,
             s.text,
-            app.message
+            app.message()
         );
         args.extend_from_slice(s.flag);
     }
@@ -96,52 +97,52 @@ fn the_cli_and_the_explorer_apply_the_same_edits_alike() {
         &[
             Step {
                 flag: &["-c", "8192"],
-                field: Field::Context,
+                field: Field::Setting(Setting::Context),
                 text: "8192",
             },
             Step {
                 flag: &["--sequences", "2"],
-                field: Field::Sequences,
+                field: Field::Setting(Setting::Sequences),
                 text: "2",
             },
             Step {
                 flag: &["--ctk", "q8_0"],
-                field: Field::TypeK,
+                field: Field::Setting(Setting::CacheTypeK),
                 text: "q8_0",
             },
             Step {
                 flag: &["--ctv", "q8_0"],
-                field: Field::TypeV,
+                field: Field::Setting(Setting::CacheTypeV),
                 text: "q8_0",
             },
             Step {
                 flag: &["--flash-attn", "on"],
-                field: Field::FlashAttn,
+                field: Field::Setting(Setting::FlashAttn),
                 text: "on",
             },
             Step {
                 flag: &["--ubatch", "256"],
-                field: Field::Ubatch,
+                field: Field::Setting(Setting::Ubatch),
                 text: "256",
             },
             Step {
                 flag: &["--overhead", "2 GiB"],
-                field: Field::Other,
+                field: Field::Setting(Setting::Overhead),
                 text: "2 GiB",
             },
             Step {
                 flag: &["--prompt-rows", "1024"],
-                field: Field::PromptRows,
+                field: Field::Setting(Setting::PromptRows),
                 text: "1024",
             },
             Step {
                 flag: &["--memory", "160 GiB"],
-                field: Field::Capacity(0),
+                field: Field::Setting(Setting::Capacity(0)),
                 text: "160 GiB",
             },
             Step {
                 flag: &["--bandwidth", "4000 GB/s"],
-                field: Field::Bandwidth(0),
+                field: Field::Setting(Setting::Bandwidth(0)),
                 text: "4000 GB/s",
             },
         ],
@@ -157,17 +158,17 @@ fn offload_edits_on_two_tiers_agree() {
         &[
             Step {
                 flag: &["--gpu-layers", "40"],
-                field: Field::GpuLayers,
+                field: Field::Setting(Setting::GpuLayers),
                 text: "40",
             },
             Step {
                 flag: &["--bandwidth", "900 GB/s"],
-                field: Field::Bandwidth(0),
+                field: Field::Setting(Setting::Bandwidth(0)),
                 text: "900 GB/s",
             },
             Step {
                 flag: &["--kv-unified"],
-                field: Field::KvUnified,
+                field: Field::Setting(Setting::KvUnified),
                 text: "on",
             },
         ],
@@ -240,15 +241,15 @@ fn the_explorer_shows_why_an_edit_was_refused() {
     )
     .unwrap();
     let ctx = app.ws().scenario().cache.context;
-    app.set_field(Field::Window, "10000000");
-    let m = app.message.clone().unwrap();
+    app.set_field(Field::Setting(Setting::Window), "10000000");
+    let m = app.message().cloned().unwrap();
     assert!(m.error && m.text.contains("above the context"), "{m:?}");
-    app.set_field(Field::Context, "-5");
-    let m = app.message.clone().unwrap();
+    app.set_field(Field::Setting(Setting::Context), "-5");
+    let m = app.message().cloned().unwrap();
     assert!(m.error && m.text.starts_with("context:"), "{m:?}");
     assert_eq!(app.ws().scenario().cache.context, ctx);
-    app.set_field(Field::TypeK, "q3_k");
-    let m = app.message.clone().unwrap();
+    app.set_field(Field::Setting(Setting::CacheTypeK), "q3_k");
+    let m = app.message().cloned().unwrap();
     assert!(m.text.contains("q4_0 or iq4_nl"), "{m:?}");
 }
 
@@ -292,9 +293,9 @@ fn keys_that_edit_agree_with_their_flags() {
     assert_same(&explorer_json(&app), &cli_json(&args, &config), "[ ] ]");
     app.update(Action::MaxGpuLayers);
     assert!(
-        app.message.as_ref().is_some_and(|m| !m.error),
+        app.message().is_some_and(|m| !m.error),
         "{:?}",
-        app.message
+        app.message()
     );
     let all = llmbound::core::tiers::all_gpu_layers(&app.ws().scenario().model);
     let n = (app.ws().scenario().offload.gpu_layers)
@@ -303,6 +304,35 @@ fn keys_that_edit_agree_with_their_flags() {
     let mut args = args.to_vec();
     args.extend(["--gpu-layers", n.as_str()]);
     assert_same(&explorer_json(&app), &cli_json(&args, &config), "n");
+    // N: the largest context that fits, as the report states it, is the context `-c` sets.
+    let max = (app.ws().report().capacity.max_context_tokens).expect("a memory limit");
+    assert_ne!(max, app.ws().scenario().cache.context);
+    app.update(Action::MaxContext);
+    assert_eq!(app.ws().scenario().cache.context, max);
+    assert!(
+        app.message()
+            .is_some_and(|m| !m.error && m.text.contains("largest")),
+        "{:?}",
+        app.message()
+    );
+    let max = max.to_string();
+    args[3] = max.as_str();
+    let cli = cli_json(&args, &config);
+    assert_same(&explorer_json(&app), &cli, "N");
+    // At that context it still fits, and it is still the largest.
+    let v: serde_json::Value = serde_json::from_str(&cli).unwrap();
+    assert_eq!(
+        v["capacity"]["fits"],
+        serde_json::Value::Bool(true),
+        "{cli}"
+    );
+    app.update(Action::MaxContext);
+    assert!(
+        app.message()
+            .is_some_and(|m| m.text.contains("is the largest")),
+        "{:?}",
+        app.message()
+    );
 }
 
 /// Opening a GGUF in the explorer (`o`, the library's Enter, a path given at start) makes
@@ -328,9 +358,9 @@ fn opening_a_file_and_switching_a_machine_agree_with_the_cli() {
     app.update(Action::OpenPath(model.clone()));
     app.wait_for_jobs(std::time::Duration::from_secs(30));
     assert!(
-        app.message.as_ref().is_some_and(|m| !m.error),
+        app.message().is_some_and(|m| !m.error),
         "{:?}",
-        app.message
+        app.message()
     );
     let weights = &app.ws().scenario().weights;
     assert!(
@@ -360,7 +390,7 @@ fn a_partial_download_is_refused_alike_by_the_explorer_and_the_cli() {
     let before = explorer_json(&app);
     app.update(Action::OpenPath(model.clone()));
     app.wait_for_jobs(std::time::Duration::from_secs(30));
-    let m = app.message.clone().expect("a message");
+    let m = app.message().cloned().expect("a message");
     assert!(m.error && m.text.contains("incomplete:"), "{m:?}");
     assert_eq!(
         explorer_json(&app),
@@ -368,7 +398,7 @@ fn a_partial_download_is_refused_alike_by_the_explorer_and_the_cli() {
         "the bounds keep the previous model"
     );
     assert!(
-        app.file.loaded.is_some(),
+        app.file().loaded.is_some(),
         "its tensors can still be browsed"
     );
     let out = Command::cargo_bin("llmbound")
@@ -431,4 +461,253 @@ fn a_bench_row_is_the_scenario_its_flags_make() {
         s
     };
     assert_eq!(strip(from_row), strip(flags));
+}
+
+/// Placement and run settings typed on a machine with two accelerators: `-ts`, `-nkvo`,
+/// `--swa-full` and the compute path, each the edit its flag makes.
+#[test]
+fn placement_rows_typed_agree_with_their_flags() {
+    same_both_ways(
+        Some("qwen3-32b-rtx-4090-partial"),
+        Some("desktop-dual-rtx-3090"),
+        &[
+            Step {
+                flag: &["--tensor-split", "3,1"],
+                field: Field::Setting(Setting::TensorSplit),
+                text: "3,1",
+            },
+            Step {
+                flag: &["--no-kv-offload"],
+                field: Field::Setting(Setting::NoKvOffload),
+                text: "on",
+            },
+            Step {
+                flag: &["--swa-full"],
+                field: Field::Setting(Setting::SwaFull),
+                text: "on",
+            },
+            Step {
+                flag: &["--compute-path", "int8"],
+                field: Field::Setting(Setting::ComputePath),
+                text: "int8",
+            },
+        ],
+    );
+}
+
+/// The value a row shows as typed text, after a key stepped it (the flag's value).
+fn typed(app: &App, s: Setting) -> String {
+    llmbound::tui::fields::edit_text(app.ws(), s)
+}
+
+/// ←, → and Space on a row make the edit the flag for the value it lands on makes.
+#[test]
+fn stepping_keys_agree_with_the_flags_of_the_values_they_reach() {
+    use llmbound::tui::fields::Pane;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("none");
+    let scenario = "qwen3-32b-rtx-4090-partial";
+    let mut app = explorer(
+        &config,
+        &ScenarioOptions {
+            scenario: Some(scenario.into()),
+            ..Default::default()
+        },
+    );
+    let select = |app: &mut App, s: Setting| {
+        app.update(Action::Resize(120, 36));
+        while app.focus() != Pane::Cache {
+            app.update(Action::NextPane);
+        }
+        for _ in 0..40 {
+            if app.selected_field(Pane::Cache) == Some(Field::Setting(s)) {
+                return;
+            }
+            app.update(Action::Down);
+        }
+        panic!("no row {s:?}");
+    };
+    let step = |app: &mut App, s: Setting, key: Action| {
+        select(app, s);
+        let before = typed(app, s);
+        app.update(key);
+        let after = typed(app, s);
+        assert_ne!(before, after, "{s:?} did not move");
+        after
+    };
+    let ctx = step(&mut app, Setting::Context, Action::Right);
+    let ctk = step(&mut app, Setting::CacheTypeK, Action::Right);
+    let ub = step(&mut app, Setting::Ubatch, Action::Left);
+    assert_eq!(step(&mut app, Setting::KvUnified, Action::Toggle), "on");
+    let ngl = step(&mut app, Setting::GpuLayers, Action::Left);
+    assert!(
+        app.message().is_none_or(|m| !m.error),
+        "{:?}",
+        app.message()
+    );
+    let args = [
+        "--scenario",
+        scenario,
+        "-c",
+        &ctx,
+        "--ctk",
+        &ctk,
+        "--ubatch",
+        &ub,
+        "--kv-unified",
+        "--gpu-layers",
+        &ngl,
+    ];
+    assert_same(&explorer_json(&app), &cli_json(&args, &config), "← → Space");
+}
+
+/// Choosing a model (M), a scenario (S) and a machine (the Machine pane's picker) in the
+/// explorer makes the scenario `--model`, `--scenario` and `--machine` make.
+#[test]
+fn switching_profiles_with_the_pickers_agrees_with_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("none");
+    let mut app = explorer(&config, &ScenarioOptions::default());
+    let answer = |app: &mut App| {
+        if app.pending_question().is_some() {
+            app.update(Action::Yes);
+        }
+        assert!(
+            app.message().is_none_or(|m| !m.error),
+            "{:?}",
+            app.message()
+        );
+    };
+    app.update(Action::PickScenario);
+    app.update(Action::SetText("qwen3-32b-rtx-4090-partial".into()));
+    answer(&mut app);
+    let args = ["--scenario", "qwen3-32b-rtx-4090-partial"];
+    assert_same(&explorer_json(&app), &cli_json(&args, &config), "S");
+    app.update(Action::PickModel);
+    app.update(Action::SetText("qwen3-8b".into()));
+    answer(&mut app);
+    let mut args = args.to_vec();
+    args.extend(["--model", "qwen3-8b"]);
+    assert_same(&explorer_json(&app), &cli_json(&args, &config), "M");
+    app.set_field(Field::MachineProfile, "desktop-rtx-5090");
+    answer(&mut app);
+    args.extend(["--machine", "desktop-rtx-5090"]);
+    assert_same(&explorer_json(&app), &cli_json(&args, &config), "machine");
+}
+
+/// Enter on a library row opens that file: the same scenario as `--gguf`.
+#[test]
+fn the_library_enter_agrees_with_gguf() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("none");
+    let models = dir.path().join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    let model = models.join("only-Q8_0.gguf");
+    fixtures::tiny("only", 4)
+        .write_file(&model, llmbound::gguf::writer::Data::Zeros)
+        .unwrap();
+    let mut app = explorer(&config, &ScenarioOptions::default());
+    app.set_library_roots(vec![(llmbound::library::Store::Folder, models.clone())]);
+    app.update(Action::Library);
+    app.wait_for_jobs(std::time::Duration::from_secs(30));
+    assert_eq!(app.library().rows.len(), 1);
+    app.update(Action::Edit);
+    app.wait_for_jobs(std::time::Duration::from_secs(30));
+    assert!(
+        app.message().is_some_and(|m| !m.error),
+        "{:?}",
+        app.message()
+    );
+    let m = model.display().to_string();
+    let args = ["--gguf", m.as_str()];
+    assert_same(
+        &explorer_json(&app),
+        &cli_json(&args, &config),
+        "library Enter",
+    );
+}
+
+/// The compare view's Enter ("use this machine") makes the scenario `--machine` makes.
+#[test]
+fn compare_use_this_machine_agrees_with_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("none");
+    let scenario = "qwen3-32b-rtx-4090-partial";
+    let mut app = explorer(
+        &config,
+        &ScenarioOptions {
+            scenario: Some(scenario.into()),
+            ..Default::default()
+        },
+    );
+    app.update(Action::Resize(120, 36));
+    app.update(Action::Compare);
+    let target = "server-h100-sxm-80gb";
+    for _ in 0..60 {
+        if app.compare().selected_machine().as_deref() == Some(target) {
+            break;
+        }
+        app.update(Action::Down);
+    }
+    assert_eq!(app.compare().selected_machine().as_deref(), Some(target));
+    app.update(Action::Edit);
+    assert_eq!(app.view(), llmbound::tui::app::View::Main);
+    let args = ["--scenario", scenario, "--machine", target];
+    assert_same(
+        &explorer_json(&app),
+        &cli_json(&args, &config),
+        "compare Enter",
+    );
+}
+
+/// The bench view (b) holds each llama-bench row against the ceilings of the scenario its
+/// settings make: the same text as `llmbound bench` on the same scenario.
+#[test]
+fn the_bench_view_agrees_with_the_bench_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("none");
+    let scenario = "qwen3-8b-synth-h200";
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/bench/h200/bench_q8_0.json");
+    let mut app = explorer(
+        &config,
+        &ScenarioOptions {
+            scenario: Some(scenario.into()),
+            ..Default::default()
+        },
+    );
+    app.update(Action::Bench);
+    app.update(Action::SetText(file.display().to_string()));
+    assert_eq!(app.view(), llmbound::tui::app::View::Bench);
+    let out = Command::cargo_bin("llmbound")
+        .unwrap()
+        .env("LLMBOUND_CONFIG_DIR", &config)
+        .env("NO_COLOR", "1")
+        .arg("bench")
+        .arg(&file)
+        .args(["--scenario", scenario])
+        .output()
+        .unwrap();
+    let cli = String::from_utf8(out.stdout).unwrap();
+    let explorer = app.bench().lines.join("\n");
+    assert!(explorer.contains("(6 rows)"), "{explorer}");
+    assert_same(&explorer, cli.trim_end_matches('\n'), "bench");
+    // After an edit the view follows: the CLI with the same flag.
+    app.update(Action::HalveContext);
+    let out = Command::cargo_bin("llmbound")
+        .unwrap()
+        .env("LLMBOUND_CONFIG_DIR", &config)
+        .env("NO_COLOR", "1")
+        .arg("bench")
+        .arg(&file)
+        .args(["--scenario", scenario, "-c"])
+        .arg(app.ws().scenario().cache.context.to_string())
+        .output()
+        .unwrap();
+    let cli = String::from_utf8(out.stdout).unwrap();
+    assert_same(
+        &app.bench().lines.join("\n"),
+        cli.trim_end_matches('\n'),
+        "bench after [",
+    );
 }

@@ -21,10 +21,10 @@ fn app_on(cfg: &Path, file: &Path) -> App {
         &ScenarioOptions::default(),
     )
     .unwrap();
-    app.hash_cache = None;
+    app.set_hash_cache(None);
     app.update(Action::OpenPath(file.to_path_buf()));
     app.wait_for_jobs(Duration::from_secs(30));
-    assert!(app.file.loaded.is_some(), "{:?}", app.message);
+    assert!(app.file().loaded.is_some(), "{:?}", app.message());
     app
 }
 

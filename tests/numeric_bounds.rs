@@ -550,7 +550,7 @@ fn explorer_claim_above_a_measured_only_ceiling() {
     .unwrap();
     app.update(Action::Search);
     app.update(Action::SetText("100".into()));
-    let c = app.claim.clone().unwrap();
+    let c = app.claim().cloned().unwrap();
     assert_eq!(c.check.outcome, ClaimOutcome::AboveMeasured);
     assert!(!c.check.impossible);
     let verdict = llmbound::report::words::claim_verdict(&c.check);
@@ -560,7 +560,7 @@ fn explorer_claim_above_a_measured_only_ceiling() {
     );
     app.update(Action::Search);
     app.update(Action::SetText("1e300".into()));
-    let m = app.message.as_ref().unwrap().text.clone();
+    let m = app.message().unwrap().text.clone();
     assert!(m.contains("above the plausible range"), "{m}");
 }
 

@@ -404,11 +404,11 @@ fn explorer_reads_the_header_once(srv: &Server, url: &str, file_len: u64, header
         "{once} bytes for a {header_len}-byte header"
     );
     let mut app = App::new(cat, &opts).unwrap();
-    app.hash_cache = None;
+    app.set_hash_cache(None);
     app.update(Action::OpenPath(PathBuf::from(url)));
     app.wait_for_jobs(std::time::Duration::from_secs(30));
     let loaded = app
-        .file
+        .file()
         .loaded
         .as_ref()
         .expect("the explorer opened the URL");

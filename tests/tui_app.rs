@@ -1,6 +1,7 @@
 //! The explorer driven by actions, without a terminal, and drawn into a `TestBackend`.
 
 use llmbound::build::ScenarioOptions;
+use llmbound::core::edit::Setting;
 use llmbound::profile::Catalog;
 use llmbound::tui::Action;
 use llmbound::tui::app::{App, View};
@@ -35,7 +36,7 @@ fn screen_text(app: &App, w: u16, h: u16) -> String {
 
 fn focus(app: &mut App, pane: Pane) {
     for _ in 0..6 {
-        if app.focus == pane {
+        if app.focus() == pane {
             return;
         }
         app.update(Action::NextPane);
@@ -102,14 +103,14 @@ fn brackets_halve_and_double_the_context_from_anywhere() {
             .report()
             .warnings
             .iter()
-            .any(|w| w.contains("beyond the model's native"))
+            .any(|w| matches!(w, llmbound::core::Warning::BeyondNativeContext { .. }))
     );
 }
 
 #[test]
 fn context_steps_are_fine_between_powers_of_two() {
     let (mut app, _d) = app();
-    select(&mut app, Pane::Cache, Field::Context);
+    select(&mut app, Pane::Cache, Field::Setting(Setting::Context));
     app.update(Action::Right);
     assert_eq!(app.ws().scenario().cache.context, 40_960);
     app.update(Action::Left);
@@ -120,7 +121,7 @@ fn context_steps_are_fine_between_powers_of_two() {
 #[test]
 fn bad_input_keeps_the_previous_scenario_and_says_why() {
     let (mut app, _d) = app();
-    select(&mut app, Pane::Cache, Field::Context);
+    select(&mut app, Pane::Cache, Field::Setting(Setting::Context));
     for (text, part) in [
         ("0", "at least 1 token"),
         ("abc", "not a number"),
@@ -132,20 +133,24 @@ fn bad_input_keeps_the_previous_scenario_and_says_why() {
         app.update(Action::Edit);
         app.update(Action::SetText(text.into()));
         assert_eq!(app.ws().scenario().cache.context, 32_768, "{text}");
-        let m = app.message.clone().expect("a message");
+        let m = app.message().cloned().expect("a message");
         assert!(m.error && m.text.contains(part), "{text:?}: {}", m.text);
         assert!(!m.text.contains('\n'));
     }
-    select(&mut app, Pane::Cache, Field::Sequences);
+    select(&mut app, Pane::Cache, Field::Setting(Setting::Sequences));
     app.update(Action::SetText("100000".into()));
     assert_eq!(app.ws().scenario().cache.sequences, 1);
-    select(&mut app, Pane::Machine, Field::Capacity(0));
+    select(
+        &mut app,
+        Pane::Machine,
+        Field::Setting(Setting::Capacity(0)),
+    );
     app.update(Action::SetText("0".into()));
     assert_eq!(
         app.ws().scenario().machine.tiers[0].capacity.value,
         51_539_607_552
     );
-    select(&mut app, Pane::Model, Field::Layers);
+    select(&mut app, Pane::Model, Field::Setting(Setting::Layers));
     app.update(Action::SetText("0".into()));
     assert_eq!(app.ws().scenario().model.layers.len(), 64);
 }
@@ -153,7 +158,7 @@ fn bad_input_keeps_the_previous_scenario_and_says_why() {
 #[test]
 fn typing_goes_through_the_input_line() {
     let (mut app, _d) = app();
-    select(&mut app, Pane::Cache, Field::Context);
+    select(&mut app, Pane::Cache, Field::Setting(Setting::Context));
     app.update(Action::Edit);
     assert!(app.is_typing());
     for c in "8192".chars() {
@@ -174,13 +179,13 @@ fn typing_goes_through_the_input_line() {
 #[test]
 fn editing_a_model_figure_makes_it_user() {
     let (mut app, _d) = app();
-    select(&mut app, Pane::Model, Field::KvHeads);
+    select(&mut app, Pane::Model, Field::Setting(Setting::KvHeads));
     app.update(Action::SetText("4".into()));
     assert_eq!(app.ws().report().kv.bytes_per_token, 131_072);
     let rows = app.rows(Pane::Model);
     let kv = rows
         .iter()
-        .find(|r| r.field == Some(Field::KvHeads))
+        .find(|r| r.field == Some(Field::Setting(Setting::KvHeads)))
         .unwrap();
     assert_eq!(
         kv.tag,
@@ -190,7 +195,7 @@ fn editing_a_model_figure_makes_it_user() {
     );
     let layers = rows
         .iter()
-        .find(|r| r.field == Some(Field::Layers))
+        .find(|r| r.field == Some(Field::Setting(Setting::Layers)))
         .unwrap();
     assert_eq!(
         layers.tag,
@@ -212,22 +217,16 @@ fn switching_machines_recomputes_and_shows_gpu_layers() {
     assert!(
         app.rows(Pane::Cache)
             .iter()
-            .any(|r| r.field == Some(Field::GpuLayers))
+            .any(|r| r.field == Some(Field::Setting(Setting::GpuLayers)))
     );
-    select(&mut app, Pane::Cache, Field::GpuLayers);
+    select(&mut app, Pane::Cache, Field::Setting(Setting::GpuLayers));
     app.update(Action::SetText("50".into()));
     assert_eq!(app.ws().scenario().offload.gpu_layers, Some(50));
     let d = &app.ws().report().decode.full_context;
     assert!(d.overlapped_tokens_per_second > d.tokens_per_second);
     app.update(Action::SelectMachine("no-such-machine".into()));
     assert_eq!(app.ws().scenario().machine.id, "desktop-rtx-4090");
-    assert!(
-        app.message
-            .as_ref()
-            .unwrap()
-            .text
-            .contains("unknown machine")
-    );
+    assert!(app.message().unwrap().text.contains("unknown machine"));
 }
 
 #[test]
@@ -236,40 +235,44 @@ fn a_claim_is_checked_at_once() {
     app.update(Action::Search);
     assert!(app.is_typing());
     app.update(Action::SetText("12".into()));
-    let c = app.claim.clone().unwrap();
+    let c = app.claim().cloned().unwrap();
     assert!(!c.check.impossible);
     assert!(c.check.lines.iter().any(|l| l.exceeded));
     let s = screen_text(&app, 120, 36);
     assert!(s.contains("12.00 tokens/s"), "{s}");
     // A later change re-checks the same claim.
     app.update(Action::HalveContext);
-    let c2 = app.claim.clone().unwrap();
+    let c2 = app.claim().cloned().unwrap();
     assert_eq!(c2.check.tokens_per_second, 12.0);
     app.update(Action::Search);
     app.update(Action::SetText("fast".into()));
-    assert!(app.message.as_ref().unwrap().error);
+    assert!(app.message().unwrap().error);
 }
 
 #[test]
 fn saving_a_machine_never_overwrites_silently_and_reloads() {
     let (mut app, dir) = app();
-    select(&mut app, Pane::Machine, Field::Capacity(0));
+    select(
+        &mut app,
+        Pane::Machine,
+        Field::Setting(Setting::Capacity(0)),
+    );
     app.update(Action::SetText("64 GiB".into()));
     app.update(Action::Save);
     assert!(app.is_typing());
     app.update(Action::SetText("my-mac".into()));
     let path = dir.path().join("machines/my-mac.toml");
-    assert!(path.exists(), "{:?}", app.message);
+    assert!(path.exists(), "{:?}", app.message());
     // Saving again under the same id asks first.
     app.update(Action::Save);
     app.update(Action::SetText("my-mac".into()));
-    assert!(app.confirm.is_some());
+    assert!(app.confirm().is_some());
     app.update(Action::No);
-    assert!(app.confirm.is_none());
+    assert!(app.confirm().is_none());
     app.update(Action::Save);
     app.update(Action::SetText("my-mac".into()));
     app.update(Action::Yes);
-    assert!(app.message.as_ref().unwrap().text.contains("saved"));
+    assert!(app.message().unwrap().text.contains("saved"));
     // The next start sees it.
     let again = app_in(dir.path());
     let m = again
@@ -285,16 +288,20 @@ fn saving_a_machine_never_overwrites_silently_and_reloads() {
 #[test]
 fn saving_a_scenario_saves_the_edited_machine_with_it() {
     let (mut app, dir) = app();
-    select(&mut app, Pane::Machine, Field::Bandwidth(0));
+    select(
+        &mut app,
+        Pane::Machine,
+        Field::Setting(Setting::Bandwidth(0)),
+    );
     app.update(Action::SetText("300 GB/s".into()));
-    select(&mut app, Pane::Cache, Field::Context);
+    select(&mut app, Pane::Cache, Field::Setting(Setting::Context));
     app.update(Action::SetText("8192".into()));
     app.update(Action::Save);
     app.update(Action::SetText("mine".into()));
     assert!(
         dir.path().join("scenarios/mine.toml").exists(),
         "{:?}",
-        app.message
+        app.message()
     );
     assert!(dir.path().join("machines/mine.toml").exists());
     let again = App::new(
@@ -322,7 +329,7 @@ fn a_broken_profile_is_reported_and_skipped() {
     )
     .unwrap();
     let app = app_in(dir.path());
-    let m = app.message.clone().unwrap();
+    let m = app.message().cloned().unwrap();
     assert!(m.error && m.text.contains("broken.toml"), "{}", m.text);
     assert!(app.ws().catalog().machines.iter().all(|x| x.id != "broken"));
 }
@@ -331,32 +338,32 @@ fn a_broken_profile_is_reported_and_skipped() {
 fn compare_evaluates_every_machine() {
     let (mut app, _d) = app();
     app.update(Action::Compare);
-    assert_eq!(app.view, View::Compare);
-    assert_eq!(app.compare.rows.len(), app.ws().catalog().machines.len());
-    assert_eq!(app.compare.rows[0].machine_id, "macbook-pro-m4-pro-48gb");
+    assert_eq!(app.view(), View::Compare);
+    assert_eq!(app.compare().rows.len(), app.ws().catalog().machines.len());
+    assert_eq!(app.compare().rows[0].machine_id, "macbook-pro-m4-pro-48gb");
     // Sorting by the ceiling at the context puts the fastest first (column 6, after fits,
     // -ngl, free, max context and the short-context ceiling).
     for _ in 0..5 {
         app.update(Action::Right);
     }
     app.update(Action::Reverse);
-    let first = app.compare.order[0];
-    let best = app.compare.rows[first]
+    let first = app.compare().order[0];
+    let best = app.compare().rows[first]
         .outcome
         .as_ref()
         .unwrap()
         .ceiling_tokens_per_second;
     assert!(
-        app.compare
+        app.compare()
             .rows
             .iter()
             .filter_map(|r| r.outcome.as_ref().ok())
             .all(|f| f.ceiling_tokens_per_second <= best)
     );
     // Enter uses the selected machine.
-    let chosen = app.compare.rows[first].machine_id.clone();
+    let chosen = app.compare().rows[first].machine_id.clone();
     app.update(Action::Edit);
-    assert_eq!(app.view, View::Main);
+    assert_eq!(app.view(), View::Main);
     assert_eq!(app.ws().scenario().machine.id, chosen);
 }
 
@@ -387,34 +394,37 @@ fn mouse_selects_panes_and_fields() {
     app.update(Action::Resize(120, 36));
     // The Model pane's "KV heads" row: left column, third field row (pane top at y = 10).
     app.update(Action::Click(5, 14));
-    assert_eq!(app.focus, Pane::Model);
-    assert_eq!(app.selected_field(Pane::Model), Some(Field::KvHeads));
+    assert_eq!(app.focus(), Pane::Model);
+    assert_eq!(
+        app.selected_field(Pane::Model),
+        Some(Field::Setting(Setting::KvHeads))
+    );
     // A click in the Bounds pane focuses it.
     app.update(Action::Click(80, 20));
-    assert_eq!(app.focus, Pane::Bounds);
+    assert_eq!(app.focus(), Pane::Bounds);
     app.update(Action::Scroll(5, 14, 1));
-    assert_eq!(app.focus, Pane::Model);
+    assert_eq!(app.focus(), Pane::Model);
 }
 
 #[test]
 fn help_and_views_open_and_close() {
     let (mut app, _d) = app();
     app.update(Action::Help);
-    assert!(app.help);
+    assert!(app.help_shown());
     app.update(Action::Back);
-    assert!(!app.help);
+    assert!(!app.help_shown());
     for (a, v) in [
         (Action::Tensors, View::Tensors),
         (Action::Metadata, View::Metadata),
         (Action::Compare, View::Compare),
     ] {
         app.update(a);
-        assert_eq!(app.view, v);
+        assert_eq!(app.view(), v);
         app.update(Action::Back);
-        assert_eq!(app.view, View::Main);
+        assert_eq!(app.view(), View::Main);
     }
     app.update(Action::Quit);
-    assert!(app.quit);
+    assert!(app.quit_requested());
 }
 
 #[test]
@@ -588,7 +598,7 @@ fn snapshot_help() {
 #[test]
 fn snapshot_capacity_overflow() {
     let (mut app, _d) = app();
-    select(&mut app, Pane::Cache, Field::Context);
+    select(&mut app, Pane::Cache, Field::Setting(Setting::Context));
     app.update(Action::SetText("262144".into()));
     assert!(!app.ws().report().capacity.fits);
     snap("capacity_overflow", &app);
@@ -597,7 +607,7 @@ fn snapshot_capacity_overflow() {
 #[test]
 fn snapshot_invalid_value() {
     let (mut app, _d) = app();
-    select(&mut app, Pane::Cache, Field::Context);
+    select(&mut app, Pane::Cache, Field::Setting(Setting::Context));
     app.update(Action::Edit);
     app.update(Action::SetText("1000000000000000".into()));
     snap("invalid_value", &app);
@@ -622,8 +632,8 @@ fn no_color_uses_no_colour() {
     use llmbound::tui::theme::Theme;
     use ratatui::style::Color;
     let (mut app, _d) = app();
-    app.theme = Theme { color: false };
-    select(&mut app, Pane::Cache, Field::Context);
+    app.set_theme(Theme { color: false });
+    select(&mut app, Pane::Cache, Field::Setting(Setting::Context));
     app.update(Action::SetText("262144".into()));
     for (w, h) in [(120, 36), (80, 24)] {
         let b = draw(&app, w, h);
@@ -632,7 +642,7 @@ fn no_color_uses_no_colour() {
             assert_eq!(c.bg, Color::Reset);
         }
     }
-    app.theme = Theme { color: true };
+    app.set_theme(Theme { color: true });
     let b = draw(&app, 120, 36);
     assert!(b.buffer().content().iter().any(|c| c.fg == Color::Red));
 }
@@ -666,9 +676,9 @@ fn bench_results_follow_the_scenario() {
     app.update(Action::Bench);
     let f16 = bench_fixture("h200/bench_f16.json");
     app.update(Action::SetText(f16.display().to_string()));
-    assert_eq!(app.view, View::Bench);
-    assert_eq!(app.bench.impossible_rows, 0);
-    let text = app.bench.lines.join("\n");
+    assert_eq!(app.view(), View::Bench);
+    assert_eq!(app.bench().impossible_rows, 0);
+    let text = app.bench().lines.join("\n");
     assert!(text.contains("within"), "{text}");
     // A tenth of the bandwidth puts every decode row above its ceilings, at once (undecided:
     // the profile scenario has no tensor inventory).
@@ -676,10 +686,10 @@ fn bench_results_follow_the_scenario() {
     let tenth = app.ws().scenario().machine.tiers[0].bandwidth.value.0 / 10.0;
     // A stated bandwidth drops the tier's measured figure.
     app.set_field(
-        llmbound::tui::fields::Field::Bandwidth(0),
+        llmbound::tui::fields::Field::Setting(Setting::Bandwidth(0)),
         &format!("{} GB/s", tenth / 1e9),
     );
-    let text = app.bench.lines.join("\n");
+    let text = app.bench().lines.join("\n");
     assert_eq!(
         text.matches("above (no inventory: undecided)").count(),
         3,
@@ -688,9 +698,9 @@ fn bench_results_follow_the_scenario() {
     // a broken file is a one-line message, the view keeps the last import
     app.update(Action::Bench);
     app.update(Action::SetText("/nonexistent/bench.json".into()));
-    let m = app.message.as_ref().unwrap();
+    let m = app.message().unwrap();
     assert!(m.error && m.text.contains("/nonexistent/bench.json") && !m.text.contains('\n'));
-    assert_eq!(app.bench.path.as_deref(), Some(f16.as_path()));
+    assert_eq!(app.bench().path.as_deref(), Some(f16.as_path()));
 }
 
 #[test]
@@ -774,13 +784,17 @@ fn n_jumps_to_the_most_gpu_layers_that_fit() {
 fn compare_marks_filters_sorts_fitting_first_and_asks_before_dropping_edits() {
     let (mut app, dir) = app();
     // A saved machine is tagged in the comparison.
-    select(&mut app, Pane::Machine, Field::Capacity(0));
+    select(
+        &mut app,
+        Pane::Machine,
+        Field::Setting(Setting::Capacity(0)),
+    );
     app.update(Action::SetText("64 GiB".into()));
     app.update(Action::Save);
     app.update(Action::SetText("my-mac".into()));
     let mut app = app_in(dir.path());
     app.update(Action::Compare);
-    assert!(app.compare.saved.contains(&"my-mac".to_string()));
+    assert!(app.compare().saved.contains(&"my-mac".to_string()));
     assert!(screen_text(&app, 120, 36).contains("my-mac (saved)"));
     // Plain column names.
     let text = screen_text(&app, 120, 36);
@@ -791,10 +805,15 @@ fn compare_marks_filters_sorts_fitting_first_and_asks_before_dropping_edits() {
     app.update(Action::Right);
     app.update(Action::Reverse);
     let fits: Vec<bool> = app
-        .compare
+        .compare()
         .order
         .iter()
-        .map(|i| app.compare.rows[*i].outcome.as_ref().is_ok_and(|f| f.fits))
+        .map(|i| {
+            app.compare().rows[*i]
+                .outcome
+                .as_ref()
+                .is_ok_and(|f| f.fits)
+        })
         .collect();
     assert!(
         fits.contains(&false),
@@ -804,10 +823,15 @@ fn compare_marks_filters_sorts_fitting_first_and_asks_before_dropping_edits() {
     // Reversed: still fitting first.
     app.update(Action::Reverse);
     let fits: Vec<bool> = app
-        .compare
+        .compare()
         .order
         .iter()
-        .map(|i| app.compare.rows[*i].outcome.as_ref().is_ok_and(|f| f.fits))
+        .map(|i| {
+            app.compare().rows[*i]
+                .outcome
+                .as_ref()
+                .is_ok_and(|f| f.fits)
+        })
         .collect();
     assert!(fits.windows(2).all(|w| w[0] || !w[1]), "{fits:?}");
     // Mark three, a fourth is refused; f shows only the marked ones.
@@ -816,10 +840,10 @@ fn compare_marks_filters_sorts_fitting_first_and_asks_before_dropping_edits() {
         app.update(Action::Down);
     }
     app.update(Action::Toggle);
-    assert_eq!(app.compare.marked.len(), 3);
-    assert!(app.compare.note.is_some());
+    assert_eq!(app.compare().marked.len(), 3);
+    assert!(app.compare().note.is_some());
     app.update(Action::Filter);
-    assert_eq!(app.compare.order.len(), 3);
+    assert_eq!(app.compare().order.len(), 3);
     snap("compare_marked", &app);
     app.update(Action::Filter);
     // `/` filters by id or name.
@@ -828,12 +852,12 @@ fn compare_marks_filters_sorts_fitting_first_and_asks_before_dropping_edits() {
     for c in "rtx".chars() {
         app.update(Action::Input(c));
     }
-    assert!(!app.compare.order.is_empty());
+    assert!(!app.compare().order.is_empty());
     assert!(
-        app.compare
+        app.compare()
             .order
             .iter()
-            .all(|i| app.compare.rows[*i].machine_id.contains("rtx"))
+            .all(|i| app.compare().rows[*i].machine_id.contains("rtx"))
     );
     app.update(Action::Submit);
     // Columns scroll at 80: the last column is reachable.
@@ -848,43 +872,49 @@ fn compare_marks_filters_sorts_fitting_first_and_asks_before_dropping_edits() {
     snap("compare_scrolled", &app);
     // Edit the machine, then choose another in compare: asked first; n keeps the edits.
     app.update(Action::Back);
-    select(&mut app, Pane::Machine, Field::Bandwidth(0));
+    select(
+        &mut app,
+        Pane::Machine,
+        Field::Setting(Setting::Bandwidth(0)),
+    );
     app.update(Action::SetText("300 GB/s".into()));
     let edited = app.ws().scenario().machine.clone();
     app.update(Action::Compare);
     let other = app
-        .compare
+        .compare()
         .order
         .iter()
-        .position(|i| app.compare.rows[*i].machine_id != app.ws().scenario().machine.id)
+        .position(|i| app.compare().rows[*i].machine_id != app.ws().scenario().machine.id)
         .unwrap();
-    app.compare.selected = other;
+    while app.compare().selected != other {
+        app.update(Action::Down);
+    }
     app.update(Action::Edit);
-    assert!(app.compare.pending_switch.is_some());
+    assert!(app.compare_switch().is_some());
     assert!(screen_text(&app, 120, 36).contains("unsaved edits are dropped"));
     app.update(Action::No);
     assert_eq!(app.ws().scenario().machine, edited);
-    assert_eq!(app.view, View::Compare);
+    assert_eq!(app.view(), View::Compare);
     app.update(Action::Edit);
     app.update(Action::Yes);
     assert_ne!(app.ws().scenario().machine.id, edited.id);
-    assert_eq!(app.view, View::Main);
+    assert_eq!(app.view(), View::Main);
 }
 
 #[test]
 fn model_pane_refuses_impossible_kv_heads_and_says_why_in_the_pane() {
     let (mut app, _d) = app();
-    select(&mut app, Pane::Model, Field::KvHeads);
+    select(&mut app, Pane::Model, Field::Setting(Setting::KvHeads));
     app.update(Action::SetText("3".into()));
     assert_eq!(
         app.ws().scenario().model.layers[0].head_count_kv,
         8,
         "refused, kept"
     );
-    let why = app.model_refusal.clone().unwrap();
+    let why = app.model_refusal().map(str::to_string).unwrap();
     assert!(why.contains("does not divide the 64 query heads"), "{why}");
     app.update(Action::SetText("100".into()));
-    let why = app.model_refusal.clone().unwrap();
+    let why = app.model_refusal().map(str::to_string).unwrap();
     assert!(why.contains("more than the 64 query heads"), "{why}");
     let text = screen_text(&app, 120, 36);
     assert!(text.contains("refused"), "{text}");
@@ -892,19 +922,19 @@ fn model_pane_refuses_impossible_kv_heads_and_says_why_in_the_pane() {
     snap("model_refused", &app);
     // A valid edit clears the reason.
     app.update(Action::SetText("16".into()));
-    assert!(app.model_refusal.is_none());
+    assert!(app.model_refusal().is_none());
     assert_eq!(app.ws().scenario().model.layers[0].head_count_kv, 16);
 }
 
 #[test]
 fn a_window_typed_on_qwen3_is_shown_as_not_applied() {
     let (mut app, _d) = app();
-    select(&mut app, Pane::Model, Field::Window);
+    select(&mut app, Pane::Model, Field::Setting(Setting::Window));
     app.update(Action::SetText("4096".into()));
     let rows = app.rows(Pane::Model);
     let w = rows
         .iter()
-        .find(|r| r.field == Some(Field::Window))
+        .find(|r| r.field == Some(Field::Setting(Setting::Window)))
         .unwrap();
     assert_eq!(w.value, "4,096 not applied");
     assert!(screen_text(&app, 120, 36).contains("window     4,096 not applied"));
@@ -913,7 +943,11 @@ fn a_window_typed_on_qwen3_is_shown_as_not_applied() {
 #[test]
 fn a_saved_machine_name_reflects_its_edits() {
     let (mut app, dir) = app();
-    select(&mut app, Pane::Machine, Field::Capacity(0));
+    select(
+        &mut app,
+        Pane::Machine,
+        Field::Setting(Setting::Capacity(0)),
+    );
     app.update(Action::SetText("64 GiB".into()));
     let name = app.ws().machine_profile("x").name;
     assert_eq!(
@@ -925,7 +959,11 @@ fn a_saved_machine_name_reflects_its_edits() {
     // Reloaded and edited again: the note follows the edits, never piles up or goes stale.
     let mut app = app_in(dir.path());
     app.select_machine("my-mac");
-    select(&mut app, Pane::Machine, Field::Capacity(0));
+    select(
+        &mut app,
+        Pane::Machine,
+        Field::Setting(Setting::Capacity(0)),
+    );
     app.update(Action::SetText("96 GiB".into()));
     let name = app.ws().machine_profile("my-mac").name;
     assert_eq!(
@@ -937,7 +975,11 @@ fn a_saved_machine_name_reflects_its_edits() {
 #[test]
 fn compare_keeps_the_saved_tag_of_a_long_id_at_80_columns() {
     let (mut app, dir) = app();
-    select(&mut app, Pane::Machine, Field::Capacity(0));
+    select(
+        &mut app,
+        Pane::Machine,
+        Field::Setting(Setting::Capacity(0)),
+    );
     app.update(Action::SetText("64 GiB".into()));
     app.update(Action::Save);
     app.update(Action::SetText("macbook-pro-m4-pro-48gb-with-64gib".into()));
@@ -967,12 +1009,40 @@ fn claims_take_the_units_people_paste() {
         app.update(Action::Search);
         app.update(Action::SetText(text.into()));
         let c = app
-            .claim
-            .as_ref()
-            .unwrap_or_else(|| panic!("{text}: {:?}", app.message));
+            .claim()
+            .unwrap_or_else(|| panic!("{text}: {:?}", app.message()));
         assert_eq!(c.check.tokens_per_second, 30.0, "{text}");
     }
     app.update(Action::Search);
     app.update(Action::SetText("thirty".into()));
-    assert!(app.message.as_ref().is_some_and(|m| m.error));
+    assert!(app.message().is_some_and(|m| m.error));
+}
+
+/// A message wider than the status line ends in "…"; `@` opens every message of the session
+/// in full (a refused model edit's long reason included), scrolls, and closes with Esc.
+#[test]
+fn the_message_log_keeps_every_message_in_full() {
+    let (mut app, _d) = app();
+    app.update(Action::Resize(80, 24));
+    app.update(Action::MaxContext);
+    assert!(app.message().is_some());
+    app.set_field(Field::Setting(Setting::KvHeads), "9");
+    let long = app.message().cloned().unwrap();
+    assert!(long.error && long.text.chars().count() > 80, "{long:?}");
+    let bottom = screen_text(&app, 80, 24);
+    let status = bottom.lines().nth(23).unwrap().trim_matches('"').trim_end();
+    assert!(status.ends_with('…'), "{status}");
+    app.update(Action::Messages);
+    assert!(app.modal() != &llmbound::tui::app::Modal::None);
+    let log = app.log();
+    assert!(log.len() >= 2, "{log:?}");
+    assert_eq!(log.last().unwrap().text, long.text);
+    insta::assert_snapshot!("message_log_80x24", draw(&app, 80, 24));
+    let shown = screen_text(&app, 80, 24).replace(['│', '"', '\n'], " ");
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words(&shown).contains(&words(&long.text)), "{shown}");
+    app.update(Action::Home);
+    insta::assert_snapshot!("message_log_top_120x36", draw(&app, 120, 36));
+    app.update(Action::Back);
+    assert_eq!(app.modal(), &llmbound::tui::app::Modal::None);
 }

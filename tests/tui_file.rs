@@ -92,10 +92,10 @@ fn app_on(cfg: &Path, file: &Path) -> App {
         &ScenarioOptions::default(),
     )
     .unwrap();
-    app.hash_cache = None;
+    app.set_hash_cache(None);
     app.update(Action::OpenPath(file.to_path_buf()));
     app.wait_for_jobs(Duration::from_secs(30));
-    assert!(app.file.loaded.is_some(), "{:?}", app.message);
+    assert!(app.file().loaded.is_some(), "{:?}", app.message());
     app
 }
 
@@ -121,7 +121,7 @@ fn opening_a_file_replaces_the_model_and_bytes() {
     assert!(app.ws().scenario().inventory.is_some());
     assert!(app.ws().report().decode.inventory_full_context.is_some());
     assert!(app.ws().report().artifact.parameters_counted);
-    let l = app.file.loaded.as_ref().unwrap();
+    let l = app.file().loaded.as_ref().unwrap();
     let types: Vec<&str> = l.by_type.iter().map(|t| t.type_name.as_str()).collect();
     assert!(types.contains(&"Q4_K") && types.contains(&"Q6_K") && types.contains(&"F32"));
     let s = draw(&app, 120, 36).to_string();
@@ -144,9 +144,9 @@ fn a_file_that_is_not_gguf_is_a_message_not_a_crash() {
     .unwrap();
     app.update(Action::OpenPath(p));
     app.wait_for_jobs(Duration::from_secs(10));
-    let m = app.message.clone().unwrap();
+    let m = app.message().cloned().unwrap();
     assert!(m.error && m.text.contains("not a GGUF file"), "{}", m.text);
-    assert!(app.file.loaded.is_none());
+    assert!(app.file().loaded.is_none());
     assert_eq!(
         format!(
             "{:.2}",
@@ -156,7 +156,7 @@ fn a_file_that_is_not_gguf_is_a_message_not_a_crash() {
     );
     app.update(Action::OpenPath(d.path().join("missing.gguf")));
     app.wait_for_jobs(Duration::from_secs(10));
-    assert!(app.message.unwrap().text.contains("cannot open"));
+    assert!(app.message().unwrap().text.contains("cannot open"));
 }
 
 #[test]
@@ -181,25 +181,25 @@ fn tensor_browser_sorts_filters_searches_and_groups() {
     let p = write(d.path(), "tiny.gguf", 4);
     let mut app = app_on(d.path(), &p);
     app.update(Action::Tensors);
-    assert_eq!(app.view, View::Tensors);
-    let n = app.file.inventory().len();
+    assert_eq!(app.view(), View::Tensors);
+    let n = app.file().inventory().len();
     assert_eq!(n, 3 + 4 * 9);
-    assert_eq!(app.tensors.lines.len(), n);
+    assert_eq!(app.tensors().lines.len(), n);
     // Sort by bytes (→ from name/type/shape/elements/bytes), largest first.
     for _ in 0..5 {
         app.update(Action::Right);
     }
-    let inv = app.file.inventory().to_vec();
-    let first = match app.tensors.lines[0] {
+    let inv = app.file().inventory().to_vec();
+    let first = match app.tensors().lines[0] {
         TableLine::Tensor(i) => i,
         _ => panic!(),
     };
     assert!(inv.iter().all(|t| t.bytes <= inv[first].bytes));
     // Filter by type cycles through the types in the file.
     app.update(Action::Filter);
-    let f = app.tensors.filter.clone().unwrap();
+    let f = app.tensors().filter.clone().unwrap();
     assert!(
-        app.tensors
+        app.tensors()
             .lines
             .iter()
             .all(|l| matches!(l, TableLine::Tensor(i) if inv[*i].type_name == f))
@@ -207,31 +207,31 @@ fn tensor_browser_sorts_filters_searches_and_groups() {
     app.update(Action::Filter);
     app.update(Action::Filter);
     app.update(Action::Filter);
-    assert_eq!(app.tensors.filter, None);
+    assert_eq!(app.tensors().filter, None);
     // Incremental search.
     app.update(Action::Search);
     for c in "ffn_down".chars() {
         app.update(Action::Input(c));
     }
-    assert_eq!(app.tensors.shown, 4);
+    assert_eq!(app.tensors().shown, 4);
     app.update(Action::Submit);
-    assert_eq!(app.tensors.search, "ffn_down");
+    assert_eq!(app.tensors().search, "ffn_down");
     app.update(Action::Back);
-    assert_eq!(app.tensors.shown, n);
+    assert_eq!(app.tensors().shown, n);
     // Group by layer, then by type, with rollups.
     app.update(Action::Group);
-    assert_eq!(app.tensors.group, Grouping::Layer);
+    assert_eq!(app.tensors().group, Grouping::Layer);
     let groups = app
-        .tensors
+        .tensors()
         .lines
         .iter()
         .filter(|l| matches!(l, TableLine::Group { .. }))
         .count();
     assert_eq!(groups, 5);
     app.update(Action::Group);
-    assert_eq!(app.tensors.group, Grouping::Type);
+    assert_eq!(app.tensors().group, Grouping::Type);
     let shares: f64 = app
-        .tensors
+        .tensors()
         .lines
         .iter()
         .filter_map(|l| match l {
@@ -241,7 +241,7 @@ fn tensor_browser_sorts_filters_searches_and_groups() {
         .sum();
     assert!((shares - 1.0).abs() < 1e-9);
     app.update(Action::Back);
-    assert_eq!(app.view, View::Main);
+    assert_eq!(app.view(), View::Main);
 }
 
 #[test]
@@ -250,7 +250,7 @@ fn ten_thousand_tensors_scroll() {
     let p = write(d.path(), "big.gguf", 1200);
     let mut app = app_on(d.path(), &p);
     app.update(Action::Tensors);
-    assert!(app.file.inventory().len() > 10_000);
+    assert!(app.file().inventory().len() > 10_000);
     for _ in 0..50 {
         app.update(Action::PageDown);
         let _ = draw(&app, 120, 36);
@@ -261,7 +261,7 @@ fn ten_thousand_tensors_scroll() {
     app.update(Action::Group);
     app.update(Action::Search);
     app.update(Action::SetText("blk.77.".into()));
-    assert_eq!(app.tensors.shown, 9);
+    assert_eq!(app.tensors().shown, 9);
 }
 
 #[test]
@@ -270,7 +270,7 @@ fn metadata_lists_keys_and_expands_long_arrays() {
     let p = write(d.path(), "tiny.gguf", 2);
     let mut app = app_on(d.path(), &p);
     app.update(Action::Metadata);
-    let rows = app.file.metadata_rows().to_vec();
+    let rows = app.file().metadata_rows().to_vec();
     assert!(rows.iter().any(|r| r.key == "general.architecture"));
     let tokens = rows
         .iter()
@@ -284,7 +284,7 @@ fn metadata_lists_keys_and_expands_long_arrays() {
     app.update(Action::Toggle);
     app.wait_for_jobs(Duration::from_secs(10));
     let values = app
-        .file
+        .file()
         .array("tokenizer.ggml.tokens")
         .unwrap()
         .clone()
@@ -297,7 +297,7 @@ fn metadata_lists_keys_and_expands_long_arrays() {
     );
     app.update(Action::Search);
     app.update(Action::SetText("bos".into()));
-    assert_eq!(app.metadata.shown.len(), 1);
+    assert_eq!(app.metadata().shown.len(), 1);
 }
 
 fn pin(cfg: &Path, bytes: u64, sha: &str) {
@@ -327,9 +327,9 @@ fn hashing_verifies_against_a_pinned_profile() {
     let mut app = app_on(d.path(), &p);
     app.wait_for_jobs(Duration::from_secs(30));
     assert!(
-        matches!(app.file.hash, HashState::Verified(_)),
+        matches!(app.file().hash, HashState::Verified(_)),
         "{:?}",
-        app.file.hash
+        app.file().hash
     );
     assert!(draw(&app, 120, 36).to_string().contains("verified"));
 
@@ -337,9 +337,9 @@ fn hashing_verifies_against_a_pinned_profile() {
     let mut app = app_on(d.path(), &p);
     app.wait_for_jobs(Duration::from_secs(30));
     assert!(
-        matches!(app.file.hash, HashState::Mismatch { .. }),
+        matches!(app.file().hash, HashState::Mismatch { .. }),
         "{:?}",
-        app.file.hash
+        app.file().hash
     );
     assert!(draw(&app, 120, 36).to_string().contains("MISMATCH"));
 }
@@ -349,21 +349,21 @@ fn hashing_an_unpinned_file_on_demand_and_cancelling() {
     let d = tempfile::tempdir().unwrap();
     let p = write(d.path(), "tiny.gguf", 4);
     let mut app = app_on(d.path(), &p);
-    assert_eq!(app.file.hash, HashState::Idle);
+    assert_eq!(app.file().hash, HashState::Idle);
     app.update(Action::Hash);
     app.update(Action::CancelHash);
     app.wait_for_jobs(Duration::from_secs(30));
     assert!(
         matches!(
-            app.file.hash,
+            app.file().hash,
             HashState::Cancelled | HashState::NotPinned(_)
         ),
         "{:?}",
-        app.file.hash
+        app.file().hash
     );
     app.update(Action::Hash);
     app.wait_for_jobs(Duration::from_secs(30));
-    match &app.file.hash {
+    match &app.file().hash {
         HashState::NotPinned(h) => assert_eq!(*h, sha_of(&p)),
         other => panic!("{other:?}"),
     }
@@ -431,7 +431,7 @@ fn a_file_without_kv_keys_is_still_browsable() {
         .write_file(&p, Data::Zeros)
         .unwrap();
     let app = app_on(cfg.path(), &p);
-    let m = app.message.as_ref().unwrap();
+    let m = app.message().unwrap();
     assert!(m.error, "{}", m.text);
     assert!(
         m.text.contains("tensors (t) and metadata (m) are shown"),
@@ -441,9 +441,9 @@ fn a_file_without_kv_keys_is_still_browsable() {
     assert!(!m.text.contains('\n'));
     // the bounds keep the default scenario; the views browse the file
     assert_eq!(app.ws().scenario().model.name, "Qwen3-32B");
-    assert_eq!(app.file.inventory().len(), 3);
+    assert_eq!(app.file().inventory().len(), 3);
     assert!(
-        app.file
+        app.file()
             .metadata_rows()
             .iter()
             .any(|r| r.key == "llama.block_count")

@@ -9,6 +9,7 @@
 mod skip;
 
 use llmbound::build::ScenarioOptions;
+use llmbound::core::edit::Setting;
 use llmbound::profile::Catalog;
 use llmbound::tui::Action;
 use llmbound::tui::app::{App, View};
@@ -27,7 +28,7 @@ fn app() -> (App, tempfile::TempDir) {
         &ScenarioOptions::default(),
     )
     .unwrap();
-    app.hash_cache = None;
+    app.set_hash_cache(None);
     (app, d)
 }
 
@@ -39,7 +40,7 @@ fn gemma_app() -> Option<(App, tempfile::TempDir)> {
     let (mut app, d) = app();
     app.update(Action::OpenPath(PathBuf::from(p)));
     app.wait_for_jobs(Duration::from_secs(60));
-    assert!(app.file.loaded.is_some(), "the gemma file opens");
+    assert!(app.file().loaded.is_some(), "the gemma file opens");
     Some((app, d))
 }
 
@@ -61,7 +62,7 @@ fn snap(name: String, s: String) {
 
 fn select(app: &mut App, pane: Pane, field: Field) {
     for _ in 0..6 {
-        if app.focus == pane {
+        if app.focus() == pane {
             break;
         }
         app.update(Action::NextPane);
@@ -116,7 +117,7 @@ fn main_view() {
 #[test]
 fn main_view_four_sequences() {
     let (mut app, _d) = app();
-    select(&mut app, Pane::Cache, Field::Sequences);
+    select(&mut app, Pane::Cache, Field::Setting(Setting::Sequences));
     app.update(Action::SetText("4".into()));
     assert_eq!(app.ws().scenario().cache.sequences, 4);
     snap_all("main_four_sequences", &app);
@@ -136,7 +137,7 @@ fn main_view_four_sequences() {
 fn compare_view() {
     let (mut app, _d) = app();
     app.update(Action::Compare);
-    assert_eq!(app.view, View::Compare);
+    assert_eq!(app.view(), View::Compare);
     snap_all("compare", &app);
 }
 
@@ -159,7 +160,7 @@ fn tensors_view() {
         return;
     };
     app.update(Action::Tensors);
-    assert_eq!(app.view, View::Tensors);
+    assert_eq!(app.view(), View::Tensors);
     snap_all("tensors", &app);
     // The header keeps every part whole at every size (it ended "(←→ r) · all types" at 80).
     for (w, h) in [(80, 24), (100, 30), (120, 36), (200, 50)] {
@@ -191,7 +192,7 @@ fn metadata_view() {
         return;
     };
     app.update(Action::Metadata);
-    assert_eq!(app.view, View::Metadata);
+    assert_eq!(app.view(), View::Metadata);
     snap_all("metadata", &app);
     // A long array's row says what Enter does, whole, at 100 columns and up (it was cut at
     // "Enter lo" at 120).
@@ -251,13 +252,13 @@ fn main_view_at_the_largest_context() {
 
 fn claim(app: &mut App, text: &str) {
     for _ in 0..6 {
-        if app.focus == Pane::Claim {
+        if app.focus() == Pane::Claim {
             break;
         }
         app.update(Action::NextPane);
     }
     app.update(Action::SetText(text.into()));
-    assert!(app.claim.is_some(), "claim {text} taken");
+    assert!(app.claim().is_some(), "claim {text} taken");
 }
 
 fn snap_two(name: &str, app: &App) {
@@ -297,7 +298,7 @@ fn claims_without_a_file() {
     );
     // Esc dismisses the result.
     app.update(Action::Back);
-    assert!(app.claim.is_none());
+    assert!(app.claim().is_none());
 }
 
 #[test]
@@ -325,7 +326,7 @@ fn a_measured_bandwidth_is_not_also_measured_none() {
 fn the_current_context_line_meets_the_curve_at_4k_and_8k() {
     let (mut app, _d) = app();
     for (text, n) in [("4096", "4,096"), ("8192", "8,192")] {
-        select(&mut app, Pane::Cache, Field::Context);
+        select(&mut app, Pane::Cache, Field::Setting(Setting::Context));
         app.update(Action::SetText(text.into()));
         let s = draw(&app, 120, 36);
         assert!(s.contains(&format!("file @ {n}")), "{s}");
@@ -380,7 +381,7 @@ fn the_decode_table_stays_aligned_at_six_digit_contexts() {
     let Some((mut app, _d)) = gemma_app() else {
         return;
     };
-    select(&mut app, Pane::Cache, Field::Context);
+    select(&mut app, Pane::Cache, Field::Setting(Setting::Context));
     app.update(Action::SetText("131072".into()));
     let s = draw(&app, 120, 36);
     let lines: Vec<&str> = s.lines().collect();

@@ -70,12 +70,12 @@ fn app(root: &Path) -> App {
         },
     )
     .unwrap();
-    app.hash_cache = None;
-    app.library.roots = Some(stores(root));
+    app.set_hash_cache(None);
+    app.set_library_roots(stores(root));
     app.update(Action::Resize(120, 36));
     app.update(Action::Library);
     app.wait_for_jobs(Duration::from_secs(30));
-    assert_eq!(app.view, View::Library);
+    assert_eq!(app.view(), View::Library);
     app
 }
 
@@ -91,32 +91,32 @@ fn column(app: &App, name: &str) -> String {
 fn the_library_lists_every_model_and_follows_the_scenario() {
     let d = tempfile::tempdir().unwrap();
     let mut app = app(d.path());
-    assert!(!app.library.scanning());
-    assert_eq!(app.library.rows.len(), 3);
+    assert!(!app.library().scanning());
+    assert_eq!(app.library().rows.len(), 3);
     snap("library", &app);
 
     // Rows follow the context: a larger context means a lower ceiling at N.
-    let before = app.library.rows[0].outcome.clone().unwrap();
+    let before = app.library().rows[0].outcome.clone().unwrap();
     app.update(Action::DoubleContext);
-    let after = app.library.rows[0].outcome.clone().unwrap();
+    let after = app.library().rows[0].outcome.clone().unwrap();
     assert!(after.full_tokens_per_second < before.full_tokens_per_second);
     assert!(column(&app, "ctx 8,192").contains("Library"));
 
     // Sort by name, then open the selected model with Enter.
-    while app.library.sort != llmbound::library::SortKey::Name {
+    while app.library().sort != llmbound::library::SortKey::Name {
         app.update(Action::Reverse);
     }
     let names: Vec<String> = app
-        .library
+        .library()
         .rows
         .iter()
-        .map(|r| app.library.scanned[r.index].found.name.clone())
+        .map(|r| app.library().scanned[r.index].found.name.clone())
         .collect();
     assert_eq!(names, ["Big/big-Q8_0.gguf", "small-Q8_0.gguf", "tiny:3b"]);
     app.update(Action::End);
     app.update(Action::Edit);
     app.wait_for_jobs(Duration::from_secs(30));
-    assert_eq!(app.view, View::Main);
+    assert_eq!(app.view(), View::Main);
     let blob = d.path().join(format!("ollama/blobs/sha256-{SHA}"));
     assert_eq!(
         app.ws().report().artifact.bytes,
@@ -135,7 +135,7 @@ fn type_line(app: &mut App, text: &str) {
 fn a_folder_the_user_names_is_added_to_the_library() {
     let d = tempfile::tempdir().unwrap();
     let mut app = app(d.path());
-    assert_eq!(app.library.rows.len(), 3);
+    assert_eq!(app.library().rows.len(), 3);
     // A folder with two more models, one of them a copy of a model listed already through a
     // link (listed once), and a folder inside the one searched already.
     let more = d.path().join("extra models");
@@ -159,18 +159,18 @@ fn a_folder_the_user_names_is_added_to_the_library() {
     type_line(&mut app, &format!("{}/ex", d.path().display()));
     app.update(Action::Complete);
     assert_eq!(
-        app.input.as_ref().unwrap().text,
+        app.input().unwrap().text,
         format!("{}/extra models/", d.path().display())
     );
     app.update(Action::Submit);
-    assert!(app.input.is_none());
+    assert!(app.input().is_none());
     app.wait_for_jobs(Duration::from_secs(30));
-    assert!(!app.library.scanning());
+    assert!(!app.library().scanning());
     let mut names: Vec<String> = app
-        .library
+        .library()
         .rows
         .iter()
-        .map(|r| app.library.scanned[r.index].found.name.clone())
+        .map(|r| app.library().scanned[r.index].found.name.clone())
         .collect();
     names.sort();
     assert_eq!(
@@ -199,11 +199,11 @@ fn a_folder_the_user_names_is_added_to_the_library() {
         app.update(Action::AddFolder);
         type_line(&mut app, &text);
         app.update(Action::Submit);
-        assert!(!app.library.scanning());
-        let m = app.message.clone().expect("a message");
+        assert!(!app.library().scanning());
+        let m = app.message().cloned().expect("a message");
         assert!(m.error && m.text.contains(want), "{}", m.text);
     }
-    assert_eq!(app.library.rows.len(), 5);
+    assert_eq!(app.library().rows.len(), 5);
     // Nothing was written: the configuration folder stays as it was.
     assert!(!d.path().join("config").exists());
 }
@@ -239,7 +239,7 @@ fn a_folder_added_before_the_first_scan_ends_is_scanned_too() {
         &ScenarioOptions::default(),
     )
     .unwrap();
-    app.library.roots = Some(stores(d.path()));
+    app.set_library_roots(stores(d.path()));
     let more = d.path().join("more");
     std::fs::create_dir_all(&more).unwrap();
     fixtures::tiny("Extra", 4)
@@ -251,7 +251,7 @@ fn a_folder_added_before_the_first_scan_ends_is_scanned_too() {
     type_line(&mut app, &more.display().to_string());
     app.update(Action::Submit);
     app.wait_for_jobs(Duration::from_secs(30));
-    assert_eq!(app.library.rows.len(), 4, "{:?}", app.library.problems);
+    assert_eq!(app.library().rows.len(), 4, "{:?}", app.library().problems);
 }
 
 #[test]
@@ -264,7 +264,7 @@ fn an_empty_library_says_where_it_looked() {
         &ScenarioOptions::default(),
     )
     .unwrap();
-    app.library.roots = Some(vec![(Store::Folder, empty.clone())]);
+    app.set_library_roots(vec![(Store::Folder, empty.clone())]);
     app.update(Action::Library);
     app.wait_for_jobs(Duration::from_secs(30));
     let s = draw(&app, 120, 36).to_string();

@@ -25,12 +25,12 @@ fn gemma_app() -> Option<(App, tempfile::TempDir)> {
         &ScenarioOptions::default(),
     )
     .unwrap();
-    app.hash_cache = None;
+    app.set_hash_cache(None);
     app.update(Action::OpenPath(PathBuf::from(p)));
     app.wait_for_jobs(Duration::from_secs(60));
-    assert!(app.file.loaded.is_some());
+    assert!(app.file().loaded.is_some());
     app.update(Action::Metadata);
-    assert_eq!(app.view, View::Metadata);
+    assert_eq!(app.view(), View::Metadata);
     Some((app, d))
 }
 
@@ -43,8 +43,8 @@ fn draw(app: &App, w: u16, h: u16) -> String {
 fn go_to(app: &mut App, key: &str) {
     app.update(Action::Home);
     for _ in 0..200 {
-        let rows = app.file.metadata_rows();
-        if rows[app.metadata.shown[app.metadata.selected]].key == key {
+        let rows = app.file().metadata_rows();
+        if rows[app.metadata().shown[app.metadata().selected]].key == key {
             return;
         }
         app.update(Action::Down);
@@ -53,8 +53,10 @@ fn go_to(app: &mut App, key: &str) {
 }
 
 fn selected_key(app: &App) -> String {
-    let rows = app.file.metadata_rows();
-    rows[app.metadata.shown[app.metadata.selected]].key.clone()
+    let rows = app.file().metadata_rows();
+    rows[app.metadata().shown[app.metadata().selected]]
+        .key
+        .clone()
 }
 
 #[test]
@@ -63,8 +65,8 @@ fn a_long_array_pages_and_lets_the_cursor_past() {
         return;
     };
     go_to(&mut app, "tokenizer.ggml.tokens");
-    let keys = app.metadata.shown.len();
-    let at = app.metadata.selected;
+    let keys = app.metadata().shown.len();
+    let at = app.metadata().selected;
     app.update(Action::Toggle);
     app.wait_for_jobs(Duration::from_secs(60));
     let s = draw(&app, 120, 36);
@@ -76,7 +78,7 @@ fn a_long_array_pages_and_lets_the_cursor_past() {
     // into the values; End jumps to the last value, the highlight is on screen
     app.update(Action::Down);
     app.update(Action::End);
-    assert_eq!(app.metadata.value_row, Some(262_143));
+    assert_eq!(app.metadata().value_row, Some(262_143));
     let s = draw(&app, 120, 36);
     assert!(
         s.contains("row 262,144 of 262,144 in tokenizer.ggml.tokens"),
@@ -85,21 +87,21 @@ fn a_long_array_pages_and_lets_the_cursor_past() {
     assert!(s.contains("[262143]"), "{s}");
     // past the last value: the next key
     app.update(Action::Down);
-    assert_eq!(app.metadata.value_row, None);
-    assert_eq!(app.metadata.selected, at + 1);
+    assert_eq!(app.metadata().value_row, None);
+    assert_eq!(app.metadata().selected, at + 1);
     // G on the keys reaches the last key, g the first
     app.update(Action::End);
-    assert_eq!(app.metadata.selected, keys - 1);
+    assert_eq!(app.metadata().selected, keys - 1);
     let s = draw(&app, 80, 24);
     assert!(s.contains(&format!("key {keys} of {keys}")), "{s}");
     app.update(Action::Home);
-    assert_eq!(app.metadata.selected, 0);
+    assert_eq!(app.metadata().selected, 0);
     // Enter inside the values collapses and leaves the cursor on the key
     go_to(&mut app, "tokenizer.ggml.tokens");
     app.update(Action::PageDown);
-    assert!(app.metadata.value_row.is_some());
+    assert!(app.metadata().value_row.is_some());
     app.update(Action::Toggle);
-    assert_eq!(app.metadata.expanded, None);
+    assert_eq!(app.metadata().expanded, None);
     assert_eq!(selected_key(&app), "tokenizer.ggml.tokens");
 }
 
@@ -131,10 +133,10 @@ fn template_app() -> (App, tempfile::TempDir) {
         &ScenarioOptions::default(),
     )
     .unwrap();
-    app.hash_cache = None;
+    app.set_hash_cache(None);
     app.update(Action::OpenPath(p));
     app.wait_for_jobs(Duration::from_secs(30));
-    assert!(app.file.loaded.is_some(), "{:?}", app.message);
+    assert!(app.file().loaded.is_some(), "{:?}", app.message());
     app.update(Action::Metadata);
     (app, d)
 }
@@ -147,13 +149,13 @@ fn a_long_string_expands_into_lines_and_pages() {
     assert!(s.contains("▸ tokenizer.chat_template"), "{s}");
     app.update(Action::Toggle);
     assert_eq!(
-        app.metadata.expanded.as_deref(),
+        app.metadata().expanded.as_deref(),
         Some("tokenizer.chat_template")
     );
     app.update(Action::Down);
     app.update(Action::End);
     // 60 lines and the empty one after the last line break
-    assert_eq!(app.metadata.value_row, Some(60));
+    assert_eq!(app.metadata().value_row, Some(60));
     app.update(Action::Up);
     let s = draw(&app, 120, 36);
     assert!(s.contains("row 60 of 61 in tokenizer.chat_template"), "{s}");

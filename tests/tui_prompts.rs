@@ -6,6 +6,7 @@
 mod skip;
 
 use llmbound::build::ScenarioOptions;
+use llmbound::core::edit::Setting;
 use llmbound::profile::Catalog;
 use llmbound::tui::Action;
 use llmbound::tui::app::{App, View};
@@ -22,7 +23,7 @@ fn app_in(dir: &Path) -> App {
         &ScenarioOptions::default(),
     )
     .unwrap();
-    app.hash_cache = None;
+    app.set_hash_cache(None);
     app
 }
 
@@ -56,15 +57,15 @@ fn a_second_claim_replaces_the_first() {
     app.update(Action::Search);
     type_text(&mut app, "10");
     app.update(Action::Submit);
-    assert_eq!(app.claim.as_ref().unwrap().text, "10");
+    assert_eq!(app.claim().unwrap().text, "10");
     // `/` again opens on "10", selected: typing replaces it (it used to check 10500).
     app.update(Action::Search);
-    assert_eq!(app.input.as_ref().unwrap().text, "10");
-    assert!(app.input.as_ref().unwrap().selected);
+    assert_eq!(app.input().unwrap().text, "10");
+    assert!(app.input().unwrap().selected);
     type_text(&mut app, "500");
     app.update(Action::Submit);
-    assert_eq!(app.claim.as_ref().unwrap().text, "500");
-    assert_eq!(app.claim.as_ref().unwrap().check.tokens_per_second, 500.0);
+    assert_eq!(app.claim().unwrap().text, "500");
+    assert_eq!(app.claim().unwrap().check.tokens_per_second, 500.0);
 }
 
 #[test]
@@ -82,11 +83,11 @@ fn the_bench_prompt_replaces_the_previous_path() {
     app.update(Action::Bench);
     type_text(&mut app, &f16.display().to_string());
     app.update(Action::Submit);
-    assert_eq!(app.view, View::Bench);
+    assert_eq!(app.view(), View::Bench);
     app.update(Action::Bench);
     type_text(&mut app, "/nonexistent/other.json");
     app.update(Action::Submit);
-    let m = app.message.as_ref().unwrap();
+    let m = app.message().unwrap();
     assert!(
         m.text.contains("\"/nonexistent/other.json\""),
         "the typed path replaces the old one: {}",
@@ -104,17 +105,17 @@ fn the_open_prompt_replaces_the_open_file() {
     let mut app = app_in(d.path());
     app.update(Action::OpenPath(PathBuf::from(&gguf)));
     app.wait_for_jobs(Duration::from_secs(60));
-    assert!(app.file.loaded.is_some());
+    assert!(app.file().loaded.is_some());
     app.update(Action::Open);
-    assert_eq!(app.input.as_ref().unwrap().text, gguf);
+    assert_eq!(app.input().unwrap().text, gguf);
     type_text(&mut app, "/nonexistent/x.gguf");
-    assert_eq!(app.input.as_ref().unwrap().text, "/nonexistent/x.gguf");
+    assert_eq!(app.input().unwrap().text, "/nonexistent/x.gguf");
     // Moving the cursor keeps the value instead: End then Ctrl-W edits the old path.
     app.update(Action::Back);
     app.update(Action::Open);
     app.update(Action::Line(LineKey::End));
     app.update(Action::Line(LineKey::DeleteToStart));
-    assert_eq!(app.input.as_ref().unwrap().text, "");
+    assert_eq!(app.input().unwrap().text, "");
 }
 
 #[test]
@@ -124,14 +125,14 @@ fn editing_keys_and_history() {
     app.update(Action::Search);
     type_text(&mut app, "12 tok");
     app.update(Action::Line(LineKey::DeleteWord));
-    assert_eq!(app.input.as_ref().unwrap().text, "12 ");
+    assert_eq!(app.input().unwrap().text, "12 ");
     app.update(Action::Line(LineKey::Home));
     type_text(&mut app, "1");
-    assert_eq!(app.input.as_ref().unwrap().text, "112 ");
+    assert_eq!(app.input().unwrap().text, "112 ");
     app.update(Action::Line(LineKey::DeleteToEnd));
-    assert_eq!(app.input.as_ref().unwrap().text, "1");
+    assert_eq!(app.input().unwrap().text, "1");
     app.update(Action::Line(LineKey::DeleteToStart));
-    assert_eq!(app.input.as_ref().unwrap().text, "");
+    assert_eq!(app.input().unwrap().text, "");
     type_text(&mut app, "20");
     app.update(Action::Submit);
     app.update(Action::Search);
@@ -139,16 +140,16 @@ fn editing_keys_and_history() {
     app.update(Action::Submit);
     app.update(Action::Search);
     app.update(Action::Line(LineKey::Up));
-    assert_eq!(app.input.as_ref().unwrap().text, "30");
+    assert_eq!(app.input().unwrap().text, "30");
     app.update(Action::Line(LineKey::Up));
-    assert_eq!(app.input.as_ref().unwrap().text, "20");
+    assert_eq!(app.input().unwrap().text, "20");
     app.update(Action::Submit);
-    assert_eq!(app.claim.as_ref().unwrap().text, "20");
+    assert_eq!(app.claim().unwrap().text, "20");
 }
 
 fn open_machine_picker(app: &mut App) {
     for _ in 0..6 {
-        if app.focus == Pane::Machine {
+        if app.focus() == Pane::Machine {
             break;
         }
         app.update(Action::NextPane);
@@ -166,13 +167,12 @@ fn the_machine_picker_filters_and_picks() {
     let d = tempfile::tempdir().unwrap();
     let mut app = app_in(d.path());
     open_machine_picker(&mut app);
-    let i = app.input.as_ref().unwrap();
+    let i = app.input().unwrap();
     assert!(i.text.is_empty(), "the line holds only what is typed");
     assert_eq!(i.filtered().len(), app.ws().catalog().machines.len());
     type_text(&mut app, "4090");
     let f: Vec<String> = app
-        .input
-        .as_ref()
+        .input()
         .unwrap()
         .filtered()
         .iter()
@@ -218,7 +218,7 @@ fn tab_lists_the_candidates() {
     app.update(Action::Open);
     type_text(&mut app, &format!("{}/al", d.path().display()));
     app.update(Action::Complete);
-    let i = app.input.as_ref().unwrap();
+    let i = app.input().unwrap();
     assert_eq!(i.text, format!("{}/alpha-q", d.path().display()));
     assert_eq!(i.candidates, vec!["alpha-q4.gguf", "alpha-q8.gguf"]);
     let s = draw(&app, 80, 24).to_string();
@@ -232,7 +232,7 @@ fn tab_lists_the_candidates() {
     app.update(Action::Bench);
     type_text(&mut app, &format!("{}/r", d.path().display()));
     app.update(Action::Complete);
-    let i = app.input.as_ref().unwrap();
+    let i = app.input().unwrap();
     assert_eq!(i.text, format!("{}/run.jsonl", d.path().display()));
 }
 
@@ -271,7 +271,7 @@ fn terminal_keys_reach_the_line_editor() {
 
 fn focus(app: &mut App, pane: Pane) {
     for _ in 0..8 {
-        if app.focus == pane {
+        if app.focus() == pane {
             return;
         }
         app.update(Action::NextPane);
@@ -297,23 +297,31 @@ fn edit_field(app: &mut App, pane: Pane, f: Field) {
 fn a_field_prompt_opens_on_its_current_value_selected() {
     let d = tempfile::tempdir().unwrap();
     let mut app = app_in(d.path());
-    edit_field(&mut app, Pane::Machine, Field::Capacity(0));
-    let i = app.input.as_ref().unwrap();
+    edit_field(
+        &mut app,
+        Pane::Machine,
+        Field::Setting(Setting::Capacity(0)),
+    );
+    let i = app.input().unwrap();
     assert_eq!(i.text, "48 GiB", "it used to open empty");
     assert!(i.selected);
     let s = draw(&app, 80, 24).to_string();
     assert!(s.contains("capacity (e.g. 48 GiB): 48 GiB"), "{s}");
     // The first typed character replaces the value.
     type_text(&mut app, "64 GiB");
-    assert_eq!(app.input.as_ref().unwrap().text, "64 GiB");
+    assert_eq!(app.input().unwrap().text, "64 GiB");
     app.update(Action::Submit);
     assert_eq!(
         app.ws().scenario().machine.tiers[0].capacity.value,
         64 << 30
     );
     // A cursor key keeps the value for editing: End, Backspace ×3, "GB".
-    edit_field(&mut app, Pane::Machine, Field::Bandwidth(0));
-    assert_eq!(app.input.as_ref().unwrap().text, "273 GB/s");
+    edit_field(
+        &mut app,
+        Pane::Machine,
+        Field::Setting(Setting::Bandwidth(0)),
+    );
+    assert_eq!(app.input().unwrap().text, "273 GB/s");
     app.update(Action::Line(LineKey::End));
     for _ in 0.."GB/s".len() {
         app.update(Action::Backspace);
@@ -321,7 +329,7 @@ fn a_field_prompt_opens_on_its_current_value_selected() {
     app.update(Action::Line(LineKey::Home));
     app.update(Action::Line(LineKey::Delete));
     type_text(&mut app, "3");
-    assert_eq!(app.input.as_ref().unwrap().text, "373 ");
+    assert_eq!(app.input().unwrap().text, "373 ");
 }
 
 /// The figures a typed value can change (provenance aside: a typed value is `user`).
@@ -387,12 +395,12 @@ fn every_field_prompt_reads_back_to_the_same_scenario() {
                     // parsed (not the untouched opening value).
                     app.update(Action::Line(LineKey::End));
                     app.update(Action::Input(' '));
-                    let text = app.input.as_ref().map(|i| i.text.clone());
+                    let text = app.input().map(|i| i.text.clone());
                     app.update(Action::Submit);
                     assert!(
                         figures(app.ws().scenario()) == before,
                         "{scenario}: {f:?} opened on {text:?} and changed the scenario: {:?}",
-                        app.message
+                        app.message()
                     );
                 }
                 app.update(Action::Down);
@@ -404,7 +412,7 @@ fn every_field_prompt_reads_back_to_the_same_scenario() {
 
 fn pick(app: &mut App, action: Action, filter: &str) {
     app.update(action);
-    assert!(app.input.is_some(), "the picker opens");
+    assert!(app.input().is_some(), "the picker opens");
     type_text(app, filter);
     app.update(Action::Submit);
 }
@@ -417,17 +425,17 @@ fn the_model_picker_switches_the_model_and_keeps_machine_and_cache() {
     let machine = app.ws().scenario().machine.clone();
     let cache = app.ws().scenario().cache.clone();
     app.update(Action::PickModel);
-    let i = app.input.as_ref().unwrap();
+    let i = app.input().unwrap();
     assert_eq!(i.value(), "qwen3-32b", "the current model is highlighted");
     assert!(i.filtered().len() >= 10);
     type_text(&mut app, "llama-3.1");
     assert_eq!(
-        app.input.as_ref().unwrap().filtered(),
+        app.input().unwrap().filtered(),
         vec!["llama-3.1-8b-instruct  (no pinned file)"]
     );
     app.update(Action::Submit);
     // It pins no GGUF: its size is asked for (as --artifact-bytes).
-    let i = app.input.as_ref().expect("the size prompt");
+    let i = app.input().expect("the size prompt");
     assert!(
         i.prompt.contains("llama-3.1-8b-instruct pins no file"),
         "{}",
@@ -439,7 +447,7 @@ fn the_model_picker_switches_the_model_and_keeps_machine_and_cache() {
         app.ws().model_file().unwrap().id,
         "llama-3.1-8b-instruct",
         "{:?}",
-        app.message
+        app.message()
     );
     assert_eq!(app.ws().scenario().model.layer_count(), 32);
     assert_eq!(app.ws().scenario().machine, machine);
@@ -465,8 +473,7 @@ fn the_scenario_picker_lists_saved_scenarios_and_loads_one() {
     let mut app = app_in(d.path());
     app.update(Action::PickScenario);
     let rows: Vec<String> = app
-        .input
-        .as_ref()
+        .input()
         .unwrap()
         .filtered()
         .iter()
@@ -499,12 +506,15 @@ fn a_switch_that_drops_edits_asks_first() {
     use llmbound::tui::event::key_action;
     let d = tempfile::tempdir().unwrap();
     let mut app = app_in(d.path());
-    edit_field(&mut app, Pane::Model, Field::KvHeads);
+    edit_field(&mut app, Pane::Model, Field::Setting(Setting::KvHeads));
     app.update(Action::SetText("4".into()));
     app.update(Action::Back);
     let shape = app.ws().scenario().model.clone();
     pick(&mut app, Action::PickModel, "qwen3-8b");
-    assert!(app.pending.is_some(), "a question, not a silent switch");
+    assert!(
+        app.pending_switch().is_some(),
+        "a question, not a silent switch"
+    );
     let q = app.pending_question().unwrap();
     assert!(
         q.contains("qwen3-8b") && q.contains("model's unsaved edits"),
@@ -519,7 +529,11 @@ fn a_switch_that_drops_edits_asks_first() {
     app.update(Action::Yes);
     assert_eq!(app.ws().model_file().unwrap().id, "qwen3-8b");
     // The machine picker asks too once the machine is edited.
-    edit_field(&mut app, Pane::Machine, Field::Capacity(0));
+    edit_field(
+        &mut app,
+        Pane::Machine,
+        Field::Setting(Setting::Capacity(0)),
+    );
     type_text(&mut app, "64 GiB");
     app.update(Action::Submit);
     open_machine_picker(&mut app);
@@ -553,7 +567,11 @@ fn snapshot_model_and_scenario_pickers() {
 fn snapshot_capacity_prompt_selected() {
     let d = tempfile::tempdir().unwrap();
     let mut app = app_in(d.path());
-    edit_field(&mut app, Pane::Machine, Field::Capacity(0));
+    edit_field(
+        &mut app,
+        Pane::Machine,
+        Field::Setting(Setting::Capacity(0)),
+    );
     snap("capacity_prompt_selected", &app);
 }
 
@@ -562,10 +580,10 @@ fn a_bad_size_for_a_model_without_a_file_is_refused_in_words() {
     let d = tempfile::tempdir().unwrap();
     let mut app = app_in(d.path());
     pick(&mut app, Action::PickModel, "phi-4");
-    assert!(app.input.is_some(), "the size prompt");
+    assert!(app.input().is_some(), "the size prompt");
     type_text(&mut app, "0");
     app.update(Action::Submit);
-    let m = app.message.as_ref().unwrap();
+    let m = app.message().unwrap();
     assert!(m.error, "{m:?}");
     assert!(m.text.starts_with("model \"phi-4\": size"), "{}", m.text);
     assert!(!m.text.contains("--"), "{}", m.text);
@@ -580,28 +598,22 @@ fn a_paste_goes_into_the_prompt_once_capped_and_clean() {
     app.update(Action::Open);
     // The opening value is selected: a paste replaces it, and is not accepted.
     app.update(Action::Paste("/models/a\u{1b}[2J b\n.gguf".into()));
-    let input = app.input.as_ref().expect("the prompt stays open");
+    let input = app.input().expect("the prompt stays open");
     assert_eq!(input.text, "/models/a[2J b .gguf");
     // A second paste goes in at the cursor.
     app.update(Action::Line(LineKey::Home));
     app.update(Action::Paste("x".into()));
-    assert_eq!(app.input.as_ref().unwrap().text, "x/models/a[2J b .gguf");
+    assert_eq!(app.input().unwrap().text, "x/models/a[2J b .gguf");
     // A 1 MiB paste is one action, cut at the cap, and quick.
     let t = std::time::Instant::now();
     app.update(Action::Paste("y".repeat(1 << 20)));
     assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
-    assert_eq!(
-        app.input.as_ref().unwrap().text.chars().count(),
-        MAX_PROMPT_CHARS
-    );
+    assert_eq!(app.input().unwrap().text.chars().count(), MAX_PROMPT_CHARS);
     // Typing past the cap adds nothing; Esc still closes the prompt.
     type_text(&mut app, "zzz");
-    assert_eq!(
-        app.input.as_ref().unwrap().text.chars().count(),
-        MAX_PROMPT_CHARS
-    );
+    assert_eq!(app.input().unwrap().text.chars().count(), MAX_PROMPT_CHARS);
     app.update(Action::Back);
-    assert!(app.input.is_none());
+    assert!(app.input().is_none());
 }
 
 #[test]

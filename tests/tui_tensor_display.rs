@@ -29,12 +29,12 @@ fn open(p: PathBuf, cfg: &std::path::Path) -> App {
         &ScenarioOptions::default(),
     )
     .unwrap();
-    app.hash_cache = None;
+    app.set_hash_cache(None);
     app.update(Action::OpenPath(p));
     app.wait_for_jobs(Duration::from_secs(60));
-    assert!(app.file.loaded.is_some(), "{:?}", app.message);
+    assert!(app.file().loaded.is_some(), "{:?}", app.message());
     app.update(Action::Tensors);
-    assert_eq!(app.view, View::Tensors);
+    assert_eq!(app.view(), View::Tensors);
     app
 }
 
@@ -83,12 +83,12 @@ fn the_footer_totals_follow_the_filter() {
     // Q8_0 first? the filter cycles by bytes; step until it is Q8_0.
     for _ in 0..4 {
         app.update(Action::Filter);
-        if app.tensors.filter.as_deref() == Some("Q8_0") {
+        if app.tensors().filter.as_deref() == Some("Q8_0") {
             break;
         }
     }
-    assert_eq!(app.tensors.filter.as_deref(), Some("Q8_0"));
-    let inv = app.file.inventory();
+    assert_eq!(app.tensors().filter.as_deref(), Some("Q8_0"));
+    let inv = app.file().inventory();
     let want: u64 = inv
         .iter()
         .filter(|t| t.type_name == "Q8_0")
@@ -111,15 +111,15 @@ fn groups_fold_and_unfold() {
     let d = tempfile::tempdir().unwrap();
     let mut app = open(tiny(d.path()), d.path());
     app.update(Action::Group);
-    assert_eq!(app.tensors.group, Grouping::Layer);
-    let before = app.tensors.lines.len();
+    assert_eq!(app.tensors().group, Grouping::Layer);
+    let before = app.tensors().lines.len();
     let s = draw(&app, 120, 36);
     assert!(s.contains("▾ layer 0 · 4 tensors"), "{s}");
     assert!(!s.contains("▸ layer"), "{s}");
     app.update(Action::Toggle);
-    assert_eq!(app.tensors.lines.len(), before - 4);
+    assert_eq!(app.tensors().lines.len(), before - 4);
     assert!(
-        matches!(&app.tensors.lines[app.tensors.selected], TableLine::Group { label, .. } if label == "layer 0")
+        matches!(&app.tensors().lines[app.tensors().selected], TableLine::Group { label, .. } if label == "layer 0")
     );
     let s = draw(&app, 120, 36);
     assert!(s.contains("▸ layer 0 · 4 tensors"), "{s}");
@@ -127,7 +127,7 @@ fn groups_fold_and_unfold() {
     insta::assert_snapshot!("folded_layer_120x36", s);
     insta::assert_snapshot!("folded_layer_80x24", draw(&app, 80, 24));
     app.update(Action::Toggle);
-    assert_eq!(app.tensors.lines.len(), before);
+    assert_eq!(app.tensors().lines.len(), before);
 }
 
 #[test]
@@ -135,7 +135,7 @@ fn headers_and_entries_are_not_cut() {
     let d = tempfile::tempdir().unwrap();
     let mut app = open(tiny(d.path()), d.path());
     // sort by bits per weight (descending shows the arrow)
-    while app.tensors.sort != llmbound::tui::views::tensors::Column::Bits {
+    while app.tensors().sort != llmbound::tui::views::tensors::Column::Bits {
         app.update(Action::Right);
     }
     let s = draw(&app, 120, 36);
@@ -155,12 +155,12 @@ fn gemma_q8_0_filter_totals() {
     let mut app = open(PathBuf::from(p), d.path());
     for _ in 0..8 {
         app.update(Action::Filter);
-        if app.tensors.filter.as_deref() == Some("Q8_0") {
+        if app.tensors().filter.as_deref() == Some("Q8_0") {
             break;
         }
     }
-    let (n, _, bytes) = app.tensors.shown_totals();
-    assert_eq!(n, app.tensors.shown);
+    let (n, _, bytes) = app.tensors().shown_totals();
+    assert_eq!(n, app.tensors().shown);
     let s = draw(&app, 120, 36);
     assert!(s.contains(&format!("{n} of 236")), "{s}");
     assert!(

@@ -202,6 +202,38 @@ def grid(name: str, n_layer: int, moe: bool, file_size: int) -> list[dict]:
     return cases
 
 
+def extra_grid(name: str, n_layer: int, moe: bool, file_size: int) -> list[dict]:
+    """Cases added after the first grid (`--extend` appends those a fixture lacks): mixed
+    device sizes, `-sm none -mg` at 32k, more `-ot` and `--n-cpu-moe`, and `-fit` over three
+    and four devices of different sizes."""
+    w = file_size
+    cases: list[dict] = []
+
+    def add(kind, devs, ctx=4096, fa="on", ub=512, flags=None, tag=""):
+        cases.append({"kind": kind, "devices": devs, "ctx": ctx, "fa": fa, "ub": ub, "flags": flags or [],
+                      "tag": tag})
+
+    big = max(24 * GIB, (w * 3) // 2 + 8 * GIB)
+    mixed3 = [big, big // 2, big // 3]
+    mixed4 = [big, big // 2, big // 3, big // 4]
+    mixed3 = [(d // MIB) * MIB for d in mixed3]
+    mixed4 = [(d // MIB) * MIB for d in mixed4]
+    add("place", mixed3, 4096)
+    add("place", mixed4, 32768)
+    add("place", [big, big], 32768, flags=["-sm", "none", "-mg", "0"])
+    add("place", [big], 4096, flags=["-ot", "ffn_down=CPU"])
+    add("place", [big, big], 4096, flags=["-ngl", str(n_layer // 3), "-ts", "2,1"])
+    if moe:
+        add("place", [big, big], 4096, flags=["--n-cpu-moe", str(n_layer // 4)])
+        add("place", mixed3, 4096, flags=["--cpu-moe"])
+    else:
+        add("place", [big, big], 4096, flags=["--n-cpu-ffn", str(n_layer // 2)])
+    for devs in ([w // 2, w // 4, w // 8], [w // 3, w // 4, w // 5, w // 6]):
+        devs = [max(2 * GIB, (d // MIB) * MIB) for d in devs]
+        add("fit", devs, 32768)
+    return cases
+
+
 def case_id(c: dict) -> str:
     devs = "+".join(f"{d / GIB:g}G" for d in c["devices"])
     flags = "_".join(f.replace("\\", "").replace(" ", "") for f in c["flags"])
@@ -269,6 +301,8 @@ def run_fit(path: Path, eps: list[str], args: list[str]) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default="")
+    ap.add_argument("--extend", action="store_true",
+                    help="append the extra grid's cases a fixture lacks; keep its recorded cases")
     opts = ap.parse_args()
     for b in (FIT, RPC):
         if not b.exists():
@@ -292,13 +326,19 @@ def main() -> int:
             m = qwen3_30b_a3b(work) if name == "qwen3-30b-a3b-shape" else existing(name)
             path = materialise(m, work)
             cases = grid(name, n_layer, moe, m["file_size"])
-            if name == "qwen3-30b-a3b-shape":
+            kept: list[dict] = []
+            if opts.extend:
+                old = json.loads((OUT / f"{name}.json").read_text())
+                kept = old["cases"]
+                have = {r["id"] for r in kept}
+                cases = [c for c in extra_grid(name, n_layer, moe, m["file_size"]) if case_id(c) not in have]
+            elif name == "qwen3-30b-a3b-shape":
                 cases.insert(0, {"kind": "fit", "devices": [16 * GIB], "ctx": 32768, "fa": "on", "ub": 512,
                                  "flags": [], "tag": "issue: one 16 GiB device"})
                 cases.insert(1, {"kind": "fit", "devices": [12 * GIB, 8 * GIB], "ctx": 32768, "fa": "on",
                                  "ub": 512, "flags": [], "tag": "issue: 12 + 8 GiB"})
             t0 = time.time()
-            results = []
+            results = list(kept)
             by_devs: dict[tuple, list[dict]] = {}
             for c in cases:
                 by_devs.setdefault(tuple(c["devices"]), []).append(c)

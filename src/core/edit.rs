@@ -311,6 +311,31 @@ impl Setting {
                 | Setting::NativeContext
         )
     }
+    /// The tier or compute-rate index of a setting that has one.
+    pub fn index(self) -> Option<usize> {
+        match self {
+            Setting::Capacity(i)
+            | Setting::Bandwidth(i)
+            | Setting::Measured(i)
+            | Setting::ComputeRate(i) => Some(i),
+            _ => None,
+        }
+    }
+    /// The same setting of tier (or compute rate) `i`; a setting without an index is
+    /// returned as it is.
+    pub fn at(self, i: usize) -> Setting {
+        match self {
+            Setting::Capacity(_) => Setting::Capacity(i),
+            Setting::Bandwidth(_) => Setting::Bandwidth(i),
+            Setting::Measured(_) => Setting::Measured(i),
+            Setting::ComputeRate(_) => Setting::ComputeRate(i),
+            other => other,
+        }
+    }
+    /// The same setting, whatever its index (a front end's row describes every tier's).
+    pub fn same_kind(self, other: Setting) -> bool {
+        std::mem::discriminant(&self) == std::mem::discriminant(&other)
+    }
     /// A machine figure (editing one marks the machine edited).
     pub fn is_machine(self) -> bool {
         matches!(

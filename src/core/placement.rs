@@ -33,15 +33,31 @@
 //! - `src/llama-kv-cache.cpp`: each layer's cache on that layer's device (host with `-nkvo`).
 //! - `common/fit.cpp` `common_params_fit_impl`: step by step, see [`fit`].
 //!
+//! - `ggml/src/ggml-backend.cpp` `ggml_backend_sched_split_graph` and `src/llama-context.cpp`
+//!   `sched_reserve`: the compute buffer of every backend, see [`ComputeBasis::SchedulerModel`]
+//!   — the split inputs each device copies in, [`PIPELINE_COPIES`] copies of them kept with
+//!   pipeline parallelism (several devices, all layers offloaded, `-sm layer`, no `-nkvo`, no
+//!   `-ot`), the logits on the output layer's device, the host's input stage, and op offload
+//!   of host-resident weights (≥ [`OP_OFFLOAD_MIN_ROWS`] rows) to the first device on the
+//!   backends that do it (not RPC).
+//!
 //! Model and context bytes are exact when the tensor list is (each tensor padded to the
-//! buffer's 32-byte alignment): equal to llama.cpp's breakdown on all 244 fixture placements
-//! (tests/placement_oracle.rs). Compute buffers per device are an ESTIMATE (see
-//! [`ComputeBasis`]): the scheduler's split graphs, its input copies (four with pipeline
-//! parallelism) and op offload are not replayed; shapes measured on the fixtures stand in
-//! (within 5% / 16 MiB on 204 of 683 buffers). Because `-fit` compares these totals with its
-//! targets, a plan can differ from llama.cpp's near a boundary (46 of 72 fixture plans are
-//! identical). CPU_REPACK (a host buffer type llama.cpp lists on its own row, chosen by the
-//! CPU's features) is counted in the host's model bytes.
+//! buffer's 32-byte alignment): equal to llama.cpp's breakdown on all 300 fixture placements
+//! (tests/placement_oracle.rs). Compute buffers follow the scheduler's structure with working
+//! peaks from `core::runtime` (within 5% / 16 MiB on 817 of 877 fixture buffers, within
+//! 1% / 1 MiB on 570; the issue's Llama-3.1-8B cases within 0.5 MiB); it is a model of the
+//! scheduler, not a node-by-node replay, so splits unlike whole layers are off: a device that
+//! runs only attention while its experts run on the host (`--cpu-moe` over several devices),
+//! a host that runs only `ffn_down`, DeepSeek's experts on the host, a last device whose
+//! layers bounce to the host for their experts. Because `-fit` compares these totals with its
+//! targets, a plan can differ from llama.cpp's near a boundary (76 of 82 fixture plans are
+//! identical). Op
+//! offload has no fixture yet (the oracle's devices are RPC). CPU_REPACK (a host buffer type
+//! llama.cpp lists on its own row, chosen by the CPU's features) is counted in the host's
+//! model bytes.
+
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use regex::Regex;
 
@@ -60,6 +76,15 @@ pub const DEFAULT_FIT_MARGIN: Bytes = Bytes(1024 * MIB);
 
 /// `-fitc` default: the smallest context `-fit` sets, 4096 tokens.
 pub const DEFAULT_FIT_MIN_CTX: u32 = 4096;
+
+/// `GGML_SCHED_MAX_COPIES`: the copies of every split input the scheduler keeps with
+/// pipeline parallelism (more than one device, all layers offloaded, `-sm layer`, the cache
+/// offloaded, no `-ot`).
+pub const PIPELINE_COPIES: u64 = 4;
+
+/// The rows from which CUDA, ROCm, Vulkan and Metal take the ops of host-resident weights
+/// (`ggml_backend_*_offload_op`: batch size ≥ 32).
+pub const OP_OFFLOAD_MIN_ROWS: u64 = 32;
 
 /// llama.cpp's `llama_max_tensor_buft_overrides()`.
 pub const MAX_OVERRIDES: usize = 4096;
@@ -103,6 +128,12 @@ impl Backend {
             Backend::Vulkan => "vulkan",
             Backend::Rpc => "rpc",
         }
+    }
+    /// Can the scheduler pipeline this backend (async compute and events, as llama.cpp asks
+    /// every device before it keeps [`PIPELINE_COPIES`] copies of the inputs)? CUDA, ROCm,
+    /// Metal, Vulkan and RPC all report both in b11434.
+    pub fn pipeline_parallel(self) -> bool {
+        true
     }
     /// Parse a profile's `backend`.
     pub fn parse(s: &str) -> Option<Backend> {
@@ -206,7 +237,21 @@ pub struct Override {
     pub pattern: String,
     /// Where a match goes.
     pub target: Target,
-    regex: Regex,
+    /// Shared, so that the copies a `-fit` search makes keep one warm search cache.
+    regex: Arc<Regex>,
+    /// `blk.N.` when the pattern starts with the literal `blk\.N\.`: a name without it cannot
+    /// match, so [`place`] searches such a pattern only in the names of that block.
+    needle: Option<String>,
+}
+
+/// The literal `blk.N.` a pattern starts with (`blk\.N\.`), if it does.
+fn block_needle(pattern: &str) -> Option<String> {
+    let rest = pattern.strip_prefix(r"blk\.")?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || !rest[digits..].starts_with(r"\.") {
+        return None;
+    }
+    Some(format!("blk.{}.", &rest[..digits]))
 }
 
 impl PartialEq for Override {
@@ -220,11 +265,16 @@ impl Override {
     pub fn new(pattern: &str, target: Target) -> Result<Override, PlacementError> {
         let regex = Regex::new(pattern)
             .map_err(|e| PlacementError(format!("-ot {pattern}: not a regex: {e}")))?;
-        Ok(Override {
+        Ok(Override::compiled(pattern, target, Arc::new(regex)))
+    }
+
+    fn compiled(pattern: &str, target: Target, regex: Arc<Regex>) -> Override {
+        Override {
             pattern: pattern.to_string(),
             target,
             regex,
-        })
+            needle: block_needle(pattern),
+        }
     }
 
     /// Parse `-ot`'s value `PATTERN=BUFT,…` against the devices' buffer names (and `CPU`), as
@@ -473,19 +523,41 @@ pub struct ContextFigures {
     pub logits_bytes: u64,
     /// One hidden-state row block, n_embd × rows f32 (what passes between devices).
     pub embd_bytes: u64,
-    /// The host's share when every layer runs on devices (flash attention, as measured on
-    /// llama.cpp b11434's RPC devices): the f16 KQ masks (cells × rows × 2 per attention
-    /// cache) and four hidden-state blocks. An estimate fitted to the fixtures.
+    /// The host's share when every layer and the output run on devices without pipeline
+    /// parallelism: the masks, four hidden-state blocks (the token and vector embedding
+    /// inputs, the token rows and their copy) and the small inputs.
     pub host_inputs_bytes: u64,
+    /// The graph's KQ masks as the scheduler copies them (f16 cells × rows per attention
+    /// cache with flash attention; without it the f32 mask and its cast, three times that).
+    pub mask_bytes: u64,
+    /// The single-backend compute buffer of the graph without its logits (the working peak of
+    /// the layers, `core::runtime::buffers` of the model with no vocabulary).
+    pub layer_compute_bytes: u64,
+    /// What crosses from one device's last layer to the next device's first: the hidden
+    /// state and the next layer's input norm (the previous backend computes it), f32 rows.
+    pub boundary_bytes: u64,
+    /// The small graph inputs a device copies in: positions and the cache's row indices.
+    pub small_inputs_bytes: u64,
+    /// Rows of the reserved graph, min(n_ctx, n_ubatch).
+    pub rows: u64,
 }
 
 /// How a compute figure was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ComputeBasis {
-    /// An estimate: the single-backend replay of `core::runtime` for backends that run layers
-    /// without the output, and shapes measured on llama.cpp's RPC devices for the output
-    /// device and the host (the scheduler's split graphs and input copies are not replayed).
-    SingleBackendEstimate,
+    /// The scheduler's split structure (`ggml_backend_sched_split_graph` over llama.cpp's
+    /// graph, b11434) with each split's working peak taken from `core::runtime`'s
+    /// single-backend replay of ggml-alloc: which backend runs which layers and the output,
+    /// the split inputs each device copies in (the embeddings from the host, two hidden-state
+    /// blocks at each later boundary, the KQ masks, positions and cache indices), held
+    /// [`PIPELINE_COPIES`] times and never freed with pipeline parallelism, the logits on the
+    /// output layer's device, the host's input stage (token and vector embedding inputs), and
+    /// op offload of host-resident weights to the first device on backends that do it. The
+    /// working peaks are the runtime's whole-graph figures less whole hidden-state blocks (the
+    /// input stage a device does not run), as measured on llama.cpp's own RPC devices; it is
+    /// not a node-by-node replay of every split, so a split whose ops differ from a whole
+    /// layer's (a device holding attention only, the experts of another device) is off.
+    SchedulerModel,
 }
 
 /// One device's (or the host's) share, as llama.cpp's memory breakdown prints it.
@@ -495,7 +567,7 @@ pub struct Memory {
     pub model: Bytes,
     /// Cache (KV, recurrent state).
     pub context: Bytes,
-    /// Compute buffer (estimate, see [`ComputeBasis`]).
+    /// Compute buffer (the scheduler model, see [`ComputeBasis`]).
     pub compute: Bytes,
 }
 
@@ -567,6 +639,73 @@ fn split_points(devices: &[&Device], split: Option<&[f32]>) -> Vec<f32> {
     v
 }
 
+/// The overrides of a placement, indexed by the block their pattern names: the first pattern
+/// (in order) that matches a name, as `create_tensor` finds it, without searching every
+/// pattern in every name (a `-fit` plan has one pattern per overflowing layer).
+struct OverrideIndex<'a> {
+    all: &'a [Override],
+    /// Patterns without a block literal, by position.
+    general: Vec<usize>,
+    /// Patterns starting with `blk\.N\.`, by `blk.N.`, each list by position.
+    by_block: HashMap<&'a str, Vec<usize>>,
+}
+
+impl<'a> OverrideIndex<'a> {
+    fn new(all: &'a [Override]) -> OverrideIndex<'a> {
+        let mut general = Vec::new();
+        let mut by_block: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, o) in all.iter().enumerate() {
+            match &o.needle {
+                Some(n) => by_block.entry(n.as_str()).or_default().push(i),
+                None => general.push(i),
+            }
+        }
+        OverrideIndex {
+            all,
+            general,
+            by_block,
+        }
+    }
+
+    fn first_match(&self, name: &str) -> Option<&'a Override> {
+        if self.all.is_empty() {
+            return None;
+        }
+        // a name holds `blk.N.` once (its prefix) in every GGUF llama.cpp reads; any other
+        // name is searched with every pattern
+        let block = name
+            .strip_prefix("blk.")
+            .and_then(|r| r.find('.').map(|k| &name[..4 + k + 1]))
+            .filter(|b| !name[b.len()..].contains("blk."));
+        let Some(block) = block else {
+            return self.all.iter().find(|o| o.matches(name));
+        };
+        let keyed = self.by_block.get(block).map_or(&[][..], Vec::as_slice);
+        // merge the two ordered lists: the first index whose pattern matches
+        let (mut g, mut k) = (0, 0);
+        loop {
+            let i = match (self.general.get(g), keyed.get(k)) {
+                (Some(&a), Some(&b)) if a < b => {
+                    g += 1;
+                    a
+                }
+                (_, Some(&b)) => {
+                    k += 1;
+                    b
+                }
+                (Some(&a), None) => {
+                    g += 1;
+                    a
+                }
+                (None, None) => return None,
+            };
+            if self.all[i].matches(name) {
+                return Some(&self.all[i]);
+            }
+        }
+    }
+}
+
 /// Place every tensor and cache; per-device and host memory.
 pub fn place(
     model: &PlacementModel,
@@ -620,10 +759,13 @@ pub fn place(
             Target::Device(i) => used.iter().position(|u| u == i).map(Buffer::Device),
         }
     };
+    let index = OverrideIndex::new(&settings.overrides);
     let mut devices_mem = vec![Memory::default(); nd];
     let mut host = Memory::default();
     let mut tensor_buffer = Vec::with_capacity(model.tensors.len());
-    let mut host_has_layer_work = false;
+    // per repeating layer: tensors, and those in host memory (overrides)
+    let mut layer_tensors = vec![(0u32, 0u32); n_layer as usize];
+    let mut host_weight_max = 0u64;
     for t in &model.tensors {
         let natural = match t.layer {
             TensorLayer::Input => Buffer::Host,
@@ -631,7 +773,7 @@ pub fn place(
             TensorLayer::Output => output_device,
         };
         let mut buf = natural;
-        if let Some(o) = settings.overrides.iter().find(|o| o.matches(&t.name)) {
+        if let Some(o) = index.first_match(&t.name) {
             buf = target_buffer(&o.target).ok_or_else(|| {
                 PlacementError(format!(
                     "-ot {}: the device is not in use (-sm none keeps only -mg)",
@@ -640,11 +782,19 @@ pub fn place(
             })?;
         }
         let b = Bytes(padded(t.bytes));
+        if let TensorLayer::Layer(il) = t.layer
+            && let Some(c) = layer_tensors.get_mut(il as usize)
+        {
+            c.0 += 1;
+            if buf == Buffer::Host {
+                c.1 += 1;
+            }
+        }
         match buf {
             Buffer::Host => {
                 host.model.0 = host.model.0.saturating_add(b.0);
                 if t.layer != TensorLayer::Input {
-                    host_has_layer_work = true;
+                    host_weight_max = host_weight_max.max(b.0);
                 }
             }
             Buffer::Device(d) => {
@@ -666,37 +816,24 @@ pub fn place(
             }
         }
     }
-    // Compute (an estimate, see `ComputeBasis`): shapes measured on llama.cpp b11434's RPC
-    // devices. The device with the output layer holds the logits and one hidden-state block
-    // when it does not run the whole graph, the logits and the host's inputs when it does; a
-    // device without the output keeps the single-backend figure without logits; the host
-    // keeps the inputs when no layer runs there, else the single-backend figure.
-    host_has_layer_work |= layer_device.contains(&Buffer::Host) || output_device == Buffer::Host;
-    let without_logits = ctx.compute_bytes.saturating_sub(ctx.logits_bytes);
-    for (d, mem) in devices_mem.iter_mut().enumerate() {
-        let here = Buffer::Device(d);
-        let runs_layers = layer_device.contains(&here);
-        let whole = !host_has_layer_work
-            && nd == 1
-            && layer_device.iter().all(|b| *b == here)
-            && output_device == here;
-        mem.compute = Bytes(if output_device == here {
-            if whole {
-                ctx.logits_bytes.saturating_add(ctx.host_inputs_bytes)
-            } else {
-                ctx.logits_bytes.saturating_add(ctx.embd_bytes)
-            }
-        } else if runs_layers {
-            without_logits
-        } else {
-            0
-        });
+    let shape = SplitShape {
+        layer_device: &layer_device,
+        output_device,
+        layer_tensors: &layer_tensors,
+        host_weight_max,
+        pipeline_parallel: nd > 1
+            && ngl > n_layer
+            && settings.split_mode == SplitMode::Layer
+            && !settings.no_kv_offload
+            && settings.overrides.is_empty()
+            && devs.iter().all(|d| d.backend.pipeline_parallel()),
+        offload_to: devs.first().filter(|d| d.backend.offloads_ops()).map(|_| 0),
+    };
+    let (dev_compute, host_compute) = compute_buffers(ctx, &shape, nd);
+    for (mem, c) in devices_mem.iter_mut().zip(dev_compute) {
+        mem.compute = Bytes(c);
     }
-    host.compute = Bytes(if host_has_layer_work || nd == 0 {
-        ctx.compute_bytes
-    } else {
-        ctx.host_inputs_bytes
-    });
+    host.compute = Bytes(host_compute);
     Ok(Placement {
         devices_used: used,
         tensor_buffer,
@@ -706,8 +843,114 @@ pub fn place(
         host,
         gpu_layers: ngl,
         exact_model: model.exact,
-        compute_basis: ComputeBasis::SingleBackendEstimate,
+        compute_basis: ComputeBasis::SchedulerModel,
     })
+}
+
+/// Where the layers of a placement run: what [`compute_buffers`] needs.
+struct SplitShape<'a> {
+    layer_device: &'a [Buffer],
+    output_device: Buffer,
+    /// Per repeating layer: its tensors, and how many of them are in host memory.
+    layer_tensors: &'a [(u32, u32)],
+    /// The largest layer weight in host memory (padded).
+    host_weight_max: u64,
+    /// The scheduler keeps [`PIPELINE_COPIES`] copies of every split input.
+    pipeline_parallel: bool,
+    /// The device (index into the devices in use) that takes the ops of host-resident weights.
+    offload_to: Option<usize>,
+}
+
+/// The compute buffer of each device in use and of the host (see [`ComputeBasis`]).
+fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64>, u64) {
+    let e = ctx.embd_bytes;
+    let m = ctx.mask_bytes;
+    let s = ctx.small_inputs_bytes;
+    let whole_graph = ctx.compute_bytes;
+    let layers = ctx.layer_compute_bytes;
+    let logits = ctx.logits_bytes.saturating_add(e);
+    let host_inputs = ctx.host_inputs_bytes;
+    let host_layers = sh.layer_device.contains(&Buffer::Host);
+    let first_device = sh.layer_device.first().copied();
+    // a layer that runs on a device with all of its weights in host memory (-ot), and one
+    // with some of them (its FFN or experts)
+    let mut whole_layer_on_host = false;
+    let mut part_on_host = false;
+    for (b, (n, h)) in sh.layer_device.iter().zip(sh.layer_tensors) {
+        if *b != Buffer::Host && *h > 0 {
+            if h == n {
+                whole_layer_on_host = true;
+            } else {
+                part_on_host = true;
+            }
+        }
+    }
+    let host_weight_work = host_layers || whole_layer_on_host || part_on_host;
+    let offload = sh
+        .offload_to
+        .filter(|_| host_weight_work && ctx.rows >= OP_OFFLOAD_MIN_ROWS && nd > 0);
+    let mut dev = vec![0u64; nd];
+    for (d, out) in dev.iter_mut().enumerate() {
+        let here = Buffer::Device(d);
+        let runs = sh.layer_device.contains(&here);
+        let has_output = sh.output_device == here;
+        let first = first_device == Some(here);
+        let v = if sh.pipeline_parallel {
+            // split inputs held PIPELINE_COPIES times, never freed; then the layers' work
+            // without the masks and the input stage
+            let crossing = if first { 3 * e } else { ctx.boundary_bytes };
+            let held = PIPELINE_COPIES.saturating_mul(m.saturating_add(crossing).saturating_add(s));
+            let work = layers
+                .saturating_sub(m)
+                .saturating_sub(3 * e)
+                .saturating_add(if first { 2 * e } else { e });
+            let mut v = if runs { held.saturating_add(work) } else { 0 };
+            if has_output {
+                let held_out = PIPELINE_COPIES
+                    .saturating_mul(m.saturating_add(ctx.boundary_bytes).saturating_add(s));
+                v = v.max(held_out.saturating_add(logits));
+            }
+            v
+        } else if nd == 1 && has_output && sh.layer_device.iter().all(|b| *b == here) {
+            // the whole graph but the input stage: the logits beside copies of the host's
+            // inputs, or the layers' peak
+            ctx.logits_bytes
+                .saturating_add(host_inputs)
+                .max(layers.saturating_sub(e))
+        } else {
+            let work = if !runs {
+                0
+            } else if first && !host_layers {
+                layers.saturating_sub(e)
+            } else {
+                layers.saturating_sub(2 * e).max(m)
+            };
+            if has_output { work.max(logits) } else { work }
+        };
+        *out = v;
+    }
+    let host = if nd == 0 || sh.output_device == Buffer::Host {
+        whole_graph
+    } else if let Some(d) = offload {
+        // the device takes the host's weight ops and copies the weights in, one at a time
+        dev[d] = dev[d]
+            .max(layers.saturating_sub(2 * e))
+            .saturating_add(sh.host_weight_max);
+        host_inputs
+    } else if host_layers {
+        layers
+    } else if sh.pipeline_parallel {
+        PIPELINE_COPIES
+            .saturating_mul(m.saturating_add(2 * e).saturating_add(2 * s))
+            .saturating_add(2 * e)
+    } else if whole_layer_on_host {
+        layers.saturating_sub(e)
+    } else if part_on_host {
+        host_inputs.max(layers.saturating_sub(m).saturating_sub(2 * e))
+    } else {
+        host_inputs
+    };
+    (dev, host)
 }
 
 /// `-fit`'s own settings.
@@ -842,6 +1085,8 @@ struct FitState<'a> {
     /// The context figures of the last context measured (most probes share one context).
     cached: Option<(u32, ContextFigures)>,
     probes: u32,
+    /// The overflow patterns compiled so far (the search builds the same ones again and again).
+    regexes: HashMap<String, Arc<Regex>>,
 }
 
 impl FitState<'_> {
@@ -855,7 +1100,11 @@ impl FitState<'_> {
     }
 
     /// `set_ngl_tensor_split_tbo`.
-    fn settings_for(&self, ngl: &[Ngl], overflow: &[Target]) -> Result<FitSettingsFor, FitRefusal> {
+    fn settings_for(
+        &mut self,
+        ngl: &[Ngl],
+        overflow: &[Target],
+    ) -> Result<FitSettingsFor, FitRefusal> {
         let nd = self.devices.len();
         let hp_ngl = self.model.n_layer;
         let total: u32 = ngl.iter().map(|n| n.n_layer).sum();
@@ -888,7 +1137,15 @@ impl FitState<'_> {
                     Target::Cpu => "CPU".to_string(),
                     Target::Device(j) => self.devices[*j].buffer_name.clone(),
                 };
-                ov.push(Override::new(&p, t).map_err(|e| FitRefusal(e.0))?);
+                let regex = match self.regexes.get(&p) {
+                    Some(r) => Arc::clone(r),
+                    None => {
+                        let r = Arc::new(Regex::new(&p).map_err(|e| FitRefusal(e.to_string()))?);
+                        self.regexes.insert(p.clone(), Arc::clone(&r));
+                        r
+                    }
+                };
+                ov.push(Override::compiled(&p, t, regex));
                 printed.push((p, name));
             }
             il0 += n.n_part;
@@ -933,6 +1190,7 @@ pub fn fit(
         context_at,
         cached: None,
         probes: 0,
+        regexes: HashMap::new(),
     };
     let nd = devices.len();
     let n_streams: u32 = if fs.kv_unified { 1 } else { fs.n_seq.max(1) };
@@ -1321,7 +1579,7 @@ pub fn context_figures(
         .embedding_length
         .saturating_mul(rows)
         .saturating_mul(4);
-    let masks: u64 = kv
+    let masks_f16: u64 = kv
         .caches
         .iter()
         .filter(|c| matches!(c.kind, kv::CacheKind::Kv | kv::CacheKind::Swa))
@@ -1332,12 +1590,41 @@ pub fn context_figures(
                 .saturating_mul(2)
         })
         .sum();
+    // without flash attention the scheduler moves the f32 mask and its f16 cast: three times
+    // the f16 figure, as measured on llama.cpp's RPC devices
+    let masks = if cs.flash_attn {
+        masks_f16
+    } else {
+        masks_f16.saturating_mul(3)
+    };
+    // RWKV passes its value-first stream and token-shift inputs along with the hidden state
+    // (five blocks per boundary, as measured); every other decoder the hidden state and the
+    // next layer's norm
+    let boundary_blocks = if model.architecture.starts_with("rwkv") {
+        5
+    } else {
+        2
+    };
+    // positions (i32) and the K and V row indices (i64) per row
+    let small = rows.saturating_mul(20);
+    let no_vocab = ModelShape {
+        vocab_size: 0,
+        ..model.clone()
+    };
+    let layer_compute = runtime::buffers(&no_vocab, ff, &kv, &g).compute_bytes;
     ContextFigures {
         layer_bytes,
+        mask_bytes: masks,
+        layer_compute_bytes: layer_compute,
         compute_bytes: rb.compute_bytes,
         logits_bytes: model.vocab_size.saturating_mul(rows).saturating_mul(4),
         embd_bytes: embd,
-        host_inputs_bytes: masks.saturating_add(embd.saturating_mul(4)),
+        host_inputs_bytes: masks
+            .saturating_add(embd.saturating_mul(4))
+            .saturating_add(small.saturating_mul(2)),
+        boundary_bytes: embd.saturating_mul(boundary_blocks),
+        small_inputs_bytes: small,
+        rows,
     }
 }
 
@@ -1520,6 +1807,89 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    fn figures(n_layer: u32) -> ContextFigures {
+        let e = 8 << 20;
+        ContextFigures {
+            layer_bytes: vec![1 << 20; n_layer as usize],
+            compute_bytes: 300 << 20,
+            logits_bytes: 250 << 20,
+            embd_bytes: e,
+            host_inputs_bytes: (4 << 20) + 4 * e,
+            mask_bytes: 4 << 20,
+            layer_compute_bytes: 128 << 20,
+            boundary_bytes: 2 * e,
+            small_inputs_bytes: 0,
+            rows: 512,
+        }
+    }
+
+    #[test]
+    fn scheduler_compute_structure() {
+        let m = dense(32, 1 << 24);
+        let c = figures(32);
+        let (e, mask, l) = (8u64 << 20, 4u64 << 20, 250u64 << 20);
+        let two = [dev("A", 24), dev("B", 24)];
+        // all layers over two devices: pipeline parallelism, four copies of every split input
+        let p = place(&m, &c, &two, &PlacementSettings::default()).unwrap();
+        assert_eq!(p.compute_basis, ComputeBasis::SchedulerModel);
+        assert_eq!(p.host.compute.0, 4 * (mask + 2 * e) + 2 * e);
+        assert_eq!(
+            p.devices[0].compute.0,
+            4 * (mask + 3 * e) + (128 << 20) - mask - 3 * e + 2 * e
+        );
+        assert_eq!(p.devices[1].compute.0, 4 * (mask + 2 * e) + l + e);
+        // -nkvo turns pipeline parallelism off: one copy, freed after use
+        let s = PlacementSettings {
+            no_kv_offload: true,
+            ..Default::default()
+        };
+        let p = place(&m, &c, &two, &s).unwrap();
+        assert_eq!(p.host.compute.0, c.host_inputs_bytes);
+        assert_eq!(p.devices[0].compute.0, (128 << 20) - e);
+        assert_eq!(p.devices[1].compute.0, l + e);
+        // one device with everything: the whole graph but the input stage
+        let p = place(&m, &c, &two[..1], &PlacementSettings::default()).unwrap();
+        assert_eq!(p.devices[0].compute.0, l + c.host_inputs_bytes);
+        // partial offload on RPC: the host runs its layers, the device its own and the logits
+        let s = PlacementSettings {
+            gpu_layers: GpuLayers::Count(10),
+            ..Default::default()
+        };
+        let p = place(&m, &c, &two[..1], &s).unwrap();
+        assert_eq!(p.host.compute.0, 128 << 20);
+        assert_eq!(p.devices[0].compute.0, l + e);
+        // a CUDA device takes the host layers' weight ops and copies the weights in
+        let mut cuda = two[0].clone();
+        cuda.backend = Backend::Cuda;
+        let p = place(&m, &c, &[cuda], &s).unwrap();
+        assert_eq!(p.host.compute.0, c.host_inputs_bytes);
+        assert_eq!(p.devices[0].compute.0, l + e + padded(1 << 23));
+    }
+
+    #[test]
+    fn override_index_keeps_order() {
+        let d = [dev("A", 8)];
+        let list = Override::parse_list(r"blk\.1\.ffn=A,ffn=CPU,blk\.1\.attn=CPU", &d).unwrap();
+        assert_eq!(list[0].needle.as_deref(), Some("blk.1."));
+        assert_eq!(list[1].needle, None);
+        let ix = OverrideIndex::new(&list);
+        let first = |n: &str| ix.first_match(n).map(|o| o.pattern.clone());
+        assert_eq!(
+            first("blk.1.ffn_up.weight").as_deref(),
+            Some(r"blk\.1\.ffn")
+        );
+        assert_eq!(first("blk.11.ffn_up.weight").as_deref(), Some("ffn"));
+        assert_eq!(
+            first("blk.1.attn_q.weight").as_deref(),
+            Some(r"blk\.1\.attn")
+        );
+        assert_eq!(first("blk.2.attn_q.weight"), None);
+        assert_eq!(first("output.weight"), None);
+        assert_eq!(block_needle(r"blk\.12\.ffn"), Some("blk.12.".into()));
+        assert_eq!(block_needle(r"blk\.(1|2)\."), None);
+        assert_eq!(block_needle(r"blk\.3"), None);
     }
 
     #[test]

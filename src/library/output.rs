@@ -352,7 +352,7 @@ fn write(doc: &ModelsDoc, format: LibFormat, out: &mut impl Write) -> std::io::R
     if rows.is_empty() {
         writeln!(
             out,
-            "no GGUF models found in: {}",
+            "no GGUF models found in: {}; add a folder with --dir DIR (repeatable)",
             if searched.is_empty() {
                 "(nothing to search)".to_string()
             } else {
@@ -388,4 +388,30 @@ pub fn run_cli(
         problems: &problems,
     };
     crate::report::render(&doc, args.format.into(), out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_listing_says_how_to_add_a_folder() {
+        let cat = crate::profile::Catalog::builtin();
+        let base =
+            crate::workspace::scenario(&cat, &crate::build::ScenarioOptions::default()).unwrap();
+        let doc = ModelsDoc {
+            base: &base,
+            searched: &["/nowhere".to_string()],
+            scanned: &[],
+            rows: &[],
+            problems: &[],
+        };
+        let mut out = Vec::new();
+        crate::report::render(&doc, crate::report::Format::Text, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("no GGUF models found in: /nowhere; add a folder with --dir DIR"),
+            "{text}"
+        );
+    }
 }

@@ -51,24 +51,56 @@ pub struct Limits {
     pub max_requests: u64,
 }
 
-fn env_u64(var: &str, default: u64, max: u64, unit: &str) -> Result<u64, String> {
+/// A limit the environment sets that cannot be used: one line naming the variable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    /// Not a whole number in range.
+    #[error("{var} is {value:?}: give a whole number of {unit} from 1 to {max}")]
+    OutOfRange {
+        /// The variable.
+        var: &'static str,
+        /// Its value (sanitised, at most 40 characters).
+        value: String,
+        /// What it counts.
+        unit: &'static str,
+        /// The largest value taken.
+        max: u64,
+    },
+    /// Not UTF-8.
+    #[error("{var} is not UTF-8: give a whole number of {unit}")]
+    NotUtf8 {
+        /// The variable.
+        var: &'static str,
+        /// What it counts.
+        unit: &'static str,
+    },
+}
+
+fn env_u64(
+    var: &'static str,
+    default: u64,
+    max: u64,
+    unit: &'static str,
+) -> Result<u64, LimitError> {
     match std::env::var(var) {
         Err(std::env::VarError::NotPresent) => Ok(default),
         Ok(v) if v.trim().is_empty() => Ok(default),
         Ok(v) => match v.trim().parse::<u64>() {
             Ok(n) if n > 0 && n <= max => Ok(n),
-            _ => Err(format!(
-                "{var} is {:?}: give a whole number of {unit} from 1 to {max}",
-                crate::sanitize::text(&v.chars().take(40).collect::<String>())
-            )),
+            _ => Err(LimitError::OutOfRange {
+                var,
+                value: crate::sanitize::text(&v.chars().take(40).collect::<String>()).into_owned(),
+                unit,
+                max,
+            }),
         },
-        Err(_) => Err(format!("{var} is not UTF-8: give a whole number of {unit}")),
+        Err(_) => Err(LimitError::NotUtf8 { var, unit }),
     }
 }
 
 impl Limits {
     /// The limits the environment sets, or a one-line error naming the variable.
-    pub fn from_env() -> Result<Limits, String> {
+    pub fn from_env() -> Result<Limits, LimitError> {
         Ok(Limits {
             timeout: Duration::from_secs(env_u64(
                 "LLMBOUND_HTTP_TIMEOUT",
@@ -326,7 +358,7 @@ impl Client {
     pub fn new(token: Option<(String, String)>, auth_host: Option<String>) -> Client {
         let (limits, refused) = match Limits::from_env() {
             Ok(l) => (l, None),
-            Err(e) => (Limits::default(), Some(e)),
+            Err(e) => (Limits::default(), Some(e.to_string())),
         };
         let bad_token = token.as_ref().filter(|(t, _)| !token_ok(t)).map(|(_, from)| {
             format!(

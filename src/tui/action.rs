@@ -43,6 +43,10 @@ pub enum Action {
     DoubleContext,
     /// Set GPU layers (`-ngl`) to the most that fit.
     MaxGpuLayers,
+    /// Set the context to the largest that fits.
+    MaxContext,
+    /// Open (or close) the log of past status messages.
+    Messages,
     /// Choose another model profile (a filterable picker; machine and cache settings stay).
     PickModel,
     /// Choose another scenario profile, built-in or saved (a filterable picker).

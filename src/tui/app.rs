@@ -12,7 +12,7 @@ mod saving;
 mod state;
 
 use super::action::Action;
-use super::fields::{self, Field, ModelEdits, Pane, Row};
+use super::fields::{self, Field, Pane, Row};
 use super::file::{FileState, Jobs};
 use super::keymap::{Context, Keymap};
 use super::layout;
@@ -31,65 +31,67 @@ use crate::workspace::Workspace;
 use ratatui::layout::Rect;
 use std::path::PathBuf;
 
+pub use super::views::bench::BenchView;
 pub use crate::workspace::{PinnedArtifact, SaveKind, Switch};
-pub use state::{BenchView, Claim, Confirm, Input, InputTarget, Message, View};
+pub use state::{Claim, Confirm, Input, InputTarget, Message, Modal, View};
 
 /// The explorer: UI state only. The scenario, its report and everything they came from are
-/// the workspace's (`crate::workspace::Workspace`); every change goes through it.
+/// the workspace's (`crate::workspace::Workspace`); every change goes through it. `App`
+/// routes actions: it holds the focus, the current view, the modal and the message line;
+/// each full-screen view owns its state and its `update`; panes and views read through the
+/// accessors below.
 pub struct App {
+    // Fields are private to the app; the few the background jobs (`tui::jobs`) take their
+    // results into are visible to `tui` only. Everything else reads the accessors.
     /// The scenario, its report and the profiles it came from.
-    pub(crate) ws: Workspace,
+    pub(in crate::tui) ws: Workspace,
     /// Chart coordinates of the report.
-    pub plots: Plots,
+    plots: Plots,
     /// Why the last model edit was refused (shown in the Model pane until the next valid one).
-    pub model_refusal: Option<String>,
+    model_refusal: Option<String>,
     /// Focused pane.
-    pub focus: Pane,
+    focus: Pane,
     /// Selected field of each pane.
-    pub selected: Vec<(Pane, Field)>,
+    selected: Vec<(Pane, Field)>,
     /// Current view.
-    pub view: View,
-    /// Help overlay shown.
-    pub help: bool,
-    /// A line being typed.
-    pub input: Option<Input>,
-    /// A question waiting for y/n.
-    pub confirm: Option<Confirm>,
-    /// A profile switch that would drop unsaved edits, waiting for y/n.
-    pub pending: Option<Switch>,
+    view: View,
+    /// What waits for the user's answer: help, a line being typed, a y/n.
+    modal: Modal,
     /// Bottom-line message.
-    pub message: Option<Message>,
+    pub(in crate::tui) message: Option<Message>,
+    /// Every message shown this session, oldest first (the `@` log).
+    log: Vec<Message>,
     /// Claimed rate and verdict.
-    pub claim: Option<Claim>,
+    claim: Option<Claim>,
     /// The opened GGUF file (and its loading / hashing state).
-    pub file: FileState,
-    /// The tensor view's state.
-    pub tensors: TensorView,
-    /// The metadata view's state.
-    pub metadata: MetadataView,
-    /// The compare view's state.
-    pub compare: CompareView,
-    /// The library view's state.
-    pub library: super::views::library::LibraryView,
+    pub(in crate::tui) file: FileState,
+    /// The tensor view.
+    pub(in crate::tui) tensors: TensorView,
+    /// The metadata view.
+    pub(in crate::tui) metadata: MetadataView,
+    /// The compare view.
+    compare: CompareView,
+    /// The library view.
+    pub(in crate::tui) library: super::views::library::LibraryView,
     /// The llama-bench results view.
-    pub bench: BenchView,
+    bench: BenchView,
     /// Keys.
-    pub keymap: Keymap,
+    keymap: Keymap,
     /// Styles.
-    pub theme: Theme,
+    theme: Theme,
     /// Terminal size (for mouse hit-testing).
-    pub screen: Rect,
+    screen: Rect,
     /// Rows the Bounds pane's lower text is scrolled by (↑↓ with the pane focused).
-    pub bounds_scroll: u16,
+    bounds_scroll: u16,
     /// Rows the Claim pane is scrolled by (↑↓ with the pane focused).
-    pub claim_scroll: u16,
+    claim_scroll: u16,
     /// Where SHA-256 digests are remembered (None: never cached).
-    pub hash_cache: Option<PathBuf>,
+    pub(in crate::tui) hash_cache: Option<PathBuf>,
     /// Set by `q`.
-    pub quit: bool,
+    quit: bool,
     /// Accepted lines of every prompt (↑↓ recall them).
-    pub history: super::prompt::History,
-    pub(crate) jobs: Jobs,
+    history: super::prompt::History,
+    pub(in crate::tui) jobs: Jobs,
 }
 
 impl App {
@@ -104,11 +106,9 @@ impl App {
             focus: Pane::Cache,
             selected: Vec::new(),
             view: View::Main,
-            help: false,
-            input: None,
-            confirm: None,
-            pending: None,
+            modal: Modal::None,
             message: None,
+            log: Vec::new(),
             claim: None,
             file: FileState::default(),
             tensors: TensorView::default(),
@@ -145,6 +145,140 @@ impl App {
     /// explorer changes it through its actions).
     pub fn ws(&self) -> &Workspace {
         &self.ws
+    }
+
+    /// Chart coordinates of the report.
+    pub fn plots(&self) -> &Plots {
+        &self.plots
+    }
+    /// Why the last model edit was refused (until the next valid one).
+    pub fn model_refusal(&self) -> Option<&str> {
+        self.model_refusal.as_deref()
+    }
+    /// The focused pane.
+    pub fn focus(&self) -> Pane {
+        self.focus
+    }
+    /// The current view.
+    pub fn view(&self) -> View {
+        self.view
+    }
+    /// What waits for the user's answer.
+    pub fn modal(&self) -> &Modal {
+        &self.modal
+    }
+    /// The line being typed, if any.
+    pub fn input(&self) -> Option<&Input> {
+        match &self.modal {
+            Modal::Input(i) => Some(i),
+            _ => None,
+        }
+    }
+    /// The y/n before an overwrite, if asked.
+    pub fn confirm(&self) -> Option<&Confirm> {
+        match &self.modal {
+            Modal::Confirm(c) => Some(c),
+            _ => None,
+        }
+    }
+    /// A profile switch waiting for y/n, if any (from a picker or the compare view).
+    pub fn pending_switch(&self) -> Option<&Switch> {
+        match &self.modal {
+            Modal::Switch { to, .. } => Some(to),
+            _ => None,
+        }
+    }
+    /// The machine chosen in the compare view, waiting for y/n.
+    pub fn compare_switch(&self) -> Option<&str> {
+        match &self.modal {
+            Modal::Switch {
+                to: Switch::Machine(id),
+                compare: true,
+            } => Some(id),
+            _ => None,
+        }
+    }
+    /// The help overlay is shown.
+    pub fn help_shown(&self) -> bool {
+        matches!(self.modal, Modal::Help)
+    }
+    /// The bottom-line message.
+    pub fn message(&self) -> Option<&Message> {
+        self.message.as_ref()
+    }
+    /// Every message shown this session, oldest first (the current one last).
+    pub fn log(&self) -> Vec<Message> {
+        let mut v = self.log.clone();
+        if let Some(m) = &self.message
+            && v.last() != Some(m)
+        {
+            v.push(m.clone());
+        }
+        v
+    }
+    /// The claimed rate and its verdict.
+    pub fn claim(&self) -> Option<&Claim> {
+        self.claim.as_ref()
+    }
+    /// The opened GGUF file and its loading / hashing state.
+    pub fn file(&self) -> &FileState {
+        &self.file
+    }
+    /// The tensor view.
+    pub fn tensors(&self) -> &TensorView {
+        &self.tensors
+    }
+    /// The metadata view.
+    pub fn metadata(&self) -> &MetadataView {
+        &self.metadata
+    }
+    /// The compare view.
+    pub fn compare(&self) -> &CompareView {
+        &self.compare
+    }
+    /// The library view.
+    pub fn library(&self) -> &super::views::library::LibraryView {
+        &self.library
+    }
+    /// The llama-bench results view.
+    pub fn bench(&self) -> &BenchView {
+        &self.bench
+    }
+    /// The keys.
+    pub fn keymap(&self) -> &Keymap {
+        &self.keymap
+    }
+    /// The styles.
+    pub fn theme(&self) -> Theme {
+        self.theme
+    }
+    /// The terminal size last seen.
+    pub fn screen(&self) -> Rect {
+        self.screen
+    }
+    /// Rows the Bounds pane's lower text is scrolled by.
+    pub fn bounds_scroll(&self) -> u16 {
+        self.bounds_scroll
+    }
+    /// Rows the Claim pane is scrolled by.
+    pub fn claim_scroll(&self) -> u16 {
+        self.claim_scroll
+    }
+    /// `q` was pressed.
+    pub fn quit_requested(&self) -> bool {
+        self.quit
+    }
+    /// Use these styles (colour or not).
+    pub fn set_theme(&mut self, theme: Theme) {
+        self.theme = theme;
+    }
+    /// Remember SHA-256 digests here (`None`: never cache them).
+    pub fn set_hash_cache(&mut self, dir: Option<PathBuf>) {
+        self.hash_cache = dir;
+    }
+    /// Scan these stores for the library view instead of the platform's own.
+    pub fn set_library_roots(&mut self, roots: Vec<(crate::library::Store, PathBuf)>) {
+        self.library.roots = Some(roots);
     }
 
     /// The context the keymap uses now.
@@ -186,24 +320,14 @@ impl App {
 
     /// A line is being typed (printable keys go into it).
     pub fn is_typing(&self) -> bool {
-        self.input.is_some()
+        matches!(self.modal, Modal::Input(_))
     }
 
     /// Rows of a pane, as shown.
     pub fn rows(&self, pane: Pane) -> Vec<Row> {
         match pane {
-            Pane::Cache => {
-                let mut rows = fields::cache_rows(self.ws.scenario());
-                fields::tag_max_gpu_layers(&mut rows, self.ws.max_gpu_layers());
-                rows
-            }
             Pane::Model => {
-                let mut rows = fields::model_rows(
-                    self.ws.scenario(),
-                    self.ws.figures(),
-                    &ModelEdits::of(&self.ws.model_edits()),
-                    self.ws.model_base(),
-                );
+                let mut rows = fields::pane_rows(&self.ws, pane);
                 if let Some(why) = &self.model_refusal {
                     // Under the field being edited, so the reason is in view beside it.
                     let f = (self.selected.iter()).find(|(p, _)| *p == Pane::Model);
@@ -214,11 +338,7 @@ impl App {
                 }
                 rows
             }
-            Pane::Machine => fields::machine_rows(
-                self.ws.scenario(),
-                self.ws.machine_origin(),
-                &fields::fields_of(&self.ws.machine_edits()),
-            ),
+            Pane::Cache | Pane::Machine => fields::pane_rows(&self.ws, pane),
             _ => Vec::new(),
         }
     }
@@ -266,7 +386,55 @@ impl App {
         self.select(self.focus, selectable[j]);
     }
 
+    /// Keep the message shown in the log before it is replaced.
+    fn remember_message(&mut self) {
+        if let Some(m) = &self.message
+            && self.log.last() != Some(m)
+        {
+            self.log.push(m.clone());
+            if self.log.len() > super::views::messages::KEEP {
+                self.log.remove(0);
+            }
+        }
+    }
+
+    /// Lines of the log at the current width.
+    fn log_lines(&self) -> usize {
+        let w = super::views::messages::text_width(self.screen);
+        super::views::messages::wrapped(&self.log, w).len()
+    }
+
+    /// Keys while the log is open: scroll it, or close it.
+    fn update_log(&mut self, scroll: usize, action: Action) {
+        use super::views::messages::{first_line, page};
+        if matches!(action, Action::Messages | Action::Back) {
+            return;
+        }
+        let page = page(self.screen);
+        let total = self.log_lines();
+        let at = first_line(total, page, scroll);
+        let last = total.saturating_sub(page);
+        self.modal = Modal::Log(match action {
+            Action::Quit => {
+                self.quit = true;
+                at
+            }
+            Action::Resize(w, h) => {
+                self.screen = Rect::new(0, 0, w, h);
+                at
+            }
+            Action::Up | Action::Scroll(_, _, -1) => at.saturating_sub(1),
+            Action::Down | Action::Scroll(_, _, 1) => (at + 1).min(last),
+            Action::PageUp => at.saturating_sub(page),
+            Action::PageDown => (at + page).min(last),
+            Action::Home => 0,
+            Action::End => last,
+            _ => at,
+        });
+    }
+
     pub(crate) fn error(&mut self, text: impl Into<String>) {
+        self.remember_message();
         self.message = Some(Message {
             text: text.into(),
             error: true,
@@ -274,6 +442,7 @@ impl App {
     }
 
     pub(crate) fn info(&mut self, text: impl Into<String>) {
+        self.remember_message();
         self.message = Some(Message {
             text: text.into(),
             error: false,
@@ -282,53 +451,77 @@ impl App {
 
     /// Apply one action. Every change to the scenario ends with one `recompute()`.
     pub fn update(&mut self, action: Action) {
+        self.remember_message();
         if !matches!(action, Action::Resize(..) | Action::Scroll(..)) {
             self.message = None;
         }
-        if let Some(c) = self.confirm.clone() {
-            match action {
-                Action::Yes => {
-                    self.confirm = None;
-                    self.save(c.kind, &c.id, true);
+        match std::mem::replace(&mut self.modal, Modal::None) {
+            Modal::None => {}
+            Modal::Confirm(c) => {
+                match action {
+                    Action::Yes => self.save(c.kind, &c.id, true),
+                    Action::No | Action::Back => self.info("not saved"),
+                    other => {
+                        if other == Action::Quit {
+                            self.quit = true;
+                        }
+                        if let Action::Resize(w, h) = other {
+                            self.screen = Rect::new(0, 0, w, h);
+                        }
+                        self.modal = Modal::Confirm(c);
+                    }
                 }
-                Action::No | Action::Back => {
-                    self.confirm = None;
-                    self.info("not saved");
+                return;
+            }
+            Modal::Switch { to, compare } => {
+                match action {
+                    Action::Yes => {
+                        self.switch_to(to);
+                        if compare {
+                            self.view = View::Main;
+                        }
+                    }
+                    Action::Quit => self.quit = true,
+                    Action::Resize(w, h) => {
+                        self.screen = Rect::new(0, 0, w, h);
+                        self.modal = Modal::Switch { to, compare };
+                    }
+                    _ if compare => self.info("kept the current machine and its edits"),
+                    _ => self.info("kept the current profile and its edits"),
                 }
-                Action::Quit => self.quit = true,
-                Action::Resize(w, h) => self.screen = Rect::new(0, 0, w, h),
-                _ => {}
+                return;
             }
-            return;
-        }
-        if let Some(sw) = self.pending.take() {
-            match action {
-                Action::Yes => self.switch_to(sw),
-                Action::Quit => self.quit = true,
-                Action::Resize(w, h) => {
-                    self.screen = Rect::new(0, 0, w, h);
-                    self.pending = Some(sw);
+            Modal::Input(input) => {
+                self.update_input(input, action);
+                return;
+            }
+            Modal::Log(scroll) => {
+                self.update_log(scroll, action);
+                return;
+            }
+            Modal::Help => {
+                match action {
+                    Action::Help | Action::Back => {}
+                    other => {
+                        if other == Action::Quit {
+                            self.quit = true;
+                        }
+                        if let Action::Resize(w, h) = other {
+                            self.screen = Rect::new(0, 0, w, h);
+                        }
+                        self.modal = Modal::Help;
+                    }
                 }
-                _ => self.info("kept the current profile and its edits"),
+                return;
             }
-            return;
-        }
-        if self.input.is_some() {
-            self.update_input(action);
-            return;
-        }
-        if self.help {
-            match action {
-                Action::Help | Action::Back => self.help = false,
-                Action::Quit => self.quit = true,
-                Action::Resize(w, h) => self.screen = Rect::new(0, 0, w, h),
-                _ => {}
-            }
-            return;
         }
         match action {
             Action::Quit => self.quit = true,
-            Action::Help => self.help = true,
+            Action::Help => self.modal = Modal::Help,
+            Action::Messages => {
+                let lines = self.log_lines();
+                self.modal = Modal::Log(lines);
+            }
             Action::Resize(w, h) => self.screen = Rect::new(0, 0, w, h),
             Action::HalveContext | Action::DoubleContext => {
                 let n = fields::halve_or_double_context(
@@ -338,6 +531,7 @@ impl App {
                 self.edit(Edit::Context(n));
             }
             Action::MaxGpuLayers => self.jump_to_max_gpu_layers(),
+            Action::MaxContext => self.jump_to_max_context(),
             Action::PickModel if self.view == View::Main => self.begin_pick_model(),
             Action::PickScenario if self.view == View::Main => self.begin_pick_scenario(),
             Action::Tensors => self.open_view(View::Tensors),
@@ -345,7 +539,7 @@ impl App {
             Action::Compare => self.open_view(View::Compare),
             Action::Library => self.open_view(View::Library),
             Action::Bench => {
-                self.input = Some(Input::new(
+                self.modal = Modal::Input(Input::new(
                     InputTarget::BenchPath,
                     "llama-bench results (-o json / jsonl): ",
                     self.bench
@@ -356,7 +550,7 @@ impl App {
                 ));
             }
             Action::Open => {
-                self.input = Some(Input::new(
+                self.modal = Modal::Input(Input::new(
                     InputTarget::OpenPath,
                     "open GGUF file: ",
                     self.file.path_text(),

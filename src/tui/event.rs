@@ -4,7 +4,7 @@
 
 use super::Options;
 use super::action::Action;
-use super::app::App;
+use super::app::{App, Modal};
 use super::prompt::LineKey;
 use crate::profile::Catalog;
 use color_eyre::eyre::{WrapErr, eyre};
@@ -24,7 +24,7 @@ pub fn key_action(app: &App, key: &KeyEvent) -> Option<Action> {
     if ctrl && key.code == KeyCode::Char('c') {
         return Some(Action::Quit);
     }
-    if app.confirm.is_some() || app.pending.is_some() || app.compare.pending_switch.is_some() {
+    if matches!(app.modal(), Modal::Confirm(_) | Modal::Switch { .. }) {
         return match key.code {
             KeyCode::Char('y') | KeyCode::Char('Y') => Some(Action::Yes),
             KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => Some(Action::No),
@@ -41,7 +41,7 @@ pub fn key_action(app: &App, key: &KeyEvent) -> Option<Action> {
             code => line_key(code, ctrl).map(Action::Line),
         };
     }
-    app.keymap.action(key, app.key_context())
+    app.keymap().action(key, app.key_context())
 }
 
 /// The editing keys of a prompt: readline's Ctrl keys and the cursor keys.
@@ -137,7 +137,7 @@ fn event_loop(
     let size = terminal.size()?;
     app.update(Action::Resize(size.width, size.height));
     let mut dirty = true;
-    while !app.quit && !signalled() {
+    while !app.quit_requested() && !signalled() {
         if app.poll_jobs() {
             dirty = true;
         }
@@ -158,7 +158,7 @@ fn event_loop(
                     app.update(a);
                 }
                 dirty = true;
-                if app.quit || signalled() || !event::poll(Duration::ZERO)? {
+                if app.quit_requested() || signalled() || !event::poll(Duration::ZERO)? {
                     break;
                 }
             }

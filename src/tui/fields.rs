@@ -1,12 +1,45 @@
-//! The editable figures of the panes: which fields a pane shows, their rows as text (label,
-//! value, provenance tag, slider position), and how each one is stepped or set from typed
-//! text. Pure functions over the scenario; the app applies them and recomputes.
+//! The explorer's editable rows. One table, [`ROWS`], describes every scenario setting the
+//! explorer shows (`core::edit::Setting`): its label, the name a prompt and a message use,
+//! the pane it sits in and when it is shown, how ←/→ and Space step it ([`Step`]), how typed
+//! text becomes its `Edit` (`parse`), the text a prompt opens on (`text`), and how it reads
+//! its value and provenance from the workspace (`show`). The panes, prompts and keys read the
+//! table; nothing else in the explorer matches on a setting. Pure: rows and edits are
+//! computed from the workspace; `App` gives the edits to the workspace.
+//!
+//! # Adding a setting
+//!
+//! A new scenario setting touches three source files:
+//!
+//! 1. `src/core/edit.rs`: the `Edit` variant, its `Setting` variant, the arm of
+//!    `Edit::setting` and the arm of `apply` that changes the scenario (`Setting::at` and
+//!    `Setting::index` too if it is per tier or per compute rate).
+//! 2. this file: one [`Descriptor`] in [`ROWS`], placed where the row is shown (table order is
+//!    pane order). Start from [`ROW`] (`..ROW` fills the rest) and give `setting`, `label`,
+//!    `name` (the prompt), `short` (messages), `step`, `show`, `text` and `parse`; `pane`,
+//!    `per`, `shown` and `absent` when they differ from a cache-pane row shown always.
+//!    `text` must read back through `parse` to the same value (a prompt opened and accepted
+//!    unchanged changes nothing), and `parse` must make the edit the CLI flag makes.
+//! 3. `src/build.rs`: the flag in `ScenarioOptions` and the `Edit` it pushes in `edits`.
+//!
+//! Then add a `Step` to `tests/edit_paths.rs` (flag and typed text side by side): the CLI and
+//! the explorer must give the same JSON report, byte for byte.
+
+mod parse;
 
 use crate::core::cache::CacheType;
-use crate::core::edit::{Edit, EditError, Setting};
+use crate::core::edit::{Edit, Setting};
+use crate::core::gpu_layers::MaxGpuLayers;
 use crate::core::model::{ArchFigures, Attention, ModelShape, PerLayer};
-use crate::core::scenario::{MAX_CONTEXT, Scenario};
+use crate::core::scenario::{Scenario, Tier};
 use crate::core::units::{self, BytesPerSec, FlopPerSec, GIB, Provenance};
+use crate::workspace::Workspace;
+pub use parse::{
+    FieldError, context_step_down, context_step_up, halve_or_double_context, parse_params,
+};
+use parse::{
+    bytes_text, clamp_u32, halve_double, parse_bool, parse_cache_type, parse_count, parse_split,
+    parse_u32, rate_text, short_decimal, step_u64, tensor_split_text,
+};
 
 /// A pane of the main screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -48,228 +81,975 @@ impl Pane {
     }
 }
 
-/// One editable (or selectable) figure.
+/// What a row of a pane (or a prompt) is for: a scenario setting, or one of the two rows that
+/// are not one (the machine picker, the claim).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Field {
-    /// Retained tokens per sequence N.
-    Context,
-    /// Sequences B.
-    Sequences,
-    /// K cache type.
-    TypeK,
-    /// V cache type.
-    TypeV,
-    /// Flash attention.
-    FlashAttn,
-    /// n_ubatch.
-    Ubatch,
-    /// Unified KV buffer.
-    KvUnified,
-    /// Full-size sliding-window cache.
-    SwaFull,
-    /// Other allocations A.
-    Other,
-    /// `-ngl`.
-    GpuLayers,
-    /// `--tensor-split`.
-    TensorSplit,
-    /// `-nkvo`.
-    NoKvOffload,
-    /// Prompt rows S.
-    PromptRows,
-    /// Compute path for prefill.
-    ComputePath,
-    /// Repeating layers.
-    Layers,
-    /// Query heads.
-    Heads,
-    /// KV heads.
-    KvHeads,
-    /// Key length d_k.
-    KeyLength,
-    /// Value length d_v.
-    ValueLength,
-    /// Sliding window.
-    Window,
-    /// MLA kv_lora_rank.
-    KvLoraRank,
-    /// MLA rope dims.
-    RopeDim,
-    /// Routed experts.
-    Experts,
-    /// Experts used per token.
-    ExpertsUsed,
-    /// Advertised parameters.
-    Parameters,
-    /// Native context.
-    NativeContext,
-    /// Which machine profile.
+    /// A scenario setting, described by its row in [`ROWS`].
+    Setting(Setting),
+    /// Which machine profile (a switch, not an edit).
     MachineProfile,
-    /// Capacity of tier i.
-    Capacity(usize),
-    /// Stated bandwidth of tier i.
-    Bandwidth(usize),
-    /// Measured bandwidth of tier i.
-    Measured(usize),
-    /// Compute rate i.
-    ComputeRate(usize),
-    /// The claimed tokens/s.
+    /// The claimed tokens/s (checked against the report, not a setting).
     Claim,
 }
 
+impl From<Setting> for Field {
+    fn from(s: Setting) -> Field {
+        Field::Setting(s)
+    }
+}
+
 impl Field {
-    /// What the field is called in messages and prompts.
-    pub fn name(self) -> String {
+    /// What the field is called in prompts.
+    pub fn name(self) -> &'static str {
         match self {
-            Field::Context => "context length (tokens per sequence)".into(),
-            Field::Sequences => "sequences".into(),
-            Field::TypeK => "K cache type".into(),
-            Field::TypeV => "V cache type".into(),
-            Field::FlashAttn => "flash attention (on/off)".into(),
-            Field::Ubatch => "n_ubatch".into(),
-            Field::KvUnified => "unified KV (on/off)".into(),
-            Field::SwaFull => "swa-full (on/off)".into(),
-            Field::Other => "other allocations A (e.g. 2 GiB)".into(),
-            Field::GpuLayers => "GPU layers (-ngl; \"all\")".into(),
-            Field::TensorSplit => "tensor split (-ts 3,1; \"auto\" = by memory)".into(),
-            Field::NoKvOffload => "KV in host memory (-nkvo; on/off)".into(),
-            Field::PromptRows => "prompt rows S".into(),
-            Field::ComputePath => "compute path".into(),
-            Field::Layers => "layers".into(),
-            Field::Heads => "query heads".into(),
-            Field::KvHeads => "KV heads".into(),
-            Field::KeyLength => "key length".into(),
-            Field::ValueLength => "value length".into(),
-            Field::Window => "sliding window (tokens; 0 = none)".into(),
-            Field::KvLoraRank => "MLA kv_lora_rank".into(),
-            Field::RopeDim => "MLA rope dims".into(),
-            Field::Experts => "routed experts".into(),
-            Field::ExpertsUsed => "experts used per token".into(),
-            Field::Parameters => "parameters".into(),
-            Field::NativeContext => "native context".into(),
-            Field::MachineProfile => "machine profile id".into(),
-            Field::Capacity(_) => "capacity (e.g. 48 GiB)".into(),
-            Field::Bandwidth(_) => "bandwidth (e.g. 273 GB/s)".into(),
-            Field::Measured(_) => "measured bandwidth (e.g. 240 GB/s; empty = none)".into(),
-            Field::ComputeRate(_) => "compute rate (e.g. 165 TFLOP/s)".into(),
-            Field::Claim => "claimed or observed tokens/s".into(),
+            Field::Setting(s) => descriptor(s).map_or("value", |d| d.name),
+            Field::MachineProfile => "machine profile id",
+            Field::Claim => "claimed or observed tokens/s",
+        }
+    }
+
+    /// The short name used in messages about a typed value.
+    pub fn short(self) -> &'static str {
+        match self {
+            Field::Setting(s) => descriptor(s).map_or("value", |d| d.short),
+            Field::MachineProfile => "machine profile",
+            Field::Claim => "claim",
         }
     }
 
     /// The scenario setting the field edits (`None`: the machine picker, the claim).
     pub fn setting(self) -> Option<Setting> {
-        Some(match self {
-            Field::Context => Setting::Context,
-            Field::Sequences => Setting::Sequences,
-            Field::TypeK => Setting::CacheTypeK,
-            Field::TypeV => Setting::CacheTypeV,
-            Field::FlashAttn => Setting::FlashAttn,
-            Field::Ubatch => Setting::Ubatch,
-            Field::KvUnified => Setting::KvUnified,
-            Field::SwaFull => Setting::SwaFull,
-            Field::Other => Setting::Overhead,
-            Field::GpuLayers => Setting::GpuLayers,
-            Field::TensorSplit => Setting::TensorSplit,
-            Field::NoKvOffload => Setting::NoKvOffload,
-            Field::PromptRows => Setting::PromptRows,
-            Field::ComputePath => Setting::ComputePath,
-            Field::Layers => Setting::Layers,
-            Field::Heads => Setting::Heads,
-            Field::KvHeads => Setting::KvHeads,
-            Field::KeyLength => Setting::KeyLength,
-            Field::ValueLength => Setting::ValueLength,
-            Field::Window => Setting::Window,
-            Field::KvLoraRank => Setting::KvLoraRank,
-            Field::RopeDim => Setting::RopeDim,
-            Field::Experts | Field::ExpertsUsed => Setting::Experts,
-            Field::Parameters => Setting::Parameters,
-            Field::NativeContext => Setting::NativeContext,
-            Field::Capacity(i) => Setting::Capacity(i),
-            Field::Bandwidth(i) => Setting::Bandwidth(i),
-            Field::Measured(i) => Setting::Measured(i),
-            Field::ComputeRate(i) => Setting::ComputeRate(i),
-            Field::MachineProfile | Field::Claim => return None,
-        })
-    }
-
-    /// True for fields of the model figures (editing one makes the model `user`).
-    pub fn is_model(self) -> bool {
-        matches!(
-            self,
-            Field::Layers
-                | Field::Heads
-                | Field::KvHeads
-                | Field::KeyLength
-                | Field::ValueLength
-                | Field::Window
-                | Field::KvLoraRank
-                | Field::RopeDim
-                | Field::Experts
-                | Field::ExpertsUsed
-                | Field::Parameters
-                | Field::NativeContext
-        )
-    }
-
-    /// True for fields of the machine (editing one marks the machine edited).
-    pub fn is_machine(self) -> bool {
-        matches!(
-            self,
-            Field::Capacity(_) | Field::Bandwidth(_) | Field::Measured(_) | Field::ComputeRate(_)
-        )
+        match self {
+            Field::Setting(s) => Some(s),
+            Field::MachineProfile | Field::Claim => None,
+        }
     }
 }
 
-/// The fields that edit any of `settings` (both experts rows edit one setting).
-pub fn fields_of(settings: &[Setting]) -> Vec<Field> {
-    let mut out = Vec::new();
-    for k in settings {
-        match k {
-            Setting::Experts => out.extend([Field::Experts, Field::ExpertsUsed]),
-            Setting::Context => out.push(Field::Context),
-            Setting::Sequences => out.push(Field::Sequences),
-            Setting::CacheTypeK => out.push(Field::TypeK),
-            Setting::CacheTypeV => out.push(Field::TypeV),
-            Setting::FlashAttn => out.push(Field::FlashAttn),
-            Setting::Ubatch => out.push(Field::Ubatch),
-            Setting::KvUnified => out.push(Field::KvUnified),
-            Setting::SwaFull => out.push(Field::SwaFull),
-            Setting::Overhead => out.push(Field::Other),
-            Setting::GpuLayers => out.push(Field::GpuLayers),
-            Setting::PromptRows => out.push(Field::PromptRows),
-            Setting::ComputePath => out.push(Field::ComputePath),
-            Setting::Layers => out.push(Field::Layers),
-            Setting::Heads => out.push(Field::Heads),
-            Setting::KvHeads => out.push(Field::KvHeads),
-            Setting::KeyLength => out.push(Field::KeyLength),
-            Setting::ValueLength => out.push(Field::ValueLength),
-            Setting::Window => out.push(Field::Window),
-            Setting::KvLoraRank => out.push(Field::KvLoraRank),
-            Setting::RopeDim => out.push(Field::RopeDim),
-            Setting::Parameters => out.push(Field::Parameters),
-            Setting::NativeContext => out.push(Field::NativeContext),
-            Setting::Capacity(i) => out.push(Field::Capacity(*i)),
-            Setting::Bandwidth(i) => out.push(Field::Bandwidth(*i)),
-            Setting::Measured(i) => out.push(Field::Measured(*i)),
-            Setting::ComputeRate(i) => out.push(Field::ComputeRate(*i)),
-            Setting::TensorSplit => out.push(Field::TensorSplit),
-            Setting::NoKvOffload => out.push(Field::NoKvOffload),
-            Setting::ExtraFile => {}
-            // llama.cpp's placement flags: no explorer row yet (CLI and profiles only)
-            Setting::SplitMode
-            | Setting::MainGpu
-            | Setting::OverrideTensor
-            | Setting::CpuMoe
-            | Setting::NCpuMoe
-            | Setting::NCpuFfn
-            | Setting::Fit
-            | Setting::FitTarget
-            | Setting::FitCtx
-            | Setting::DeviceFree(_)
-            | Setting::Rpc => {}
+/// How ←/→ and Space change a row's value. Every step goes through the row's own edit, so a
+/// step and a typed value are checked alike.
+#[derive(Clone, Copy)]
+pub enum Step {
+    /// Not stepped: Enter types the value.
+    Typed,
+    /// Space, ← and → switch it on and off (`text` is "on" or "off"; `parse` takes both).
+    Toggle,
+    /// ← and → go to the previous or next choice, as `parse` takes it (the current value is
+    /// found by its `text`).
+    Cycle(fn(&Ctx) -> Vec<String>),
+    /// ← (−1) and → (+1) make this edit; `None` when there is nothing to step (Enter types).
+    By(fn(&Ctx, i32) -> Option<Edit>),
+}
+
+/// Which rows a descriptor makes in its pane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Per {
+    /// One row.
+    One,
+    /// One row per memory tier of the machine (under the tier's heading).
+    Tier,
+    /// One row per compute rate of the machine (under the "compute" heading).
+    Compute,
+}
+
+/// What a row reads: the scenario and its figures, which setting (with its tier or compute
+/// index), whether the user set it, and the model's provenance before any edit.
+pub struct Ctx<'a> {
+    /// The current scenario.
+    pub s: &'a Scenario,
+    /// Its model figures.
+    pub fig: &'a ArchFigures,
+    /// The setting, with its index.
+    pub setting: Setting,
+    /// The workspace records the setting as set by the user.
+    pub edited: bool,
+    /// The model figures' provenance before edits.
+    pub base: Provenance,
+    /// The most GPU layers that fit (`n` jumps there).
+    pub max_gpu_layers: Option<&'a MaxGpuLayers>,
+}
+
+impl<'a> Ctx<'a> {
+    /// What the row of `setting` reads from the workspace.
+    pub fn of(ws: &'a Workspace, setting: Setting) -> Ctx<'a> {
+        Ctx {
+            s: ws.scenario(),
+            fig: ws.figures(),
+            setting,
+            edited: ws.is_edited(setting),
+            base: ws.model_base(),
+            max_gpu_layers: ws.max_gpu_layers(),
         }
     }
-    out
+    fn index(&self) -> usize {
+        self.setting.index().unwrap_or(0)
+    }
+    fn tier(&self) -> Option<&'a Tier> {
+        self.s.machine.tiers.get(self.index())
+    }
+    /// `p`, or `user` once the user set the setting.
+    fn prov(&self, p: Provenance) -> Tag {
+        Tag::Prov(if self.edited { Provenance::User } else { p })
+    }
+}
+
+/// A row's value as shown: the text, a tag at the right, a slider, and a label of its own
+/// (a compute rate is labelled by its path).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Shown {
+    /// The value as text.
+    pub value: String,
+    /// Right tag.
+    pub tag: Option<Tag>,
+    /// A slider drawn after the value.
+    pub slider: Option<SliderPos>,
+    /// A label in place of the descriptor's.
+    pub label: Option<String>,
+}
+
+fn shown(value: impl Into<String>) -> Shown {
+    Shown {
+        value: value.into(),
+        ..Shown::default()
+    }
+}
+
+impl Shown {
+    fn tag(mut self, t: Tag) -> Shown {
+        self.tag = Some(t);
+        self
+    }
+    fn tag_if(self, cond: bool, t: Tag) -> Shown {
+        if cond { self.tag(t) } else { self }
+    }
+}
+
+/// One setting's row: everything the explorer knows about it. See the module header for how
+/// to add one.
+pub struct Descriptor {
+    /// The setting (index 0 for a per-tier or per-compute row).
+    pub setting: Setting,
+    /// The pane the row sits in.
+    pub pane: Pane,
+    /// One row, or one per tier or compute rate.
+    pub per: Per,
+    /// The label at the left of the row.
+    pub label: &'static str,
+    /// What a prompt calls it (with an example or the values it takes).
+    pub name: &'static str,
+    /// What a message about a typed value calls it.
+    pub short: &'static str,
+    /// How ←/→ and Space change it.
+    pub step: Step,
+    /// The row is shown for this scenario (GPU layers only with more than one tier…).
+    pub shown: fn(&Scenario) -> bool,
+    /// An info row (label, value) shown in its place when it is not (MLA: none).
+    pub absent: Option<(&'static str, &'static str)>,
+    /// The value, tag and slider as shown.
+    pub show: fn(&Ctx) -> Shown,
+    /// The value as a prompt opens on it, read back by `parse` to the same value (empty when
+    /// there is none).
+    pub text: fn(&Ctx) -> String,
+    /// The edit typed text makes; the `&str` after the text is `short`, for messages.
+    pub parse: fn(&Ctx, &str, &'static str) -> Result<Edit, FieldError>,
+}
+
+fn always(_: &Scenario) -> bool {
+    true
+}
+fn several_tiers(s: &Scenario) -> bool {
+    s.machine.tiers.len() > 1
+}
+
+/// The defaults a row in [`ROWS`] starts from (`..ROW`): a cache-pane row, shown always, one
+/// per scenario, typed only.
+pub const ROW: Descriptor = Descriptor {
+    setting: Setting::Context,
+    pane: Pane::Cache,
+    per: Per::One,
+    label: "",
+    name: "",
+    short: "",
+    step: Step::Typed,
+    shown: always,
+    absent: None,
+    show: |_| Shown::default(),
+    text: |_| String::new(),
+    parse: |_, _, w| Err(FieldError::Empty(w)),
+};
+
+fn cache_type_names(_: &Ctx) -> Vec<String> {
+    CacheType::ALL
+        .iter()
+        .map(|t| t.name().to_string())
+        .collect()
+}
+
+fn uniform_text(p: &PerLayer) -> String {
+    match p {
+        PerLayer::Uniform(v) => v.to_string(),
+        PerLayer::List(v) => {
+            let first = v.first().copied().unwrap_or(0);
+            if v.iter().all(|x| *x == first) {
+                first.to_string()
+            } else {
+                String::new()
+            }
+        }
+    }
+}
+
+fn first_key_length(s: &Scenario) -> u32 {
+    s.model.layers.first().map_or(0, |l| l.key_length)
+}
+fn first_value_length(s: &Scenario) -> u32 {
+    s.model.layers.first().map_or(0, |l| l.value_length)
+}
+/// A head size's provenance: `user` once set, `derived` when the file states none.
+fn dim_tag(c: &Ctx, explicit: Option<u32>) -> Tag {
+    Tag::Prov(if c.edited {
+        Provenance::User
+    } else if explicit.is_none() {
+        Provenance::Derived
+    } else {
+        c.base
+    })
+}
+
+fn rate_step(v: f64, dir: i32) -> BytesPerSec {
+    BytesPerSec((v + dir as f64 * 1e10).max(1e9))
+}
+
+/// Every setting the explorer shows, in pane order. One row per setting; see the module
+/// header for how to add one.
+pub static ROWS: &[Descriptor] = &[
+    // ── Cache & run ──
+    Descriptor {
+        setting: Setting::Context,
+        label: "context",
+        name: "context length (tokens per sequence)",
+        short: "context",
+        step: Step::By(|c, dir| {
+            let n = c.s.cache.context;
+            Some(Edit::Context(if dir > 0 {
+                context_step_up(n)
+            } else {
+                context_step_down(n)
+            }))
+        }),
+        show: |c| {
+            let (s, n) = (c.s, c.s.cache.context);
+            let top = context_slider_top(s) as f64;
+            let native = s.model.native_context;
+            Shown {
+                slider: Some(SliderPos {
+                    fraction: log_fraction(n as f64, top),
+                    marker: native.map(|m| log_fraction(m as f64, top)),
+                }),
+                ..shown(units::fmt_tokens(n))
+            }
+            .tag_if(native.is_some_and(|m| n > m), Tag::Warn("> native".into()))
+        },
+        text: |c| c.s.cache.context.to_string(),
+        parse: |_, t, w| Ok(Edit::Context(parse_count(t, w)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::Sequences,
+        label: "sequences",
+        name: "sequences",
+        short: "sequences",
+        step: Step::By(|c, dir| Some(Edit::Sequences(step_u64(c.s.cache.sequences, dir, 1, 1)))),
+        show: |c| shown(c.s.cache.sequences.to_string()),
+        text: |c| c.s.cache.sequences.to_string(),
+        parse: |_, t, w| Ok(Edit::Sequences(parse_count(t, w)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::CacheTypeK,
+        label: "K cache",
+        name: "K cache type",
+        short: "K cache",
+        step: Step::Cycle(cache_type_names),
+        show: |c| shown(c.s.cache.type_k.name()),
+        text: |c| c.s.cache.type_k.name().to_string(),
+        parse: |_, t, w| Ok(Edit::CacheTypeK(parse_cache_type(t, w)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::CacheTypeV,
+        label: "V cache",
+        name: "V cache type",
+        short: "V cache",
+        step: Step::Cycle(cache_type_names),
+        show: |c| {
+            let cache = &c.s.cache;
+            let r = shown(cache.type_v.name());
+            if c.s.model.mla.is_some() {
+                r.tag(Tag::Note("view of K".into()))
+            } else {
+                let needs_fa = cache.type_v.is_quantized() && !cache.flash_attn;
+                r.tag_if(needs_fa, Tag::Warn("needs -fa".into()))
+            }
+        },
+        text: |c| c.s.cache.type_v.name().to_string(),
+        parse: |_, t, w| Ok(Edit::CacheTypeV(parse_cache_type(t, w)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::FlashAttn,
+        label: "flash attn",
+        name: "flash attention (on/off)",
+        short: "flash attention",
+        step: Step::Toggle,
+        show: |c| shown(on_off(c.s.cache.flash_attn)),
+        text: |c| on_off(c.s.cache.flash_attn),
+        parse: |_, t, w| Ok(Edit::FlashAttn(parse_bool(t, w)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::Ubatch,
+        label: "n_ubatch",
+        name: "n_ubatch",
+        short: "n_ubatch",
+        step: Step::By(|c, dir| Some(Edit::Ubatch(halve_double(c.s.cache.ubatch, dir)))),
+        show: |c| shown(c.s.cache.ubatch.to_string()),
+        text: |c| c.s.cache.ubatch.to_string(),
+        parse: |_, t, w| Ok(Edit::Ubatch(parse_count(t, w)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::KvUnified,
+        label: "unified KV",
+        name: "unified KV (on/off)",
+        short: "unified KV",
+        step: Step::Toggle,
+        show: |c| shown(on_off(c.s.cache.kv_unified)),
+        text: |c| on_off(c.s.cache.kv_unified),
+        parse: |_, t, w| Ok(Edit::KvUnified(parse_bool(t, w)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::SwaFull,
+        label: "swa-full",
+        name: "swa-full (on/off)",
+        short: "swa-full",
+        step: Step::Toggle,
+        show: |c| {
+            shown(on_off(c.s.cache.swa_full)).tag_if(
+                c.s.model.sliding_window().is_none(),
+                Tag::Note("no SWA".into()),
+            )
+        },
+        text: |c| on_off(c.s.cache.swa_full),
+        parse: |_, t, w| Ok(Edit::SwaFull(parse_bool(t, w)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::Overhead,
+        label: "other A",
+        name: "other allocations A (e.g. 2 GiB)",
+        short: "other allocations A",
+        step: Step::By(|c, dir| {
+            Some(Edit::Overhead(step_u64(
+                c.s.other_bytes.value,
+                dir,
+                GIB / 4,
+                0,
+            )))
+        }),
+        show: |c| {
+            let a = &c.s.other_bytes;
+            let v = if a.value == 0 {
+                "0 bytes".to_string()
+            } else {
+                units::fmt_gib(a.value)
+            };
+            shown(v).tag(Tag::Prov(a.provenance))
+        },
+        text: |c| bytes_text(c.s.other_bytes.value),
+        parse: |_, t, w| {
+            Ok(Edit::Overhead(
+                units::parse_bytes(t).map_err(|e| FieldError::Unit(w, e.0))?,
+            ))
+        },
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::GpuLayers,
+        label: "GPU layers",
+        name: "GPU layers (-ngl; \"all\")",
+        short: "GPU layers",
+        shown: several_tiers,
+        step: Step::By(|c, dir| {
+            let all = crate::core::tiers::all_gpu_layers(&c.s.model);
+            let cur = c.s.offload.gpu_layers.unwrap_or(all).min(all);
+            let next = if dir > 0 {
+                (cur + 1).min(all)
+            } else {
+                cur.saturating_sub(1)
+            };
+            Some(Edit::GpuLayers(if next >= all { None } else { Some(next) }))
+        }),
+        show: |c| {
+            let all = crate::core::tiers::all_gpu_layers(&c.s.model);
+            let v = match c.s.offload.gpu_layers {
+                Some(n) if n < all => format!("{n} of {all}"),
+                _ => format!("all ({all})"),
+            };
+            let r = shown(v);
+            match c.max_gpu_layers {
+                None => r,
+                Some(m) => r.tag(match m.gpu_layers {
+                    Some(n) if n >= m.all_layers => Tag::Note("all fit".into()),
+                    Some(n) => Tag::Note(format!("max {n} (n)")),
+                    None => Tag::Warn("none fit".into()),
+                }),
+            }
+        },
+        text: |c| (c.s.offload.gpu_layers).map_or_else(|| "all".to_string(), |n| n.to_string()),
+        parse: |c, t, w| {
+            Ok(Edit::GpuLayers(if t.eq_ignore_ascii_case("all") {
+                None
+            } else {
+                let n = parse_u32(t, w)?;
+                // Above L every layer is offloaded: shown as "all".
+                (n <= c.s.model.layer_count()).then_some(n)
+            }))
+        },
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::TensorSplit,
+        label: "split -ts",
+        name: "tensor split (-ts 3,1; \"auto\" = by memory)",
+        short: "tensor split",
+        shown: |s| several_tiers(s) && s.machine.accelerators().len() > 1,
+        show: |c| shown(tensor_split_text(c.s)),
+        text: |c| tensor_split_text(c.s),
+        parse: |_, t, w| Ok(Edit::TensorSplit(parse_split(t, w)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::NoKvOffload,
+        label: "KV on host",
+        name: "KV in host memory (-nkvo; on/off)",
+        short: "KV in host memory",
+        shown: several_tiers,
+        step: Step::Toggle,
+        show: |c| shown(on_off(c.s.offload.no_kv_offload)),
+        text: |c| on_off(c.s.offload.no_kv_offload),
+        parse: |_, t, w| Ok(Edit::NoKvOffload(parse_bool(t, w)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::PromptRows,
+        label: "prompt S",
+        name: "prompt rows S",
+        short: "prompt rows",
+        step: Step::By(|c, dir| Some(Edit::PromptRows(halve_double(c.s.prompt_rows, dir)))),
+        show: |c| shown(units::fmt_tokens(c.s.prompt_rows)),
+        text: |c| c.s.prompt_rows.to_string(),
+        parse: |_, t, w| Ok(Edit::PromptRows(parse_count(t, w)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::ComputePath,
+        label: "compute",
+        name: "compute path",
+        short: "compute path",
+        step: Step::Cycle(|c| {
+            let mut paths: Vec<String> = (c.s.machine.compute.iter())
+                .map(|r| r.path.clone())
+                .collect();
+            if !paths.contains(&c.s.compute_path) {
+                paths.insert(0, c.s.compute_path.clone());
+            }
+            paths
+        }),
+        show: |c| {
+            let no_rate = c.s.machine.compute_for(&c.s.compute_path).is_none();
+            shown(c.s.compute_path.clone()).tag_if(no_rate, Tag::Note("no rate".into()))
+        },
+        text: |c| c.s.compute_path.clone(),
+        parse: |_, t, _| {
+            if t.is_empty() {
+                return Err(FieldError::NoComputePath);
+            }
+            Ok(Edit::ComputePath(t.to_string()))
+        },
+        ..ROW
+    },
+    // ── Model ──
+    Descriptor {
+        setting: Setting::Layers,
+        pane: Pane::Model,
+        label: "layers",
+        name: "layers",
+        short: "layers",
+        step: Step::By(|c, dir| {
+            Some(Edit::Layers(
+                (c.fig.layers as i64 + dir as i64).max(1) as u32
+            ))
+        }),
+        show: |c| shown(c.fig.layers.to_string()).tag(c.prov(c.base)),
+        text: |c| c.fig.layers.to_string(),
+        parse: |_, t, w| Ok(Edit::Layers(parse_u32(t, w)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::Heads,
+        pane: Pane::Model,
+        label: "heads",
+        name: "query heads",
+        short: "heads",
+        step: Step::By(|c, dir| {
+            Some(Edit::Heads(
+                (c.fig.head_count.max() as i64 + dir as i64).max(0) as u32,
+            ))
+        }),
+        show: |c| shown(per_layer_text(&c.fig.head_count)).tag(c.prov(c.base)),
+        text: |c| uniform_text(&c.fig.head_count),
+        parse: |_, t, w| Ok(Edit::Heads(parse_u32(t, w)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::KvHeads,
+        pane: Pane::Model,
+        label: "KV heads",
+        name: "KV heads",
+        short: "KV heads",
+        step: Step::By(|c, dir| {
+            Some(Edit::KvHeads(
+                (c.fig.head_count_kv.max() as i64 + dir as i64).max(0) as u32,
+            ))
+        }),
+        show: |c| shown(per_layer_text(&c.fig.head_count_kv)).tag(c.prov(c.base)),
+        text: |c| uniform_text(&c.fig.head_count_kv),
+        parse: |_, t, w| Ok(Edit::KvHeads(parse_u32(t, w)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::KeyLength,
+        pane: Pane::Model,
+        label: "key dim",
+        name: "key length",
+        short: "key length",
+        step: Step::By(|c, dir| {
+            let cur = first_key_length(c.s) as u64;
+            Some(Edit::KeyLength(clamp_u32(step_u64(cur, dir, 8, 1))))
+        }),
+        show: |c| shown(first_key_length(c.s).to_string()).tag(dim_tag(c, c.fig.key_length)),
+        text: |c| (c.s.model.layers.first()).map_or_else(String::new, |l| l.key_length.to_string()),
+        parse: |_, t, w| Ok(Edit::KeyLength(parse_u32(t, w)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::ValueLength,
+        pane: Pane::Model,
+        label: "value dim",
+        name: "value length",
+        short: "value length",
+        step: Step::By(|c, dir| {
+            let cur = first_value_length(c.s) as u64;
+            Some(Edit::ValueLength(clamp_u32(step_u64(cur, dir, 8, 1))))
+        }),
+        show: |c| shown(first_value_length(c.s).to_string()).tag(dim_tag(c, c.fig.value_length)),
+        text: |c| {
+            (c.s.model.layers.first()).map_or_else(String::new, |l| l.value_length.to_string())
+        },
+        parse: |_, t, w| Ok(Edit::ValueLength(parse_u32(t, w)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::Window,
+        pane: Pane::Model,
+        label: "window",
+        name: "sliding window (tokens; 0 = none)",
+        short: "window",
+        step: Step::By(|c, dir| {
+            Some(Edit::Window(step_u64(
+                c.fig.sliding_window.unwrap_or(0),
+                dir,
+                256,
+                0,
+            )))
+        }),
+        show: |c| shown(window_value(&c.s.model, c.fig)).tag(c.prov(c.base)),
+        text: |c| c.fig.sliding_window.unwrap_or(0).to_string(),
+        parse: |_, t, w| Ok(Edit::Window(parse_count(t, w)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::KvLoraRank,
+        pane: Pane::Model,
+        label: "MLA rank",
+        name: "MLA kv_lora_rank",
+        short: "MLA kv_lora_rank",
+        shown: |s| s.model.mla.is_some(),
+        absent: Some(("MLA", "none")),
+        show: |c| {
+            let v = c.s.model.mla.map_or(0, |m| m.kv_lora_rank);
+            shown(v.to_string()).tag(c.prov(c.base))
+        },
+        text: |c| (c.fig.mla).map_or_else(String::new, |m| m.kv_lora_rank.to_string()),
+        parse: |_, t, w| Ok(Edit::KvLoraRank(parse_u32(t, w)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::RopeDim,
+        pane: Pane::Model,
+        label: "MLA rope",
+        name: "MLA rope dims",
+        short: "MLA rope dims",
+        shown: |s| s.model.mla.is_some(),
+        show: |c| {
+            let v = c.s.model.mla.map_or(0, |m| m.rope_dim);
+            shown(v.to_string()).tag(c.prov(c.base))
+        },
+        text: |c| (c.fig.mla).map_or_else(String::new, |m| m.rope_dim.to_string()),
+        parse: |_, t, w| Ok(Edit::RopeDim(parse_u32(t, w)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::Experts,
+        pane: Pane::Model,
+        label: "experts",
+        name: "experts used per token",
+        short: "experts",
+        shown: |s| s.model.moe.is_some(),
+        absent: Some(("experts", "dense")),
+        step: Step::By(|c, dir| {
+            let m = c.fig.moe?;
+            Some(Edit::Experts {
+                used: (m.experts_used as i64 + dir as i64).clamp(1, m.experts as i64) as u32,
+                total: m.experts,
+            })
+        }),
+        show: |c| {
+            let (used, total) =
+                c.s.model
+                    .moe
+                    .map_or((0, 0), |m| (m.experts_used, m.experts));
+            shown(format!("{used} of {total}")).tag(c.prov(c.base))
+        },
+        text: |c| {
+            (c.fig.moe).map_or_else(String::new, |m| {
+                format!("{} of {}", m.experts_used, m.experts)
+            })
+        },
+        parse: |c, t, _| {
+            // "8 of 128", "8/128" or a single number for the experts used.
+            let lower = t.to_ascii_lowercase();
+            let parts: Vec<&str> = (lower.split(['/', ' ']))
+                .filter(|p| !p.is_empty() && *p != "of")
+                .collect();
+            let total = c.fig.moe.map_or(0, |m| m.experts);
+            match parts.as_slice() {
+                [u] => Ok(Edit::Experts {
+                    used: parse_u32(u, "experts used")?,
+                    total,
+                }),
+                [u, n] => Ok(Edit::Experts {
+                    used: parse_u32(u, "experts used")?,
+                    total: parse_u32(n, "experts")?,
+                }),
+                _ => Err(FieldError::Experts(t.into())),
+            }
+        },
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::Parameters,
+        pane: Pane::Model,
+        label: "parameters",
+        name: "parameters",
+        short: "parameters",
+        show: |c| match &c.s.model.parameters_advertised {
+            Some(p) => shown(units::group_digits(p.value as u128)).tag(c.prov(p.provenance)),
+            None => match c.s.inventory.as_ref().map(|i| i.parameters) {
+                Some(n) if n > 0 => {
+                    shown(units::group_digits(n as u128)).tag(Tag::Note("counted".into()))
+                }
+                _ => shown("unknown"),
+            },
+        },
+        text: |c| {
+            (c.s.model.parameters_advertised.as_ref())
+                .map(|p| p.value)
+                .or_else(|| {
+                    (c.s.inventory.as_ref())
+                        .map(|i| i.parameters)
+                        .filter(|n| *n > 0)
+                })
+                .map_or_else(String::new, |n| n.to_string())
+        },
+        parse: |_, t, _| Ok(Edit::Parameters(parse_params(t)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::NativeContext,
+        pane: Pane::Model,
+        label: "native ctx",
+        name: "native context",
+        short: "native context",
+        step: Step::By(|c, dir| {
+            Some(Edit::NativeContext(halve_double(
+                c.fig.native_context.unwrap_or(4096),
+                dir,
+            )))
+        }),
+        show: |c| {
+            let v =
+                c.s.model
+                    .native_context
+                    .map_or("unknown".into(), units::fmt_tokens);
+            shown(v).tag(c.prov(c.base))
+        },
+        text: |c| (c.fig.native_context).map_or_else(String::new, |n| n.to_string()),
+        parse: |_, t, w| Ok(Edit::NativeContext(parse_count(t, w)?)),
+        ..ROW
+    },
+    // ── Machine: per tier, then per compute rate ──
+    Descriptor {
+        setting: Setting::Capacity(0),
+        pane: Pane::Machine,
+        per: Per::Tier,
+        label: "capacity",
+        name: "capacity (e.g. 48 GiB)",
+        short: "capacity",
+        step: Step::By(|c, dir| {
+            Some(Edit::Capacity {
+                tier: c.index(),
+                bytes: step_u64(c.tier()?.capacity.value, dir, GIB, GIB),
+            })
+        }),
+        show: |c| match c.tier() {
+            Some(t) => shown(units::fmt_gib(t.capacity.value)).tag(c.prov(t.capacity.provenance)),
+            None => Shown::default(),
+        },
+        text: |c| {
+            c.tier()
+                .map_or_else(String::new, |t| bytes_text(t.capacity.value))
+        },
+        parse: |c, t, w| {
+            Ok(Edit::Capacity {
+                tier: c.index(),
+                bytes: units::parse_bytes(t).map_err(|e| FieldError::Unit(w, e.0))?,
+            })
+        },
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::Bandwidth(0),
+        pane: Pane::Machine,
+        per: Per::Tier,
+        label: "bandwidth",
+        name: "bandwidth (e.g. 273 GB/s)",
+        short: "bandwidth",
+        step: Step::By(|c, dir| {
+            Some(Edit::Bandwidth {
+                tier: c.index(),
+                rate: rate_step(c.tier()?.bandwidth.value.0, dir),
+            })
+        }),
+        show: |c| match c.tier() {
+            Some(t) => {
+                shown(units::fmt_bandwidth(t.bandwidth.value)).tag(c.prov(t.bandwidth.provenance))
+            }
+            None => Shown::default(),
+        },
+        text: |c| {
+            c.tier()
+                .map_or_else(String::new, |t| rate_text(t.bandwidth.value.0))
+        },
+        parse: |c, t, w| {
+            Ok(Edit::Bandwidth {
+                tier: c.index(),
+                rate: units::parse_bandwidth(t).map_err(|e| FieldError::Unit(w, e.0))?,
+            })
+        },
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::Measured(0),
+        pane: Pane::Machine,
+        per: Per::Tier,
+        label: "measured",
+        name: "measured bandwidth (e.g. 240 GB/s; empty = none)",
+        short: "measured bandwidth",
+        step: Step::By(|c, dir| {
+            let b = c.tier()?.measured_bandwidth.as_ref()?;
+            Some(Edit::Measured {
+                tier: c.index(),
+                rate: Some(rate_step(b.value.0, dir)),
+            })
+        }),
+        show: |c| match c.tier() {
+            Some(t) => match &t.measured_bandwidth {
+                Some(b) => shown(units::fmt_bandwidth(b.value)).tag(c.prov(b.provenance)),
+                // A bandwidth that is itself measured has no second, measured figure to show.
+                None if t.bandwidth.provenance == Provenance::Measured => {
+                    shown("the bandwidth above")
+                }
+                None => shown("none"),
+            },
+            None => Shown::default(),
+        },
+        text: |c| {
+            (c.tier().and_then(|t| t.measured_bandwidth.as_ref()))
+                .map_or_else(String::new, |b| rate_text(b.value.0))
+        },
+        parse: |c, t, w| {
+            Ok(Edit::Measured {
+                tier: c.index(),
+                rate: if t.is_empty() || t.eq_ignore_ascii_case("none") {
+                    None
+                } else {
+                    Some(units::parse_bandwidth(t).map_err(|e| FieldError::Unit(w, e.0))?)
+                },
+            })
+        },
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::ComputeRate(0),
+        pane: Pane::Machine,
+        per: Per::Compute,
+        label: "compute rate",
+        name: "compute rate (e.g. 165 TFLOP/s)",
+        short: "compute rate",
+        step: Step::By(|c, dir| {
+            let r = c.s.machine.compute.get(c.index())?;
+            Some(Edit::ComputeRate {
+                index: c.index(),
+                rate: FlopPerSec((r.rate.value.0 + dir as f64 * 1e12).max(1e12)),
+            })
+        }),
+        show: |c| match c.s.machine.compute.get(c.index()) {
+            Some(r) => Shown {
+                label: Some(format!("{} @{}", r.path, r.tier)),
+                ..shown(units::fmt_flops(r.rate.value))
+            }
+            .tag(c.prov(r.rate.provenance)),
+            None => Shown::default(),
+        },
+        text: |c| {
+            (c.s.machine.compute.get(c.index())).map_or_else(String::new, |r| {
+                format!("{} TFLOP/s", short_decimal(r.rate.value.0 / 1e12))
+            })
+        },
+        parse: |c, t, w| {
+            Ok(Edit::ComputeRate {
+                index: c.index(),
+                rate: units::parse_flops(t).map_err(|e| FieldError::Unit(w, e.0))?,
+            })
+        },
+        ..ROW
+    },
+];
+
+/// The row that describes `setting` (any tier's), if the explorer shows it.
+pub fn descriptor(setting: Setting) -> Option<&'static Descriptor> {
+    ROWS.iter().find(|d| d.setting.same_kind(setting))
+}
+
+fn row_of(d: &Descriptor, c: &Ctx) -> Row {
+    let v = (d.show)(c);
+    Row {
+        field: Some(Field::Setting(c.setting)),
+        label: v.label.unwrap_or_else(|| d.label.to_string()),
+        value: v.value,
+        tag: v.tag,
+        slider: v.slider,
+        heading: false,
+    }
+}
+
+/// The rows of the descriptors of `pane` made `per`, at index `i`.
+fn table_rows(ws: &Workspace, pane: Pane, per: Per, i: usize, out: &mut Vec<Row>) {
+    let s = ws.scenario();
+    for d in ROWS.iter().filter(|d| d.pane == pane && d.per == per) {
+        if (d.shown)(s) {
+            out.push(row_of(d, &Ctx::of(ws, d.setting.at(i))));
+        } else if let Some((label, value)) = d.absent {
+            out.push(Row::info(label, value.to_string()));
+        }
+    }
+}
+
+/// Rows of a pane (Cache, Model, Machine), as shown; other panes draw no rows.
+pub fn pane_rows(ws: &Workspace, pane: Pane) -> Vec<Row> {
+    let mut rows = Vec::new();
+    if pane != Pane::Machine {
+        table_rows(ws, pane, Per::One, 0, &mut rows);
+        return rows;
+    }
+    let m = &ws.scenario().machine;
+    let edited = !ws.machine_edits().is_empty();
+    let origin = if edited {
+        "edited".to_string()
+    } else {
+        ws.machine_origin().label().to_string()
+    };
+    rows.push(Row::field(Field::MachineProfile, "profile", m.id.clone()).tag(Tag::Note(origin)));
+    rows.push(Row::info("", m.name.clone()));
+    for (i, t) in m.tiers.iter().enumerate() {
+        rows.push(Row::heading(format!("{} ({})", t.name, t.kind)));
+        table_rows(ws, pane, Per::Tier, i, &mut rows);
+    }
+    if m.compute.is_empty() {
+        rows.push(Row::info("compute", "no rate: no prefill ceiling".into()));
+    } else {
+        rows.push(Row::heading("compute".into()));
+        for i in 0..m.compute.len() {
+            table_rows(ws, pane, Per::Compute, i, &mut rows);
+        }
+    }
+    table_rows(ws, pane, Per::One, 0, &mut rows);
+    rows
+}
+
+/// The edit a step left (−1) or right (+1) makes; `None` when the row cannot be stepped
+/// (type its value instead).
+pub fn step_edit(ws: &Workspace, setting: Setting, dir: i32) -> Option<Edit> {
+    let d = descriptor(setting)?;
+    let c = Ctx::of(ws, setting);
+    let next_text = match d.step {
+        Step::Typed => return None,
+        Step::By(f) => return f(&c, dir),
+        Step::Toggle => {
+            if (d.text)(&c) == "on" {
+                "off".to_string()
+            } else {
+                "on".to_string()
+            }
+        }
+        Step::Cycle(choices) => {
+            let all = choices(&c);
+            if all.is_empty() {
+                return None;
+            }
+            let cur = (d.text)(&c);
+            let i = all.iter().position(|x| *x == cur).unwrap_or(0) as i32;
+            all[(i + dir).rem_euclid(all.len() as i32) as usize].clone()
+        }
+    };
+    (d.parse)(&c, &next_text, d.short).ok()
+}
+
+/// The edit typed text makes.
+pub fn parse_edit(ws: &Workspace, setting: Setting, text: &str) -> Result<Edit, FieldError> {
+    let d = descriptor(setting).ok_or(FieldError::Empty("value"))?;
+    (d.parse)(&Ctx::of(ws, setting), text.trim(), d.short)
+}
+
+/// The current value of a setting as a prompt opens on it: text [`parse_edit`] reads back
+/// to the same value (exact bytes or whole units, no digit grouping). Empty when there is
+/// no value (no measured bandwidth, no MLA figures, an unknown parameter count).
+pub fn edit_text(ws: &Workspace, setting: Setting) -> String {
+    descriptor(setting).map_or_else(String::new, |d| (d.text)(&Ctx::of(ws, setting)))
 }
 
 /// A provenance or a note shown at the right of a row.
@@ -366,130 +1146,6 @@ pub fn context_slider_top(s: &Scenario) -> u64 {
     native.saturating_mul(4).max(131_072).max(s.cache.context)
 }
 
-/// The cache pane's fields (GPU layers only when the machine has more than one tier).
-pub fn cache_fields(s: &Scenario) -> Vec<Field> {
-    let mut v = vec![
-        Field::Context,
-        Field::Sequences,
-        Field::TypeK,
-        Field::TypeV,
-        Field::FlashAttn,
-        Field::Ubatch,
-        Field::KvUnified,
-        Field::SwaFull,
-        Field::Other,
-    ];
-    if s.machine.tiers.len() > 1 {
-        v.push(Field::GpuLayers);
-        if s.machine.accelerators().len() > 1 {
-            v.push(Field::TensorSplit);
-        }
-        v.push(Field::NoKvOffload);
-    }
-    v.push(Field::PromptRows);
-    v.push(Field::ComputePath);
-    v
-}
-
-/// Rows of the cache pane.
-pub fn cache_rows(s: &Scenario) -> Vec<Row> {
-    let c = &s.cache;
-    cache_fields(s)
-        .into_iter()
-        .map(|f| match f {
-            Field::Context => {
-                let top = context_slider_top(s) as f64;
-                let mut r = Row::field(f, "context", units::fmt_tokens(c.context));
-                r.slider = Some(SliderPos {
-                    fraction: log_fraction(c.context as f64, top),
-                    marker: s.model.native_context.map(|n| log_fraction(n as f64, top)),
-                });
-                match s.model.native_context {
-                    Some(n) if c.context > n => r.tag(Tag::Warn("> native".into())),
-                    _ => r,
-                }
-            }
-            Field::Sequences => Row::field(f, "sequences", c.sequences.to_string()),
-            Field::TypeK => Row::field(f, "K cache", c.type_k.name().to_string()),
-            Field::TypeV => {
-                let r = Row::field(f, "V cache", c.type_v.name().to_string());
-                if s.model.mla.is_some() {
-                    r.tag(Tag::Note("view of K".into()))
-                } else if c.type_v.is_quantized() && !c.flash_attn {
-                    r.tag(Tag::Warn("needs -fa".into()))
-                } else {
-                    r
-                }
-            }
-            Field::FlashAttn => Row::field(f, "flash attn", on_off(c.flash_attn)),
-            Field::Ubatch => Row::field(f, "n_ubatch", c.ubatch.to_string()),
-            Field::KvUnified => Row::field(f, "unified KV", on_off(c.kv_unified)),
-            Field::SwaFull => {
-                let r = Row::field(f, "swa-full", on_off(c.swa_full));
-                if s.model.sliding_window().is_none() {
-                    r.tag(Tag::Note("no SWA".into()))
-                } else {
-                    r
-                }
-            }
-            Field::Other => {
-                let v = if s.other_bytes.value == 0 {
-                    "0 bytes".to_string()
-                } else {
-                    units::fmt_gib(s.other_bytes.value)
-                };
-                Row::field(f, "other A", v).tag(Tag::Prov(s.other_bytes.provenance))
-            }
-            Field::GpuLayers => {
-                let all = crate::core::tiers::all_gpu_layers(&s.model);
-                let v = match s.offload.gpu_layers {
-                    Some(n) if n < all => format!("{n} of {all}"),
-                    _ => format!("all ({all})"),
-                };
-                Row::field(f, "GPU layers", v)
-            }
-            Field::TensorSplit => Row::field(f, "split -ts", tensor_split_text(s)),
-            Field::NoKvOffload => Row::field(f, "KV on host", on_off(s.offload.no_kv_offload)),
-            Field::PromptRows => Row::field(f, "prompt S", units::fmt_tokens(s.prompt_rows)),
-            Field::ComputePath => {
-                let r = Row::field(f, "compute", s.compute_path.clone());
-                if s.machine.compute_for(&s.compute_path).is_none() {
-                    r.tag(Tag::Note("no rate".into()))
-                } else {
-                    r
-                }
-            }
-            other => Row::field(other, "?", String::new()),
-        })
-        .collect()
-}
-
-/// Which model figures a user has edited, and the base provenance of the rest.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ModelEdits {
-    /// Edited fields (shown as `user`).
-    pub fields: Vec<Field>,
-}
-
-impl ModelEdits {
-    /// The fields of the settings the workspace records as edited.
-    pub fn of(settings: &[Setting]) -> ModelEdits {
-        ModelEdits {
-            fields: fields_of(settings),
-        }
-    }
-    /// The field was edited.
-    pub fn has(&self, f: Field) -> bool {
-        self.fields.contains(&f)
-    }
-    /// Mark a field edited.
-    pub fn mark(&mut self, f: Field) {
-        if !self.fields.contains(&f) {
-            self.fields.push(f);
-        }
-    }
-}
-
 fn per_layer_text(p: &PerLayer) -> String {
     match p {
         PerLayer::Uniform(v) => v.to_string(),
@@ -531,631 +1187,6 @@ fn window_text(m: &ModelShape) -> String {
     } else {
         "none".into()
     }
-}
-
-/// Rows of the model pane.
-pub fn model_rows(
-    s: &Scenario,
-    fig: &ArchFigures,
-    edits: &ModelEdits,
-    base: Provenance,
-) -> Vec<Row> {
-    let m = &s.model;
-    let prov = |f: Field| if edits.has(f) { Provenance::User } else { base };
-    let dim_prov = |f: Field, explicit: Option<u32>| {
-        if edits.has(f) {
-            Provenance::User
-        } else if explicit.is_none() {
-            Provenance::Derived
-        } else {
-            base
-        }
-    };
-    let mut rows = vec![
-        Row::field(Field::Layers, "layers", fig.layers.to_string())
-            .tag(Tag::Prov(prov(Field::Layers))),
-        Row::field(Field::Heads, "heads", per_layer_text(&fig.head_count))
-            .tag(Tag::Prov(prov(Field::Heads))),
-        Row::field(
-            Field::KvHeads,
-            "KV heads",
-            per_layer_text(&fig.head_count_kv),
-        )
-        .tag(Tag::Prov(prov(Field::KvHeads))),
-        Row::field(
-            Field::KeyLength,
-            "key dim",
-            m.layers.first().map_or(0, |l| l.key_length).to_string(),
-        )
-        .tag(Tag::Prov(dim_prov(Field::KeyLength, fig.key_length))),
-        Row::field(
-            Field::ValueLength,
-            "value dim",
-            m.layers.first().map_or(0, |l| l.value_length).to_string(),
-        )
-        .tag(Tag::Prov(dim_prov(Field::ValueLength, fig.value_length))),
-        Row::field(Field::Window, "window", window_value(m, fig))
-            .tag(Tag::Prov(prov(Field::Window))),
-    ];
-    match m.mla {
-        Some(mla) => {
-            rows.push(
-                Row::field(Field::KvLoraRank, "MLA rank", mla.kv_lora_rank.to_string())
-                    .tag(Tag::Prov(prov(Field::KvLoraRank))),
-            );
-            rows.push(
-                Row::field(Field::RopeDim, "MLA rope", mla.rope_dim.to_string())
-                    .tag(Tag::Prov(prov(Field::RopeDim))),
-            );
-        }
-        None => rows.push(Row::info("MLA", "none".into())),
-    }
-    match m.moe {
-        Some(moe) => {
-            rows.push(
-                Row::field(
-                    Field::ExpertsUsed,
-                    "experts",
-                    format!("{} of {}", moe.experts_used, moe.experts),
-                )
-                .tag(Tag::Prov(prov(Field::ExpertsUsed))),
-            );
-        }
-        None => rows.push(Row::info("experts", "dense".into())),
-    }
-    let params = match &m.parameters_advertised {
-        Some(p) => Row::field(
-            Field::Parameters,
-            "parameters",
-            units::group_digits(p.value as u128),
-        )
-        .tag(Tag::Prov(if edits.has(Field::Parameters) {
-            Provenance::User
-        } else {
-            p.provenance
-        })),
-        None => match s.inventory.as_ref().map(|i| i.parameters) {
-            Some(n) if n > 0 => Row::field(
-                Field::Parameters,
-                "parameters",
-                units::group_digits(n as u128),
-            )
-            .tag(Tag::Note("counted".into())),
-            _ => Row::field(Field::Parameters, "parameters", "unknown".into()),
-        },
-    };
-    rows.push(params);
-    rows.push(
-        Row::field(
-            Field::NativeContext,
-            "native ctx",
-            m.native_context.map_or("unknown".into(), units::fmt_tokens),
-        )
-        .tag(Tag::Prov(prov(Field::NativeContext))),
-    );
-    rows
-}
-
-pub use crate::workspace::MachineOrigin;
-
-/// Rows of the machine pane. `edited` lists machine fields the user changed.
-pub fn machine_rows(s: &Scenario, origin: MachineOrigin, edited: &[Field]) -> Vec<Row> {
-    let m = &s.machine;
-    let prov = |f: Field, p: Provenance| {
-        if edited.contains(&f) {
-            Provenance::User
-        } else {
-            p
-        }
-    };
-    let mut rows = vec![
-        Row::field(Field::MachineProfile, "profile", m.id.clone()).tag(Tag::Note(
-            if edited.is_empty() {
-                origin.label().to_string()
-            } else {
-                "edited".into()
-            },
-        )),
-    ];
-    rows.push(Row::info("", m.name.clone()));
-    for (i, t) in m.tiers.iter().enumerate() {
-        rows.push(Row::heading(format!("{} ({})", t.name, t.kind)));
-        rows.push(
-            Row::field(
-                Field::Capacity(i),
-                "capacity",
-                units::fmt_gib(t.capacity.value),
-            )
-            .tag(Tag::Prov(prov(Field::Capacity(i), t.capacity.provenance))),
-        );
-        rows.push(
-            Row::field(
-                Field::Bandwidth(i),
-                "bandwidth",
-                units::fmt_bandwidth(t.bandwidth.value),
-            )
-            .tag(Tag::Prov(prov(Field::Bandwidth(i), t.bandwidth.provenance))),
-        );
-        let measured = match &t.measured_bandwidth {
-            Some(b) => Row::field(
-                Field::Measured(i),
-                "measured",
-                units::fmt_bandwidth(b.value),
-            )
-            .tag(Tag::Prov(prov(Field::Measured(i), b.provenance))),
-            // A bandwidth that is itself measured has no second, measured figure to show.
-            None if t.bandwidth.provenance == Provenance::Measured => {
-                Row::field(Field::Measured(i), "measured", "the bandwidth above".into())
-            }
-            None => Row::field(Field::Measured(i), "measured", "none".into()),
-        };
-        rows.push(measured);
-    }
-    if m.compute.is_empty() {
-        rows.push(Row::info("compute", "no rate: no prefill ceiling".into()));
-    } else {
-        rows.push(Row::heading("compute".into()));
-        for (i, c) in m.compute.iter().enumerate() {
-            let label = format!("{} @{}", c.path, c.tier);
-            let mut r = Row::field(
-                Field::ComputeRate(i),
-                &label,
-                units::fmt_flops(c.rate.value),
-            );
-            r = r.tag(Tag::Prov(prov(Field::ComputeRate(i), c.rate.provenance)));
-            rows.push(r);
-        }
-    }
-    rows
-}
-
-/// A typed value that cannot be used; every message is worded here, one line naming the
-/// field and the text.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FieldError {
-    /// Nothing typed where a number is needed.
-    Empty(&'static str),
-    /// Not a number.
-    NotANumber(&'static str, String),
-    /// Negative or not finite.
-    Negative(&'static str, String),
-    /// Beyond the field's range.
-    TooLarge(&'static str, String),
-    /// A fraction where a whole number is needed.
-    Fraction(&'static str, String),
-    /// Not on or off.
-    NotOnOff(&'static str, String),
-    /// Not a cache type llama.cpp knows.
-    CacheType(&'static str, String),
-    /// A size, bandwidth or rate that does not parse (the unit parser's reason).
-    Unit(&'static str, String),
-    /// An empty compute path.
-    NoComputePath,
-    /// Experts not typed as "used of total".
-    Experts(String),
-    /// A parameter count that does not parse.
-    Parameters(String),
-    /// A parameter count out of any plausible range.
-    ParametersImplausible(String),
-    /// The value parses but the scenario refuses it (the one edit function's reason).
-    Refused(&'static str, EditError),
-}
-
-impl std::fmt::Display for FieldError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FieldError::Empty(w) => write!(f, "{w}: type a number"),
-            FieldError::NotANumber(w, t) => write!(f, "{w}: \"{t}\" is not a number"),
-            FieldError::Negative(w, t) => write!(f, "{w}: \"{t}\" must be a positive number"),
-            FieldError::TooLarge(w, t) => write!(f, "{w}: \"{t}\" is too large"),
-            FieldError::Fraction(w, t) => write!(f, "{w}: \"{t}\" must be a whole number"),
-            FieldError::NotOnOff(w, t) => write!(f, "{w}: \"{t}\" is not on or off"),
-            FieldError::CacheType(w, t) => write!(
-                f,
-                "{w}: unknown cache type \"{t}\" ({})",
-                CacheType::names_list()
-            ),
-            FieldError::Unit(w, m) => write!(f, "{w}: {m}"),
-            FieldError::NoComputePath => f.write_str("compute path: type a path name (e.g. fp16)"),
-            FieldError::Experts(t) => {
-                write!(f, "experts: type \"8 of 128\" (used of total), not \"{t}\"")
-            }
-            FieldError::Parameters(t) => write!(
-                f,
-                "parameters: \"{t}\" is not a number (e.g. 32.8e9 or 32.8B)"
-            ),
-            FieldError::ParametersImplausible(t) => {
-                write!(f, "parameters: \"{t}\" is not a plausible parameter count")
-            }
-            FieldError::Refused(w, e) => write!(f, "{w}: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for FieldError {}
-
-impl Field {
-    /// The short name used in messages about a typed value.
-    pub(crate) fn short(self) -> &'static str {
-        match self {
-            Field::Context => "context",
-            Field::Sequences => "sequences",
-            Field::TypeK => "K cache",
-            Field::TypeV => "V cache",
-            Field::FlashAttn => "flash attention",
-            Field::Ubatch => "n_ubatch",
-            Field::KvUnified => "unified KV",
-            Field::SwaFull => "swa-full",
-            Field::Other => "other allocations A",
-            Field::GpuLayers => "GPU layers",
-            Field::TensorSplit => "tensor split",
-            Field::NoKvOffload => "KV in host memory",
-            Field::PromptRows => "prompt rows",
-            Field::ComputePath => "compute path",
-            Field::Layers => "layers",
-            Field::Heads => "heads",
-            Field::KvHeads => "KV heads",
-            Field::KeyLength => "key length",
-            Field::ValueLength => "value length",
-            Field::Window => "window",
-            Field::KvLoraRank => "MLA kv_lora_rank",
-            Field::RopeDim => "MLA rope dims",
-            Field::Experts | Field::ExpertsUsed => "experts",
-            Field::Parameters => "parameters",
-            Field::NativeContext => "native context",
-            Field::MachineProfile => "machine profile",
-            Field::Capacity(_) => "capacity",
-            Field::Bandwidth(_) => "bandwidth",
-            Field::Measured(_) => "measured bandwidth",
-            Field::ComputeRate(_) => "compute rate",
-            Field::Claim => "claim",
-        }
-    }
-}
-
-fn parse_count(text: &str, what: &'static str) -> Result<u64, FieldError> {
-    let t = text.trim();
-    units::parse_count(t).map_err(|e| match e {
-        units::CountError::Empty => FieldError::Empty(what),
-        units::CountError::NotANumber => FieldError::NotANumber(what, t.into()),
-        units::CountError::Negative => FieldError::Negative(what, t.into()),
-        units::CountError::TooLarge => FieldError::TooLarge(what, t.into()),
-        units::CountError::Fraction => FieldError::Fraction(what, t.into()),
-    })
-}
-
-/// `--tensor-split` as llama.cpp takes it: proportions per accelerator, `,` or `/` between;
-/// "auto" (or nothing) splits by memory, as llama.cpp does without `-ts`.
-fn parse_split(text: &str, what: &'static str) -> Result<Option<Vec<f64>>, FieldError> {
-    if text.trim().is_empty() || text.trim().eq_ignore_ascii_case("auto") {
-        return Ok(None);
-    }
-    let parts: Vec<&str> = text.split([',', '/']).map(str::trim).collect();
-    let mut v = Vec::with_capacity(parts.len());
-    for p in parts {
-        let x: f64 = p
-            .parse()
-            .map_err(|_| FieldError::NotANumber(what, text.trim().into()))?;
-        if !x.is_finite() || x < 0.0 {
-            return Err(FieldError::Negative(what, text.trim().into()));
-        }
-        v.push(x);
-    }
-    if !v.iter().any(|x| *x > 0.0) {
-        return Err(FieldError::Empty(what));
-    }
-    Ok(Some(v))
-}
-
-/// The split as `-ts` takes it, or "auto" (by memory) without one.
-fn tensor_split_text(s: &Scenario) -> String {
-    match &s.offload.tensor_split {
-        Some(v) => v
-            .iter()
-            .map(|x| short_decimal(*x))
-            .collect::<Vec<_>>()
-            .join(","),
-        None => "auto".into(),
-    }
-}
-
-fn parse_u32(text: &str, what: &'static str) -> Result<u32, FieldError> {
-    let v = parse_count(text, what)?;
-    u32::try_from(v).map_err(|_| FieldError::TooLarge(what, text.trim().into()))
-}
-
-fn parse_bool(text: &str, what: &'static str) -> Result<bool, FieldError> {
-    match text.trim().to_ascii_lowercase().as_str() {
-        "on" | "1" | "true" | "yes" | "y" => Ok(true),
-        "off" | "0" | "false" | "no" | "n" => Ok(false),
-        other => Err(FieldError::NotOnOff(what, other.into())),
-    }
-}
-
-fn parse_cache_type(text: &str, what: &'static str) -> Result<CacheType, FieldError> {
-    CacheType::parse(text).ok_or_else(|| FieldError::CacheType(what, text.trim().into()))
-}
-
-/// The next context length up: a quarter of the power of two below it (32,768 → 40,960).
-pub fn context_step_up(n: u64) -> u64 {
-    let p = if n == 0 {
-        1
-    } else {
-        1u64 << (63 - n.leading_zeros())
-    };
-    let step = (p / 4).max(1);
-    (n / step + 1).saturating_mul(step)
-}
-
-/// The next context length down (32,768 → 28,672), never below 1.
-pub fn context_step_down(n: u64) -> u64 {
-    if n <= 1 {
-        return 1;
-    }
-    let below = n - 1;
-    let p = 1u64 << (63 - below.leading_zeros());
-    let step = (p / 4).max(1);
-    ((below / step) * step).max(1)
-}
-
-fn step_u64(v: u64, dir: i32, step: u64, min: u64) -> u64 {
-    if dir > 0 {
-        v.saturating_add(step)
-    } else {
-        v.saturating_sub(step).max(min)
-    }
-}
-
-fn halve_double(v: u64, dir: i32) -> u64 {
-    if dir > 0 {
-        v.saturating_mul(2)
-    } else {
-        (v / 2).max(1)
-    }
-}
-
-fn cycle<T: Copy + PartialEq>(all: &[T], cur: T, dir: i32) -> T {
-    let i = all.iter().position(|x| *x == cur).unwrap_or(0) as i32;
-    let n = all.len() as i32;
-    all[((i + dir).rem_euclid(n)) as usize]
-}
-
-fn clamp_u32(v: u64) -> u32 {
-    v.min(u32::MAX as u64) as u32
-}
-
-/// The edit a step left (−1) or right (+1) makes; `None` when the field cannot be stepped
-/// (type its value instead).
-pub fn step_edit(s: &Scenario, fig: &ArchFigures, f: Field, dir: i32) -> Option<Edit> {
-    let c = &s.cache;
-    let tier = |i: usize| s.machine.tiers.get(i);
-    Some(match f {
-        Field::Context => Edit::Context(if dir > 0 {
-            context_step_up(c.context)
-        } else {
-            context_step_down(c.context)
-        }),
-        Field::Sequences => Edit::Sequences(step_u64(c.sequences, dir, 1, 1)),
-        Field::TypeK => Edit::CacheTypeK(cycle(&CacheType::ALL, c.type_k, dir)),
-        Field::TypeV => Edit::CacheTypeV(cycle(&CacheType::ALL, c.type_v, dir)),
-        Field::FlashAttn => Edit::FlashAttn(!c.flash_attn),
-        Field::Ubatch => Edit::Ubatch(halve_double(c.ubatch, dir)),
-        Field::KvUnified => Edit::KvUnified(!c.kv_unified),
-        Field::SwaFull => Edit::SwaFull(!c.swa_full),
-        Field::Other => Edit::Overhead(step_u64(s.other_bytes.value, dir, GIB / 4, 0)),
-        Field::GpuLayers => {
-            let all = crate::core::tiers::all_gpu_layers(&s.model);
-            let cur = s.offload.gpu_layers.unwrap_or(all).min(all);
-            let next = if dir > 0 {
-                (cur + 1).min(all)
-            } else {
-                cur.saturating_sub(1)
-            };
-            Edit::GpuLayers(if next >= all { None } else { Some(next) })
-        }
-        Field::NoKvOffload => Edit::NoKvOffload(!s.offload.no_kv_offload),
-        Field::PromptRows => Edit::PromptRows(halve_double(s.prompt_rows, dir)),
-        Field::ComputePath => {
-            let mut paths: Vec<String> = s.machine.compute.iter().map(|c| c.path.clone()).collect();
-            if !paths.contains(&s.compute_path) {
-                paths.insert(0, s.compute_path.clone());
-            }
-            let i = paths.iter().position(|p| *p == s.compute_path).unwrap_or(0) as i32;
-            let n = paths.len() as i32;
-            Edit::ComputePath(paths[((i + dir).rem_euclid(n)) as usize].clone())
-        }
-        Field::Layers => Edit::Layers((fig.layers as i64 + dir as i64).max(1) as u32),
-        Field::Heads => Edit::Heads((fig.head_count.max() as i64 + dir as i64).max(0) as u32),
-        Field::KvHeads => {
-            Edit::KvHeads((fig.head_count_kv.max() as i64 + dir as i64).max(0) as u32)
-        }
-        Field::KeyLength => {
-            let cur = s.model.layers.first().map_or(0, |l| l.key_length);
-            Edit::KeyLength(clamp_u32(step_u64(cur as u64, dir, 8, 1)))
-        }
-        Field::ValueLength => {
-            let cur = s.model.layers.first().map_or(0, |l| l.value_length);
-            Edit::ValueLength(clamp_u32(step_u64(cur as u64, dir, 8, 1)))
-        }
-        Field::Window => Edit::Window(step_u64(fig.sliding_window.unwrap_or(0), dir, 256, 0)),
-        Field::ExpertsUsed => {
-            let m = fig.moe?;
-            Edit::Experts {
-                used: (m.experts_used as i64 + dir as i64).clamp(1, m.experts as i64) as u32,
-                total: m.experts,
-            }
-        }
-        Field::NativeContext => {
-            Edit::NativeContext(halve_double(fig.native_context.unwrap_or(4096), dir))
-        }
-        Field::Capacity(i) => Edit::Capacity {
-            tier: i,
-            bytes: step_u64(tier(i)?.capacity.value, dir, GIB, GIB),
-        },
-        Field::Bandwidth(i) => Edit::Bandwidth {
-            tier: i,
-            rate: BytesPerSec((tier(i)?.bandwidth.value.0 + dir as f64 * 1e10).max(1e9)),
-        },
-        Field::Measured(i) => {
-            let b = tier(i)?.measured_bandwidth.as_ref()?;
-            Edit::Measured {
-                tier: i,
-                rate: Some(BytesPerSec((b.value.0 + dir as f64 * 1e10).max(1e9))),
-            }
-        }
-        Field::ComputeRate(i) => Edit::ComputeRate {
-            index: i,
-            rate: FlopPerSec(
-                (s.machine.compute.get(i)?.rate.value.0 + dir as f64 * 1e12).max(1e12),
-            ),
-        },
-        Field::TensorSplit
-        | Field::KvLoraRank
-        | Field::RopeDim
-        | Field::Experts
-        | Field::Parameters
-        | Field::MachineProfile
-        | Field::Claim => return None,
-    })
-}
-
-/// The edit typed text makes. `None` for fields that are not scenario figures (the machine
-/// picker, the claim).
-pub fn parse_edit(
-    s: &Scenario,
-    fig: &ArchFigures,
-    f: Field,
-    text: &str,
-) -> Result<Option<Edit>, FieldError> {
-    let what = f.short();
-    let t = text.trim();
-    Ok(Some(match f {
-        Field::Context => Edit::Context(parse_count(t, what)?),
-        Field::Sequences => Edit::Sequences(parse_count(t, what)?),
-        Field::TypeK => Edit::CacheTypeK(parse_cache_type(t, what)?),
-        Field::TypeV => Edit::CacheTypeV(parse_cache_type(t, what)?),
-        Field::FlashAttn => Edit::FlashAttn(parse_bool(t, what)?),
-        Field::Ubatch => Edit::Ubatch(parse_count(t, what)?),
-        Field::KvUnified => Edit::KvUnified(parse_bool(t, what)?),
-        Field::SwaFull => Edit::SwaFull(parse_bool(t, what)?),
-        Field::Other => {
-            Edit::Overhead(units::parse_bytes(t).map_err(|e| FieldError::Unit(what, e.0))?)
-        }
-        Field::GpuLayers => Edit::GpuLayers(if t.eq_ignore_ascii_case("all") {
-            None
-        } else {
-            let n = parse_u32(t, what)?;
-            // Above L every layer is offloaded: shown as "all".
-            (n <= s.model.layer_count()).then_some(n)
-        }),
-        Field::TensorSplit => Edit::TensorSplit(parse_split(t, what)?),
-        Field::NoKvOffload => Edit::NoKvOffload(parse_bool(t, what)?),
-        Field::PromptRows => Edit::PromptRows(parse_count(t, what)?),
-        Field::ComputePath => {
-            if t.is_empty() {
-                return Err(FieldError::NoComputePath);
-            }
-            Edit::ComputePath(t.to_string())
-        }
-        Field::Layers => Edit::Layers(parse_u32(t, what)?),
-        Field::Heads => Edit::Heads(parse_u32(t, what)?),
-        Field::KvHeads => Edit::KvHeads(parse_u32(t, what)?),
-        Field::KeyLength => Edit::KeyLength(parse_u32(t, what)?),
-        Field::ValueLength => Edit::ValueLength(parse_u32(t, what)?),
-        Field::Window => Edit::Window(parse_count(t, what)?),
-        Field::KvLoraRank => Edit::KvLoraRank(parse_u32(t, what)?),
-        Field::RopeDim => Edit::RopeDim(parse_u32(t, what)?),
-        Field::ExpertsUsed | Field::Experts => {
-            // "8 of 128", "8/128" or a single number for the experts used.
-            let lower = t.to_ascii_lowercase();
-            let parts: Vec<&str> = lower
-                .split(['/', ' '])
-                .filter(|p| !p.is_empty() && *p != "of")
-                .collect();
-            let total = fig.moe.map_or(0, |m| m.experts);
-            match parts.as_slice() {
-                [u] => Edit::Experts {
-                    used: parse_u32(u, "experts used")?,
-                    total,
-                },
-                [u, n] => Edit::Experts {
-                    used: parse_u32(u, "experts used")?,
-                    total: parse_u32(n, "experts")?,
-                },
-                _ => return Err(FieldError::Experts(t.into())),
-            }
-        }
-        Field::Parameters => Edit::Parameters(parse_params(t)?),
-        Field::NativeContext => Edit::NativeContext(parse_count(t, what)?),
-        Field::Capacity(i) => Edit::Capacity {
-            tier: i,
-            bytes: units::parse_bytes(t).map_err(|e| FieldError::Unit(what, e.0))?,
-        },
-        Field::Bandwidth(i) => Edit::Bandwidth {
-            tier: i,
-            rate: units::parse_bandwidth(t).map_err(|e| FieldError::Unit(what, e.0))?,
-        },
-        Field::Measured(i) => Edit::Measured {
-            tier: i,
-            rate: if t.is_empty() || t.eq_ignore_ascii_case("none") {
-                None
-            } else {
-                Some(units::parse_bandwidth(t).map_err(|e| FieldError::Unit(what, e.0))?)
-            },
-        },
-        Field::ComputeRate(i) => Edit::ComputeRate {
-            index: i,
-            rate: units::parse_flops(t).map_err(|e| FieldError::Unit(what, e.0))?,
-        },
-        Field::MachineProfile | Field::Claim => return Ok(None),
-    }))
-}
-
-/// Parameters: `32.8e9`, `32,800,000,000`, `32.8B`, `671b`, `270M`.
-pub fn parse_params(t: &str) -> Result<u64, FieldError> {
-    let lower: String = t
-        .trim()
-        .to_ascii_lowercase()
-        .chars()
-        .filter(|c| *c != ',' && *c != '_' && !c.is_whitespace())
-        .collect();
-    let (num, mult) = match lower.chars().last() {
-        Some('b') => (&lower[..lower.len() - 1], 1e9),
-        Some('m') => (&lower[..lower.len() - 1], 1e6),
-        Some('k') => (&lower[..lower.len() - 1], 1e3),
-        Some('t') => (&lower[..lower.len() - 1], 1e12),
-        _ => (lower.as_str(), 1.0),
-    };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| FieldError::Parameters(t.trim().into()))?;
-    let v = v * mult;
-    if !v.is_finite() || v < 1.0 || v >= u64::MAX as f64 {
-        return Err(FieldError::ParametersImplausible(t.trim().into()));
-    }
-    Ok(v.round() as u64)
-}
-
-/// The context after `[` (halve) or `]` (double).
-pub fn halve_or_double_context(n: u64, double: bool) -> u64 {
-    if double {
-        n.saturating_mul(2).min(MAX_CONTEXT.saturating_mul(2))
-    } else {
-        (n / 2).max(1)
-    }
-}
-
-/// Tag the GPU layers row with the most that fit (`core::gpu_layers`), `n` jumps there.
-pub fn tag_max_gpu_layers(rows: &mut [Row], m: Option<&crate::core::gpu_layers::MaxGpuLayers>) {
-    let Some(m) = m else { return };
-    let Some(row) = rows.iter_mut().find(|r| r.field == Some(Field::GpuLayers)) else {
-        return;
-    };
-    row.tag = Some(match m.gpu_layers {
-        Some(n) if n >= m.all_layers => Tag::Note("all fit".into()),
-        Some(n) => Tag::Note(format!("max {n} (n)")),
-        None => Tag::Warn("none fit".into()),
-    });
 }
 
 /// The window row: the shape's windows, and a typed window the architecture does not apply
@@ -1202,119 +1233,93 @@ pub fn refusal_rows(reason: &str, width: usize) -> Vec<Row> {
         .collect()
 }
 
-/// The current value of `f` as a prompt opens on it: text [`parse_edit`] reads back to the
-/// same value (exact bytes or whole units, no digit grouping). Empty when there is no value
-/// (no measured bandwidth, no MLA figures, an unknown parameter count).
-pub fn edit_text(s: &Scenario, fig: &ArchFigures, f: Field) -> String {
-    let c = &s.cache;
-    let tier = |i: usize| s.machine.tiers.get(i);
-    let per_layer = |p: &PerLayer| match p {
-        PerLayer::Uniform(v) => v.to_string(),
-        PerLayer::List(v) => {
-            let first = v.first().copied().unwrap_or(0);
-            if v.iter().all(|x| *x == first) {
-                first.to_string()
-            } else {
-                String::new()
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::ScenarioOptions;
+    use crate::profile::Catalog;
+
+    fn workspace(scenario: &str, machine: Option<&str>, model: Option<&str>) -> Workspace {
+        let o = ScenarioOptions {
+            scenario: Some(scenario.into()),
+            machine: machine.map(str::to_string),
+            model: model.map(str::to_string),
+            artifact_bytes: model.map(|_| "400000000000".to_string()),
+            ..Default::default()
+        };
+        Workspace::new(Catalog::builtin(), &o).unwrap()
+    }
+
+    /// Every setting of every row shown, at every tier and compute index.
+    fn shown_settings(ws: &Workspace) -> Vec<Setting> {
+        let m = &ws.scenario().machine;
+        let mut out = Vec::new();
+        for d in ROWS.iter().filter(|d| (d.shown)(ws.scenario())) {
+            let n = match d.per {
+                Per::One => 1,
+                Per::Tier => m.tiers.len(),
+                Per::Compute => m.compute.len(),
+            };
+            out.extend((0..n).map(|i| d.setting.at(i)));
+        }
+        out
+    }
+
+    /// The text a prompt opens on reads back, through the row's own parser and the one edit
+    /// function, to the same value; and every row shown is one the table describes.
+    #[test]
+    fn each_row_reads_its_own_text_back() {
+        for (scenario, machine, model) in [
+            ("default", None, None),
+            (
+                "qwen3-32b-rtx-4090-partial",
+                Some("desktop-dual-rtx-3090"),
+                None,
+            ),
+            ("default", Some("h200-measured"), Some("deepseek-v3")),
+            ("default", None, Some("qwen3-30b-a3b")),
+        ] {
+            let mut ws = workspace(scenario, machine, model);
+            let settings = shown_settings(&ws);
+            for k in [Pane::Cache, Pane::Model, Pane::Machine] {
+                for r in pane_rows(&ws, k) {
+                    if let Some(Field::Setting(s)) = r.field {
+                        assert!(settings.contains(&s), "{s:?} shown but not described");
+                    }
+                }
+            }
+            for s in settings {
+                let before = edit_text(&ws, s);
+                if before.is_empty() {
+                    continue;
+                }
+                let e = parse_edit(&ws, s, &before)
+                    .unwrap_or_else(|e| panic!("{scenario}: {s:?} {before:?}: {e}"));
+                assert_eq!(e.setting(), Some(s), "{before:?}");
+                ws.apply(e)
+                    .unwrap_or_else(|e| panic!("{scenario}: {s:?} {before:?}: {e}"));
+                assert_eq!(edit_text(&ws, s), before, "{scenario}: {s:?}");
             }
         }
-    };
-    match f {
-        Field::Context => c.context.to_string(),
-        Field::Sequences => c.sequences.to_string(),
-        Field::TypeK => c.type_k.name().to_string(),
-        Field::TypeV => c.type_v.name().to_string(),
-        Field::FlashAttn => on_off(c.flash_attn),
-        Field::Ubatch => c.ubatch.to_string(),
-        Field::KvUnified => on_off(c.kv_unified),
-        Field::SwaFull => on_off(c.swa_full),
-        Field::Other => bytes_text(s.other_bytes.value),
-        Field::GpuLayers => s
-            .offload
-            .gpu_layers
-            .map_or_else(|| "all".to_string(), |n| n.to_string()),
-        Field::TensorSplit => tensor_split_text(s),
-        Field::NoKvOffload => on_off(s.offload.no_kv_offload),
-        Field::PromptRows => s.prompt_rows.to_string(),
-        Field::ComputePath => s.compute_path.clone(),
-        Field::Layers => fig.layers.to_string(),
-        Field::Heads => per_layer(&fig.head_count),
-        Field::KvHeads => per_layer(&fig.head_count_kv),
-        Field::KeyLength => s
-            .model
-            .layers
-            .first()
-            .map_or_else(String::new, |l| l.key_length.to_string()),
-        Field::ValueLength => s
-            .model
-            .layers
-            .first()
-            .map_or_else(String::new, |l| l.value_length.to_string()),
-        Field::Window => fig.sliding_window.unwrap_or(0).to_string(),
-        Field::KvLoraRank => fig
-            .mla
-            .map_or_else(String::new, |m| m.kv_lora_rank.to_string()),
-        Field::RopeDim => fig.mla.map_or_else(String::new, |m| m.rope_dim.to_string()),
-        Field::Experts | Field::ExpertsUsed => fig.moe.map_or_else(String::new, |m| {
-            format!("{} of {}", m.experts_used, m.experts)
-        }),
-        Field::Parameters => s
-            .model
-            .parameters_advertised
-            .as_ref()
-            .map(|p| p.value)
-            .or_else(|| {
-                s.inventory
-                    .as_ref()
-                    .map(|i| i.parameters)
-                    .filter(|n| *n > 0)
-            })
-            .map_or_else(String::new, |n| n.to_string()),
-        Field::NativeContext => fig
-            .native_context
-            .map_or_else(String::new, |n| n.to_string()),
-        Field::Capacity(i) => tier(i).map_or_else(String::new, |t| bytes_text(t.capacity.value)),
-        Field::Bandwidth(i) => tier(i).map_or_else(String::new, |t| rate_text(t.bandwidth.value.0)),
-        Field::Measured(i) => tier(i)
-            .and_then(|t| t.measured_bandwidth.as_ref())
-            .map_or_else(String::new, |b| rate_text(b.value.0)),
-        Field::ComputeRate(i) => s.machine.compute.get(i).map_or_else(String::new, |c| {
-            format!("{} TFLOP/s", short_decimal(c.rate.value.0 / 1e12))
-        }),
-        Field::MachineProfile => s.machine.id.clone(),
-        Field::Claim => String::new(),
     }
-}
 
-/// Bytes as typed: whole GiB or GB when exact, else the byte count.
-fn bytes_text(b: u64) -> String {
-    if b == 0 {
-        "0".into()
-    } else if b.is_multiple_of(GIB) {
-        format!("{} GiB", b / GIB)
-    } else if b.is_multiple_of(1_000_000_000) {
-        format!("{} GB", b / 1_000_000_000)
-    } else if b.is_multiple_of(1 << 20) {
-        format!("{} MiB", b >> 20)
-    } else {
-        b.to_string()
+    /// Space and ←/→ on toggles and choices go through the row's parser: on becomes off, a
+    /// choice moves to the next one and wraps.
+    #[test]
+    fn toggles_and_cycles_step_through_their_parsers() {
+        let ws = workspace("qwen3-32b-rtx-4090-partial", None, None);
+        let fa = ws.scenario().cache.flash_attn;
+        assert_eq!(
+            step_edit(&ws, Setting::FlashAttn, 1),
+            Some(Edit::FlashAttn(!fa))
+        );
+        let k = ws.scenario().cache.type_k;
+        let i = CacheType::ALL.iter().position(|t| *t == k).unwrap();
+        let n = CacheType::ALL.len();
+        assert_eq!(
+            step_edit(&ws, Setting::CacheTypeK, -1),
+            Some(Edit::CacheTypeK(CacheType::ALL[(i + n - 1) % n]))
+        );
+        assert_eq!(step_edit(&ws, Setting::TensorSplit, 1), None);
     }
-}
-
-/// A bandwidth as typed, in GB/s.
-fn rate_text(bytes_per_s: f64) -> String {
-    format!("{} GB/s", short_decimal(bytes_per_s / 1e9))
-}
-
-/// The shortest decimal that reads back to `v` within a millionth (no float noise).
-fn short_decimal(v: f64) -> String {
-    for places in 0..=6 {
-        let t = format!("{v:.places$}");
-        if let Ok(back) = t.parse::<f64>()
-            && (back - v).abs() <= v.abs() * 1e-9
-        {
-            return t;
-        }
-    }
-    v.to_string()
 }

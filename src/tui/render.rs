@@ -1,7 +1,7 @@
 //! Drawing the app: `impl Widget for &App` places the panes or the current view, the title
 //! and status lines, the help overlay and questions. Reads the app; changes nothing.
 
-use super::app::{App, View};
+use super::app::{App, Modal, View};
 use super::fields::Pane;
 use super::layout::{self, MainLayout};
 use super::panes::artifact::ArtifactPane;
@@ -47,7 +47,7 @@ pub fn strip_unsafe(area: Rect, buf: &mut Buffer) {
 
 impl App {
     fn render_screen(&self, area: Rect, buf: &mut Buffer) {
-        let t = self.theme;
+        let t = self.theme();
         if layout::too_small(area) {
             Paragraph::new(vec![
                 Line::from(Span::styled("llmbound", t.heading())),
@@ -64,53 +64,54 @@ impl App {
             .render(area, buf);
             return;
         }
-        match self.view {
+        match self.view() {
             View::Main => self.render_main(area, buf),
             other => {
                 let [body, status] =
                     Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(area);
-                let file = self.file.loaded.as_ref();
+                let file = self.file().loaded.as_ref();
                 let name = file.map(|f| f.file_name.as_str());
                 match other {
                     View::Tensors => TensorsScreen {
-                        view: &self.tensors,
-                        inv: self.file.inventory(),
+                        view: self.tensors(),
+                        inv: self.file().inventory(),
                         file_name: name,
                         theme: t,
                     }
                     .render(body, buf),
                     View::Metadata => MetadataScreen {
-                        view: &self.metadata,
-                        rows: self.file.metadata_rows(),
+                        view: self.metadata(),
+                        rows: self.file().metadata_rows(),
                         expanded: self
                             .metadata
                             .expanded
                             .as_deref()
-                            .and_then(|k| self.file.array(k)),
+                            .and_then(|k| self.file().array(k)),
                         file_name: name,
                         theme: t,
                     }
                     .render(body, buf),
                     View::Library => super::views::library::LibraryScreen {
-                        view: &self.library,
-                        scenario: self.ws.scenario(),
+                        view: self.library(),
+                        scenario: self.ws().scenario(),
                         theme: t,
                     }
                     .render(body, buf),
                     View::Bench => BenchScreen {
-                        view: &self.bench,
+                        view: self.bench(),
                         theme: t,
                     }
                     .render(body, buf),
                     _ => CompareScreen {
-                        view: &self.compare,
+                        view: self.compare(),
+                        pending: self.compare_switch(),
                         subject: format!(
                             "{} · {} tokens × {} · K {} V {}",
-                            self.ws.scenario().model.name,
-                            crate::core::units::fmt_tokens(self.ws.scenario().cache.context),
-                            self.ws.scenario().cache.sequences,
-                            self.ws.scenario().cache.type_k,
-                            self.ws.scenario().cache.type_v
+                            self.ws().scenario().model.name,
+                            crate::core::units::fmt_tokens(self.ws().scenario().cache.context),
+                            self.ws().scenario().cache.sequences,
+                            self.ws().scenario().cache.type_k,
+                            self.ws().scenario().cache.type_v
                         ),
                         theme: t,
                     }
@@ -119,19 +120,25 @@ impl App {
                 self.render_status(status, buf);
             }
         }
-        if let Some(i) = &self.input {
+        if let Some(i) = self.input() {
             super::prompt::render_list(i, area, t, buf);
         }
-        if self.help {
-            HelpOverlay {
-                keymap: &self.keymap,
+        if let Modal::Log(scroll) = self.modal() {
+            super::views::messages::MessagesOverlay {
+                log: &self.log(),
+                scroll: *scroll,
                 theme: t,
             }
             .render(area, buf);
         }
-        let question = self
-            .confirm
-            .as_ref()
+        if self.help_shown() {
+            HelpOverlay {
+                keymap: self.keymap(),
+                theme: t,
+            }
+            .render(area, buf);
+        }
+        let question = (self.confirm())
             .map(|c| c.question.clone())
             .or_else(|| self.pending_question());
         if let Some(q) = question {
@@ -157,15 +164,15 @@ impl App {
 
 impl App {
     fn render_main(&self, area: Rect, buf: &mut Buffer) {
-        let t = self.theme;
-        let Some(l) = layout::main_layout(area, self.focus, self.layout_hints()) else {
+        let t = self.theme();
+        let Some(l) = layout::main_layout(area, self.focus(), self.layout_hints()) else {
             return;
         };
         self.render_title(&l, buf);
         if let Some(tabs) = l.tabs {
             // The tabs are drawn where clicks find them (`tabs::rects`).
             for (p, r) in super::tabs::rects(tabs) {
-                let style = if layout::compact_left(self.focus) == p {
+                let style = if layout::compact_left(self.focus()) == p {
                     t.title(true)
                 } else {
                     t.label()
@@ -174,13 +181,13 @@ impl App {
             }
         }
         for (pane, rect) in &l.panes {
-            let focused = self.focus == *pane;
+            let focused = self.focus() == *pane;
             match pane {
                 Pane::Artifact => ArtifactPane {
-                    weights: &self.ws.scenario().weights,
-                    figures: &self.ws.report().artifact,
-                    pinned: self.ws.pinned(),
-                    file: &self.file,
+                    weights: &self.ws().scenario().weights,
+                    figures: &self.ws().report().artifact,
+                    pinned: self.ws().pinned(),
+                    file: self.file(),
                     focused,
                     theme: t,
                 }
@@ -188,7 +195,7 @@ impl App {
                 Pane::Model | Pane::Cache | Pane::Machine => {
                     let rows = self.rows(*pane);
                     let subtitle = match pane {
-                        Pane::Model => self.ws.scenario().model.architecture.clone(),
+                        Pane::Model => self.ws().scenario().model.architecture.clone(),
                         _ => String::new(),
                     };
                     InputPane {
@@ -202,19 +209,19 @@ impl App {
                     .render(*rect, buf);
                 }
                 Pane::Bounds => BoundsPane {
-                    report: self.ws.report(),
-                    plots: &self.plots,
+                    report: self.ws().report(),
+                    plots: self.plots(),
                     focused,
                     compact: l.compact,
-                    scroll: self.bounds_scroll,
+                    scroll: self.bounds_scroll(),
                     theme: t,
                 }
                 .render(*rect, buf),
                 Pane::Claim => ClaimPane {
-                    claim: self.claim.as_ref(),
-                    report: self.ws.report(),
+                    claim: self.claim(),
+                    report: self.ws().report(),
                     focused,
-                    scroll: self.claim_scroll,
+                    scroll: self.claim_scroll(),
                     theme: t,
                 }
                 .render(*rect, buf),
@@ -224,7 +231,7 @@ impl App {
     }
 
     fn render_title(&self, l: &MainLayout, buf: &mut Buffer) {
-        let t = self.theme;
+        let t = self.theme();
         let width = l.title.width as usize;
         let (left, tagline, right) = title_parts(&self.title(), width);
         let [lt, r] = Layout::horizontal([
@@ -242,18 +249,20 @@ impl App {
     }
 
     fn render_status(&self, area: Rect, buf: &mut Buffer) {
-        let t = self.theme;
-        if let Some(i) = &self.input {
+        let t = self.theme();
+        if let Some(i) = self.input() {
             prompt_line(i, t, area, buf);
             return;
         }
-        if let Some(m) = &self.message {
+        if let Some(m) = self.message() {
             let style = if m.error { t.bad() } else { t.ok() };
-            Paragraph::new(Span::styled(m.text.clone(), style)).render(area, buf);
+            // A message wider than the line ends in "…"; `@` shows it in full.
+            let text = super::format::fit(&m.text, area.width as usize);
+            Paragraph::new(Span::styled(text, style)).render(area, buf);
             return;
         }
         Paragraph::new(super::footer::line(
-            super::footer::hints(self.view),
+            super::footer::hints(self.view()),
             area.width as usize,
             t,
         ))

@@ -1,9 +1,11 @@
-//! The full-screen views (tensor inventory, metadata, compare machines) and the help overlay.
+//! The full-screen views (tensor inventory, metadata, compare machines, llama-bench, library)
+//! and the help and message-log overlays.
 
 pub mod bench;
 pub mod compare;
 pub mod help;
 pub mod library;
+pub mod messages;
 pub mod metadata;
 pub mod tensors;
 

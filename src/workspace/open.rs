@@ -3,9 +3,10 @@
 //! `remote::open_any`, and [`new_model`] turns what was read into the one [`Edit::Model`] the
 //! workspace (or a what-if copy: a library row) applies. The partial-download warning, the
 //! reader's warnings and the advertised parameter counts of a model profile whose artifact has
-//! exactly the same size are added here, once.
+//! exactly the same size are added here, once. An `ollama:NAME` is also resolved here to the
+//! blob path llama.cpp's command names, so the report exporters read no file.
 //!
-//! Depends on core, gguf, remote and profile; no terminal.
+//! Depends on core, gguf, remote, ollama and profile; no terminal.
 
 use crate::build::BuildError;
 use crate::core::edit::{self, Edit, NewModel};
@@ -67,6 +68,18 @@ pub fn partial_download_warning(missing_bytes: u64) -> String {
         "partial download: {} bytes of tensor data are missing; W is the size of the complete file",
         units::group_digits(missing_bytes as u128)
     )
+}
+
+/// The model as the llama.cpp command names it: an `ollama:NAME` reference resolved to its
+/// blob's path (Ollama's manifest is read here, before the report is built, so the exporters
+/// do no I/O); any other reference as given, and an Ollama name that does not resolve as typed.
+pub fn llama_cpp_model_path(reference: &Path) -> String {
+    match crate::remote::Source::parse(reference) {
+        crate::remote::Source::Ollama(name) => crate::ollama::resolve(&name)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| reference.display().to_string()),
+        _ => reference.display().to_string(),
+    }
 }
 
 /// Read an artifact's header (never its tensor data).

@@ -36,10 +36,10 @@ impl App {
             self.request_switch(Switch::Machine(id));
             return;
         }
-        if f == Field::Claim {
+        let Field::Setting(k) = f else {
             return;
-        }
-        match fields::step_edit(self.ws.scenario(), self.ws.figures(), f, dir) {
+        };
+        match fields::step_edit(&self.ws, k, dir) {
             Some(e) => {
                 self.edit_field(f, e);
             }
@@ -79,20 +79,19 @@ impl App {
 
     /// Set a field from text (as typed and accepted); a bad value leaves the scenario as it was.
     pub fn set_field(&mut self, f: Field, text: &str) {
-        match f {
+        let k = match f {
             Field::Claim => return self.set_claim(text),
             Field::MachineProfile => {
                 return self.request_switch(Switch::Machine(pick::id_of(text)));
             }
-            _ => {}
-        }
+            Field::Setting(k) => k,
+        };
         // Enter on the value the prompt opened with changes nothing (and marks nothing `user`).
-        if text.trim() == fields::edit_text(self.ws.scenario(), self.ws.figures(), f) {
+        if text.trim() == fields::edit_text(&self.ws, k) {
             return;
         }
-        match fields::parse_edit(self.ws.scenario(), self.ws.figures(), f, text) {
-            Ok(Some(e)) => self.edit_field(f, e),
-            Ok(None) => {}
+        match fields::parse_edit(&self.ws, k, text) {
+            Ok(e) => self.edit_field(f, e),
             Err(e) => self.refused_field(e),
         }
     }
@@ -155,6 +154,31 @@ impl App {
             }
             Err(r @ Refusal::NoOffload) => self.info(r.to_string()),
             Err(r) => self.refused(r),
+        }
+    }
+
+    /// Set the context to the largest that fits (the Bounds pane's figure), and say so.
+    pub(crate) fn jump_to_max_context(&mut self) {
+        let c = &self.ws.report().capacity;
+        let now = self.ws.scenario().cache.context;
+        match c.max_context_tokens {
+            _ if c.refused() => {
+                self.info("no context fits: llama.cpp will not start with these settings")
+            }
+            None => self.info("memory sets no limit on the context"),
+            Some(0) => self.info("no context fits: the weights and buffers alone do not fit"),
+            Some(n) if n == now => self.info(format!(
+                "context {} tokens is the largest that fits",
+                units::fmt_tokens(n)
+            )),
+            Some(n) => {
+                if self.edit(Edit::Context(n)) {
+                    self.info(format!(
+                        "context {} tokens: the largest that fits",
+                        units::fmt_tokens(n)
+                    ));
+                }
+            }
         }
     }
 

@@ -17,7 +17,7 @@ impl App {
                 .iter()
                 .position(|c| pick::id_of(c) == self.ws.scenario().machine.id)
                 .unwrap_or(0);
-            self.input = Some(picker);
+            self.modal = Modal::Input(picker);
             return;
         }
         let text = match f {
@@ -27,39 +27,37 @@ impl App {
                 .map(|c| c.text.clone())
                 .unwrap_or_default(),
             // Opens on the current value, selected: typing replaces it, ←→ Home End edit it.
-            _ => fields::edit_text(self.ws.scenario(), self.ws.figures(), f),
+            Field::Setting(k) => fields::edit_text(&self.ws, k),
+            Field::MachineProfile => self.ws.scenario().machine.id.clone(),
         };
-        self.input = Some(Input::new(
+        self.modal = Modal::Input(Input::new(
             InputTarget::Field(f),
             format!("{}: ", f.name()),
             text,
         ));
     }
 
-    pub(crate) fn update_input(&mut self, action: Action) {
-        let Some(mut input) = self.input.take() else {
-            return;
-        };
+    pub(crate) fn update_input(&mut self, mut input: Input, action: Action) {
         match action {
             Action::Input(c) => {
                 input.insert(c);
                 self.on_input_changed(&input);
-                self.input = Some(input);
+                self.modal = Modal::Input(input);
             }
             Action::Paste(t) => {
                 input.paste(&t);
                 self.on_input_changed(&input);
-                self.input = Some(input);
+                self.modal = Modal::Input(input);
             }
             Action::Backspace => {
                 input.backspace();
                 self.on_input_changed(&input);
-                self.input = Some(input);
+                self.modal = Modal::Input(input);
             }
             Action::Line(k) => {
                 input.key(k, self.history.of(&input.target));
                 self.on_input_changed(&input);
-                self.input = Some(input);
+                self.modal = Modal::Input(input);
             }
             Action::Back => {
                 if input.target == InputTarget::TensorSearch {
@@ -95,7 +93,7 @@ impl App {
                         Vec::new()
                     };
                 }
-                self.input = Some(input);
+                self.modal = Modal::Input(input);
             }
             Action::SetText(t) => {
                 input.set(t);
@@ -105,9 +103,9 @@ impl App {
             Action::Quit => self.quit = true,
             Action::Resize(w, h) => {
                 self.screen = Rect::new(0, 0, w, h);
-                self.input = Some(input);
+                self.modal = Modal::Input(input);
             }
-            _ => self.input = Some(input),
+            _ => self.modal = Modal::Input(input),
         }
     }
 

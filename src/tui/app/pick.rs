@@ -33,7 +33,7 @@ impl App {
         let mut p = Input::picker(target, prompt, choices);
         // The current profile is highlighted until something is typed.
         p.pick = p.choices.iter().position(|c| id_of(c) == cur).unwrap_or(0);
-        self.input = Some(p);
+        self.modal = Modal::Input(p);
     }
 
     /// The model picker (`M`): every model profile, built-in and saved.
@@ -82,7 +82,10 @@ impl App {
             return;
         }
         if self.ws.dropped_by(&sw).is_some() {
-            self.pending = Some(sw);
+            self.modal = Modal::Switch {
+                to: sw,
+                compare: false,
+            };
         } else {
             self.switch_to(sw);
         }
@@ -90,7 +93,13 @@ impl App {
 
     /// The y/n question of a pending switch.
     pub fn pending_question(&self) -> Option<String> {
-        let sw = self.pending.as_ref()?;
+        let Modal::Switch {
+            to: sw,
+            compare: false,
+        } = &self.modal
+        else {
+            return None;
+        };
         let (what, id) = match sw {
             Switch::Machine(id) => ("machine", id),
             Switch::Model(id) => ("model", id),
@@ -125,7 +134,7 @@ impl App {
     /// typed, else a prompt asks for it.
     pub fn select_model(&mut self, id: &str, bytes: Option<&str>) {
         if self.ws.pins_no_artifact(id) && bytes.is_none() {
-            self.input = Some(Input::new(
+            self.modal = Modal::Input(Input::new(
                 InputTarget::ModelBytes(id.to_string()),
                 format!("{id} pins no file: its GGUF size (bytes or 4.92 GB): "),
                 String::new(),

@@ -15,7 +15,7 @@ impl App {
                 }
             }
             Action::Search => {
-                self.input = Some(Input::new(
+                self.modal = Modal::Input(Input::new(
                     InputTarget::TensorSearch,
                     "search tensors: ",
                     self.tensors.search.clone(),
@@ -81,18 +81,12 @@ impl App {
     }
 
     pub(crate) fn update_bench(&mut self, action: Action) {
-        let page = self.screen.height.saturating_sub(4).max(1) as usize;
-        let last = self.bench.lines.len().saturating_sub(1);
-        let s = &mut self.bench.scroll;
         match action {
             Action::Back => self.view = View::Main,
-            Action::Up | Action::Scroll(_, _, -1) => *s = s.saturating_sub(1),
-            Action::Down | Action::Scroll(_, _, 1) => *s = (*s + 1).min(last),
-            Action::PageUp => *s = s.saturating_sub(page),
-            Action::PageDown => *s = (*s + page).min(last),
-            Action::Home => *s = 0,
-            Action::End => *s = last,
-            _ => {}
+            other => {
+                let page = self.screen.height.saturating_sub(4).max(1) as usize;
+                self.bench.update(other, page);
+            }
         }
     }
 
@@ -107,7 +101,7 @@ impl App {
                 }
             }
             Action::Search => {
-                self.input = Some(Input::new(
+                self.modal = Modal::Input(Input::new(
                     InputTarget::MetadataSearch,
                     "search keys: ",
                     self.metadata.search.clone(),
@@ -151,17 +145,6 @@ impl App {
     }
 
     pub(crate) fn update_compare(&mut self, action: Action) {
-        if let Some(id) = self.compare.pending_switch.take() {
-            match action {
-                Action::Yes => {
-                    self.select_machine(&id);
-                    self.view = View::Main;
-                }
-                Action::Quit => self.quit = true,
-                _ => self.info("kept the current machine and its edits"),
-            }
-            return;
-        }
         match action {
             Action::Back => self.view = View::Main,
             Action::Edit => {
@@ -170,7 +153,10 @@ impl App {
                         self.view = View::Main;
                     } else if self.ws.dropped_by(&Switch::Machine(id.clone())).is_some() {
                         // Choosing another machine drops the current one's unsaved edits.
-                        self.compare.pending_switch = Some(id);
+                        self.modal = Modal::Switch {
+                            to: Switch::Machine(id),
+                            compare: true,
+                        };
                     } else {
                         self.select_machine(&id);
                         self.view = View::Main;
@@ -178,7 +164,7 @@ impl App {
                 }
             }
             Action::Search => {
-                self.input = Some(Input::new(
+                self.modal = Modal::Input(Input::new(
                     InputTarget::CompareFilter,
                     "filter machines: ",
                     self.compare.filter.clone(),
@@ -192,7 +178,7 @@ impl App {
         match action {
             Action::Back => self.view = View::Main,
             Action::AddFolder => {
-                self.input = Some(Input::new(
+                self.modal = Modal::Input(Input::new(
                     InputTarget::LibraryDir,
                     "add a folder of GGUF models (Tab completes): ",
                     String::new(),

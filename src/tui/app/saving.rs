@@ -15,7 +15,7 @@ impl App {
         } else {
             "scenario"
         };
-        self.input = Some(Input::new(
+        self.modal = Modal::Input(Input::new(
             InputTarget::SaveId(kind),
             format!("save {what} as (id): "),
             self.ws.default_save_id(kind),
@@ -30,7 +30,7 @@ impl App {
                 self.info(format!("saved {}", names.join(", ")));
             }
             Err(Refusal::Profile(crate::profile::ProfileError::Exists { path })) => {
-                self.confirm = Some(Confirm {
+                self.modal = Modal::Confirm(Confirm {
                     question: format!("{path} exists. Overwrite? (y/n)"),
                     kind,
                     id: id.to_string(),

@@ -1,4 +1,5 @@
-//! The explorer's state types: views, prompts, messages and claims. Data only; `App` holds them.
+//! The explorer's state types: views, the modal (prompts and questions), messages and
+//! claims. Data only; `App` holds them.
 
 use super::*;
 
@@ -17,25 +18,6 @@ pub enum View {
     Bench,
     /// Every model on this machine.
     Library,
-}
-
-/// The llama-bench results view: the import's text report for the current scenario.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct BenchView {
-    /// The results file.
-    pub path: Option<PathBuf>,
-    /// The report's lines (computed when imported and on every recompute).
-    pub lines: Vec<String>,
-    /// First line shown.
-    pub scroll: usize,
-    /// Decode rows above their highest ceiling.
-    pub impossible_rows: usize,
-    /// The import's headline (`bench::headline`): the same sentence as the report's verdict.
-    pub headline: String,
-    /// Every decode row is within every ceiling (`BenchReport::all_within`).
-    pub all_within: bool,
-    /// The rows read from the file.
-    pub rows: Vec<crate::bench::BenchRow>,
 }
 
 /// A one-line message at the bottom.
@@ -97,6 +79,30 @@ pub struct Input {
     pub history_at: Option<usize>,
     /// The line being typed, kept while history is browsed.
     pub draft: String,
+}
+
+/// What waits for the user's answer, over the current view: at most one at a time.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Modal {
+    /// Nothing: keys go to the view.
+    None,
+    /// The help overlay.
+    Help,
+    /// The log of past messages, scrolled to this line (`views::messages`).
+    Log(usize),
+    /// A line being typed (a value, a path, a search, a picker).
+    Input(Input),
+    /// A y/n before overwriting a saved profile.
+    Confirm(Confirm),
+    /// A profile switch that would drop unsaved edits, waiting for y/n. `compare`: the
+    /// machine was chosen in the compare view (which words the question; yes returns to the
+    /// panes).
+    Switch {
+        /// The profile to switch to.
+        to: Switch,
+        /// Chosen in the compare view.
+        compare: bool,
+    },
 }
 
 /// A question waiting for y or n.

@@ -1,12 +1,50 @@
 //! The llama-bench results view: the import's report for the current scenario, scrolled.
-//! Reads the lines the app computed; no arithmetic here.
+//! Owns its state (`BenchView`) and its scrolling; reads the lines the app computed (the
+//! import evaluated on the current scenario); no arithmetic here.
 
-use crate::tui::app::BenchView;
+use crate::tui::action::Action;
 use crate::tui::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
+use std::path::PathBuf;
+
+/// The llama-bench results view: the import's text report for the current scenario.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BenchView {
+    /// The results file.
+    pub path: Option<PathBuf>,
+    /// The report's lines (computed when imported and on every recompute).
+    pub lines: Vec<String>,
+    /// First line shown.
+    pub scroll: usize,
+    /// Decode rows above their highest ceiling.
+    pub impossible_rows: usize,
+    /// The import's headline (`bench::headline`): the same sentence as the report's verdict.
+    pub headline: String,
+    /// Every decode row is within every ceiling (`BenchReport::all_within`).
+    pub all_within: bool,
+    /// The rows read from the file.
+    pub rows: Vec<crate::bench::BenchRow>,
+}
+
+impl BenchView {
+    /// Scroll by a key or the wheel; `page` rows at a time for PageUp/PageDown.
+    pub fn update(&mut self, action: Action, page: usize) {
+        let last = self.lines.len().saturating_sub(1);
+        let s = &mut self.scroll;
+        match action {
+            Action::Up | Action::Scroll(_, _, -1) => *s = s.saturating_sub(1),
+            Action::Down | Action::Scroll(_, _, 1) => *s = (*s + 1).min(last),
+            Action::PageUp => *s = s.saturating_sub(page),
+            Action::PageDown => *s = (*s + page).min(last),
+            Action::Home => *s = 0,
+            Action::End => *s = last,
+            _ => {}
+        }
+    }
+}
 
 /// The full-screen bench view.
 pub struct BenchScreen<'a> {

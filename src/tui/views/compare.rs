@@ -176,8 +176,6 @@ pub struct CompareView {
     pub only_marked: bool,
     /// Text filter (`/`): machines whose id or name contains it (case-insensitive).
     pub filter: String,
-    /// A machine chosen with Enter while the current one has unsaved edits: asks y/n first.
-    pub pending_switch: Option<String>,
     /// A one-line note (why a mark was refused).
     pub note: Option<String>,
 }
@@ -197,7 +195,6 @@ impl Default for CompareView {
             marked: Vec::new(),
             only_marked: false,
             filter: String::new(),
-            pending_switch: None,
             note: None,
         }
     }
@@ -408,6 +405,9 @@ pub struct CompareScreen<'a> {
     pub view: &'a CompareView,
     /// What is compared (scenario name).
     pub subject: String,
+    /// A machine chosen with Enter while the current one has unsaved edits (the app's modal
+    /// asks y/n; this view words the question).
+    pub pending: Option<&'a str>,
     /// Styles.
     pub theme: Theme,
 }
@@ -585,7 +585,7 @@ impl Widget for CompareScreen<'_> {
             .header(Row::new(header))
             .column_spacing(1)
             .render(inner, buf);
-        let first_line = if let Some(id) = &v.pending_switch {
+        let first_line = if let Some(id) = self.pending {
             Line::from(Span::styled(
                 format!(
                     "Use {id}? The current machine's unsaved edits are dropped (s on the Machine pane saves them). y / n"
