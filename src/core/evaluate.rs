@@ -112,7 +112,8 @@ impl Capacity {
     /// `runtime_bytes` (the JSON memory object's), beside the limiting tier's
     /// `runtime_free_bytes`.
     pub fn summed_free_bytes(&self) -> i128 {
-        self.memory_bytes as i128 - self.runtime_bytes.total_bytes as i128
+        // held against what llama.cpp may fill (a device's free memory, else the capacity)
+        self.runtime_bytes.capacity_bytes as i128 - self.runtime_bytes.total_bytes as i128
     }
 
     /// The memory fits and llama.cpp accepts the cache configuration.
@@ -466,7 +467,7 @@ pub fn evaluate_bounds(s: &Scenario) -> Result<Report, ScenarioError> {
             .iter()
             .map(|t| t.memory.free_bytes)
             .min()
-            .unwrap_or(memory as i128 - totals.total_bytes as i128),
+            .unwrap_or(totals.capacity_bytes as i128 - totals.total_bytes as i128),
         runtime_bytes: totals,
         buffers,
         provenance: Provenance::weakest(cap_provs).unwrap_or(Provenance::User),
