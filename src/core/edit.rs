@@ -149,6 +149,9 @@ pub enum Edit {
     },
     /// `--rpc host:port,…`: the endpoints of the machine's rpc tiers, in tier order.
     Rpc(Vec<String>),
+    /// The runtime the figures shown are for (the workspace refuses one that does not apply
+    /// to the open artifacts).
+    Runtime(super::mlx::Runtime),
 }
 
 /// `-sm`'s value.
@@ -397,7 +400,11 @@ impl Edit {
             Edit::FitCtx(_) => Setting::FitCtx,
             Edit::DeviceFree { tier, .. } => Setting::DeviceFree(*tier),
             Edit::Rpc(_) => Setting::Rpc,
-            Edit::Model(_) | Edit::Machine(_) | Edit::MachineId(_) | Edit::Name(_) => return None,
+            Edit::Model(_)
+            | Edit::Machine(_)
+            | Edit::MachineId(_)
+            | Edit::Name(_)
+            | Edit::Runtime(_) => return None,
         })
     }
 
@@ -499,6 +506,7 @@ pub fn apply(s: &mut Scenario, fig: &mut ArchFigures, edit: &Edit) -> Result<(),
         Edit::Machine(m) => s.machine = (**m).clone(),
         Edit::MachineId(id) => s.machine.id = id.clone(),
         Edit::Name(n) => s.name = n.clone(),
+        Edit::Runtime(r) => s.runtime = *r,
         Edit::Context(n) => c.context = *n,
         Edit::Sequences(n) => c.sequences = *n,
         Edit::CacheTypeK(t) => c.type_k = *t,
