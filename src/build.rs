@@ -51,8 +51,45 @@ pub struct ScenarioOptions {
     #[arg(long, allow_hyphen_values = true)]
     pub overhead: Option<String>,
     /// llama.cpp -ngl: the output layer plus the last n − 1 repeating layers on the accelerators.
-    #[arg(long = "gpu-layers", visible_alias = "ngl", allow_negative_numbers = true, value_parser = whole_u32)]
+    #[arg(long = "gpu-layers", allow_negative_numbers = true, value_parser = whole_u32, conflicts_with = "ngl")]
     pub gpu_layers: Option<u32>,
+    /// llama.cpp -ngl N|auto|all (auto, the default, lets -fit choose; all counts as set).
+    #[arg(long = "ngl", value_name = "N|auto|all", allow_hyphen_values = true)]
+    pub ngl: Option<String>,
+    /// llama.cpp -sm none|layer|row (row is refused: llama.cpp's -fit refuses it too).
+    #[arg(long = "split-mode", value_name = "none|layer|row")]
+    pub split_mode: Option<String>,
+    /// llama.cpp -mg: the device -sm none keeps.
+    #[arg(long = "main-gpu", allow_negative_numbers = true, value_parser = whole_u32)]
+    pub main_gpu: Option<u32>,
+    /// llama.cpp -ot PATTERN=BUFFER_TYPE,… (CPU, CUDA0, MTL0, RPC0[host:port]); repeatable.
+    #[arg(long = "override-tensor", value_name = "PATTERN=BUFFER_TYPE,…", action = clap::ArgAction::Append, allow_hyphen_values = true)]
+    pub override_tensor: Vec<String>,
+    /// llama.cpp --cpu-moe: every routed-expert tensor in host memory.
+    #[arg(long = "cpu-moe")]
+    pub cpu_moe: bool,
+    /// llama.cpp --n-cpu-moe N: the routed experts of the first N layers in host memory.
+    #[arg(long = "n-cpu-moe", allow_negative_numbers = true, value_parser = whole_u32)]
+    pub n_cpu_moe: Option<u32>,
+    /// llama.cpp --n-cpu-ffn N: the dense FFN of the first N layers in host memory.
+    #[arg(long = "n-cpu-ffn", allow_negative_numbers = true, value_parser = whole_u32)]
+    pub n_cpu_ffn: Option<u32>,
+    /// llama.cpp -fit on|off (on by default): fit -c, -ngl, -ts and -ot to the devices.
+    #[arg(long = "fit", value_name = "on|off", value_parser = clap::builder::PossibleValuesParser::new(["on", "off"]).map(|s| s == "on"))]
+    pub fit: Option<bool>,
+    /// llama.cpp -fitt MiB[,MiB…]: the memory -fit leaves free per device (default 1024).
+    #[arg(long = "fit-target", value_name = "MiB", value_delimiter = ',', allow_negative_numbers = true, value_parser = whole_u64)]
+    pub fit_target: Option<Vec<u64>>,
+    /// llama.cpp -fitc N: the smallest context -fit may choose (default 4096).
+    #[arg(long = "fit-ctx", allow_negative_numbers = true, value_parser = whole_u32)]
+    pub fit_ctx: Option<u32>,
+    /// llama.cpp --rpc host:port,…: the endpoints of the machine's rpc devices, in order.
+    #[arg(long = "rpc", value_name = "HOST:PORT,…", value_delimiter = ',')]
+    pub rpc: Option<Vec<String>>,
+    /// The memory the backend reports free on --tier's device ("40 GiB"; a Mac's
+    /// `sudo sysctl iogpu.wired_limit_mb=N` makes Metal report N MiB); default the first device.
+    #[arg(long = "device-free", allow_hyphen_values = true)]
+    pub device_free: Option<String>,
     /// Prompt rows S for the prefill bound.
     #[arg(long = "prompt-rows", allow_negative_numbers = true, value_parser = whole_u64)]
     pub prompt_rows: Option<u64>,
@@ -170,6 +207,57 @@ impl ScenarioOptions {
         if let Some(n) = self.gpu_layers {
             v.push(("--gpu-layers", Edit::GpuLayers(Some(n))));
         }
+        if let Some(n) = &self.ngl {
+            let g = crate::core::placement::GpuLayers::parse(n).map_err(|e| flag("-ngl", e.0))?;
+            v.push(("-ngl", Edit::Ngl(g)));
+        }
+        if let Some(m) = &self.split_mode {
+            let mode = edit::parse_split_mode(m)
+                .ok_or_else(|| flag("-sm", format!("\"{m}\": expected none, layer or row")))?;
+            if mode == crate::core::placement::SplitMode::Row {
+                return Err(flag(
+                    "-sm",
+                    "row: row split buffers are not modelled, and llama.cpp's -fit refuses -sm row too (use layer or none)",
+                ));
+            }
+            v.push(("-sm", Edit::SplitMode(mode)));
+        }
+        if let Some(g) = self.main_gpu {
+            v.push(("-mg", Edit::MainGpu(g)));
+        }
+        if !self.override_tensor.is_empty() {
+            for item in &self.override_tensor {
+                edit::check_override_syntax(item).map_err(|e| flag("-ot", e))?;
+            }
+            v.push(("-ot", Edit::OverrideTensor(self.override_tensor.clone())));
+        }
+        if self.cpu_moe {
+            v.push(("--cpu-moe", Edit::CpuMoe(true)));
+        }
+        if let Some(n) = self.n_cpu_moe {
+            v.push(("--n-cpu-moe", Edit::NCpuMoe(n)));
+        }
+        if let Some(n) = self.n_cpu_ffn {
+            v.push(("--n-cpu-ffn", Edit::NCpuFfn(n)));
+        }
+        if let Some(f) = self.fit {
+            v.push(("-fit", Edit::Fit(f)));
+        }
+        if let Some(t) = &self.fit_target {
+            v.push(("-fitt", Edit::FitTarget(t.clone())));
+        }
+        if let Some(c) = self.fit_ctx {
+            if c == 0 {
+                return Err(flag("-fitc", "must be at least 1 token"));
+            }
+            v.push(("-fitc", Edit::FitCtx(c)));
+        }
+        if let Some(r) = &self.rpc {
+            if let Some(bad) = r.iter().find(|e| !edit::valid_endpoint(e)) {
+                return Err(flag("--rpc", format!("\"{bad}\": expected host:port")));
+            }
+            v.push(("--rpc", Edit::Rpc(r.clone())));
+        }
         if let Some(n) = self.prompt_rows {
             v.push(("--prompt-rows", Edit::PromptRows(n)));
         }
@@ -205,6 +293,27 @@ impl ScenarioOptions {
                 "--draft",
                 Edit::ExtraFile(extra_file(WeightKind::Draft, p)?),
             ));
+        }
+        if let Some(f) = &self.device_free {
+            let bytes = units::parse_bytes(f).map_err(|e| flag("--device-free", e.0))?;
+            let tier = match &self.tier {
+                Some(_) => self.tier_index(s)?,
+                None => s
+                    .machine
+                    .tiers
+                    .iter()
+                    .position(|t| t.is_device())
+                    .ok_or_else(|| {
+                        flag(
+                            "--device-free",
+                            format!(
+                                "machine \"{}\" has no accelerator or unified tier",
+                                s.machine.id
+                            ),
+                        )
+                    })?,
+            };
+            v.push(("--device-free", Edit::DeviceFree { tier, bytes }));
         }
         if self.memory.is_some() || self.bandwidth.is_some() {
             let tier = self.tier_index(s)?;

@@ -295,7 +295,13 @@ fn build(cat: &Catalog, opts: &ScenarioOptions) -> Result<Built, Failure> {
             .map(|w| w.file.clone())
             .unwrap_or_default(),
     };
-    let report = core::evaluate(&scen).map_err(bad)?;
+    // Placement left to llama.cpp (-ngl auto, -fit on, no -ts/-ot): the bounds are those of
+    // the plan llama.cpp chooses, so the headline and the plan below agree.
+    let report = if crate::compare::left_to_fit(&scen) {
+        crate::compare::evaluate_placed(&scen).map_err(bad)?
+    } else {
+        core::evaluate(&scen).map_err(bad)?
+    };
     Ok(Built { report, model_path })
 }
 
@@ -307,10 +313,46 @@ fn write_report(b: &Built, format: Format, out: &mut impl Write) -> std::io::Res
     report::render(&doc, format, out)
 }
 
+/// llama.cpp's own single-dash spellings of the placement flags (`-ngl`, `-ts`, `-sm`, `-mg`,
+/// `-ot`, `-nkvo`, `-fit`, `-fitt`, `-fitc`, `-cmoe`, `-ncmoe`) as the long flags clap reads;
+/// every other argument, and anything after `--`, unchanged.
+pub fn llama_cpp_spellings<I: IntoIterator<Item = std::ffi::OsString>>(
+    args: I,
+) -> Vec<std::ffi::OsString> {
+    let mut out = Vec::new();
+    let mut rest = false;
+    for a in args {
+        if rest {
+            out.push(a);
+            continue;
+        }
+        let mapped = match a.to_str() {
+            Some("--") => {
+                rest = true;
+                None
+            }
+            Some("-ngl") => Some("--ngl"),
+            Some("-ts") => Some("--tensor-split"),
+            Some("-sm") => Some("--split-mode"),
+            Some("-mg") => Some("--main-gpu"),
+            Some("-ot") => Some("--override-tensor"),
+            Some("-nkvo") => Some("--no-kv-offload"),
+            Some("-fit") => Some("--fit"),
+            Some("-fitt") => Some("--fit-target"),
+            Some("-fitc") => Some("--fit-ctx"),
+            Some("-cmoe") => Some("--cpu-moe"),
+            Some("-ncmoe") => Some("--n-cpu-moe"),
+            _ => None,
+        };
+        out.push(mapped.map_or(a, std::ffi::OsString::from));
+    }
+    out
+}
+
 /// Run the CLI with the process arguments; returns the exit code.
 pub fn main() -> i32 {
     use clap::{CommandFactory, FromArgMatches};
-    let matches = Cli::command().get_matches();
+    let matches = Cli::command().get_matches_from(llama_cpp_spellings(std::env::args_os()));
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let machines = machines_given(&matches);
     // Remote reads note their transfers on stderr, except under the explorer (no subcommand

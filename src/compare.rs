@@ -3,6 +3,7 @@
 //! `core` only; no terminal, no I/O.
 
 use crate::core::edit::Edit;
+use crate::core::plan::PlanOrigin;
 use crate::core::scenario::{Machine, Scenario, ScenarioError};
 use crate::core::units::Provenance;
 use crate::core::{Report, evaluate};
@@ -35,6 +36,9 @@ pub struct CompareFigures {
     pub gpu_layers: Option<u32>,
     /// `-ngl` that puts every layer on the accelerators (L + 1).
     pub all_gpu_layers: u32,
+    /// How the placement was chosen: the `-fit` arguments llama.cpp prints for this machine,
+    /// or why its plan could not be used.
+    pub placement: String,
     /// Decode ceiling at short context (file mode), tokens/s.
     pub short_tokens_per_second: f64,
     /// Decode ceiling at the scenario's context (file mode, non-overlapped), tokens/s.
@@ -90,6 +94,7 @@ impl CompareFigures {
             ceiling_is_upper_bound: upper,
             gpu_layers: crate::core::gpu_layers::applies(&r.inputs).then_some(r.layout.gpu_layers),
             all_gpu_layers: all,
+            placement: placement_statement(r),
             // A configuration llama.cpp refuses fits at no context.
             fits: r.capacity.starts_and_fits(),
             headroom_bytes: r
@@ -123,6 +128,19 @@ impl CompareFigures {
     }
 }
 
+/// The placement a row was evaluated at, as the row states it.
+fn placement_statement(r: &Report) -> String {
+    match &r.plan {
+        Ok(p) => match &p.origin {
+            PlanOrigin::Fitted { arguments, .. } => format!("-fit {arguments}"),
+            PlanOrigin::FitRefused { .. } | PlanOrigin::FitOff => {
+                format!("most layers that fit: -ngl {}", r.layout.gpu_layers)
+            }
+        },
+        Err(e) => format!("llama.cpp refuses: {}", e.0),
+    }
+}
+
 /// One machine of a comparison.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompareRow {
@@ -134,16 +152,51 @@ pub struct CompareRow {
     pub outcome: Result<CompareFigures, ScenarioError>,
 }
 
-/// The scenario evaluated at the machine's own placement: every layer on the accelerators
-/// when that fits, else the most layers that fit (`core::gpu_layers`), never another
-/// machine's `-ngl` or tensor split. The one place a fuller replay of llama.cpp's `-fit` would
-/// go. One evaluation when every layer fits; the report of the placement otherwise.
+/// The scenario evaluated at the machine's own placement, as llama.cpp chooses it: the user's
+/// placement flags dropped (llama.cpp's defaults: `-ngl auto`, `-fit on`), then the layers
+/// and split of the `-fit` plan (`core::plan`) when it places whole layers, else (a plan with
+/// `-ot` patterns, which the tier model does not place, or no plan) the most layers that fit
+/// keeping llama.cpp's margin (`core::gpu_layers`); never another machine's `-ngl` or split.
 pub fn evaluate_placed(s: &Scenario) -> Result<Report, ScenarioError> {
-    let sc = crate::core::edit::applied(s, &[Edit::GpuLayers(None), Edit::TensorSplit(None)])
-        .map_err(|e| ScenarioError(e.to_string()))?;
+    use crate::core::placement::{GpuLayers, SplitMode};
+    let sc = crate::core::edit::applied(
+        s,
+        &[
+            Edit::GpuLayers(None),
+            Edit::Ngl(GpuLayers::Auto),
+            Edit::TensorSplit(None),
+            Edit::SplitMode(SplitMode::Layer),
+            Edit::MainGpu(0),
+            Edit::OverrideTensor(Vec::new()),
+            Edit::CpuMoe(false),
+            Edit::NCpuMoe(0),
+            Edit::NCpuFfn(0),
+            Edit::Fit(true),
+        ],
+    )
+    .map_err(|e| ScenarioError(e.to_string()))?;
     let first = evaluate(&sc);
-    if !crate::core::gpu_layers::applies(&sc) || first.as_ref().is_ok_and(|r| r.capacity.fits) {
+    let placed = |r: &Report| r.capacity.fits && crate::core::gpu_layers::keeps_margin(r);
+    if !crate::core::gpu_layers::applies(&sc) || first.as_ref().is_ok_and(placed) {
         return first;
+    }
+    if let Ok(r) = &first
+        && let Ok(p) = &r.plan
+        && matches!(p.origin, PlanOrigin::Fitted { .. })
+        && p.overrides.is_empty()
+    {
+        let mut edits = vec![Edit::GpuLayers(Some(p.gpu_layers))];
+        if p.tensor_split.iter().filter(|x| **x > 0).count() > 1 {
+            edits.push(Edit::TensorSplit(Some(
+                p.tensor_split.iter().map(|x| f64::from(*x)).collect(),
+            )));
+        }
+        if let Ok(t) = crate::core::edit::applied(&sc, &edits)
+            && let Ok(fitted) = evaluate(&t)
+            && fitted.capacity.fits
+        {
+            return Ok(fitted);
+        }
     }
     let Some(found) = most_layers_that_fit(&sc) else {
         return first;
@@ -151,11 +204,26 @@ pub fn evaluate_placed(s: &Scenario) -> Result<Report, ScenarioError> {
     // Confirmed by evaluate itself; if it disagrees, step down until it agrees.
     for n in (0..=found).rev() {
         let r = evaluate(&crate::core::gpu_layers::with_gpu_layers(&sc, n));
-        if r.as_ref().is_ok_and(|r| r.capacity.fits) {
+        if r.as_ref().is_ok_and(placed) {
             return r;
         }
     }
     first
+}
+
+/// The user left the placement to llama.cpp: `-ngl auto`, `-fit on`, no `-ts`, `-sm`, `-ot`,
+/// `--cpu-moe`, `--n-cpu-moe`, `--n-cpu-ffn` (then [`evaluate_placed`] is what llama.cpp
+/// would run).
+pub fn left_to_fit(s: &Scenario) -> bool {
+    let o = &s.offload;
+    o.ngl() == crate::core::placement::GpuLayers::Auto
+        && o.fit
+        && o.tensor_split.is_none()
+        && o.split_mode == crate::core::placement::SplitMode::Layer
+        && o.overrides.is_empty()
+        && !o.cpu_moe
+        && o.n_cpu_moe == 0
+        && o.n_cpu_ffn == 0
 }
 
 /// The most `-ngl` that fits, found by bisection over 0 … L + 1 (a few evaluations per
@@ -173,9 +241,20 @@ fn most_layers_that_fit(s: &Scenario) -> Option<u32> {
             let split = tiers::weight_split(&sc);
             let cache = kv::cache(&sc.model, &sc.cache);
             let buf = tiers::buffers(&sc, &sc.cache, &cache);
+            let margin = sc
+                .offload
+                .fit_margins()
+                .first()
+                .map_or(crate::core::placement::DEFAULT_FIT_MARGIN.0, |b| b.0);
             tiers::memory(&sc, &lay, &split, &cache, &buf)
                 .iter()
-                .all(|m| m.fits)
+                .zip(&sc.machine.tiers)
+                .all(|(m, t)| {
+                    m.fits
+                        && (t.kind != crate::core::scenario::TierKind::Accelerator
+                            || m.total_bytes == 0
+                            || m.free_bytes >= i128::from(margin))
+                })
         }
     };
     search(all, quick)

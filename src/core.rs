@@ -13,6 +13,7 @@ pub mod mlx;
 pub mod model;
 pub mod overflow;
 pub mod placement;
+pub mod plan;
 pub mod roofline;
 pub mod runtime;
 pub mod scenario;

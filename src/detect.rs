@@ -544,6 +544,9 @@ impl Detected {
                     capacity,
                     bandwidth,
                     measured_bandwidth,
+                    backend: None,
+                    free: None,
+                    endpoint: None,
                 }
             }
             None => match &self.peak {
@@ -559,6 +562,9 @@ impl Detected {
                         &method,
                         &source,
                     )),
+                    backend: None,
+                    free: None,
+                    endpoint: None,
                 },
                 None => TierFile {
                     name: "host".into(),
@@ -566,6 +572,9 @@ impl Detected {
                     capacity,
                     bandwidth: rate_figure(&measured, Provenance::Measured, d, &method, &source),
                     measured_bandwidth: None,
+                    backend: None,
+                    free: None,
+                    endpoint: None,
                 },
             },
         };
@@ -584,6 +593,9 @@ impl Detected {
                 ),
                 bandwidth: rate_figure(spec.bandwidth, Provenance::Spec, None, "", spec.source),
                 measured_bandwidth: None,
+                backend: None,
+                free: None,
+                endpoint: None,
             });
         }
         let cpu = self
@@ -620,6 +632,7 @@ impl Detected {
             notes: notes.join(" "),
             tiers,
             compute: Vec::new(),
+            links: Vec::new(),
         }
     }
 

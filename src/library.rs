@@ -645,6 +645,7 @@ fn mlx_row(base: &Scenario, index: usize, m: &Result<Arc<MlxArtifact>, String>) 
             ceiling_is_upper_bound: true,
             gpu_layers: None,
             all_gpu_layers: 0,
+            placement: "MLX-LM (no llama.cpp placement)".into(),
             short_tokens_per_second: every_short,
             full_tokens_per_second: every_full,
             overlapped_tokens_per_second: every_full,

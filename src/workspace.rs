@@ -833,6 +833,7 @@ impl Workspace {
                 Setting::Bandwidth(i) => Some(MachineFigure::Bandwidth(i)),
                 Setting::Measured(i) => Some(MachineFigure::Measured(i)),
                 Setting::ComputeRate(i) => Some(MachineFigure::ComputeRate(i)),
+                Setting::DeviceFree(i) => Some(MachineFigure::Free(i)),
                 _ => None,
             })
             .collect()

@@ -466,6 +466,7 @@ fn add_to_core(inv: &mut Inventory, ctx: &RowContext, t: &TensorInfo) {
     let layer = layer_of(name);
     let linear = ctx.is_linear(t, role);
     let bytes = t.bytes.unwrap_or(0);
+    inv.tensors.push((name.to_string(), bytes));
     if let Some(l) = layer {
         let need = l as usize + 1;
         if inv.layer_bytes.len() < need {

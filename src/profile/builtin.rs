@@ -65,6 +65,11 @@ pub const BUILTIN: &[(&str, &str, &str)] = &[
     ),
     (
         "machines",
+        "rtx-4090-rpc-laptop.toml",
+        include_str!("../../profiles/machines/rtx-4090-rpc-laptop.toml"),
+    ),
+    (
+        "machines",
         "ryzen-ai-max-395-128gb.toml",
         include_str!("../../profiles/machines/ryzen-ai-max-395-128gb.toml"),
     ),

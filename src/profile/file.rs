@@ -160,6 +160,39 @@ pub struct TierFile {
     /// Measured sustained bandwidth.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_bandwidth: Option<Figure<RateValue>>,
+    /// The backend llama.cpp runs this accelerator or unified tier with (cuda, rocm, metal,
+    /// vulkan, rpc). Absent: cuda for an accelerator, metal for unified memory (derived).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<BackendLabel>,
+    /// The memory that backend reports free to llama.cpp. Absent: the whole capacity (derived).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub free: Option<Figure<SizeValue>>,
+    /// `host:port` of the RPC server (backend rpc).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+}
+
+/// A backend label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BackendLabel(pub crate::core::placement::Backend);
+
+impl<'de> Deserialize<'de> for BackendLabel {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        crate::core::placement::Backend::parse(&s)
+            .map(BackendLabel)
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "unknown backend \"{s}\" (use cuda, rocm, metal, vulkan or rpc)"
+                ))
+            })
+    }
+}
+
+impl Serialize for BackendLabel {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0.label())
+    }
 }
 
 /// A tier kind label.
@@ -214,6 +247,23 @@ pub struct MachineFile {
     /// Compute rates.
     #[serde(default, rename = "compute", skip_serializing_if = "Vec::is_empty")]
     pub compute: Vec<ComputeFile>,
+    /// Network links between the machine's hosts (llama.cpp RPC).
+    #[serde(default, rename = "link", skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<LinkFile>,
+}
+
+/// A network link between hosts of one machine (llama.cpp RPC: `rpc-server` on the far host).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct LinkFile {
+    /// Name ("10gbe", "thunderbolt").
+    pub name: String,
+    /// The tiers it joins to the head host (rpc tiers reached over it).
+    pub tiers: Vec<String>,
+    /// Bandwidth one way.
+    pub bandwidth: Figure<RateValue>,
+    /// Latency of one request and its reply (round trip), microseconds.
+    pub latency_us: Figure<f64>,
 }
 
 /// KV heads: one number or one per layer.
@@ -478,6 +528,36 @@ pub struct ScenarioFile {
     /// `-nkvo`.
     #[serde(default)]
     pub no_kv_offload: bool,
+    /// `-ngl all` (with `gpu-layers` unset: all layers, counted as set by the user).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub gpu_layers_all: bool,
+    /// `-sm none|layer|row`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split_mode: Option<String>,
+    /// `-mg`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub main_gpu: Option<u32>,
+    /// `-ot PATTERN=BUFFER_TYPE` items in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub override_tensor: Vec<String>,
+    /// `--cpu-moe`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub cpu_moe: bool,
+    /// `--n-cpu-moe N`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub n_cpu_moe: Option<u32>,
+    /// `--n-cpu-ffn N`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub n_cpu_ffn: Option<u32>,
+    /// `-fit on|off` (absent: on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fit: Option<bool>,
+    /// `-fitt`, MiB per device (one value, or one per device).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fit_target_mib: Vec<u64>,
+    /// `-fitc`, tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fit_ctx: Option<u32>,
     /// Prompt rows S.
     #[serde(default = "prompt_rows")]
     pub prompt_rows: u64,
@@ -487,6 +567,10 @@ pub struct ScenarioFile {
     /// Extra files (projector, draft).
     #[serde(default, rename = "extra-file", skip_serializing_if = "Vec::is_empty")]
     pub extra_files: Vec<ExtraFile>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn f16() -> CacheTypeLabel {

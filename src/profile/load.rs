@@ -6,8 +6,9 @@ use super::builtin::BUILTIN;
 use super::file::{MachineFile, ModelFile, ScenarioFile};
 use crate::core::kv::CacheSettings;
 use crate::core::model::{ArchFigures, Mla, ModelShape, Moe, PerLayer, Ssm};
+use crate::core::placement::{Backend, SplitMode};
 use crate::core::runtime::FeedForward;
-use crate::core::scenario::{ComputeRate, Machine, Offload, Scenario, Tier};
+use crate::core::scenario::{ComputeRate, DeviceSpec, Link, Machine, Offload, Scenario, Tier};
 use crate::core::units::{Provenance, Sourced};
 use crate::core::weights::{ArtifactSource, WeightFile, WeightKind};
 use std::collections::HashSet;
@@ -286,6 +287,7 @@ pub fn check_machine(
                 ),
             ));
         }
+        check_tier_device(file, src, t)?;
         if let Some(mb) = &t.measured_bandwidth
             && mb.provenance.0 != Provenance::Measured
         {
@@ -297,6 +299,38 @@ pub fn check_machine(
                     "measured-bandwidth of tier \"{}\" must have provenance \"measured\"",
                     t.name
                 ),
+            ));
+        }
+    }
+    for l in &m.links {
+        if let Some(t) = l.tiers.iter().find(|t| !names.contains(t.as_str())) {
+            return Err(invalid(
+                file,
+                src,
+                "tiers",
+                format!(
+                    "link \"{}\" names tier \"{t}\", which the machine does not have",
+                    l.name
+                ),
+            ));
+        }
+        if !(l.latency_us.value.is_finite() && l.latency_us.value >= 0.0) {
+            return Err(invalid(
+                file,
+                src,
+                "latency-us",
+                format!(
+                    "latency of link \"{}\" must be a number of microseconds ≥ 0",
+                    l.name
+                ),
+            ));
+        }
+        if let Err(e) = crate::core::units::check_bandwidth(l.bandwidth.value.value) {
+            return Err(invalid(
+                file,
+                src,
+                "bandwidth",
+                format!("bandwidth of link \"{}\" is {e}", l.name),
             ));
         }
     }
@@ -314,6 +348,94 @@ pub fn check_machine(
         }
     }
     Ok(())
+}
+
+/// The device keys of a tier: only on accelerator and unified tiers; free memory above zero
+/// and at most the capacity; an endpoint `host:port` exactly for the rpc backend.
+fn check_tier_device(file: &str, src: &str, t: &super::file::TierFile) -> Result<(), ProfileError> {
+    use crate::core::scenario::TierKind;
+    let device_tier = matches!(t.kind.0, TierKind::Accelerator | TierKind::Unified);
+    if !device_tier {
+        for (key, present) in [
+            ("backend", t.backend.is_some()),
+            ("free", t.free.is_some()),
+            ("endpoint", t.endpoint.is_some()),
+        ] {
+            if present {
+                return Err(invalid(
+                    file,
+                    src,
+                    key,
+                    format!(
+                        "tier \"{}\" is a {} tier: {key} belongs to accelerator and unified tiers",
+                        t.name,
+                        t.kind.0.label()
+                    ),
+                ));
+            }
+        }
+        return Ok(());
+    }
+    if let Some(f) = &t.free {
+        if f.value.value == 0 {
+            return Err(invalid(
+                file,
+                src,
+                "free",
+                format!("free memory of tier \"{}\" is zero", t.name),
+            ));
+        }
+        if f.value.value > t.capacity.value.value {
+            return Err(invalid(
+                file,
+                src,
+                "free",
+                format!(
+                    "free memory of tier \"{}\" ({} bytes) is above its capacity ({} bytes)",
+                    t.name,
+                    crate::core::units::group_digits(f.value.value as u128),
+                    crate::core::units::group_digits(t.capacity.value.value as u128)
+                ),
+            ));
+        }
+    }
+    let rpc = t.backend.is_some_and(|b| b.0 == Backend::Rpc);
+    match (&t.endpoint, rpc) {
+        (None, true) => Err(invalid(
+            file,
+            src,
+            "backend",
+            format!(
+                "tier \"{}\" runs on an rpc server: give its endpoint = \"host:port\"",
+                t.name
+            ),
+        )),
+        (Some(_), false) => Err(invalid(
+            file,
+            src,
+            "endpoint",
+            format!(
+                "tier \"{}\" has an endpoint but its backend is not rpc",
+                t.name
+            ),
+        )),
+        (Some(e), true) => {
+            let ok = e
+                .rsplit_once(':')
+                .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok_and(|p| p > 0));
+            if ok {
+                Ok(())
+            } else {
+                Err(invalid(
+                    file,
+                    src,
+                    "endpoint",
+                    format!("endpoint \"{e}\" of tier \"{}\" is not host:port", t.name),
+                ))
+            }
+        }
+        (None, false) => Ok(()),
+    }
 }
 
 /// Validate a model profile beyond its syntax (including the KV maths' inputs).
@@ -398,6 +520,21 @@ pub fn check_scenario(
     stem: Option<&str>,
 ) -> Result<(), ProfileError> {
     check_id(file, src, &s.id, stem)?;
+    if let Some(m) = &s.split_mode
+        && crate::core::edit::parse_split_mode(m).is_none()
+    {
+        return Err(invalid(
+            file,
+            src,
+            "split-mode",
+            format!("split-mode \"{m}\" must be none, layer or row"),
+        ));
+    }
+    for item in &s.override_tensor {
+        if let Err(e) = crate::core::edit::check_override_syntax(item) {
+            return Err(invalid(file, src, "override-tensor", e));
+        }
+    }
     if s.context == 0 {
         return Err(invalid(
             file,
@@ -455,6 +592,7 @@ pub fn machine(m: &MachineFile) -> Machine {
                     .measured_bandwidth
                     .as_ref()
                     .map(|b| Sourced::new(b.value.value, b.provenance.0, b.citation())),
+                device: tier_device(t),
             })
             .collect(),
         compute: m
@@ -466,7 +604,57 @@ pub fn machine(m: &MachineFile) -> Machine {
                 rate: Sourced::new(c.rate.value.value, c.rate.provenance.0, c.rate.citation()),
             })
             .collect(),
+        links: m
+            .links
+            .iter()
+            .map(|l| Link {
+                name: l.name.clone(),
+                tiers: l.tiers.clone(),
+                bandwidth: Sourced::new(
+                    l.bandwidth.value.value,
+                    l.bandwidth.provenance.0,
+                    l.bandwidth.citation(),
+                ),
+                latency_us: Sourced::new(
+                    l.latency_us.value,
+                    l.latency_us.provenance.0,
+                    l.latency_us.citation(),
+                ),
+            })
+            .collect(),
     }
+}
+
+/// The device of a tier as its profile states it (`backend`, `free`, `endpoint`); `None` when
+/// it states neither backend nor free memory (the core's derived defaults apply then).
+fn tier_device(t: &super::file::TierFile) -> Option<DeviceSpec> {
+    use crate::core::scenario::TierKind;
+    if t.backend.is_none() && t.free.is_none() {
+        return None;
+    }
+    let backend = t.backend.map_or(
+        if t.kind.0 == TierKind::Unified {
+            Backend::Metal
+        } else {
+            Backend::Cuda
+        },
+        |b| b.0,
+    );
+    let free = t.free.as_ref().map_or_else(
+        || {
+            Sourced::new(
+                t.capacity.value.value,
+                Provenance::Derived,
+                crate::core::scenario::DEFAULT_FREE_SOURCE,
+            )
+        },
+        |f| Sourced::new(f.value.value, f.provenance.0, f.citation()),
+    );
+    Some(DeviceSpec {
+        backend,
+        free,
+        endpoint: t.endpoint.clone(),
+    })
 }
 
 /// Raw architecture figures of a model profile.
@@ -595,8 +783,24 @@ pub fn scenario(cat: &Catalog, s: &ScenarioFile) -> Result<Scenario, ProfileErro
         ),
         offload: Offload {
             gpu_layers: s.gpu_layers,
+            gpu_layers_all: s.gpu_layers_all && s.gpu_layers.is_none(),
             tensor_split: s.tensor_split.clone(),
             no_kv_offload: s.no_kv_offload,
+            split_mode: s
+                .split_mode
+                .as_deref()
+                .and_then(crate::core::edit::parse_split_mode)
+                .unwrap_or(SplitMode::Layer),
+            main_gpu: s.main_gpu.unwrap_or(0),
+            overrides: s.override_tensor.clone(),
+            cpu_moe: s.cpu_moe,
+            n_cpu_moe: s.n_cpu_moe.unwrap_or(0),
+            n_cpu_ffn: s.n_cpu_ffn.unwrap_or(0),
+            fit: s.fit.unwrap_or(true),
+            fit_margin_mib: s.fit_target_mib.clone(),
+            fit_min_ctx: s
+                .fit_ctx
+                .unwrap_or(crate::core::placement::DEFAULT_FIT_MIN_CTX),
         },
         prompt_rows: s.prompt_rows,
         compute_path: s.compute_path.clone(),

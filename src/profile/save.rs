@@ -26,6 +26,8 @@ pub enum MachineFigure {
     Measured(usize),
     /// Compute rate i.
     ComputeRate(usize),
+    /// Free memory the backend reports on tier i (`iogpu.wired_limit_mb` on a Mac).
+    Free(usize),
 }
 
 /// The machine profile `file` saved as `id` named `name`, with the edited figures of
@@ -75,6 +77,21 @@ pub fn machine_profile(
             if t.measured_bandwidth.is_none() {
                 tf.measured_bandwidth = None;
             }
+        }
+        if is(MachineFigure::Free(i))
+            && let Some(d) = &t.device
+        {
+            tf.backend = Some(super::file::BackendLabel(d.backend));
+            tf.free = Some(Figure {
+                value: SizeValue {
+                    value: d.free.value,
+                    raw: RawNumber::Text(format!("{} bytes", d.free.value)),
+                },
+                provenance: ProvenanceLabel(d.free.provenance),
+                source: d.free.source.clone(),
+                date: None,
+                method: None,
+            });
         }
         if is(MachineFigure::Measured(i)) {
             tf.measured_bandwidth = t.measured_bandwidth.as_ref().map(|b| Figure {
@@ -205,6 +222,18 @@ pub fn scenario_profile(
         gpu_layers: s.offload.gpu_layers,
         tensor_split: s.offload.tensor_split.clone(),
         no_kv_offload: s.offload.no_kv_offload,
+        gpu_layers_all: s.offload.gpu_layers_all && s.offload.gpu_layers.is_none(),
+        split_mode: (s.offload.split_mode != crate::core::placement::SplitMode::Layer)
+            .then(|| crate::core::edit::split_mode_label(s.offload.split_mode).to_string()),
+        main_gpu: (s.offload.main_gpu != 0).then_some(s.offload.main_gpu),
+        override_tensor: s.offload.overrides.clone(),
+        cpu_moe: s.offload.cpu_moe,
+        n_cpu_moe: (s.offload.n_cpu_moe > 0).then_some(s.offload.n_cpu_moe),
+        n_cpu_ffn: (s.offload.n_cpu_ffn > 0).then_some(s.offload.n_cpu_ffn),
+        fit: (!s.offload.fit).then_some(false),
+        fit_target_mib: s.offload.fit_margin_mib.clone(),
+        fit_ctx: (s.offload.fit_min_ctx != crate::core::placement::DEFAULT_FIT_MIN_CTX)
+            .then_some(s.offload.fit_min_ctx),
         prompt_rows: s.prompt_rows,
         compute_path: s.compute_path.clone(),
         extra_files: base.extra_files.clone(),

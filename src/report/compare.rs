@@ -63,6 +63,9 @@ pub struct CompareJson {
     pub gpu_layers: Option<u32>,
     /// `-ngl` for every layer (L + 1).
     pub all_gpu_layers: Option<u32>,
+    /// How the placement was chosen: `-fit` and the arguments llama.cpp prints on this
+    /// machine, or "most layers that fit"; null on an error row.
+    pub placement: Option<String>,
     /// File-mode short-context decode ceiling.
     pub short_context_tokens_per_second: Option<f64>,
     /// File-mode decode ceiling at the scenario's context.
@@ -100,6 +103,7 @@ fn rows_json(rows: &[CompareRow]) -> Vec<CompareJson> {
                 ceiling_is_upper_bound: Some(f.ceiling_is_upper_bound),
                 gpu_layers: f.gpu_layers,
                 all_gpu_layers: Some(f.all_gpu_layers),
+                placement: Some(f.placement.clone()),
                 short_context_tokens_per_second: Some(f.short_tokens_per_second),
                 full_context_tokens_per_second: Some(f.full_tokens_per_second),
                 full_context_ms_per_token: Some(f.full_ms_per_token),
@@ -123,6 +127,7 @@ fn rows_json(rows: &[CompareRow]) -> Vec<CompareJson> {
                 ceiling_is_upper_bound: None,
                 gpu_layers: None,
                 all_gpu_layers: None,
+                placement: None,
                 short_context_tokens_per_second: None,
                 full_context_tokens_per_second: None,
                 full_context_ms_per_token: None,
@@ -174,7 +179,7 @@ pub fn write<W: Write>(
     }
     let md = format == Format::Markdown;
     let title = format!(
-        "{} at {} tokens{}, K {} / V {}: decode ceilings and capacity per machine, each at its own placement (every layer on the GPU, or the most that fit)",
+        "{} at {} tokens{}, K {} / V {}: decode ceilings and capacity per machine, each at its own placement (llama.cpp's -fit plan, or the most layers that fit)",
         base.model.name,
         fmt_tokens(base.cache.context),
         if base.cache.sequences == 1 {
@@ -203,7 +208,7 @@ pub fn write<W: Write>(
     // "if every byte is read". Without it every figure is file mode and says so.
     let upper = json.iter().any(|r| r.ceiling_is_upper_bound == Some(true));
     let mode = if upper { "" } else { " if every byte read" };
-    let head: [String; 11] = [
+    let head: [String; 12] = [
         "machine".into(),
         "fits".into(),
         "-ngl".into(),
@@ -227,6 +232,7 @@ pub fn write<W: Write>(
         },
         "fullest tier / slowest tier".into(),
         "bandwidth".into(),
+        "placement".into(),
     ];
     // Machines that fit first, then those that do not, then errors; otherwise as given.
     let mut sorted: Vec<&CompareJson> = json.iter().collect();
@@ -235,13 +241,14 @@ pub fn write<W: Write>(
         (None, _) => 1,
         (Some(_), _) => 2,
     });
-    let cells: Vec<[String; 11]> = sorted
+    let cells: Vec<[String; 12]> = sorted
         .into_iter()
         .map(|r| match &r.error {
             Some(e) => [
                 r.machine.clone(),
                 "error".into(),
                 e.clone(),
+                String::new(),
                 String::new(),
                 String::new(),
                 String::new(),
@@ -285,18 +292,22 @@ pub fn write<W: Write>(
                 } else {
                     r.bandwidth_provenance.unwrap_or("").to_string()
                 },
+                r.placement.clone().unwrap_or_default(),
             ],
         })
         .map(|c| c.map(|s| crate::sanitize::field(&s, md).into_owned()))
         .collect();
     if md {
         writeln!(w, "| {} |", head.join(" | "))?;
-        writeln!(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|")?;
+        writeln!(
+            w,
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|"
+        )?;
         for c in &cells {
             writeln!(w, "| {} |", c.join(" | "))?;
         }
     } else {
-        let widths: Vec<usize> = (0..11)
+        let widths: Vec<usize> = (0..12)
             .map(|i| {
                 cells
                     .iter()
@@ -325,7 +336,7 @@ pub fn write<W: Write>(
         }
         writeln!(
             w,
-            "\n{} Each machine at its own placement (-ngl: all layers, or the most that fit). Fullest tier: least free memory; slowest tier: takes longest to read per token. Machines that do not fit are listed last.",
+            "\n{} Each machine at its own placement (placement: the -fit plan llama.cpp chooses there, keeping its 1024 MiB margin per device, or the most layers that fit). Fullest tier: least free memory; slowest tier: takes longest to read per token. Machines that do not fit are listed last.",
             if upper {
                 "Ceilings from the tensor inventory are upper bounds on decode, not predictions; \"every byte read\" is file mode: the rate if every byte of the file were read per token, not an upper bound."
             } else {

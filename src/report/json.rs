@@ -569,6 +569,147 @@ pub struct JsonReport {
     pub warning_details: Vec<WarningJson>,
     /// What the bounds do not claim.
     pub limitations: Vec<String>,
+    /// The plan llama.cpp would choose on the machine.
+    pub placement: PlacementJson,
+}
+
+/// Model / context / compute of one device or the host, bytes.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlacementMemoryJson {
+    /// Weights (each tensor padded to the buffer alignment).
+    pub model_bytes: u64,
+    /// Cache (KV, recurrent state).
+    pub context_bytes: u64,
+    /// Compute buffer (an estimate: `compute_basis`).
+    pub compute_bytes: u64,
+    /// Σ.
+    pub total_bytes: u64,
+}
+
+impl From<&crate::core::placement::Memory> for PlacementMemoryJson {
+    fn from(m: &crate::core::placement::Memory) -> Self {
+        PlacementMemoryJson {
+            model_bytes: m.model.0,
+            context_bytes: m.context.0,
+            compute_bytes: m.compute.0,
+            total_bytes: m.total(),
+        }
+    }
+}
+
+/// One device of the plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlacementDeviceJson {
+    /// Buffer-type name as llama.cpp spells it (`CUDA0`, `MTL0`, `RPC0[host:port]`).
+    pub name: String,
+    /// The machine tier.
+    pub tier: String,
+    /// cuda, rocm, metal, vulkan, rpc.
+    pub backend: &'static str,
+    /// Tier capacity.
+    pub total_bytes: u64,
+    /// Memory the backend reports free to llama.cpp.
+    pub free_bytes: u64,
+    /// Its provenance.
+    pub free_provenance: &'static str,
+    /// Its source.
+    pub free_source: String,
+    /// What the device holds.
+    pub memory: PlacementMemoryJson,
+    /// `-fitt` on this device.
+    pub margin_bytes: u64,
+    /// free − total held (negative: the device cannot hold its share).
+    pub left_bytes: i128,
+    /// free − total held − margin.
+    pub left_after_margin_bytes: i128,
+}
+
+/// How the plan's per-device compute buffers are obtained (`core::placement::ComputeBasis`).
+pub const PLACEMENT_COMPUTE_BASIS: &str = "estimate (derived): the scheduler's splits per device (inputs copied in, four copies with pipeline parallelism, the logits on the output device, the host's input stage, op offload to the first CUDA/ROCm/Metal/Vulkan device) with working peaks from llama.cpp's single-backend graph, fitted to llama.cpp b11434's RPC devices; not a node-by-node replay";
+
+/// `placement`: the plan llama.cpp would choose.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlacementJson {
+    /// "fit" (`-fit on` chose it), "fit-refused" (`-fit` gave up: the flags as given), "fit-off"
+    /// (the flags as given), "refused" (llama.cpp refuses the flags: no placement).
+    pub origin: &'static str,
+    /// The line llama-fit-params prints (`-c N -ngl N [-ts …] [-ot "…"]`), with `-fit on`.
+    pub fit_arguments: Option<String>,
+    /// Why `-fit` gave up, or why llama.cpp refuses the flags.
+    pub reason: Option<String>,
+    /// llama.cpp's total context (`-c`, all sequences).
+    pub n_ctx: Option<u32>,
+    /// `-ngl` in effect (L + 1 = all layers and the output layer).
+    pub gpu_layers: Option<u32>,
+    /// Per device in use.
+    pub devices: Vec<PlacementDeviceJson>,
+    /// The host's share.
+    pub host: Option<PlacementMemoryJson>,
+    /// Per-layer tensor bytes: "file" (the GGUF's tensor list) or "estimated" (from W).
+    pub tensor_bytes: &'static str,
+    /// How the compute buffers were obtained.
+    pub compute_basis: &'static str,
+    /// Every device holds its share within its free memory.
+    pub devices_fit: Option<bool>,
+}
+
+/// The `placement` object of a report.
+pub fn placement_json(r: &Report) -> PlacementJson {
+    use crate::core::plan::PlanOrigin;
+    let basis = PLACEMENT_COMPUTE_BASIS;
+    match &r.plan {
+        Err(e) => PlacementJson {
+            origin: "refused",
+            fit_arguments: None,
+            reason: Some(e.0.clone()),
+            n_ctx: None,
+            gpu_layers: None,
+            devices: Vec::new(),
+            host: None,
+            tensor_bytes: if r.inputs.inventory.is_some() {
+                "file"
+            } else {
+                "estimated"
+            },
+            compute_basis: basis,
+            devices_fit: None,
+        },
+        Ok(p) => {
+            let (origin, fit_arguments, reason) = match &p.origin {
+                PlanOrigin::Fitted { arguments, .. } => ("fit", Some(arguments.clone()), None),
+                PlanOrigin::FitRefused { reason } => ("fit-refused", None, Some(reason.clone())),
+                PlanOrigin::FitOff => ("fit-off", None, None),
+            };
+            PlacementJson {
+                origin,
+                fit_arguments,
+                reason,
+                n_ctx: Some(p.n_ctx),
+                gpu_layers: Some(p.gpu_layers),
+                devices: p
+                    .devices
+                    .iter()
+                    .map(|d| PlacementDeviceJson {
+                        name: d.buffer_name.clone(),
+                        tier: d.tier_name.clone(),
+                        backend: d.backend,
+                        total_bytes: d.total,
+                        free_bytes: d.free.value,
+                        free_provenance: d.free.provenance.label(),
+                        free_source: d.free.source.clone(),
+                        memory: (&d.memory).into(),
+                        margin_bytes: d.margin,
+                        left_bytes: d.left,
+                        left_after_margin_bytes: d.left_after_margin,
+                    })
+                    .collect(),
+                host: Some((&p.host).into()),
+                tensor_bytes: if p.exact_model { "file" } else { "estimated" },
+                compute_basis: basis,
+                devices_fit: Some(p.devices_fit),
+            }
+        }
+    }
 }
 
 /// One warning with its kind.
@@ -740,7 +881,7 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
             article_max_context_tokens: r.capacity.article_max_context_tokens,
             memory: {
                 let t = &r.capacity.runtime_bytes;
-                let cap = r.capacity.memory_bytes;
+                let cap = t.capacity_bytes;
                 let limiting = r
                     .tiers
                     .iter()
@@ -880,6 +1021,7 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
             })
             .collect(),
         limitations: super::text::limitations(r),
+        placement: placement_json(r),
     }
 }
 

@@ -85,6 +85,18 @@ pub fn inputs(r: &Report) -> Vec<(String, String, Provenance, String)> {
             t.capacity.provenance,
             t.capacity.source.clone(),
         ));
+        if let Some(d) = t.device_or_default() {
+            v.push((
+                format!("{} free to {}", t.name, d.backend.label()),
+                format!(
+                    "{} bytes = {} (what llama.cpp may fill)",
+                    group_digits(d.free.value as u128),
+                    fmt_gib(d.free.value)
+                ),
+                d.free.provenance,
+                d.free.source.clone(),
+            ));
+        }
         v.push((
             format!("{} bandwidth", t.name),
             fmt_bandwidth(t.bandwidth.value),
@@ -106,6 +118,24 @@ pub fn inputs(r: &Report) -> Vec<(String, String, Provenance, String)> {
             fmt_flops(c.rate.value),
             c.rate.provenance,
             c.rate.source.clone(),
+        ));
+    }
+    for l in &s.machine.links {
+        v.push((
+            format!("link {} bandwidth", l.name),
+            format!(
+                "{} one way (to {})",
+                fmt_bandwidth(l.bandwidth.value),
+                l.tiers.join(", ")
+            ),
+            l.bandwidth.provenance,
+            l.bandwidth.source.clone(),
+        ));
+        v.push((
+            format!("link {} latency", l.name),
+            format!("{} µs per request and reply", l.latency_us.value),
+            l.latency_us.provenance,
+            l.latency_us.source.clone(),
         ));
     }
     let c = &s.cache;
@@ -673,6 +703,8 @@ pub fn write_worksheet<W: Write>(
         )?;
     }
 
+    write_placement(&mut o, r)?;
+
     o.heading("Reproduce")?;
     match style {
         Style::Text => writeln!(o.w, "  {}", Text(&super::llama_cpp_command(r, model_path)))?,
@@ -892,10 +924,17 @@ fn write_runtime_memory<W: Write>(o: &mut Out<'_, W>, r: &Report) -> io::Result<
     )?;
     for t in r.tiers.iter().filter(|t| t.used) {
         let m = &t.memory;
+        // A device tier is held against what its backend reports free (Metal's working set,
+        // CUDA's total less its context), not its whole capacity.
+        let free_to = r.inputs.machine.tiers[t.index]
+            .device_or_default()
+            .filter(|_| m.capacity_bytes != t.capacity_bytes)
+            .map(|d| format!(" free to {}", d.backend.label()))
+            .unwrap_or_default();
         o.row(
             &format!("runtime {}", t.name),
             &format!(
-                "model {} + cache {} + output {} + compute {} + A {} = {} of {} → {} {}",
+                "model {} + cache {} + output {} + compute {} + A {} = {} of {}{free_to} → {} {}",
                 fmt_gib(m.model_bytes),
                 fmt_gib(m.context_bytes),
                 fmt_gib(m.output_bytes),
@@ -907,6 +946,120 @@ fn write_runtime_memory<W: Write>(o: &mut Out<'_, W>, r: &Report) -> io::Result<
                 units::fmt_gib(m.free_bytes.unsigned_abs().min(u64::MAX as u128) as u64),
             ),
         )?;
+    }
+    Ok(())
+}
+
+/// MiB to two decimals with grouped digits, as llama.cpp's memory breakdown prints them.
+fn mib2(n: u64) -> String {
+    mib2_signed(i128::from(n))
+}
+
+/// Signed MiB to two decimals with grouped digits.
+fn mib2_signed(n: i128) -> String {
+    let hundredths = (n.unsigned_abs() * 100 + (units::MIB as u128) / 2) / units::MIB as u128;
+    format!(
+        "{}{}.{:02} MiB",
+        if n < 0 { "-" } else { "" },
+        group_digits(hundredths / 100),
+        hundredths % 100
+    )
+}
+
+/// The plan's lines: how it came about, then one row per device and the host.
+pub fn placement_lines(r: &Report) -> Vec<(String, String)> {
+    use crate::core::plan::PlanOrigin;
+    let mut v = Vec::new();
+    let p = match &r.plan {
+        Err(e) => {
+            v.push(("llama.cpp refuses".into(), e.0.clone()));
+            return v;
+        }
+        Ok(p) => p,
+    };
+    match &p.origin {
+        PlanOrigin::Fitted { arguments, probes } => v.push((
+            "-fit on".into(),
+            format!(
+                "llama.cpp's -fit chooses {arguments} ({})",
+                plural(u64::from(*probes), "dry-run projection")
+            ),
+        )),
+        PlanOrigin::FitRefused { reason } => v.push((
+            "-fit on".into(),
+            format!("-fit gives up ({reason}): llama.cpp loads the flags as given"),
+        )),
+        PlanOrigin::FitOff => v.push(("-fit off".into(), "the placement flags as given".into())),
+    }
+    let all = p.n_layer.saturating_add(1);
+    v.push((
+        "placement".into(),
+        format!(
+            "-c {} · -ngl {} of {all} on {} device{}",
+            group_digits(p.n_ctx as u128),
+            p.gpu_layers.min(all),
+            p.devices.len(),
+            if p.devices.len() == 1 { "" } else { "s" }
+        ),
+    ));
+    for d in &p.devices {
+        v.push((
+            format!("{} ({}, {})", d.buffer_name, d.tier_name, d.backend),
+            format!(
+                "model {} + context {} + compute {} = {} of {} free [{}] → {} {}; after the {} margin {}",
+                mib2(d.memory.model.0),
+                mib2(d.memory.context.0),
+                mib2(d.memory.compute.0),
+                mib2(d.memory.total()),
+                mib2(d.free.value),
+                d.free.provenance.label(),
+                if d.left >= 0 { "left" } else { "short" },
+                mib2(d.left.unsigned_abs().min(u64::MAX as u128) as u64),
+                mib2(d.margin),
+                mib2_signed(d.left_after_margin),
+            ),
+        ));
+    }
+    v.push((
+        "host".into(),
+        format!(
+            "model {} + context {} + compute {} = {}{}",
+            mib2(p.host.model.0),
+            mib2(p.host.context.0),
+            mib2(p.host.compute.0),
+            mib2(p.host.total()),
+            p.host_capacity
+                .map(|c| format!(" of {} ({})", mib2(c), units::fmt_gib(c)))
+                .unwrap_or_default()
+        ),
+    ));
+    v.push((
+        "tensor bytes".into(),
+        if p.exact_model
+            && r.inputs
+                .inventory
+                .as_ref()
+                .is_some_and(|i| !i.tensors.is_empty())
+        {
+            "from the GGUF's tensor list (file), each tensor padded to 32 bytes".into()
+        } else {
+            "ESTIMATED per layer from W (no GGUF tensor list): -ot patterns see stand-in names"
+                .into()
+        },
+    ));
+    v.push((
+        "compute".into(),
+        super::json::PLACEMENT_COMPUTE_BASIS.into(),
+    ));
+    v
+}
+
+/// The "Placement (llama.cpp)" section.
+fn write_placement<W: Write>(o: &mut Out<'_, W>, r: &Report) -> io::Result<()> {
+    o.heading("Placement (llama.cpp)")?;
+    o.table_head("device", "memory")?;
+    for (k, v) in placement_lines(r) {
+        o.row(&k, &v)?;
     }
     Ok(())
 }
