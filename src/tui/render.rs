@@ -214,6 +214,7 @@ impl App {
                     focused,
                     compact: l.compact,
                     scroll: self.bounds_scroll(),
+                    scroll_end: Some(self.bounds_scroll_end()),
                     theme: t,
                 }
                 .render(*rect, buf),
@@ -222,6 +223,7 @@ impl App {
                     report: self.ws().report(),
                     focused,
                     scroll: self.claim_scroll(),
+                    scroll_end: Some(self.claim_scroll_end()),
                     theme: t,
                 }
                 .render(*rect, buf),
