@@ -169,3 +169,53 @@ fn the_claim_pane_scrolls_whole_lists_and_marks_them() {
     app.update(Action::Home);
     assert_eq!(&draw(&app, w, h), first, "Home");
 }
+
+#[test]
+fn the_help_scrolls_at_80x24_with_its_position_and_no_cut_words() {
+    let (mut app, _d) = app();
+    app.update(Action::Help);
+    assert!(app.help_shown());
+    let first = draw(&app, 80, 24);
+    let top = first.lines().nth(0).unwrap().to_string();
+    assert!(
+        top.contains("rows 1–"),
+        "the title says which rows\n{first}"
+    );
+    // Help texts are whole at 80 wide: few end in "…".
+    let cut = first.matches('…').count();
+    assert!(cut <= 3, "{cut} help texts cut\n{first}");
+    let mut last = first.clone();
+    for _ in 0..200 {
+        app.update(Action::Down);
+        let s = draw(&app, 80, 24);
+        if s == last {
+            break;
+        }
+        last = s;
+    }
+    assert_ne!(last, first, "Down scrolls the help");
+    for needle in ["Questions (y/n)", "drop edits"] {
+        assert!(
+            last.contains(needle),
+            "missing {needle:?} at the end\n{last}"
+        );
+    }
+    app.update(Action::Home);
+    assert_eq!(draw(&app, 80, 24), first, "Home");
+    app.update(Action::End);
+    assert_eq!(draw(&app, 80, 24), last, "End");
+    assert!(app.help_shown(), "scrolling keeps the help open");
+    app.update(Action::Back);
+    assert!(!app.help_shown());
+}
+
+#[test]
+fn search_is_listed_for_every_view_that_has_it() {
+    let (mut app, _d) = app();
+    app.update(Action::Help);
+    let s = draw(&app, 200, 50);
+    assert!(
+        s.contains("search (claim, tensors, metadata, compare)"),
+        "{s}"
+    );
+}

@@ -83,6 +83,8 @@ pub struct App {
     screen: Rect,
     /// Rows the Bounds pane's lower text is scrolled by (↑↓ with the pane focused).
     bounds_scroll: u16,
+    /// The help overlay's last useful scroll row, set when it is drawn.
+    help_scroll_end: std::cell::Cell<usize>,
     /// The Bounds pane's last useful scroll position, set when it is drawn.
     bounds_scroll_end: std::cell::Cell<u16>,
     /// Rows the Claim pane is scrolled by (↑↓ with the pane focused).
@@ -124,6 +126,7 @@ impl App {
             theme: Theme::from_env(),
             screen: Rect::new(0, 0, layout::FULL_WIDTH, layout::FULL_HEIGHT),
             bounds_scroll: 0,
+            help_scroll_end: std::cell::Cell::new(usize::MAX),
             bounds_scroll_end: std::cell::Cell::new(u16::MAX),
             claim_scroll: 0,
             claim_scroll_end: std::cell::Cell::new(u16::MAX),
@@ -206,7 +209,7 @@ impl App {
     }
     /// The help overlay is shown.
     pub fn help_shown(&self) -> bool {
-        matches!(self.modal, Modal::Help)
+        matches!(self.modal, Modal::Help(_))
     }
     /// The bottom-line message.
     pub fn message(&self) -> Option<&Message> {
@@ -269,6 +272,10 @@ impl App {
     /// Rows the Claim pane is scrolled by.
     pub fn claim_scroll(&self) -> u16 {
         self.claim_scroll
+    }
+    /// Where the help overlay's drawing says its scrolling ends.
+    pub(crate) fn help_scroll_end(&self) -> &std::cell::Cell<usize> {
+        &self.help_scroll_end
     }
     /// Where the Bounds pane's drawing says its scrolling ends.
     pub(crate) fn bounds_scroll_end(&self) -> &std::cell::Cell<u16> {
@@ -513,7 +520,7 @@ impl App {
                 self.update_log(scroll, action);
                 return;
             }
-            Modal::Help => {
+            Modal::Help(at) => {
                 match action {
                     Action::Help | Action::Back => {}
                     other => {
@@ -523,7 +530,18 @@ impl App {
                         if let Action::Resize(w, h) = other {
                             self.screen = Rect::new(0, 0, w, h);
                         }
-                        self.modal = Modal::Help;
+                        // The overlay scrolls; the drawing says where it ends.
+                        let end = self.help_scroll_end.get();
+                        let to = match other {
+                            Action::Up => at.saturating_sub(1),
+                            Action::Down => at.saturating_add(1),
+                            Action::PageUp => at.saturating_sub(10),
+                            Action::PageDown => at.saturating_add(10),
+                            Action::Home => 0,
+                            Action::End => end,
+                            _ => at,
+                        };
+                        self.modal = Modal::Help(to.min(end));
                     }
                 }
                 return;
@@ -531,7 +549,7 @@ impl App {
         }
         match action {
             Action::Quit => self.quit = true,
-            Action::Help => self.modal = Modal::Help,
+            Action::Help => self.modal = Modal::Help(0),
             Action::Messages => {
                 let lines = self.log_lines();
                 self.modal = Modal::Log(lines);

@@ -131,9 +131,11 @@ impl App {
             }
             .render(area, buf);
         }
-        if self.help_shown() {
+        if let Modal::Help(scroll) = self.modal() {
             HelpOverlay {
                 keymap: self.keymap(),
+                scroll: *scroll,
+                scroll_end: Some(self.help_scroll_end()),
                 theme: t,
             }
             .render(area, buf);
