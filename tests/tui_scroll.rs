@@ -176,7 +176,7 @@ fn the_help_scrolls_at_80x24_with_its_position_and_no_cut_words() {
     app.update(Action::Help);
     assert!(app.help_shown());
     let first = draw(&app, 80, 24);
-    let top = first.lines().nth(0).unwrap().to_string();
+    let top = first.lines().next().unwrap().to_string();
     assert!(
         top.contains("rows 1–"),
         "the title says which rows\n{first}"
@@ -218,4 +218,32 @@ fn search_is_listed_for_every_view_that_has_it() {
         s.contains("search (claim, tensors, metadata, compare)"),
         "{s}"
     );
+}
+
+/// (Issue 19, roofline) Not scrolling, but the same pane: decode and prefill have glyphs of
+/// their own, and with no compute rate the chart is not called a roofline.
+#[test]
+fn the_roofline_names_its_glyphs_and_is_not_called_one_without_a_roof() {
+    let (app, _d) = app();
+    // The default machine has no compute rate for the path.
+    let s = draw(&app, 200, 50);
+    assert!(s.contains("no compute rate: bandwidth slope only"), "{s}");
+    assert!(!s.contains("roofline"), "{s}");
+    let (mut app, _d) = app_with_rate();
+    let s = draw(&app, 200, 50);
+    assert!(
+        s.contains("roofline: FLOP/s by FLOP/byte, log-log (█ decode, • prefill)"),
+        "{s}"
+    );
+    assert!(
+        s.contains('•'),
+        "the prefill point is drawn with its own glyph\n{s}"
+    );
+    app.update(Action::Home);
+}
+
+fn app_with_rate() -> (App, tempfile::TempDir) {
+    let (mut app, d) = app();
+    app.update(Action::SelectMachine("desktop-rtx-4090".into()));
+    (app, d)
 }

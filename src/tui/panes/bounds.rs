@@ -584,18 +584,30 @@ impl BoundsPane<'_> {
         sets.push(
             Dataset::default()
                 .name("prefill")
-                .marker(Marker::Block)
+                // A glyph of its own, so NO_COLOR still tells it from decode's █.
+                .marker(Marker::Dot)
                 .graph_type(GraphType::Scatter)
                 .style(t.warn())
                 .data(&rp.prefill),
         );
         draw_chart(
             ChartFrame {
-                title: fit(&[
-                    "roofline: FLOP/s by FLOP/byte, log-log (█ decode, prefill)",
-                    "roofline FLOP/s by FLOP/byte, log-log",
-                    "roofline, log-log",
-                ]),
+                // With no compute rate there is no roof: the chart says so rather than call a
+                // bandwidth slope a roofline.
+                title: if rp.roof.is_empty() {
+                    fit(&[
+                        "no compute rate: bandwidth slope only, log-log (█ decode, • prefill)",
+                        "no compute rate: bandwidth slope only",
+                        "no compute rate: slope only",
+                        "no compute rate",
+                    ])
+                } else {
+                    fit(&[
+                        "roofline: FLOP/s by FLOP/byte, log-log (█ decode, • prefill)",
+                        "roofline, log-log (█ decode, • prefill)",
+                        "roofline, log-log",
+                    ])
+                },
                 x_bounds: rp.x_bounds,
                 y_bounds: rp.y_bounds,
                 x_labels: &rp.x_labels,
