@@ -101,28 +101,42 @@ pub struct ScenarioOptions {
     pub draft: Option<PathBuf>,
 }
 
+/// Why a count flag's value is refused (clap prints it after the flag's name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum CountFlagError {
+    /// Below zero.
+    #[error("must not be negative: give a whole number (0, 1, 2, …)")]
+    Negative,
+    /// Not a whole number.
+    #[error("must be a whole number (0, 1, 2, …), not a fraction")]
+    Fraction,
+    /// Above `u64::MAX`.
+    #[error("must be a whole number from 0 to {} (0, 1, 2, …)", u64::MAX)]
+    TooLarge,
+    /// Empty or not a number.
+    #[error("not a number: give a whole number (0, 1, 2, … or 32k)")]
+    NotANumber,
+    /// Above `u32::MAX` for a 32-bit flag.
+    #[error("must be at most {}", u32::MAX)]
+    AboveU32,
+}
+
 /// A whole number for a count flag (tokens, sequences, layers, rows), read by the one count
 /// parser the explorer uses too (`units::parse_count`: `32768`, `32,768`, `32k`). clap's own
 /// parser would call "-5" "invalid digit found in string"; this says what is wrong with it.
-pub fn whole_u64(s: &str) -> Result<u64, String> {
+pub fn whole_u64(s: &str) -> Result<u64, CountFlagError> {
     units::parse_count(s).map_err(|e| match e {
-        units::CountError::Negative => {
-            "must not be negative: give a whole number (0, 1, 2, …)".into()
-        }
-        units::CountError::Fraction => "must be a whole number (0, 1, 2, …), not a fraction".into(),
-        units::CountError::TooLarge => {
-            format!("must be a whole number from 0 to {} (0, 1, 2, …)", u64::MAX)
-        }
-        units::CountError::Empty | units::CountError::NotANumber => {
-            "not a number: give a whole number (0, 1, 2, … or 32k)".into()
-        }
+        units::CountError::Negative => CountFlagError::Negative,
+        units::CountError::Fraction => CountFlagError::Fraction,
+        units::CountError::TooLarge => CountFlagError::TooLarge,
+        units::CountError::Empty | units::CountError::NotANumber => CountFlagError::NotANumber,
     })
 }
 
 /// [`whole_u64`] for a flag that fits in 32 bits (llama.cpp's -ngl).
-pub fn whole_u32(s: &str) -> Result<u32, String> {
+pub fn whole_u32(s: &str) -> Result<u32, CountFlagError> {
     let v = whole_u64(s)?;
-    u32::try_from(v).map_err(|_| format!("must be at most {}", u32::MAX))
+    u32::try_from(v).map_err(|_| CountFlagError::AboveU32)
 }
 
 impl ScenarioOptions {

@@ -21,5 +21,5 @@ pub mod tiers;
 pub mod units;
 pub mod weights;
 
-pub use evaluate::{ClaimCheck, FitVerdict, Report, check_claim, evaluate};
+pub use evaluate::{ClaimCheck, FitVerdict, Report, Warning, check_claim, evaluate};
 pub use scenario::Scenario;

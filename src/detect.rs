@@ -148,7 +148,7 @@ pub struct AppleChip {
 pub enum DetectError {
     /// The total memory could not be read.
     #[error("cannot read the total memory: {0}")]
-    Memory(String),
+    Memory(#[from] system::MemoryError),
     /// The bandwidth test failed.
     #[error(transparent)]
     Bandwidth(#[from] bandwidth::BandwidthError),
@@ -207,7 +207,7 @@ pub fn detect_with(
 ) -> Result<Detected, DetectError> {
     let date = today();
     progress(0.0, "reading the total memory");
-    let memory = system::memory().map_err(DetectError::Memory)?;
+    let memory = system::memory()?;
     progress(0.02, "reading the processor");
     let cpu = system::cpu();
     let apple = cpu

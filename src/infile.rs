@@ -132,27 +132,44 @@ pub fn read_bytes(path: &Path, cap: u64, what: &str) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// Why a path cannot become part of a URL or a file path (every message says a name must stay
+/// inside its repository or store).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Unconfined {
+    /// Nothing given.
+    #[error("an empty path (a name must stay inside its repository or store)")]
+    Empty,
+    /// A path from the root, or a URL.
+    #[error("an absolute path (a name must stay inside its repository or store)")]
+    Absolute,
+    /// A backslash or a control character.
+    #[error(
+        "a backslash or control character in a path (a name must stay inside its repository or store)"
+    )]
+    Character,
+    /// A `.`, `..` or empty segment.
+    #[error("a `.`, `..` or empty path segment (a name must stay inside its repository or store)")]
+    Segment,
+}
+
 /// Why `path` (a path in a repository, a name from a listing or a store) cannot become part
 /// of a URL or a file path: empty, absolute, a `.`, `..` or empty segment, a backslash or a
 /// control character. `Ok` when every segment stays inside.
-pub fn confined(path: &str) -> Result<(), String> {
+pub fn confined(path: &str) -> Result<(), Unconfined> {
     if path.is_empty() {
-        return Err("an empty path (a name must stay inside its repository or store)".into());
+        return Err(Unconfined::Empty);
     }
     if path.starts_with('/') || path.starts_with('\\') || path.contains(":/") {
-        return Err("an absolute path (a name must stay inside its repository or store)".into());
+        return Err(Unconfined::Absolute);
     }
     if path.contains('\\') || path.chars().any(|c| c.is_control()) {
-        return Err("a backslash or control character in a path (a name must stay inside its repository or store)".into());
+        return Err(Unconfined::Character);
     }
     if path
         .split('/')
         .any(|seg| seg.is_empty() || seg == "." || seg == "..")
     {
-        return Err(
-            "a `.`, `..` or empty path segment (a name must stay inside its repository or store)"
-                .into(),
-        );
+        return Err(Unconfined::Segment);
     }
     Ok(())
 }

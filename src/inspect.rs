@@ -400,6 +400,16 @@ fn grouped<K: std::hash::Hash + Eq>(
     groups
 }
 
+/// A group's heading: `Q4_K: 1,234 tensors, 5,678 bytes (12.3%)`.
+fn rollup_title(name: &str, count: usize, bytes: u64, share: f64) -> String {
+    format!(
+        "{name}: {} tensors, {} bytes ({:.1}%)",
+        group_digits(count as u128),
+        group_digits(bytes as u128),
+        share * 100.0
+    )
+}
+
 fn bits(b: Option<f64>) -> String {
     b.map_or("?".into(), |x| format!("{x:.3}"))
 }
@@ -499,6 +509,15 @@ pub fn write_text<W: Write>(
         line(w, format!("warning: {}", safe(wn)))?;
     }
 
+    // Column widths from the cells (an unknown type's name is longer than any known one), so
+    // no row pushes the columns after it out of line.
+    let type_w = r
+        .by_type
+        .iter()
+        .map(|t| safe(&t.type_name).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(10);
     // Per encoding: the obvious proof that a "Q4_K_M" is not all 4-bit.
     if markdown {
         writeln!(
@@ -509,14 +528,14 @@ pub fn write_text<W: Write>(
         writeln!(w, "\nBy type")?;
         writeln!(
             w,
-            "  {:<10} {:>8} {:>16} {:>16} {:>7} {:>11}",
+            "  {:<type_w$} {:>8} {:>16} {:>16} {:>7} {:>11}",
             "type", "tensors", "elements", "bytes", "share", "bits/weight"
         )?;
     }
     for t in &r.by_type {
         let cells = [
             safe(&t.type_name),
-            t.count.to_string(),
+            group_digits(t.count as u128),
             group_digits(t.elements as u128),
             group_digits(t.bytes as u128),
             format!("{:.1}%", t.share * 100.0),
@@ -527,7 +546,7 @@ pub fn write_text<W: Write>(
         } else {
             writeln!(
                 w,
-                "  {:<10} {:>8} {:>16} {:>16} {:>7} {:>11}",
+                "  {:<type_w$} {:>8} {:>16} {:>16} {:>7} {:>11}",
                 cells[0], cells[1], cells[2], cells[3], cells[4], cells[5]
             )?;
         }
@@ -563,10 +582,17 @@ pub fn write_text<W: Write>(
         .tensors
         .tensors
         .iter()
-        .map(|t| sanitize::text(t.name()).len())
+        .map(|t| sanitize::text(t.name()).chars().count())
         .max()
         .unwrap_or(4)
         .clamp(4, 48);
+    let tensor_type_w = r
+        .by_type
+        .iter()
+        .map(|t| safe(&t.type_name).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(8);
     let table_head = |w: &mut W| -> io::Result<()> {
         if markdown {
             writeln!(
@@ -577,7 +603,7 @@ pub fn write_text<W: Write>(
         } else {
             writeln!(
                 w,
-                "  {:<name_w$} {:<8} {:<18} {:>14} {:>14} {:>7} {:>14}  {}",
+                "  {:<name_w$} {:<tensor_type_w$} {:<18} {:>14} {:>14} {:>7} {:>14}  {}",
                 header[0],
                 header[1],
                 header[2],
@@ -596,7 +622,7 @@ pub fn write_text<W: Write>(
         } else {
             writeln!(
                 w,
-                "  {:<name_w$} {:<8} {:<18} {:>14} {:>14} {:>7} {:>14}  {}",
+                "  {:<name_w$} {:<tensor_type_w$} {:<18} {:>14} {:>14} {:>7} {:>14}  {}",
                 c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]
             )
         }
@@ -622,13 +648,7 @@ pub fn write_text<W: Write>(
             for (ty, members) in r.by_type.iter().zip(groups) {
                 section(
                     w,
-                    format!(
-                        "{}: {} tensors, {} bytes ({:.1}%)",
-                        safe(&ty.type_name),
-                        ty.count,
-                        group_digits(ty.bytes as u128),
-                        ty.share * 100.0
-                    ),
+                    rollup_title(&safe(&ty.type_name), ty.count, ty.bytes, ty.share),
                 )?;
                 table_head(w)?;
                 for i in members {
@@ -644,15 +664,7 @@ pub fn write_text<W: Write>(
                 let name = l
                     .layer
                     .map_or("outside layers".to_string(), |n| format!("layer {n}"));
-                section(
-                    w,
-                    format!(
-                        "{name}: {} tensors, {} bytes ({:.1}%)",
-                        l.count,
-                        group_digits(l.bytes as u128),
-                        l.share * 100.0
-                    ),
-                )?;
+                section(w, rollup_title(&name, l.count, l.bytes, l.share))?;
                 table_head(w)?;
                 for i in members {
                     table_row(w, &list.ctx.row(list.tensors[i as usize]))?;
@@ -683,4 +695,52 @@ pub fn write_text<W: Write>(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gguf::writer::{Data, GgufWriter};
+    use crate::gguf::{GgmlType, Value};
+
+    /// Where each line of a table puts the text `cell` (in characters).
+    fn column_of(line: &str, cell: &str) -> Option<usize> {
+        line.find(cell).map(|b| line[..b].chars().count())
+    }
+
+    #[test]
+    fn an_unknown_tensor_type_keeps_the_tables_aligned() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.gguf");
+        GgufWriter::new()
+            .kv("general.architecture", Value::String("llama".into()))
+            .tensor("a.weight", GgmlType::F32, &[48])
+            .tensor_raw(b"x.weight", 31, &[48], None, Some(18))
+            .write_file(&path, Data::Zeros)
+            .unwrap();
+        let a = crate::gguf::open_single(&path).unwrap();
+        let r = build(&a, Sort::Name, false);
+        let mut out = Vec::new();
+        write_text(&r, Group::None, false, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        // By type: every row as wide as the header (all later columns right-aligned).
+        let head = lines
+            .iter()
+            .position(|l| l.contains("bits/weight"))
+            .unwrap();
+        let width = lines[head].chars().count();
+        for l in &lines[head + 1..head + 3] {
+            assert_eq!(l.chars().count(), width, "{text}");
+        }
+        // Tensors: the shape column starts at the same place on every row.
+        let head = lines
+            .iter()
+            .position(|l| l.contains("read per token"))
+            .unwrap();
+        let shape = column_of(lines[head], "shape").unwrap();
+        for l in &lines[head + 1..head + 3] {
+            assert_eq!(column_of(l, "48 "), Some(shape), "{text}");
+        }
+    }
 }

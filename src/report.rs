@@ -1,6 +1,7 @@
 //! Reports: the JSON contract (`Serialize` structs built `From<&core::Report>`) and the text and
-//! markdown worksheets. Formatters write to `impl Write` and return; they never print.
-//! Depends on `core` only.
+//! markdown worksheets. Formatters write to `impl Write` and return; they never print, and
+//! they read no file (an Ollama name arrives resolved). Depends on `core`, and on `remote` for
+//! the names a model reference takes on llama.cpp's command line (no I/O).
 
 pub mod compare;
 pub mod export;
@@ -39,7 +40,8 @@ fn llama_cpp_command_raw(r: &Report, model_path: &str) -> String {
     let s = &r.inputs;
     let c = &s.cache;
     // The model as llama.cpp takes it: a file with -m, a URL with -mu, a Hugging Face quant
-    // with -hf, an Ollama name by its blob's path.
+    // with -hf. An Ollama name arrives resolved to its blob's path
+    // (`workspace::open::llama_cpp_model_path`): exporters do no I/O.
     use crate::remote::Source;
     let (flag, model) = match Source::parse(std::path::Path::new(model_path)) {
         Source::Url(u) => ("-mu", u),
@@ -56,12 +58,7 @@ fn llama_cpp_command_raw(r: &Report, model_path: &str) -> String {
             revision,
             quant,
         } if revision == "main" => ("-hf", format!("{repo}:{quant}")),
-        Source::Ollama(name) => (
-            "-m",
-            crate::ollama::resolve(&name)
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|_| model_path.to_string()),
-        ),
+        Source::HfRepo { repo, revision } if revision == "main" => ("-hf", repo),
         _ => ("-m", model_path.to_string()),
     };
     let mut parts = vec![

@@ -6,6 +6,15 @@ use llmbound::profile::{Catalog, load};
 use std::path::Path;
 
 fn report() -> BenchReport {
+    let (s, rows, opts) = inputs();
+    bench::evaluate(&rows, &s, &opts)
+}
+
+fn inputs() -> (
+    llmbound::core::Scenario,
+    Vec<llmbound::bench::BenchRow>,
+    BenchOptions,
+) {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bench/h200");
     let dir = tempfile::tempdir().unwrap();
     let gguf = dir.path().join("qwen3-8b-q8_0-synth.gguf");
@@ -32,7 +41,40 @@ fn report() -> BenchReport {
         gguf: Some("qwen3-8b-q8_0-synth.gguf".into()),
         artifact_sha256: None,
     };
-    bench::evaluate(&rows, &s, &opts)
+    (s, rows, opts)
+}
+
+/// One claim vocabulary: a llama-bench decode row's verdict is the sentence `check` prints
+/// for the same rate on the row's scenario.
+#[test]
+fn a_bench_row_says_what_check_says() {
+    let (s, rows, opts) = inputs();
+    let r = bench::evaluate(&rows, &s, &opts);
+    let mut compared = 0;
+    for (row, x) in rows.iter().zip(&r.rows) {
+        let Some(d) = &x.decode else { continue };
+        let (edits, _) = bench::eval::row_edits(row, &s).unwrap();
+        let rs = llmbound::core::edit::applied(&s, &edits).unwrap();
+        let c = llmbound::core::check_claim(
+            &llmbound::core::evaluate(&rs).unwrap(),
+            d.observed_tokens_per_second,
+        );
+        assert_eq!(
+            c.outcome,
+            match d.outcome {
+                bench::eval::RowOutcome::Claim(o) => o,
+                other => panic!("{other:?}"),
+            }
+        );
+        assert_eq!(
+            bench::text::row_verdict(d),
+            llmbound::report::words::claim_verdict(&c),
+            "row {}",
+            x.name
+        );
+        compared += 1;
+    }
+    assert!(compared > 0, "no decode row");
 }
 
 fn snapshot(name: &str, body: &str) {

@@ -210,6 +210,12 @@ fn every_store_is_found_once_with_report_figures() {
             .args(["--gguf", "ollama:tiny:3b"]),
     );
     assert_eq!(r["artifact"]["bytes"], t["file_bytes"]);
+    // llama.cpp takes the blob's path: the name is resolved before the report is written.
+    let cmd = r["llama_cpp_command"].as_str().unwrap();
+    assert!(
+        cmd.starts_with("llama-server -m ") && cmd.contains("blobs/sha256-"),
+        "{cmd}"
+    );
     let o = llmbound(h)
         .args(["inspect", "ollama:nothere"])
         .output()

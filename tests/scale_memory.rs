@@ -179,7 +179,7 @@ fn a_remote_header_past_the_cap_holds_under_four_times_the_cap() {
     let url = format!("{}/long.gguf", srv.base);
     let e = llmbound::remote::open_any(std::path::Path::new(&url)).unwrap_err();
     let peak = status_bytes("VmHWM").unwrap().saturating_sub(base);
-    assert!(e.contains("LLMBOUND_REMOTE_HEADER_CAP"), "{e}");
+    assert!(e.to_string().contains("LLMBOUND_REMOTE_HEADER_CAP"), "{e}");
     let ratio = peak as f64 / CAP as f64;
     eprintln!("remote past the cap: peak resident growth {peak} bytes ({ratio:.2} × the cap)");
     assert!(

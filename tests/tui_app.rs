@@ -103,7 +103,7 @@ fn brackets_halve_and_double_the_context_from_anywhere() {
             .report()
             .warnings
             .iter()
-            .any(|w| w.contains("beyond the model's native"))
+            .any(|w| matches!(w, llmbound::core::Warning::BeyondNativeContext { .. }))
     );
 }
 

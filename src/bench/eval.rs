@@ -590,11 +590,29 @@ fn check_artifact(row: &BenchRow, base: &Scenario) -> ArtifactCheck {
     }
 }
 
+/// A llama-bench row the scenario cannot take.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RowError {
+    /// A K or V cache type llmbound does not know.
+    #[error("{which} \"{name}\" is not a cache type llmbound knows ({known})")]
+    UnknownCacheType {
+        /// `type_k` or `type_v`.
+        which: &'static str,
+        /// The type the row names.
+        name: String,
+        /// The types llmbound knows.
+        known: String,
+    },
+    /// The row's settings do not apply to the base scenario.
+    #[error("{0}")]
+    Edit(#[from] crate::core::edit::EditError),
+}
+
 fn parse_cache_type(
     name: Option<&str>,
-    which: &str,
+    which: &'static str,
     notes: &mut Vec<String>,
-) -> Result<CacheType, String> {
+) -> Result<CacheType, RowError> {
     match name {
         None => {
             notes.push(format!(
@@ -602,11 +620,10 @@ fn parse_cache_type(
             ));
             Ok(CacheType::F16)
         }
-        Some(n) => CacheType::parse(n).ok_or_else(|| {
-            format!(
-                "{which} \"{n}\" is not a cache type llmbound knows ({})",
-                CacheType::names_list()
-            )
+        Some(n) => CacheType::parse(n).ok_or_else(|| RowError::UnknownCacheType {
+            which,
+            name: n.to_string(),
+            known: CacheType::names_list(),
         }),
     }
 }
@@ -626,15 +643,15 @@ fn row_scenario(
     row: &BenchRow,
     base: &Scenario,
     notes: &mut Vec<String>,
-) -> Result<Scenario, String> {
+) -> Result<Scenario, RowError> {
     let (edits, row_notes) = row_edits(row, base)?;
     notes.extend(row_notes);
-    crate::core::edit::applied(base, &edits).map_err(|e| e.to_string())
+    Ok(crate::core::edit::applied(base, &edits)?)
 }
 
 /// The edits a llama-bench row makes to the base scenario, and the notes on what the run did
 /// that the scenario cannot say.
-pub fn row_edits(row: &BenchRow, base: &Scenario) -> Result<(Vec<Edit>, Vec<String>), String> {
+pub fn row_edits(row: &BenchRow, base: &Scenario) -> Result<(Vec<Edit>, Vec<String>), RowError> {
     let mut notes = Vec::new();
     let mut edits = vec![Edit::Name(format!("{} — {}", base.name, row.test_name()))];
     edits.push(Edit::CacheTypeK(parse_cache_type(
@@ -1000,7 +1017,7 @@ fn prepare(row: &BenchRow, base: &Scenario) -> Prepared {
         Shared::Combined
     } else {
         match row_scenario(row, base, &mut notes) {
-            Err(e) => Shared::Error(e),
+            Err(e) => Shared::Error(e.to_string()),
             Ok(scenario) => {
                 retained_tokens = Some(scenario.cache.context);
                 match evaluate_scenario(&scenario) {

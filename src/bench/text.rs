@@ -1,10 +1,12 @@
 //! Text and Markdown forms of a `BenchReport`: the same tables, aligned for a terminal or as
 //! Markdown. Every throughput is labelled observed or ceiling; efficiencies are percentages.
-//! Formats numbers with `core::units`; no arithmetic beyond ratios already in the report.
+//! Formats numbers with `core::units`; no arithmetic beyond ratios already in the report. A
+//! row's verdict is worded by `report::words::claim_sentence`, the sentence `check` and the
+//! explorer print.
 
 use super::eval::{BandwidthFigure, BenchReport, DecodeComparison, RowOutcome, RowReport};
 use super::parse::TestKind;
-use crate::core::claim::ClaimOutcome;
+use crate::core::claim::Verdict;
 use crate::core::roofline::PrefillBound;
 use crate::core::units::{self, BytesPerSec};
 use crate::report::words;
@@ -210,52 +212,38 @@ fn opt<T: ToString>(x: Option<T>) -> String {
     x.map_or("—".into(), |v| v.to_string())
 }
 
-/// A decode row's verdict in words (the import's wording of core's outcome).
+/// A decode row's verdict in words: the claim vocabulary `check` and the explorer use
+/// (`report::words::claim_sentence`), and the import's own case of a run on another artifact.
 pub fn row_verdict(d: &DecodeComparison) -> String {
-    let rate = units::fmt_rate;
     let highest = d.ceiling.as_ref().or(d.ceiling_without_inventory.as_ref());
     let h = highest.map_or(0.0, |c| c.tokens_per_second);
-    match d.outcome {
-        RowOutcome::Claim(ClaimOutcome::AboveMeasured) => format!(
-            "above the measured ceiling ({} tokens/s): the measured bandwidth ({}) does not describe this path, not impossible (no peak bandwidth is on record for the tier)",
-            rate(h),
-            units::fmt_bandwidth(units::BytesPerSec(
-                highest.map_or(0.0, |c| c.bandwidth.bytes_per_second)
-            ))
-        ),
-        // Within the highest ceiling at a short context: impossible at the row's context
-        // only, and how far the rate reaches.
-        RowOutcome::Claim(ClaimOutcome::Impossible) => match d.max_context_tokens {
-            Some(m) => format!(
-                "IMPOSSIBLE with {} tokens retained: {} tokens/s is above the highest ceiling of {} tokens/s there; possible with at most {} tokens retained",
-                units::fmt_tokens(d.context_tokens),
-                rate(d.observed_tokens_per_second),
-                rate(h),
-                units::fmt_tokens(m)
-            ),
-            None => format!(
-                "IMPOSSIBLE: {} tokens/s is above the highest ceiling of {} tokens/s",
-                rate(d.observed_tokens_per_second),
-                rate(h)
-            ),
-        },
-        RowOutcome::Claim(ClaimOutcome::AboveWithoutInventory) => format!(
-            "above every ceiling computed without a tensor inventory ({} tokens/s): give the GGUF to decide",
-            rate(h)
-        ),
-        RowOutcome::OtherArtifact => format!(
-            "above the highest ceiling ({} tokens/s) but the run's artifact differs from the scenario's: not judged",
-            rate(h)
-        ),
-        RowOutcome::Claim(ClaimOutcome::AboveLower) => words::above_lower(
-            d.exceeded
-                .iter()
-                .map(|e| words::ceiling_name(e.kind, e.context_tokens)),
-        ),
-        RowOutcome::Claim(ClaimOutcome::Within) => {
-            "within every ceiling (a rate below a ceiling identifies no cause)".to_string()
+    let outcome = match d.outcome {
+        RowOutcome::Claim(o) => o,
+        RowOutcome::OtherArtifact => {
+            return format!(
+                "above the highest ceiling ({} tokens/s) but the run's artifact differs from the scenario's: not judged",
+                units::fmt_rate(h)
+            );
         }
-    }
+    };
+    words::claim_sentence(&Verdict {
+        outcome,
+        tokens_per_second: d.observed_tokens_per_second,
+        // llama-bench rows are one sequence.
+        sequences: 1,
+        context_tokens: d.context_tokens,
+        highest_tokens_per_second: h,
+        highest_short_tokens_per_second: None,
+        highest_bandwidth: units::BytesPerSec(
+            highest.map_or(0.0, |c| c.bandwidth.bytes_per_second),
+        ),
+        max_context_tokens: d.max_context_tokens,
+        exceeded: d
+            .exceeded
+            .iter()
+            .map(|e| (e.kind, e.context_tokens))
+            .collect(),
+    })
 }
 
 fn short_verdict(r: &RowReport) -> String {
@@ -367,7 +355,7 @@ fn prefill_table(r: &BenchReport) -> Table {
         t.cell(opt(x.n_threads));
         t.cell(units::fmt_rate(x.observed_tokens_per_second));
         t.cell(rate(x.best_sample_tokens_per_second));
-        t.cell(p.map_or("—".into(), |p| format!("{:.1}", p.intensity)));
+        t.cell(p.map_or("—".into(), |p| units::grouped(p.intensity, 1)));
         t.cell(match p {
             Some(p) => p
                 .ceiling_tokens_per_second

@@ -106,3 +106,41 @@ impl ClaimOutcome {
         }
     }
 }
+
+/// The figures a claim verdict is worded from: one shape for `check`, the llama-bench rows and
+/// the explorer, so the three say the same sentence for the same outcome (`report::words`
+/// words it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// Where the rate lands.
+    pub outcome: ClaimOutcome,
+    /// The rate held against the ceilings, tokens/s (aggregate over the sequences).
+    pub tokens_per_second: f64,
+    /// Sequences B the rate is aggregate over.
+    pub sequences: u64,
+    /// Retained tokens per sequence the rate is judged at.
+    pub context_tokens: u64,
+    /// The highest ceiling at that context, tokens/s.
+    pub highest_tokens_per_second: f64,
+    /// The highest ceiling at a short context, when it was computed.
+    pub highest_short_tokens_per_second: Option<f64>,
+    /// The bandwidth of the highest ceiling.
+    pub highest_bandwidth: BytesPerSec,
+    /// The most retained tokens per sequence at which the rate is within the highest ceiling,
+    /// when the context decides.
+    pub max_context_tokens: Option<u64>,
+    /// The lower ceilings the rate is above: (kind, context tokens; 0 = short context).
+    pub exceeded: Vec<(super::decode::CeilingKind, u64)>,
+}
+
+impl Verdict {
+    /// Above the highest ceiling at its context, within it at a short context (as far as that
+    /// is known), with the largest context that keeps it within: the context decides.
+    pub fn context_decides(&self) -> bool {
+        self.max_context_tokens.is_some()
+            && self.tokens_per_second > self.highest_tokens_per_second
+            && self
+                .highest_short_tokens_per_second
+                .is_none_or(|s| self.tokens_per_second <= s)
+    }
+}

@@ -8,7 +8,7 @@ use super::roofline::{self, Linear, LinearBasis, Roofline, RooflineInput};
 use super::runtime::RuntimeBuffers;
 use super::scenario::{Scenario, ScenarioError};
 use super::tiers::{self, Layout, MemoryItem, TierLoad, WeightSplit, WeightsMode};
-use super::units::{self, BytesPerSec, Provenance};
+use super::units::{BytesPerSec, Provenance};
 use super::weights::{self, ExpertCount};
 
 /// The artifact figures.
@@ -95,6 +95,10 @@ pub struct Capacity {
     pub limiting_tier: String,
     /// Runtime memory summed over the used tiers, itemised.
     pub runtime_bytes: RuntimeTotals,
+    /// Free memory beside the runtime's allocations (allocated cache, buffers, A) on the
+    /// limiting tier: the smallest per-tier figure, never a sum over tiers (negative: short).
+    /// The one "free memory" every front end shows.
+    pub runtime_free_bytes: i128,
     /// The runtime buffers (output, compute), provenance derived (llama.cpp CPU model).
     pub buffers: RuntimeBuffers,
     /// Weakest provenance among W, K's model figures, M (and A when set).
@@ -104,6 +108,13 @@ pub struct Capacity {
 }
 
 impl Capacity {
+    /// Σ capacity − Σ runtime memory over the used tiers: the free figure of the summed
+    /// `runtime_bytes` (the JSON memory object's), beside the limiting tier's
+    /// `runtime_free_bytes`.
+    pub fn summed_free_bytes(&self) -> i128 {
+        self.memory_bytes as i128 - self.runtime_bytes.total_bytes as i128
+    }
+
     /// The memory fits and llama.cpp accepts the cache configuration.
     pub fn starts_and_fits(&self) -> bool {
         self.fits && !self.refused()
@@ -188,8 +199,59 @@ pub struct Report {
     pub decode: Decode,
     /// Roofline and prefill.
     pub roofline: Roofline,
-    /// Warnings about the inputs.
-    pub warnings: Vec<String>,
+    /// Warnings about the inputs, as data (`report::words::warning` words them).
+    pub warnings: Vec<Warning>,
+}
+
+/// A warning about the inputs, as data: the exporters word it (`report::words::warning`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Warning {
+    /// What the model's reader guessed or noticed (the file's own note, carried as read).
+    Model(String),
+    /// A cache configuration llama.cpp refuses at start-up.
+    CacheRefused(kv::CacheRefusal),
+    /// The compute buffer of the architecture is not replayed: llama.cpp may reserve more.
+    ComputeNotModelled {
+        /// The architecture.
+        architecture: String,
+        /// What of its graph is not replayed.
+        missing: &'static str,
+    },
+    /// The compute buffer of the architecture is an upper bound, not a replay of its graph.
+    ComputeUpperBound {
+        /// The architecture.
+        architecture: String,
+        /// What the bound covers.
+        bounded: &'static str,
+    },
+    /// The context is beyond the model's native context.
+    BeyondNativeContext {
+        /// Retained tokens per sequence.
+        context_tokens: u64,
+        /// The model's native context.
+        native_tokens: u64,
+    },
+    /// The inventory's layer count differs from the model's: per-layer placement estimated.
+    InventoryLayers {
+        /// Layers in the tensor inventory.
+        inventory: usize,
+        /// Layers in the model shape.
+        model: usize,
+    },
+}
+
+impl Warning {
+    /// A stable machine name for the kind (the JSON `kind`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Warning::Model(_) => "model",
+            Warning::CacheRefused(_) => "cache-refused",
+            Warning::ComputeNotModelled { .. } => "compute-not-modelled",
+            Warning::ComputeUpperBound { .. } => "compute-upper-bound",
+            Warning::BeyondNativeContext { .. } => "beyond-native-context",
+            Warning::InventoryLayers { .. } => "inventory-layers",
+        }
+    }
 }
 
 /// Linear parameters/bytes: from the inventory, else derived from advertised figures.
@@ -240,40 +302,44 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
             s.model.architecture
         )));
     }
-    let mut warnings = s.model.warnings.clone();
+    let mut warnings: Vec<Warning> = s
+        .model
+        .warnings
+        .iter()
+        .cloned()
+        .map(Warning::Model)
+        .collect();
     let w = s.weight_bytes();
     let w_prov = s.weight_provenance();
     let kv = kv::cache(&s.model, &s.cache);
-    warnings.extend(kv.refusals.iter().map(|r| r.to_string()));
+    warnings.extend(kv.refusals.iter().copied().map(Warning::CacheRefused));
     if let Some(missing) = super::runtime::compute_not_modelled(&s.model.architecture) {
-        warnings.push(format!(
-            "the compute buffer of {} is not modelled exactly yet ({missing} is not replayed): llama.cpp may reserve more than shown, so leave extra free memory",
-            s.model.architecture
-        ));
+        warnings.push(Warning::ComputeNotModelled {
+            architecture: s.model.architecture.clone(),
+            missing,
+        });
     }
     if let Some(bounded) = super::runtime::compute_upper_bound(&s.model.architecture) {
-        warnings.push(format!(
-            "the compute buffer of {} is an upper bound, not a replay of its graph (bounded: {bounded}): it may be higher than llama.cpp reserves",
-            s.model.architecture
-        ));
+        warnings.push(Warning::ComputeUpperBound {
+            architecture: s.model.architecture.clone(),
+            bounded,
+        });
     }
     if let Some(native) = s.model.native_context
         && s.cache.context > native
     {
-        warnings.push(format!(
-            "context {} is beyond the model's native {} tokens",
-            units::fmt_tokens(s.cache.context),
-            units::fmt_tokens(native)
-        ));
+        warnings.push(Warning::BeyondNativeContext {
+            context_tokens: s.cache.context,
+            native_tokens: native,
+        });
     }
     if let Some(inv) = &s.inventory
         && inv.layer_bytes.len() != s.model.layers.len()
     {
-        warnings.push(format!(
-            "the inventory has {} layers but the model {}: per-layer placement estimated",
-            inv.layer_bytes.len(),
-            s.model.layers.len()
-        ));
+        warnings.push(Warning::InventoryLayers {
+            inventory: inv.layer_bytes.len(),
+            model: s.model.layers.len(),
+        });
     }
 
     // Artifact density: advertised parameters first, else counted elements.
@@ -378,6 +444,11 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
             _ => false,
         },
         limiting_tier: limiting,
+        runtime_free_bytes: used
+            .iter()
+            .map(|t| t.memory.free_bytes)
+            .min()
+            .unwrap_or(memory as i128 - totals.total_bytes as i128),
         runtime_bytes: totals,
         buffers,
         provenance: Provenance::weakest(cap_provs).unwrap_or(Provenance::User),
@@ -519,6 +590,24 @@ impl ClaimCheck {
     pub fn context_decides(&self) -> bool {
         self.tokens_per_second > self.highest_tokens_per_second
             && self.tokens_per_second <= self.highest_short_tokens_per_second
+    }
+
+    /// The figures its verdict is worded from (`report::words::claim_sentence`).
+    pub fn verdict(&self) -> super::claim::Verdict {
+        super::claim::Verdict {
+            outcome: self.outcome,
+            tokens_per_second: self.tokens_per_second,
+            sequences: self.sequences,
+            context_tokens: self.context_tokens,
+            highest_tokens_per_second: self.highest_tokens_per_second,
+            highest_short_tokens_per_second: Some(self.highest_short_tokens_per_second),
+            highest_bandwidth: self.highest_bandwidth,
+            max_context_tokens: self.max_context_tokens,
+            exceeded: self
+                .exceeded()
+                .map(|l| (l.kind, l.context_tokens))
+                .collect(),
+        }
     }
 }
 

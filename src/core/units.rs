@@ -136,25 +136,25 @@ pub fn group_digits_signed(n: i128) -> String {
 /// `28,352,083,616 bytes = 26.405 GiB` style: exact bytes, then GiB with 3 decimals.
 pub fn bytes_gib(n: u64) -> String {
     format!(
-        "{} bytes = {:.3} GiB",
+        "{} bytes = {} GiB",
         group_digits(n as u128),
-        Bytes(n).gib()
+        grouped(Bytes(n).gib(), 3)
     )
 }
 
 /// GiB with three decimals and the unit: `18.405 GiB`.
 pub fn fmt_gib(n: u64) -> String {
-    format!("{:.3} GiB", Bytes(n).gib())
+    format!("{} GiB", grouped(Bytes(n).gib(), 3))
 }
 
 /// GB with three decimals and the unit: `19.762 GB`.
 pub fn fmt_gb(n: u64) -> String {
-    format!("{:.3} GB", Bytes(n).gb())
+    format!("{} GB", grouped(Bytes(n).gb(), 3))
 }
 
 /// Signed GiB with three decimals: `-1.250 GiB`.
 pub fn fmt_gib_signed(n: i128) -> String {
-    format!("{:.3} GiB", n as f64 / GIB as f64)
+    format!("{} GiB", grouped(n as f64 / GIB as f64, 3))
 }
 
 /// The largest binary unit that divides the count exactly, for figures like KV/token:
@@ -173,34 +173,28 @@ pub fn fmt_both(n: u64) -> String {
     format!("{} ({})", fmt_gib(n), fmt_gb(n))
 }
 
+/// A figure scaled by the first decimal step it reaches, with at most three decimals and no
+/// trailing zeros: the one scaling of bandwidths and compute rates.
+fn decimal_scaled(v: f64, steps: &[(f64, &str)], base: &str) -> String {
+    let (scaled, unit) = steps
+        .iter()
+        .find(|(size, _)| v >= *size)
+        .map_or((v, base), |(size, unit)| (v / size, unit));
+    format!("{} {unit}", trim_float(scaled, 3))
+}
+
 /// Bandwidth with its decimal unit: `273 GB/s`, `4.354 TB/s`, `47.55 GB/s`.
 pub fn fmt_bandwidth(bw: BytesPerSec) -> String {
-    let v = bw.0;
-    let (scaled, unit) = if v >= 1e12 {
-        (v / 1e12, "TB/s")
-    } else if v >= 1e9 {
-        (v / 1e9, "GB/s")
-    } else if v >= 1e6 {
-        (v / 1e6, "MB/s")
-    } else {
-        (v, "B/s")
-    };
-    format!("{} {unit}", trim_float(scaled, 3))
+    decimal_scaled(bw.0, &[(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s")], "B/s")
 }
 
 /// Compute rate with its decimal unit: `989.5 TFLOP/s`.
 pub fn fmt_flops(c: FlopPerSec) -> String {
-    let v = c.0;
-    let (scaled, unit) = if v >= 1e15 {
-        (v / 1e15, "PFLOP/s")
-    } else if v >= 1e12 {
-        (v / 1e12, "TFLOP/s")
-    } else if v >= 1e9 {
-        (v / 1e9, "GFLOP/s")
-    } else {
-        (v, "FLOP/s")
-    };
-    format!("{} {unit}", trim_float(scaled, 3))
+    decimal_scaled(
+        c.0,
+        &[(1e15, "PFLOP/s"), (1e12, "TFLOP/s"), (1e9, "GFLOP/s")],
+        "FLOP/s",
+    )
 }
 
 /// A float with at most `decimals` decimals and no trailing zeros: `273`, `4.354`.
@@ -213,10 +207,66 @@ pub fn trim_float(v: f64, decimals: usize) -> String {
     }
 }
 
-/// Tokens per second with two decimals: `13.81`.
+/// A float with grouped thousands and `decimals` places: `524,258.405`; `∞`, and `—` for NaN.
+pub fn grouped(v: f64, decimals: usize) -> String {
+    if !v.is_finite() {
+        return if v.is_nan() {
+            "—".into()
+        } else {
+            "∞".into()
+        };
+    }
+    let s = format!("{:.*}", decimals, v.abs());
+    let (int, frac) = match s.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (s.as_str(), None),
+    };
+    let int: u128 = int.parse().unwrap_or(0);
+    let mut out = String::new();
+    if v < 0.0 && s.chars().any(|c| c.is_ascii_digit() && c != '0') {
+        out.push('-');
+    }
+    out.push_str(&group_digits(int));
+    if let Some(f) = frac {
+        out.push('.');
+        out.push_str(f);
+    }
+    out
+}
+
+/// A figure with about three significant digits and grouped thousands: `0`, `0.38`, `8`,
+/// `18.4`, `524`, `2,048`, `0.004`; never a bare `0` for a figure that is not zero.
+pub fn compact(v: f64) -> String {
+    if !v.is_finite() {
+        return grouped(v, 0);
+    }
+    let a = v.abs();
+    let s = if a == 0.0 {
+        "0".to_string()
+    } else if a >= 100.0 {
+        grouped(v, 0)
+    } else if a >= 10.0 {
+        trim_float(v, 1)
+    } else if a >= 0.01 {
+        trim_float(v, 2)
+    } else {
+        // Small but not zero: three significant digits.
+        let digits = (-a.log10().floor()) as usize + 2;
+        trim_float(v, digits.min(12))
+    };
+    if s == "-0" { "0".into() } else { s }
+}
+
+/// Tokens per second, the one rate format of every report, table and pane: two decimals
+/// with grouped thousands (`13.81`, `1,078.57`), whole grouped numbers from 100,000
+/// (`129,269`), three significant digits below 0.01 so a tiny ceiling never reads `0.00`
+/// (`0.00365`), and a short scientific form beyond any input range.
 pub fn fmt_rate(tps: f64) -> String {
     if !tps.is_finite() {
         return "∞".to_string();
+    }
+    if tps > 0.0 && tps < 0.01 {
+        return compact(tps);
     }
     if tps >= 1e15 {
         // Beyond any input range: a short scientific form, never hundreds of digits.
@@ -224,8 +274,95 @@ pub fn fmt_rate(tps: f64) -> String {
     } else if tps >= 100_000.0 {
         group_digits(tps.round() as u128)
     } else {
-        format!("{tps:.2}")
+        grouped(tps, 2)
     }
+}
+
+/// The binary unit that suits a byte count (`bytes` below a KiB), and its size.
+fn binary_unit(n: u64) -> (u64, &'static str) {
+    const UNITS: [(u32, &str); 5] = [
+        (50, "PiB"),
+        (40, "TiB"),
+        (30, "GiB"),
+        (20, "MiB"),
+        (10, "KiB"),
+    ];
+    UNITS
+        .iter()
+        .find(|(shift, _)| n >= 1u64 << shift)
+        .map_or((1, "bytes"), |(shift, name)| (1u64 << shift, *name))
+}
+
+/// Bytes in the binary unit that suits them, three decimals from KiB up: `512 bytes`,
+/// `4.500 KiB`, `103.500 MiB`, `18.405 GiB`, `511.983 TiB`. Never `0.000 GiB` for a small
+/// total, never six-digit GiB.
+pub fn fmt_binary(n: u64) -> String {
+    let (unit, name) = binary_unit(n);
+    if unit == 1 {
+        return format!("{} bytes", group_digits(n as u128));
+    }
+    format!("{} {name}", grouped(n as f64 / unit as f64, 3))
+}
+
+/// Signed bytes, as [`fmt_binary`] with a minus sign when negative: `-2.405 GiB`.
+pub fn fmt_binary_signed(n: i128) -> String {
+    let a = n.unsigned_abs().min(u64::MAX as u128) as u64;
+    if n < 0 {
+        format!("-{}", fmt_binary(a))
+    } else {
+        fmt_binary(a)
+    }
+}
+
+/// A size exact when its exact binary unit reads short (`256 KiB`, `8 GiB`, `512 bytes`), else
+/// scaled with three decimals (`103.500 MiB`, never `105,984 KiB`).
+pub fn fmt_binary_short(n: u64) -> String {
+    let exact = exact_binary(n);
+    let figure = exact.split(' ').next().unwrap_or("");
+    if figure.len() <= 3 {
+        exact
+    } else {
+        fmt_binary(n)
+    }
+}
+
+/// Exact bytes, then the size as [`fmt_binary_short`] reads it: `262,144 bytes = 256 KiB`,
+/// `108,527,616 bytes = 103.500 MiB`, `512 bytes`.
+pub fn bytes_and_binary(n: u64) -> String {
+    if n < KIB {
+        format!("{} bytes", group_digits(n as u128))
+    } else {
+        format!(
+            "{} bytes = {}",
+            group_digits(n as u128),
+            fmt_binary_short(n)
+        )
+    }
+}
+
+/// Exact bytes, then the binary unit that suits them from MiB up (three decimals): `2,992,365,216
+/// bytes = 2.787 GiB`, `3,145,728 bytes = 3.000 MiB`, `1,000 bytes`. Never six-digit GiB in a
+/// headline.
+pub fn bytes_scaled(n: u64) -> String {
+    let exact = group_digits(n as u128);
+    if n < MIB {
+        return format!("{exact} bytes");
+    }
+    let (unit, name) = binary_unit(n);
+    format!(
+        "{exact} bytes = {} {name}",
+        grouped(n as f64 / unit as f64, 3)
+    )
+}
+
+/// Exact bytes and MiB to two decimals, as llama.cpp logs its buffers: `3,145,728 bytes =
+/// 3.00 MiB`.
+pub fn bytes_mib(n: u64) -> String {
+    format!(
+        "{} bytes = {:.2} MiB",
+        group_digits(n as u128),
+        n as f64 / MIB as f64
+    )
 }
 
 /// Milliseconds per token with two decimals: `72.39`.
@@ -579,6 +716,65 @@ pub fn check_tokens_per_second(tps: f64) -> Result<f64, RangeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_rate_format_groups_thousands_and_keeps_tiny_figures() {
+        assert_eq!(fmt_rate(13.814), "13.81");
+        assert_eq!(fmt_rate(1107.11), "1,107.11");
+        assert_eq!(fmt_rate(3000.0), "3,000.00");
+        assert_eq!(fmt_rate(2352.27), "2,352.27");
+        assert_eq!(fmt_rate(129_269.4), "129,269");
+        assert_eq!(fmt_rate(0.003651), "0.00365");
+        assert_eq!(fmt_rate(0.0000913), "0.0000913");
+        assert_eq!(fmt_rate(0.0), "0.00");
+        assert_eq!(fmt_rate(f64::INFINITY), "∞");
+    }
+
+    #[test]
+    fn grouped_floats() {
+        assert_eq!(grouped(524_258.405, 3), "524,258.405");
+        assert_eq!(grouped(-1234.5, 1), "-1,234.5");
+        assert_eq!(grouped(-0.0001, 2), "0.00");
+        assert_eq!(grouped(f64::INFINITY, 2), "∞");
+    }
+
+    #[test]
+    fn compact_figures_never_read_zero_when_they_are_not() {
+        assert_eq!(compact(0.0), "0");
+        assert_eq!(compact(18.405), "18.4");
+        assert_eq!(compact(8.0), "8");
+        assert_eq!(compact(0.3799), "0.38");
+        assert_eq!(compact(524_288.0), "524,288");
+        assert_eq!(compact(0.000_234), "0.000234");
+        assert_ne!(compact(1e-9), "0");
+    }
+
+    #[test]
+    fn sizes_read_in_a_unit_that_suits_them() {
+        assert_eq!(fmt_binary(0), "0 bytes");
+        assert_eq!(fmt_binary(1_000), "1,000 bytes");
+        assert_eq!(fmt_binary(2_560), "2.500 KiB");
+        assert_eq!(fmt_binary(105_984 * KIB), "103.500 MiB");
+        assert_eq!(fmt_binary(19_762_149_024), "18.405 GiB");
+        assert_eq!(fmt_binary_signed(-(3 * GIB as i128)), "-3.000 GiB");
+        // 524,288 GiB = 512 TiB, not "524288.000 GiB".
+        assert_eq!(fmt_binary(524_288 * GIB), "512.000 TiB");
+        assert_eq!(fmt_binary(u64::MAX), "16,384.000 PiB");
+        assert_eq!(fmt_binary_signed(-562_918_175_962_784), "-511.971 TiB");
+        // Exact when the exact unit reads short, else scaled: never 105,984 KiB.
+        assert_eq!(fmt_binary_short(256 * KIB), "256 KiB");
+        assert_eq!(fmt_binary_short(8 * GIB), "8 GiB");
+        assert_eq!(fmt_binary_short(105_984 * KIB), "103.500 MiB");
+        assert_eq!(
+            bytes_and_binary(105_984 * KIB),
+            "108,527,616 bytes = 103.500 MiB"
+        );
+        assert_eq!(bytes_and_binary(262_144), "262,144 bytes = 256 KiB");
+        assert_eq!(bytes_and_binary(512), "512 bytes");
+        assert_eq!(bytes_scaled(3 << 20), "3,145,728 bytes = 3.000 MiB");
+        assert_eq!(bytes_scaled(1000), "1,000 bytes");
+        assert_eq!(bytes_mib(3 << 20), "3,145,728 bytes = 3.00 MiB");
+    }
 
     #[test]
     fn provenance_order_is_spec_order() {

@@ -291,15 +291,29 @@ fn read(path: &str) -> Option<String> {
     std::fs::read_to_string(path).ok()
 }
 
+/// Why the total memory could not be read from the OS.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MemoryError {
+    /// `/proc/meminfo` without a MemTotal line that parses.
+    #[error("/proc/meminfo has no readable MemTotal line")]
+    NoMemTotal,
+    /// `sysctl hw.memsize` gave something that is not a byte count.
+    #[error("sysctl hw.memsize gave \"{0}\"")]
+    BadMemsize(String),
+    /// Neither source exists.
+    #[error("neither /proc/meminfo nor sysctl hw.memsize is available on this system")]
+    Unavailable,
+}
+
 /// Total memory from the OS.
-pub fn memory() -> Result<MemoryFigure, String> {
+pub fn memory() -> Result<MemoryFigure, MemoryError> {
     if let Some(t) = read("/proc/meminfo") {
         return parse_meminfo_total(&t)
             .map(|bytes| MemoryFigure {
                 bytes,
                 method: "/proc/meminfo MemTotal (kB of 1024 bytes): the RAM the kernel manages, less than the installed DIMMs by the firmware's and kernel's reservations".into(),
             })
-            .ok_or_else(|| "/proc/meminfo has no readable MemTotal line".to_string());
+            .ok_or(MemoryError::NoMemTotal);
     }
     if let Some(t) = run("sysctl", &["-n", "hw.memsize"], Duration::from_secs(5)) {
         return t
@@ -309,9 +323,9 @@ pub fn memory() -> Result<MemoryFigure, String> {
                 bytes,
                 method: "sysctl -n hw.memsize (bytes)".into(),
             })
-            .map_err(|_| format!("sysctl hw.memsize gave \"{}\"", t.trim()));
+            .map_err(|_| MemoryError::BadMemsize(t.trim().to_string()));
     }
-    Err("neither /proc/meminfo nor sysctl hw.memsize is available on this system".into())
+    Err(MemoryError::Unavailable)
 }
 
 fn last_level_cache() -> Option<u64> {

@@ -56,7 +56,10 @@ pub struct LibraryRow {
     pub shards: u32,
     /// Attached projector file.
     pub mmproj: Option<String>,
-    /// `general.architecture`.
+    /// The runtime its figures are for: `llama.cpp` (a GGUF; `gguf` opens it) or `MLX-LM` (a
+    /// safetensors folder; `report --model-dir PATH` gives its plan).
+    pub runtime: &'static str,
+    /// `general.architecture` (a safetensors model's `model_type`).
     pub architecture: Option<String>,
     /// W: Σ shard bytes, exact (provenance file).
     pub file_bytes: Option<u64>,
@@ -126,6 +129,7 @@ pub fn rows_json(scanned: &[Scanned], rows: &[Row]) -> Vec<LibraryRow> {
                 gguf: s.found.spec.display().to_string(),
                 shards: s.found.shards,
                 mmproj: s.found.mmproj.as_ref().map(|p| p.display().to_string()),
+                runtime: s.found.runtime.name(),
                 architecture: Some(s.architecture()).filter(|a| !a.is_empty()),
                 file_bytes: s.file_bytes(),
                 weights_bytes: f.map(|_| r.weights_bytes),
@@ -161,8 +165,13 @@ pub fn cells(s: &Scanned, r: &Row) -> [String; 8] {
     };
     // A file that opened only with a warning is marked (the warnings follow the table).
     let warned = if r.warnings.is_empty() { "" } else { " (!)" };
+    // A safetensors model's figures are MLX-LM's.
+    let runtime = match s.found.runtime {
+        crate::core::mlx::Runtime::MlxLm => " [MLX-LM]",
+        crate::core::mlx::Runtime::LlamaCpp => "",
+    };
     [
-        sanitize::text(&format!("{}{shards}{mm}{warned}", s.found.name)).into_owned(),
+        sanitize::text(&format!("{}{shards}{mm}{runtime}{warned}", s.found.name)).into_owned(),
         s.found.store.label().to_string(),
         sanitize::text(&s.architecture()).into_owned(),
         s.file_bytes().map(fmt_gb).unwrap_or_else(|| "-".into()),
@@ -352,7 +361,7 @@ fn write(doc: &ModelsDoc, format: LibFormat, out: &mut impl Write) -> std::io::R
     if rows.is_empty() {
         writeln!(
             out,
-            "no GGUF models found in: {}",
+            "no GGUF models found in: {}; add a folder with --dir DIR (repeatable)",
             if searched.is_empty() {
                 "(nothing to search)".to_string()
             } else {
@@ -388,4 +397,30 @@ pub fn run_cli(
         problems: &problems,
     };
     crate::report::render(&doc, args.format.into(), out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_listing_says_how_to_add_a_folder() {
+        let cat = crate::profile::Catalog::builtin();
+        let base =
+            crate::workspace::scenario(&cat, &crate::build::ScenarioOptions::default()).unwrap();
+        let doc = ModelsDoc {
+            base: &base,
+            searched: &["/nowhere".to_string()],
+            scanned: &[],
+            rows: &[],
+            problems: &[],
+        };
+        let mut out = Vec::new();
+        crate::report::render(&doc, crate::report::Format::Text, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("no GGUF models found in: /nowhere; add a folder with --dir DIR"),
+            "{text}"
+        );
+    }
 }

@@ -51,24 +51,56 @@ pub struct Limits {
     pub max_requests: u64,
 }
 
-fn env_u64(var: &str, default: u64, max: u64, unit: &str) -> Result<u64, String> {
+/// A limit the environment sets that cannot be used: one line naming the variable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    /// Not a whole number in range.
+    #[error("{var} is {value:?}: give a whole number of {unit} from 1 to {max}")]
+    OutOfRange {
+        /// The variable.
+        var: &'static str,
+        /// Its value (sanitised, at most 40 characters).
+        value: String,
+        /// What it counts.
+        unit: &'static str,
+        /// The largest value taken.
+        max: u64,
+    },
+    /// Not UTF-8.
+    #[error("{var} is not UTF-8: give a whole number of {unit}")]
+    NotUtf8 {
+        /// The variable.
+        var: &'static str,
+        /// What it counts.
+        unit: &'static str,
+    },
+}
+
+fn env_u64(
+    var: &'static str,
+    default: u64,
+    max: u64,
+    unit: &'static str,
+) -> Result<u64, LimitError> {
     match std::env::var(var) {
         Err(std::env::VarError::NotPresent) => Ok(default),
         Ok(v) if v.trim().is_empty() => Ok(default),
         Ok(v) => match v.trim().parse::<u64>() {
             Ok(n) if n > 0 && n <= max => Ok(n),
-            _ => Err(format!(
-                "{var} is {:?}: give a whole number of {unit} from 1 to {max}",
-                crate::sanitize::text(&v.chars().take(40).collect::<String>())
-            )),
+            _ => Err(LimitError::OutOfRange {
+                var,
+                value: crate::sanitize::text(&v.chars().take(40).collect::<String>()).into_owned(),
+                unit,
+                max,
+            }),
         },
-        Err(_) => Err(format!("{var} is not UTF-8: give a whole number of {unit}")),
+        Err(_) => Err(LimitError::NotUtf8 { var, unit }),
     }
 }
 
 impl Limits {
     /// The limits the environment sets, or a one-line error naming the variable.
-    pub fn from_env() -> Result<Limits, String> {
+    pub fn from_env() -> Result<Limits, LimitError> {
         Ok(Limits {
             timeout: Duration::from_secs(env_u64(
                 "LLMBOUND_HTTP_TIMEOUT",
@@ -326,7 +358,7 @@ impl Client {
     pub fn new(token: Option<(String, String)>, auth_host: Option<String>) -> Client {
         let (limits, refused) = match Limits::from_env() {
             Ok(l) => (l, None),
-            Err(e) => (Limits::default(), Some(e)),
+            Err(e) => (Limits::default(), Some(e.to_string())),
         };
         let bad_token = token.as_ref().filter(|(t, _)| !token_ok(t)).map(|(_, from)| {
             format!(
@@ -746,7 +778,19 @@ impl<'c> RangeReader<'c> {
     /// Open `url`: one ranged GET for the first `FIRST_FETCH_BYTES`, which also gives the
     /// complete size (`Content-Range`), the URL after redirects and the ETag.
     pub fn open(client: &'c Client, url: &str) -> Result<RangeReader<'c>, RemoteError> {
-        let first_last = FIRST_FETCH_BYTES.min(client.limits.header_cap) - 1;
+        RangeReader::open_with_first(client, url, FIRST_FETCH_BYTES)
+    }
+
+    /// [`RangeReader::open`] with a first fetch of `first` bytes (at least 1), each later
+    /// fetch twice the last: a safetensors header, whose length its first 8 bytes give, is
+    /// read in a few KB.
+    pub fn open_with_first(
+        client: &'c Client,
+        url: &str,
+        first: u64,
+    ) -> Result<RangeReader<'c>, RemoteError> {
+        let first_bytes = first.clamp(1, FIRST_FETCH_BYTES);
+        let first_last = first_bytes.min(client.limits.header_cap).max(1) - 1;
         let reply = match client.get(url, Some((0, first_last))) {
             Err(RemoteError::Status { code: 416, .. }) => {
                 // Range not satisfiable for byte 0: an empty file.
@@ -787,7 +831,7 @@ impl<'c> RangeReader<'c> {
                     .bytes
                     .fetch_add(buf.len() as u64, Ordering::Relaxed);
                 let mut r = RangeReader::with(client, url, final_url, total, Mode::Ranged);
-                r.step = FIRST_FETCH_BYTES * 2;
+                r.step = first_bytes * 2;
                 r.keep_prefix = etag.is_some() && super::cache::dir().is_some();
                 // A cached header of the same URL, ETag and size, written by this user's
                 // llmbound (its MAC checks) and starting with the bytes just fetched, serves
@@ -834,7 +878,8 @@ impl<'c> RangeReader<'c> {
                 let mut r =
                     RangeReader::with(client, url, final_url, len, Mode::Stream(reply.body));
                 r.etag = etag;
-                r.stream_to(FIRST_FETCH_BYTES.min(len))
+                r.step = first_bytes;
+                r.stream_to(first_bytes.min(len))
                     .map_err(|e| unwrap_remote(e, url))?;
                 Ok(r)
             }

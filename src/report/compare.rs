@@ -281,7 +281,7 @@ pub fn write<W: Write>(
                     r.decode_tier.clone().unwrap_or_default()
                 ),
                 if r.optimistic_vendor_ceiling == Some(true) {
-                    "spec (optimistic vendor ceiling)".into()
+                    format!("spec ({})", super::words::VENDOR_CEILING)
                 } else {
                     r.bandwidth_provenance.unwrap_or("").to_string()
                 },

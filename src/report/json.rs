@@ -6,7 +6,7 @@ use crate::core::decode::{BandwidthChoice, Ceiling};
 use crate::core::evaluate::ClaimCheck;
 use crate::core::model::Attention;
 use crate::core::tiers::WeightsMode;
-use crate::core::units::{GB, GIB, Provenance};
+use crate::core::units::{GB, GIB};
 use crate::core::weights::ExpertCount;
 use serde::Serialize;
 
@@ -359,11 +359,7 @@ impl From<&Ceiling> for CeilingJson {
 
 /// "optimistic vendor ceiling" when a spec bandwidth is involved, else "ceiling".
 pub fn ceiling_label(c: &Ceiling) -> &'static str {
-    if c.bandwidth_provenance == Provenance::Spec {
-        "optimistic vendor ceiling"
-    } else {
-        "ceiling"
-    }
+    super::words::ceiling_label(c.bandwidth_provenance)
 }
 
 /// Inventory-mode ceilings.
@@ -555,10 +551,22 @@ pub struct JsonReport {
     pub roofline: RooflineJson,
     /// The llama.cpp command that reproduces the scenario.
     pub llama_cpp_command: String,
-    /// Warnings.
+    /// Warnings, worded (the same sentences as the text report).
     pub warnings: Vec<String>,
+    /// The same warnings, each with its kind (same order as `warnings`).
+    pub warning_details: Vec<WarningJson>,
     /// What the bounds do not claim.
     pub limitations: Vec<String>,
+}
+
+/// One warning with its kind.
+#[derive(Debug, Clone, Serialize)]
+pub struct WarningJson {
+    /// A stable machine name: `model`, `cache-refused`, `compute-not-modelled`,
+    /// `compute-upper-bound`, `beyond-native-context`, `inventory-layers`.
+    pub kind: &'static str,
+    /// The warning in words.
+    pub message: String,
 }
 
 fn attention_json(a: Attention) -> (&'static str, Option<u64>) {
@@ -733,7 +741,7 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
                     user_bytes: t.user_bytes,
                     total_bytes: t.total_bytes,
                     capacity_bytes: cap,
-                    free_bytes: cap as i128 - t.total_bytes as i128,
+                    free_bytes: r.capacity.summed_free_bytes(),
                     fits: r.capacity.fits,
                     decides: limiting
                         .and_then(|x| x.memory.overflows_at)
@@ -850,7 +858,15 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
             prefill_attainable_flops_per_second: ro.prefill_attainable_flops_per_second,
         },
         llama_cpp_command: super::llama_cpp_command(r, model_path),
-        warnings: r.warnings.clone(),
+        warnings: super::words::warnings(&r.warnings),
+        warning_details: r
+            .warnings
+            .iter()
+            .map(|w| WarningJson {
+                kind: w.kind(),
+                message: super::words::warning(w),
+            })
+            .collect(),
         limitations: super::text::limitations(r),
     }
 }
@@ -940,5 +956,43 @@ mod compute_status_tests {
         assert_eq!(status, "upper_bound");
         assert!(why.is_some_and(|w| w.contains("compressed attention")));
         assert_eq!(compute_status("qwen3", true).0, "upper_bound");
+    }
+}
+
+#[cfg(test)]
+mod warning_tests {
+    #[test]
+    fn each_warning_is_data_with_a_kind_and_one_wording() {
+        let cat = crate::profile::Catalog::builtin();
+        // Beyond the default model's native context: one typed warning.
+        let opts = crate::build::ScenarioOptions {
+            context: Some(1 << 24),
+            ..Default::default()
+        };
+        let s = crate::workspace::scenario(&cat, &opts).unwrap();
+        let r = crate::core::evaluate(&s).unwrap();
+        assert!(r.warnings.iter().any(|w| matches!(
+            w,
+            crate::core::Warning::BeyondNativeContext {
+                context_tokens: 16_777_216,
+                ..
+            }
+        )));
+        let j = super::to_json(&r, "/m.gguf");
+        assert_eq!(j.warnings.len(), j.warning_details.len());
+        for (text, d) in j.warnings.iter().zip(&j.warning_details) {
+            assert_eq!(text, &d.message);
+        }
+        let d = j
+            .warning_details
+            .iter()
+            .find(|d| d.kind == "beyond-native-context")
+            .unwrap();
+        assert!(
+            d.message
+                .starts_with("context 16,777,216 is beyond the model's native"),
+            "{}",
+            d.message
+        );
     }
 }

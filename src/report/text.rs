@@ -374,15 +374,19 @@ pub fn write_worksheet<W: Write>(
         } else {
             format!("KV at {} tokens", fmt_tokens(n))
         },
-        &format!("{} = {}", kv_total_derivation(r), with_binary(r.kv.bytes)),
+        &format!(
+            "{} = {}",
+            kv_total_derivation(r),
+            units::bytes_and_binary(r.kv.bytes)
+        ),
     )?;
     if let Some(naive) = r.kv.naive_bytes {
         o.row(
             "KV naive per-head (MLA)",
             &format!(
                 "{} (stored: the latent {} — V is a view of K)",
-                with_binary(naive),
-                with_binary(r.kv.bytes)
+                units::bytes_and_binary(naive),
+                units::bytes_and_binary(r.kv.bytes)
             ),
         )?;
     }
@@ -391,7 +395,7 @@ pub fn write_worksheet<W: Write>(
             "recurrent state",
             &format!(
                 "{} (f32, independent of context)",
-                with_binary(r.kv.recurrent_bytes)
+                units::bytes_and_binary(r.kv.recurrent_bytes)
             ),
         )?;
     }
@@ -400,7 +404,7 @@ pub fn write_worksheet<W: Write>(
             "llama.cpp allocates",
             &format!(
                 "{} ({} cells padded to 256{})",
-                with_binary(r.kv.allocated_bytes),
+                units::bytes_and_binary(r.kv.allocated_bytes),
                 fmt_tokens(r.kv.allocated_context),
                 if s.cache.swa_full {
                     ", swa-full"
@@ -514,10 +518,13 @@ pub fn write_worksheet<W: Write>(
     }
 
     let d = &r.decode;
-    o.heading(if d.optimistic_vendor {
-        "Decode ceilings (optimistic vendor ceilings: the bandwidth is a spec figure)"
+    o.heading(&if d.optimistic_vendor {
+        format!(
+            "Decode ceilings ({}s: the bandwidth is a spec figure)",
+            super::words::VENDOR_CEILING
+        )
     } else {
-        "Decode ceilings"
+        "Decode ceilings".to_string()
     })?;
     o.table_head("ceiling", "derivation")?;
     let b = s.cache.sequences;
@@ -633,29 +640,36 @@ pub fn write_worksheet<W: Write>(
     if let Some(wi) = ro.weight_only_intensity {
         o.row(
             "weight-only intensity",
-            &format!("{wi:.2} FLOP/byte at batch-one decode (2 P_linear / W_linear)"),
+            &format!(
+                "{} FLOP/byte at batch-one decode (2 P_linear / W_linear)",
+                units::grouped(wi, 2)
+            ),
         )?;
     }
     o.row(
         "decode intensity",
         &format!(
-            "{:.2} FLOP/byte at {} tokens",
-            ro.decode_intensity,
+            "{} FLOP/byte at {} tokens",
+            units::grouped(ro.decode_intensity, 2),
             fmt_tokens(n)
         ),
     )?;
     o.row(
         "prefill intensity",
         &format!(
-            "{:.1} FLOP/byte for {} prompt rows (weight reuse raises it with rows)",
-            ro.prefill_intensity,
+            "{} FLOP/byte for {} prompt rows (weight reuse raises it with rows)",
+            units::grouped(ro.prefill_intensity, 1),
             fmt_tokens(ro.prompt_rows)
         ),
     )?;
     if let (Some(rb), Some(x)) = (ro.machine_balance, ro.crossover_rows) {
         o.row(
             "machine balance",
-            &format!("{rb:.1} FLOP/byte; crossover S* = {x:.0} rows"),
+            &format!(
+                "{} FLOP/byte; crossover S* = {} rows",
+                units::grouped(rb, 1),
+                units::grouped(x, 0)
+            ),
         )?;
     }
 
@@ -673,11 +687,7 @@ pub fn write_worksheet<W: Write>(
     // Both figures per tier, the smaller of each (the limiting tier): the runtime's free
     // memory is never a sum over tiers beside a one-tier headroom.
     let used: Vec<_> = r.tiers.iter().filter(|t| t.used).collect();
-    let runtime_free = used
-        .iter()
-        .map(|t| t.memory.free_bytes)
-        .min()
-        .unwrap_or(c.memory_bytes as i128 - c.runtime_bytes.total_bytes as i128);
+    let runtime_free = c.runtime_free_bytes;
     let verdict_line = if c.starts_and_fits() {
         format!(
             "The capacity model accepts this artifact at {} tokens × {} on {}; {} remain outside weights and cache{} ({} beside llama.cpp's allocated cache and buffers){}.",
@@ -720,7 +730,7 @@ pub fn write_worksheet<W: Write>(
     if !r.warnings.is_empty() {
         o.heading("Warnings")?;
         for wn in &r.warnings {
-            o.para(wn)?;
+            o.para(&super::words::warning(wn))?;
         }
     }
     o.heading("Limitations")?;
@@ -728,15 +738,6 @@ pub fn write_worksheet<W: Write>(
         o.para(&l)?;
     }
     Ok(())
-}
-
-fn with_binary(n: u64) -> String {
-    let exact = exact_binary(n);
-    if n >= units::GIB && !exact.ends_with("GiB") || exact.ends_with("bytes") {
-        bytes_gib(n)
-    } else {
-        format!("{} bytes = {exact}", group_digits(n as u128))
-    }
 }
 
 fn kv_derivation(r: &Report) -> String {
@@ -878,8 +879,8 @@ fn write_runtime_memory<W: Write>(o: &mut Out<'_, W>, r: &Report) -> io::Result<
         "runtime buffers",
         &format!(
             "output {} + compute {} ({} graph rows{}) — {}",
-            mib(b.output_bytes),
-            mib(b.compute_bytes),
+            units::bytes_mib(b.output_bytes),
+            units::bytes_mib(b.compute_bytes),
             group_digits(b.graph_tokens as u128),
             if b.ffn_estimated {
                 ", FFN width estimated"
@@ -908,15 +909,6 @@ fn write_runtime_memory<W: Write>(o: &mut Out<'_, W>, r: &Report) -> io::Result<
         )?;
     }
     Ok(())
-}
-
-/// Exact bytes and MiB to two decimals, as llama.cpp logs its buffers.
-fn mib(n: u64) -> String {
-    format!(
-        "{} bytes = {:.2} MiB",
-        group_digits(n as u128),
-        n as f64 / units::MIB as f64
-    )
 }
 
 /// The most GPU layers that fit, in one line: `-ngl N of L+1 …; decode ceiling there …`.
@@ -955,4 +947,70 @@ pub fn max_gpu_layers_line(m: &crate::core::gpu_layers::MaxGpuLayers, sequences:
         out.push_str(&format!(", {} (inventory mode)", rate(c)));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn default_report() -> Report {
+        let cat = crate::profile::Catalog::builtin();
+        let s =
+            crate::workspace::scenario(&cat, &crate::build::ScenarioOptions::default()).unwrap();
+        crate::core::evaluate(&s).unwrap()
+    }
+
+    /// Every decimal figure of four or more integer digits in `text` (`1107.11`, `3000.00`):
+    /// rates printed without their thousands grouped.
+    fn ungrouped(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for word in text.split(|c: char| c.is_whitespace() || "(),;:".contains(c)) {
+            if let Some((int, frac)) = word.split_once('.')
+                && int.len() >= 4
+                && int.chars().all(|c| c.is_ascii_digit())
+                && !frac.is_empty()
+                && frac.chars().all(|c| c.is_ascii_digit())
+            {
+                out.push(word.to_string());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_check_body_groups_the_rate_as_its_headline_does() {
+        let r = default_report();
+        let c = crate::core::check_claim(&r, 3000.0);
+        let mut out = Vec::new();
+        write_check(&c, Style::Text, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("3,000.00 tokens/s against every"), "{text}");
+        assert!(
+            ungrouped(&text).is_empty(),
+            "{:?}\n{text}",
+            ungrouped(&text)
+        );
+    }
+
+    #[test]
+    fn the_worksheet_prints_no_ungrouped_rate() {
+        // A small model on a fast machine: the ceilings pass 1,000 tokens/s.
+        let cat = crate::profile::Catalog::builtin();
+        let opts = crate::build::ScenarioOptions {
+            model: Some("gemma-3-270m".into()),
+            machine: Some("server-h200-sxm-141gb".into()),
+            ..Default::default()
+        };
+        let s = crate::workspace::scenario(&cat, &opts).unwrap();
+        let r = crate::core::evaluate(&s).unwrap();
+        assert!(r.decode.highest_short.top_tokens_per_second() >= 1_000.0);
+        let mut out = Vec::new();
+        write_worksheet(&r, "/m.gguf", Style::Text, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            ungrouped(&text).is_empty(),
+            "{:?}\n{text}",
+            ungrouped(&text)
+        );
+    }
 }

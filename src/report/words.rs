@@ -1,26 +1,68 @@
-//! The wording of the verdicts core returns as data (capacity, claim outcomes, ceiling names,
-//! assumptions, what limits prefill) and of the runtime memory items, shared by the text,
-//! markdown and JSON reports and the explorer. Depends on `core` only.
+//! The wording of the verdicts core returns as data (capacity, claim outcomes — one sentence
+//! for `check`, the llama-bench rows and the explorer —, ceiling names, assumptions, what
+//! limits prefill, the report's warnings) and of the runtime memory items, shared by the text,
+//! markdown and JSON reports and the explorer. Numbers come from `core::units`' one formatter
+//! set. Depends on `core` only.
 
-use crate::core::claim::{Assumption, ClaimOutcome};
+use crate::core::claim::{Assumption, ClaimOutcome, Verdict};
 use crate::core::decode::{CeilingKind, HighestBasis};
-use crate::core::evaluate::{Capacity, ClaimCheck, FitVerdict};
+use crate::core::evaluate::{Capacity, ClaimCheck, FitVerdict, Warning};
 use crate::core::roofline::{LinearBasis, PrefillBound, Roofline};
 use crate::core::tiers::MemoryItem;
 use crate::core::units;
 
-/// Exact bytes, then the binary unit that suits them (three decimals): `2,992,365,216 bytes
-/// = 2.787 GiB`, `565,117,409,561,760 bytes = 513.968 TiB`, `3,145,728 bytes = 3.000 MiB`.
-/// Never six-digit GiB in a headline.
-pub fn bytes_scaled(n: u64) -> String {
-    const UNITS: [(u32, &str); 4] = [(50, "PiB"), (40, "TiB"), (30, "GiB"), (20, "MiB")];
-    let exact = units::group_digits(n as u128);
-    match UNITS.iter().find(|(shift, _)| n >= 1u64 << shift) {
-        Some((shift, name)) => {
-            let v = n as f64 / (1u64 << shift) as f64;
-            format!("{exact} bytes = {v:.3} {name}")
-        }
-        None => format!("{exact} bytes"),
+/// Exact bytes, then the binary unit that suits them (`core::units`' one formatter set).
+pub use crate::core::units::bytes_scaled;
+/// Tokens/s in a sentence (`core::units`' one rate format: `1,078.57`, `0.00365`).
+pub use crate::core::units::fmt_rate as rate;
+
+/// A warning about the inputs in words: the one wording of text, markdown, JSON and the
+/// explorer.
+pub fn warning(w: &Warning) -> String {
+    match w {
+        Warning::Model(text) => text.clone(),
+        Warning::CacheRefused(r) => r.to_string(),
+        Warning::ComputeNotModelled {
+            architecture,
+            missing,
+        } => format!(
+            "the compute buffer of {architecture} is not modelled exactly yet ({missing} is not replayed): llama.cpp may reserve more than shown, so leave extra free memory"
+        ),
+        Warning::ComputeUpperBound {
+            architecture,
+            bounded,
+        } => format!(
+            "the compute buffer of {architecture} is an upper bound, not a replay of its graph (bounded: {bounded}): it may be higher than llama.cpp reserves"
+        ),
+        Warning::BeyondNativeContext {
+            context_tokens,
+            native_tokens,
+        } => format!(
+            "context {} is beyond the model's native {} tokens",
+            units::fmt_tokens(*context_tokens),
+            units::fmt_tokens(*native_tokens)
+        ),
+        Warning::InventoryLayers { inventory, model } => format!(
+            "the inventory has {inventory} layers but the model {model}: per-layer placement estimated"
+        ),
+    }
+}
+
+/// Every warning of a list, in words.
+pub fn warnings(ws: &[Warning]) -> Vec<String> {
+    ws.iter().map(warning).collect()
+}
+
+/// What a ceiling on a vendor's (spec) bandwidth is called, everywhere it is named.
+pub const VENDOR_CEILING: &str = "optimistic vendor ceiling";
+
+/// A ceiling's label by its bandwidth's provenance: a spec bandwidth makes it an
+/// [`VENDOR_CEILING`], any other a "ceiling".
+pub fn ceiling_label(bandwidth: crate::core::units::Provenance) -> &'static str {
+    if bandwidth == crate::core::units::Provenance::Spec {
+        VENDOR_CEILING
+    } else {
+        "ceiling"
     }
 }
 
@@ -193,64 +235,58 @@ pub fn across_sequences(sequences: u64) -> String {
     }
 }
 
-/// Tokens/s in a sentence: as `units::fmt_rate`, with three significant digits below 0.01 so
-/// a tiny ceiling never reads `0.00` beside the `0.00365` of the lines under it, and grouped
-/// thousands from 1,000 (`1,078.57`, as the lines under it).
-pub fn rate(tps: f64) -> String {
-    if tps.is_finite() && tps > 0.0 && tps < 0.01 {
-        let digits = (2 - tps.log10().floor() as i32).clamp(0, 12) as usize;
-        let s = format!("{tps:.digits$}");
-        return s.trim_end_matches('0').trim_end_matches('.').to_string();
-    }
-    if tps.is_finite() && (1_000.0..100_000.0).contains(&tps) {
-        // Grouped as in the tables under the headline: 1,078.57.
-        let s = format!("{tps:.2}");
-        let (int, frac) = s.split_once('.').unwrap_or((&s, "00"));
-        let int: u128 = int.parse().unwrap_or(0);
-        return format!("{}.{frac}", units::group_digits(int));
-    }
-    units::fmt_rate(tps)
+/// The claim check's headline.
+pub fn claim_verdict(c: &ClaimCheck) -> String {
+    claim_sentence(&c.verdict())
 }
 
-/// The claim check's headline. It quotes the highest ceilings only (one mode: inventory when
-/// the header is known), each with its context. Above the highest ceiling at N while within
-/// it at a short context, it says how far the claim reaches: impossible (or above) with N
-/// tokens retained, possible with at most M retained (`ClaimCheck::max_context_tokens`).
-pub fn claim_verdict(c: &ClaimCheck) -> String {
-    let h = rate(c.highest_tokens_per_second);
-    let hs = rate(c.highest_short_tokens_per_second);
-    let n = units::fmt_tokens(c.context_tokens);
-    let tps = rate(c.tokens_per_second);
-    let agg = across_sequences(c.sequences);
+/// A claim verdict in words: the one vocabulary of `check`, the llama-bench rows and the
+/// explorer. It quotes the highest ceilings only (one mode: inventory when the header is
+/// known), each with its context. Above the highest ceiling at N while within it at a short
+/// context, it says how far the claim reaches: impossible (or above) with N tokens retained,
+/// possible with at most M retained (`Verdict::max_context_tokens`).
+pub fn claim_sentence(v: &Verdict) -> String {
+    let h = rate(v.highest_tokens_per_second);
+    let n = units::fmt_tokens(v.context_tokens);
+    let tps = rate(v.tokens_per_second);
+    let agg = across_sequences(v.sequences);
     // Both highest figures, each with its context, when they differ.
-    let both = if c.highest_short_tokens_per_second > c.highest_tokens_per_second {
-        format!("{hs} tokens/s at a short context, {h} at {n} tokens")
-    } else {
-        format!("{h} tokens/s")
+    let both = match v.highest_short_tokens_per_second {
+        Some(s) if s > v.highest_tokens_per_second => {
+            format!("{} tokens/s at a short context, {h} at {n} tokens", rate(s))
+        }
+        _ => format!("{h} tokens/s"),
     };
-    let reach = match c.max_context_tokens {
-        Some(0) => format!(
-            "possible only with no tokens retained (the highest ceiling at a short context is {hs} tokens/s)"
-        ),
+    let short = v
+        .highest_short_tokens_per_second
+        .map(|s| {
+            format!(
+                " (the highest ceiling at a short context is {} tokens/s)",
+                rate(s)
+            )
+        })
+        .unwrap_or_default();
+    // How far the claim reaches; where nothing can be called impossible, nothing is called
+    // possible either: "within it".
+    let reach_as = |word: &str| match v.max_context_tokens {
+        Some(0) => format!("{word} only with no tokens retained{short}"),
         Some(m) => format!(
-            "possible with at most {} tokens retained (the highest ceiling at a short context is {hs} tokens/s)",
+            "{word} with at most {} tokens retained{short}",
             units::fmt_tokens(m)
         ),
         None => String::new(),
     };
-    // Where nothing can be called impossible, nothing is called possible either: "within it".
-    let within = reach
-        .replacen("possible only with", "within it only with", 1)
-        .replacen("possible with", "within it with", 1);
-    let decides = c.context_decides() && c.max_context_tokens.is_some();
-    match c.outcome {
+    let reach = reach_as("possible");
+    let within = reach_as("within it");
+    let decides = v.context_decides();
+    match v.outcome {
         ClaimOutcome::AboveMeasured if decides => format!(
             "above the measured ceiling with {n} tokens retained ({h} tokens/s{agg}): the measured bandwidth ({}) does not describe this path, not impossible (no peak bandwidth is on record for the tier); {within}",
-            units::fmt_bandwidth(c.highest_bandwidth)
+            units::fmt_bandwidth(v.highest_bandwidth)
         ),
         ClaimOutcome::AboveMeasured => format!(
             "above the measured ceiling ({both}{agg}): the measured bandwidth ({}) does not describe this path, not impossible (no peak bandwidth is on record for the tier)",
-            units::fmt_bandwidth(c.highest_bandwidth)
+            units::fmt_bandwidth(v.highest_bandwidth)
         ),
         ClaimOutcome::Impossible if decides => format!(
             "IMPOSSIBLE with {n} tokens retained: {tps} tokens/s{agg} is above the highest ceiling at {n} tokens ({h} tokens/s); {reach}"
@@ -264,9 +300,11 @@ pub fn claim_verdict(c: &ClaimCheck) -> String {
         ClaimOutcome::AboveWithoutInventory => format!(
             "above every ceiling computed without a tensor inventory ({both}{agg}): open the GGUF to decide whether it is impossible"
         ),
-        ClaimOutcome::AboveLower => {
-            above_lower(c.exceeded().map(|l| ceiling_name(l.kind, l.context_tokens)))
-        }
+        ClaimOutcome::AboveLower => above_lower(
+            v.exceeded
+                .iter()
+                .map(|&(kind, context)| ceiling_name(kind, context)),
+        ),
         ClaimOutcome::Within => {
             "within every ceiling: possible (a rate below a ceiling identifies no cause)".into()
         }

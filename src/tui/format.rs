@@ -1,78 +1,19 @@
-//! The explorer's number formatter: thousands separators, binary units that scale with the
-//! size, token counts short enough for a column, rates and times that keep their precision at
-//! both ends of the range. Exact byte counts stay in `core::units` (`group_digits`,
-//! `exact_binary`), shared with the reports; this module is for the figures that must fit a
-//! column or a chart label, and the cuts (`fit`, `keep_tail`) that make text fit one. Pure:
-//! strings in, strings out.
+//! The explorer's column and label formats: token counts short enough for a column, chart
+//! axis labels, several figures in one shared unit, and the cuts (`fit`, `keep_tail`) that make
+//! text fit one. Bytes, rates, grouped and compact figures are `core::units`' one formatter
+//! set (re-exported here), shared with the reports. Pure: strings in, strings out.
 
-use crate::core::units::{self, GIB, KIB, MIB};
+use crate::core::units::{self, GIB};
 
 const TIB: u64 = 1024 * GIB;
 const PIB: u64 = 1024 * TIB;
 
-/// A float with grouped thousands and `decimals` places: `524,258.405`.
-pub fn grouped(v: f64, decimals: usize) -> String {
-    if !v.is_finite() {
-        return if v.is_nan() {
-            "—".into()
-        } else {
-            "∞".into()
-        };
-    }
-    let s = format!("{:.*}", decimals, v.abs());
-    let (int, frac) = match s.split_once('.') {
-        Some((i, f)) => (i, Some(f)),
-        None => (s.as_str(), None),
-    };
-    let int: u128 = int.parse().unwrap_or(0);
-    let mut out = String::new();
-    if v < 0.0 && s.chars().any(|c| c.is_ascii_digit() && c != '0') {
-        out.push('-');
-    }
-    out.push_str(&units::group_digits(int));
-    if let Some(f) = frac {
-        out.push('.');
-        out.push_str(f);
-    }
-    out
-}
-
-/// Bytes in the binary unit that suits them, three decimals from MiB up: `512 bytes`,
-/// `4.500 KiB`, `103.500 MiB`, `18.405 GiB`, `511.983 TiB`. Never `0.000 GiB` for a small
-/// total, never six-digit GiB.
-pub fn bytes(n: u64) -> String {
-    let (unit, name) = unit_of(n);
-    if unit == 1 {
-        return format!("{} bytes", units::group_digits(n as u128));
-    }
-    format!("{} {name}", grouped(n as f64 / unit as f64, 3))
-}
-
-/// Signed bytes, as [`bytes`] with a minus sign when negative: `-2.405 GiB`.
-pub fn bytes_signed(n: i128) -> String {
-    let a = n.unsigned_abs().min(u64::MAX as u128) as u64;
-    if n < 0 {
-        format!("-{}", bytes(a))
-    } else {
-        bytes(a)
-    }
-}
-
-fn unit_of(n: u64) -> (u64, &'static str) {
-    if n >= PIB {
-        (PIB, "PiB")
-    } else if n >= TIB {
-        (TIB, "TiB")
-    } else if n >= GIB {
-        (GIB, "GiB")
-    } else if n >= MIB {
-        (MIB, "MiB")
-    } else if n >= KIB {
-        (KIB, "KiB")
-    } else {
-        (1, "bytes")
-    }
-}
+/// The shared number formats, under the names the panes use: grouped floats, bytes that
+/// scale, compact figures and rates come from `core::units`, never a copy of their own.
+pub use units::{
+    compact, fmt_binary as bytes, fmt_binary_short as bytes_short,
+    fmt_binary_signed as bytes_signed, fmt_rate as rate, grouped,
+};
 
 /// Several byte figures in one shared unit, chosen so the largest reads under 10,000 (GiB at
 /// least), each as [`compact`]: `W 18.4 C 8 X 0.38 / 48 GiB`, `W 0.02 C 512 / 0.05 TiB`.
@@ -90,42 +31,6 @@ pub fn bytes_in_one_unit(figures: &[u64]) -> (Vec<String>, &'static str) {
         .map(|&b| compact(b as f64 / unit as f64))
         .collect();
     (out, name)
-}
-
-/// A figure with about three significant digits and grouped thousands: `0`, `0.38`, `8`,
-/// `18.4`, `524`, `2,048`, `0.004`.
-pub fn compact(v: f64) -> String {
-    if !v.is_finite() {
-        return grouped(v, 0);
-    }
-    let a = v.abs();
-    let s = if a == 0.0 {
-        "0".to_string()
-    } else if a >= 100.0 {
-        grouped(v, 0)
-    } else if a >= 10.0 {
-        units::trim_float(v, 1)
-    } else if a >= 0.01 {
-        units::trim_float(v, 2)
-    } else {
-        // Small but not zero: three significant digits, never a bare 0.
-        let digits = (-a.log10().floor()) as usize + 2;
-        units::trim_float(v, digits.min(12))
-    };
-    if s == "-0" { "0".into() } else { s }
-}
-
-/// Tokens/s for a column: two decimals with grouped thousands (`4,314.28`), whole numbers
-/// from 100,000 (as `units::fmt_rate`), and three significant digits below 0.01 so a tiny
-/// ceiling never reads `0.00`.
-pub fn rate(tps: f64) -> String {
-    if tps.is_finite() && tps > 0.0 && tps < 0.01 {
-        return compact(tps);
-    }
-    if tps.is_finite() && (1_000.0..100_000.0).contains(&tps.abs()) {
-        return grouped(tps, 2);
-    }
-    units::fmt_rate(tps)
 }
 
 /// Milliseconds for a column: two decimals, grouped whole milliseconds from 100,000 up:
@@ -208,38 +113,6 @@ pub fn keep_tail(s: &str, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bytes_scale_with_the_size() {
-        assert_eq!(bytes(0), "0 bytes");
-        assert_eq!(bytes(1_000), "1,000 bytes");
-        assert_eq!(bytes(2_560), "2.500 KiB");
-        assert_eq!(bytes(105_984 * 1024), "103.500 MiB");
-        assert_eq!(bytes(19_762_149_024), "18.405 GiB");
-        // 524,288 GiB = 512 TiB, not "524288.000 GiB".
-        assert_eq!(bytes(524_288 * GIB), "512.000 TiB");
-        assert_eq!(bytes(u64::MAX), "16,384.000 PiB");
-        assert_eq!(bytes_signed(-562_918_175_962_784), "-511.971 TiB");
-    }
-
-    #[test]
-    fn grouped_floats() {
-        assert_eq!(grouped(524_258.405, 3), "524,258.405");
-        assert_eq!(grouped(-1234.5, 1), "-1,234.5");
-        assert_eq!(grouped(-0.0001, 2), "0.00");
-        assert_eq!(grouped(f64::INFINITY, 2), "∞");
-    }
-
-    #[test]
-    fn compact_figures_never_read_zero_when_they_are_not() {
-        assert_eq!(compact(0.0), "0");
-        assert_eq!(compact(18.405), "18.4");
-        assert_eq!(compact(8.0), "8");
-        assert_eq!(compact(0.3799), "0.38");
-        assert_eq!(compact(524_288.0), "524,288");
-        assert_eq!(compact(0.000_234), "0.000234");
-        assert_ne!(compact(1e-9), "0");
-    }
 
     #[test]
     fn one_unit_for_a_bar() {

@@ -33,14 +33,6 @@ pub struct BoundsPane<'a> {
     pub theme: Theme,
 }
 
-/// A KV total: the exact binary unit when it reads short (`8 GiB`, `3 KiB`), else scaled
-/// (`103.500 MiB` rather than `105,984 KiB`).
-fn kv_total(n: u64) -> String {
-    let exact = units::exact_binary(n);
-    let digits = exact.chars().take_while(|c| *c != ' ').count();
-    if digits <= 4 { exact } else { fmt::bytes(n) }
-}
-
 /// The KV line of a cache with windowed layers: `3,072 B/tok × 32,768 + 7.500 MiB win =
 /// 103.500 MiB logical, 104 MiB alloc` — the per-token part, the fixed window, the logical and
 /// the allocated figures (None without a window part, or with a recurrent state beside it).
@@ -60,9 +52,9 @@ fn windowed_kv_line(r: &Report) -> Option<String> {
         "{} B/tok × {}{seqs} + {} win = {} logical, {} alloc{}",
         units::group_digits(kv.growing_bytes_per_token as u128),
         units::fmt_tokens(n),
-        kv_total(kv.window_bytes),
-        kv_total(kv.bytes),
-        kv_total(kv.allocated_bytes),
+        fmt::bytes_short(kv.window_bytes),
+        fmt::bytes_short(kv.bytes),
+        fmt::bytes_short(kv.allocated_bytes),
         if r.inputs.cache.swa_full {
             " (swa-full)"
         } else {
@@ -74,7 +66,7 @@ fn windowed_kv_line(r: &Report) -> Option<String> {
 /// What a ceiling is called: a spec bandwidth makes it an optimistic vendor ceiling.
 pub fn ceiling_kind(c: &Ceiling) -> String {
     match c.bandwidth_provenance {
-        Provenance::Spec => "optimistic vendor ceiling".into(),
+        Provenance::Spec => crate::report::words::VENDOR_CEILING.into(),
         p => format!("ceiling ({} bandwidth)", p.label()),
     }
 }
@@ -139,20 +131,13 @@ impl BoundsPane<'_> {
             ));
         }
         lines.push(Line::from(legend));
-        let free = c.memory_bytes as i128 - c.runtime_bytes.total_bytes as i128;
         let mut decide = vec![
             Span::styled("runtime ", t.label()),
             Span::styled(
                 format!(
                     "{} · buffers {}{}",
                     {
-                        let f = r
-                            .tiers
-                            .iter()
-                            .filter(|x| x.used)
-                            .map(|x| x.memory.free_bytes)
-                            .min()
-                            .unwrap_or(free);
+                        let f = c.runtime_free_bytes;
                         if f >= 0 {
                             format!("{} free", fmt::bytes(f as u64))
                         } else {
@@ -235,14 +220,14 @@ impl BoundsPane<'_> {
                     if r.inputs.cache.sequences > 1 {
                         format!(
                             "{} at {} tokens × {} sequences",
-                            kv_total(c.kv_bytes),
+                            fmt::bytes_short(c.kv_bytes),
                             units::fmt_tokens(n),
                             r.inputs.cache.sequences
                         )
                     } else {
                         format!(
                             "{} at {} tokens",
-                            kv_total(c.kv_bytes),
+                            fmt::bytes_short(c.kv_bytes),
                             units::fmt_tokens(n)
                         )
                     },
@@ -752,9 +737,8 @@ impl Widget for BoundsPane<'_> {
                 .collect()
         };
         let cap_lines = wrap(self.capacity_lines(inner.width));
-        let warnings_raw: Vec<Line<'static>> = self
-            .report
-            .warnings
+        let worded = crate::report::words::warnings(&self.report.warnings);
+        let warnings_raw: Vec<Line<'static>> = worded
             .iter()
             .map(|w| {
                 Line::from(vec![
@@ -797,7 +781,7 @@ impl Widget for BoundsPane<'_> {
                 detail.extend(full_detail);
                 detail.extend(warnings);
             } else {
-                let folded = fold_warnings(&self.report.warnings, inner.width, t);
+                let folded = fold_warnings(&worded, inner.width, t);
                 if fixed + (full_detail.len() + 1) as u16 <= room {
                     detail.extend(full_detail);
                 } else {

@@ -361,7 +361,8 @@ impl Widget for LibraryScreen<'_> {
                 Constraint::Length(if wide { 19 } else { 9 }),
                 Constraint::Length(4),
                 Constraint::Length(12),
-                Constraint::Length(8),
+                // "99,999.99": the widest rate below 100,000 (whole numbers from there).
+                Constraint::Length(9),
             ]);
             titles.extend(["file GB", "quant mix", "fits", "max ctx", "ceiling"]);
             // The name column's width: what the fixed columns and the gaps leave. A long name
