@@ -83,8 +83,14 @@ pub struct App {
     screen: Rect,
     /// Rows the Bounds pane's lower text is scrolled by (↑↓ with the pane focused).
     bounds_scroll: u16,
+    /// The help overlay's last useful scroll row, set when it is drawn.
+    help_scroll_end: std::cell::Cell<usize>,
+    /// The Bounds pane's last useful scroll position, set when it is drawn.
+    bounds_scroll_end: std::cell::Cell<u16>,
     /// Rows the Claim pane is scrolled by (↑↓ with the pane focused).
     claim_scroll: u16,
+    /// The Claim pane's last useful scroll position, set when it is drawn.
+    claim_scroll_end: std::cell::Cell<u16>,
     /// Where SHA-256 digests are remembered (None: never cached).
     pub(in crate::tui) hash_cache: Option<PathBuf>,
     /// Set by `q`.
@@ -120,7 +126,10 @@ impl App {
             theme: Theme::from_env(),
             screen: Rect::new(0, 0, layout::FULL_WIDTH, layout::FULL_HEIGHT),
             bounds_scroll: 0,
+            help_scroll_end: std::cell::Cell::new(usize::MAX),
+            bounds_scroll_end: std::cell::Cell::new(u16::MAX),
             claim_scroll: 0,
+            claim_scroll_end: std::cell::Cell::new(u16::MAX),
             hash_cache: super::adapter::default_hash_cache(),
             quit: false,
             history: Default::default(),
@@ -200,7 +209,7 @@ impl App {
     }
     /// The help overlay is shown.
     pub fn help_shown(&self) -> bool {
-        matches!(self.modal, Modal::Help)
+        matches!(self.modal, Modal::Help(_))
     }
     /// The bottom-line message.
     pub fn message(&self) -> Option<&Message> {
@@ -263,6 +272,18 @@ impl App {
     /// Rows the Claim pane is scrolled by.
     pub fn claim_scroll(&self) -> u16 {
         self.claim_scroll
+    }
+    /// Where the help overlay's drawing says its scrolling ends.
+    pub(crate) fn help_scroll_end(&self) -> &std::cell::Cell<usize> {
+        &self.help_scroll_end
+    }
+    /// Where the Bounds pane's drawing says its scrolling ends.
+    pub(crate) fn bounds_scroll_end(&self) -> &std::cell::Cell<u16> {
+        &self.bounds_scroll_end
+    }
+    /// Where the Claim pane's drawing says its scrolling ends.
+    pub(crate) fn claim_scroll_end(&self) -> &std::cell::Cell<u16> {
+        &self.claim_scroll_end
     }
     /// `q` was pressed.
     pub fn quit_requested(&self) -> bool {
@@ -499,7 +520,7 @@ impl App {
                 self.update_log(scroll, action);
                 return;
             }
-            Modal::Help => {
+            Modal::Help(at) => {
                 match action {
                     Action::Help | Action::Back => {}
                     other => {
@@ -509,7 +530,18 @@ impl App {
                         if let Action::Resize(w, h) = other {
                             self.screen = Rect::new(0, 0, w, h);
                         }
-                        self.modal = Modal::Help;
+                        // The overlay scrolls; the drawing says where it ends.
+                        let end = self.help_scroll_end.get();
+                        let to = match other {
+                            Action::Up => at.saturating_sub(1),
+                            Action::Down => at.saturating_add(1),
+                            Action::PageUp => at.saturating_sub(10),
+                            Action::PageDown => at.saturating_add(10),
+                            Action::Home => 0,
+                            Action::End => end,
+                            _ => at,
+                        };
+                        self.modal = Modal::Help(to.min(end));
                     }
                 }
                 return;
@@ -517,7 +549,7 @@ impl App {
         }
         match action {
             Action::Quit => self.quit = true,
-            Action::Help => self.modal = Modal::Help,
+            Action::Help => self.modal = Modal::Help(0),
             Action::Messages => {
                 let lines = self.log_lines();
                 self.modal = Modal::Log(lines);
@@ -608,19 +640,35 @@ impl App {
                 let d = if action == Action::NextPane { 1 } else { -1 };
                 self.focus = Pane::ORDER[((i + d).rem_euclid(Pane::ORDER.len() as i32)) as usize];
             }
-            Action::Up | Action::Down if self.focus == Pane::Bounds => {
-                self.bounds_scroll = if action == Action::Up {
-                    self.bounds_scroll.saturating_sub(1)
+            Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Home
+            | Action::End
+                if matches!(self.focus, Pane::Bounds | Pane::Claim) =>
+            {
+                // Whole blocks (`panes::scroll`), stopping where the drawing said the last
+                // block is in view.
+                let (at, end) = if self.focus == Pane::Bounds {
+                    (self.bounds_scroll, self.bounds_scroll_end.get())
                 } else {
-                    (self.bounds_scroll + 1).min(30)
+                    (self.claim_scroll, self.claim_scroll_end.get())
                 };
-            }
-            Action::Up | Action::Down if self.focus == Pane::Claim => {
-                self.claim_scroll = if action == Action::Up {
-                    self.claim_scroll.saturating_sub(1)
+                let to = match action {
+                    Action::Up => at.saturating_sub(1),
+                    Action::Down => at.saturating_add(1),
+                    Action::PageUp => at.saturating_sub(5),
+                    Action::PageDown => at.saturating_add(5),
+                    Action::Home => 0,
+                    _ => end,
+                }
+                .min(end);
+                if self.focus == Pane::Bounds {
+                    self.bounds_scroll = to;
                 } else {
-                    (self.claim_scroll + 1).min(40)
-                };
+                    self.claim_scroll = to;
+                }
             }
             Action::Up => self.move_selection(-1),
             Action::Down => self.move_selection(1),

@@ -173,6 +173,13 @@ impl Keymap {
             .join(" ")
     }
 
+    /// Keys that answer a question rather than run an action, as (keys, what they do): the
+    /// help overlay and docs/keys.md list them from here.
+    pub const ANSWERS: [(&'static str, &'static str); 2] = [
+        ("y", "yes (overwrite a saved profile; drop edits)"),
+        ("n Esc", "no, when asked"),
+    ];
+
     /// The key list as Markdown (docs/keys.md).
     pub fn markdown(&self) -> String {
         let mut out = String::from(
@@ -202,6 +209,11 @@ impl Keymap {
                     .join(" ");
                 out.push_str(&format!("| {keys} | {} |\n", b.help));
             }
+        }
+        out.push_str("\n## Questions (y/n)\n\n| key | action |\n|---|---|\n");
+        for (keys, help) in Self::ANSWERS {
+            let keys: Vec<String> = keys.split(' ').map(|k| format!("`{k}`")).collect();
+            out.push_str(&format!("| {} | {help} |\n", keys.join(" ")));
         }
         out
     }

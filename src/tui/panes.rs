@@ -5,6 +5,7 @@ pub mod artifact;
 pub mod bounds;
 pub mod claim;
 pub mod inputs;
+pub mod scroll;
 
 use crate::tui::theme::Theme;
 use ratatui::text::{Line, Span};

@@ -131,9 +131,11 @@ impl App {
             }
             .render(area, buf);
         }
-        if self.help_shown() {
+        if let Modal::Help(scroll) = self.modal() {
             HelpOverlay {
                 keymap: self.keymap(),
+                scroll: *scroll,
+                scroll_end: Some(self.help_scroll_end()),
                 theme: t,
             }
             .render(area, buf);
@@ -217,6 +219,7 @@ impl App {
                     focused,
                     compact: l.compact,
                     scroll: self.bounds_scroll(),
+                    scroll_end: Some(self.bounds_scroll_end()),
                     theme: t,
                 }
                 .render(*rect, buf),
@@ -225,6 +228,7 @@ impl App {
                     report: self.ws().report(),
                     focused,
                     scroll: self.claim_scroll(),
+                    scroll_end: Some(self.claim_scroll_end()),
                     theme: t,
                 }
                 .render(*rect, buf),

@@ -86,8 +86,8 @@ pub struct Input {
 pub enum Modal {
     /// Nothing: keys go to the view.
     None,
-    /// The help overlay.
-    Help,
+    /// The help overlay, scrolled to this row.
+    Help(usize),
     /// The log of past messages, scrolled to this line (`views::messages`).
     Log(usize),
     /// A line being typed (a value, a path, a search, a picker).

@@ -25,8 +25,10 @@ pub struct BoundsPane<'a> {
     pub focused: bool,
     /// Compact layout: no charts.
     pub compact: bool,
-    /// Rows the lower text is scrolled by.
+    /// Blocks the lower text is scrolled by (`panes::scroll`).
     pub scroll: u16,
+    /// Set to the last useful scroll position when drawn, so the keys stop there.
+    pub scroll_end: Option<&'a std::cell::Cell<u16>>,
     /// Styles.
     pub theme: Theme,
 }
@@ -270,6 +272,17 @@ impl BoundsPane<'_> {
         };
         lines.push(Line::from(max));
         lines
+    }
+
+    /// How many of `decode_lines` are the table (its header, the Σ note, its rows), which
+    /// scroll as one block.
+    fn decode_table_len(&self) -> usize {
+        let d = &self.report.decode;
+        let inventory = match (&d.inventory_short_context, &d.inventory_full_context) {
+            (Some(_), Some(_)) => 2,
+            _ => 1,
+        };
+        1 + usize::from(self.report.inputs.cache.sequences > 1) + 2 + inventory
     }
 
     fn decode_lines(&self) -> Vec<Line<'static>> {
@@ -556,18 +569,30 @@ impl BoundsPane<'_> {
         sets.push(
             Dataset::default()
                 .name("prefill")
-                .marker(Marker::Block)
+                // A glyph of its own, so NO_COLOR still tells it from decode's █.
+                .marker(Marker::Dot)
                 .graph_type(GraphType::Scatter)
                 .style(t.warn())
                 .data(&rp.prefill),
         );
         draw_chart(
             ChartFrame {
-                title: fit(&[
-                    "roofline: FLOP/s by FLOP/byte, log-log (█ decode, prefill)",
-                    "roofline FLOP/s by FLOP/byte, log-log",
-                    "roofline, log-log",
-                ]),
+                // With no compute rate there is no roof: the chart says so rather than call a
+                // bandwidth slope a roofline.
+                title: if rp.roof.is_empty() {
+                    fit(&[
+                        "no compute rate: bandwidth slope only, log-log (█ decode, • prefill)",
+                        "no compute rate: bandwidth slope only",
+                        "no compute rate: slope only",
+                        "no compute rate",
+                    ])
+                } else {
+                    fit(&[
+                        "roofline: FLOP/s by FLOP/byte, log-log (█ decode, • prefill)",
+                        "roofline, log-log (█ decode, • prefill)",
+                        "roofline, log-log",
+                    ])
+                },
                 x_bounds: rp.x_bounds,
                 y_bounds: rp.y_bounds,
                 x_labels: &rp.x_labels,
@@ -700,10 +725,9 @@ fn draw_chart(f: ChartFrame<'_>, sets: Vec<Dataset<'_>>, area: Rect, buf: &mut B
 impl Widget for BoundsPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
-        let block = super::block("Bounds", self.focused, t);
-        let inner = block.inner(area);
-        block.render(area, buf);
+        let inner = super::block("Bounds", self.focused, t).inner(area);
         if inner.height < 3 {
+            super::block("Bounds", self.focused, t).render(area, buf);
             return;
         }
         let bars = &self.plots.bars;
@@ -836,39 +860,60 @@ impl Widget for BoundsPane<'_> {
         for l in detail {
             put(l, buf, &mut y);
         }
-        let mut text = self.decode_lines();
-        if !compact_tail.is_empty() {
-            text.extend(compact_tail);
-        }
-        text.push(Line::raw(""));
-        text.extend(self.prefill_lines());
-        if self.compact || rest.width < 70 {
-            let text: Vec<Line<'static>> = text
-                .into_iter()
-                .flat_map(|l| super::wrap_line(l, rest.width))
-                .collect();
-            Paragraph::new(text)
-                .scroll((self.scroll, 0))
-                .render(rest, buf);
-            return;
-        }
-        // The text column is as wide as its longest line (at least 46, leaving the charts 30
-        // columns), then two blank columns, then the charts.
-        let widest = text.iter().map(|l| l.width() as u16).max().unwrap_or(0);
-        let left_w = widest.clamp(46, (rest.width * 45 / 100).max(46));
-        let [left, _, right] = Layout::horizontal([
-            Constraint::Length(left_w),
-            Constraint::Length(2),
-            Constraint::Fill(1),
-        ])
-        .areas(rest);
-        let text: Vec<Line<'static>> = text
+        // The text below scrolls in whole blocks: the decode table with its header, each
+        // other line with all its wrapped rows, the prefill ceiling with its heading.
+        let decode = self.decode_lines();
+        let table = self.decode_table_len().min(decode.len());
+        let mut groups: Vec<Vec<Line<'static>>> = Vec::new();
+        let mut decode = decode.into_iter();
+        groups.push(decode.by_ref().take(table).collect());
+        groups.extend(decode.map(|l| vec![l]));
+        groups.extend(compact_tail.into_iter().map(|l| vec![l]));
+        let mut prefill = self.prefill_lines().into_iter();
+        groups.push(
+            std::iter::once(Line::raw(""))
+                .chain(prefill.next())
+                .collect(),
+        );
+        groups.extend(prefill.map(|l| vec![l]));
+        let (text_area, charts) = if self.compact || rest.width < 70 {
+            (rest, None)
+        } else {
+            // The text column is as wide as its longest line (at least 46, leaving the charts
+            // 30 columns), then two blank columns, then the charts.
+            let widest = groups
+                .iter()
+                .flatten()
+                .map(|l| l.width() as u16)
+                .max()
+                .unwrap_or(0);
+            let left_w = widest.clamp(46, (rest.width * 45 / 100).max(46));
+            let [left, _, right] = Layout::horizontal([
+                Constraint::Length(left_w),
+                Constraint::Length(2),
+                Constraint::Fill(1),
+            ])
+            .areas(rest);
+            (left, Some(right))
+        };
+        let blocks: Vec<super::scroll::Block> = groups
             .into_iter()
-            .flat_map(|l| super::wrap_line(l, left.width))
+            .map(|g| super::scroll::Block::group(g, text_area.width))
             .collect();
-        Paragraph::new(text)
-            .scroll((self.scroll, 0))
-            .render(left, buf);
-        self.charts(right, buf);
+        let page = super::scroll::page(&blocks, text_area.height as usize, self.scroll as usize);
+        if let Some(end) = self.scroll_end {
+            end.set(page.last as u16);
+        }
+        Paragraph::new(page.lines.clone()).render(text_area, buf);
+        if let Some(right) = charts {
+            self.charts(right, buf);
+        }
+        let mark = page.mark();
+        let title = if mark.is_empty() {
+            "Bounds".to_string()
+        } else {
+            format!("Bounds · {mark}")
+        };
+        super::block(title, self.focused, t).render(area, buf);
     }
 }

@@ -19,8 +19,10 @@ pub struct ClaimPane<'a> {
     pub report: &'a Report,
     /// Focused.
     pub focused: bool,
-    /// Rows scrolled (↑↓ with the pane focused).
+    /// Blocks scrolled (↑↓ with the pane focused; `panes::scroll`).
     pub scroll: u16,
+    /// Set to the last useful scroll position when drawn, so the keys stop there.
+    pub scroll_end: Option<&'a std::cell::Cell<u16>>,
     /// Styles.
     pub theme: Theme,
 }
@@ -28,10 +30,12 @@ pub struct ClaimPane<'a> {
 impl Widget for ClaimPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
-        let block = super::block("Claim", self.focused, t);
-        let inner = block.inner(area);
-        block.render(area, buf);
+        let inner = super::block("Claim", self.focused, t).inner(area);
         let Some(c) = self.claim else {
+            super::block("Claim", self.focused, t).render(area, buf);
+            if let Some(end) = self.scroll_end {
+                end.set(0);
+            }
             // The longest wording that fits one row, so the hint is never cut.
             let (lead, tail) = [
                 (
@@ -64,16 +68,22 @@ impl Widget for ClaimPane<'_> {
         } else {
             t.warn()
         };
-        let mut lines = headline(check, self.report, style, t);
+        // Blocks that scroll whole: each headline line, the hint, each ceiling with the
+        // list of assumptions it falsifies.
+        let mut groups: Vec<Vec<Line<'static>>> = headline(check, self.report, style, t)
+            .into_iter()
+            .map(|l| vec![l])
+            .collect();
         if !self.focused && !exceeded.is_empty() {
-            lines.push(Line::from(Span::styled(
+            groups.push(vec![Line::from(Span::styled(
                 "Tab here to read every assumption (↑↓ scroll)",
                 t.label(),
-            )));
+            ))]);
         }
         for l in &check.lines {
+            let mut g = Vec::new();
             if l.exceeded {
-                lines.push(Line::from(vec![
+                g.push(Line::from(vec![
                     Span::styled("✗ above ", t.bad()),
                     Span::styled(
                         format!(
@@ -86,13 +96,13 @@ impl Widget for ClaimPane<'_> {
                     Span::styled(" ⇒ one of these is false:", t.label()),
                 ]));
                 for a in &l.assumptions {
-                    lines.push(Line::from(vec![
+                    g.push(Line::from(vec![
                         Span::raw("   · "),
                         Span::styled(a.clone(), t.label()),
                     ]));
                 }
             } else {
-                lines.push(Line::from(vec![
+                g.push(Line::from(vec![
                     Span::styled("✓ within ", t.ok()),
                     Span::styled(
                         format!(
@@ -104,11 +114,24 @@ impl Widget for ClaimPane<'_> {
                     ),
                 ]));
             }
+            groups.push(g);
         }
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .scroll((self.scroll, 0))
-            .render(inner, buf);
+        let blocks: Vec<super::scroll::Block> = groups
+            .into_iter()
+            .map(|g| super::scroll::Block::group(g, inner.width))
+            .collect();
+        let page = super::scroll::page(&blocks, inner.height as usize, self.scroll as usize);
+        if let Some(end) = self.scroll_end {
+            end.set(page.last as u16);
+        }
+        Paragraph::new(page.lines.clone()).render(inner, buf);
+        let mark = page.mark();
+        let title = if mark.is_empty() {
+            "Claim".to_string()
+        } else {
+            format!("Claim · {mark}")
+        };
+        super::block(title, self.focused, t).render(area, buf);
     }
 }
 
