@@ -10,7 +10,8 @@
 #   scripts/oracle/build-llama-cpp-vulkan.sh
 #   LLAMA_CPP_ROOT=/elsewhere JOBS=4 scripts/oracle/build-llama-cpp-vulkan.sh
 #
-# Needs (Debian): apt-get update && apt-get install -y libvulkan-dev glslc mesa-vulkan-drivers,
+# Needs (Debian): apt-get update && apt-get install -y libvulkan-dev glslc mesa-vulkan-drivers
+# spirv-headers (b11434 finds SPIRV-Headers by its CMake config),
 # plus what build-llama-cpp.sh needs. The shader generation step is long (tens of minutes on
 # two cores); the build runs at the lowest priority (nice -n 19).
 set -euo pipefail
@@ -23,7 +24,7 @@ build_number="${version%%.*}"
 src="$root/src"
 
 for tool in glslc cmake; do
-    command -v "$tool" >/dev/null || { echo "$tool not found (apt-get install -y libvulkan-dev glslc mesa-vulkan-drivers cmake)" >&2; exit 1; }
+    command -v "$tool" >/dev/null || { echo "$tool not found (apt-get install -y libvulkan-dev glslc mesa-vulkan-drivers spirv-headers cmake)" >&2; exit 1; }
 done
 [ -f /usr/include/vulkan/vulkan.hpp ] || { echo "no Vulkan headers (apt-get install -y libvulkan-dev)" >&2; exit 1; }
 
