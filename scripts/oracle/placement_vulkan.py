@@ -91,8 +91,11 @@ def grid(m: dict) -> list[dict]:
                     tag = "issue: " + ("all layers" if ngl == "99" else "-ngl 20")
                 cases.append({"kind": "place", "device": big, "ctx": ctx, "fa": fa, "ub": ub,
                               "flags": ["-ngl", ngl], "tag": tag})
-    for dev in (max(GIB, (w // 2 // MIB) * MIB), max(GIB, (w * 3 // 4 // MIB) * MIB)):
-        cases.append({"kind": "fit", "device": dev, "ctx": ctx, "fa": "on", "ub": 512, "flags": [], "tag": ""})
+    # -fit keeps 1 GiB free per device: devices of that margin plus half and three quarters of the
+    # file force partial offload; the large one with the context unset lets -fit choose it
+    for dev, c in ((GIB + w // 2, ctx), (GIB + w * 3 // 4, ctx), (GIB + w * 3 // 2, None)):
+        cases.append({"kind": "fit", "device": (dev // MIB) * MIB, "ctx": c, "fa": "on", "ub": 512, "flags": [],
+                      "tag": ""})
     return cases
 
 
@@ -153,6 +156,11 @@ def run_fit(path: Path, device_bytes: int, args: list[str]) -> dict:
            "dry_runs": log.count("llmbound-exact: compute buffer=")}
     if not out["ok"]:
         out["error"] = tool.error_reason(log) or tool.describe_rc(rc)
+        # llvmpipe's 128 MiB storage-buffer range: a cache tensor larger than that aborts the
+        # reservation (a full GPU's range is 4 GiB)
+        assert_line = re.search(r"ggml-backend\.cpp:\d+: ([^\n]*?)(?:bash:|$)", log, re.M)
+        if assert_line:
+            out["error"] += ": " + assert_line.group(1).strip()
         return out
     out["arguments"] = m[-1].strip()
     return out
