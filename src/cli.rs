@@ -386,8 +386,12 @@ fn run(cli: Cli, machines: &[String], out: &mut impl Write) -> Result<i32, Failu
         None => {
             if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
                 let opts = cli.scenario.clone();
-                // Check the options first so a typo is a one-line error, not a blank screen.
-                build(&cat, &cli.scenario)?;
+                // Check the options first so a typo is a one-line error, not a blank screen
+                // (a safetensors model has no llama.cpp report to check: MLX-LM's plan).
+                let p = crate::workspace::prepare(&cat, &cli.scenario).map_err(unbuilt)?;
+                if p.llama_applies {
+                    build(&cat, &cli.scenario)?;
+                }
                 crate::tui::run(crate::tui::Options {
                     gguf: opts.gguf.clone(),
                     scenario: ScenarioOptions { gguf: None, ..opts },
@@ -415,7 +419,13 @@ fn run(cli: Cli, machines: &[String], out: &mut impl Write) -> Result<i32, Failu
             // A local file opens here so a missing shard exits 4; any other source by name.
             let a = match crate::remote::Source::parse(&file) {
                 crate::remote::Source::Local(p) => open_artifact(&p)?,
-                _ => crate::remote::open_any(&file).map_err(bad)?.artifact,
+                _ => {
+                    let o = crate::remote::open_any(&file).map_err(bad)?;
+                    if let (false, Some(m)) = (o.has_gguf, &o.mlx) {
+                        return crate::mlx_cli::inspect_model(m, out).map_err(bad);
+                    }
+                    o.artifact
+                }
             };
             let sort = match sort {
                 SortArg::Name => inspect::Sort::Name,
@@ -446,7 +456,8 @@ fn run(cli: Cli, machines: &[String], out: &mut impl Write) -> Result<i32, Failu
             mlx,
         }) => {
             if mlx.model_dir.is_some() {
-                return crate::mlx_cli::report(&cat, &scenario, &mlx, out).map_err(bad);
+                return crate::mlx_cli::report_as(&cat, &scenario, &mlx, format.into(), out)
+                    .map_err(bad);
             }
             let b = build(&cat, &scenario)?;
             write_report(&b, format.into(), out).map_err(io_fail)?;

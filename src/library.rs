@@ -1,6 +1,9 @@
 //! Every model already on the machine: GGUF files found in the Hugging Face hub cache, the
 //! Ollama store, LM Studio's folders, llama.cpp's cache and folders the user names; shards of
 //! a split model are one model and projector (`mmproj`) files are attached to their model.
+//! Safetensors models (MLX repositories in the hub cache, LM Studio's MLX models: a folder of
+//! `config.json` and `*.safetensors`) are listed too, as MLX-LM models; a repository with both
+//! GGUF and safetensors files gives a row for each runtime.
 //! Scanning reads headers only (never tensor data); each model is then evaluated on the
 //! current scenario exactly as `report --gguf FILE` would.
 //! Depends on `gguf`, `build`, `compare` and `core`; the CLI and the explorer call it.
@@ -9,12 +12,15 @@ pub use crate::ollama;
 
 use crate::build;
 use crate::compare::CompareFigures;
+use crate::core::mlx::Runtime;
 use crate::core::scenario::Scenario;
 use crate::gguf::split::parse_split_name;
 use crate::profile::Catalog;
+use crate::safetensors::plan::{MachineFigures, MlxArtifact, MlxSettings};
 use crate::workspace::GgufInput;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Where a model was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -62,6 +68,8 @@ pub struct Found {
     pub shards: u32,
     /// Projector file attached to it.
     pub mmproj: Option<PathBuf>,
+    /// The runtime that runs it: llama.cpp for a GGUF, MLX-LM for a safetensors folder.
+    pub runtime: Runtime,
 }
 
 use crate::infile::walk_noting;
@@ -171,6 +179,7 @@ fn group(files: Vec<PathBuf>, store: Store, name_of: &dyn Fn(&Path) -> String) -
                 store,
                 shards,
                 mmproj: None,
+                runtime: Runtime::LlamaCpp,
             });
         }
         // A lone projector goes with the models of its folder (LM Studio and HF repos keep
@@ -206,6 +215,7 @@ pub fn discover_in(store: Store, root: &Path) -> (Vec<Found>, Vec<String>) {
                         store,
                         shards: 1,
                         mmproj: m.projector,
+                        runtime: Runtime::LlamaCpp,
                     }),
                     Err(e) => errors.push(e.to_string()),
                 }
@@ -230,6 +240,7 @@ pub fn discover_in(store: Store, root: &Path) -> (Vec<Found>, Vec<String>) {
                 .filter(|p| file_name(p).starts_with("models--"))
                 .collect();
             repos.sort();
+            let mut st = Vec::new();
             for repo in repos {
                 walk_noting(
                     &repo.join("snapshots"),
@@ -237,6 +248,8 @@ pub fn discover_in(store: Store, root: &Path) -> (Vec<Found>, Vec<String>) {
                     &mut |p| {
                         if is_gguf(p) {
                             files.push(p.to_path_buf())
+                        } else if is_safetensors(p) {
+                            st.push(p.to_path_buf())
                         }
                     },
                     &mut |d, e| errors.push(unreadable_line(d, e)),
@@ -246,29 +259,115 @@ pub fn discover_in(store: Store, root: &Path) -> (Vec<Found>, Vec<String>) {
             let mut seen = HashSet::new();
             files.retain(|p| seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())));
             let root = root.to_path_buf();
-            group(files, store, &move |p| hf_cache_name(&root, p))
+            let r2 = root.clone();
+            let mut v = group(files, store, &move |p| hf_cache_name(&root, p));
+            v.extend(safetensors_models(st, store, &move |d| {
+                hf_cache_dir_name(&r2, d)
+            }));
+            v
         }
         _ => {
             let mut files = Vec::new();
+            let mut st = Vec::new();
             walk_noting(
                 root,
                 6,
                 &mut |p| {
                     if is_gguf(p) {
                         files.push(p.to_path_buf())
+                    } else if is_safetensors(p) {
+                        st.push(p.to_path_buf())
                     }
                 },
                 &mut |d, e| errors.push(unreadable_line(d, e)),
             );
             let root = root.to_path_buf();
-            group(files, store, &move |p| {
+            let r2 = root.clone();
+            let mut v = group(files, store, &move |p| {
                 p.strip_prefix(&root)
                     .map(|r| r.display().to_string())
                     .unwrap_or_else(|_| file_name(p))
-            })
+            });
+            v.extend(safetensors_models(st, store, &move |d| {
+                d.strip_prefix(&r2)
+                    .ok()
+                    .filter(|r| !r.as_os_str().is_empty())
+                    .map(|r| r.display().to_string())
+                    .unwrap_or_else(|| file_name(d))
+            }));
+            v
         }
     };
     (found, errors)
+}
+
+fn is_safetensors(p: &Path) -> bool {
+    p.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("safetensors"))
+}
+
+/// The safetensors models among `files` (every `*.safetensors` found): one per folder that
+/// also holds `config.json` (what MLX-LM loads); the same folder reached twice (a snapshot
+/// whose files are the blobs of another) is one model. `name_of` names the folder.
+fn safetensors_models(
+    files: Vec<PathBuf>,
+    store: Store,
+    name_of: &dyn Fn(&Path) -> String,
+) -> Vec<Found> {
+    let mut by_dir: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
+    for f in files {
+        if let Some(d) = f.parent() {
+            by_dir.entry(d.to_path_buf()).or_default().push(f);
+        }
+    }
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for (dir, mut files) in by_dir {
+        if !dir.join("config.json").is_file() {
+            continue;
+        }
+        files.sort();
+        let key: Vec<PathBuf> = files
+            .iter()
+            .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
+            .collect();
+        if !seen.insert(key) {
+            continue;
+        }
+        out.push(Found {
+            name: name_of(&dir),
+            path: dir.clone(),
+            spec: dir,
+            store,
+            shards: u32::try_from(files.len()).unwrap_or(u32::MAX),
+            mmproj: None,
+            runtime: Runtime::MlxLm,
+        });
+    }
+    out
+}
+
+/// `owner/repo[/path]` for a folder of the hub cache (`models--owner--repo/snapshots/REV/…`).
+fn hf_cache_dir_name(root: &Path, dir: &Path) -> String {
+    let Ok(rel) = dir.strip_prefix(root) else {
+        return file_name(dir);
+    };
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.len() >= 3 {
+        let repo = parts[0]
+            .strip_prefix("models--")
+            .unwrap_or(&parts[0])
+            .replacen("--", "/", 1);
+        std::iter::once(repo)
+            .chain(parts[3..].iter().cloned())
+            .collect::<Vec<_>>()
+            .join("/")
+    } else {
+        file_name(dir)
+    }
 }
 
 /// `owner/repo/path.gguf` for a file of the hub cache.
@@ -315,13 +414,23 @@ pub fn discover(roots: &[(Store, PathBuf)]) -> (Vec<Found>, Vec<String>) {
 pub struct Scanned {
     /// What was found.
     pub found: Found,
-    /// The header and what the bounds need, or why it cannot be read (one line).
+    /// The header and what the bounds need, or why it cannot be read (one line). For a
+    /// safetensors model: why there is no GGUF (`mlx` has the model).
     pub input: Result<GgufInput, String>,
+    /// A safetensors model's headers read for MLX-LM, or why they cannot be (one line);
+    /// `None` for a GGUF.
+    pub mlx: Option<Result<Arc<MlxArtifact>, String>>,
 }
 
 impl Scanned {
-    /// `general.architecture`.
+    /// `general.architecture` (a safetensors model's `model_type`).
     pub fn architecture(&self) -> String {
+        if let Some(m) = &self.mlx {
+            return m
+                .as_ref()
+                .map(|a| a.model_type().to_string())
+                .unwrap_or_default();
+        }
         self.input
             .as_ref()
             .ok()
@@ -331,11 +440,32 @@ impl Scanned {
 
     /// W: Σ shard bytes (projector not included).
     pub fn file_bytes(&self) -> Option<u64> {
+        if let Some(m) = &self.mlx {
+            return m.as_ref().ok().map(|a| a.weights_bytes());
+        }
         self.input.as_ref().ok().map(|g| g.artifact().file_bytes())
     }
 
     /// Tensor types by share of tensor bytes, largest first: `Q4_K 72%, Q6_K 21%, F32 1%`.
     pub fn quant_mix(&self) -> String {
+        if let Some(m) = &self.mlx {
+            let Ok(a) = m else {
+                return String::new();
+            };
+            let mut enc = a.encodings();
+            let total: u64 = enc.iter().map(|e| e.1).sum();
+            if total == 0 {
+                return String::new();
+            }
+            enc.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+            return enc
+                .iter()
+                .filter(|e| e.1 * 100 >= total)
+                .take(3)
+                .map(|(k, b, _)| format!("{k} {}%", (b * 100 + total / 2) / total))
+                .collect::<Vec<_>>()
+                .join(", ");
+        }
         let Ok(g) = &self.input else {
             return String::new();
         };
@@ -387,11 +517,22 @@ pub fn scan(cat: &Catalog, found: Vec<Found>) -> Vec<Scanned> {
             .map(|part| {
                 s.spawn(move || {
                     part.iter()
-                        .map(|f| Scanned {
-                            found: f.clone(),
-                            input: crate::workspace::open_gguf(cat, &f.path)
-                                .map(slim)
-                                .map_err(|e| e.to_string()),
+                        .map(|f| match f.runtime {
+                            Runtime::MlxLm => Scanned {
+                                found: f.clone(),
+                                input: Err(format!(
+                                    "{}: a safetensors model for MLX-LM, not a GGUF",
+                                    crate::sanitize::path(&f.path)
+                                )),
+                                mlx: Some(crate::workspace::open::read_mlx(&f.path)),
+                            },
+                            Runtime::LlamaCpp => Scanned {
+                                found: f.clone(),
+                                input: crate::workspace::open_gguf(cat, &f.path)
+                                    .map(slim)
+                                    .map_err(|e| e.to_string()),
+                                mlx: None,
+                            },
                         })
                         .collect::<Vec<_>>()
                 })
@@ -428,6 +569,9 @@ pub fn evaluate(base: &Scenario, scanned: &[Scanned]) -> Vec<Row> {
         .iter()
         .enumerate()
         .map(|(index, s)| {
+            if let Some(m) = &s.mlx {
+                return mlx_row(base, index, m);
+            }
             let mut weights_bytes = 0;
             let warnings = s
                 .input
@@ -466,6 +610,73 @@ pub fn evaluate(base: &Scenario, scanned: &[Scanned]) -> Vec<Row> {
             }
         })
         .collect()
+}
+
+/// A safetensors model's row: MLX-LM's plan on the scenario's machine at its context, in the
+/// figures the table shows (the decode ceilings are the inventory's: upper bounds).
+fn mlx_row(base: &Scenario, index: usize, m: &Result<Arc<MlxArtifact>, String>) -> Row {
+    let outcome = (|| {
+        let a = m.as_ref().map_err(Clone::clone)?;
+        let fig = MachineFigures::of(&base.machine)
+            .ok_or_else(|| "the machine has no memory tier".to_string())?;
+        let p = crate::safetensors::plan::plan(a, &MlxSettings::on(&fig), base.cache.context, &fig);
+        let Ok(mem) = &p.memory else {
+            return Err(match &p.memory {
+                Err(e) => format!("refused by MLX-LM: {}", e.message()),
+                Ok(_) => String::new(),
+            });
+        };
+        let at = p.decode_at_context.unwrap_or(p.decode_short);
+        // File mode: every byte of the files read per token (conditional, not a bound).
+        let w = p.weights_bytes;
+        let every_short = crate::core::mlx::decode_ceiling(fig.bandwidth, w, 0);
+        let every_full = crate::core::mlx::decode_ceiling(fig.bandwidth, w, mem.cache.read_bytes());
+        let bandwidth_provenance = (base.machine.tiers.first())
+            .map_or(crate::core::units::Provenance::Derived, |t| {
+                t.headline_bandwidth().provenance
+            });
+        Ok(CompareFigures {
+            fits: p.fits,
+            headroom_bytes: p.headroom.unwrap_or(0),
+            max_context_tokens: Some(p.largest_context.unwrap_or(0)),
+            max_context_exceeds_native: false,
+            ceiling_tokens_per_second: at,
+            ceiling_short_tokens_per_second: p.decode_short,
+            ceiling_is_upper_bound: true,
+            gpu_layers: None,
+            all_gpu_layers: 0,
+            short_tokens_per_second: every_short,
+            full_tokens_per_second: every_full,
+            overlapped_tokens_per_second: every_full,
+            full_ms_per_token: if every_full > 0.0 {
+                1000.0 / every_full
+            } else {
+                f64::INFINITY
+            },
+            inventory_full_tokens_per_second: Some(at),
+            capacity_tier: base
+                .machine
+                .tiers
+                .first()
+                .map(|t| t.name.clone())
+                .unwrap_or_default(),
+            decode_tier: base
+                .machine
+                .tiers
+                .first()
+                .map(|t| t.name.clone())
+                .unwrap_or_default(),
+            bandwidth_provenance,
+            optimistic_vendor: false,
+            prefill_tokens_per_second: None,
+        })
+    })();
+    Row {
+        index,
+        weights_bytes: m.as_ref().map_or(0, |a| a.weights_bytes()),
+        warnings: m.as_ref().map(|a| a.warnings()).unwrap_or_default(),
+        outcome,
+    }
 }
 
 /// Row order.

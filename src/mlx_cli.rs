@@ -22,31 +22,36 @@ pub fn is_safetensors(p: &Path) -> bool {
     p.is_dir() || p.extension().is_some_and(|e| e == "safetensors")
 }
 
+/// `inspect NAME` of a remote source that turned out to be a safetensors model alone (an MLX
+/// repository): its tensors, from the headers already read.
+pub fn inspect_model(m: &crate::safetensors::Model, out: &mut impl Write) -> Result<i32, String> {
+    crate::mlx_report::write_inspect_model(m, out).map_err(bad)?;
+    Ok(0)
+}
+
 /// `inspect DIR`.
 pub fn inspect(p: &Path, out: &mut impl Write) -> Result<i32, String> {
     crate::mlx_report::write_inspect(p, out).map_err(bad)?;
     Ok(0)
 }
 
-/// `report --model-dir DIR`.
+/// `report --model-dir DIR` as text.
 pub fn report(
     cat: &Catalog,
     o: &ScenarioOptions,
     mlx: &MlxOptions,
     out: &mut impl Write,
 ) -> Result<i32, String> {
+    report_as(cat, o, mlx, crate::report::Format::Text, out)
+}
+
+/// The machine figures of the scenario options (`--machine`, `--memory`, `--bandwidth`),
+/// with the working set its profile records (`mlx_report::machine_working_set`).
+pub fn machine_figures(cat: &Catalog, o: &ScenarioOptions) -> Result<MachineFigures, String> {
     let id = o.machine.as_deref().unwrap_or(DEFAULT_MACHINE);
     let m = crate::profile::load::machine(&cat.machine(id).map_err(bad)?);
-    let tier = m
-        .tiers
-        .first()
+    let mut fig = MachineFigures::of(&m)
         .ok_or_else(|| bad(format!("machine \"{id}\" has no memory tier")))?;
-    let mut fig = MachineFigures {
-        name: m.name.clone(),
-        capacity: tier.capacity.value,
-        bandwidth: tier.headline_bandwidth().value.0,
-        bandwidth_provenance: tier.headline_bandwidth().provenance.label(),
-    };
     if let Some(s) = &o.memory {
         fig.capacity = crate::core::units::parse_bytes(s)
             .map_err(|e| bad(format!("--memory \"{s}\": {e}")))?;
@@ -57,7 +62,42 @@ pub fn report(
             .0;
         fig.bandwidth_provenance = "user";
     }
+    Ok(fig)
+}
+
+/// `report --model-dir DIR [--format …]`.
+pub fn report_as(
+    cat: &Catalog,
+    o: &ScenarioOptions,
+    mlx: &MlxOptions,
+    format: crate::report::Format,
+    out: &mut impl Write,
+) -> Result<i32, String> {
+    let fig = machine_figures(cat, o)?;
     let context = o.context.unwrap_or(DEFAULT_CONTEXT);
-    crate::mlx_report::write_report(mlx, context, &fig, out).map_err(bad)?;
+    // `--gguf` beside `--model-dir`: llama.cpp's report of the same model on the same machine
+    // at the same context, side by side with MLX-LM's plan.
+    let llama = match &o.gguf {
+        Some(g) => {
+            let mut lo = o.clone();
+            lo.context = Some(context);
+            lo.machine = Some(o.machine.clone().unwrap_or_else(|| DEFAULT_MACHINE.into()));
+            let scen = crate::workspace::scenario(cat, &lo).map_err(bad)?;
+            Some((
+                crate::core::evaluate(&scen).map_err(bad)?,
+                g.display().to_string(),
+            ))
+        }
+        None => None,
+    };
+    crate::mlx_report::write_report_beside(
+        mlx,
+        context,
+        &fig,
+        llama.as_ref().map(|(r, m)| (r, m.as_str())),
+        format,
+        out,
+    )
+    .map_err(bad)?;
     Ok(0)
 }

@@ -8,6 +8,7 @@
 pub mod cache;
 pub mod hf;
 pub mod http;
+pub mod safetensors;
 
 use crate::gguf::reader::{load_array, read_header_with};
 use crate::gguf::split::{parse_split_name, split_file_name};
@@ -270,9 +271,21 @@ pub enum Source {
         /// The quant.
         quant: String,
     },
+    /// `owner/repo[@rev]` or `hf://owner/repo[@rev]`: a repository named without a file or
+    /// quant. Its GGUF of llama.cpp's default quant (`Q4_K_M`, as `-hf owner/repo`), its
+    /// safetensors model (an MLX repository), or both.
+    HfRepo {
+        /// owner/repo.
+        repo: String,
+        /// Revision (default `main`).
+        revision: String,
+    },
     /// `ollama:name[:tag]`.
     Ollama(String),
 }
+
+/// The quant `owner/repo` without one names (llama.cpp's `-hf` default).
+pub const DEFAULT_QUANT: &str = "Q4_K_M";
 
 fn split_rev(repo: &str) -> (String, String) {
     match repo.split_once('@') {
@@ -332,11 +345,7 @@ impl Source {
                         revision,
                         path: p.to_string(),
                     },
-                    _ => Source::HfQuant {
-                        repo,
-                        revision,
-                        quant: "Q4_K_M".into(),
-                    },
+                    _ => Source::HfRepo { repo, revision },
                 };
             }
         }
@@ -355,6 +364,20 @@ impl Source {
                     revision,
                     quant: quant.to_string(),
                 };
+            }
+        }
+        // `owner/repo[@rev]` with no such path here: a repository (never a name ending in a
+        // model file's extension, never one starting with `.`).
+        if !text.exists()
+            && !s.starts_with('.')
+            && !s.contains(':')
+            && !lower.ends_with(".gguf")
+            && !lower.ends_with(".safetensors")
+            && !lower.ends_with(".json")
+        {
+            let (repo, revision) = split_rev(s);
+            if repo_ok(&repo) {
+                return Source::HfRepo { repo, revision };
             }
         }
         Source::Local(text.to_path_buf())
@@ -389,6 +412,13 @@ pub struct Opened {
     /// The URLs of the shards as requested (with any credentials; the artifact's paths show
     /// them redacted). Empty for a local file.
     pub urls: Vec<String>,
+    /// A safetensors model (an MLX folder or repository) read instead of, or beside, the
+    /// GGUF.
+    pub mlx: Option<crate::safetensors::Model>,
+    /// A GGUF was read. Without one (a safetensors model alone) `artifact` is a placeholder:
+    /// one shard named after the model with an empty header (no metadata, no tensors, 0
+    /// bytes), so that nothing reading it needs a case of its own.
+    pub has_gguf: bool,
 }
 
 impl Opened {
@@ -401,9 +431,63 @@ impl Opened {
             t.requests,
             t.files,
             if t.files == 1 { "" } else { "s" },
-            crate::core::units::group_digits(self.artifact.file_bytes() as u128)
+            crate::core::units::group_digits(self.file_bytes() as u128)
         ))
     }
+
+    /// Bytes of every file read: the GGUF's shards and the safetensors model's.
+    pub fn file_bytes(&self) -> u64 {
+        self.artifact.file_bytes() + self.mlx.as_ref().map_or(0, |m| m.file_bytes())
+    }
+
+    /// An opening of a safetensors model alone (its GGUF artifact a placeholder, `has_gguf`).
+    pub fn safetensors(path: &Path, model: crate::safetensors::Model) -> Opened {
+        let header = Header {
+            version: 3,
+            endian: crate::gguf::Endian::Little,
+            alignment: 32,
+            metadata: Default::default(),
+            tensors: Vec::new(),
+            header_end: 0,
+            data_start: 0,
+            file_len: 0,
+            data_end: 0,
+            missing_bytes: 0,
+            warnings: Vec::new(),
+        };
+        Opened {
+            artifact: Artifact {
+                path: path.to_path_buf(),
+                shards: vec![Shard {
+                    path: path.to_path_buf(),
+                    header,
+                }],
+                warnings: Vec::new(),
+                known_as: None,
+            },
+            transfer: None,
+            notes: Vec::new(),
+            urls: Vec::new(),
+            mlx: Some(model),
+            has_gguf: false,
+        }
+    }
+}
+
+/// A local safetensors model: a folder (config.json and safetensors files, or a Hugging Face
+/// cache snapshot) or a `.safetensors` file.
+pub fn is_local_safetensors(p: &Path) -> bool {
+    if p.is_dir() {
+        return std::fs::read_dir(p).is_ok_and(|rd| {
+            rd.filter_map(Result::ok).take(10_000).any(|e| {
+                let n = e.file_name();
+                let n = n.to_string_lossy();
+                n == "config.json" || safetensors::is_safetensors_name(&n)
+            })
+        });
+    }
+    p.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("safetensors"))
 }
 
 static CLI_NOTES: std::sync::Mutex<Option<Vec<String>>> = std::sync::Mutex::new(None);
@@ -512,12 +596,17 @@ pub fn open_any(spec: &Path) -> Result<Opened, OpenError> {
 
 fn open_any_inner(spec: &Path) -> Result<Opened, OpenError> {
     match Source::parse(spec) {
+        Source::Local(p) if is_local_safetensors(&p) => crate::safetensors::open_dir(&p)
+            .map(|m| Opened::safetensors(&p, m))
+            .map_err(|e| OpenError::File(e.to_string())),
         Source::Local(p) => crate::gguf::open(&p)
             .map(|artifact| Opened {
                 artifact,
                 transfer: None,
                 notes: Vec::new(),
                 urls: Vec::new(),
+                mlx: None,
+                has_gguf: true,
             })
             .map_err(|e| OpenError::File(crate::gguf::error_line(&p, &e))),
         Source::Ollama(name) => {
@@ -532,6 +621,8 @@ fn open_any_inner(spec: &Path) -> Result<Opened, OpenError> {
                     transfer: None,
                     notes: vec![format!("ollama:{name} is {}", blob.display())],
                     urls: Vec::new(),
+                    mlx: None,
+                    has_gguf: true,
                 })
                 .map_err(|e| {
                     OpenError::Ollama(format!(
@@ -603,6 +694,14 @@ fn redacted(mut o: Opened) -> Opened {
     for s in &mut o.artifact.shards {
         s.path = r(&s.path);
     }
+    if let Some(m) = &mut o.mlx {
+        o.urls
+            .extend(m.shards.iter().map(|s| s.path.display().to_string()));
+        m.dir = r(&m.dir);
+        for s in &mut m.shards {
+            s.path = r(&s.path);
+        }
+    }
     for n in &mut o.notes {
         *n = http::redact(n).into_owned();
     }
@@ -653,6 +752,14 @@ pub fn resolve(client: &Client, source: &Source) -> Result<(String, Vec<String>)
                 vec![format!("{repo}:{quant} is {}", f.path)],
             ))
         }
+        Source::HfRepo { repo, revision } => resolve(
+            client,
+            &Source::HfQuant {
+                repo: repo.clone(),
+                revision: revision.clone(),
+                quant: DEFAULT_QUANT.into(),
+            },
+        ),
         Source::Local(p) => Err(RemoteError::Transport {
             url: p.display().to_string(),
             message: "not a URL".into(),
@@ -719,7 +826,101 @@ fn url_file_name(url: &str) -> String {
     base.rsplit('/').next().unwrap_or(base).to_string()
 }
 
+/// An opening of a safetensors model read over HTTP.
+fn remote_safetensors(
+    client: &Client,
+    spec: &str,
+    read: (crate::safetensors::Model, Vec<String>),
+) -> Opened {
+    let (model, urls) = read;
+    let mut o = Opened::safetensors(Path::new(spec), model);
+    o.transfer = Some(client.transfer(urls.len() as u64));
+    o
+}
+
+/// `owner/repo` without a file or quant: the GGUF of [`DEFAULT_QUANT`] when the repository has
+/// GGUF files, its safetensors model when it has one, both when it has both.
+fn open_repo(client: &Client, repo: &str, revision: &str) -> Result<Opened, RemoteError> {
+    check_repo(repo, revision)?;
+    let files = hf::list(client, repo, revision)?;
+    let spec = if revision == "main" {
+        repo.to_string()
+    } else {
+        format!("{repo}@{revision}")
+    };
+    let mlx = if safetensors::is_safetensors_repo(&files) {
+        Some(safetensors::open_repo(client, repo, revision, &files)?)
+    } else {
+        None
+    };
+    let ggufs = hf::model_files(&files).len();
+    let picked = (ggufs > 0).then(|| hf::pick_quant(repo, &files, DEFAULT_QUANT));
+    match (picked, mlx) {
+        (Some(Ok(f)), mlx) => {
+            confined(&f.path).map_err(|why| unsafe_name(&f.path, why))?;
+            let path = f.path.clone();
+            let mut o = open_remote_with(
+                client,
+                &Source::HfFile {
+                    repo: repo.to_string(),
+                    revision: revision.to_string(),
+                    path: path.clone(),
+                },
+            )?;
+            o.notes
+                .insert(0, format!("{spec}:{DEFAULT_QUANT} is {path}"));
+            if let Some((model, urls)) = mlx {
+                o.notes.push(format!(
+                    "{spec} also has a safetensors model ({} file{}) for MLX-LM",
+                    urls.len(),
+                    if urls.len() == 1 { "" } else { "s" }
+                ));
+                o.mlx = Some(model);
+                o.transfer = Some(client.transfer(1 + urls.len() as u64));
+            }
+            Ok(o)
+        }
+        (Some(Err(e)), None) => Err(e),
+        (Some(Err(e)), Some(read)) => {
+            let mut o = remote_safetensors(client, &spec, read);
+            o.notes
+                .push(format!("its safetensors model is read; no GGUF: {e}"));
+            Ok(o)
+        }
+        (None, Some(read)) => Ok(remote_safetensors(client, &spec, read)),
+        (None, None) => Err(RemoteError::Gguf {
+            url: spec,
+            message:
+                "the repository has neither GGUF files nor a safetensors model (model*.safetensors)"
+                    .into(),
+        }),
+    }
+}
+
 fn open_remote_with(client: &Client, source: &Source) -> Result<Opened, RemoteError> {
+    match source {
+        Source::HfRepo { repo, revision } => return open_repo(client, repo, revision),
+        Source::Url(u) if safetensors::is_safetensors_name(u) => {
+            let read = safetensors::open_file_url(client, u)?;
+            return Ok(remote_safetensors(client, u, read));
+        }
+        Source::HfFile {
+            repo,
+            revision,
+            path,
+        } if safetensors::is_safetensors_name(path) => {
+            check_repo(repo, revision)?;
+            confined(path).map_err(|why| unsafe_name(&format!("hf://{repo}/{path}"), why))?;
+            let url = hf::resolve_url(repo, revision, path);
+            let read = safetensors::open_file_url(client, &url)?;
+            return Ok(remote_safetensors(
+                client,
+                &format!("hf://{repo}@{revision}/{path}"),
+                read,
+            ));
+        }
+        _ => {}
+    }
     let (url, mut notes) = resolve(client, source)?;
     let (first, streamed) = match (read_remote_header(client, &url), source) {
         (Err(RemoteError::Status { code: 404, .. }), Source::HfFile { repo, revision, .. }) => {
@@ -762,6 +963,8 @@ fn open_remote_with(client: &Client, source: &Source) -> Result<Opened, RemoteEr
         transfer: Some(client.transfer(1)),
         notes: notes.clone(),
         urls: Vec::new(),
+        mlx: None,
+        has_gguf: true,
     };
     if count <= 1 {
         return Ok(single(first));
@@ -877,6 +1080,8 @@ fn open_remote_with(client: &Client, source: &Source) -> Result<Opened, RemoteEr
         transfer: Some(client.transfer(u64::from(n))),
         notes,
         urls: Vec::new(),
+        mlx: None,
+        has_gguf: true,
     })
 }
 
@@ -995,6 +1200,24 @@ mod tests {
         assert_eq!(p("ollama:qwen3:32b"), Source::Ollama("qwen3:32b".into()));
         assert_eq!(p("models/m.gguf"), Source::Local("models/m.gguf".into()));
         assert_eq!(p("/a/b/c:Q4"), Source::Local("/a/b/c:Q4".into()));
+        // A repository named alone: its default quant, its safetensors model, or both.
+        assert_eq!(
+            p("mlx-community/Qwen3-0.6B-4bit"),
+            Source::HfRepo {
+                repo: "mlx-community/Qwen3-0.6B-4bit".into(),
+                revision: "main".into()
+            }
+        );
+        assert_eq!(
+            p("hf://o/r@v2"),
+            Source::HfRepo {
+                repo: "o/r".into(),
+                revision: "v2".into()
+            }
+        );
+        for local in ["nope/m.safetensors", "./o/r", "a/b/c", "o/config.json"] {
+            assert_eq!(p(local), Source::Local(local.into()), "{local}");
+        }
         assert_eq!(
             sibling_url(
                 "https://h/o/r/resolve/main/a-00001-of-00002.gguf?x=1",

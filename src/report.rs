@@ -58,6 +58,7 @@ fn llama_cpp_command_raw(r: &Report, model_path: &str) -> String {
             revision,
             quant,
         } if revision == "main" => ("-hf", format!("{repo}:{quant}")),
+        Source::HfRepo { repo, revision } if revision == "main" => ("-hf", repo),
         _ => ("-m", model_path.to_string()),
     };
     let mut parts = vec![

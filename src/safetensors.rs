@@ -15,6 +15,7 @@ pub mod config;
 pub mod index;
 pub mod inventory;
 pub mod layout;
+pub mod plan;
 pub mod reader;
 
 use std::path::PathBuf;

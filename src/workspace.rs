@@ -27,6 +27,10 @@ use std::path::{Path, PathBuf};
 
 pub use open::{GgufInput, Opened, Rows, open_gguf, with_gguf};
 
+use crate::core::mlx::{MlxPlan, Runtime};
+use crate::safetensors::plan::{MachineFigures, MlxArtifact, MlxSettings};
+use std::sync::Arc;
+
 /// Where the machine profile came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MachineOrigin {
@@ -138,6 +142,22 @@ pub enum Refusal {
     /// The profile could not be written (exists, invalid, I/O).
     #[error(transparent)]
     Profile(#[from] ProfileError),
+    /// The runtime does not apply to what is open.
+    #[error("{0}")]
+    Runtime(String),
+}
+
+/// MLX-LM's plan of `a` on `s`'s machine at `s`'s context (MLX-LM's default settings; the
+/// working set from the machine's profile, `safetensors::plan::machine_working_set`).
+fn mlx_plan_of(a: &MlxArtifact, s: &Scenario) -> Option<MlxPlan> {
+    let fig = MachineFigures::of(&s.machine)?;
+    let settings = MlxSettings::on(&fig);
+    Some(crate::safetensors::plan::plan(
+        a,
+        &settings,
+        s.cache.context,
+        &fig,
+    ))
 }
 
 /// Why the workspace cannot start.
@@ -173,6 +193,12 @@ pub struct Prepared {
     pub machine_origin: MachineOrigin,
     /// The profile artifact of the scenario.
     pub pinned: Option<PinnedArtifact>,
+    /// The safetensors model MLX-LM runs, when `--gguf` named one (alone, or beside the GGUF
+    /// of a repository that has both).
+    pub mlx: Option<Arc<MlxArtifact>>,
+    /// llama.cpp's figures are for the artifact named (false when it is a safetensors model
+    /// alone: the scenario's llama.cpp model is then the profile's, not the artifact's).
+    pub llama_applies: bool,
 }
 
 fn record(edited: &mut Vec<Setting>, e: &Edit) {
@@ -217,10 +243,41 @@ pub fn prepare(cat: &Catalog, o: &ScenarioOptions) -> Result<Prepared, BuildErro
     };
     let mut model_base = Provenance::Spec;
     let mut scenario_file = scenario_file;
-    if let Some(path) = &o.gguf {
-        let opened = open::read(path, Rows::Totals).map_err(BuildError::Gguf)?;
+    let mut mlx = None;
+    let mut llama_applies = true;
+    let opened = match &o.gguf {
+        Some(path) => Some(open::read(path, Rows::Totals).map_err(BuildError::Gguf)?),
+        None => None,
+    };
+    if let Some(opened) = &opened {
+        mlx = opened.mlx.clone();
+        if opened.is_mlx_only() {
+            llama_applies = false;
+            // Its shape and files where config.json maps one to one (else the profile's stay).
+            if let Some((m, fig)) = open::mlx_model(opened) {
+                let mut t = s.clone();
+                let mut f = figures.clone();
+                if edit::apply(&mut t, &mut f, &Edit::Model(Box::new(m))).is_ok() {
+                    (s, figures) = (t, fig);
+                    model_base = Provenance::File;
+                    model_file = None;
+                    scenario_file = None;
+                    pinned = None;
+                }
+            }
+            edit::apply(&mut s, &mut figures, &Edit::Runtime(Runtime::MlxLm))
+                .map_err(build_edit("--gguf"))?;
+            let name = format!(
+                "{} (MLX-LM) on {}",
+                open::mlx_model_name(opened),
+                s.machine.name
+            );
+            edit::apply(&mut s, &mut figures, &Edit::Name(name)).map_err(build_edit("--gguf"))?;
+        }
+    }
+    if let Some(opened) = opened.as_ref().filter(|_| llama_applies) {
         let matched = opened.matched(cat);
-        let (m, fig) = open::new_model(&opened, matched.as_ref())?;
+        let (m, fig) = open::new_model(opened, matched.as_ref())?;
         edit::apply(&mut s, &mut figures, &Edit::Model(Box::new(m)))
             .map_err(|e| BuildError::Gguf(e.to_string()))?;
         figures = fig;
@@ -267,6 +324,8 @@ pub fn prepare(cat: &Catalog, o: &ScenarioOptions) -> Result<Prepared, BuildErro
         machine_file,
         machine_origin,
         pinned,
+        mlx,
+        llama_applies,
     })
 }
 
@@ -277,9 +336,21 @@ fn build_edit(flag: &'static str) -> impl Fn(EditError) -> BuildError {
     }
 }
 
-/// The scenario the options describe (the CLI's commands).
+/// The scenario the options describe (the CLI's commands). A safetensors model alone has no
+/// llama.cpp scenario: the error names `report --model-dir`, which gives its MLX-LM plan.
 pub fn scenario(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, BuildError> {
-    prepare(cat, o).map(|p| p.scenario)
+    let p = prepare(cat, o)?;
+    if !p.llama_applies {
+        let name = o
+            .gguf
+            .as_deref()
+            .map(crate::sanitize::path)
+            .unwrap_or_default();
+        return Err(BuildError::Gguf(format!(
+            "{name} is a safetensors model for MLX-LM, not a GGUF: `llmbound report --model-dir {name}` gives its MLX-LM plan"
+        )));
+    }
+    Ok(p.scenario)
 }
 
 /// The user's scenario and everything it came from; see the module header.
@@ -299,6 +370,9 @@ pub struct Workspace {
     pinned: Option<PinnedArtifact>,
     max_gpu_layers: Option<MaxGpuLayers>,
     opened: Option<PathBuf>,
+    mlx: Option<Arc<MlxArtifact>>,
+    mlx_plan: Option<MlxPlan>,
+    llama_applies: bool,
 }
 
 /// Everything [`Workspace::apply`] puts back when a change cannot be evaluated.
@@ -318,6 +392,7 @@ impl Workspace {
         // Settings given at start-up are where the user starts: only machine figures count
         // as unsaved edits (they are what a saved machine would differ by).
         let edited = p.edited.into_iter().filter(|k| k.is_machine()).collect();
+        let mlx_plan = p.mlx.as_ref().and_then(|a| mlx_plan_of(a, &p.scenario));
         Ok(Workspace {
             catalog,
             base: p.scenario.clone(),
@@ -333,6 +408,9 @@ impl Workspace {
             pinned: p.pinned,
             max_gpu_layers,
             opened: opts.gguf.clone(),
+            mlx: p.mlx,
+            mlx_plan,
+            llama_applies: p.llama_applies,
         })
     }
 
@@ -408,6 +486,43 @@ impl Workspace {
     pub fn opened(&self) -> Option<&Path> {
         self.opened.as_deref()
     }
+    /// The runtime the figures shown are for (the scenario's setting).
+    pub fn runtime(&self) -> Runtime {
+        self.scenario.runtime
+    }
+    /// The runtimes that apply to what is open: llama.cpp for a GGUF or a model profile,
+    /// MLX-LM for a safetensors model, both for a repository that has both.
+    pub fn runtimes(&self) -> Vec<Runtime> {
+        Runtime::ALL
+            .into_iter()
+            .filter(|r| self.runtime_refusal(*r).is_none())
+            .collect()
+    }
+    /// Why `r` does not apply to what is open, if it does not.
+    pub fn runtime_refusal(&self, r: Runtime) -> Option<String> {
+        match r {
+            Runtime::LlamaCpp if !self.llama_applies => Some(
+                "llama.cpp needs a GGUF: the open model is a safetensors model for MLX-LM (open a GGUF of it, or a repository with both)".into(),
+            ),
+            Runtime::MlxLm if self.mlx.is_none() => Some(
+                "MLX-LM needs a safetensors model: open an MLX folder or repository (o)".into(),
+            ),
+            _ => None,
+        }
+    }
+    /// The safetensors model open for MLX-LM, if any.
+    pub fn mlx(&self) -> Option<&MlxArtifact> {
+        self.mlx.as_deref()
+    }
+    /// MLX-LM's plan of the open safetensors model on the scenario's machine at its context
+    /// (recomputed with the report), when one is open.
+    pub fn mlx_plan(&self) -> Option<&MlxPlan> {
+        self.mlx_plan.as_ref()
+    }
+    /// The machine figures MLX-LM's plan is made with (the first memory tier).
+    pub fn mlx_machine(&self) -> Option<MachineFigures> {
+        MachineFigures::of(&self.scenario.machine)
+    }
 
     fn undo_point(&self) -> Undo {
         Undo {
@@ -436,6 +551,7 @@ impl Workspace {
             Ok(r) => {
                 self.report = r;
                 self.max_gpu_layers = crate::core::gpu_layers::max_gpu_layers(&self.scenario);
+                self.mlx_plan = (self.mlx.as_ref()).and_then(|a| mlx_plan_of(a, &self.scenario));
                 Ok(())
             }
             Err(e) => {
@@ -453,6 +569,11 @@ impl Workspace {
     /// Apply one edit and evaluate. A refused edit or a scenario that cannot be evaluated
     /// leaves the workspace as it was.
     pub fn apply(&mut self, e: Edit) -> Result<(), Refusal> {
+        if let Edit::Runtime(r) = &e
+            && let Some(why) = self.runtime_refusal(*r)
+        {
+            return Err(Refusal::Runtime(why));
+        }
         let u = self.undo_point();
         if let Err(err) = self.raw(e.clone()) {
             self.restore(u);
@@ -477,6 +598,9 @@ impl Workspace {
     /// Use an opened artifact: its model, W and inventory replace the current model; files
     /// the runtime loads beside it stay, as do the machine and the settings.
     pub fn open(&mut self, o: &Opened) -> Result<(), Refusal> {
+        if o.is_mlx_only() {
+            return self.open_mlx(o);
+        }
         let matched = o.matched(&self.catalog);
         let (m, figures) =
             open::new_model(o, matched.as_ref()).map_err(|e| Refusal::NoModel(e.to_string()))?;
@@ -486,6 +610,64 @@ impl Workspace {
         self.model_file = None;
         self.pinned = matched.as_ref().map(|(_, a)| PinnedArtifact::of(a));
         self.opened = Some(o.path.clone());
+        // A repository with both: its safetensors model for MLX-LM stays beside the GGUF.
+        self.mlx = o.mlx.clone();
+        self.mlx_plan = (self.mlx.as_ref()).and_then(|a| mlx_plan_of(a, &self.scenario));
+        self.base = self.scenario.clone();
+        Ok(())
+    }
+
+    /// Use a safetensors model alone: MLX-LM's plan is of it, and llama.cpp's figures do not
+    /// apply (the scenario keeps its llama.cpp model, which is not this one, until a GGUF or a
+    /// model profile is opened).
+    fn open_mlx(&mut self, o: &Opened) -> Result<(), Refusal> {
+        let before = (self.mlx.take(), self.llama_applies);
+        self.mlx = o.mlx.clone();
+        self.llama_applies = false;
+        // The panes show this model: its shape from config.json and its safetensors files as
+        // W, where config.json maps one to one (`MlxArtifact::arch_figures`); else the
+        // scenario keeps the shape it had.
+        let model = open::mlx_model_name(o);
+        let shaped = open::mlx_model(o);
+        let mut result = Err(Refusal::NoModel(String::new()));
+        for attempt in [shaped, None] {
+            let u = self.undo_point();
+            let with_shape = attempt.is_some();
+            let r = (|| {
+                if let Some((m, fig)) = attempt {
+                    self.raw(Edit::Model(Box::new(m)))?;
+                    self.figures = fig;
+                    self.edited.retain(|k| !k.is_model());
+                }
+                self.raw(Edit::Runtime(Runtime::MlxLm))?;
+                Ok::<(), Refusal>(())
+            })();
+            result = match r {
+                Ok(()) => self.commit(u),
+                Err(e) => {
+                    self.restore(u);
+                    Err(e)
+                }
+            };
+            if result.is_ok() {
+                if with_shape {
+                    self.model_base = Provenance::File;
+                    self.scenario_file = None;
+                    self.model_file = None;
+                }
+                break;
+            }
+        }
+        if let Err(e) = result {
+            (self.mlx, self.llama_applies) = before;
+            self.mlx_plan = (self.mlx.as_ref()).and_then(|a| mlx_plan_of(a, &self.scenario));
+            return Err(e);
+        }
+        self.pinned = None;
+        self.opened = Some(o.path.clone());
+        // Named for the model open.
+        let name = format!("{model} (MLX-LM) on {}", self.scenario.machine.name);
+        self.raw(Edit::Name(name))?;
         self.base = self.scenario.clone();
         Ok(())
     }
@@ -498,7 +680,20 @@ impl Workspace {
         }
         self.figures = figures;
         self.edited.retain(|k| !k.is_model());
-        self.commit(u)
+        // A llama.cpp model: the figures are llama.cpp's, and no safetensors model stays open.
+        let was = (self.mlx.take(), self.llama_applies);
+        self.llama_applies = true;
+        if let Err(e) = self.raw(Edit::Runtime(Runtime::LlamaCpp)) {
+            (self.mlx, self.llama_applies) = was;
+            self.restore(u);
+            return Err(e.into());
+        }
+        let r = self.commit(u);
+        if r.is_err() {
+            (self.mlx, self.llama_applies) = was;
+            self.mlx_plan = (self.mlx.as_ref()).and_then(|a| mlx_plan_of(a, &self.scenario));
+        }
+        r
     }
 
     /// What a switch would drop without saving, if anything.

@@ -118,6 +118,9 @@ pub enum Edit {
     MachineId(String),
     /// The scenario's display name.
     Name(String),
+    /// The runtime the figures shown are for (the workspace refuses one that does not apply
+    /// to the open artifacts).
+    Runtime(super::mlx::Runtime),
 }
 
 /// What [`Edit::Model`] puts in place.
@@ -289,7 +292,11 @@ impl Edit {
             Edit::Experts { .. } => Setting::Experts,
             Edit::Parameters(_) => Setting::Parameters,
             Edit::NativeContext(_) => Setting::NativeContext,
-            Edit::Model(_) | Edit::Machine(_) | Edit::MachineId(_) | Edit::Name(_) => return None,
+            Edit::Model(_)
+            | Edit::Machine(_)
+            | Edit::MachineId(_)
+            | Edit::Name(_)
+            | Edit::Runtime(_) => return None,
         })
     }
 
@@ -389,6 +396,7 @@ pub fn apply(s: &mut Scenario, fig: &mut ArchFigures, edit: &Edit) -> Result<(),
         Edit::Machine(m) => s.machine = (**m).clone(),
         Edit::MachineId(id) => s.machine.id = id.clone(),
         Edit::Name(n) => s.name = n.clone(),
+        Edit::Runtime(r) => s.runtime = *r,
         Edit::Context(n) => c.context = *n,
         Edit::Sequences(n) => c.sequences = *n,
         Edit::CacheTypeK(t) => c.type_k = *t,

@@ -39,6 +39,41 @@ pub const KV_GROUP_SIZE: u64 = 64;
 /// `make_prompt_cache`'s `keep` for `--max-kv-size`, tokens.
 pub const MAX_KV_KEEP: u64 = 4;
 
+/// The runtime a scenario's figures are for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub enum Runtime {
+    /// llama.cpp (a GGUF): the report of `core::evaluate`.
+    #[default]
+    LlamaCpp,
+    /// MLX-LM (a safetensors folder): the plan of [`plan`].
+    MlxLm,
+}
+
+impl Runtime {
+    /// Every runtime, in the order a switch cycles through them.
+    pub const ALL: [Runtime; 2] = [Runtime::LlamaCpp, Runtime::MlxLm];
+    /// Its name as the user knows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Runtime::LlamaCpp => "llama.cpp",
+            Runtime::MlxLm => "MLX-LM",
+        }
+    }
+    /// Parse `llama.cpp` / `llamacpp` / `mlx-lm` / `mlx` (any case).
+    pub fn parse(s: &str) -> Option<Runtime> {
+        match s
+            .trim()
+            .to_ascii_lowercase()
+            .replace(['-', '_', '.', ' '], "")
+            .as_str()
+        {
+            "llamacpp" | "llama" | "gguf" => Some(Runtime::LlamaCpp),
+            "mlxlm" | "mlx" => Some(Runtime::MlxLm),
+            _ => None,
+        }
+    }
+}
+
 /// The cache of one layer as the model's `make_cache()` (or `make_prompt_cache`) builds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LayerCache {
@@ -600,6 +635,251 @@ pub fn decode_ceiling(
     bandwidth_bytes_per_s / q as f64
 }
 
+/// What the MLX-LM plan is made from: the artifact's figures, the machine's and the run.
+#[derive(Debug, Clone, Copy)]
+pub struct PlanInput<'a> {
+    /// The model's cache layout.
+    pub layout: &'a CacheLayout,
+    /// The shape the activation estimate needs.
+    pub shape: ActivationShape,
+    /// W: the safetensors files' bytes.
+    pub weights_bytes: u64,
+    /// Weight bytes read per decoded token (packed weights + scales/biases, active experts).
+    pub weights_read_bytes: u64,
+    /// Memory capacity of the machine, bytes.
+    pub capacity: u64,
+    /// Bandwidth for the decode ceiling, bytes/s.
+    pub bandwidth: f64,
+    /// Metal's `recommendedMaxWorkingSetSize`, bytes, when known.
+    pub working_set: Option<u64>,
+    /// The run (its prompt is the context of the plan).
+    pub run: MlxRun,
+    /// The largest context searched, tokens (the model's native context, or a cap).
+    pub search_max: u64,
+}
+
+/// What a plan's memory is held against: the wired limit when the working set is known
+/// (resident), else the machine's capacity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanLimit {
+    /// Metal's `recommendedMaxWorkingSetSize` (MLX-LM's wired limit).
+    WiredLimit(u64),
+    /// The memory capacity (the working set not known).
+    Capacity(u64),
+}
+
+impl PlanLimit {
+    /// The limit, bytes.
+    pub fn bytes(self) -> u64 {
+        match self {
+            PlanLimit::WiredLimit(b) | PlanLimit::Capacity(b) => b,
+        }
+    }
+}
+
+/// The memory of a run at one context: cache, activation estimate and their sum with W.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanMemory {
+    /// The caches after the prompt.
+    pub cache: CacheState,
+    /// The prefill activation estimate, bytes.
+    pub activations: u64,
+    /// W + cache + activations, bytes.
+    pub total: u64,
+}
+
+/// MLX-LM's plan for one artifact on one machine at one context: the data every exporter
+/// (text, markdown, JSON, the explorer) words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MlxPlan {
+    /// The context (prompt tokens).
+    pub context: u64,
+    /// W, bytes.
+    pub weights_bytes: u64,
+    /// Weight bytes read per decoded token.
+    pub weights_read_bytes: u64,
+    /// The memory at the context, or MLX-LM's refusal of the run.
+    pub memory: Result<PlanMemory, MlxRefusal>,
+    /// Capacity − total, bytes (negative: short); `None` when refused.
+    pub headroom: Option<i128>,
+    /// The working-set rule, when the working set is known and the run is not refused.
+    pub working_set: Option<WorkingSetCheck>,
+    /// What the memory is held against.
+    pub limit: PlanLimit,
+    /// The total is within the limit.
+    pub fits: bool,
+    /// Decode ceiling at a short context (weights only), tokens/s.
+    pub decode_short: f64,
+    /// Decode ceiling at the context (weights + the cache read in its stored width),
+    /// tokens/s; `None` when refused.
+    pub decode_at_context: Option<f64>,
+    /// The largest context (prompt tokens, up to `search_max`) whose total is within the
+    /// limit; `None` when not even one token fits or the run is refused.
+    pub largest_context: Option<u64>,
+    /// `largest_context` reached the end of the search (the model's native context or cap).
+    pub largest_is_search_max: bool,
+}
+
+/// The memory of `input`'s run with the prompt set to `context` tokens.
+pub fn memory_at(input: &PlanInput<'_>, context: u64) -> Result<PlanMemory, MlxRefusal> {
+    let run = MlxRun {
+        prompt: context,
+        ..input.run
+    };
+    let cache = simulate(input.layout, &run)?;
+    let activations = prefill_activation_estimate(&input.shape, &run);
+    let total = input
+        .weights_bytes
+        .saturating_add(cache.bytes())
+        .saturating_add(activations);
+    Ok(PlanMemory {
+        cache,
+        activations,
+        total,
+    })
+}
+
+fn limit_of(input: &PlanInput<'_>) -> PlanLimit {
+    match input.working_set {
+        Some(w) => PlanLimit::WiredLimit(w),
+        None => PlanLimit::Capacity(input.capacity),
+    }
+}
+
+/// The largest prompt in `lo..=hi` whose total is within `limit`, when the total grows with
+/// the prompt on that range (binary search); `None` when `lo` does not fit.
+fn largest_in(input: &PlanInput<'_>, limit: u64, lo: u64, hi: u64) -> Option<u64> {
+    let fits = |p: u64| memory_at(input, p).is_ok_and(|m| m.total <= limit);
+    if lo > hi || !fits(lo) {
+        return None;
+    }
+    let (mut good, mut bad) = (lo, hi.saturating_add(1));
+    if fits(hi) {
+        return Some(hi);
+    }
+    while bad - good > 1 {
+        let mid = good + (bad - good) / 2;
+        if fits(mid) {
+            good = mid;
+        } else {
+            bad = mid;
+        }
+    }
+    Some(good)
+}
+
+/// The largest context whose W + cache + activations stay within `limit`. The total grows
+/// with the prompt except where a quantized cache replaces the full-width one (at
+/// `quantized_kv_start`): the two sides are searched apart, and the run only gets past the
+/// conversion when every prompt before it fits.
+pub fn largest_context(input: &PlanInput<'_>, limit: u64) -> Option<u64> {
+    let max = input.search_max.max(1);
+    match input.run.kv_quant {
+        Some(q) if q.start > 1 && q.start <= max => {
+            let below = largest_in(input, limit, 1, q.start - 1)?;
+            if below < q.start - 1 {
+                return Some(below);
+            }
+            Some(largest_in(input, limit, q.start, max).unwrap_or(below))
+        }
+        _ => largest_in(input, limit, 1, max),
+    }
+}
+
+/// MLX-LM's plan for `input` at its run's prompt.
+pub fn plan(input: &PlanInput<'_>) -> MlxPlan {
+    let context = input.run.prompt;
+    let limit = limit_of(input);
+    let memory = memory_at(input, context);
+    let decode_short = decode_ceiling(input.bandwidth, input.weights_read_bytes, 0);
+    let (headroom, working_set, fits, decode_at_context, largest_context) = match &memory {
+        Ok(m) => (
+            Some(input.capacity as i128 - m.total as i128),
+            input
+                .working_set
+                .map(|w| working_set(input.weights_bytes, m.total, w)),
+            m.total <= limit.bytes(),
+            Some(decode_ceiling(
+                input.bandwidth,
+                input.weights_read_bytes,
+                m.cache.read_bytes(),
+            )),
+            largest_context(input, limit.bytes()),
+        ),
+        Err(_) => (None, None, false, None, None),
+    };
+    MlxPlan {
+        context,
+        weights_bytes: input.weights_bytes,
+        weights_read_bytes: input.weights_read_bytes,
+        memory,
+        headroom,
+        working_set,
+        limit,
+        fits,
+        decode_short,
+        decode_at_context,
+        largest_is_search_max: largest_context == Some(input.search_max.max(1)),
+        largest_context,
+    }
+}
+
+/// One runtime's headline figures for one model on one machine at one context: what the
+/// side-by-side comparison of llama.cpp and MLX-LM shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuntimeFigures {
+    /// The runtime.
+    pub runtime: Runtime,
+    /// W: the files it loads, bytes.
+    pub weights_bytes: u64,
+    /// Its cache at the context, bytes (`None`: the run is refused).
+    pub cache_bytes: Option<u64>,
+    /// Everything it holds at the context, bytes: llama.cpp's W + KV + A + buffers,
+    /// MLX-LM's W + cache + activation estimate (`None`: refused).
+    pub total_bytes: Option<u64>,
+    /// The total is within the limit (llama.cpp: the machine's memory; MLX-LM: the wired
+    /// limit when the working set is known, else the capacity).
+    pub fits: bool,
+    /// The largest context within that limit, tokens.
+    pub largest_context: Option<u64>,
+    /// Decode ceiling at a short context, tokens/s.
+    pub decode_short: f64,
+    /// Decode ceiling at the context, tokens/s (`None`: refused).
+    pub decode_at_context: Option<f64>,
+}
+
+/// llama.cpp's figures of a report: its highest ceilings (the inventory's when a GGUF was
+/// read, else file mode's).
+pub fn llama_cpp_figures(r: &super::Report) -> RuntimeFigures {
+    let c = &r.capacity;
+    let refused = c.refused();
+    RuntimeFigures {
+        runtime: Runtime::LlamaCpp,
+        weights_bytes: c.weights_bytes,
+        cache_bytes: (!refused).then_some(c.kv_bytes),
+        total_bytes: (!refused).then_some(c.total_bytes),
+        fits: c.starts_and_fits(),
+        largest_context: c.max_context_tokens.filter(|_| !refused),
+        decode_short: r.decode.highest_short.tokens_per_second,
+        decode_at_context: (!refused).then_some(r.decode.highest.tokens_per_second),
+    }
+}
+
+/// MLX-LM's figures of a plan.
+pub fn mlx_lm_figures(p: &MlxPlan) -> RuntimeFigures {
+    let m = p.memory.as_ref().ok();
+    RuntimeFigures {
+        runtime: Runtime::MlxLm,
+        weights_bytes: p.weights_bytes,
+        cache_bytes: m.map(|m| m.cache.bytes()),
+        total_bytes: m.map(|m| m.total),
+        fits: p.fits,
+        largest_context: p.largest_context,
+        decode_short: p.decode_short,
+        decode_at_context: p.decode_at_context,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -675,5 +955,65 @@ mod tests {
         );
         assert!(working_set(rec, rec, rec).warns);
         assert!(!working_set(rec / 10 * 9, rec, rec).warns);
+    }
+
+    fn input(layout: &CacheLayout, capacity: u64, prompt: u64) -> PlanInput<'_> {
+        PlanInput {
+            layout,
+            shape: ActivationShape {
+                heads: 4,
+                hidden: 256,
+                ffn: 512,
+                recurrent_state: 0,
+            },
+            weights_bytes: 1_000_000,
+            weights_read_bytes: 1_000_000,
+            capacity,
+            bandwidth: 1e9,
+            working_set: None,
+            run: MlxRun::prompt(prompt),
+            search_max: 1 << 20,
+        }
+    }
+
+    #[test]
+    fn plan_largest_context_is_the_last_that_fits() {
+        let l = llama();
+        let cap = 40_000_000;
+        let p = plan(&input(&l, cap, 1000));
+        let m = p.memory.as_ref().unwrap();
+        assert_eq!(m.cache.bytes(), 2_097_152);
+        assert_eq!(m.total, 1_000_000 + 2_097_152 + m.activations);
+        assert!(p.fits);
+        assert_eq!(p.headroom, Some(cap as i128 - m.total as i128));
+        let n = p.largest_context.unwrap();
+        let i = input(&l, cap, 1);
+        assert!(memory_at(&i, n).unwrap().total <= cap);
+        assert!(memory_at(&i, n + 1).unwrap().total > cap);
+        assert!(!p.largest_is_search_max);
+        // Held against the wired limit once the working set is known.
+        let mut i = input(&l, cap, 1000);
+        i.working_set = Some(m.total - 1);
+        let q = plan(&i);
+        assert!(!q.fits);
+        assert_eq!(q.limit, PlanLimit::WiredLimit(m.total - 1));
+        assert!(q.largest_context.unwrap() < 1000);
+    }
+
+    #[test]
+    fn largest_context_crosses_the_quantized_start_only_when_all_before_fit() {
+        let l = llama();
+        let mut i = input(&l, u64::MAX, 1);
+        i.run.kv_quant = Some(KvQuant {
+            bits: 4,
+            group_size: 64,
+            start: 5000,
+        });
+        // Everything before the start fits, and beyond it the quantized cache is smaller.
+        let at_start = memory_at(&i, 4999).unwrap().total;
+        let limit = at_start;
+        assert!(largest_context(&i, limit).unwrap() >= 5000);
+        // One byte short of 4,999 tokens: the run stops before the conversion.
+        assert!(largest_context(&i, limit - 1).unwrap() < 4999);
     }
 }

@@ -17,6 +17,9 @@
 //!     Placement { tensor_buffer, layer_device, output_device, devices: Vec<Memory>, host: Memory }
 //! fit(&model, &[Device], &settings, &FitSettings, &dyn Fn(n_ctx) -> ContextFigures)
 //!     -> Result<FitPlan, FitRefusal>;  FitPlan::arguments() is the line llama-fit-params prints
+//! decode_reads(&shape, &model, &placement, &devices, &cache, ExpertCount) -> DecodeReads
+//! ceilings(&DecodeReads, &Bandwidths) -> PlacementCeilings   (sum and overlap bounds over
+//!     the devices, the host and the RPC link; see [`reads`])
 //! scenario_context(&Scenario) -> impl Fn(u32) -> ContextFigures   (the cache and buffers of
 //!     the scenario at llama.cpp's total n_ctx, from core::kv and core::runtime)
 //! ```
@@ -69,6 +72,9 @@ use super::runtime::{self, FeedForward, GraphSettings};
 use super::scenario::Scenario;
 use super::tiers::WeightSplit;
 use super::units::{Bytes, MIB};
+
+pub mod reads;
+pub use reads::{Bandwidths, DecodeReads, Link, PlacementCeilings, Reads, ceilings, decode_reads};
 
 /// Buffer alignment of the CPU and RPC buffer types (`TENSOR_ALIGNMENT`).
 pub const ALIGNMENT: u64 = 32;
@@ -603,6 +609,8 @@ pub struct Placement {
     pub layer_device: Vec<Buffer>,
     /// The output layer's device.
     pub output_device: Buffer,
+    /// Where each repeating layer's cache sits (its layer's device; the host with `-nkvo`).
+    pub cache_device: Vec<Buffer>,
     /// Per device in use.
     pub devices: Vec<Memory>,
     /// The host.
@@ -805,12 +813,18 @@ pub fn place(
         }
         tensor_buffer.push(buf);
     }
+    let cache_device: Vec<Buffer> = layer_device
+        .iter()
+        .map(|d| {
+            if settings.no_kv_offload {
+                Buffer::Host
+            } else {
+                *d
+            }
+        })
+        .collect();
     for (il, bytes) in ctx.layer_bytes.iter().enumerate() {
-        let dev = if settings.no_kv_offload {
-            Buffer::Host
-        } else {
-            layer_device.get(il).copied().unwrap_or(Buffer::Host)
-        };
+        let dev = cache_device.get(il).copied().unwrap_or(Buffer::Host);
         match dev {
             Buffer::Host => host.context.0 = host.context.0.saturating_add(*bytes),
             Buffer::Device(d) => {
@@ -841,6 +855,7 @@ pub fn place(
         tensor_buffer,
         layer_device,
         output_device,
+        cache_device,
         devices: devices_mem,
         host,
         gpu_layers: ngl,

@@ -157,6 +157,9 @@ pub struct Scenario {
     pub compute_path: String,
     /// FFN widths stated by the model profile (a GGUF's tensor inventory carries its own).
     pub feed_forward: FeedForward,
+    /// The runtime the figures shown are for (llama.cpp unless an MLX model is open and
+    /// MLX-LM is chosen); `core::evaluate` is llama.cpp's either way.
+    pub runtime: super::mlx::Runtime,
 }
 
 /// An input that cannot be evaluated.

@@ -56,7 +56,10 @@ pub struct LibraryRow {
     pub shards: u32,
     /// Attached projector file.
     pub mmproj: Option<String>,
-    /// `general.architecture`.
+    /// The runtime its figures are for: `llama.cpp` (a GGUF; `gguf` opens it) or `MLX-LM` (a
+    /// safetensors folder; `report --model-dir PATH` gives its plan).
+    pub runtime: &'static str,
+    /// `general.architecture` (a safetensors model's `model_type`).
     pub architecture: Option<String>,
     /// W: Σ shard bytes, exact (provenance file).
     pub file_bytes: Option<u64>,
@@ -126,6 +129,7 @@ pub fn rows_json(scanned: &[Scanned], rows: &[Row]) -> Vec<LibraryRow> {
                 gguf: s.found.spec.display().to_string(),
                 shards: s.found.shards,
                 mmproj: s.found.mmproj.as_ref().map(|p| p.display().to_string()),
+                runtime: s.found.runtime.name(),
                 architecture: Some(s.architecture()).filter(|a| !a.is_empty()),
                 file_bytes: s.file_bytes(),
                 weights_bytes: f.map(|_| r.weights_bytes),
@@ -161,8 +165,13 @@ pub fn cells(s: &Scanned, r: &Row) -> [String; 8] {
     };
     // A file that opened only with a warning is marked (the warnings follow the table).
     let warned = if r.warnings.is_empty() { "" } else { " (!)" };
+    // A safetensors model's figures are MLX-LM's.
+    let runtime = match s.found.runtime {
+        crate::core::mlx::Runtime::MlxLm => " [MLX-LM]",
+        crate::core::mlx::Runtime::LlamaCpp => "",
+    };
     [
-        sanitize::text(&format!("{}{shards}{mm}{warned}", s.found.name)).into_owned(),
+        sanitize::text(&format!("{}{shards}{mm}{runtime}{warned}", s.found.name)).into_owned(),
         s.found.store.label().to_string(),
         sanitize::text(&s.architecture()).into_owned(),
         s.file_bytes().map(fmt_gb).unwrap_or_else(|| "-".into()),

@@ -609,6 +609,7 @@ pub fn scenario(cat: &Catalog, s: &ScenarioFile) -> Result<Scenario, ProfileErro
                 .unwrap_or(0),
             shared_expert_length: 0,
         },
+        runtime: crate::core::mlx::Runtime::default(),
     })
 }
 

@@ -778,7 +778,19 @@ impl<'c> RangeReader<'c> {
     /// Open `url`: one ranged GET for the first `FIRST_FETCH_BYTES`, which also gives the
     /// complete size (`Content-Range`), the URL after redirects and the ETag.
     pub fn open(client: &'c Client, url: &str) -> Result<RangeReader<'c>, RemoteError> {
-        let first_last = FIRST_FETCH_BYTES.min(client.limits.header_cap) - 1;
+        RangeReader::open_with_first(client, url, FIRST_FETCH_BYTES)
+    }
+
+    /// [`RangeReader::open`] with a first fetch of `first` bytes (at least 1), each later
+    /// fetch twice the last: a safetensors header, whose length its first 8 bytes give, is
+    /// read in a few KB.
+    pub fn open_with_first(
+        client: &'c Client,
+        url: &str,
+        first: u64,
+    ) -> Result<RangeReader<'c>, RemoteError> {
+        let first_bytes = first.clamp(1, FIRST_FETCH_BYTES);
+        let first_last = first_bytes.min(client.limits.header_cap).max(1) - 1;
         let reply = match client.get(url, Some((0, first_last))) {
             Err(RemoteError::Status { code: 416, .. }) => {
                 // Range not satisfiable for byte 0: an empty file.
@@ -819,7 +831,7 @@ impl<'c> RangeReader<'c> {
                     .bytes
                     .fetch_add(buf.len() as u64, Ordering::Relaxed);
                 let mut r = RangeReader::with(client, url, final_url, total, Mode::Ranged);
-                r.step = FIRST_FETCH_BYTES * 2;
+                r.step = first_bytes * 2;
                 r.keep_prefix = etag.is_some() && super::cache::dir().is_some();
                 // A cached header of the same URL, ETag and size, written by this user's
                 // llmbound (its MAC checks) and starting with the bytes just fetched, serves
@@ -866,7 +878,8 @@ impl<'c> RangeReader<'c> {
                 let mut r =
                     RangeReader::with(client, url, final_url, len, Mode::Stream(reply.body));
                 r.etag = etag;
-                r.stream_to(FIRST_FETCH_BYTES.min(len))
+                r.step = first_bytes;
+                r.stream_to(first_bytes.min(len))
                     .map_err(|e| unwrap_remote(e, url))?;
                 Ok(r)
             }

@@ -71,7 +71,17 @@ fn shard_names_from_index(
 ) -> Result<(Vec<String>, BTreeMap<String, String>), SafetensorsError> {
     let text = crate::infile::read_text(index, INDEX_CAP_BYTES, "safetensors index")
         .map_err(|e| SafetensorsError::io(index, "reading the index", e))?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+    shard_names_from_index_text(&text, index)
+}
+
+/// The shard files (sorted, each once) and the tensor → file map of the text of a
+/// `model.safetensors.index.json` (`index` names it in errors). A shard name with a separator
+/// or `..` is refused: shards sit beside the index.
+pub fn shard_names_from_index_text(
+    text: &str,
+    index: &Path,
+) -> Result<(Vec<String>, BTreeMap<String, String>), SafetensorsError> {
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
         SafetensorsError::file(
             index,
             format!("not valid JSON at line {} column {}", e.line(), e.column()),
@@ -137,7 +147,6 @@ pub fn open_dir(path: &Path) -> Result<Model, SafetensorsError> {
     } else {
         None
     };
-    let mut warnings = Vec::new();
     let index = dir.join("model.safetensors.index.json");
     let mut expected: Option<BTreeMap<String, String>> = None;
     let files: Vec<PathBuf> = if let Some(f) = single {
@@ -178,7 +187,21 @@ pub fn open_dir(path: &Path) -> Result<Model, SafetensorsError> {
     for f in &files {
         shards.push(open_file(f)?);
     }
-    if let Some(names) = expected {
+    assemble(dir, config, expected.map(|n| (index, n)), shards)
+}
+
+/// A model from headers already read (a local folder's or a remote repository's): the index's
+/// tensor → file map, when there is one, is checked against the shards (a tensor it names in a
+/// shard that lacks it is an error; one in another shard, or one it does not name, a warning),
+/// and data sections no tensor covers are noted.
+pub fn assemble(
+    dir: PathBuf,
+    config: Option<MlxConfig>,
+    expected: Option<(PathBuf, BTreeMap<String, String>)>,
+    shards: Vec<ShardFile>,
+) -> Result<Model, SafetensorsError> {
+    let mut warnings = Vec::new();
+    if let Some((index, names)) = expected {
         let mut have: BTreeMap<&str, &str> = BTreeMap::new();
         for s in &shards {
             let file = s

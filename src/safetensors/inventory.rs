@@ -32,6 +32,8 @@ pub struct MlxTensorRow {
     pub bits_per_weight: Option<f64>,
     /// Shard index.
     pub shard: usize,
+    /// Start of the main tensor's data relative to its shard's data section, bytes.
+    pub offset: u64,
     /// Layer N of `….layers.N.…`.
     pub layer: Option<u32>,
     /// What it is for.
@@ -202,6 +204,7 @@ impl MlxInventory {
                 bytes,
                 scale_bytes,
                 shard: i,
+                offset: t.begin,
                 layer,
                 role,
                 linear,
@@ -214,6 +217,79 @@ impl MlxInventory {
             tied_output,
             warnings,
         }
+    }
+
+    /// The rows as the tensor view lists a GGUF's (`gguf::TensorRow`): dims row first (the
+    /// reverse of the stored order), the encoding as the type name (`affine q4 g64`), and
+    /// what a batch-one decode step reads of it. The ggml type id is that of the dtype for
+    /// plain F32/F16/BF16 tensors and `u32::MAX` (no ggml type) for packed ones.
+    pub fn tensor_rows(&self) -> Vec<crate::gguf::TensorRow> {
+        use crate::gguf::GgmlType;
+        self.rows
+            .iter()
+            .map(|r| {
+                let ggml = match (r.quantization, r.dtype) {
+                    (None, Dtype::F32) => GgmlType::F32,
+                    (None, Dtype::F16) => GgmlType::F16,
+                    (None, Dtype::BF16) => GgmlType::BF16,
+                    _ => GgmlType(u32::MAX),
+                };
+                let counted = match (r.role, self.experts) {
+                    (Role::RoutedExpert, Some((n, k))) => format!("{k}/{n} experts"),
+                    (Role::TokenEmbedding, _) if !self.tied_output => {
+                        let rows = r.shape.first().copied().unwrap_or(1);
+                        format!(
+                            "1 row of {}",
+                            crate::core::units::group_digits(rows as u128)
+                        )
+                    }
+                    _ => "full".into(),
+                };
+                crate::gguf::TensorRow {
+                    name: r.name.clone(),
+                    type_name: r.encoding.clone(),
+                    ggml_type: ggml,
+                    shape: r.shape.iter().rev().copied().collect(),
+                    elements: r.elements,
+                    bytes: Some(r.bytes),
+                    bits_per_weight: r.bits_per_weight,
+                    offset: r.offset,
+                    shard: r.shard,
+                    layer: r.layer,
+                    role: r.role,
+                    linear: r.linear,
+                    counted,
+                }
+            })
+            .collect()
+    }
+
+    /// Totals per encoding, most bytes first (the tensor view's type rollup).
+    pub fn encoding_rollups(&self) -> Vec<crate::gguf::TypeRollup> {
+        let total = self.tensor_bytes().max(1) as f64;
+        let mut by: std::collections::BTreeMap<&str, (usize, u64, u64, Dtype)> = Default::default();
+        for r in &self.rows {
+            let e = by.entry(r.encoding.as_str()).or_insert((0, 0, 0, r.dtype));
+            e.0 += 1;
+            e.1 += r.elements;
+            e.2 += r.bytes;
+        }
+        let mut v: Vec<crate::gguf::TypeRollup> = by
+            .into_iter()
+            .map(
+                |(name, (count, elements, bytes, _))| crate::gguf::TypeRollup {
+                    type_name: name.to_string(),
+                    ggml_type: crate::gguf::GgmlType(u32::MAX),
+                    count,
+                    elements,
+                    bytes,
+                    share: bytes as f64 / total,
+                    bits_per_weight: (elements > 0).then(|| 8.0 * bytes as f64 / elements as f64),
+                },
+            )
+            .collect();
+        v.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.type_name.cmp(&b.type_name)));
+        v
     }
 
     /// Σ bytes of every row (equals Σ tensor bytes of the shards).

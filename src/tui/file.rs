@@ -237,7 +237,7 @@ impl Jobs {
                 let what = job.clone();
                 IN_JOB.with(|f| f.set(true));
                 let run = std::panic::AssertUnwindSafe(|| match job {
-                    Job::Open(p) => send(JobMessage::Opened(Box::new(adapter::load(&p)))),
+                    Job::Open(p) => send(JobMessage::Opened(Box::new(load(&p)))),
                     Job::Hash(paths, cancel, cache) => {
                         adapter::hash(&paths, &cancel, cache, &|u| send(JobMessage::Hash(u)))
                     }
@@ -477,6 +477,74 @@ impl FileState {
     pub fn metadata_rows(&self) -> &[MetaItem] {
         self.loaded.as_ref().map_or(&[], |l| &l.metadata)
     }
+}
+
+/// Read any artifact the explorer opens (`o`, the start-up argument, the library's Enter):
+/// a GGUF through `adapter`, and a safetensors model (an MLX folder or repository) with its
+/// tensors and `config.json` in the views, by the same one opening (`workspace::open::read`).
+pub fn load(path: &std::path::Path) -> Result<Loaded, String> {
+    let mut l = adapter::load(path)?;
+    if l.opened.is_mlx_only()
+        && let Some(a) = l.opened.mlx.clone()
+    {
+        with_safetensors(&mut l, &a);
+    }
+    Ok(l)
+}
+
+/// The views' rows of a safetensors model: its shards, tensors (as the reader lists them),
+/// per-encoding totals and the keys of its `config.json`.
+fn with_safetensors(l: &mut Loaded, a: &crate::safetensors::plan::MlxArtifact) {
+    let name = |p: &std::path::Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| p.display().to_string())
+    };
+    l.file_name = crate::sanitize::path(&a.dir);
+    l.shards = (a.model.shards.iter())
+        .map(|s| ShardItem {
+            file_name: name(&s.path),
+            path: s.path.clone(),
+            bytes: s.header.file_len,
+        })
+        .collect();
+    l.total_bytes = a.weights_bytes();
+    l.core_inventory = a.inventory.to_core();
+    l.tensors = a.inventory.tensor_rows();
+    l.by_type = a.inventory.encoding_rollups();
+    l.parameters = a.inventory.rows.iter().map(|r| r.elements).sum();
+    l.metadata = a
+        .model
+        .config
+        .iter()
+        .flat_map(|c| c.raw.iter())
+        .map(|(k, v)| {
+            let type_name = match v {
+                serde_json::Value::Null => "null".to_string(),
+                serde_json::Value::Bool(_) => "bool".into(),
+                serde_json::Value::Number(_) => "number".into(),
+                serde_json::Value::String(_) => "string".into(),
+                serde_json::Value::Array(a) => format!("[json; {}]", a.len()),
+                serde_json::Value::Object(o) => format!("{{json; {}}}", o.len()),
+            };
+            let text = match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let shown: String = crate::sanitize::text(&text).chars().take(160).collect();
+            MetaItem {
+                key: format!("config.json: {k}"),
+                type_name,
+                text_lines: if shown.chars().count() < text.chars().count() {
+                    adapter::text_lines(&text)
+                } else {
+                    Vec::new()
+                },
+                value: shown,
+                array_len: None,
+            }
+        })
+        .collect();
 }
 
 /// A model profile artifact with exactly this many bytes (what a file can be verified against).

@@ -208,6 +208,9 @@ impl App {
                     }
                     .render(*rect, buf);
                 }
+                Pane::Bounds if self.ws.runtime() == crate::core::mlx::Runtime::MlxLm => {
+                    self.render_mlx_bounds(*rect, focused, buf)
+                }
                 Pane::Bounds => BoundsPane {
                     report: self.ws().report(),
                     plots: self.plots(),
@@ -228,6 +231,26 @@ impl App {
             }
         }
         self.render_status(l.status, buf);
+    }
+
+    /// The Bounds pane when the figures are MLX-LM's: the plan as `mlx_report` words it
+    /// (with llama.cpp's figures beside it when both runtimes apply), scrolled as the pane is.
+    fn render_mlx_bounds(&self, area: Rect, focused: bool, buf: &mut Buffer) {
+        let t = self.theme();
+        let lines = match (self.ws.mlx(), self.ws.mlx_plan(), self.ws.mlx_machine()) {
+            (Some(a), Some(p), Some(m)) => {
+                let llama = (self.ws.runtimes())
+                    .contains(&crate::core::mlx::Runtime::LlamaCpp)
+                    .then(|| crate::core::mlx::llama_cpp_figures(self.ws.report()));
+                crate::mlx_report::explorer_lines(a, p, &m, llama.as_ref())
+            }
+            _ => vec!["MLX-LM: no plan (the machine has no memory tier)".to_string()],
+        };
+        Paragraph::new(lines.into_iter().map(Line::from).collect::<Vec<_>>())
+            .wrap(ratatui::widgets::Wrap { trim: false })
+            .scroll((self.bounds_scroll(), 0))
+            .block(super::panes::block("Bounds · MLX-LM", focused, t))
+            .render(area, buf);
     }
 
     fn render_title(&self, l: &MainLayout, buf: &mut Buffer) {

@@ -16,7 +16,9 @@ use crate::core::units;
 use crate::gguf::{self, TensorInventory};
 use crate::profile::Catalog;
 use crate::profile::file::{ArtifactFile, ModelFile};
+use crate::safetensors::plan::MlxArtifact;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// An artifact's header as read.
 #[derive(Debug, Clone)]
@@ -36,6 +38,13 @@ pub struct Opened {
     /// How it was fetched (bytes transferred, which file a quantisation picked): the CLI
     /// prints them on stderr, the explorer in its message line.
     pub notes: Vec<String>,
+    /// The safetensors model MLX-LM runs (an MLX folder or repository), when one was read:
+    /// alone (`artifact` then has no shards and `model` says llama.cpp needs a GGUF) or beside
+    /// the GGUF of a repository that has both.
+    pub mlx: Option<Arc<MlxArtifact>>,
+    /// A GGUF was read (false for a safetensors model alone: `artifact` is then a placeholder
+    /// with no metadata, no tensors and 0 bytes).
+    pub has_gguf: bool,
 }
 
 /// Tensor rows in the inventory (the explorer lists them; the CLI and the library do not).
@@ -86,7 +95,30 @@ pub fn llama_cpp_model_path(reference: &Path) -> String {
 pub fn read(path: &Path, rows: Rows) -> Result<Opened, String> {
     let opened = crate::remote::open_any(path)?;
     let transfer = opened.transfer_note();
+    let mlx = match &opened.mlx {
+        Some(m) => Some(Arc::new(
+            MlxArtifact::of(&m.dir, m.clone()).map_err(|e| e.to_string())?,
+        )),
+        None => None,
+    };
     let artifact = opened.artifact;
+    if !opened.has_gguf
+        && let Some(a) = &mlx
+    {
+        return Ok(Opened {
+            path: path.to_path_buf(),
+            inventory: TensorInventory::summary(&artifact),
+            artifact,
+            model: Err(format!(
+                "{} is a safetensors model for MLX-LM: llama.cpp's figures need a GGUF of it",
+                crate::sanitize::path(path)
+            )),
+            warnings: a.warnings(),
+            notes: opened.notes.into_iter().chain(transfer).collect(),
+            mlx,
+            has_gguf: false,
+        });
+    }
     let inventory = match rows {
         Rows::Every => TensorInventory::from_artifact(&artifact),
         Rows::Totals => TensorInventory::summary(&artifact),
@@ -105,7 +137,79 @@ pub fn read(path: &Path, rows: Rows) -> Result<Opened, String> {
         model,
         warnings,
         notes,
+        mlx,
+        has_gguf: true,
     })
+}
+
+/// Read a safetensors model for MLX-LM by any name (a folder, a `.safetensors` file or URL,
+/// `owner/repo`, `hf://`): the one opening `report --model-dir` and `inspect` use.
+pub fn read_mlx(path: &Path) -> Result<Arc<MlxArtifact>, String> {
+    let o = read(path, Rows::Totals)?;
+    o.mlx.ok_or_else(|| {
+        format!(
+            "{}: no safetensors model there (config.json and model*.safetensors); a GGUF opens with --gguf",
+            crate::sanitize::path(path)
+        )
+    })
+}
+
+/// The name a safetensors model is shown by: its folder's name, or the repository as named.
+pub fn mlx_model_name(o: &Opened) -> String {
+    match o.path.file_name() {
+        Some(f) if !crate::remote::is_remote(&o.path) => f.to_string_lossy().into_owned(),
+        _ => crate::sanitize::path(&o.path),
+    }
+}
+
+/// The edit that makes a safetensors model the scenario's model (its shape from config.json,
+/// its files as W, its inventory), where config.json maps one to one
+/// (`MlxArtifact::arch_figures`): the panes then show this model. `None` for any other.
+pub fn mlx_model(o: &Opened) -> Option<(NewModel, ArchFigures)> {
+    let a = o.mlx.as_ref()?;
+    let fig = a.arch_figures()?;
+    let shape = ModelShape::from_figures(
+        mlx_model_name(o),
+        &fig,
+        crate::core::units::Provenance::File,
+    )
+    .ok()?;
+    let ffn = a
+        .model
+        .config
+        .as_ref()
+        .and_then(|c| c.u64("intermediate_size"));
+    Some((
+        NewModel {
+            shape,
+            weights: a.weight_files(),
+            inventory: Some(a.inventory.to_core()),
+            feed_forward: Some(crate::core::runtime::FeedForward {
+                length: ffn.unwrap_or(0),
+                expert_length: 0,
+                shared_expert_length: 0,
+            }),
+        },
+        fig,
+    ))
+}
+
+/// Read a safetensors model's headers by any name, without its MLX-LM cache layout (`inspect`
+/// lists the tensors of any architecture).
+pub fn read_safetensors(path: &Path) -> Result<crate::safetensors::Model, String> {
+    crate::remote::open_any(path)?.mlx.ok_or_else(|| {
+        format!(
+            "{}: no safetensors model there (config.json and model*.safetensors)",
+            crate::sanitize::path(path)
+        )
+    })
+}
+
+impl Opened {
+    /// True when this opening is a safetensors model alone (MLX-LM's artifact, no GGUF).
+    pub fn is_mlx_only(&self) -> bool {
+        self.mlx.is_some() && !self.has_gguf
+    }
 }
 
 impl Opened {
@@ -209,6 +313,12 @@ impl GgufInput {
 /// one opening every front end uses (`workspace::open::read`).
 pub fn open_gguf(cat: &Catalog, path: &Path) -> Result<GgufInput, BuildError> {
     let opened = read(path, Rows::Totals).map_err(BuildError::Gguf)?;
+    if !opened.has_gguf {
+        return Err(BuildError::Gguf(format!(
+            "{} is a safetensors model for MLX-LM, not a GGUF",
+            crate::sanitize::path(path)
+        )));
+    }
     let matched = opened.matched(cat);
     Ok(GgufInput { opened, matched })
 }

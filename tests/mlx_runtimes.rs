@@ -1,0 +1,666 @@
+//! MLX-LM as a runtime beside llama.cpp, on safetensors folders rebuilt from the MLX fixtures
+//! (tests/fixtures/mlx, recorded from MLX itself by scripts/oracle/mlx/oracle.py):
+//! - `report --model-dir DIR --format json|markdown` carry MLX's own cache bytes and W;
+//! - `--gguf` beside `--model-dir` puts llama.cpp's figures and MLX-LM's side by side;
+//! - the workspace and the explorer open an MLX folder the way they open a GGUF (start-up
+//!   argument, `o`), with MLX-LM's plan and the runtime that applies;
+//! - `owner/repo` and `hf://owner/repo` on an MLX repository read config.json and the
+//!   safetensors header over HTTP range reads from a loopback server shaped like the Hub.
+
+#[path = "support/fixtures.rs"]
+mod fixtures;
+#[path = "support/server.rs"]
+mod server;
+
+use assert_cmd::Command;
+use llmbound::build::ScenarioOptions;
+use llmbound::core::edit::Edit;
+use llmbound::core::mlx::{self, Runtime};
+use llmbound::gguf::writer::Data;
+use llmbound::profile::Catalog;
+use llmbound::tui::Action;
+use llmbound::tui::app::App;
+use llmbound::workspace::{Refusal, Workspace};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::Value;
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+fn fixture(name: &str) -> Value {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/mlx")
+        .join(name);
+    serde_json::from_str(&fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// The llama GQA model quantized to 4 bits, group 64, as MLX saved it.
+fn llama_q4() -> Value {
+    let fx = fixture("llama_gqa.json");
+    fx["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["quant"] == "q4g64")
+        .unwrap()
+        .clone()
+}
+
+/// MLX's cache bytes after a prompt of `prompt` tokens with the default cache.
+fn mlx_cache_bytes(art: &Value, prompt: u64) -> u64 {
+    art["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["prompt"] == prompt && r["cache_kind"] == "default")
+        .unwrap()["cache_bytes"]
+        .as_u64()
+        .unwrap()
+}
+
+/// The safetensors file (exact header MLX wrote, sparse data) and config.json of `art`.
+fn files_of(art: &Value) -> (Vec<u8>, u64, String) {
+    let header = art["header"].as_str().unwrap();
+    let mut head = (header.len() as u64).to_le_bytes().to_vec();
+    head.extend_from_slice(header.as_bytes());
+    (
+        head,
+        art["file_bytes"].as_u64().unwrap(),
+        serde_json::to_string(&art["config"]).unwrap(),
+    )
+}
+
+fn rebuild(art: &Value, dir: &Path) {
+    let (head, len, config) = files_of(art);
+    let mut f = fs::File::create(dir.join("model.safetensors")).unwrap();
+    f.write_all(&head).unwrap();
+    f.set_len(len).unwrap();
+    fs::write(dir.join("config.json"), config).unwrap();
+}
+
+fn llmbound(home: &Path) -> Command {
+    let mut c = Command::cargo_bin("llmbound").unwrap();
+    c.env("LLMBOUND_CONFIG_DIR", home.join("config"))
+        .env("HOME", home)
+        .env("HF_HOME", home.join("hf"))
+        .env("LLMBOUND_HTTP_TIMEOUT", "5")
+        .env_remove("HF_TOKEN")
+        .env_remove("HUGGING_FACE_HUB_TOKEN")
+        .env_remove("HF_TOKEN_PATH")
+        .env("NO_COLOR", "1");
+    c
+}
+
+fn run_ok(c: &mut Command) -> (String, String) {
+    let o = c.output().unwrap();
+    assert!(
+        o.status.success(),
+        "failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (
+        String::from_utf8(o.stdout).unwrap(),
+        String::from_utf8(o.stderr).unwrap(),
+    )
+}
+
+fn json(s: &str) -> Value {
+    serde_json::from_str(s).unwrap_or_else(|e| panic!("{e}: {s}"))
+}
+
+#[test]
+fn report_json_and_markdown_carry_mlx_figures() {
+    let art = llama_q4();
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("llama-q4");
+    fs::create_dir(&dir).unwrap();
+    rebuild(&art, &dir);
+    let w = art["file_bytes"].as_u64().unwrap();
+    let (out, _) = run_ok(llmbound(d.path()).args([
+        "report",
+        "--model-dir",
+        dir.to_str().unwrap(),
+        "--context",
+        "1000",
+        "--format",
+        "json",
+    ]));
+    let j = json(&out);
+    assert_eq!(j["schema"], "llmbound-mlx-report/1");
+    assert_eq!(j["runtime"], "mlx-lm");
+    assert_eq!(j["weights"]["bytes"], w);
+    assert_eq!(j["context_tokens"], 1000);
+    // MLX's own figure: 1,024 cells of 4 layers × 2 heads × 64 wide K and V in bf16.
+    assert_eq!(j["cache"]["bytes"], mlx_cache_bytes(&art, 1000));
+    assert_eq!(j["cache"]["bytes"], 2_097_152);
+    let m = &j["memory"];
+    assert_eq!(
+        m["total_bytes"].as_u64().unwrap(),
+        w + 2_097_152 + m["activation_bytes"].as_u64().unwrap()
+    );
+    assert_eq!(m["limit"]["kind"], "capacity");
+    assert_eq!(m["fits"], true);
+    // A tiny model on 48 GiB: every context up to the native one fits.
+    assert_eq!(j["largest_context"]["tokens"], 16384);
+    assert_eq!(j["largest_context"]["reaches_search_end"], true);
+    assert_eq!(j["working_set"], Value::Null);
+    assert_eq!(j["side_by_side"], Value::Null);
+    assert_eq!(j["decode"]["short_context"]["label"], "ceiling");
+    assert!(
+        j["decode"]["at_context"]["tokens_per_second"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+
+    // The working set given: the verdict, against the wired limit.
+    let (out, _) = run_ok(llmbound(d.path()).args([
+        "report",
+        "--model-dir",
+        dir.to_str().unwrap(),
+        "--context",
+        "1000",
+        "--working-set",
+        "4000000",
+        "--format",
+        "json",
+    ]));
+    let j = json(&out);
+    assert_eq!(j["working_set"]["provenance"], "user");
+    assert_eq!(j["memory"]["limit"]["kind"], "wired_limit");
+    let total = j["memory"]["total_bytes"].as_u64().unwrap();
+    let want = if total <= 4_000_000 {
+        "wired"
+    } else if total <= 6_000_000 {
+        "pages"
+    } else {
+        "over_limit"
+    };
+    assert_eq!(j["working_set"]["verdict"], want, "total {total}");
+    assert_eq!(j["working_set"]["memory_limit_bytes"], 6_000_000);
+    assert_eq!(j["memory"]["fits"], total <= 4_000_000);
+
+    let (md, _) = run_ok(llmbound(d.path()).args([
+        "report",
+        "--model-dir",
+        dir.to_str().unwrap(),
+        "--context",
+        "1000",
+        "--format",
+        "markdown",
+    ]));
+    assert!(md.starts_with("# MLX-LM plan: "), "{md}");
+    assert!(md.contains("| W (files) | 1,636,914 |"), "{md}");
+    assert!(
+        md.contains("| cache at 1,000 tokens | 2,097,152 | 4 × KVCache |"),
+        "{md}"
+    );
+    assert!(md.contains("mlx_lm.generate --model"), "{md}");
+}
+
+#[test]
+fn llama_cpp_and_mlx_lm_side_by_side() {
+    let art = llama_q4();
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("llama-q4");
+    fs::create_dir(&dir).unwrap();
+    rebuild(&art, &dir);
+    let gguf = d.path().join("tiny-Q4_K_M.gguf");
+    let glen = fixtures::tiny("Tiny", 4)
+        .write_file(&gguf, Data::Zeros)
+        .unwrap();
+    let args = |format: &'static str| {
+        vec![
+            "report".to_string(),
+            "--model-dir".into(),
+            dir.display().to_string(),
+            "--gguf".into(),
+            gguf.display().to_string(),
+            "--context".into(),
+            "1000".into(),
+            "--format".into(),
+            format.into(),
+        ]
+    };
+    let (out, _) = run_ok(llmbound(d.path()).args(args("json")));
+    let j = json(&out);
+    let s = &j["side_by_side"];
+    assert_eq!(s["context_tokens"], 1000);
+    assert_eq!(s["llama_cpp"]["runtime"], "llama.cpp");
+    assert_eq!(s["llama_cpp"]["weights_bytes"], glen);
+    assert_eq!(s["mlx_lm"]["runtime"], "MLX-LM");
+    assert_eq!(s["mlx_lm"]["weights_bytes"], art["file_bytes"]);
+    assert_eq!(s["mlx_lm"]["cache_bytes"], 2_097_152);
+    assert_eq!(s["mlx_lm"]["total_bytes"], j["memory"]["total_bytes"]);
+    assert!(s["llama_cpp"]["cache_bytes"].as_u64().unwrap() > 0);
+    assert!(
+        s["llama_cpp_command"]
+            .as_str()
+            .unwrap()
+            .starts_with("llama-server -m ")
+    );
+    // llama.cpp's figures are those of `report --gguf` alone on the same machine.
+    let (alone, _) = run_ok(llmbound(d.path()).args([
+        "report",
+        "--gguf",
+        gguf.to_str().unwrap(),
+        "--machine",
+        "macbook-pro-m4-pro-48gb",
+        "--context",
+        "1000",
+        "--format",
+        "json",
+    ]));
+    let a = json(&alone);
+    assert_eq!(s["llama_cpp"]["total_bytes"], a["capacity"]["total_bytes"]);
+    assert_eq!(
+        s["llama_cpp"]["largest_context_tokens"],
+        a["capacity"]["max_context_tokens"]
+    );
+    let (text, _) = run_ok(llmbound(d.path()).args(args("text")));
+    assert!(text.contains("llama.cpp vs MLX-LM on "), "{text}");
+    assert!(text.contains("llama.cpp launch  llama-server"), "{text}");
+    assert!(text.contains("MLX-LM launch     mlx_lm.generate"), "{text}");
+}
+
+fn draw(app: &App, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| f.render_widget(app, f.area())).unwrap();
+    t.backend().to_string()
+}
+
+#[test]
+fn the_workspace_and_the_explorer_open_an_mlx_folder() {
+    let art = llama_q4();
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("llama-q4");
+    fs::create_dir(&dir).unwrap();
+    rebuild(&art, &dir);
+    let opts = ScenarioOptions {
+        gguf: Some(dir.clone()),
+        context: Some(1000),
+        ..Default::default()
+    };
+    // The start-up argument.
+    let cat = || Catalog::load_with(Some(d.path().join("config")));
+    let mut ws = Workspace::new(cat(), &opts).unwrap();
+    assert_eq!(ws.runtime(), Runtime::MlxLm);
+    assert_eq!(ws.runtimes(), vec![Runtime::MlxLm]);
+    let p = ws.mlx_plan().unwrap();
+    assert_eq!(p.weights_bytes, art["file_bytes"].as_u64().unwrap());
+    assert_eq!(
+        p.memory.as_ref().unwrap().cache.bytes(),
+        mlx_cache_bytes(&art, 1000)
+    );
+    // The panes show this model: its shape from config.json, its file as W.
+    assert_eq!(ws.scenario().model.layers.len(), 4);
+    assert_eq!(ws.scenario().model.architecture, "llama");
+    assert_eq!(
+        ws.report().artifact.bytes,
+        art["file_bytes"].as_u64().unwrap()
+    );
+    // llama.cpp does not apply to a safetensors model alone.
+    assert!(matches!(
+        ws.apply(Edit::Runtime(Runtime::LlamaCpp)),
+        Err(Refusal::Runtime(_))
+    ));
+    assert_eq!(ws.runtime(), Runtime::MlxLm);
+    // The plan follows the scenario's context (one edit, recomputed with the report).
+    ws.apply(Edit::Context(5000)).unwrap();
+    // The q4 model keeps its cache in bf16, as the bf16 model of the same shape does: MLX
+    // recorded 10,485,760 bytes after 5,000 tokens there.
+    assert_eq!(
+        ws.mlx_plan()
+            .unwrap()
+            .memory
+            .as_ref()
+            .unwrap()
+            .cache
+            .bytes(),
+        mlx_cache_bytes(&fixture("llama_gqa.json")["artifacts"][0], 5000)
+    );
+    // The largest context: the last prompt whose total is within the capacity.
+    let cap = 8_000_000;
+    ws.apply(Edit::Capacity {
+        tier: 0,
+        bytes: cap,
+    })
+    .unwrap();
+    let p = ws.mlx_plan().unwrap();
+    let n = p.largest_context.unwrap();
+    let a = ws.mlx().unwrap();
+    let input = mlx::PlanInput {
+        layout: &a.layout,
+        shape: a.shape,
+        weights_bytes: a.weights_bytes(),
+        weights_read_bytes: a.weights_read_bytes(),
+        capacity: cap,
+        bandwidth: 1.0,
+        working_set: None,
+        run: mlx::MlxRun::prompt(1),
+        search_max: 16384,
+    };
+    assert!(mlx::memory_at(&input, n).unwrap().total <= cap);
+    assert!(mlx::memory_at(&input, n + 1).unwrap().total > cap);
+    assert!(n < 16384, "{n}");
+
+    // Opening a GGUF: llama.cpp's figures, and the MLX model is closed.
+    let gguf = d.path().join("tiny.gguf");
+    fixtures::tiny("Tiny", 4)
+        .write_file(&gguf, Data::Zeros)
+        .unwrap();
+    let o = llmbound::workspace::open::read(&gguf, llmbound::workspace::Rows::Totals).unwrap();
+    ws.open(&o).unwrap();
+    assert_eq!(ws.runtime(), Runtime::LlamaCpp);
+    assert!(ws.mlx_plan().is_none());
+    assert!(matches!(
+        ws.apply(Edit::Runtime(Runtime::MlxLm)),
+        Err(Refusal::Runtime(_))
+    ));
+
+    // The explorer: started on the folder, then `o` on it (the tensor view lists it).
+    let mut app = App::new(cat(), &opts).unwrap();
+    app.set_hash_cache(None);
+    for (w, h) in [(80, 24), (120, 36)] {
+        let s = draw(&app, w, h);
+        assert!(s.contains("Bounds · MLX-LM"), "{w}×{h}:\n{s}");
+        assert!(s.contains("runtime MLX-LM"), "{w}×{h}:\n{s}");
+    }
+    assert!(draw(&app, 120, 36).contains("cache at 1,000: 2,097,152 B"));
+    app.update(Action::OpenPath(dir.clone()));
+    app.wait_for_jobs(Duration::from_secs(30));
+    let l = app
+        .file()
+        .loaded
+        .as_ref()
+        .unwrap_or_else(|| panic!("{:?}", app.message()));
+    assert_eq!(l.total_bytes, art["file_bytes"].as_u64().unwrap());
+    assert!(l.tensors.iter().any(|t| t.type_name == "affine q4 g64"));
+    assert!(l.by_type.iter().any(|t| t.type_name == "affine q4 g64"));
+    assert!(
+        l.metadata
+            .iter()
+            .any(|m| m.key == "config.json: model_type")
+    );
+    assert_eq!(app.ws().runtime(), Runtime::MlxLm);
+    assert!(!app.message().unwrap().error, "{:?}", app.message());
+}
+
+#[test]
+fn mlx_repositories_over_http_range_reads() {
+    let art = llama_q4();
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("local");
+    fs::create_dir(&dir).unwrap();
+    rebuild(&art, &dir);
+    let srv = server::Server::start();
+    srv.add_file("o/mlx/model.safetensors", &dir.join("model.safetensors"));
+    srv.add_file("o/mlx/config.json", &dir.join("config.json"));
+    srv.add("o/mlx/README.md", b"# tiny".to_vec());
+    let report = |name: &str| {
+        let (out, err) = run_ok(
+            llmbound(d.path())
+                .env("HF_ENDPOINT", &srv.base)
+                .args(["report", "--model-dir", name, "--context", "1000"])
+                .args(["--format", "json"]),
+        );
+        (json(&out), err)
+    };
+    let (local, _) = report(dir.to_str().unwrap());
+    for name in ["o/mlx", "hf://o/mlx"] {
+        let (j, err) = report(name);
+        for k in ["weights", "cache", "memory", "largest_context", "decode"] {
+            assert_eq!(j[k], local[k], "{name}: {k}");
+        }
+        assert_eq!(j["model"]["folder"], "o/mlx");
+        assert!(
+            j["mlx_lm_command"]
+                .as_str()
+                .unwrap()
+                .starts_with("mlx_lm.generate --model o/mlx ")
+        );
+        // Only the header and config.json cross the network: a few KB of a 1.6 MB file.
+        let line = err
+            .lines()
+            .find(|l| l.contains("bytes transferred"))
+            .unwrap_or_else(|| panic!("{err}"));
+        let n: u64 = line
+            .split("header read over HTTP: ")
+            .nth(1)
+            .unwrap()
+            .split(" bytes")
+            .next()
+            .unwrap()
+            .replace(',', "")
+            .parse()
+            .unwrap();
+        let header = art["header"].as_str().unwrap().len() as u64;
+        assert!(n >= header, "{n}");
+        assert!(n <= 24 * 1024, "{name}: {n} bytes transferred");
+    }
+    // inspect lists the tensors of the remote model.
+    let (out, _) = run_ok(
+        llmbound(d.path())
+            .env("HF_ENDPOINT", &srv.base)
+            .args(["inspect", "o/mlx"]),
+    );
+    assert!(
+        out.contains("model.layers.0.self_attn.q_proj.weight"),
+        "{out}"
+    );
+    assert!(out.contains("affine q4 g64"), "{out}");
+
+    // A header longer than the first fetch (2,000 tensors, ~110 KB): read on in ranges.
+    let mut header = String::from("{");
+    for i in 0..2000u64 {
+        if i > 0 {
+            header.push(',');
+        }
+        header.push_str(&format!(
+            "\"model.t{i:05}.weight\":{{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[{},{}]}}",
+            i * 16,
+            i * 16 + 16
+        ));
+    }
+    header.push('}');
+    let mut big = (header.len() as u64).to_le_bytes().to_vec();
+    big.extend_from_slice(header.as_bytes());
+    big.resize(big.len() + 2000 * 16, 0);
+    srv.add("o/big/model.safetensors", big);
+    let (out, err) = run_ok(
+        llmbound(d.path())
+            .env("HF_ENDPOINT", &srv.base)
+            .args(["inspect", "o/big"]),
+    );
+    assert!(out.contains("2000 tensors"), "{out}");
+    assert!(out.contains("model.t01999.weight"), "{out}");
+    assert!(err.contains("bytes transferred"), "{err}");
+
+    // A repository with neither GGUF nor safetensors files: one line naming it.
+    srv.add("o/empty/README.md", b"nothing".to_vec());
+    let o = llmbound(d.path())
+        .env("HF_ENDPOINT", &srv.base)
+        .args(["report", "--model-dir", "o/empty"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("o/empty"), "{err}");
+
+    // A hostile header claim over HTTP: refused from the first bytes, nothing allocated.
+    let mut bad = (10_000_000_000u64).to_le_bytes().to_vec();
+    bad.extend_from_slice(b"{}");
+    srv.add("o/bad/model.safetensors", bad);
+    let o = llmbound(d.path())
+        .env("HF_ENDPOINT", &srv.base)
+        .args(["report", "--model-dir", "o/bad"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(
+        err.contains("byte 0") && err.contains("10000000000"),
+        "{err}"
+    );
+}
+
+#[test]
+fn models_lists_mlx_folders_of_the_hub_cache_and_lm_studio() {
+    let art = llama_q4();
+    let d = tempfile::tempdir().unwrap();
+    // A hub-cache repository with both a GGUF and an MLX model, and an LM Studio MLX model.
+    let snap = d.path().join("hub/models--o--both/snapshots/abc123");
+    fs::create_dir_all(&snap).unwrap();
+    rebuild(&art, &snap);
+    let glen = fixtures::tiny("Tiny", 4)
+        .write_file(&snap.join("tiny-Q4_K_M.gguf"), Data::Zeros)
+        .unwrap();
+    let lms = d.path().join(".lmstudio/models/mlx-community/llama-q4");
+    fs::create_dir_all(&lms).unwrap();
+    rebuild(&art, &lms);
+    // A folder of safetensors without config.json is not a model MLX-LM loads.
+    let stray = d.path().join(".lmstudio/models/other/no-config");
+    fs::create_dir_all(&stray).unwrap();
+    fs::write(stray.join("model.safetensors"), b"").unwrap();
+    let (out, _) = run_ok(
+        llmbound(d.path())
+            .env("HF_HUB_CACHE", d.path().join("hub"))
+            .env("OLLAMA_MODELS", d.path().join("no-ollama"))
+            .env("LLAMA_CACHE", d.path().join("no-llama-cache"))
+            .args(["models", "--context", "1000", "--format", "json"]),
+    );
+    let j = json(&out);
+    let models = j["models"].as_array().unwrap();
+    let find = |name: &str, runtime: &str| {
+        models
+            .iter()
+            .find(|m| m["name"] == name && m["runtime"] == runtime)
+            .unwrap_or_else(|| panic!("no {name} for {runtime} in {out}"))
+    };
+    let g = find("o/both/tiny-Q4_K_M.gguf", "llama.cpp");
+    assert_eq!(g["file_bytes"], glen);
+    let m = find("o/both", "MLX-LM");
+    assert_eq!(m["store"], "hf-cache");
+    assert_eq!(m["file_bytes"], art["file_bytes"]);
+    assert_eq!(m["architecture"], "llama");
+    assert_eq!(m["fits"], true);
+    assert_eq!(m["decode_ceiling_is_upper_bound"], true);
+    assert_eq!(m["error"], Value::Null);
+    let l = find("mlx-community/llama-q4", "MLX-LM");
+    assert_eq!(l["store"], "lm-studio");
+    assert_eq!(l["file_bytes"], art["file_bytes"]);
+    assert_eq!(l["max_context_tokens"], 16384);
+    assert_eq!(models.len(), 3, "{out}");
+    // The text table marks the MLX-LM rows.
+    let (text, _) = run_ok(
+        llmbound(d.path())
+            .env("HF_HUB_CACHE", d.path().join("hub"))
+            .env("OLLAMA_MODELS", d.path().join("no-ollama"))
+            .env("LLAMA_CACHE", d.path().join("no-llama-cache"))
+            .args(["models", "--context", "1000"]),
+    );
+    assert!(text.contains("o/both [MLX-LM]"), "{text}");
+    assert!(text.contains("mlx-community/llama-q4 [MLX-LM]"), "{text}");
+}
+
+#[test]
+fn a_repository_with_both_shows_both_runtimes() {
+    let art = llama_q4();
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("local");
+    fs::create_dir(&dir).unwrap();
+    rebuild(&art, &dir);
+    let gguf = d.path().join("tiny-Q4_K_M.gguf");
+    fixtures::tiny("Tiny", 4)
+        .write_file(&gguf, Data::Zeros)
+        .unwrap();
+    let srv = server::Server::start();
+    srv.add_file("o/both/tiny-Q4_K_M.gguf", &gguf);
+    srv.add_file("o/both/model.safetensors", &dir.join("model.safetensors"));
+    srv.add_file("o/both/config.json", &dir.join("config.json"));
+    // Over HTTP: `owner/repo` reads the GGUF of the default quant and the safetensors model.
+    let (out, err) = run_ok(
+        llmbound(d.path())
+            .env("HF_ENDPOINT", &srv.base)
+            .args(["report", "--model-dir", "o/both", "--gguf", "o/both"])
+            .args(["--context", "1000", "--format", "json"]),
+    );
+    let j = json(&out);
+    let glen = fs::metadata(&gguf).unwrap().len();
+    assert_eq!(
+        j["side_by_side"]["llama_cpp"]["weights_bytes"], glen,
+        "{err}"
+    );
+    assert_eq!(
+        j["side_by_side"]["mlx_lm"]["weights_bytes"],
+        art["file_bytes"]
+    );
+    assert_eq!(j["side_by_side"]["mlx_lm"]["cache_bytes"], 2_097_152);
+    assert!(
+        j["side_by_side"]["llama_cpp_command"]
+            .as_str()
+            .unwrap()
+            .contains("-hf o/both"),
+        "{out}"
+    );
+    // An opening with both (what `o/both` gives the workspace): llama.cpp's figures first,
+    // MLX-LM's beside them, switchable.
+    let mut o = llmbound::workspace::open::read(&gguf, llmbound::workspace::Rows::Totals).unwrap();
+    o.mlx = Some(std::sync::Arc::new(
+        llmbound::safetensors::plan::MlxArtifact::read(&dir).unwrap(),
+    ));
+    assert!(!o.is_mlx_only());
+    let opts = ScenarioOptions {
+        context: Some(1000),
+        ..Default::default()
+    };
+    let mut ws = Workspace::new(Catalog::load_with(Some(d.path().join("config"))), &opts).unwrap();
+    ws.open(&o).unwrap();
+    assert_eq!(ws.runtime(), Runtime::LlamaCpp);
+    assert_eq!(ws.runtimes(), vec![Runtime::LlamaCpp, Runtime::MlxLm]);
+    assert_eq!(ws.report().artifact.bytes, glen);
+    assert_eq!(
+        ws.mlx_plan()
+            .unwrap()
+            .memory
+            .as_ref()
+            .unwrap()
+            .cache
+            .bytes(),
+        mlx_cache_bytes(&art, 1000)
+    );
+    ws.apply(Edit::Runtime(Runtime::MlxLm)).unwrap();
+    assert_eq!(ws.runtime(), Runtime::MlxLm);
+    ws.apply(Edit::Runtime(Runtime::LlamaCpp)).unwrap();
+    assert_eq!(ws.runtime(), Runtime::LlamaCpp);
+    // Switched to MLX-LM (the one Edit the explorer's runtime row makes), the Bounds pane's
+    // lines put llama.cpp's figures of the same repository beside MLX-LM's.
+    let lines = llmbound::mlx_report::explorer_lines(
+        ws.mlx().unwrap(),
+        ws.mlx_plan().unwrap(),
+        &ws.mlx_machine().unwrap(),
+        Some(&mlx::llama_cpp_figures(ws.report())),
+    );
+    let text = lines.join("\n");
+    assert!(text.contains("llama.cpp also applies"), "{text}");
+    let row = lines
+        .iter()
+        .find(|l| l.starts_with("W (files)"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        row.contains(&format!("{} B", group(fs::metadata(&gguf).unwrap().len())))
+            && row.contains("1,636,914 B"),
+        "{row}"
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with("largest context ")),
+        "{text}"
+    );
+}
+
+fn group(n: u64) -> String {
+    llmbound::core::units::group_digits(n as u128)
+}
