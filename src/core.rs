@@ -1,5 +1,6 @@
 //! The bounds engine: every formula of docs/bounds.md, once. Pure arithmetic: no I/O, no UI,
 //! no serialization, no imports from other top-level modules.
+//! Depends on: nothing.
 
 pub mod arch;
 pub mod cache;

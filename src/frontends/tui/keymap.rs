@@ -7,7 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde::Deserialize;
 
 /// The embedded keymap.
-pub const KEYMAP_TOML: &str = include_str!("../../assets/keymap.toml");
+pub const KEYMAP_TOML: &str = include_str!("../../../assets/keymap.toml");
 
 /// Where a binding applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

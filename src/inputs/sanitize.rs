@@ -2,11 +2,12 @@
 //! profile names and notes, llama-bench fields, paths) passes through here before a text or
 //! markdown exporter writes it. Control characters are shown escaped, never emitted: a GGUF
 //! `general.name` of `ESC[2J` must not clear the screen, a tensor name with `\r\n` must not
-//! forge a table row. Depends on nothing else in the crate.
+//! forge a table row.
 //!
 //! Hand-written rather than a crate: the crates that strip ANSI sequences (`strip-ansi-escapes`,
 //! `vte`) *remove* them, which hides what the file really holds, and leave bare C0/C1 bytes and
 //! bidi overrides alone; we want every such character kept visible as an escape.
+//! Depends on: nothing.
 
 use std::borrow::Cow;
 use std::fmt;

@@ -1,7 +1,7 @@
 //! Opening inputs safely: only regular files (and block devices where a caller allows them)
 //! are opened, checked with `metadata` *before* `open` — opening a FIFO blocks until a writer
 //! comes, and `/dev/zero` never ends — and every text input is read through a size cap.
-//! Depends on nothing else in the crate.
+//! Depends on: core.
 
 use std::fs::{self, File, FileType, Metadata};
 use std::io::{self, Read};

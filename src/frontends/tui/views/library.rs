@@ -400,7 +400,7 @@ impl Widget for LibraryScreen<'_> {
                 .take(h)
                 .map(|(i, r)| {
                     let sc = &v.scanned[r.index];
-                    let c = library::output::cells(sc, r);
+                    let c = crate::outputs::models::cells(sc, r);
                     let f = r.outcome.as_ref().ok();
                     let mut cells =
                         vec![Line::from(crate::tui::format::keep_tail(&c[0], name_width))];

@@ -1,5 +1,6 @@
 //! The process exit codes of the `llmbound` binary, defined once: the CLI returns them, the
-//! man page and `docs/cli.md` list them from [`TABLE`]. Depends on nothing.
+//! man page and `docs/cli.md` list them from [`TABLE`].
+//! Depends on: nothing.
 
 /// Success (also a closed output pipe, `| head`).
 pub const OK: i32 = 0;

@@ -2,8 +2,7 @@
 //! [@rev]/path.gguf`, llama.cpp's `owner/repo[@rev]:QUANT`, or `ollama:name[:tag]`. Remote
 //! headers are read with HTTP range requests (never tensor data) and the shards of a split
 //! model are found next to the first; W is the sum of the sizes the server reports.
-//! Depends on `gguf` (reader, artifact) and `ollama` (Ollama names); nothing depends on the
-//! network except through here.
+//! Depends on: core, gguf, infile, ollama, profile, safetensors, sanitize.
 
 pub mod cache;
 pub mod hf;

@@ -5,6 +5,7 @@
 //! Output streams: rows are made one at a time from the reader's tensor infos as they are
 //! written, so a million-tensor header costs a sort order (4 bytes a tensor) on top of the
 //! header itself, never a second or third copy of every tensor.
+//! Depends on: core, gguf, report, sanitize.
 
 use crate::core::units::{fmt_gb, fmt_gib, group_digits};
 use crate::gguf::inventory::layer_of;

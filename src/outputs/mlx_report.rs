@@ -3,6 +3,7 @@
 //! prefill activation estimate, the working-set rule and the decode ceilings, with the
 //! `mlx_lm.generate` line that runs it. Reads through `safetensors`, computes in
 //! `core::mlx`, writes to `impl Write`.
+//! Depends on: core, report, safetensors, sanitize, workspace.
 
 use crate::core::mlx::{self, KvQuant, MlxPlan, PlanLimit, RuntimeFigures, WorkingSet};
 use crate::core::units::{fmt_both, fmt_rate, group_digits};

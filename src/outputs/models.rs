@@ -1,9 +1,10 @@
 //! `llmbound models`: the library as text, Markdown or JSON. The rows are data
 //! (`LibraryRow`), serialised for JSON and worded once here for the text tables.
+//! Depends on: build, compare, core, library, profile, report, sanitize, workspace.
 
-use super::{Row, Scanned, SortKey};
 use crate::core::scenario::Scenario;
 use crate::core::units::{fmt_gb, fmt_rate, fmt_tokens};
+use crate::library::{self, Row, Scanned, SortKey};
 use crate::sanitize;
 use serde::Serialize;
 use std::io::Write;
@@ -47,7 +48,7 @@ pub struct LibraryRow {
     /// Display name.
     pub name: String,
     /// Where it was found.
-    pub store: super::Store,
+    pub store: library::Store,
     /// The file opened (first shard, Ollama blob).
     pub path: String,
     /// What `--gguf` takes to open it (`ollama:NAME` for an Ollama model, else the path).
@@ -379,16 +380,16 @@ pub fn run_cli(
     args: &ModelsArgs,
     out: &mut impl Write,
 ) -> std::io::Result<()> {
-    let roots = super::roots(&args.dirs, !args.only_dirs);
+    let roots = library::roots(&args.dirs, !args.only_dirs);
     let searched: Vec<String> = roots
         .iter()
         .filter(|(_, p)| p.is_dir())
         .map(|(_, p)| p.display().to_string())
         .collect();
-    let (found, problems) = super::discover(&roots);
-    let scanned = super::scan(cat, found);
-    let mut rows = super::evaluate(base, &scanned);
-    super::sort(&mut rows, &scanned, args.sort);
+    let (found, problems) = library::discover(&roots);
+    let scanned = library::scan(cat, found);
+    let mut rows = library::evaluate(base, &scanned);
+    library::sort(&mut rows, &scanned, args.sort);
     let doc = ModelsDoc {
         base,
         searched: &searched,

@@ -6,6 +6,7 @@
 //! Flow: `detect(Mode, progress)` → `Detected`; `Detected::machine_file(id)` →
 //! `MachineFile`; `save(&detected, id, overwrite)` writes it atomically to the user's profile
 //! directory (`profile::load::save`).
+//! Depends on: core, profile.
 
 pub mod bandwidth;
 pub mod peak;

@@ -8,6 +8,7 @@
 //! `num_gpu`: [`read_params`] reads the Modelfile's parameters from the manifest's params layer,
 //! [`plan`] applies Ollama's rules, [`reproduce`] gives the parameters that make Ollama use a
 //! plan. Rules from ollama/ollama at commit fb30760996871fa9460115c753afd2c60d4ab0f7.
+//! Depends on: core, infile, sanitize.
 
 use std::path::{Path, PathBuf};
 

@@ -6,7 +6,7 @@
 //! GGUF and safetensors files gives a row for each runtime.
 //! Scanning reads headers only (never tensor data); each model is then evaluated on the
 //! current scenario exactly as `report --gguf FILE` would.
-//! Depends on `gguf`, `build`, `compare` and `core`; the CLI and the explorer call it.
+//! Depends on: build, compare, core, gguf, infile, ollama, profile, remote, safetensors, sanitize, workspace.
 
 pub use crate::ollama;
 
@@ -722,6 +722,3 @@ pub fn sort(rows: &mut [Row], scanned: &[Scanned], key: SortKey) {
         ord.then_with(|| name(a).cmp(&name(b)))
     });
 }
-
-pub mod output;
-pub use output::{ModelsArgs, run_cli};

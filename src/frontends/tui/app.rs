@@ -44,7 +44,7 @@ pub struct App {
     // Fields are private to the app; the few the background jobs (`tui::jobs`) take their
     // results into are visible to `tui` only. Everything else reads the accessors.
     /// The scenario, its report and the profiles it came from.
-    pub(in crate::tui) ws: Workspace,
+    pub(in crate::frontends::tui) ws: Workspace,
     /// Chart coordinates of the report.
     plots: Plots,
     /// Why the last model edit was refused (shown in the Model pane until the next valid one).
@@ -58,21 +58,21 @@ pub struct App {
     /// What waits for the user's answer: help, a line being typed, a y/n.
     modal: Modal,
     /// Bottom-line message.
-    pub(in crate::tui) message: Option<Message>,
+    pub(in crate::frontends::tui) message: Option<Message>,
     /// Every message shown this session, oldest first (the `@` log).
     log: Vec<Message>,
     /// Claimed rate and verdict.
     claim: Option<Claim>,
     /// The opened GGUF file (and its loading / hashing state).
-    pub(in crate::tui) file: FileState,
+    pub(in crate::frontends::tui) file: FileState,
     /// The tensor view.
-    pub(in crate::tui) tensors: TensorView,
+    pub(in crate::frontends::tui) tensors: TensorView,
     /// The metadata view.
-    pub(in crate::tui) metadata: MetadataView,
+    pub(in crate::frontends::tui) metadata: MetadataView,
     /// The compare view.
     compare: CompareView,
     /// The library view.
-    pub(in crate::tui) library: super::views::library::LibraryView,
+    pub(in crate::frontends::tui) library: super::views::library::LibraryView,
     /// The llama-bench results view.
     bench: BenchView,
     /// Keys.
@@ -92,12 +92,12 @@ pub struct App {
     /// The Claim pane's last useful scroll position, set when it is drawn.
     claim_scroll_end: std::cell::Cell<u16>,
     /// Where SHA-256 digests are remembered (None: never cached).
-    pub(in crate::tui) hash_cache: Option<PathBuf>,
+    pub(in crate::frontends::tui) hash_cache: Option<PathBuf>,
     /// Set by `q`.
     quit: bool,
     /// Accepted lines of every prompt (↑↓ recall them).
     history: super::prompt::History,
-    pub(in crate::tui) jobs: Jobs,
+    pub(in crate::frontends::tui) jobs: Jobs,
 }
 
 impl App {

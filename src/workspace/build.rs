@@ -1,7 +1,8 @@
 //! The options a user gives about a scenario (CLI flags, the explorer's start-up arguments):
 //! the one struct every scenario flag lives in, the [`Edit`]s they make, and the scenario the
 //! profiles they name describe before any edit (`workspace::prepare` then opens the artifact
-//! and applies the edits). Depends on core and profile; no terminal I/O.
+//! and applies the edits).
+//! Depends on: core, gguf, profile.
 
 use crate::core::cache::CacheType;
 use crate::core::edit::{self, Edit};

@@ -2,6 +2,7 @@
 //! report. Reports go to stdout; one-line errors to stderr; exit codes from `crate::exit`
 //! (1 bad input, 2 usage, 3 a claim above the highest ceiling, 4 a file that is not the
 //! artifact). Never enters raw mode except through the TUI.
+//! Depends on: bench, build, compare, core, detect, exit, gguf, infile, inspect, mlx_cli, mlx_report, models, profile, remote, report, sanitize, tui, workspace.
 
 mod completions;
 mod man;
@@ -119,7 +120,7 @@ enum Command {
         #[command(flatten)]
         scenario: ScenarioOptions,
         #[command(flatten)]
-        models: crate::library::ModelsArgs,
+        models: crate::outputs::models::ModelsArgs,
     },
     /// Profiles of this machine.
     Machine {
@@ -566,7 +567,7 @@ fn run(cli: Cli, machines: &[String], out: &mut impl Write) -> Result<i32, Failu
             let mut o = scenario;
             o.gguf = None;
             let base = crate::workspace::scenario(&cat, &o).map_err(bad)?;
-            crate::library::run_cli(&cat, &base, &models, out).map_err(io_fail)?;
+            crate::outputs::models::run_cli(&cat, &base, &models, out).map_err(io_fail)?;
             Ok(0)
         }
     }

@@ -2,14 +2,14 @@
 //! header length and the JSON header only (never the tensor data), a sharded set through
 //! `model.safetensors.index.json`, the shape and MLX quantization from `config.json`, and the
 //! tensor inventory mapped to the core's `weights::Inventory`.
-//! Depends on `core` for its input types and on `infile` for bounded opens; nothing in
-//! `core` depends on this module.
+//!
 //!
 //! Hardened like the GGUF reader: the header length is capped at [`reader::MAX_HEADER_BYTES`]
 //! (100 MiB) and checked against the file's length *before* anything is allocated; every
 //! tensor's offsets are checked against the data section and against each other (in order,
 //! no overlap); a dtype outside the safetensors list is refused; every error is one line
 //! naming the file and the byte.
+//! Depends on: core, gguf, infile, sanitize.
 
 pub mod config;
 pub mod index;

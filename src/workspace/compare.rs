@@ -1,6 +1,7 @@
 //! One scenario's model, artifact and cache settings evaluated on several machines, side by
 //! side: the rows of the explorer's compare view and of `llmbound compare`. Depends on
 //! `core` only; no terminal, no I/O.
+//! Depends on: core.
 
 use crate::core::edit::Edit;
 use crate::core::plan::PlanOrigin;

@@ -1,7 +1,7 @@
 //! The explorer: a terminal app over one scenario. `App` (no terminal) owns the scenario and
 //! its report; panes and views only read them; `run` owns the terminal, the event loop and
-//! restoring the terminal on quit, error, panic and Ctrl-C. Depends on core, profile, build,
-//! compare and (for files) gguf; nothing depends on it but the binary.
+//! restoring the terminal on quit, error, panic and Ctrl-C.
+//! Depends on: bench, build, compare, core, gguf, library, mlx_report, models, profile, remote, report, safetensors, sanitize, workspace.
 
 pub mod action;
 pub mod adapter;

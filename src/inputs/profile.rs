@@ -1,6 +1,6 @@
 //! Machine, model and scenario profiles: TOML files (kebab-case, strict), the embedded
-//! presets, the user's profile directory, and conversion to core types. Depends on `core`
-//! only; never on the TUI or the reports.
+//! presets, the user's profile directory, and conversion to core types.
+//! Depends on: core, infile.
 
 pub mod builtin;
 pub mod file;

@@ -1,5 +1,6 @@
 //! The CLI's hooks for safetensors / MLX-LM (`report --model-dir`, `inspect DIR`), kept out
 //! of `cli.rs` so that file only calls them. Errors are one-line messages of bad input.
+//! Depends on: build, core, mlx_report, profile, report, safetensors, workspace.
 
 use crate::build::ScenarioOptions;
 use crate::mlx_report::{MachineFigures, MlxOptions};

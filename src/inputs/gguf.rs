@@ -1,6 +1,6 @@
 //! GGUF artifacts: read a header (never the tensor data), find the shards of a split model,
 //! list the tensor inventory, map it to the core's inputs, and hash the files.
-//! Depends on `core` for its input types only; nothing in `core` depends on this module.
+//!
 //!
 //! Why a reader of our own rather than `gguf-rs-lib`'s: that crate refuses files that
 //! llama.cpp reads — metadata keys that are not lower_snake_case ASCII (`gpt-oss.*`,
@@ -13,6 +13,7 @@
 //! anything is allocated, so a hostile header cannot make the reader allocate more than the
 //! file could hold. Arrays larger than 64 KiB (tokenizers) are left in the file and recorded
 //! by position.
+//! Depends on: core, infile, sanitize.
 
 pub mod arch;
 pub mod hash;
