@@ -27,9 +27,10 @@
 mod parse;
 
 use crate::core::cache::CacheType;
-use crate::core::edit::{Edit, Setting};
+use crate::core::edit::{self, Edit, Setting};
 use crate::core::gpu_layers::MaxGpuLayers;
 use crate::core::model::{ArchFigures, Attention, ModelShape, PerLayer};
+use crate::core::placement::SplitMode;
 use crate::core::scenario::{Scenario, Tier};
 use crate::core::units::{self, BytesPerSec, FlopPerSec, GIB, Provenance};
 use crate::workspace::Workspace;
@@ -541,6 +542,126 @@ pub static ROWS: &[Descriptor] = &[
         show: |c| shown(on_off(c.s.offload.no_kv_offload)),
         text: |c| on_off(c.s.offload.no_kv_offload),
         parse: |_, t, w| Ok(Edit::NoKvOffload(parse_bool(t, w)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::Fit,
+        label: "-fit",
+        name: "llama.cpp -fit (on/off: fit -ngl and -ot to the devices)",
+        short: "-fit",
+        shown: several_tiers,
+        step: Step::Toggle,
+        show: |c| shown(on_off(c.s.offload.fit)),
+        text: |c| on_off(c.s.offload.fit),
+        parse: |_, t, w| Ok(Edit::Fit(parse_bool(t, w)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::FitTarget,
+        label: "margin -fitt",
+        name: "-fit margin per device, MiB (-fitt 1024, or 1024,2048 per device; default 1024)",
+        short: "-fit margin",
+        shown: several_tiers,
+        show: |c| shown(fit_margin_text(c.s)),
+        text: |c| fit_margin_text(c.s),
+        parse: |_, t, w| {
+            let t = t.trim();
+            if t.is_empty() || t.eq_ignore_ascii_case("default") {
+                return Ok(Edit::FitTarget(Vec::new()));
+            }
+            let mut v = Vec::new();
+            for part in t.split(',') {
+                let n = parse_count(part, w)?;
+                v.push(n);
+            }
+            Ok(Edit::FitTarget(v))
+        },
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::SplitMode,
+        label: "split -sm",
+        name: "split mode (-sm layer or none)",
+        short: "split mode",
+        shown: |s| several_tiers(s) && s.machine.accelerators().len() > 1,
+        step: Step::Cycle(|_| vec!["layer".into(), "none".into()]),
+        show: |c| shown(edit::split_mode_label(c.s.offload.split_mode)),
+        text: |c| edit::split_mode_label(c.s.offload.split_mode).to_string(),
+        parse: |_, t, w| {
+            match edit::parse_split_mode(t.trim()) {
+            Some(SplitMode::Row) => Err(FieldError::Unit(
+                w,
+                "row split buffers are not modelled, and llama.cpp's -fit refuses -sm row too (use layer or none)".into(),
+            )),
+            Some(m) => Ok(Edit::SplitMode(m)),
+            None => Err(FieldError::Unit(w, format!("\"{}\": expected layer or none", t.trim()))),
+        }
+        },
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::MainGpu,
+        label: "main -mg",
+        name: "main GPU (-mg, the device -sm none keeps)",
+        short: "main GPU",
+        shown: |s| several_tiers(s) && s.machine.accelerators().len() > 1,
+        step: Step::By(|c, dir| {
+            let n = c.s.machine.accelerators().len() as u32;
+            let cur = c.s.offload.main_gpu;
+            let next = if dir > 0 {
+                cur + 1
+            } else {
+                cur.checked_sub(1)?
+            };
+            (next < n).then_some(Edit::MainGpu(next))
+        }),
+        show: |c| shown(c.s.offload.main_gpu.to_string()),
+        text: |c| c.s.offload.main_gpu.to_string(),
+        parse: |_, t, w| Ok(Edit::MainGpu(parse_u32(t, w)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::NCpuMoe,
+        label: "-n-cpu-moe",
+        name: "experts of the first N layers in host memory (--n-cpu-moe N; 0 = none)",
+        short: "--n-cpu-moe",
+        shown: |s| several_tiers(s) && s.model.moe.is_some(),
+        step: Step::By(|c, dir| {
+            let cur = c.s.offload.n_cpu_moe;
+            let next = if dir > 0 {
+                cur + 1
+            } else {
+                cur.checked_sub(1)?
+            };
+            (next <= c.s.model.layer_count()).then_some(Edit::NCpuMoe(next))
+        }),
+        show: |c| shown(c.s.offload.n_cpu_moe.to_string()),
+        text: |c| c.s.offload.n_cpu_moe.to_string(),
+        parse: |_, t, w| Ok(Edit::NCpuMoe(parse_u32(t, w)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::OverrideTensor,
+        label: "-ot",
+        name: "tensor overrides (-ot PATTERN=BUFFER_TYPE,…; empty = none)",
+        short: "-ot",
+        shown: several_tiers,
+        show: |c| {
+            shown(if c.s.offload.overrides.is_empty() {
+                "none".to_string()
+            } else {
+                c.s.offload.overrides.join(",")
+            })
+        },
+        text: |c| c.s.offload.overrides.join(","),
+        parse: |_, t, w| {
+            let t = t.trim();
+            if t.is_empty() || t.eq_ignore_ascii_case("none") {
+                return Ok(Edit::OverrideTensor(Vec::new()));
+            }
+            edit::check_override_syntax(t).map_err(|e| FieldError::Unit(w, e))?;
+            Ok(Edit::OverrideTensor(vec![t.to_string()]))
+        },
         ..ROW
     },
     Descriptor {
@@ -1123,6 +1244,21 @@ impl Row {
     fn tag(mut self, t: Tag) -> Row {
         self.tag = Some(t);
         self
+    }
+}
+
+/// `-fitt` as typed: one MiB figure, or one per device; "default" (llama.cpp's 1024 MiB) when
+/// not given.
+fn fit_margin_text(s: &Scenario) -> String {
+    if s.offload.fit_margin_mib.is_empty() {
+        "default".to_string()
+    } else {
+        s.offload
+            .fit_margin_mib
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
     }
 }
 
