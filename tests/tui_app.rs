@@ -1046,3 +1046,52 @@ fn the_message_log_keeps_every_message_in_full() {
     app.update(Action::Back);
     assert_eq!(app.modal(), &llmbound::tui::app::Modal::None);
 }
+
+fn devices_app(scenario: Option<&str>, model: Option<&str>, machine: Option<&str>) -> App {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = App::new(
+        Catalog::load_with(Some(dir.path().to_path_buf())),
+        &ScenarioOptions {
+            scenario: scenario.map(Into::into),
+            model: model.map(Into::into),
+            machine: machine.map(Into::into),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    app.update(Action::Devices);
+    assert_eq!(app.view(), View::Devices);
+    app
+}
+
+#[test]
+fn snapshot_devices() {
+    snap("devices_m4_pro", &devices_app(None, None, None));
+    snap(
+        "devices_dual_3090_qwen3_32b",
+        &devices_app(None, Some("qwen3-32b"), Some("desktop-dual-rtx-3090")),
+    );
+    snap(
+        "devices_moe_rtx_4090",
+        &devices_app(None, Some("gpt-oss-120b"), Some("desktop-rtx-4090")),
+    );
+}
+
+#[test]
+fn devices_view_applies_the_fitted_plan_through_the_workspace() {
+    let mut app = devices_app(None, Some("qwen3-32b"), Some("desktop-dual-rtx-3090"));
+    assert!(app.ws().scenario().offload.fit);
+    app.update(Action::ApplyPlan);
+    assert!(!app.ws().scenario().offload.fit, "-fit off after applying");
+    let plan = app.ws().report().plan.clone().unwrap();
+    assert_eq!(
+        plan.origin,
+        llmbound::core::plan::PlanOrigin::FitOff,
+        "the flags as given now"
+    );
+    assert!(app.ws().is_changed());
+    // scrolling shows its position
+    app.update(Action::End);
+    let text = screen_text(&app, 80, 24);
+    assert!(!text.contains("↓"), "{text}");
+}

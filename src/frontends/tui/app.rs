@@ -75,6 +75,7 @@ pub struct App {
     pub(in crate::frontends::tui) library: super::views::library::LibraryView,
     /// The llama-bench results view.
     bench: BenchView,
+    devices: super::views::devices::DevicesView,
     /// Keys.
     keymap: Keymap,
     /// Styles.
@@ -122,6 +123,7 @@ impl App {
             compare: CompareView::default(),
             library: Default::default(),
             bench: BenchView::default(),
+            devices: super::views::devices::DevicesView::default(),
             keymap: Keymap::builtin(),
             theme: Theme::from_env(),
             screen: Rect::new(0, 0, layout::FULL_WIDTH, layout::FULL_HEIGHT),
@@ -250,6 +252,39 @@ impl App {
         &self.library
     }
     /// The llama-bench results view.
+    pub fn devices(&self) -> &super::views::devices::DevicesView {
+        &self.devices
+    }
+
+    fn update_devices(&mut self, action: Action) {
+        use super::views::devices;
+        let plan = &self.ws.report().plan;
+        let total = devices::lines(plan, self.screen.width as usize).len();
+        let page = (self.screen.height as usize).saturating_sub(4).max(1);
+        match action {
+            Action::Up => self.devices.scroll_by(-1, total, page),
+            Action::Down => self.devices.scroll_by(1, total, page),
+            Action::PageUp => self.devices.scroll_by(-(page as isize), total, page),
+            Action::PageDown => self.devices.scroll_by(page as isize, total, page),
+            Action::Home => self.devices.scroll = 0,
+            Action::End => self.devices.scroll_by(isize::MAX / 2, total, page),
+            Action::Back => self.view = View::Main,
+            Action::ApplyPlan => match devices::fitted_edits(plan) {
+                Some(edits) => {
+                    let mut ok = true;
+                    for e in edits {
+                        ok = ok && self.edit(e);
+                    }
+                    if ok {
+                        self.info("fitted plan applied as -fit off with its -ngl/-ts/-ot");
+                    }
+                }
+                None => self.info("no fitted plan to apply (-fit off or -fit gave up)"),
+            },
+            _ => {}
+        }
+    }
+
     pub fn bench(&self) -> &BenchView {
         &self.bench
     }
@@ -311,6 +346,7 @@ impl App {
             View::Compare => Context::Compare,
             View::Bench => Context::Bench,
             View::Library => Context::Library,
+            View::Devices => Context::Devices,
         }
     }
 
@@ -570,6 +606,7 @@ impl App {
             Action::Metadata => self.open_view(View::Metadata),
             Action::Compare => self.open_view(View::Compare),
             Action::Library => self.open_view(View::Library),
+            Action::Devices => self.open_view(View::Devices),
             Action::Bench => {
                 self.modal = Modal::Input(Input::new(
                     InputTarget::BenchPath,
@@ -610,6 +647,7 @@ impl App {
                 View::Compare => self.update_compare(other),
                 View::Bench => self.update_bench(other),
                 View::Library => self.update_library(other),
+                View::Devices => self.update_devices(other),
             },
         }
     }

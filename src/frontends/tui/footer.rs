@@ -99,6 +99,14 @@ pub fn hints(view: View) -> &'static [(&'static str, &'static str)] {
             ("?", "help"),
             ("q", "quit"),
         ],
+        View::Devices => &[
+            ("↑↓ PgUp PgDn g G", "scroll"),
+            ("a", "apply plan"),
+            ("Esc", "back"),
+            ("@", "messages"),
+            ("?", "help"),
+            ("q", "quit"),
+        ],
         View::Bench => &[
             ("↑↓ PgUp PgDn g G", "scroll"),
             ("Enter", "import"),
@@ -164,6 +172,7 @@ mod tests {
             View::Compare,
             View::Library,
             View::Bench,
+            View::Devices,
         ] {
             let f = fit(hints(v), 80);
             let text: String = f

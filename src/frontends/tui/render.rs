@@ -97,6 +97,12 @@ impl App {
                         theme: t,
                     }
                     .render(body, buf),
+                    View::Devices => super::views::devices::DevicesScreen {
+                        view: self.devices(),
+                        plan: &self.ws().report().plan,
+                        theme: t,
+                    }
+                    .render(body, buf),
                     View::Bench => BenchScreen {
                         view: self.bench(),
                         theme: t,
