@@ -1,6 +1,7 @@
 //! The bounds engine: every formula of docs/bounds.md, once. Pure arithmetic: no I/O, no UI,
 //! no serialization, no imports from other top-level modules.
 
+pub mod arch;
 pub mod cache;
 pub mod claim;
 pub mod decode;

@@ -1,18 +1,25 @@
-//! docs/architectures.md lists every architecture of the pinned llama.cpp build, every name
-//! the GGUF reader knows and every architecture of the oracle fixtures, and its "not
-//! supported" rows are exactly the architectures the core refuses to call exact.
+//! docs/architectures.md is the architecture table of `core::arch` in words: one row per row
+//! of the table, in its order; "not supported: <reason>" exactly where the table gives a
+//! reason; the cache kind saying the table's memory kind (none, recurrent, hybrid), its
+//! sliding-window rule and deepseek4's compressed caches; the compute-buffer column saying
+//! the table's compute status; and every architecture of the oracle fixtures listed.
 
 #[macro_use]
 #[path = "support/skip.rs"]
 mod skip;
 
-use llmbound::core::model::{LLAMA_CPP_ARCHITECTURES, LLAMA_CPP_BUILD, unsupported_reason};
-use llmbound::gguf::arch::KNOWN_ARCHITECTURES;
+use llmbound::core::arch::{self, ARCHITECTURES, LLAMA_CPP_BUILD, Memory};
+use llmbound::core::runtime::ComputeStatus;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// (architecture → status) from the table rows `| `name` | status | kind |`.
+/// (architecture → status) from the table rows `| `name` | status | kind | compute |`.
 fn table() -> BTreeMap<String, String> {
+    rows().into_iter().map(|r| (r.0, r.1)).collect()
+}
+
+/// The table rows of the document in order: (name, status, cache kind, compute buffer).
+fn rows() -> Vec<(String, String, String, String)> {
     let doc = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architectures.md"),
     )
@@ -25,35 +32,67 @@ fn table() -> BTreeMap<String, String> {
         .filter_map(|l| {
             let cells: Vec<&str> = l.split('|').map(str::trim).collect();
             let name = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?;
-            Some((name.to_string(), cells.get(2)?.to_string()))
+            Some((
+                name.to_string(),
+                cells.get(2)?.to_string(),
+                cells.get(3)?.to_string(),
+                cells.get(4)?.to_string(),
+            ))
         })
         .collect()
 }
 
 #[test]
-fn every_llama_cpp_architecture_is_listed() {
-    let t = table();
-    for a in LLAMA_CPP_ARCHITECTURES {
-        assert!(t.contains_key(*a), "{a} missing from docs/architectures.md");
-    }
-    for a in KNOWN_ARCHITECTURES {
-        assert!(t.contains_key(*a), "{a} missing from docs/architectures.md");
-    }
-    for a in t.keys() {
-        assert!(
-            LLAMA_CPP_ARCHITECTURES.contains(&a.as_str()),
-            "{a} is in the table but not in the pinned build"
-        );
-    }
+fn one_row_per_row_of_the_table_in_its_order() {
+    let doc: Vec<String> = rows().into_iter().map(|r| r.0).collect();
+    let table: Vec<&str> = arch::names().collect();
+    assert_eq!(doc, table, "docs/architectures.md rows against core::arch");
 }
 
 #[test]
 fn unsupported_rows_match_the_core() {
-    for (a, status) in table() {
+    for (a, status, _, _) in rows() {
+        let row = arch::lookup(&a).expect("a row of the table");
+        match row.unsupported {
+            Some(why) => assert_eq!(status, format!("not supported: {why}"), "{a}"),
+            None => assert!(
+                !status.starts_with("not supported"),
+                "{a}: table says {status:?}"
+            ),
+        }
+    }
+}
+
+#[test]
+fn cache_kind_says_the_tables_memory_and_window_rule() {
+    for (a, _, kind, _) in rows() {
+        let row = arch::lookup(&a).expect("a row of the table");
+        let k = kind.to_lowercase();
         assert_eq!(
-            status.starts_with("not supported"),
-            unsupported_reason(&a).is_some(),
-            "{a}: table says {status:?}"
+            row.memory == Memory::None,
+            k.starts_with("none"),
+            "{a}: {kind}"
+        );
+        assert_eq!(
+            row.memory == Memory::Recurrent,
+            k.starts_with("recurrent"),
+            "{a}: {kind}"
+        );
+        assert_eq!(
+            row.memory == Memory::Hybrid,
+            k.starts_with("hybrid"),
+            "{a}: {kind}"
+        );
+        if row.swa.is_some() {
+            assert!(
+                k.contains("swa"),
+                "{a}: a sliding-window rule, but {kind:?}"
+            );
+        }
+        assert_eq!(
+            row.compressed_kv,
+            kind.contains("llama_kv_cache_dsv4"),
+            "{a}: {kind}"
         );
     }
 }
@@ -118,24 +157,8 @@ fn every_fixture_architecture_is_listed() {
     }
 }
 
-/// (architecture → compute-buffer column) from the four-column table rows.
-fn compute_column() -> BTreeMap<String, String> {
-    let doc = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architectures.md"),
-    )
-    .expect("docs/architectures.md");
-    doc.lines()
-        .filter_map(|l| {
-            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
-            let name = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?;
-            Some((name.to_string(), cells.get(4)?.to_string()))
-        })
-        .collect()
-}
-
 #[test]
 fn compute_buffer_column_matches_the_core() {
-    use llmbound::core::runtime::{self, ComputeStatus};
     let p =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llama-cpp/architectures.json");
     let text = std::fs::read_to_string(&p).expect("architectures.json");
@@ -147,33 +170,27 @@ fn compute_buffer_column_matches_the_core() {
         .filter(|r| r["status"] == "fixture")
         .filter_map(|r| r["arch"].as_str().map(String::from))
         .collect();
-    let col = compute_column();
-    assert!(
-        col.len() >= LLAMA_CPP_ARCHITECTURES.len(),
+    let doc = rows();
+    assert_eq!(
+        doc.len(),
+        ARCHITECTURES.len(),
         "every row has a compute-buffer column"
     );
-    for (a, c) in &col {
-        match runtime::compute_status(a) {
-            ComputeStatus::UpperBound(why) => assert_eq!(
-                c,
-                &format!("upper bound: {why}"),
-                "{a}: the table must say it is an upper bound, and why"
+    for (a, _, _, c) in &doc {
+        let want = match arch::lookup(a).expect("a row of the table").compute {
+            ComputeStatus::UpperBound(why) => format!("upper bound: {why}"),
+            ComputeStatus::Estimate {
+                below_pct,
+                above_pct,
+                why,
+            } => format!(
+                "estimate: {why}, not replayed; measured {below_pct}% below to {above_pct}% above llama.cpp"
             ),
-            ComputeStatus::Exact => {
-                let want = if with_fixture.contains(a) {
-                    "replayed, within the band of a fixture"
-                } else {
-                    "replayed, not yet fixture-checked"
-                };
-                assert_eq!(c, want, "{a}");
+            ComputeStatus::Exact if with_fixture.contains(a) => {
+                "replayed, within the band of a fixture".to_string()
             }
-        }
-        assert!(
-            runtime::compute_not_modelled(a).is_none(),
-            "{a}: no architecture may be listed as erring low"
-        );
-    }
-    for (a, _) in runtime::COMPUTE_UPPER_BOUND {
-        assert!(col.contains_key(*a), "{a} missing from the table");
+            ComputeStatus::Exact => "replayed, not yet fixture-checked".to_string(),
+        };
+        assert_eq!(c, &want, "{a}");
     }
 }

@@ -9,36 +9,8 @@ mod skip;
 #[path = "common/oracle.rs"]
 mod oracle;
 
-use llmbound::gguf::arch::KNOWN_ARCHITECTURES;
+use llmbound::core::arch;
 use std::collections::BTreeSet;
-
-/// Architectures of the pinned llama.cpp build that llmbound's `KNOWN_ARCHITECTURES` does not
-/// list yet (gguf-py 0.19 predates them).
-const NOT_YET_KNOWN: &[&str] = &[
-    "clef",
-    "cohere2moe",
-    "deepseek32",
-    "dflash",
-    "eagle3",
-    "gemma4-assistant",
-    "glm5-next",
-    "granite_swa",
-    "graniteswitch",
-    "hrm_text",
-    "hy_v3",
-    "kimi-k3",
-    "laguna",
-    "maple",
-    "mellum",
-    "minimax-01",
-    "minimax-m3",
-    "muse-glimmer",
-    "nanbeige",
-    "pockettts",
-    "qwen3tts",
-    "spark2_5",
-    "talkie",
-];
 
 #[test]
 fn every_fixture_loads_and_names_its_llama_cpp_build() {
@@ -172,24 +144,15 @@ fn every_header_opens_with_llmbounds_reader_as_the_complete_file() {
 }
 
 #[test]
-fn every_fixture_architecture_is_known_or_listed_as_not_yet_known() {
-    let mut not_known = BTreeSet::new();
+fn every_fixture_architecture_is_a_row_of_the_table() {
     for (path, f) in oracle::fixtures() {
-        let arch = f.model.arch.as_str();
-        if KNOWN_ARCHITECTURES.contains(&arch) {
-            continue;
-        }
+        let name = f.model.arch.as_str();
         assert!(
-            NOT_YET_KNOWN.contains(&arch),
-            "{}: architecture {arch} is neither in KNOWN_ARCHITECTURES nor in NOT_YET_KNOWN",
+            arch::lookup(name).is_some(),
+            "{}: architecture {name} is not a row of core::arch",
             path.display()
         );
-        not_known.insert(arch.to_string());
     }
-    eprintln!(
-        "fixture architectures not yet in KNOWN_ARCHITECTURES: {}",
-        not_known.into_iter().collect::<Vec<_>>().join(", ")
-    );
 }
 
 #[test]
@@ -201,26 +164,25 @@ fn the_architecture_list_covers_the_pinned_build() {
     assert!(rows.len() > 100, "{} architectures", rows.len());
     let mut with_fixture = 0;
     for r in rows {
-        let arch = r["arch"].as_str().unwrap();
+        let name = r["arch"].as_str().unwrap();
         let status = r["status"].as_str().unwrap();
         assert!(
             ["fixture", "failed", "not attempted"].contains(&status),
-            "{arch}: {status}"
+            "{name}: {status}"
         );
         if status == "failed" {
             assert!(
                 r["reason"].as_str().is_some_and(|s| !s.is_empty()),
-                "{arch}: no reason"
+                "{name}: no reason"
             );
         }
         if status == "fixture" {
             with_fixture += 1;
         }
-        // `known_to_llmbound` in the file is as of its generation; the list in force is the code's
-        let known = KNOWN_ARCHITECTURES.contains(&arch);
+        // `known_to_llmbound` in the file is as of its generation; the table in force is the code's
         assert!(
-            known || NOT_YET_KNOWN.contains(&arch),
-            "{arch}: add it to NOT_YET_KNOWN"
+            arch::lookup(name).is_some(),
+            "{name}: not a row of core::arch"
         );
     }
     assert!(with_fixture > 0);

@@ -306,6 +306,38 @@ def deepseek_v4_flash_shape(priority: int) -> Spec:
     return s
 
 
+def rwkv6_seeded(s: Spec) -> Spec:
+    """RWKV-6 with every tensor llama.cpp loads given up front (as the small shape resolved
+    them, at this shape's sizes): the resolver adds one tensor per step, and 24 layers of the
+    fused time-mix lerp tensors exceed its step limit."""
+    e, f, v = s.dims["n_embd"], s.dims["n_ff"], s.dims["n_vocab"]
+    head = s.kv["rwkv6.wkv.head_size"]
+    mix, decay = s.kv["rwkv6.time_mix_extra_dim"], s.kv["rwkv6.time_decay_extra_dim"]
+    t = {"token_embd.weight": [e, v], "token_embd_norm.weight": [e], "token_embd_norm.bias": [e],
+         "output_norm.weight": [e], "output_norm.bias": [e], "output.weight": [e, v]}
+    for il in range(s.dims["n_layer"]):
+        b = f"blk.{il}."
+        for n in ("attn_norm.weight", "attn_norm.bias", "attn_norm_2.weight", "attn_norm_2.bias",
+                  "channel_mix_lerp_k.weight", "channel_mix_lerp_r.weight", "time_mix_decay.weight",
+                  "time_mix_lerp_g.weight", "time_mix_lerp_k.weight", "time_mix_lerp_r.weight",
+                  "time_mix_lerp_v.weight", "time_mix_lerp_w.weight", "time_mix_lerp_x.weight",
+                  "time_mix_ln.weight", "time_mix_ln.bias"):
+            t[b + n] = [e]
+        for n in ("channel_mix_receptance.weight", "time_mix_gate.weight", "time_mix_key.weight",
+                  "time_mix_output.weight", "time_mix_receptance.weight", "time_mix_value.weight"):
+            t[b + n] = [e, e]
+        t[b + "channel_mix_key.weight"] = [e, f]
+        t[b + "channel_mix_value.weight"] = [f, e]
+        t[b + "time_mix_decay_w1.weight"] = [e, decay]
+        t[b + "time_mix_decay_w2.weight"] = [decay, e]
+        t[b + "time_mix_first.weight"] = [head, e // head]
+        t[b + "time_mix_lerp_fused.weight"] = [e, 1, 1, 5]
+        t[b + "time_mix_w1.weight"] = [e, mix * 5]
+        t[b + "time_mix_w2.weight"] = [mix, e, 5]
+    s.tensors = t
+    return s
+
+
 def realistic_specs() -> list[Spec]:
     P = 5
     out = [
@@ -313,6 +345,75 @@ def realistic_specs() -> list[Spec]:
         base("llama", "llama-3.1-8b-shape", n_layer=32, n_embd=4096, n_head=32, n_head_kv=8, head_dim=128,
              n_ff=14336, n_vocab=128256, n_ctx_train=131072, priority=P, default_2d="Q4_0", realistic=True,
              kv={"rope.freq_base": 500000.0, "rope.dimension_count": 128, "attention.layer_norm_rms_epsilon": 1e-5}),
+        # Realistic sizes for architectures that had only tiny fixtures (public config.json figures).
+        base("qwen2", "qwen2.5-7b-shape", n_layer=28, n_embd=3584, n_head=28, n_head_kv=4, head_dim=128,
+             n_ff=18944, n_vocab=152064, n_ctx_train=32768, priority=P, default_2d="Q4_K", realistic=True,
+             notes="Qwen2.5-7B dimensions"),
+        base("gemma2", "gemma-2-9b-shape", n_layer=42, n_embd=3584, n_head=16, n_head_kv=8, head_dim=256,
+             n_ff=14336, n_vocab=256000, n_ctx_train=8192, priority=P, default_2d="Q4_K", realistic=True,
+             kv={"attention.sliding_window": 4096}, notes="Gemma-2-9B dimensions"),
+        base("qwen3moe", "qwen3-30b-a3b-shape", n_layer=48, n_embd=2048, n_head=32, n_head_kv=4, head_dim=128,
+             n_ff=6144, n_vocab=151936, n_ctx_train=40960, priority=P, default_2d="Q4_K", realistic=True,
+             n_expert=128, n_expert_used=8, n_ff_exp=768, notes="Qwen3-30B-A3B dimensions"),
+        base("starcoder2", "starcoder2-7b-shape", n_layer=32, n_embd=4608, n_head=36, n_head_kv=4, head_dim=128,
+             n_ff=18432, n_vocab=49152, n_ctx_train=16384, priority=P, default_2d="Q4_K", realistic=True,
+             notes="StarCoder2-7B dimensions"),
+        base("granite", "granite-3.1-8b-shape", n_layer=40, n_embd=4096, n_head=32, n_head_kv=8, head_dim=128,
+             n_ff=12800, n_vocab=49155, n_ctx_train=131072, priority=P, default_2d="Q4_K", realistic=True,
+             notes="Granite-3.1-8B dimensions"),
+        base("command-r", "command-r-08-2024-shape", n_layer=40, n_embd=8192, n_head=64, n_head_kv=8,
+             head_dim=128, n_ff=22528, n_vocab=256000, n_ctx_train=131072, priority=P, default_2d="Q4_K",
+             realistic=True, notes="c4ai-command-r-08-2024 dimensions"),
+        base("olmo2", "olmo-2-7b-shape", n_layer=32, n_embd=4096, n_head=32, n_head_kv=32, head_dim=128,
+             n_ff=11008, n_vocab=100352, n_ctx_train=4096, priority=P, default_2d="Q4_K", realistic=True,
+             notes="OLMo-2-1124-7B dimensions"),
+        base("falcon", "falcon-7b-shape", n_layer=32, n_embd=4544, n_head=71, n_head_kv=1, head_dim=64,
+             n_ff=18176, n_vocab=65024, n_ctx_train=2048, priority=P, default_2d="Q4_K", realistic=True,
+             notes="Falcon-7B dimensions"),
+        base("internlm2", "internlm2.5-7b-shape", n_layer=32, n_embd=4096, n_head=32, n_head_kv=8, head_dim=128,
+             n_ff=14336, n_vocab=92544, n_ctx_train=32768, priority=P, default_2d="Q4_K", realistic=True,
+             notes="InternLM2.5-7B dimensions"),
+        base("exaone", "exaone-3.5-7.8b-shape", n_layer=32, n_embd=4096, n_head=32, n_head_kv=8, head_dim=128,
+             n_ff=14336, n_vocab=102400, n_ctx_train=32768, priority=P, default_2d="Q4_K", realistic=True,
+             notes="EXAONE-3.5-7.8B dimensions"),
+        base("qwen2moe", "qwen1.5-moe-a2.7b-shape", n_layer=24, n_embd=2048, n_head=16, n_head_kv=16,
+             head_dim=128, n_ff=5632, n_vocab=151936, n_ctx_train=8192, priority=P, default_2d="Q4_K",
+             realistic=True, n_expert=60, n_expert_used=4, n_ff_exp=1408,
+             kv={"expert_shared_feed_forward_length": 5632}, notes="Qwen1.5-MoE-A2.7B dimensions"),
+        base("olmoe", "olmoe-1b-7b-shape", n_layer=16, n_embd=2048, n_head=16, n_head_kv=16, head_dim=128,
+             n_ff=1024, n_vocab=50304, n_ctx_train=4096, priority=P, default_2d="Q4_K", realistic=True,
+             n_expert=64, n_expert_used=8, n_ff_exp=1024, notes="OLMoE-1B-7B dimensions"),
+        base("stablelm", "stablelm-2-1.6b-shape", n_layer=24, n_embd=2048, n_head=32, n_head_kv=32, head_dim=64,
+             n_ff=5632, n_vocab=100352, n_ctx_train=4096, priority=P, default_2d="Q4_K", realistic=True,
+             notes="StableLM-2-1.6B dimensions"),
+        base("gptneox", "pythia-6.9b-shape", n_layer=32, n_embd=4096, n_head=32, n_head_kv=32, head_dim=128,
+             n_ff=16384, n_vocab=50432, n_ctx_train=2048, priority=P, default_2d="Q4_K", realistic=True,
+             notes="Pythia-6.9B dimensions"),
+        base("minicpm", "minicpm-2b-shape", n_layer=40, n_embd=2304, n_head=36, n_head_kv=36, head_dim=64,
+             n_ff=5760, n_vocab=122753, n_ctx_train=4096, priority=P, default_2d="Q4_K", realistic=True,
+             notes="MiniCPM-2B dimensions"),
+        base("baichuan", "baichuan2-7b-shape", n_layer=32, n_embd=4096, n_head=32, n_head_kv=32, head_dim=128,
+             n_ff=11008, n_vocab=125696, n_ctx_train=4096, priority=P, default_2d="Q4_K", realistic=True,
+             notes="Baichuan2-7B dimensions"),
+        base("bloom", "bloom-7b1-shape", n_layer=30, n_embd=4096, n_head=32, n_head_kv=32, head_dim=128,
+             n_ff=16384, n_vocab=250880, n_ctx_train=2048, priority=P, default_2d="Q4_K", realistic=True,
+             notes="BLOOM-7B1 dimensions"),
+        base("mpt", "mpt-7b-shape", n_layer=32, n_embd=4096, n_head=32, n_head_kv=32, head_dim=128,
+             n_ff=16384, n_vocab=50432, n_ctx_train=2048, priority=P, default_2d="Q4_K", realistic=True,
+             notes="MPT-7B dimensions"),
+        base("xverse", "xverse-7b-shape", n_layer=32, n_embd=4096, n_head=32, n_head_kv=32, head_dim=128,
+             n_ff=11008, n_vocab=100534, n_ctx_train=8192, priority=P, default_2d="Q4_K", realistic=True,
+             notes="XVERSE-7B dimensions"),
+        base("orion", "orion-14b-shape", n_layer=40, n_embd=5120, n_head=40, n_head_kv=40, head_dim=128,
+             n_ff=15360, n_vocab=84608, n_ctx_train=4096, priority=P, default_2d="Q4_K", realistic=True,
+             notes="Orion-14B dimensions"),
+        # Fused gate/up FFN (ffn_up of 2 x n_ff rows) at realistic sizes: Phi-3-mini and GLM-4-9B.
+        base("phi3", "phi-3-mini-shape", n_layer=32, n_embd=3072, n_head=32, n_head_kv=32, head_dim=96,
+             n_ff=8192, n_vocab=32064, n_ctx_train=4096, priority=P, default_2d="Q4_K", realistic=True,
+             notes="Phi-3-mini-4k dimensions (public config.json)"),
+        base("glm4", "glm-4-9b-shape", n_layer=40, n_embd=4096, n_head=32, n_head_kv=2, head_dim=128,
+             n_ff=13696, n_vocab=151552, n_ctx_train=131072, priority=P, default_2d="Q4_K", realistic=True,
+             notes="GLM-4-9B dimensions (public config.json)"),
         base("qwen3", "qwen3-32b-shape", n_layer=64, n_embd=5120, n_head=64, n_head_kv=8, head_dim=128,
              n_ff=25600, n_vocab=151936, n_ctx_train=40960, priority=P, default_2d="Q4_K", realistic=True,
              kv={"rope.freq_base": 1000000.0}),
@@ -365,8 +466,8 @@ def realistic_specs() -> list[Spec]:
              kv={"ssm.conv_kernel": 4, "ssm.inner_size": 4096, "ssm.state_size": 128, "ssm.time_step_rank": 64,
                  "ssm.group_count": 1},
              notes="Mamba-2 1.3B dimensions"),
-        # RWKV-6 / RWKV-7 at the same small shape (RWKV-7 2.9B below is the realistic one; a
-        # realistic RWKV-6 does not resolve yet: its fused time-mix lerp tensors).
+        # RWKV-6 / RWKV-7 at the same small shape and at realistic sizes (RWKV-6 1.6B with its
+        # tensors seeded, see rwkv6_seeded; RWKV-7 2.9B below).
         base("rwkv6", "rwkv6-small-shape", n_layer=6, n_embd=256, n_head=0, n_head_kv=0, n_ff=896,
              n_vocab=2048, n_ctx_train=1048576, priority=P, default_2d="F16", realistic=True,
              kv={"wkv.head_size": 64, "time_mix_extra_dim": 32, "time_decay_extra_dim": 64,
@@ -374,6 +475,13 @@ def realistic_specs() -> list[Spec]:
                  "attention.layer_norm_rms_epsilon": None, "attention.key_length": None,
                  "attention.value_length": None},
              notes="small RWKV-6 shape (6 layers, n_embd 256, vocab 2048)"),
+        rwkv6_seeded(base("rwkv6", "rwkv6-1.6b-shape", n_layer=24, n_embd=2048, n_head=0, n_head_kv=0, n_ff=7168,
+             n_vocab=65536, n_ctx_train=1048576, priority=P, default_2d="F16", realistic=True,
+             kv={"wkv.head_size": 64, "time_mix_extra_dim": 32, "time_decay_extra_dim": 64,
+                 "rescale_every_n_layers": 6, "attention.layer_norm_epsilon": 1e-5,
+                 "attention.layer_norm_rms_epsilon": None, "attention.key_length": None,
+                 "attention.value_length": None},
+             notes="RWKV-6 Finch 1.6B dimensions (24 layers, n_embd 2048, n_ff 7168, vocab 65536)")),
         base("rwkv7", "rwkv7-small-shape", n_layer=6, n_embd=256, n_head=0, n_head_kv=0, n_ff=1024,
              n_vocab=2048, n_ctx_train=1048576, priority=P, default_2d="F16", realistic=True,
              kv={"wkv.head_size": 64, "attention.decay_lora_rank": 32, "attention.iclr_lora_rank": 32,

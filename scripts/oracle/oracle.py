@@ -289,10 +289,9 @@ def main() -> int:
 
 
 def known_to_llmbound() -> set[str]:
-    text = (REPO / "src" / "gguf" / "arch.rs").read_text()
-    start = text.index("KNOWN_ARCHITECTURES")
-    end = text.index("];", start)
-    return set(re.findall(r'"([^"]+)"', text[start:end]))
+    # the rows of llmbound's one architecture table (src/core/arch.rs)
+    text = (REPO / "src" / "core" / "arch.rs").read_text()
+    return set(re.findall(r'Arch::new\(\s*"([^"]+)"', text))
 
 
 def write_status(path: Path, info: dict, archs: list[str], rows: dict) -> None:

@@ -210,12 +210,18 @@ pub enum Warning {
     Model(String),
     /// A cache configuration llama.cpp refuses at start-up.
     CacheRefused(kv::CacheRefusal),
-    /// The compute buffer of the architecture is not replayed: llama.cpp may reserve more.
-    ComputeNotModelled {
+    /// The compute buffer of the architecture is an estimate (`ComputeStatus::Estimate`):
+    /// part of its graph is not replayed and the figure came out on either side of
+    /// llama.cpp's on the oracle fixtures, so llama.cpp may reserve more.
+    ComputeEstimate {
         /// The architecture.
         architecture: String,
         /// What of its graph is not replayed.
-        missing: &'static str,
+        not_replayed: &'static str,
+        /// Largest measured shortfall, % of llama.cpp's figure.
+        below_pct: u32,
+        /// Largest measured excess, % of llama.cpp's figure.
+        above_pct: u32,
     },
     /// The compute buffer of the architecture is an upper bound, not a replay of its graph.
     ComputeUpperBound {
@@ -246,7 +252,7 @@ impl Warning {
         match self {
             Warning::Model(_) => "model",
             Warning::CacheRefused(_) => "cache-refused",
-            Warning::ComputeNotModelled { .. } => "compute-not-modelled",
+            Warning::ComputeEstimate { .. } => "compute-estimate",
             Warning::ComputeUpperBound { .. } => "compute-upper-bound",
             Warning::BeyondNativeContext { .. } => "beyond-native-context",
             Warning::InventoryLayers { .. } => "inventory-layers",
@@ -313,10 +319,17 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
     let w_prov = s.weight_provenance();
     let kv = kv::cache(&s.model, &s.cache);
     warnings.extend(kv.refusals.iter().copied().map(Warning::CacheRefused));
-    if let Some(missing) = super::runtime::compute_not_modelled(&s.model.architecture) {
-        warnings.push(Warning::ComputeNotModelled {
+    if let super::runtime::ComputeStatus::Estimate {
+        below_pct,
+        above_pct,
+        why,
+    } = super::runtime::compute_status(&s.model.architecture)
+    {
+        warnings.push(Warning::ComputeEstimate {
             architecture: s.model.architecture.clone(),
-            missing,
+            not_replayed: why,
+            below_pct,
+            above_pct,
         });
     }
     if let Some(bounded) = super::runtime::compute_upper_bound(&s.model.architecture) {

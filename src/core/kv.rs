@@ -3,6 +3,8 @@
 
 use super::cache::CacheType;
 use super::model::{Attention, LayerShape, ModelShape};
+use super::overflow::ByteFigure;
+use std::cell::Cell;
 
 /// The cache configuration of a scenario.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -234,7 +236,7 @@ pub fn layer_b32_per_token(
     v: CacheType,
 ) -> u64 {
     let (kb, vb) = layer_k_v_b32(model, layer, k, v, None);
-    kb + vb
+    u64::try_from(kb + vb).unwrap_or(u64::MAX)
 }
 
 /// K and V bytes per cell of one layer in 1/32-byte units, indexer included; `v_pad` is the
@@ -245,30 +247,33 @@ fn layer_k_v_b32(
     k: CacheType,
     v: CacheType,
     v_pad: Option<(u64, u64)>,
-) -> (u64, u64) {
+) -> (u128, u128) {
     if !layer.owns_cache || model.no_memory {
         return (0, 0);
     }
-    let idx_k = layer.indexer_key_length as u64 * k.b32_per_element();
+    // u32 × u32 × a few hundred and u64 × a few hundred: within u128 whatever the figures.
+    let (ek, ev) = (k.b32_per_element() as u128, v.b32_per_element() as u128);
+    let idx_k = layer.indexer_key_length as u128 * ek;
     // Only a non-MLA indexer (MSA) stores V; the others are K-only.
     let idx_v = match v_pad {
         Some((_, iv)) if layer.indexer_value_length > 0 => iv,
         _ => layer.indexer_value_length as u64,
-    } * v.b32_per_element();
+    } as u128
+        * ev;
     if layer.attention == Attention::None {
         return (idx_k, idx_v);
     }
-    let hkv = layer.head_count_kv as u64;
-    let kb = hkv * layer.key_length as u64 * k.b32_per_element() + idx_k;
+    let hkv = layer.head_count_kv as u128;
+    let kb = hkv * layer.key_length as u128 * ek + idx_k;
     if model.mla.is_some() {
         // llama.cpp stores the latent (kv_lora_rank + n_rot = key_length) as K; V is a view.
         return (kb, idx_v);
     }
     let vw = match v_pad {
-        Some((w, _)) => w,
-        None => hkv * layer.value_length as u64,
+        Some((w, _)) => w as u128,
+        None => hkv * layer.value_length as u128,
     };
-    (kb, vw * v.b32_per_element() + idx_v)
+    (kb, vw * ev + idx_v)
 }
 
 /// Tokens a layer retains per sequence at N (capacity view).
@@ -289,8 +294,95 @@ pub fn read_cells(attention: Attention, n: u64) -> u64 {
     }
 }
 
-fn b32_to_bytes(b32: u128) -> u64 {
-    u64::try_from(b32.div_ceil(32)).unwrap_or(u64::MAX)
+/// A byte figure of a cache walk that does not fit in 64 bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Saturated {
+    /// Which figure.
+    pub figure: ByteFigure,
+    /// Its value in widened arithmetic (1/32-byte units for `KvPerToken`, else bytes);
+    /// `None` when it passes even u128.
+    pub value: Option<u128>,
+}
+
+/// The widened arithmetic of a cache walk: every product and sum that could pass 64 bits is
+/// taken in u128 (checked; totals are summed wide and narrowed once), and each figure that
+/// does not fit where the `KvCache` keeps it is recorded with the largest value seen (its
+/// total), while the walk saturates it. [`cache_checked`] returns the record;
+/// `core::overflow` refuses the scenario with it before any report shows the saturated figure.
+#[derive(Debug, Default)]
+struct Wide([Cell<Option<Option<u128>>>; 4]);
+
+/// The figures a cache walk records, in the order they are reported.
+const WALK_FIGURES: [ByteFigure; 4] = [
+    ByteFigure::KvPerToken,
+    ByteFigure::KvCache,
+    ByteFigure::KvAllocated,
+    ByteFigure::RecurrentState,
+];
+
+impl Wide {
+    fn hit(&self, figure: ByteFigure, value: Option<u128>) {
+        let Some(i) = WALK_FIGURES.iter().position(|f| *f == figure) else {
+            return;
+        };
+        // None (beyond u128) is the largest value.
+        let larger = match (self.0[i].get(), value) {
+            (None, _) => value,
+            (Some(None), _) | (_, None) => None,
+            (Some(Some(a)), Some(b)) => Some(a.max(b)),
+        };
+        self.0[i].set(Some(larger));
+    }
+    /// The first recorded figure, in the order of [`WALK_FIGURES`].
+    fn first(&self) -> Option<Saturated> {
+        WALK_FIGURES.iter().zip(&self.0).find_map(|(figure, c)| {
+            c.get().map(|value| Saturated {
+                figure: *figure,
+                value,
+            })
+        })
+    }
+    /// `v` as u64, saturating (recorded).
+    fn narrow(&self, figure: ByteFigure, v: Option<u128>) -> u64 {
+        match v.map(u64::try_from) {
+            Some(Ok(x)) => x,
+            _ => {
+                self.hit(figure, v);
+                u64::MAX
+            }
+        }
+    }
+    /// ⌈b32 / 32⌉ bytes as u64, saturating (recorded).
+    fn bytes(&self, figure: ByteFigure, b32: u128) -> u64 {
+        self.narrow(figure, Some(b32.div_ceil(32)))
+    }
+    /// a × b as u64, saturating (recorded).
+    fn mul(&self, figure: ByteFigure, a: u64, b: u64) -> u64 {
+        self.narrow(figure, Some(a as u128 * b as u128))
+    }
+    /// a + b as u64, saturating (recorded).
+    fn add(&self, figure: ByteFigure, a: u64, b: u64) -> u64 {
+        self.narrow(figure, Some(a as u128 + b as u128))
+    }
+    /// a × b in u128, saturating (recorded as beyond u128).
+    fn mul128(&self, figure: ByteFigure, a: u128, b: u128) -> u128 {
+        a.checked_mul(b).unwrap_or_else(|| {
+            self.hit(figure, None);
+            u128::MAX
+        })
+    }
+    /// a + b in u128, saturating (recorded as beyond u128).
+    fn add128(&self, figure: ByteFigure, a: u128, b: u128) -> u128 {
+        a.checked_add(b).unwrap_or_else(|| {
+            self.hit(figure, None);
+            u128::MAX
+        })
+    }
+    /// a × b × c in u128, saturating (recorded as beyond u128).
+    fn mul3(&self, figure: ByteFigure, a: u128, b: u128, c: u128) -> u128 {
+        let ab = self.mul128(figure, a, b);
+        self.mul128(figure, ab, c)
+    }
 }
 
 /// deepseek4's compression ratio of layer `il` (0 = raw window only; 4 = CSA + indexer;
@@ -310,7 +402,8 @@ fn dsv4_compressed_b32_per_token(model: &ModelShape, il: usize, k: CacheType) ->
         return 0;
     };
     let ratio = dsv4_ratio(model, il);
-    if model.architecture != "deepseek4" || !layer.owns_cache || ratio == 0 {
+    let compressed = super::arch::lookup(&model.architecture).is_some_and(|a| a.compressed_kv);
+    if !compressed || !layer.owns_cache || ratio == 0 {
         return 0;
     }
     let kw = u128::from(layer.head_count_kv) * u128::from(layer.key_length);
@@ -327,10 +420,14 @@ fn dsv4_compressed_b32_per_token(model: &ModelShape, il: usize, k: CacheType) ->
 /// and ratio-128 (HCA) layers, the lightning-indexer cache on the CSA layers, and three f32
 /// compressor states. Streams are per sequence even with `-kvu` (llama.cpp keeps DSV4 caches
 /// non-unified); with `-kvu` each stream holds the whole context.
-fn dsv4_cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
+fn dsv4_cache(model: &ModelShape, s: &CacheSettings, wd: &Wide) -> KvCache {
+    use ByteFigure::{KvAllocated as Alloc, KvCache as Logical, KvPerToken as PerToken};
     let n = s.context;
     let b = s.sequences.max(1);
-    let n_ctx = pad(n.saturating_mul(b), PAD);
+    let n_ctx = wd.narrow(
+        Alloc,
+        Some((wd.mul(Alloc, n, b) as u128).div_ceil(PAD as u128) * PAD as u128),
+    );
     // llama.cpp's n_ctx_seq: the whole context when unified, else its share.
     let base_cells = if s.kv_unified {
         n_ctx
@@ -349,11 +446,12 @@ fn dsv4_cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
     // compressor states: (layers, f32 elements per plane per stream)
     let (mut st_csa, mut st_hca, mut st_lid) = ((0u32, 0u64), (0u32, 0u64), (0u32, 0u64));
     let mut per_layer = Vec::with_capacity(model.layers.len());
-    let (mut bytes, mut read, mut alloc) = (0u64, 0u64, 0u64);
+    let (mut bytes, mut alloc) = (0u128, 0u128);
     for (il, layer) in model.layers.iter().enumerate() {
         let owned = layer.owns_cache && !model.no_memory && layer.attention != Attention::None;
         let kw = u64::from(layer.head_count_kv) * u64::from(layer.key_length);
-        let k_b32 = kw * ek;
+        let k_b32w = kw as u128 * ek as u128;
+        let k_b32 = wd.narrow(PerToken, Some(k_b32w));
         let window = match layer.attention {
             Attention::Sliding { window } => window,
             _ => base_cells,
@@ -364,40 +462,42 @@ fn dsv4_cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
             pad(base_cells.min(window.saturating_add(s.ubatch)), PAD)
         };
         let ratio = dsv4_ratio(model, il);
+        let cells3 =
+            |b32: u128, cells: u64| wd.mul3(Alloc, b32, u128::from(cells), u128::from(streams));
         let mut layer_alloc: u128 = 0;
         // this layer's compressor states (f32 kv + score planes, per stream), fixed in size
         let mut layer_states = 0u64;
         if owned {
             swa.0 += 1;
             swa.2 = raw_cells;
-            let raw = u128::from(k_b32) * u128::from(raw_cells) * u128::from(streams);
-            swa.1 += raw;
-            layer_alloc += raw;
+            let raw = cells3(k_b32w, raw_cells);
+            swa.1 = wd.add128(Alloc, swa.1, raw);
+            layer_alloc = wd.add128(Alloc, layer_alloc, raw);
             let head = u64::from(layer.key_length);
             match ratio {
                 4 => {
-                    let c = u128::from(k_b32) * u128::from(csa.2) * u128::from(streams);
+                    let c = cells3(k_b32w, csa.2);
                     csa.0 += 1;
-                    csa.1 += c;
-                    let l = u128::from(ik * ek) * u128::from(lid.2) * u128::from(streams);
+                    csa.1 = wd.add128(Alloc, csa.1, c);
+                    let l = cells3(u128::from(ik) * u128::from(ek), lid.2);
                     lid.0 += 1;
-                    lid.1 += l;
-                    layer_alloc += c + l;
+                    lid.1 = wd.add128(Alloc, lid.1, l);
+                    layer_alloc = wd.add128(Alloc, layer_alloc, wd.add128(Alloc, c, l));
                     // 2·ratio rows of 2·head (overlapping windows), for K and for the indexer
                     st_csa.0 += 1;
                     st_csa.1 = 8 * 2 * head;
                     st_lid.0 += 1;
                     st_lid.1 = 8 * 2 * ik;
-                    layer_states = (st_csa.1 + st_lid.1) * 2 * 4 * streams;
+                    layer_states = wd.mul(Alloc, (st_csa.1 + st_lid.1) * 2 * 4, streams);
                 }
                 128 => {
-                    let c = u128::from(k_b32) * u128::from(hca.2) * u128::from(streams);
+                    let c = cells3(k_b32w, hca.2);
                     hca.0 += 1;
-                    hca.1 += c;
-                    layer_alloc += c;
+                    hca.1 = wd.add128(Alloc, hca.1, c);
+                    layer_alloc = wd.add128(Alloc, layer_alloc, c);
                     st_hca.0 += 1;
                     st_hca.1 = 128 * head;
-                    layer_states = st_hca.1 * 2 * 4 * streams;
+                    layer_states = wd.mul(Alloc, st_hca.1 * 2 * 4, streams);
                 }
                 _ => {}
             }
@@ -405,15 +505,29 @@ fn dsv4_cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
         let kept = if owned { n.min(window) } else { 0 };
         // logical: the raw window plus the compressed (and indexer) rows, N / ratio each
         // (rounded up per token, as the capacity solver counts them)
-        let logical = u128::from(k_b32) * u128::from(kept)
-            + dsv4_compressed_b32_per_token(model, il, s.type_k) * u128::from(n);
+        let logical = wd.add128(
+            Logical,
+            wd.mul128(Logical, k_b32w, u128::from(kept)),
+            wd.mul128(
+                Logical,
+                dsv4_compressed_b32_per_token(model, il, s.type_k),
+                u128::from(n),
+            ),
+        );
         // the compressor states count with their layer (logical and allocated alike), so the
         // per-layer figures add up to the whole
-        let layer_bytes = b32_to_bytes(logical * u128::from(b)).saturating_add(layer_states);
-        let layer_alloc = b32_to_bytes(layer_alloc).saturating_add(layer_states);
-        bytes = bytes.saturating_add(layer_bytes);
-        read = read.saturating_add(layer_bytes);
-        alloc = alloc.saturating_add(layer_alloc);
+        let layer_bytes = wd.add128(
+            Logical,
+            wd.mul128(Logical, logical, u128::from(b)).div_ceil(32),
+            u128::from(layer_states),
+        );
+        let layer_alloc = wd.add128(Alloc, layer_alloc.div_ceil(32), u128::from(layer_states));
+        bytes = wd.add128(Logical, bytes, layer_bytes);
+        alloc = wd.add128(Alloc, alloc, layer_alloc);
+        let (layer_bytes, layer_alloc) = (
+            wd.narrow(Logical, Some(layer_bytes)),
+            wd.narrow(Alloc, Some(layer_alloc)),
+        );
         per_layer.push(KvLayer {
             index: il as u32,
             attention: layer.attention,
@@ -422,7 +536,11 @@ fn dsv4_cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
             retained_tokens: kept,
             read_tokens: kept,
             bytes: layer_bytes,
-            allocated_cells: if owned { raw_cells * streams } else { 0 },
+            allocated_cells: if owned {
+                wd.mul(Alloc, raw_cells, streams)
+            } else {
+                0
+            },
             allocated_bytes: layer_alloc,
         });
     }
@@ -431,7 +549,7 @@ fn dsv4_cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
         cells,
         streams,
         layers,
-        k_bytes: b32_to_bytes(k),
+        k_bytes: wd.bytes(Alloc, k),
         v_bytes: 0,
     };
     let mut caches = vec![
@@ -446,10 +564,10 @@ fn dsv4_cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
         [(4, false, st_csa), (128, false, st_hca), (4, true, st_lid)]
     {
         // two f32 planes (kv, score) per layer per stream
-        let plane = per_plane
-            .saturating_mul(4)
-            .saturating_mul(streams)
-            .saturating_mul(u64::from(layers));
+        let plane = wd.narrow(
+            Alloc,
+            (per_plane as u128 * 4 * streams as u128).checked_mul(u128::from(layers)),
+        );
         caches.push(AllocatedCache {
             kind: CacheKind::CompressorState { ratio, indexer },
             cells: if ratio == 4 { 8 } else { 128 },
@@ -469,24 +587,33 @@ fn dsv4_cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
     // the caches that grow with N: the compressed rows (K / ratio, indexer / 4) per token
     let growth: u128 = (0..model.layers.len())
         .map(|il| dsv4_compressed_b32_per_token(model, il, s.type_k))
-        .sum();
-    let growing_bytes =
-        b32_to_bytes(growth.saturating_mul(u128::from(n).saturating_mul(u128::from(b))));
+        .fold(0, |a, x| wd.add128(PerToken, a, x));
+    let all_b32 = model
+        .layers
+        .iter()
+        .map(|l| {
+            let (kb, vb) = layer_k_v_b32(model, l, s.type_k, s.type_v, None);
+            kb + vb
+        })
+        .fold(0, |a, x| wd.add128(PerToken, a, x));
+    wd.narrow(PerToken, Some(all_b32));
+    let growing_bytes = wd.bytes(
+        Logical,
+        wd.mul3(Logical, growth, u128::from(n), u128::from(b)),
+    );
+    let (bytes, alloc) = (
+        wd.narrow(Logical, Some(bytes)),
+        wd.narrow(Alloc, Some(alloc)),
+    );
     KvCache {
-        bytes_per_token: b32_to_bytes(growth),
-        bytes_per_token_all_layers: b32_to_bytes(
-            model
-                .layers
-                .iter()
-                .map(|l| layer_b32_per_token(model, l, s.type_k, s.type_v) as u128)
-                .sum(),
-        ),
-        growing_bytes_per_token: b32_to_bytes(growth),
+        bytes_per_token: wd.bytes(PerToken, growth),
+        bytes_per_token_all_layers: wd.bytes(PerToken, all_b32),
+        growing_bytes_per_token: wd.bytes(PerToken, growth),
         window_bytes: bytes.saturating_sub(growing_bytes),
         bytes,
         naive_bytes: None,
         recurrent_bytes: 0,
-        read_bytes: read,
+        read_bytes: bytes,
         allocated_bytes: alloc,
         allocated_context: n_ctx,
         cells_per_stream: base_cells,
@@ -497,15 +624,39 @@ fn dsv4_cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
     }
 }
 
-/// Compute the cache of `model` under `s` (docs/bounds.md §3).
+/// Compute the cache of `model` under `s` (docs/bounds.md §3). A figure beyond 64 bits is
+/// saturated here; [`cache_checked`] says which (scenarios are checked before they reach a
+/// report, `core::overflow`).
 pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
-    if model.architecture == "deepseek4" && !model.no_memory {
-        return dsv4_cache(model, s);
+    walk(model, s, &Wide::default())
+}
+
+/// [`cache`], or the first figure of the same walk that does not fit in 64 bits.
+pub fn cache_checked(model: &ModelShape, s: &CacheSettings) -> Result<KvCache, Saturated> {
+    let wd = Wide::default();
+    let kv = walk(model, s, &wd);
+    match wd.first() {
+        Some(sat) => Err(sat),
+        None => Ok(kv),
+    }
+}
+
+fn walk(model: &ModelShape, s: &CacheSettings, wd: &Wide) -> KvCache {
+    use ByteFigure::{
+        KvAllocated as Alloc, KvCache as Logical, KvPerToken as PerToken,
+        RecurrentState as Recurrent,
+    };
+    if super::arch::lookup(&model.architecture).is_some_and(|a| a.compressed_kv) && !model.no_memory
+    {
+        return dsv4_cache(model, s, wd);
     }
     let n = s.context;
     let b = s.sequences.max(1);
-    let total_ctx = n.saturating_mul(b);
-    let n_ctx = pad(total_ctx, PAD);
+    let total_ctx = wd.mul(Alloc, n, b);
+    let n_ctx = wd.narrow(
+        Alloc,
+        Some((total_ctx as u128).div_ceil(PAD as u128) * PAD as u128),
+    );
     let cells_per_stream = if s.kv_unified {
         n_ctx
     } else {
@@ -536,18 +687,23 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
     };
     let mut per_layer = Vec::with_capacity(model.layers.len());
     let (mut full_b32, mut all_b32) = (0u128, 0u128);
-    let (mut bytes, mut read, mut alloc) = (0u64, 0u64, 0u64);
+    let (mut bytes, mut read, mut alloc) = (0u128, 0u128, 0u128);
     let mut naive: u128 = 0;
-    let (mut grow_b32, mut window_total) = (0u128, 0u64);
+    let (mut grow_b32, mut window_total) = (0u128, 0u128);
     // (layers, K b32 × cells, V b32 × cells, cells per stream) per buffer.
     let mut base = (0u32, 0u128, 0u128, cells_per_stream);
     let mut swa = (0u32, 0u128, 0u128, 0u64);
     let mut idx = (0u32, 0u128, 0u128, cells_per_stream);
     for (il, layer) in model.layers.iter().enumerate() {
-        let b32 = layer_b32_per_token(model, layer, s.type_k, s.type_v);
-        all_b32 += b32 as u128;
+        // per token in 1/32-byte units: wide for every sum and product, narrowed where kept
+        let b32w = {
+            let (kb, vb) = layer_k_v_b32(model, layer, s.type_k, s.type_v, None);
+            kb + vb
+        };
+        let b32 = wd.narrow(PerToken, Some(b32w));
+        all_b32 = wd.add128(PerToken, all_b32, b32w);
         if layer.attention == Attention::Full {
-            full_b32 += b32 as u128;
+            full_b32 = wd.add128(PerToken, full_b32, b32w);
         }
         // --swa-full: the sliding layers keep every cell, so every token stays (llama.cpp
         // reuses a masked cell only when no free one is left).
@@ -555,14 +711,14 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
             Attention::Sliding { .. } | Attention::Chunked { .. } if s.swa_full => n,
             a => retained(a, n),
         };
+        let layer_b32 = wd.mul3(Logical, b32w, kept as u128, b as u128);
         if layer.attention != Attention::None && kept == n {
-            grow_b32 += b32 as u128;
+            grow_b32 = wd.add128(PerToken, grow_b32, b32w);
         } else if kept < n {
-            window_total =
-                window_total.saturating_add(b32_to_bytes(b32 as u128 * kept as u128 * b as u128));
+            window_total = wd.add128(Logical, window_total, layer_b32.div_ceil(32));
         }
         let reads = read_cells(layer.attention, n);
-        let layer_bytes = b32_to_bytes(b32 as u128 * kept as u128 * b as u128);
+        let layer_bytes = layer_b32.div_ceil(32);
         let window = match layer.attention {
             Attention::Sliding { window } => Some(window),
             Attention::Chunked { chunk } => Some(chunk),
@@ -571,13 +727,14 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
         let owned = layer.owns_cache && !model.no_memory;
         // Attention K/V (without the indexer) and the indexer, allocated separately.
         let (kb, vb) = layer_k_v_b32(model, layer, s.type_k, s.type_v, v_pad);
-        let ik = layer.indexer_key_length as u64 * s.type_k.b32_per_element();
+        let ik = layer.indexer_key_length as u128 * s.type_k.b32_per_element() as u128;
         let iv = if layer.indexer_value_length > 0 {
             vb.min(
                 match v_pad {
                     Some((_, w)) => w,
                     None => layer.indexer_value_length as u64,
-                } * s.type_v.b32_per_element(),
+                } as u128
+                    * s.type_v.b32_per_element() as u128,
             )
         } else {
             0
@@ -585,14 +742,22 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
         let (kb, vb) = (kb - ik, vb - iv);
         let layer_cells = match window {
             _ if !owned => 0,
-            Some(w) => swa_cells_per_stream(w).saturating_mul(streams),
-            None => cells_per_stream.saturating_mul(streams),
+            Some(w) => wd.mul(Alloc, swa_cells_per_stream(w), streams),
+            None => wd.mul(Alloc, cells_per_stream, streams),
         };
         let idx_cells = if owned && layer.indexer_key_length > 0 {
-            cells_per_stream.saturating_mul(streams)
+            wd.mul(Alloc, cells_per_stream, streams)
         } else {
             0
         };
+        let (k_cells, v_cells) = (
+            wd.mul128(Alloc, kb, layer_cells as u128),
+            wd.mul128(Alloc, vb, layer_cells as u128),
+        );
+        let (ik_cells, iv_cells) = (
+            wd.mul128(Alloc, ik, idx_cells as u128),
+            wd.mul128(Alloc, iv, idx_cells as u128),
+        );
         if owned {
             let buf = if window.is_some() {
                 &mut swa
@@ -600,20 +765,21 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
                 &mut base
             };
             buf.0 += 1;
-            buf.1 += kb as u128 * layer_cells as u128;
-            buf.2 += vb as u128 * layer_cells as u128;
+            buf.1 = wd.add128(Alloc, buf.1, k_cells);
+            buf.2 = wd.add128(Alloc, buf.2, v_cells);
             if let Some(w) = window {
                 buf.3 = swa_cells_per_stream(w);
             }
             if layer.indexer_key_length > 0 {
                 idx.0 += 1;
-                idx.1 += ik as u128 * idx_cells as u128;
-                idx.2 += iv as u128 * idx_cells as u128;
+                idx.1 = wd.add128(Alloc, idx.1, ik_cells);
+                idx.2 = wd.add128(Alloc, idx.2, iv_cells);
             }
         }
-        let layer_alloc = b32_to_bytes(
-            (kb + vb) as u128 * layer_cells as u128 + (ik + iv) as u128 * idx_cells as u128,
-        );
+        let layer_alloc = [k_cells, v_cells, ik_cells, iv_cells]
+            .into_iter()
+            .fold(0, |a, x| wd.add128(Alloc, a, x))
+            .div_ceil(32);
         if let Some(mla) = model.mla
             && layer.attention != Attention::None
             && owned
@@ -621,11 +787,24 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
             let per_tok = layer.head_count as u128
                 * (mla.key_length_mla as u128 * s.type_k.b32_per_element() as u128
                     + mla.value_length_mla as u128 * s.type_v.b32_per_element() as u128);
-            naive += per_tok * kept as u128 * b as u128;
+            naive = wd.add128(
+                Logical,
+                naive,
+                wd.mul3(Logical, per_tok, kept as u128, b as u128),
+            );
         }
-        bytes = bytes.saturating_add(layer_bytes);
-        read = read.saturating_add(b32_to_bytes(b32 as u128 * reads as u128 * b as u128));
-        alloc = alloc.saturating_add(layer_alloc);
+        bytes = wd.add128(Logical, bytes, layer_bytes);
+        read = wd.add128(
+            Logical,
+            read,
+            wd.mul3(Logical, b32w, reads as u128, b as u128)
+                .div_ceil(32),
+        );
+        alloc = wd.add128(Alloc, alloc, layer_alloc);
+        let (layer_bytes, layer_alloc) = (
+            wd.narrow(Logical, Some(layer_bytes)),
+            wd.narrow(Alloc, Some(layer_alloc)),
+        );
         per_layer.push(KvLayer {
             index: il as u32,
             attention: layer.attention,
@@ -639,12 +818,24 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
         });
     }
     // qwen4exp's PLE rows are attributed to the PLE layers (per-layer figures add up)
-    let recurrent = model.recurrent_bytes_per_sequence().saturating_mul(b);
-    let ple_rows = model
-        .state
-        .map_or(0, |st| st.ple)
-        .saturating_mul(4)
-        .saturating_mul(b);
+    let recurrent = wd.narrow(
+        Recurrent,
+        model
+            .state
+            .and_then(|st| {
+                let layers = model.layers.iter().filter(|l| l.recurrent).count() as u128;
+                (st.conv as u128 + st.state as u128)
+                    .checked_mul(4)?
+                    .checked_mul(layers)?
+                    .checked_mul(b as u128)
+            })
+            .or(model.state.is_none().then_some(0)),
+    );
+    let ple_rows = wd.mul(
+        Recurrent,
+        wd.mul(Recurrent, model.state.map_or(0, |st| st.ple), 4),
+        b,
+    );
     if ple_rows > 0 {
         let ple_layers: Vec<usize> = model
             .keys
@@ -657,25 +848,25 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
         let each = ple_rows / ple_layers.len().max(1) as u64;
         for il in ple_layers {
             if let Some(x) = per_layer.get_mut(il) {
-                x.bytes = x.bytes.saturating_add(each);
-                x.allocated_bytes = x.allocated_bytes.saturating_add(each);
+                x.bytes = wd.add(Logical, x.bytes, each);
+                x.allocated_bytes = wd.add(Alloc, x.allocated_bytes, each);
             }
-            bytes = bytes.saturating_add(each);
-            read = read.saturating_add(each);
-            alloc = alloc.saturating_add(each);
+            bytes = wd.add128(Logical, bytes, u128::from(each));
+            read = wd.add128(Logical, read, u128::from(each));
+            alloc = wd.add128(Alloc, alloc, u128::from(each));
         }
     }
     let mut caches = Vec::new();
-    let recurrent_only =
-        super::model::RECURRENT_ARCHITECTURES.contains(&model.architecture.as_str());
+    let memory = super::arch::lookup(&model.architecture).map(|a| a.memory);
+    let recurrent_only = memory == Some(super::arch::Memory::Recurrent);
     if !model.no_memory && !recurrent_only {
         let buf = |kind, (layers, k, v, cells): (u32, u128, u128, u64)| AllocatedCache {
             kind,
             cells,
             streams,
             layers,
-            k_bytes: b32_to_bytes(k),
-            v_bytes: b32_to_bytes(v),
+            k_bytes: wd.bytes(Alloc, k),
+            v_bytes: wd.bytes(Alloc, v),
         };
         // llama.cpp's order: the main (or DSA) cache, its indexer, then the SWA cache.
         caches.push(buf(CacheKind::Kv, base));
@@ -688,8 +879,7 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
     }
     // llama.cpp creates the recurrent memory for every hybrid and recurrent architecture,
     // even when no layer holds state.
-    let arch = model.architecture.as_str();
-    let has_recurrent_memory = super::model::HYBRID_ARCHITECTURES.contains(&arch) || recurrent_only;
+    let has_recurrent_memory = memory == Some(super::arch::Memory::Hybrid) || recurrent_only;
     if model.state.is_some() || has_recurrent_memory {
         let st = model.state.unwrap_or(super::model::RecurrentState {
             conv: 0,
@@ -702,18 +892,21 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
             cells: b,
             streams: 1,
             layers,
-            k_bytes: st
-                .conv
-                .saturating_mul(4)
-                .saturating_mul(b)
-                .saturating_mul(layers as u64),
+            k_bytes: wd.mul(
+                Recurrent,
+                wd.mul(Recurrent, wd.mul(Recurrent, st.conv, 4), b),
+                layers as u64,
+            ),
             // S rows plus qwen4exp's PLE rows (llama.cpp logs them apart as P)
-            v_bytes: st
-                .state
-                .saturating_mul(4)
-                .saturating_mul(b)
-                .saturating_mul(layers as u64)
-                .saturating_add(ple_rows),
+            v_bytes: wd.add(
+                Recurrent,
+                wd.mul(
+                    Recurrent,
+                    wd.mul(Recurrent, wd.mul(Recurrent, st.state, 4), b),
+                    layers as u64,
+                ),
+                ple_rows,
+            ),
         });
     }
     let mut refusals = Vec::new();
@@ -760,16 +953,21 @@ pub fn cache(model: &ModelShape, s: &CacheSettings) -> KvCache {
             }
         }
     }
+    // The per-token sums stay in 1/32-byte units in u64 for their readers.
+    wd.narrow(PerToken, Some(all_b32));
     KvCache {
-        bytes_per_token: b32_to_bytes(full_b32),
-        bytes_per_token_all_layers: b32_to_bytes(all_b32),
-        growing_bytes_per_token: b32_to_bytes(grow_b32),
-        window_bytes: window_total,
-        bytes,
-        naive_bytes: model.mla.map(|_| b32_to_bytes(naive)),
+        bytes_per_token: wd.bytes(PerToken, full_b32),
+        bytes_per_token_all_layers: wd.bytes(PerToken, all_b32),
+        growing_bytes_per_token: wd.bytes(PerToken, grow_b32),
+        window_bytes: wd.narrow(Logical, Some(window_total)),
+        bytes: wd.narrow(Logical, Some(bytes)),
+        naive_bytes: model.mla.map(|_| wd.bytes(Logical, naive)),
         recurrent_bytes: recurrent,
-        read_bytes: read.saturating_add(recurrent),
-        allocated_bytes: alloc.saturating_add(recurrent),
+        read_bytes: wd.narrow(
+            Logical,
+            Some(wd.add128(Logical, read, u128::from(recurrent))),
+        ),
+        allocated_bytes: wd.narrow(Alloc, Some(wd.add128(Alloc, alloc, u128::from(recurrent)))),
         allocated_context: n_ctx,
         cells_per_stream,
         per_layer,

@@ -2,6 +2,7 @@
 //! built from raw architecture figures by llama.cpp's per-architecture rules (docs/bounds.md §3).
 //! Pure: no I/O, no other top-level module.
 
+use super::arch::{Memory, SwaWhen};
 use super::units::{Provenance, Sourced};
 use std::fmt;
 
@@ -310,289 +311,17 @@ pub struct ModelShape {
     pub warnings: Vec<String>,
 }
 
-/// Every architecture of the pinned llama.cpp build (`LLM_ARCH_NAMES` in src/llama-arch.cpp,
-/// build b11434), sorted.
-pub const LLAMA_CPP_ARCHITECTURES: &[&str] = &[
-    "afmoe",
-    "apertus",
-    "arcee",
-    "arctic",
-    "arwkv7",
-    "baichuan",
-    "bailingmoe",
-    "bailingmoe2",
-    "bailingmoe3",
-    "bert",
-    "bitnet",
-    "bloom",
-    "chameleon",
-    "chatglm",
-    "clef",
-    "clip",
-    "codeshell",
-    "cogvlm",
-    "cohere2",
-    "cohere2moe",
-    "command-r",
-    "dbrx",
-    "deci",
-    "deepseek",
-    "deepseek2",
-    "deepseek2-ocr",
-    "deepseek32",
-    "deepseek4",
-    "dflash",
-    "dots1",
-    "dots3note",
-    "dream",
-    "eagle3",
-    "ernie4_5",
-    "ernie4_5-moe",
-    "eurobert",
-    "exaone",
-    "exaone-moe",
-    "exaone4",
-    "falcon",
-    "falcon-h1",
-    "gemma",
-    "gemma-embedding",
-    "gemma2",
-    "gemma3",
-    "gemma3n",
-    "gemma4",
-    "gemma4-assistant",
-    "glm-dsa",
-    "glm4",
-    "glm4moe",
-    "glm5-next",
-    "gpt-oss",
-    "gpt2",
-    "gptj",
-    "gptneox",
-    "granite",
-    "granite_swa",
-    "granitehybrid",
-    "granitemoe",
-    "graniteswitch",
-    "grok",
-    "grovemoe",
-    "hrm_text",
-    "hunyuan-dense",
-    "hunyuan-moe",
-    "hunyuan_vl",
-    "hy_v3",
-    "hy_v4",
-    "internlm2",
-    "jais",
-    "jais2",
-    "jamba",
-    "jina-bert-v2",
-    "jina-bert-v3",
-    "kimi-k3",
-    "kimi-linear",
-    "laguna",
-    "lfm2",
-    "lfm2moe",
-    "llada",
-    "llada-moe",
-    "llama",
-    "llama-embed",
-    "llama4",
-    "maincoder",
-    "mamba",
-    "mamba2",
-    "maple",
-    "mellum",
-    "mimo2",
-    "minicpm",
-    "minicpm3",
-    "minimax-01",
-    "minimax-m2",
-    "minimax-m3",
-    "mistral3",
-    "mistral4",
-    "modern-bert",
-    "mpt",
-    "muse-glimmer",
-    "nanbeige",
-    "nemotron",
-    "nemotron_h",
-    "nemotron_h_moe",
-    "neo-bert",
-    "nomic-bert",
-    "nomic-bert-moe",
-    "olmo",
-    "olmo2",
-    "olmoe",
-    "openelm",
-    "orion",
-    "paddleocr",
-    "pangu-embedded",
-    "phi2",
-    "phi3",
-    "phimoe",
-    "plamo",
-    "plamo2",
-    "plamo3",
-    "plm",
-    "pockettts",
-    "qwen",
-    "qwen2",
-    "qwen2moe",
-    "qwen2vl",
-    "qwen3",
-    "qwen35",
-    "qwen35moe",
-    "qwen3moe",
-    "qwen3next",
-    "qwen3tts",
-    "qwen3vl",
-    "qwen3vlmoe",
-    "qwen4exp",
-    "refact",
-    "rnd1",
-    "rwkv6",
-    "rwkv6qwen2",
-    "rwkv7",
-    "seed_oss",
-    "smallthinker",
-    "smollm3",
-    "spark2_5",
-    "stablelm",
-    "starcoder",
-    "starcoder2",
-    "step35",
-    "t5",
-    "t5encoder",
-    "talkie",
-    "wavtokenizer-dec",
-    "xverse",
-];
+pub use super::arch::LLAMA_CPP_BUILD;
 
-/// The pinned llama.cpp build these rules were read from.
-pub const LLAMA_CPP_BUILD: u32 = 11434;
-
-/// True when the pinned llama.cpp build knows the architecture.
+/// True when the pinned llama.cpp build knows the architecture (a row of `core::arch`).
 pub fn is_llama_cpp_architecture(arch: &str) -> bool {
-    LLAMA_CPP_ARCHITECTURES.binary_search(&arch).is_ok()
+    super::arch::lookup(arch).is_some()
 }
 
-/// Architectures for which llama.cpp creates no cache memory (`llama_model::create_memory`
-/// returns none: encoders, embedding and diffusion models).
-pub const NO_MEMORY_ARCHITECTURES: &[&str] = &[
-    "bert",
-    "jina-bert-v2",
-    "jina-bert-v3",
-    "nomic-bert",
-    "nomic-bert-moe",
-    "neo-bert",
-    "eurobert",
-    "wavtokenizer-dec",
-    "modern-bert",
-    "gemma-embedding",
-    "dream",
-    "llada",
-    "llada-moe",
-    "rnd1",
-    "clef",
-];
-
-/// Purely recurrent architectures (llama.cpp `llm_arch_is_recurrent`).
-pub const RECURRENT_ARCHITECTURES: &[&str] =
-    &["mamba", "mamba2", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7"];
-
-/// Hybrid attention + recurrent architectures (llama.cpp `llm_arch_is_hybrid`).
-pub const HYBRID_ARCHITECTURES: &[&str] = &[
-    "jamba",
-    "falcon-h1",
-    "plamo2",
-    "granitehybrid",
-    "lfm2",
-    "lfm2moe",
-    "nemotron_h",
-    "nemotron_h_moe",
-    "qwen3next",
-    "kimi-linear",
-    "bailingmoe3",
-    "kimi-k3",
-    "glm5-next",
-    "qwen35",
-    "qwen35moe",
-    "qwen4exp",
-    "deepseek4",
-    "minimax-01",
-];
-
-/// Architectures whose cache llama.cpp builds in a way llmbound does not model, with why.
+/// Why llmbound does not model the cache llama.cpp builds for `arch` (the table's
+/// `unsupported` column), when it does not.
 pub fn unsupported_reason(arch: &str) -> Option<&'static str> {
-    Some(match arch {
-        "gemma4-assistant" | "dflash" | "eagle3" => {
-            "a draft model: llama.cpp sizes its cache from the target model's context"
-        }
-        "graniteswitch" => "llama.cpp adds a router layer with a cache of its own",
-        "nanbeige" => "llama.cpp repeats the physical layers in loops",
-        "clip" => "a vision/audio projector, not a language model: it has no cache",
-        "gptj" => "llama.cpp lists it but refuses to load it (unsupported model architecture)",
-        _ => return None,
-    })
-}
-
-/// When llama.cpp turns on the sliding-window pattern for an architecture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SwaWhen {
-    /// Always (the window key is required unless a default is given).
-    Always,
-    /// Only when the file states a window above 0.
-    WindowPositive,
-    /// Only for a given number of (non-MTP) layers (exaone4: the 64-layer 32B).
-    Layers(u32),
-}
-
-/// llama.cpp's hard-coded sliding-window rule for an architecture (`load_swa_pattern(ml, n,
-/// dense_first)` in each model's `load_arch_hparams`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct SwaRule {
-    when: SwaWhen,
-    /// Default period n (None: the file must carry the per-layer array).
-    period: Option<u32>,
-    /// Layer il is full when `il % n == 0` (else when `il % n == n − 1`).
-    dense_first: bool,
-    /// Window when the key is absent.
-    default_window: Option<u64>,
-    /// Window llama.cpp uses whatever the file says.
-    forced_window: Option<u64>,
-}
-
-fn swa_rule(arch: &str) -> Option<SwaRule> {
-    let r = |when, period, dense_first, default_window, forced_window| {
-        Some(SwaRule {
-            when,
-            period,
-            dense_first,
-            default_window,
-            forced_window,
-        })
-    };
-    use SwaWhen::*;
-    match arch {
-        "gemma2" => r(Always, Some(2), false, Some(4096), None),
-        "gpt-oss" => r(Always, Some(2), false, None, None),
-        "gemma3" => r(WindowPositive, Some(6), false, None, None),
-        "gemma3n" => r(Always, Some(5), false, None, None),
-        "cohere2" | "muse-glimmer" => r(Always, Some(4), false, None, None),
-        "cohere2moe" => r(Always, Some(4), true, None, None),
-        "exaone-moe" => r(Always, Some(4), false, Some(128), None),
-        "exaone4" => r(Layers(64), Some(4), false, Some(4096), None),
-        "afmoe" | "olmo2" | "mellum" => r(WindowPositive, Some(4), false, None, None),
-        "plamo3" => r(WindowPositive, Some(8), false, None, None),
-        "laguna" => r(WindowPositive, Some(4), true, None, None),
-        "smallthinker" => r(WindowPositive, Some(4), true, None, Some(4096)),
-        "gemma4" | "gemma4-assistant" | "mimo2" | "step35" | "granite_swa" | "maple"
-        | "spark2_5" | "dots3note" => r(Always, None, false, None, None),
-        // deepseek4: set_swa_pattern(0), every layer (MTP layers too) keeps a raw window.
-        "deepseek4" => r(Always, Some(0), false, None, None),
-        _ => None,
-    }
+    super::arch::lookup(arch).and_then(|a| a.unsupported)
 }
 
 /// llama.cpp `set_swa_pattern(n, dense_first)` for one layer.
@@ -632,10 +361,13 @@ impl ModelShape {
         let mut warnings = Vec::new();
         let arch = fig.architecture.as_str();
         let keys = &fig.keys;
-        let known = is_llama_cpp_architecture(arch);
-        let no_memory = NO_MEMORY_ARCHITECTURES.contains(&arch);
-        let recurrent_only = RECURRENT_ARCHITECTURES.contains(&arch);
-        let hybrid = HYBRID_ARCHITECTURES.contains(&arch);
+        let row = super::arch::lookup(arch);
+        let known = row.is_some();
+        let memory = row.map(|r| r.memory);
+        let no_memory = memory == Some(Memory::None);
+        let recurrent_only = memory == Some(Memory::Recurrent);
+        let hybrid = memory == Some(Memory::Hybrid);
+        let compressed_kv = row.is_some_and(|r| r.compressed_kv);
         let nextn = keys.nextn_layers.min(fig.layers);
         let n_main = fig.layers - nextn;
 
@@ -724,7 +456,7 @@ impl ModelShape {
 
         // The sliding-window pattern (llama.cpp `is_swa`) and its window.
         let file_window = fig.sliding_window;
-        let rule = swa_rule(arch);
+        let rule = row.and_then(|r| r.swa);
         let swa_on = match rule.map(|r| r.when) {
             Some(SwaWhen::Always) => true,
             Some(SwaWhen::WindowPositive) => file_window.is_some_and(|w| w > 0),
@@ -742,7 +474,7 @@ impl ModelShape {
         }
         // deepseek4: llama.cpp refuses a file whose compress_ratios is missing or shorter than
         // block_count, and any ratio other than 0, 4 and 128.
-        if arch == "deepseek4" {
+        if compressed_kv {
             match &keys.compress_ratios {
                 Some(PerLayer::List(r)) if r.len() >= l => {
                     if let Some(bad) = r.iter().find(|x| ![0, 4, 128].contains(*x)) {
@@ -779,7 +511,7 @@ impl ModelShape {
                     )));
                 }
             }
-            if arch == "deepseek4" {
+            if compressed_kv {
                 // its loader marks the MTP layers sliding as well
                 swa_flags.iter_mut().for_each(|f| *f = true);
             }
@@ -1056,7 +788,7 @@ impl ModelShape {
             ssm: fig.ssm,
             state,
             no_memory,
-            kv_types_must_match: fig.mla.is_some() || arch == "deepseek4",
+            kv_types_must_match: fig.mla.is_some() || compressed_kv,
             unsupported,
             keys: fig.keys.clone(),
             provenance,
@@ -1099,10 +831,12 @@ impl ModelShape {
         u64::try_from(s.bytes() as u128 * n).unwrap_or(u64::MAX)
     }
 
-    /// Whether flash attention runs when `requested`: llama.cpp turns it off for grok whatever
-    /// was asked (`llama_init_from_model`).
+    /// Whether flash attention runs when `requested`: llama.cpp turns it off for some
+    /// architectures whatever was asked (`llama_init_from_model`; grok, the table's
+    /// `flash_attn_off`).
     pub fn effective_flash_attn(&self, requested: bool) -> bool {
-        requested && self.architecture != "grok"
+        requested
+            && !super::arch::lookup(&self.architecture).is_some_and(|a| a.graph.flash_attn_off)
     }
 
     /// Largest V row over every layer, H_KV × d_v (llama.cpp `n_embd_v_gqa_max`): with flash

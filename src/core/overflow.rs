@@ -1,10 +1,10 @@
 //! Byte figures beyond 2^64: checked before any bound is computed, so no report ever shows
-//! saturated arithmetic (`18,446,744,073,709,551,615 bytes`) as if it were a result. The
-//! figures are recomputed here in u128 with checked operations, each an upper bound of what
-//! `kv::cache`, `weights::total_bytes` and the capacity sum compute in u64. Typed outcome;
-//! `Display` words it once. Pure: no I/O, no other top-level module.
+//! saturated arithmetic (`18,446,744,073,709,551,615 bytes`) as if it were a result. The cache
+//! figures are not recomputed here: `kv::cache_checked` runs `kv`'s own per-layer walk in
+//! widened (u128, checked) arithmetic and names the first figure that does not fit; this
+//! module adds the weights and the capacity sum around it. Typed outcome; `Display` words it
+//! once. Pure: no I/O, no other top-level module.
 
-use super::model::{Attention, ModelShape};
 use super::scenario::Scenario;
 use std::fmt;
 
@@ -91,59 +91,19 @@ fn over(figure: ByteFigure, value: Option<u128>) -> Result<u128, ByteOverflow> {
     }
 }
 
-/// Per-token cache bytes of one layer in 1/32-byte units, in u128 (as `kv::layer_b32_per_token`).
-fn layer_b32(model: &ModelShape, il: usize, s: &Scenario) -> Option<u128> {
-    let l = &model.layers[il];
-    if l.attention == Attention::None {
-        return Some(0);
-    }
-    let hkv = l.head_count_kv as u128;
-    let ek = s.cache.type_k.b32_per_element() as u128;
-    let ev = s.cache.type_v.b32_per_element() as u128;
-    if model.mla.is_some() {
-        return hkv.checked_mul(l.key_length as u128)?.checked_mul(ek);
-    }
-    let k = (l.key_length as u128).checked_mul(ek)?;
-    let v = (l.value_length as u128).checked_mul(ev)?;
-    hkv.checked_mul(k.checked_add(v)?)
-}
-
-/// Check every byte figure of a scenario fits in 64 bits.
+/// Check every byte figure of a scenario fits in 64 bits. The cache figures are those of
+/// `kv::cache` itself: the same per-layer walk (windows, indexer caches, V padding, deepseek4's
+/// compressed rows and compressor states, every kind of recurrent state), taken in widened
+/// arithmetic by `kv::cache_checked`; this module adds only the sums around it.
 pub fn check_scenario_bytes(s: &Scenario) -> Result<(), ByteOverflow> {
-    let m = &s.model;
-    let n = s.cache.context as u128;
-    let b = s.cache.sequences.max(1) as u128;
-    let pad = super::kv::PAD as u128;
-    // Allocated cells per layer are at most n_ctx + 256 × B (n_ctx = N × B padded to 256).
-    let n_ctx = (n * b).div_ceil(pad) * pad;
-    let cells = n_ctx + pad * b;
-    let (mut per_token, mut logical, mut allocated) = (Some(0u128), Some(0u128), Some(0u128));
-    for (il, layer) in m.layers.iter().enumerate() {
-        let b32 = layer_b32(m, il, s);
-        let kept = super::kv::retained(layer.attention, s.cache.context) as u128;
-        per_token = per_token.and_then(|t| t.checked_add(b32?));
-        logical = logical.and_then(|t| t.checked_add(b32?.checked_mul(kept)?.checked_mul(b)?));
-        allocated = allocated.and_then(|t| t.checked_add(b32?.checked_mul(cells)?));
-    }
-    // The per-token sum stays in 1/32-byte units in u64 inside `kv::cache`.
-    over(ByteFigure::KvPerToken, per_token)?;
-    let logical = over(ByteFigure::KvCache, logical.map(|x| x.div_ceil(32)))?;
-    let allocated = over(ByteFigure::KvAllocated, allocated.map(|x| x.div_ceil(32)))?;
-    let recurrent_bytes = match m.ssm {
-        None => Some(0u128),
-        Some(ss) => (|| {
-            let groups = 2u128
-                .checked_mul(ss.n_group as u128)?
-                .checked_mul(ss.d_state as u128)?;
-            let per_layer = (ss.d_conv.saturating_sub(1) as u128)
-                .checked_mul((ss.d_inner as u128).checked_add(groups)?)?
-                .checked_add((ss.d_state as u128).checked_mul(ss.d_inner as u128)?)?
-                .checked_mul(4)?;
-            let layers = m.layers.iter().filter(|l| l.recurrent).count() as u128;
-            per_layer.checked_mul(layers)?.checked_mul(b)
-        })(),
-    };
-    let recurrent = over(ByteFigure::RecurrentState, recurrent_bytes)?;
+    let kv = super::kv::cache_checked(&s.model, &s.cache).map_err(|sat| ByteOverflow {
+        figure: sat.figure,
+        approx_bytes: match sat.value {
+            Some(v) if sat.figure == ByteFigure::KvPerToken => v as f64 / 32.0,
+            Some(v) => v as f64,
+            None => f64::INFINITY,
+        },
+    })?;
     let weights = over(
         ByteFigure::Weights,
         s.weights
@@ -151,10 +111,13 @@ pub fn check_scenario_bytes(s: &Scenario) -> Result<(), ByteOverflow> {
             .try_fold(0u128, |a, w| a.checked_add(w.bytes.value as u128)),
     )?;
     let other = s.other_bytes.value as u128;
-    let kv = logical.max(allocated) + recurrent;
+    // The larger of the logical cache (with the state) and what llama.cpp allocates.
+    let cache = (kv.bytes as u128 + kv.recurrent_bytes as u128).max(kv.allocated_bytes as u128);
     over(
         ByteFigure::Total,
-        weights.checked_add(kv).and_then(|x| x.checked_add(other)),
+        weights
+            .checked_add(cache)
+            .and_then(|x| x.checked_add(other)),
     )
     .map(|_| ())
 }

@@ -17,88 +17,21 @@
 //! n_ubatch f32, top-k, the combined mask), attention within the batch for encoders,
 //! embedding and diffusion models (no cache, no logits for embedding models), T5's relative
 //! position bias, and grok without flash attention as llama.cpp forces it. Architectures
-//! whose graph it does not replay are bounded from above ([`COMPUTE_UPPER_BOUND`]) so that
+//! whose graph it does not replay are bounded from above or called estimates (the `compute`
+//! column of [`super::arch`]) so that
 //! the figure errs high, never low. GPU backends reserve differently (their own kernels'
 //! scratch, split graphs) and are not modelled.
 
 use super::kv::KvCache;
 use super::model::{Attention, ModelShape};
 
-/// How far the compute-buffer replay follows an architecture's graph.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ComputeStatus {
-    /// The replay follows llama.cpp's graph: within 5% (or 16 MiB, never more than half the
-    /// figure) of llama.cpp's CPU figure on every oracle case (an unknown FFN width is estimated high and flagged per scenario).
-    Exact,
-    /// Part of the graph is not replayed; what is missing is bounded from above, so the
-    /// estimate may be higher than llama.cpp reserves, never lower (on every oracle case).
-    /// The text says what is bounded rather than replayed.
-    UpperBound(&'static str),
-}
+pub use super::arch::ComputeStatus;
+use super::arch::{Ffn, Graph};
 
-/// Architectures whose compute buffer is an upper bound rather than a replay, with what is
-/// bounded. Every other architecture is [`ComputeStatus::Exact`]. `tests/oracle_runtime.rs`
-/// keeps this list true against llama.cpp's own figures (tests/fixtures/llama-cpp/): each
-/// listed architecture errs high on every case, every other one is within the band.
-pub const COMPUTE_UPPER_BOUND: &[(&str, &str)] = &[
-    (
-        "arwkv7",
-        "the RWKV time mix, sixteen n_embd f32 rows per token at once",
-    ),
-    (
-        "deepseek4",
-        "the compressed attention (CSA/HCA masks, indexer scores, top-k masks, concatenated keys, and the four hyper-connection residual streams), all counted live at once beside the plain layer",
-    ),
-    (
-        "gemma3n",
-        "the first layer's per-layer inputs, four n_layer x 256 f32 per row held at once",
-    ),
-    (
-        "glm5-next",
-        "the pooled indexer's scores, one n_kv x rows f32 per sequence",
-    ),
-    (
-        "jina-bert-v3",
-        "the encoder graph around its attention within the batch, counted rather than replayed (up to +111% over llama.cpp on the oracle fixtures, never below)",
-    ),
-    (
-        "mamba",
-        "the SSM block (conv and scan intermediates and their inputs), counted rather than replayed (up to +53% over llama.cpp on the oracle fixtures, never below; more on other shapes)",
-    ),
-    (
-        "mamba2",
-        "the SSM block (conv and scan intermediates and their inputs), counted rather than replayed (up to +45% over llama.cpp on the oracle fixtures, never below; more on other shapes)",
-    ),
-    (
-        "nomic-bert-moe",
-        "the encoder graph around its attention within the batch, counted rather than replayed (up to +111% over llama.cpp on the oracle fixtures, never below)",
-    ),
-    (
-        "qwen4exp",
-        "the QSA selection with pooled keys (pooled scores and mask, the filled, scattered and added selection masks), counted live through the attention",
-    ),
-    (
-        "rwkv6",
-        "the RWKV time mix, sixteen n_embd f32 rows per token at once",
-    ),
-    (
-        "rwkv6qwen2",
-        "the RWKV time mix, sixteen n_embd f32 rows per token at once",
-    ),
-    (
-        "rwkv7",
-        "the RWKV time mix, sixteen n_embd f32 rows per token at once",
-    ),
-];
-
-/// The replay's status for `arch` (see [`COMPUTE_UPPER_BOUND`]).
+/// The replay's status for `arch` (the `compute` column of `core::arch`; an architecture the
+/// table does not know is replayed as a plain decoder and called exact).
 pub fn compute_status(arch: &str) -> ComputeStatus {
-    COMPUTE_UPPER_BOUND
-        .iter()
-        .find(|(a, _)| *a == arch)
-        .map_or(ComputeStatus::Exact, |(_, why)| {
-            ComputeStatus::UpperBound(why)
-        })
+    super::arch::lookup(arch).map_or(ComputeStatus::Exact, |a| a.compute)
 }
 
 /// What is bounded rather than replayed for `arch`, when its compute buffer is an upper bound
@@ -106,78 +39,22 @@ pub fn compute_status(arch: &str) -> ComputeStatus {
 pub fn compute_upper_bound(arch: &str) -> Option<&'static str> {
     match compute_status(arch) {
         ComputeStatus::UpperBound(why) => Some(why),
-        ComputeStatus::Exact => None,
+        ComputeStatus::Exact | ComputeStatus::Estimate { .. } => None,
     }
 }
 
-/// Architectures whose compute buffer could come out LOW (not replayed, not bounded): none.
-/// Kept, empty, for its users; see [`COMPUTE_UPPER_BOUND`].
-pub const COMPUTE_NOT_MODELLED: &[(&str, &str)] = &[];
-
-/// What the replay misses for `arch` such that its compute buffer could come out LOW.
-/// No architecture errs low any more (each one is replayed or bounded from above, see
-/// [`compute_status`]), so this is `None` for every architecture; kept for its callers, which
-/// warn that llama.cpp may reserve more than shown.
-pub fn compute_not_modelled(arch: &str) -> Option<&'static str> {
-    COMPUTE_NOT_MODELLED
-        .iter()
-        .find(|(a, _)| *a == arch)
-        .map(|(_, why)| *why)
+/// The graph quirks of `arch` (all false for an architecture the table does not know).
+fn graph_of(arch: &str) -> Graph {
+    super::arch::lookup(arch).map_or(
+        Graph {
+            local_attention: false,
+            ffn: Ffn::Gated,
+            embedding_output: false,
+            flash_attn_off: false,
+        },
+        |a| a.graph,
+    )
 }
-
-/// Architectures whose graph attends within the batch only, without the KV cache (encoders,
-/// embedding and diffusion models): the KQ mask and scores span the batch's own rows.
-pub const GRAPH_LOCAL_ATTENTION: &[&str] = &[
-    "bert",
-    "dream",
-    "eurobert",
-    "gemma-embedding",
-    "jina-bert-v2",
-    "jina-bert-v3",
-    "llada",
-    "llada-moe",
-    "llama-embed",
-    "modern-bert",
-    "neo-bert",
-    "nomic-bert",
-    "nomic-bert-moe",
-    "rnd1",
-    "t5encoder",
-];
-
-/// Architectures whose dense FFN has no gate (`build_ffn` with up, an activation in place,
-/// and down): one n_ff-wide intermediate instead of three.
-pub const UNGATED_FFN: &[&str] = &[
-    "bert",
-    "bloom",
-    "codeshell",
-    "falcon",
-    "gpt2",
-    "gptneox",
-    "jina-bert-v3",
-    "mpt",
-    "nemotron",
-    "phi2",
-    "starcoder",
-    "starcoder2",
-    "t5",
-    "t5encoder",
-];
-
-/// Architectures whose graph ends in pooled embeddings, not logits.
-pub const EMBEDDING_OUTPUT: &[&str] = &[
-    "bert",
-    "eurobert",
-    "gemma-embedding",
-    "jina-bert-v2",
-    "jina-bert-v3",
-    "llama-embed",
-    "modern-bert",
-    "neo-bert",
-    "nomic-bert",
-    "nomic-bert-moe",
-    "t5encoder",
-];
 
 /// n_embd-wide f32 rows per token the upper bound of a recurrent block without SSM figures
 /// holds at once (RWKV's time mix keeps about a dozen).
@@ -423,8 +300,9 @@ fn replay(
     let mask_elem = if g.flash_attn { 2 } else { 4 };
     // Attention within the batch (no cache): n_kv is the batch's rows.
     let arch = model.architecture.as_str();
-    let local = GRAPH_LOCAL_ATTENTION.contains(&arch).then_some(t);
-    let logits = !EMBEDDING_OUTPUT.contains(&arch);
+    let quirks = graph_of(arch);
+    let local = quirks.local_attention.then_some(t);
+    let logits = !quirks.embedding_output;
     // T5's attention carries a position bias (llama.cpp then runs it without flash attention).
     let kq_bias = matches!(arch, "t5" | "t5encoder");
     // The first op on the reshaped Q and K (RoPE, or a per-head norm) cannot run in place on
@@ -566,7 +444,7 @@ fn replay(
         // inp_scaled = inp_embd × scale rows, in place
         r.free(x);
     }
-    // gemma3n (an upper bound, see COMPUTE_UPPER_BOUND): the per-layer token embeddings
+    // gemma3n (an upper bound, see `core::arch`): the per-layer token embeddings
     // gathered (n_layer × 256 f32 per row: llama.cpp's fixed n_embd_altup), then the AltUp stack of 4 streams (the input projected to three
     // more, normalised, concatenated, made contiguous).
     let gemma3n = arch == "gemma3n";
@@ -1009,12 +887,21 @@ fn replay(
                 r.free(sd);
             }
             moe_out
-        } else if UNGATED_FFN.contains(&arch) {
+        } else if quirks.ffn == Ffn::Ungated {
             // up, the activation in place, down
             let up = r.alloc(dense_ff * rows * f32b);
             r.free(fnorm);
             let down = r.alloc(er);
             r.free(up);
+            down
+        } else if quirks.ffn == Ffn::FusedGateUp {
+            // the fused 2 × n_ff projection (its width is ffn_up's), the GLU into n_ff, down
+            let up = r.alloc(dense_ff * rows * f32b);
+            r.free(fnorm);
+            let glu = r.alloc(dense_ff / 2 * rows * f32b);
+            r.free(up);
+            let down = r.alloc(er);
+            r.free(glu);
             down
         } else {
             let gate = r.alloc(dense_ff * rows * f32b);
@@ -1154,7 +1041,8 @@ pub fn buffers(
     // deepseek4 keeps one cache stream per sequence even with -kvu: its KQ masks span one
     // stream's cells.
     let per_seq;
-    let g = if model.architecture == "deepseek4" && g.kv_unified {
+    let compressed_kv = super::arch::lookup(&model.architecture).is_some_and(|a| a.compressed_kv);
+    let g = if compressed_kv && g.kv_unified {
         per_seq = GraphSettings {
             kv_unified: false,
             ..*g
@@ -1169,7 +1057,7 @@ pub fn buffers(
     // the buffer is the larger of the two reservations.
     let pp = replay(model, ff, kv, g, t, t);
     let tg = replay(model, ff, kv, g, b.min(t), b.min(t));
-    let extra = if model.architecture == "deepseek4" {
+    let extra = if compressed_kv {
         dsv4_attention_bound(model, kv, g, t)
     } else {
         0
@@ -1333,9 +1221,6 @@ mod tests {
 
     #[test]
     fn no_architecture_errs_low_and_upper_bounds_say_why() {
-        for a in crate::core::model::LLAMA_CPP_ARCHITECTURES {
-            assert_eq!(compute_not_modelled(a), None, "{a}");
-        }
         assert_eq!(compute_status("llama"), ComputeStatus::Exact);
         assert_eq!(compute_status("deepseek2"), ComputeStatus::Exact);
         assert!(matches!(
@@ -1343,9 +1228,10 @@ mod tests {
             ComputeStatus::UpperBound(why) if why.contains("per-layer")
         ));
         assert!(compute_upper_bound("rwkv7").is_some());
-        for (a, why) in COMPUTE_UPPER_BOUND {
-            assert!(crate::core::model::is_llama_cpp_architecture(a), "{a}");
-            assert!(!why.is_empty());
+        for a in crate::core::arch::ARCHITECTURES {
+            if let ComputeStatus::UpperBound(why) = a.compute {
+                assert!(!why.is_empty(), "{}", a.name);
+            }
         }
     }
 

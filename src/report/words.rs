@@ -22,11 +22,13 @@ pub fn warning(w: &Warning) -> String {
     match w {
         Warning::Model(text) => text.clone(),
         Warning::CacheRefused(r) => r.to_string(),
-        Warning::ComputeNotModelled {
+        Warning::ComputeEstimate {
             architecture,
-            missing,
+            not_replayed,
+            below_pct,
+            above_pct,
         } => format!(
-            "the compute buffer of {architecture} is not modelled exactly yet ({missing} is not replayed): llama.cpp may reserve more than shown, so leave extra free memory"
+            "the compute buffer of {architecture} is an estimate, neither exact nor a bound ({not_replayed} is not replayed): on llama.cpp's own figures it came out between {below_pct}% below and {above_pct}% above, so leave extra free memory"
         ),
         Warning::ComputeUpperBound {
             architecture,
@@ -68,6 +70,14 @@ pub fn ceiling_label(bandwidth: crate::core::units::Provenance) -> &'static str 
 
 /// What the runtime's memory figures are and where they come from.
 pub const BUFFERS_PROVENANCE: &str = "derived (llama.cpp model): output and compute buffers as llama.cpp's CPU backend reserves them; GPU backends reserve differently";
+
+/// The reason beside a compute buffer that is an estimate: what is not replayed and the error
+/// measured against llama.cpp's own figures.
+pub fn compute_estimate(below_pct: u32, above_pct: u32, why: &str) -> String {
+    format!(
+        "an estimate, neither exact nor a bound: {why} is not replayed; on the llama.cpp fixtures it came out between {below_pct}% below and {above_pct}% above llama.cpp's figure"
+    )
+}
 
 /// Short name of a memory item.
 pub fn item(i: MemoryItem) -> &'static str {
