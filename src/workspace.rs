@@ -554,6 +554,19 @@ impl Workspace {
             None => self.report.artifact.clone(),
         }
     }
+    /// The scenario's name while its figures are MLX-LM's: the safetensors model open and the
+    /// machine, "(MLX-LM)" between them (kept through edits).
+    fn mlx_name(&self) -> Option<String> {
+        let a = self.mlx.as_ref()?;
+        (self.scenario.runtime == Runtime::MlxLm).then(|| {
+            let path = self.opened.as_deref().unwrap_or(&a.dir);
+            format!(
+                "{} (MLX-LM) on {}",
+                open::mlx_path_name(path),
+                self.scenario.machine.name
+            )
+        })
+    }
     /// The machine figures MLX-LM's plan is made with (the first memory tier).
     pub fn mlx_machine(&self) -> Option<MachineFigures> {
         MachineFigures::of(&self.scenario.machine)
@@ -578,6 +591,8 @@ impl Workspace {
     fn commit(&mut self, undo: Undo) -> Result<(), Refusal> {
         let name = if self.scenario.same_subject(&self.base) {
             self.base.name.clone()
+        } else if let Some(n) = self.mlx_name() {
+            n
         } else {
             self.scenario.derived_name()
         };

@@ -762,3 +762,28 @@ fn opening_any_mlx_architecture_shows_that_model() {
     }
     assert!(opened >= 5, "only {opened} MLX fixtures opened");
 }
+
+/// Issue 18: the scenario's name keeps "(MLX-LM)" and the model open after an edit, whether
+/// core holds the model's shape (llama) or not (gemma3's sliding window).
+#[test]
+fn the_mlx_name_survives_edits() {
+    let d = tempfile::tempdir().unwrap();
+    for name in ["llama_gqa.json", "gemma3_swa.json"] {
+        let dir = d.path().join(name.trim_end_matches(".json"));
+        fs::create_dir(&dir).unwrap();
+        rebuild(&fixture(name)["artifacts"][0], &dir);
+        let opts = ScenarioOptions {
+            gguf: Some(dir.clone()),
+            context: Some(1000),
+            ..Default::default()
+        };
+        let mut ws =
+            Workspace::new(Catalog::load_with(Some(d.path().join("config"))), &opts).unwrap();
+        let opened = ws.scenario().name.clone();
+        assert!(opened.contains("(MLX-LM)"), "{name}: {opened}");
+        ws.apply(Edit::Context(5000)).unwrap();
+        assert_eq!(ws.scenario().name, opened, "{name}");
+        ws.apply(Edit::Sequences(2)).unwrap();
+        assert_eq!(ws.scenario().name, opened, "{name}");
+    }
+}
