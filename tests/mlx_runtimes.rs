@@ -787,3 +787,28 @@ fn the_mlx_name_survives_edits() {
         assert_eq!(ws.scenario().name, opened, "{name}");
     }
 }
+
+/// Issue 18: `report --gguf DIR` on a safetensors model alone is MLX-LM's report of it, the
+/// same bytes as `report --model-dir DIR`, rather than an error pointing at `--model-dir`.
+#[test]
+fn report_gguf_on_an_mlx_folder_is_its_mlx_report() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("gemma3");
+    fs::create_dir(&dir).unwrap();
+    rebuild(&fixture("gemma3_swa.json")["artifacts"][0], &dir);
+    let run = |flag: &str| {
+        run_ok(llmbound(d.path()).args([
+            "report",
+            flag,
+            dir.to_str().unwrap(),
+            "--context",
+            "1000",
+            "--format",
+            "json",
+        ]))
+        .0
+    };
+    let by_gguf = run("--gguf");
+    assert_eq!(json(&by_gguf)["runtime"], "mlx-lm");
+    assert_eq!(by_gguf, run("--model-dir"));
+}
