@@ -459,15 +459,18 @@ fn run(cli: Cli, machines: &[String], out: &mut impl Write) -> Result<i32, Failu
                 return crate::mlx_cli::report_as(&cat, &scenario, &mlx, format.into(), out)
                     .map_err(bad);
             }
-            // `--gguf` on a safetensors model alone: MLX-LM's report of it, as `--model-dir`.
+            // `--gguf` on a safetensors model: MLX-LM's report of it, as `--model-dir` (beside
+            // llama.cpp's when the folder or repository also holds a GGUF).
             if let Some(g) = &scenario.gguf
-                && crate::workspace::open::read(g, crate::workspace::Rows::Totals)
-                    .is_ok_and(|o| o.is_mlx_only())
+                && let Ok(opened) = crate::workspace::open::read(g, crate::workspace::Rows::Totals)
+                && opened.mlx.is_some()
             {
                 let mut m = mlx.clone();
                 m.model_dir = Some(g.clone());
                 let mut o = scenario.clone();
-                o.gguf = None;
+                if opened.is_mlx_only() {
+                    o.gguf = None;
+                }
                 return crate::mlx_cli::report_as(&cat, &o, &m, format.into(), out).map_err(bad);
             }
             let b = build(&cat, &scenario)?;

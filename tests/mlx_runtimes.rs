@@ -812,3 +812,51 @@ fn report_gguf_on_an_mlx_folder_is_its_mlx_report() {
     assert_eq!(json(&by_gguf)["runtime"], "mlx-lm");
     assert_eq!(by_gguf, run("--model-dir"));
 }
+
+/// Issue 18: a local folder holding a GGUF beside the safetensors model opens with both
+/// runtimes (the workspace and `report --gguf DIR`, which puts them side by side, as
+/// `--model-dir DIR --gguf DIR` does).
+#[test]
+fn a_local_folder_with_both_opens_with_both_runtimes() {
+    let art = llama_q4();
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("both");
+    fs::create_dir(&dir).unwrap();
+    rebuild(&art, &dir);
+    let gguf = dir.join("tiny-Q4_K_M.gguf");
+    fixtures::tiny("Tiny", 4)
+        .write_file(&gguf, Data::Zeros)
+        .unwrap();
+    let opts = ScenarioOptions {
+        gguf: Some(dir.clone()),
+        context: Some(1000),
+        ..Default::default()
+    };
+    let ws = Workspace::new(Catalog::load_with(Some(d.path().join("config"))), &opts).unwrap();
+    assert_eq!(ws.runtimes(), vec![Runtime::LlamaCpp, Runtime::MlxLm]);
+    assert_eq!(
+        ws.report().artifact.bytes,
+        fs::metadata(&gguf).unwrap().len()
+    );
+    let run = |args: &[&str]| {
+        run_ok(llmbound(d.path()).arg("report").args(args).args([
+            "--context",
+            "1000",
+            "--format",
+            "json",
+        ]))
+        .0
+    };
+    let p = dir.to_str().unwrap();
+    let by_gguf = run(&["--gguf", p]);
+    let j = json(&by_gguf);
+    assert_eq!(
+        j["side_by_side"]["llama_cpp"]["weights_bytes"],
+        fs::metadata(&gguf).unwrap().len()
+    );
+    assert_eq!(
+        j["side_by_side"]["mlx_lm"]["weights_bytes"],
+        art["file_bytes"]
+    );
+    assert_eq!(by_gguf, run(&["--model-dir", p, "--gguf", p]));
+}
