@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerate src/profile/builtin.rs from the files in profiles/ (run after adding a preset).
+# Regenerate src/inputs/profile/builtin.rs from the files in profiles/ (run after adding a preset).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 {
@@ -11,8 +11,8 @@ cd "$(dirname "$0")/.."
   for k in machines models scenarios; do
     for f in $(ls profiles/$k/*.toml | sort); do
       b=$(basename "$f")
-      echo "    (\"$k\", \"$b\", include_str!(\"../../profiles/$k/$b\")),"
+      echo "    (\"$k\", \"$b\", include_str!(\"../../../profiles/$k/$b\")),"
     done
   done
   echo '];'
-} > src/profile/builtin.rs
+} > src/inputs/profile/builtin.rs

@@ -1,5 +1,6 @@
 //! The bounds engine: every formula of docs/bounds.md, once. Pure arithmetic: no I/O, no UI,
 //! no serialization, no imports from other top-level modules.
+//! Depends on: nothing.
 
 pub mod arch;
 pub mod cache;
@@ -13,6 +14,7 @@ pub mod mlx;
 pub mod model;
 pub mod overflow;
 pub mod placement;
+pub mod plan;
 pub mod roofline;
 pub mod runtime;
 pub mod scenario;

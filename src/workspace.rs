@@ -7,13 +7,15 @@
 //! [`Workspace::save`] — and ends with one evaluation; a change that cannot be evaluated is
 //! undone and the error returned. The CLI builds its scenario with the same steps
 //! ([`prepare`]); the explorer routes its keys here and keeps only UI state.
-//!
-//! Depends on core, profile, build (the options), gguf and remote (through `open`); never on
-//! a terminal.
+//! Depends on: build, core, gguf, ollama, profile, remote, safetensors, sanitize.
+
+pub mod build;
+pub mod compare;
+pub mod library;
 
 pub mod open;
 
-use crate::build::{self, BuildError, ScenarioOptions};
+use crate::build::{BuildError, ScenarioOptions};
 use crate::core::edit::{self, Edit, EditError, NewModel, Setting};
 use crate::core::gpu_layers::MaxGpuLayers;
 use crate::core::model::ArchFigures;
@@ -884,6 +886,7 @@ impl Workspace {
                 Setting::Bandwidth(i) => Some(MachineFigure::Bandwidth(i)),
                 Setting::Measured(i) => Some(MachineFigure::Measured(i)),
                 Setting::ComputeRate(i) => Some(MachineFigure::ComputeRate(i)),
+                Setting::DeviceFree(i) => Some(MachineFigure::Free(i)),
                 _ => None,
             })
             .collect()

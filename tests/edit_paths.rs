@@ -495,6 +495,43 @@ fn placement_rows_typed_agree_with_their_flags() {
     );
 }
 
+/// llama.cpp's placement flags typed in the explorer's Cache pane on a machine with two
+/// accelerators: `-fit`, `-fitt`, `-sm`, `-mg` and `-ot`, each the edit its flag makes.
+#[test]
+fn llama_cpp_placement_rows_typed_agree_with_their_flags() {
+    same_both_ways(
+        Some("qwen3-32b-rtx-4090-partial"),
+        Some("desktop-dual-rtx-3090"),
+        &[
+            Step {
+                flag: &["--fit", "off"],
+                field: Field::Setting(Setting::Fit),
+                text: "off",
+            },
+            Step {
+                flag: &["--fit-target", "2048,512"],
+                field: Field::Setting(Setting::FitTarget),
+                text: "2048,512",
+            },
+            Step {
+                flag: &["--split-mode", "none"],
+                field: Field::Setting(Setting::SplitMode),
+                text: "none",
+            },
+            Step {
+                flag: &["--main-gpu", "1"],
+                field: Field::Setting(Setting::MainGpu),
+                text: "1",
+            },
+            Step {
+                flag: &["--override-tensor", r"blk\.3\.ffn_down.*=CPU"],
+                field: Field::Setting(Setting::OverrideTensor),
+                text: r"blk\.3\.ffn_down.*=CPU",
+            },
+        ],
+    );
+}
+
 /// The value a row shows as typed text, after a key stepped it (the flag's value).
 fn typed(app: &App, s: Setting) -> String {
     llmbound::tui::fields::edit_text(app.ws(), s)

@@ -59,9 +59,11 @@ proptest! {
                 t.memory.capacity_bytes as i128 - t.memory.total_bytes as i128);
         }
         prop_assert_eq!(c.fits, used.iter().all(|t| t.memory.total_bytes <= t.memory.capacity_bytes));
-        // One pool: fits ⇔ Σ runtime ≤ M, and the article's W + K + A ≤ M.
+        // One pool: fits ⇔ Σ runtime ≤ what llama.cpp may fill there (a device's free
+        // memory, else M), and the article's W + K + A ≤ M.
         if used.len() == 1 {
-            prop_assert_eq!(c.fits, c.runtime_bytes.total_bytes <= c.memory_bytes);
+            prop_assert_eq!(c.fits, c.runtime_bytes.total_bytes <= c.runtime_bytes.capacity_bytes);
+            prop_assert!(c.runtime_bytes.capacity_bytes <= c.memory_bytes);
             prop_assert_eq!(c.article_fits, c.total_bytes <= c.memory_bytes);
             prop_assert_eq!(c.headroom_bytes, c.memory_bytes as i128 - c.total_bytes as i128);
         }

@@ -1,6 +1,8 @@
 //! The module import graph: `core` depends on no other module of the crate (and on no I/O,
-//! terminal or serialisation crate), and the top-level modules import each other without a
-//! loop. Read from the sources: every `crate::NAME` path in `src/`, per top-level module.
+//! terminal or serialisation crate); the modules import each other without a loop and only
+//! along the layers (core → inputs → workspace → outputs → front ends, lib.rs); every module's
+//! header says exactly which modules it imports (`//! Depends on: …`); and only `core::edit`
+//! changes a scenario. Read from the sources: every `crate::NAME` path in `src/`, per module.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -68,7 +70,87 @@ fn ident_at(s: &str) -> String {
         .collect()
 }
 
-/// Top-level module → the top-level modules it names.
+/// The layers, in order: a module may import modules of its own layer (without a loop) and of
+/// the layers before it, never of a later one (lib.rs explains each).
+const LAYERS: &[&str] = &["core", "inputs", "workspace", "outputs", "frontends"];
+
+/// The folders that group modules by layer (`src/inputs/gguf.rs` is the module `gguf`).
+const GROUPS: &[&str] = &["inputs", "workspace", "outputs", "frontends"];
+
+/// The module a file belongs to: `core`, `workspace` (its own files), or the grouped module's
+/// name (`gguf`, `report`, `tui` …); `None` for lib.rs, main.rs and the layer files.
+fn module_of(rel: &Path) -> Option<String> {
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| {
+            c.as_os_str()
+                .to_string_lossy()
+                .trim_end_matches(".rs")
+                .to_string()
+        })
+        .collect();
+    let first = parts[0].as_str();
+    match first {
+        "main" | "lib" => None,
+        _ if GROUPS.contains(&first) && parts.len() == 1 => {
+            // A layer file (src/inputs.rs); src/workspace.rs is the workspace itself.
+            (first == "workspace").then(|| "workspace".to_string())
+        }
+        _ if GROUPS.contains(&first) => {
+            let name = parts[1].clone();
+            if first == "workspace" && !WORKSPACE_GROUPED.contains(&name.as_str()) {
+                Some("workspace".to_string())
+            } else {
+                Some(name)
+            }
+        }
+        _ => Some(first.to_string()),
+    }
+}
+
+/// The modules grouped under the workspace's folder that are modules of their own (the rest of
+/// src/workspace/ is the workspace itself).
+const WORKSPACE_GROUPED: &[&str] = &["build", "compare", "library"];
+
+/// The layer of each module, read from the folders.
+fn layers() -> BTreeMap<String, String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut out = BTreeMap::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap();
+        if let Some(m) = module_of(rel) {
+            let first = rel
+                .components()
+                .next()
+                .unwrap()
+                .as_os_str()
+                .to_string_lossy()
+                .trim_end_matches(".rs")
+                .to_string();
+            out.insert(m, first);
+        }
+    }
+    out
+}
+
+/// The module a path names after `crate::` (`crate::inputs::gguf::x` and the re-export
+/// `crate::gguf::x` both name `gguf`).
+fn named(after: &str) -> String {
+    let first = ident_at(after);
+    if GROUPS.contains(&first.as_str())
+        && let Some(rest) = after[first.len()..].strip_prefix("::")
+    {
+        let second = ident_at(rest);
+        if first != "workspace" || WORKSPACE_GROUPED.contains(&second.as_str()) {
+            return second;
+        }
+    }
+    first
+}
+
+/// Module → the modules it names.
 fn graph() -> BTreeMap<String, BTreeSet<String>> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
@@ -76,16 +158,9 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
     let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for f in files {
         let rel = f.strip_prefix(&src).unwrap();
-        let first = rel
-            .components()
-            .next()
-            .unwrap()
-            .as_os_str()
-            .to_string_lossy();
-        let top = first.trim_end_matches(".rs").to_string();
-        if top == "main" || top == "lib" {
+        let Some(top) = module_of(rel) else {
             continue;
-        }
+        };
         let code = code_only(&std::fs::read_to_string(&f).unwrap());
         let deps = g.entry(top.clone()).or_default();
         let mut rest = code.as_str();
@@ -95,13 +170,13 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
                 // `use crate::{a::x, b};`
                 let end = group.find('}').unwrap_or(group.len());
                 for part in group[..end].split(',') {
-                    let name = ident_at(part.trim());
+                    let name = named(part.trim());
                     if !name.is_empty() && name != top {
                         deps.insert(name);
                     }
                 }
             } else {
-                let name = ident_at(after);
+                let name = named(after);
                 if !name.is_empty() && name != top {
                     deps.insert(name);
                 }
@@ -292,5 +367,101 @@ fn the_scenario_change_scan_sees_a_change() {
                 .iter()
                 .any(|l| l.contains("c.context") || l.contains("s.offload")),
         "{all:#?}"
+    );
+}
+
+#[test]
+fn every_module_imports_only_its_own_layer_and_those_before() {
+    let g = graph();
+    let layer = layers();
+    let rank = |m: &str| {
+        let l = layer
+            .get(m)
+            .unwrap_or_else(|| panic!("no layer for module {m}"));
+        LAYERS.iter().position(|x| x == l).unwrap()
+    };
+    let mut wrong = Vec::new();
+    for (m, deps) in &g {
+        for d in deps {
+            if !layer.contains_key(d) {
+                continue; // a layer name itself (crate::inputs) or a macro path
+            }
+            if rank(d) > rank(m) {
+                wrong.push(format!("{m} ({}) imports {d} ({})", layer[m], layer[d]));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports against the layers {LAYERS:?}:\n  {}",
+        wrong.join("\n  ")
+    );
+}
+
+#[test]
+fn the_layer_check_sees_a_layer() {
+    // A check that can fail: the reader puts the known modules in their layers.
+    let layer = layers();
+    assert_eq!(layer["gguf"], "inputs");
+    assert_eq!(layer["report"], "outputs");
+    assert_eq!(layer["tui"], "frontends");
+    assert_eq!(layer["build"], "workspace");
+    assert_eq!(layer["workspace"], "workspace");
+    assert_eq!(layer["core"], "core");
+}
+
+/// The modules a module's header says it depends on: the `//!` line that starts
+/// `Depends on:`, a comma-separated list of module names (or `nothing`), ending in a period.
+fn stated(header: &str) -> Option<BTreeSet<String>> {
+    let line = header
+        .lines()
+        .take_while(|l| l.starts_with("//!"))
+        .map(|l| l.trim_start_matches("//!").trim())
+        .find(|l| l.starts_with("Depends on:"))?;
+    let list = line["Depends on:".len()..].trim().trim_end_matches('.');
+    if list == "nothing" {
+        return Some(BTreeSet::new());
+    }
+    Some(
+        list.split(',')
+            .map(|x| x.trim().trim_matches('`').to_string())
+            .filter(|x| !x.is_empty())
+            .collect(),
+    )
+}
+
+#[test]
+fn every_module_header_states_what_it_imports() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let g = graph();
+    let layer = layers();
+    let mut wrong = Vec::new();
+    for m in g.keys() {
+        let file = if m == "core" || m == "workspace" {
+            src.join(format!("{m}.rs"))
+        } else {
+            src.join(&layer[m]).join(format!("{m}.rs"))
+        };
+        let text = std::fs::read_to_string(&file).unwrap();
+        let measured: BTreeSet<String> = g[m]
+            .iter()
+            .filter(|d| layer.contains_key(*d))
+            .cloned()
+            .collect();
+        match stated(&text) {
+            None => wrong.push(format!("{}: no `//! Depends on:` line", file.display())),
+            Some(s) if s != measured => wrong.push(format!(
+                "{}: says {:?}, imports {:?}",
+                file.display(),
+                s,
+                measured
+            )),
+            Some(_) => {}
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "module headers:\n  {}",
+        wrong.join("\n  ")
     );
 }

@@ -771,7 +771,12 @@ fn n_jumps_to_the_most_gpu_layers_that_fit() {
     app.update(Action::MaxGpuLayers);
     assert_eq!(app.ws().scenario().offload.gpu_layers, Some(n));
     assert!(app.ws().report().capacity.fits);
-    assert!(!fits_at(app.ws().scenario(), n + 1));
+    // the next layer would pass llama.cpp's 1024 MiB margin on the card (or not fit at all)
+    let next = llmbound::core::gpu_layers::with_gpu_layers(app.ws().scenario(), n + 1);
+    assert!(
+        !fits_at(app.ws().scenario(), n + 1)
+            || !llmbound::core::gpu_layers::keeps_margin(&llmbound::core::evaluate(&next).unwrap())
+    );
     snap("max_gpu_layers", &app);
 }
 

@@ -237,7 +237,8 @@ fn main_view_at_the_largest_context() {
             .unwrap_or_else(|| panic!("{w}x{h}: no decode chart\n{s}"));
         let roof = lines
             .iter()
-            .position(|l| l.contains("roofline"))
+            // With no compute rate the second chart is titled as a bandwidth slope.
+            .position(|l| l.contains("roofline") || l.contains("slope only"))
             .unwrap_or_else(|| panic!("{w}x{h}: no roofline chart\n{s}"));
         let roof_axis = (roof..lines.len())
             .find(|&i| lines[i].contains("└─"))

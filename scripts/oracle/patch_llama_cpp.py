@@ -8,7 +8,10 @@ The patch only adds log lines and one option: it changes no computation.
     bytes, on lines that start with `llmbound-exact:` so the runner can parse them without
     the MiB rounding of the upstream lines;
   * the RPC server advertises `LLMBOUND_RPC_MEM_BYTES` bytes (free = total) when that is set,
-    so the placement oracle can emulate devices of chosen sizes.
+    so the placement oracle can emulate devices of chosen sizes;
+  * Vulkan only (ggml-vulkan.cpp, compiled by build-llama-cpp-vulkan.sh alone): the instance
+    is created without the validation-layer settings when the headers lack
+    VK_EXT_layer_settings, and the device reports `LLMBOUND_VK_MEM_BYTES` bytes when set.
 
 Idempotent: a file that already carries the marker is left alone. Each replacement must
 match exactly once, so a llama.cpp that moved fails loudly here instead of silently
@@ -183,6 +186,47 @@ PATCHES = [
         "        free = total = (size_t) std::strtoull(llmbound_mem, nullptr, 10);\n"
         "    }\n"
         "    response.free_mem = free;\n",
+    ),
+    # Vulkan (built only by build-llama-cpp-vulkan.sh; the CPU/RPC build never compiles this
+    # file, so these edits change nothing there).
+    (
+        "ggml/src/ggml-vulkan/ggml-vulkan.cpp",
+        "    VkBool32 enable_best_practice = layer_settings;\n"
+        "    std::vector<vk::LayerSettingEXT> settings = {\n",
+        "    // llmbound-exact: Vulkan headers older than VK_EXT_layer_settings (Debian 12 ships\n"
+        "    // 1.3.239) lack the validation-layer settings types; create the instance without them\n"
+        "#if !defined(VK_EXT_layer_settings)\n"
+        "    vk::InstanceCreateInfo instance_create_info(vk::InstanceCreateFlags{}, &app_info, layers, extensions);\n"
+        "#else\n"
+        "    VkBool32 enable_best_practice = layer_settings;\n"
+        "    std::vector<vk::LayerSettingEXT> settings = {\n",
+    ),
+    (
+        "ggml/src/ggml-vulkan/ggml-vulkan.cpp",
+        "    vk::InstanceCreateInfo instance_create_info(vk::InstanceCreateFlags{}, &app_info, layers, extensions, &layer_setting_info);\n",
+        "    vk::InstanceCreateInfo instance_create_info(vk::InstanceCreateFlags{}, &app_info, layers, extensions, &layer_setting_info);\n"
+        "#endif\n",
+    ),
+    (
+        "ggml/src/ggml-vulkan/ggml-vulkan.cpp",
+        "            } else {\n"
+        "                *free += heap.size;\n"
+        "            }\n"
+        "        }\n"
+        "    }\n"
+        "}\n",
+        "            } else {\n"
+        "                *free += heap.size;\n"
+        "            }\n"
+        "        }\n"
+        "    }\n"
+        "    // llmbound-exact: with LLMBOUND_VK_MEM_BYTES set, the device reports that much memory\n"
+        "    // (free = total), so the oracle can place onto a device of a chosen size (llvmpipe\n"
+        "    // reports a 2 GiB heap)\n"
+        "    if (const char * llmbound_mem = getenv(\"LLMBOUND_VK_MEM_BYTES\")) {\n"
+        "        *free = *total = (size_t) strtoull(llmbound_mem, nullptr, 10);\n"
+        "    }\n"
+        "}\n",
     ),
 ]
 

@@ -12,6 +12,7 @@
 
 use super::cache::CacheType;
 use super::model::{ArchFigures, Mla, ModelShape, Moe, PerLayer};
+use super::placement::{GpuLayers, SplitMode};
 use super::runtime::FeedForward;
 use super::scenario::{Machine, Scenario};
 use super::units::{self, BytesPerSec, FlopPerSec, Provenance, Sourced};
@@ -118,9 +119,80 @@ pub enum Edit {
     MachineId(String),
     /// The scenario's display name.
     Name(String),
+    /// `-ngl N|auto|all` (the explorer's [`Edit::GpuLayers`] spells only a count or all).
+    Ngl(GpuLayers),
+    /// `-sm none|layer|row`.
+    SplitMode(SplitMode),
+    /// `-mg N`.
+    MainGpu(u32),
+    /// `-ot PATTERN=BUFFER_TYPE,…`: the list replaces the previous one (items in order).
+    OverrideTensor(Vec<String>),
+    /// `--cpu-moe`.
+    CpuMoe(bool),
+    /// `--n-cpu-moe N` (0: none).
+    NCpuMoe(u32),
+    /// `--n-cpu-ffn N` (0: none).
+    NCpuFfn(u32),
+    /// `-fit on|off`.
+    Fit(bool),
+    /// `-fitt MiB[,MiB…]`: the margin `-fit` leaves free per device (empty: 1024 MiB).
+    FitTarget(Vec<u64>),
+    /// `-fitc N`: the smallest context `-fit` may choose.
+    FitCtx(u32),
+    /// The free memory the backend of tier `tier` reports (a Mac's `sudo sysctl
+    /// iogpu.wired_limit_mb=N` makes Metal report exactly N MiB): a user figure.
+    DeviceFree {
+        /// Tier index (an accelerator or unified tier).
+        tier: usize,
+        /// Bytes.
+        bytes: u64,
+    },
+    /// `--rpc host:port,…`: the endpoints of the machine's rpc tiers, in tier order.
+    Rpc(Vec<String>),
     /// The runtime the figures shown are for (the workspace refuses one that does not apply
     /// to the open artifacts).
     Runtime(super::mlx::Runtime),
+}
+
+/// `-sm`'s value.
+pub fn split_mode_label(m: SplitMode) -> &'static str {
+    match m {
+        SplitMode::None => "none",
+        SplitMode::Layer => "layer",
+        SplitMode::Row => "row",
+    }
+}
+
+/// Parse `-sm`'s value.
+pub fn parse_split_mode(s: &str) -> Option<SplitMode> {
+    match s {
+        "none" => Some(SplitMode::None),
+        "layer" => Some(SplitMode::Layer),
+        "row" => Some(SplitMode::Row),
+        _ => None,
+    }
+}
+
+/// Check one `-ot` value (`PATTERN=BUFFER_TYPE[,…]`): every item has a buffer type and a
+/// pattern that is a regex. The buffer type is matched against the machine's devices when the
+/// placement is made (an unknown one is llama.cpp's error then).
+pub fn check_override_syntax(value: &str) -> Result<(), String> {
+    for item in value.split(',') {
+        let Some((pattern, buft)) = item.split_once('=') else {
+            return Err(format!("-ot {item}: expected PATTERN=BUFFER_TYPE"));
+        };
+        if pattern.is_empty() || buft.is_empty() {
+            return Err(format!("-ot {item}: expected PATTERN=BUFFER_TYPE"));
+        }
+        super::placement::Override::new(pattern, super::placement::Target::Cpu).map_err(|e| e.0)?;
+    }
+    Ok(())
+}
+
+/// A valid `--rpc` endpoint: `host:port` with a port 1–65535.
+pub fn valid_endpoint(e: &str) -> bool {
+    e.rsplit_once(':')
+        .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok_and(|p| p > 0))
 }
 
 /// What [`Edit::Model`] puts in place.
@@ -200,6 +272,28 @@ pub enum Setting {
     Parameters,
     /// [`Edit::NativeContext`].
     NativeContext,
+    /// [`Edit::SplitMode`].
+    SplitMode,
+    /// [`Edit::MainGpu`].
+    MainGpu,
+    /// [`Edit::OverrideTensor`].
+    OverrideTensor,
+    /// [`Edit::CpuMoe`].
+    CpuMoe,
+    /// [`Edit::NCpuMoe`].
+    NCpuMoe,
+    /// [`Edit::NCpuFfn`].
+    NCpuFfn,
+    /// [`Edit::Fit`].
+    Fit,
+    /// [`Edit::FitTarget`].
+    FitTarget,
+    /// [`Edit::FitCtx`].
+    FitCtx,
+    /// [`Edit::DeviceFree`] of a tier.
+    DeviceFree(usize),
+    /// [`Edit::Rpc`].
+    Rpc,
 }
 
 impl Setting {
@@ -253,6 +347,8 @@ impl Setting {
                 | Setting::Bandwidth(_)
                 | Setting::Measured(_)
                 | Setting::ComputeRate(_)
+                | Setting::DeviceFree(_)
+                | Setting::Rpc
         )
     }
 }
@@ -292,6 +388,18 @@ impl Edit {
             Edit::Experts { .. } => Setting::Experts,
             Edit::Parameters(_) => Setting::Parameters,
             Edit::NativeContext(_) => Setting::NativeContext,
+            Edit::Ngl(_) => Setting::GpuLayers,
+            Edit::SplitMode(_) => Setting::SplitMode,
+            Edit::MainGpu(_) => Setting::MainGpu,
+            Edit::OverrideTensor(_) => Setting::OverrideTensor,
+            Edit::CpuMoe(_) => Setting::CpuMoe,
+            Edit::NCpuMoe(_) => Setting::NCpuMoe,
+            Edit::NCpuFfn(_) => Setting::NCpuFfn,
+            Edit::Fit(_) => Setting::Fit,
+            Edit::FitTarget(_) => Setting::FitTarget,
+            Edit::FitCtx(_) => Setting::FitCtx,
+            Edit::DeviceFree { tier, .. } => Setting::DeviceFree(*tier),
+            Edit::Rpc(_) => Setting::Rpc,
             Edit::Model(_)
             | Edit::Machine(_)
             | Edit::MachineId(_)
@@ -335,6 +443,8 @@ pub enum EditError {
     },
     /// The model figures llama.cpp could not run (KV heads above or not dividing the heads…).
     Shape(String),
+    /// A placement flag llama.cpp would not take (its reason, naming the flag).
+    Placement(String),
 }
 
 impl fmt::Display for EditError {
@@ -351,7 +461,7 @@ impl fmt::Display for EditError {
             EditError::ExpertsAboveTotal { used, total } => {
                 write!(f, "{used} experts used of {total}: at most {total}")
             }
-            EditError::Shape(m) => f.write_str(m),
+            EditError::Shape(m) | EditError::Placement(m) => f.write_str(m),
         }
     }
 }
@@ -413,6 +523,86 @@ pub fn apply(s: &mut Scenario, fig: &mut ArchFigures, edit: &Edit) -> Result<(),
         Edit::PromptRows(n) => s.prompt_rows = *n,
         Edit::ComputePath(p) => s.compute_path = p.clone(),
         Edit::ExtraFile(w) => s.weights.push(w.clone()),
+        Edit::Ngl(n) => {
+            s.offload.gpu_layers = match n {
+                GpuLayers::Count(c) => Some(*c),
+                _ => None,
+            };
+            s.offload.gpu_layers_all = *n == GpuLayers::All;
+        }
+        Edit::SplitMode(m) => s.offload.split_mode = *m,
+        Edit::MainGpu(g) => s.offload.main_gpu = *g,
+        Edit::OverrideTensor(list) => {
+            for item in list {
+                check_override_syntax(item).map_err(EditError::Placement)?;
+            }
+            s.offload.overrides = list.clone();
+        }
+        Edit::CpuMoe(b) => s.offload.cpu_moe = *b,
+        Edit::NCpuMoe(n) => s.offload.n_cpu_moe = *n,
+        Edit::NCpuFfn(n) => s.offload.n_cpu_ffn = *n,
+        Edit::Fit(b) => s.offload.fit = *b,
+        Edit::FitTarget(v) => s.offload.fit_margin_mib = v.clone(),
+        Edit::FitCtx(n) => {
+            if *n == 0 {
+                return Err(EditError::Zero("-fitc"));
+            }
+            s.offload.fit_min_ctx = *n;
+        }
+        Edit::DeviceFree { tier, bytes } => {
+            if *bytes == 0 {
+                return Err(EditError::Zero("a device's free memory"));
+            }
+            let t = s
+                .machine
+                .tiers
+                .get_mut(*tier)
+                .ok_or(EditError::NoTier(*tier))?;
+            let mut d = t.device_or_default().ok_or_else(|| {
+                EditError::Placement(format!(
+                    "tier \"{}\" is a {} tier: llama.cpp sees no device there",
+                    t.name,
+                    t.kind.label()
+                ))
+            })?;
+            if *bytes > t.capacity.value {
+                return Err(EditError::Placement(format!(
+                    "free memory {} bytes is above tier \"{}\"'s capacity of {} bytes",
+                    units::group_digits(*bytes as u128),
+                    t.name,
+                    units::group_digits(t.capacity.value as u128)
+                )));
+            }
+            d.free = user(*bytes);
+            t.device = Some(d);
+        }
+        Edit::Rpc(endpoints) => {
+            let rpc: Vec<usize> = (s.machine.tiers.iter().enumerate())
+                .filter(|(_, t)| {
+                    t.device_or_default()
+                        .is_some_and(|d| d.backend == super::placement::Backend::Rpc)
+                })
+                .map(|(i, _)| i)
+                .collect();
+            if rpc.len() != endpoints.len() {
+                return Err(EditError::Placement(format!(
+                    "--rpc names {} server(s) but machine \"{}\" has {} rpc device(s)",
+                    endpoints.len(),
+                    s.machine.id,
+                    rpc.len()
+                )));
+            }
+            if let Some(bad) = endpoints.iter().find(|e| !valid_endpoint(e)) {
+                return Err(EditError::Placement(format!(
+                    "--rpc {bad}: expected host:port"
+                )));
+            }
+            for (i, e) in rpc.into_iter().zip(endpoints) {
+                if let Some(d) = s.machine.tiers[i].device.as_mut() {
+                    d.endpoint = Some(e.clone());
+                }
+            }
+        }
         Edit::Capacity { tier, bytes } => {
             if *bytes == 0 {
                 return Err(EditError::Zero("a memory size"));

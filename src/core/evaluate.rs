@@ -112,7 +112,8 @@ impl Capacity {
     /// `runtime_bytes` (the JSON memory object's), beside the limiting tier's
     /// `runtime_free_bytes`.
     pub fn summed_free_bytes(&self) -> i128 {
-        self.memory_bytes as i128 - self.runtime_bytes.total_bytes as i128
+        // held against what llama.cpp may fill (a device's free memory, else the capacity)
+        self.runtime_bytes.capacity_bytes as i128 - self.runtime_bytes.total_bytes as i128
     }
 
     /// The memory fits and llama.cpp accepts the cache configuration.
@@ -142,6 +143,9 @@ pub struct RuntimeTotals {
     pub user_bytes: u64,
     /// Σ.
     pub total_bytes: u64,
+    /// Σ of what the used tiers let llama.cpp fill (a device's free memory, else the
+    /// capacity): what the runtime total is held against.
+    pub capacity_bytes: u64,
 }
 
 /// Decode ceilings.
@@ -201,6 +205,9 @@ pub struct Report {
     pub roofline: Roofline,
     /// Warnings about the inputs, as data (`report::words::warning` words them).
     pub warnings: Vec<Warning>,
+    /// The plan llama.cpp would choose on the machine (`-fit`, or the flags with `-fit off`):
+    /// devices, per-device memory, margins; the error is llama.cpp's refusal of the flags.
+    pub plan: Result<super::plan::Plan, super::plan::PlanError>,
 }
 
 /// A warning about the inputs, as data: the exporters word it (`report::words::warning`).
@@ -300,6 +307,17 @@ fn linear(s: &Scenario, w: u64) -> Option<Linear> {
 
 /// Run every bound of docs/bounds.md on a scenario.
 pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
+    let mut r = evaluate_bounds(s)?;
+    r.plan = super::plan::plan(s);
+    Ok(r)
+}
+
+/// The plan of a report made by [`evaluate_bounds`].
+pub const PLAN_NOT_MADE: &str = "no plan: evaluated for the bounds only";
+
+/// [`evaluate`] without llama.cpp's plan (`plan` is an error saying so): for searches that
+/// evaluate many placements and read only the bounds (`gpu_layers`).
+pub fn evaluate_bounds(s: &Scenario) -> Result<Report, ScenarioError> {
     s.validate()?;
     // A cache llmbound does not model is "not supported", never a number that may be low.
     if let Some(why) = &s.model.unsupported {
@@ -416,6 +434,7 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
         totals.compute_bytes = totals.compute_bytes.saturating_add(m.compute_bytes);
         totals.user_bytes = totals.user_bytes.saturating_add(m.user_bytes);
         totals.total_bytes = totals.total_bytes.saturating_add(m.total_bytes);
+        totals.capacity_bytes = totals.capacity_bytes.saturating_add(m.capacity_bytes);
     }
     let verdict = if !kv.refusals.is_empty() {
         FitVerdict::WillNotStart {
@@ -461,7 +480,7 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
             .iter()
             .map(|t| t.memory.free_bytes)
             .min()
-            .unwrap_or(memory as i128 - totals.total_bytes as i128),
+            .unwrap_or(totals.capacity_bytes as i128 - totals.total_bytes as i128),
         runtime_bytes: totals,
         buffers,
         provenance: Provenance::weakest(cap_provs).unwrap_or(Provenance::User),
@@ -544,6 +563,7 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
         },
         roofline: roof,
         warnings,
+        plan: Err(super::plan::PlanError(PLAN_NOT_MADE.into())),
     })
 }
 

@@ -5,7 +5,7 @@
 //! Pure: no I/O, no other top-level module.
 
 use super::decode::Ceiling;
-use super::evaluate::evaluate;
+use super::evaluate::evaluate_bounds;
 use super::scenario::{Scenario, TierKind};
 
 /// The largest `-ngl` that fits on a machine with an accelerator tier and a host tier.
@@ -39,13 +39,36 @@ pub fn with_gpu_layers(s: &Scenario, n: u32) -> Scenario {
     s
 }
 
-/// Every used tier fits with `-ngl n`, as `evaluate` decides it (an invalid scenario fits
-/// nowhere).
+/// Every used tier fits with `-ngl n`, as `evaluate` decides it, and every used accelerator
+/// keeps llama.cpp's `-fit` margin ([`keeps_margin`]); an invalid scenario fits nowhere.
 pub fn fits_at(s: &Scenario, n: u32) -> bool {
-    evaluate(&with_gpu_layers(s, n)).is_ok_and(|r| r.capacity.fits)
+    evaluate_bounds(&with_gpu_layers(s, n)).is_ok_and(|r| r.capacity.fits && keeps_margin(&r))
 }
 
-/// The largest `-ngl` that fits (None when the machine has no accelerator and host tier).
+/// Every used accelerator keeps llama.cpp's `-fit` margin (`-fitt`, 1024 MiB by default) free
+/// beside its runtime memory, as `-fit` does when it chooses the layers.
+pub fn keeps_margin(r: &super::evaluate::Report) -> bool {
+    let s = &r.inputs;
+    let margins = s.offload.fit_margins();
+    let devices = s.machine.devices();
+    r.tiers
+        .iter()
+        .filter(|t| t.used && t.kind == TierKind::Accelerator)
+        .all(|t| {
+            let di = devices
+                .iter()
+                .position(|(ti, _)| *ti == t.index)
+                .unwrap_or(0);
+            let m = margins
+                .get(di)
+                .or(margins.first())
+                .map_or(super::placement::DEFAULT_FIT_MARGIN.0, |b| b.0);
+            t.memory.free_bytes >= i128::from(m)
+        })
+}
+
+/// The largest `-ngl` that fits (None when the machine has no accelerator and host tier),
+/// keeping llama.cpp's margin on every accelerator ([`keeps_margin`]).
 ///
 /// Scanned from L + 1 downwards: the fitting set need not be one interval (a tied output
 /// copies the embedding to the accelerator; A moves there at `-ngl 1`), so a bisection could
@@ -56,8 +79,8 @@ pub fn max_gpu_layers(s: &Scenario) -> Option<MaxGpuLayers> {
     }
     let all = super::tiers::all_gpu_layers(&s.model);
     let found = (0..=all).rev().find_map(|n| {
-        let r = evaluate(&with_gpu_layers(s, n)).ok()?;
-        r.capacity.fits.then_some((n, r))
+        let r = evaluate_bounds(&with_gpu_layers(s, n)).ok()?;
+        (r.capacity.fits && keeps_margin(&r)).then_some((n, r))
     });
     Some(match found {
         Some((n, r)) => MaxGpuLayers {

@@ -55,7 +55,9 @@
 //! layers bounce to the host for their experts. Because `-fit` compares these totals with its
 //! targets, a plan can differ from llama.cpp's near a boundary (76 of 82 fixture plans are
 //! identical). Op
-//! offload has no fixture yet (the oracle's devices are RPC). CPU_REPACK (a host buffer type
+//! offload is checked on llama.cpp's Vulkan backend (Mesa llvmpipe, tests/placement_vulkan.rs),
+//! whose 128 MiB storage-buffer range keeps larger weights on the host (not modelled: a full
+//! GPU's is 4 GiB). CPU_REPACK (a host buffer type
 //! llama.cpp lists on its own row, chosen by the CPU's features) is counted in the host's
 //! model bytes.
 
@@ -944,14 +946,18 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
         };
         *out = v;
     }
-    let host = if nd == 0 || sh.output_device == Buffer::Host {
+    let host = if nd == 0 {
         whole_graph
     } else if let Some(d) = offload {
-        // the device takes the host's weight ops and copies the weights in, one at a time
+        // the device takes the host's weight ops and copies the weights in, one at a time —
+        // also with no layer on it (`-ngl 0`, the output on the host too): llama.cpp's Vulkan
+        // device reserves the same buffer at -ngl 0 as with some layers
         dev[d] = dev[d]
             .max(layers.saturating_sub(2 * e))
             .saturating_add(sh.host_weight_max);
         host_inputs
+    } else if sh.output_device == Buffer::Host {
+        whole_graph
     } else if host_layers {
         layers
     } else if sh.pipeline_parallel {

@@ -3,6 +3,9 @@
 
 use super::kv::CacheSettings;
 use super::model::ModelShape;
+use super::placement::{
+    Backend, Device, GpuLayers, Override, PlacementError, PlacementSettings, SplitMode,
+};
 use super::runtime::FeedForward;
 use super::units::{BytesPerSec, FlopPerSec, Provenance, Sourced};
 use super::weights::{Inventory, WeightFile};
@@ -63,6 +66,65 @@ pub struct Tier {
     pub bandwidth: Sourced<BytesPerSec>,
     /// Sustained bandwidth measured on the machine, bytes/s.
     pub measured_bandwidth: Option<Sourced<BytesPerSec>>,
+    /// The device llama.cpp sees on this tier (accelerator and unified tiers): its backend and
+    /// the memory the backend reports free. `None`: the defaults of [`Tier::device_or_default`].
+    pub device: Option<DeviceSpec>,
+}
+
+/// The device a backend exposes on an accelerator or unified tier, as llama.cpp sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceSpec {
+    /// The ggml backend (cuda, rocm, metal, vulkan, rpc).
+    pub backend: Backend,
+    /// The memory the backend reports free to llama.cpp (`ggml_backend_dev_memory`): CUDA's
+    /// total minus the context's reservation, Metal's `recommendedMaxWorkingSetSize`, a UMA
+    /// APU's GTT pool, what an RPC server reports.
+    pub free: Sourced<u64>,
+    /// `host:port` of an RPC server (rpc backend only; `--rpc`).
+    pub endpoint: Option<String>,
+}
+
+/// The source of a free-memory figure a profile does not state.
+pub const DEFAULT_FREE_SOURCE: &str =
+    "no free-memory figure in the profile: the whole capacity assumed free to the backend";
+
+impl Tier {
+    /// Does llama.cpp see a device on this tier (accelerator or unified memory)?
+    pub fn is_device(&self) -> bool {
+        matches!(self.kind, TierKind::Accelerator | TierKind::Unified)
+    }
+    /// The device of an accelerator or unified tier: the profile's, else the defaults, stated
+    /// as derived (accelerator: cuda; unified: metal; free = the whole capacity). `None` for
+    /// host and ssd tiers.
+    pub fn device_or_default(&self) -> Option<DeviceSpec> {
+        if !self.is_device() {
+            return None;
+        }
+        Some(self.device.clone().unwrap_or_else(|| DeviceSpec {
+            backend: if self.kind == TierKind::Unified {
+                Backend::Metal
+            } else {
+                Backend::Cuda
+            },
+            free: Sourced::new(
+                self.capacity.value,
+                Provenance::Derived,
+                DEFAULT_FREE_SOURCE,
+            ),
+            endpoint: None,
+        }))
+    }
+}
+
+/// The buffer-type name prefix llama.cpp gives a backend's devices (`CUDA0`, `MTL0`, `RPC0[…]`).
+pub fn buffer_prefix(b: Backend) -> &'static str {
+    match b {
+        Backend::Cuda => "CUDA",
+        Backend::Rocm => "ROCm",
+        Backend::Metal => "MTL",
+        Backend::Vulkan => "Vulkan",
+        Backend::Rpc => "RPC",
+    }
 }
 
 impl Tier {
@@ -102,12 +164,66 @@ pub struct Machine {
     pub tiers: Vec<Tier>,
     /// Compute rates per path.
     pub compute: Vec<ComputeRate>,
+    /// Network links to the machine's other hosts (llama.cpp RPC).
+    pub links: Vec<Link>,
+}
+
+/// A network link between the head host and the hosts of some tiers (llama.cpp RPC).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Link {
+    /// Name.
+    pub name: String,
+    /// Tier names reached over it.
+    pub tiers: Vec<String>,
+    /// Bandwidth one way, bytes/s.
+    pub bandwidth: Sourced<BytesPerSec>,
+    /// Round-trip latency of one request, microseconds.
+    pub latency_us: Sourced<f64>,
 }
 
 impl Machine {
     /// The compute rate for a path, if the profile has one.
     pub fn compute_for(&self, path: &str) -> Option<&ComputeRate> {
         self.compute.iter().find(|c| c.path == path)
+    }
+    /// The devices llama.cpp sees, in the machine's tier order, with the index of their tier:
+    /// accelerator and unified tiers, named as llama.cpp names their buffer types (numbered
+    /// per backend: `CUDA0`, `CUDA1`, `MTL0`, `RPC0[host:port]`). Free memory never exceeds
+    /// the tier's capacity.
+    pub fn devices(&self) -> Vec<(usize, Device)> {
+        let mut seen: Vec<(Backend, usize)> = Vec::new();
+        let mut out = Vec::new();
+        for (i, t) in self.tiers.iter().enumerate() {
+            let Some(d) = t.device_or_default() else {
+                continue;
+            };
+            // each RPC server numbers its own devices: one device per server here
+            let n = match seen.iter_mut().find(|(b, _)| *b == d.backend) {
+                _ if d.backend == Backend::Rpc => 0,
+                Some((_, n)) => {
+                    *n += 1;
+                    *n - 1
+                }
+                None => {
+                    seen.push((d.backend, 1));
+                    0
+                }
+            };
+            let mut name = format!("{}{n}", buffer_prefix(d.backend));
+            if d.backend == Backend::Rpc {
+                name.push_str(&format!("[{}]", d.endpoint.as_deref().unwrap_or("?")));
+            }
+            out.push((
+                i,
+                Device {
+                    buffer_name: name,
+                    backend: d.backend,
+                    free: super::units::Bytes(d.free.value.min(t.capacity.value)),
+                    total: super::units::Bytes(t.capacity.value),
+                },
+            ));
+        }
+        out
     }
     /// Accelerator tier indices, in order.
     pub fn accelerators(&self) -> Vec<usize> {
@@ -120,16 +236,108 @@ impl Machine {
     }
 }
 
-/// Where layers go (llama.cpp `-ngl`, `--tensor-split`, `-nkvo`, SPEC §6).
-#[derive(Debug, Clone, PartialEq, Default)]
+/// Where layers and tensors go: llama.cpp's placement flags (`-ngl`, `-ts`, `-sm`, `-mg`, `-ot`,
+/// `--cpu-moe`, `--n-cpu-moe`, `--n-cpu-ffn`, `-nkvo`) and `-fit`'s own (`-fit`, `-fitt`,
+/// `-fitc`), SPEC §6.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Offload {
     /// `-ngl n`: the output layer plus the last n − 1 repeating layers on accelerators.
-    /// `None` = all (`-ngl L+1` or more).
+    /// `None` = all (`auto`, llama.cpp's default, or `all` when [`Offload::gpu_layers_all`]).
     pub gpu_layers: Option<u32>,
+    /// `-ngl all` was given (all layers, and `-fit` counts it as set by the user); only with
+    /// `gpu_layers: None`.
+    pub gpu_layers_all: bool,
     /// Proportions of the offloaded layers per accelerator (`--tensor-split`); default by capacity.
     pub tensor_split: Option<Vec<f64>>,
     /// `-nkvo`: keep the whole KV cache in host memory.
     pub no_kv_offload: bool,
+    /// `-sm none|layer|row`.
+    pub split_mode: SplitMode,
+    /// `-mg`: the device `-sm none` keeps.
+    pub main_gpu: u32,
+    /// `-ot PATTERN=BUFFER_TYPE` items, in command-line order, as written.
+    pub overrides: Vec<String>,
+    /// `--cpu-moe`.
+    pub cpu_moe: bool,
+    /// `--n-cpu-moe N` (0: not given).
+    pub n_cpu_moe: u32,
+    /// `--n-cpu-ffn N` (0: not given).
+    pub n_cpu_ffn: u32,
+    /// `-fit on|off` (on by default, as in llama.cpp).
+    pub fit: bool,
+    /// `-fitt`: the margin `-fit` leaves free per device, MiB (one value for every device, or
+    /// one per device; empty: llama.cpp's 1024).
+    pub fit_margin_mib: Vec<u64>,
+    /// `-fitc`: the smallest context `-fit` may choose (llama.cpp's default 4096).
+    pub fit_min_ctx: u32,
+}
+
+impl Default for Offload {
+    fn default() -> Self {
+        Offload {
+            gpu_layers: None,
+            gpu_layers_all: false,
+            tensor_split: None,
+            no_kv_offload: false,
+            split_mode: SplitMode::Layer,
+            main_gpu: 0,
+            overrides: Vec::new(),
+            cpu_moe: false,
+            n_cpu_moe: 0,
+            n_cpu_ffn: 0,
+            fit: true,
+            fit_margin_mib: Vec::new(),
+            fit_min_ctx: super::placement::DEFAULT_FIT_MIN_CTX,
+        }
+    }
+}
+
+impl Offload {
+    /// `-ngl` as llama.cpp holds it.
+    pub fn ngl(&self) -> GpuLayers {
+        match (self.gpu_layers, self.gpu_layers_all) {
+            (Some(n), _) => GpuLayers::Count(n),
+            (None, true) => GpuLayers::All,
+            (None, false) => GpuLayers::Auto,
+        }
+    }
+    /// The placement flags for llama.cpp's placement, `-ot` buffer types matched against
+    /// `devices`; overrides in the order `-ot`, `--cpu-moe`, `--n-cpu-moe`, `--n-cpu-ffn`.
+    pub fn placement_settings(
+        &self,
+        devices: &[Device],
+    ) -> Result<PlacementSettings, PlacementError> {
+        let mut overrides = Vec::new();
+        for item in &self.overrides {
+            overrides.extend(Override::parse_list(item, devices)?);
+        }
+        if self.cpu_moe {
+            overrides.push(super::placement::cpu_moe());
+        }
+        overrides.extend(super::placement::n_cpu_moe(self.n_cpu_moe));
+        overrides.extend(super::placement::n_cpu_ffn(self.n_cpu_ffn));
+        Ok(PlacementSettings {
+            gpu_layers: self.ngl(),
+            tensor_split: self
+                .tensor_split
+                .as_ref()
+                .map(|v| v.iter().map(|x| *x as f32).collect()),
+            split_mode: self.split_mode,
+            main_gpu: self.main_gpu as usize,
+            overrides,
+            no_kv_offload: self.no_kv_offload,
+        })
+    }
+    /// `-fitt` per device, bytes.
+    pub fn fit_margins(&self) -> Vec<super::units::Bytes> {
+        if self.fit_margin_mib.is_empty() {
+            return vec![super::placement::DEFAULT_FIT_MARGIN];
+        }
+        self.fit_margin_mib
+            .iter()
+            .map(|m| super::units::Bytes(m.saturating_mul(super::units::MIB)))
+            .collect()
+    }
 }
 
 /// Everything one evaluation needs.

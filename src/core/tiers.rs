@@ -507,7 +507,7 @@ pub fn memory(
             } else {
                 0
             };
-            let cap = t.capacity.value;
+            let cap = runtime_capacity(t);
             let items = [model, context, output, compute, user];
             let total = items.iter().fold(0u64, |a, x| a.saturating_add(*x));
             let mut acc = 0u64;
@@ -529,6 +529,14 @@ pub fn memory(
             }
         })
         .collect()
+}
+
+/// The memory llama.cpp may fill on a tier: on an accelerator or unified tier the memory its
+/// backend reports free (CUDA: total less the context; Metal: the working set; the profile's
+/// figure, else the whole capacity), never above the capacity; elsewhere the capacity.
+pub fn runtime_capacity(t: &super::scenario::Tier) -> u64 {
+    t.device_or_default()
+        .map_or(t.capacity.value, |d| d.free.value.min(t.capacity.value))
 }
 
 /// Whether the runtime memory of tier `tier` fits at `n` tokens per sequence.

@@ -102,6 +102,9 @@ pub struct Inventory {
     pub linear_expert_elements: u64,
     /// FFN widths read from the tensor shapes (`ffn_up`/`ffn_gate`, `*_exps`, `*_shexp`).
     pub feed_forward: FeedForward,
+    /// Every tensor's name and data bytes, in file order (what `core::plan` places tensor by
+    /// tensor); empty when the artifact's reader gives no names.
+    pub tensors: Vec<(String, u64)>,
 }
 
 impl Inventory {
@@ -208,6 +211,7 @@ mod tests {
             linear_dense_bytes: 250,
             linear_expert_elements: 1000,
             feed_forward: Default::default(),
+            tensors: Vec::new(),
         }
     }
 

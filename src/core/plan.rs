@@ -1,0 +1,234 @@
+//! The plan llama.cpp would choose on a scenario's machine: its devices (from the machine
+//! profile), the placement flags (from the scenario's `Offload`), `-fit` replayed over them
+//! (`core::placement::fit`) or, with `-fit off`, the placement the flags give; and per device
+//! what it holds, the margin `-fit` keeps and what is left. Pure: no I/O, no other top-level
+//! module.
+
+use super::placement::{
+    self, Device, FitSettings, Memory, Placement, PlacementModel, PlacementSettings,
+};
+use super::scenario::Scenario;
+use super::units::{Bytes, Provenance, Sourced};
+
+/// How the plan came about.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlanOrigin {
+    /// `-fit on` chose the arguments (the line llama-fit-params prints).
+    Fitted {
+        /// `-c N -ngl N [-ts …] [-ot "…"]`.
+        arguments: String,
+        /// The projections the search made (llama.cpp makes one dry run for each).
+        probes: u32,
+    },
+    /// `-fit on` gave up with llama.cpp's reason; llama.cpp then loads the user's flags.
+    FitRefused {
+        /// llama.cpp's reason.
+        reason: String,
+    },
+    /// `-fit off`: the flags as given.
+    FitOff,
+}
+
+/// One device of the plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanDevice {
+    /// The machine tier it is.
+    pub tier: usize,
+    /// Tier name.
+    pub tier_name: String,
+    /// Buffer-type name (`CUDA0`, `MTL0`, `RPC0[host:port]`).
+    pub buffer_name: String,
+    /// Backend label.
+    pub backend: &'static str,
+    /// The memory the backend reports free, with provenance and source.
+    pub free: Sourced<u64>,
+    /// The tier's capacity.
+    pub total: u64,
+    /// Model / context / compute on it.
+    pub memory: Memory,
+    /// The margin `-fit` keeps free on it (`-fitt`).
+    pub margin: u64,
+    /// free − (model + context + compute) − margin: what is left after the margin (negative:
+    /// the plan passes the margin or the device).
+    pub left_after_margin: i128,
+    /// free − (model + context + compute): negative when the device cannot hold its share.
+    pub left: i128,
+}
+
+/// The plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// How it came about.
+    pub origin: PlanOrigin,
+    /// llama.cpp's total context (`-c`, all sequences) the plan is for.
+    pub n_ctx: u32,
+    /// The `-ngl` in effect.
+    pub gpu_layers: u32,
+    /// Repeating layers of the model.
+    pub n_layer: u32,
+    /// Per device in use.
+    pub devices: Vec<PlanDevice>,
+    /// The host's share.
+    pub host: Memory,
+    /// The host tier's capacity, when the machine has one.
+    pub host_capacity: Option<u64>,
+    /// Tensor bytes per layer are exact (a GGUF tensor list), else estimated from W.
+    pub exact_model: bool,
+    /// Every device holds its share within its free memory.
+    pub devices_fit: bool,
+    /// `-ts` the plan prints per device (`-fit on`; empty otherwise).
+    pub tensor_split: Vec<u32>,
+    /// `-ot` the plan prints (pattern, buffer type), `-fit on`; empty otherwise.
+    pub overrides: Vec<(String, String)>,
+}
+
+/// Why no plan can be made (llama.cpp's refusal of the flags).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanError(pub String);
+
+/// The tensors llama.cpp would create for the scenario's model: the GGUF's own tensor list
+/// when it has one, else per-layer bytes estimated from W (`PlacementModel::estimated`).
+pub fn placement_model(s: &Scenario) -> PlacementModel {
+    let n_layer = s.model.layer_count();
+    let n_expert = s.model.moe.map_or(0, |m| m.experts);
+    let n_ctx_train = u32::try_from(
+        s.model
+            .native_context
+            .unwrap_or(s.cache.context)
+            .min(super::scenario::MAX_CONTEXT),
+    )
+    .unwrap_or(u32::MAX);
+    if let Some(inv) = &s.inventory
+        && !inv.tensors.is_empty()
+    {
+        return PlacementModel::from_tensors(
+            inv.tensors.iter().map(|(n, b)| (n.as_str(), *b)),
+            n_layer,
+            n_expert,
+            n_ctx_train,
+            s.model.tied_embeddings,
+        );
+    }
+    PlacementModel::estimated(&super::tiers::weight_split(s), n_expert, n_ctx_train)
+}
+
+/// llama.cpp's total context for the scenario (per-sequence context × streams).
+pub fn total_context(s: &Scenario) -> u32 {
+    let streams = if s.cache.kv_unified {
+        1
+    } else {
+        s.cache.sequences.max(1)
+    };
+    u32::try_from(s.cache.context.saturating_mul(streams)).unwrap_or(u32::MAX)
+}
+
+/// The plan llama.cpp would choose for the scenario on its machine.
+pub fn plan(s: &Scenario) -> Result<Plan, PlanError> {
+    let devs = s.machine.devices();
+    let devices: Vec<Device> = devs.iter().map(|(_, d)| d.clone()).collect();
+    let settings = s
+        .offload
+        .placement_settings(&devices)
+        .map_err(|e| PlanError(e.0))?;
+    let model = placement_model(s);
+    let ctx_at = placement::scenario_context(s);
+    let n_ctx = total_context(s);
+    let margins = s.offload.fit_margins();
+    let host_capacity = s
+        .machine
+        .tiers
+        .iter()
+        .find(|t| t.kind == super::scenario::TierKind::Host)
+        .map(|t| t.capacity.value);
+    let fs = FitSettings {
+        n_ctx: Some(n_ctx),
+        n_seq: u32::try_from(s.cache.sequences.max(1)).unwrap_or(u32::MAX),
+        kv_unified: s.cache.kv_unified,
+        margins: margins.clone(),
+        min_ctx: s.offload.fit_min_ctx,
+        host_free: Bytes(host_capacity.unwrap_or(0)),
+    };
+    let fixed = |settings: &PlacementSettings| -> Result<Placement, PlanError> {
+        placement::place(&model, &ctx_at(n_ctx), &devices, settings).map_err(|e| PlanError(e.0))
+    };
+    let mut tensor_split = Vec::new();
+    let mut overrides = Vec::new();
+    let (origin, placement, n_ctx) = if !s.offload.fit || devices.is_empty() {
+        (PlanOrigin::FitOff, fixed(&settings)?, n_ctx)
+    } else {
+        match placement::fit(&model, &devices, &settings, &fs, &ctx_at) {
+            Ok(p) => {
+                tensor_split = p.tensor_split.clone();
+                overrides = p.overrides.clone();
+                (
+                    PlanOrigin::Fitted {
+                        arguments: p.arguments(),
+                        probes: p.probes,
+                    },
+                    p.placement,
+                    p.n_ctx,
+                )
+            }
+            Err(r) => (
+                PlanOrigin::FitRefused { reason: r.0 },
+                fixed(&settings)?,
+                n_ctx,
+            ),
+        }
+    };
+    let margin_of = |i: usize| -> u64 {
+        margins
+            .get(i)
+            .or(margins.first())
+            .map_or(placement::DEFAULT_FIT_MARGIN.0, |b| b.0)
+    };
+    let plan_devices: Vec<PlanDevice> = placement
+        .devices_used
+        .iter()
+        .zip(&placement.devices)
+        .map(|(&i, mem)| {
+            let (tier, d) = &devs[i];
+            let t = &s.machine.tiers[*tier];
+            let spec = t.device_or_default();
+            let free = spec.map_or_else(
+                || Sourced::new(d.free.0, Provenance::Derived, ""),
+                |sp| {
+                    Sourced::new(
+                        sp.free.value.min(t.capacity.value),
+                        sp.free.provenance,
+                        sp.free.source,
+                    )
+                },
+            );
+            let used = i128::from(mem.total());
+            let left = i128::from(free.value) - used;
+            let margin = margin_of(i);
+            PlanDevice {
+                tier: *tier,
+                tier_name: t.name.clone(),
+                buffer_name: d.buffer_name.clone(),
+                backend: d.backend.label(),
+                total: d.total.0,
+                memory: *mem,
+                margin,
+                left_after_margin: left - i128::from(margin),
+                left,
+                free,
+            }
+        })
+        .collect();
+    let devices_fit = plan_devices.iter().all(|d| d.left >= 0);
+    Ok(Plan {
+        origin,
+        n_ctx,
+        gpu_layers: placement.gpu_layers,
+        n_layer: model.n_layer,
+        host: placement.host,
+        host_capacity,
+        exact_model: placement.exact_model,
+        devices: plan_devices,
+        devices_fit,
+        tensor_split,
+        overrides,
+    })
+}

@@ -1,0 +1,299 @@
+//! One scenario's model, artifact and cache settings evaluated on several machines, side by
+//! side: the rows of the explorer's compare view and of `llmbound compare`. Depends on
+//! `core` only; no terminal, no I/O.
+//! Depends on: core.
+
+use crate::core::edit::Edit;
+use crate::core::plan::PlanOrigin;
+use crate::core::scenario::{Machine, Scenario, ScenarioError};
+use crate::core::units::Provenance;
+use crate::core::{Report, evaluate};
+
+/// The figures a comparison shows for one machine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompareFigures {
+    /// The runtime's memory (weights, allocated cache, output and compute buffers, A) fits in
+    /// every used tier.
+    pub fits: bool,
+    /// Free runtime memory on the limiting tier: M_i − (W_i + allocated cache + buffers + A_i),
+    /// bytes (negative when it does not fit).
+    pub headroom_bytes: i128,
+    /// Largest context per sequence that fits (None: memory sets no limit).
+    pub max_context_tokens: Option<u64>,
+    /// That context is beyond the model's native context.
+    pub max_context_exceeds_native: bool,
+    /// The ceiling rows are ranked by and labelled with, at the scenario's context,
+    /// tokens/s: the inventory ceiling (perfect overlap across tiers) when the tensor
+    /// inventory is known — an upper bound — else the file-mode one, which holds only if every
+    /// byte of the file is read per token (`ceiling_is_upper_bound` false).
+    pub ceiling_tokens_per_second: f64,
+    /// The same ceiling at a short context, tokens/s.
+    pub ceiling_short_tokens_per_second: f64,
+    /// The ranking ceiling is counted from the tensor inventory (an upper bound); false: file
+    /// mode, "if every byte is read".
+    pub ceiling_is_upper_bound: bool,
+    /// `-ngl` this machine was evaluated at: its own placement, all layers or the most that
+    /// fit (None: the machine has no accelerator and host tier, so there is nothing to place).
+    pub gpu_layers: Option<u32>,
+    /// `-ngl` that puts every layer on the accelerators (L + 1).
+    pub all_gpu_layers: u32,
+    /// How the placement was chosen: the `-fit` arguments llama.cpp prints for this machine,
+    /// or why its plan could not be used.
+    pub placement: String,
+    /// Decode ceiling at short context (file mode), tokens/s.
+    pub short_tokens_per_second: f64,
+    /// Decode ceiling at the scenario's context (file mode, non-overlapped), tokens/s.
+    pub full_tokens_per_second: f64,
+    /// Same with perfect overlap between tiers, tokens/s.
+    pub overlapped_tokens_per_second: f64,
+    /// Time per token at the scenario's context, ms.
+    pub full_ms_per_token: f64,
+    /// Inventory-mode ceiling at the scenario's context, tokens/s (with a tensor inventory).
+    pub inventory_full_tokens_per_second: Option<f64>,
+    /// The tier with the least capacity headroom.
+    pub capacity_tier: String,
+    /// The tier whose bytes take longest per decode step at the scenario's context.
+    pub decode_tier: String,
+    /// Weakest provenance of the bandwidths the ceiling uses.
+    pub bandwidth_provenance: Provenance,
+    /// The ceiling rests on a vendor (spec) bandwidth: an optimistic vendor ceiling.
+    pub optimistic_vendor: bool,
+    /// Prefill ceiling for the scenario's prompt rows, tokens/s (only with a compute rate).
+    pub prefill_tokens_per_second: Option<f64>,
+}
+
+impl CompareFigures {
+    /// The figures of one report.
+    pub fn of(r: &Report) -> CompareFigures {
+        let full = &r.decode.full_context;
+        let tiers = &r.inputs.machine.tiers;
+        // The slowest tier is chosen once, in core (`Ceiling::slowest_tier`).
+        let decode_tier = full
+            .slowest_tier
+            .and_then(|i| tiers.get(i))
+            .map(|t| t.name.clone())
+            .unwrap_or_default();
+        let d = &r.decode;
+        let (ceiling, ceiling_short, upper) = match (
+            r.inputs.inventory.is_some(),
+            &d.inventory_full_context,
+            &d.inventory_short_context,
+        ) {
+            (true, Some(f), Some(s)) => {
+                (f.top_tokens_per_second(), s.top_tokens_per_second(), true)
+            }
+            _ => (
+                full.top_tokens_per_second(),
+                d.short_context.top_tokens_per_second(),
+                false,
+            ),
+        };
+        let all = crate::core::tiers::all_gpu_layers(&r.inputs.model);
+        CompareFigures {
+            ceiling_tokens_per_second: ceiling,
+            ceiling_short_tokens_per_second: ceiling_short,
+            ceiling_is_upper_bound: upper,
+            gpu_layers: crate::core::gpu_layers::applies(&r.inputs).then_some(r.layout.gpu_layers),
+            all_gpu_layers: all,
+            placement: placement_statement(r),
+            // A configuration llama.cpp refuses fits at no context.
+            fits: r.capacity.starts_and_fits(),
+            headroom_bytes: r
+                .tiers
+                .iter()
+                .filter(|t| t.used)
+                .map(|t| t.memory.free_bytes)
+                .min()
+                .unwrap_or(r.capacity.headroom_bytes),
+            max_context_tokens: if r.capacity.refused() {
+                Some(0)
+            } else {
+                r.capacity.max_context_tokens
+            },
+            max_context_exceeds_native: r.capacity.max_context_exceeds_native,
+            short_tokens_per_second: r.decode.short_context.tokens_per_second,
+            full_tokens_per_second: full.tokens_per_second,
+            overlapped_tokens_per_second: full.overlapped_tokens_per_second,
+            full_ms_per_token: full.ms_per_token,
+            inventory_full_tokens_per_second: r
+                .decode
+                .inventory_full_context
+                .as_ref()
+                .map(|c| c.tokens_per_second),
+            capacity_tier: r.capacity.limiting_tier.clone(),
+            decode_tier,
+            bandwidth_provenance: full.bandwidth_provenance,
+            optimistic_vendor: r.decode.optimistic_vendor,
+            prefill_tokens_per_second: r.roofline.prefill_ceiling_tokens_per_second,
+        }
+    }
+}
+
+/// The placement a row was evaluated at, as the row states it.
+fn placement_statement(r: &Report) -> String {
+    match &r.plan {
+        Ok(p) => match &p.origin {
+            PlanOrigin::Fitted { arguments, .. } => format!("-fit {arguments}"),
+            PlanOrigin::FitRefused { .. } | PlanOrigin::FitOff => {
+                format!("most layers that fit: -ngl {}", r.layout.gpu_layers)
+            }
+        },
+        Err(e) => format!("llama.cpp refuses: {}", e.0),
+    }
+}
+
+/// One machine of a comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompareRow {
+    /// Machine profile id.
+    pub machine_id: String,
+    /// Its display name.
+    pub machine_name: String,
+    /// The figures, or why the scenario cannot be evaluated on it.
+    pub outcome: Result<CompareFigures, ScenarioError>,
+}
+
+/// The scenario evaluated at the machine's own placement, as llama.cpp chooses it: the user's
+/// placement flags dropped (llama.cpp's defaults: `-ngl auto`, `-fit on`), then the layers
+/// and split of the `-fit` plan (`core::plan`) when it places whole layers, else (a plan with
+/// `-ot` patterns, which the tier model does not place, or no plan) the most layers that fit
+/// keeping llama.cpp's margin (`core::gpu_layers`); never another machine's `-ngl` or split.
+pub fn evaluate_placed(s: &Scenario) -> Result<Report, ScenarioError> {
+    use crate::core::placement::{GpuLayers, SplitMode};
+    let sc = crate::core::edit::applied(
+        s,
+        &[
+            Edit::GpuLayers(None),
+            Edit::Ngl(GpuLayers::Auto),
+            Edit::TensorSplit(None),
+            Edit::SplitMode(SplitMode::Layer),
+            Edit::MainGpu(0),
+            Edit::OverrideTensor(Vec::new()),
+            Edit::CpuMoe(false),
+            Edit::NCpuMoe(0),
+            Edit::NCpuFfn(0),
+            Edit::Fit(true),
+        ],
+    )
+    .map_err(|e| ScenarioError(e.to_string()))?;
+    let first = evaluate(&sc);
+    let placed = |r: &Report| r.capacity.fits && crate::core::gpu_layers::keeps_margin(r);
+    if !crate::core::gpu_layers::applies(&sc) || first.as_ref().is_ok_and(placed) {
+        return first;
+    }
+    if let Ok(r) = &first
+        && let Ok(p) = &r.plan
+        && matches!(p.origin, PlanOrigin::Fitted { .. })
+        && p.overrides.is_empty()
+    {
+        let mut edits = vec![Edit::GpuLayers(Some(p.gpu_layers))];
+        if p.tensor_split.iter().filter(|x| **x > 0).count() > 1 {
+            edits.push(Edit::TensorSplit(Some(
+                p.tensor_split.iter().map(|x| f64::from(*x)).collect(),
+            )));
+        }
+        if let Ok(t) = crate::core::edit::applied(&sc, &edits)
+            && let Ok(fitted) = evaluate(&t)
+            && fitted.capacity.fits
+        {
+            return Ok(fitted);
+        }
+    }
+    let Some(found) = most_layers_that_fit(&sc) else {
+        return first;
+    };
+    // Confirmed by evaluate itself; if it disagrees, step down until it agrees.
+    for n in (0..=found).rev() {
+        let r = evaluate(&crate::core::gpu_layers::with_gpu_layers(&sc, n));
+        if r.as_ref().is_ok_and(placed) {
+            return r;
+        }
+    }
+    first
+}
+
+/// The user left the placement to llama.cpp: `-ngl auto`, `-fit on`, no `-ts`, `-sm`, `-ot`,
+/// `--cpu-moe`, `--n-cpu-moe`, `--n-cpu-ffn` (then [`evaluate_placed`] is what llama.cpp
+/// would run).
+pub fn left_to_fit(s: &Scenario) -> bool {
+    let o = &s.offload;
+    o.ngl() == crate::core::placement::GpuLayers::Auto
+        && o.fit
+        && o.tensor_split.is_none()
+        && o.split_mode == crate::core::placement::SplitMode::Layer
+        && o.overrides.is_empty()
+        && !o.cpu_moe
+        && o.n_cpu_moe == 0
+        && o.n_cpu_ffn == 0
+}
+
+/// The most `-ngl` that fits, found by bisection over 0 … L + 1 (a few evaluations per
+/// machine, where `gpu_layers::max_gpu_layers` scans every value): only an `-ngl` that was
+/// evaluated and fits is ever returned, so the row's "fits" is always true of its placement.
+fn most_layers_that_fit(s: &Scenario) -> Option<u32> {
+    let all = crate::core::tiers::all_gpu_layers(&s.model);
+    // The search asks only whether every tier's runtime memory fits (no largest-context
+    // solve per probe); `evaluate_placed` confirms the answer with `evaluate` itself.
+    let quick = |n| {
+        let sc = crate::core::gpu_layers::with_gpu_layers(s, n);
+        sc.validate().is_ok() && {
+            use crate::core::{kv, tiers};
+            let lay = tiers::layout(&sc);
+            let split = tiers::weight_split(&sc);
+            let cache = kv::cache(&sc.model, &sc.cache);
+            let buf = tiers::buffers(&sc, &sc.cache, &cache);
+            let margin = sc
+                .offload
+                .fit_margins()
+                .first()
+                .map_or(crate::core::placement::DEFAULT_FIT_MARGIN.0, |b| b.0);
+            tiers::memory(&sc, &lay, &split, &cache, &buf)
+                .iter()
+                .zip(&sc.machine.tiers)
+                .all(|(m, t)| {
+                    m.fits
+                        && (t.kind != crate::core::scenario::TierKind::Accelerator
+                            || m.total_bytes == 0
+                            || m.free_bytes >= i128::from(margin))
+                })
+        }
+    };
+    search(all, quick)
+}
+
+/// Bisection over 0 … all for the largest n with `fits(n)` (all is known not to fit).
+fn search(all: u32, fits: impl Fn(u32) -> bool) -> Option<u32> {
+    let (mut lo, mut hi) = match (fits(0), fits(1)) {
+        (_, true) => (1, all),
+        (true, false) => return Some(0),
+        (false, false) => return None,
+    };
+    // lo fits, hi does not (all was tried by the caller).
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(lo)
+}
+
+/// Evaluate the scenario (model, artifact, cache) on each machine in turn, each at its own
+/// placement (`evaluate_placed`).
+pub fn compare(s: &Scenario, machines: &[Machine]) -> Vec<CompareRow> {
+    machines
+        .iter()
+        .map(|m| {
+            let outcome = crate::core::edit::applied(s, &[Edit::Machine(Box::new(m.clone()))])
+                .map_err(|e| ScenarioError(e.to_string()))
+                .and_then(|sc| evaluate_placed(&sc).map(|r| CompareFigures::of(&r)));
+            CompareRow {
+                machine_id: m.id.clone(),
+                machine_name: m.name.clone(),
+                outcome,
+            }
+        })
+        .collect()
+}

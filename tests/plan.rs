@@ -1,0 +1,481 @@
+//! The plan llama.cpp would choose, in the product: devices and their free memory from the
+//! machine profiles, the placement flags as scenario edits and CLI flags, the plan in the
+//! report (text and JSON), the flags kept by scenario profiles.
+
+use llmbound::build::ScenarioOptions;
+use llmbound::core::edit::{self, Edit};
+use llmbound::core::placement::{Backend, GpuLayers, SplitMode};
+use llmbound::core::plan::PlanOrigin;
+use llmbound::core::units::{GIB, MIB, Provenance};
+use llmbound::core::{Report, Scenario, evaluate};
+use llmbound::profile::{Catalog, load};
+
+fn scenario(o: ScenarioOptions) -> Scenario {
+    let cat = Catalog::builtin();
+    llmbound::workspace::scenario(&cat, &o).unwrap()
+}
+
+fn report(o: ScenarioOptions) -> Report {
+    evaluate(&scenario(o)).unwrap()
+}
+
+#[test]
+fn every_builtin_device_names_its_backend_and_free_memory() {
+    let cat = Catalog::builtin();
+    for e in &cat.machines {
+        let m = load::machine(&e.value);
+        for (i, d) in m.devices() {
+            let t = &m.tiers[i];
+            let spec = t.device.as_ref().unwrap_or_else(|| {
+                panic!("{}: tier {} states no backend/free memory", e.id, t.name)
+            });
+            assert!(spec.free.value > 0 && spec.free.value <= t.capacity.value);
+            assert!(!spec.free.source.is_empty(), "{}: free has no source", e.id);
+            assert_eq!(d.free.0, spec.free.value);
+        }
+    }
+}
+
+#[test]
+fn the_m4_pro_device_is_metals_working_set_not_all_48_gib() {
+    let r = report(ScenarioOptions::default());
+    let p = r.plan.as_ref().unwrap();
+    assert_eq!(p.devices.len(), 1);
+    let d = &p.devices[0];
+    assert_eq!(d.buffer_name, "MTL0");
+    assert_eq!(d.backend, "metal");
+    assert_eq!(d.total, 48 * GIB);
+    assert_eq!(d.free.value, 36 * GIB);
+    assert_eq!(d.free.provenance, Provenance::Derived);
+    assert_eq!(d.left, i128::from(36 * GIB) - i128::from(d.memory.total()));
+    assert_eq!(d.left_after_margin, d.left - i128::from(1024 * MIB));
+}
+
+#[test]
+fn the_wired_limit_is_a_user_figure() {
+    let s = scenario(ScenarioOptions {
+        device_free: Some("40960 MiB".into()),
+        ..Default::default()
+    });
+    let d = s.machine.tiers[0].device.as_ref().unwrap();
+    assert_eq!(d.free.value, 40 * GIB);
+    assert_eq!(d.free.provenance, Provenance::User);
+    assert_eq!(d.backend, Backend::Metal);
+    let p = evaluate(&s).unwrap().plan.unwrap();
+    assert_eq!(p.devices[0].free.value, 40 * GIB);
+    // above the capacity: refused with the reason
+    let err = edit::applied(
+        &s,
+        &[Edit::DeviceFree {
+            tier: 0,
+            bytes: 48 * GIB + 1,
+        }],
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("above tier \"unified\"'s capacity")
+    );
+}
+
+#[test]
+fn a_24_gib_card_keeps_the_margin_and_the_cuda_context() {
+    // Qwen3-32B Q4_K_M does not fit a 24 GiB card whole: -fit chooses fewer layers and keeps
+    // 1024 MiB free on the device beside what the CUDA context takes.
+    let r = report(ScenarioOptions {
+        scenario: Some("qwen3-32b-rtx-4090-partial".into()),
+        ..Default::default()
+    });
+    let p = r.plan.as_ref().unwrap();
+    let PlanOrigin::Fitted { arguments, .. } = &p.origin else {
+        panic!("expected a -fit plan, got {:?}", p.origin);
+    };
+    assert!(arguments.starts_with("-c "), "{arguments}");
+    let d = &p.devices[0];
+    assert_eq!(d.buffer_name, "CUDA0");
+    assert_eq!(d.free.value, 24_184 * MIB);
+    assert!(d.left_after_margin >= 0, "{d:?}");
+    assert!(p.gpu_layers < p.n_layer + 1, "{}", p.gpu_layers);
+}
+
+#[test]
+fn fit_off_places_the_flags_as_given() {
+    let r = report(ScenarioOptions {
+        scenario: Some("qwen3-32b-rtx-4090-partial".into()),
+        fit: Some(false),
+        ngl: Some("20".into()),
+        ..Default::default()
+    });
+    let p = r.plan.as_ref().unwrap();
+    assert_eq!(p.origin, PlanOrigin::FitOff);
+    assert_eq!(p.gpu_layers, 20);
+    // -ngl set by the user and fitting already: -fit keeps it
+    let r = report(ScenarioOptions {
+        scenario: Some("qwen3-32b-rtx-4090-partial".into()),
+        ngl: Some("20".into()),
+        ..Default::default()
+    });
+    let p = r.plan.as_ref().unwrap();
+    assert!(
+        matches!(&p.origin, PlanOrigin::Fitted { arguments, .. } if arguments.ends_with("-ngl 20")),
+        "{:?}",
+        p.origin
+    );
+    // -ngl all set by the user and not fitting: -fit gives up with llama.cpp's reason and
+    // llama.cpp loads the flags as given
+    let r = report(ScenarioOptions {
+        scenario: Some("qwen3-32b-rtx-4090-partial".into()),
+        ngl: Some("all".into()),
+        ..Default::default()
+    });
+    let p = r.plan.as_ref().unwrap();
+    assert!(
+        matches!(p.origin, PlanOrigin::FitRefused { .. }),
+        "{:?}",
+        p.origin
+    );
+    assert_eq!(p.gpu_layers, p.n_layer + 1);
+    assert!(p.devices[0].left < 0);
+    assert!(!p.devices_fit);
+}
+
+#[test]
+fn override_tensor_sends_matches_to_the_host() {
+    let base = report(ScenarioOptions {
+        scenario: Some("qwen3-32b-rtx-4090-partial".into()),
+        fit: Some(false),
+        ngl: Some("all".into()),
+        ..Default::default()
+    });
+    let moved = report(ScenarioOptions {
+        scenario: Some("qwen3-32b-rtx-4090-partial".into()),
+        fit: Some(false),
+        ngl: Some("all".into()),
+        override_tensor: vec![r"blk\.[0-9]\.=CPU".into()],
+        ..Default::default()
+    });
+    let (b, m) = (base.plan.unwrap(), moved.plan.unwrap());
+    assert!(m.host.model.0 > b.host.model.0);
+    assert_eq!(
+        m.host.model.0 + m.devices[0].memory.model.0,
+        b.host.model.0 + b.devices[0].memory.model.0
+    );
+    // an unknown buffer type is llama.cpp's error
+    let r = report(ScenarioOptions {
+        scenario: Some("qwen3-32b-rtx-4090-partial".into()),
+        override_tensor: vec![r"blk\.0\.=CUDA7".into()],
+        ..Default::default()
+    });
+    let e = r.plan.unwrap_err();
+    assert!(e.0.contains("unknown buffer type CUDA7"), "{}", e.0);
+}
+
+#[test]
+fn placement_flags_are_edits_and_checked() {
+    let s = scenario(ScenarioOptions::default());
+    let t = edit::applied(
+        &s,
+        &[
+            Edit::Ngl(GpuLayers::All),
+            Edit::SplitMode(SplitMode::None),
+            Edit::MainGpu(0),
+            Edit::CpuMoe(true),
+            Edit::NCpuMoe(3),
+            Edit::NCpuFfn(2),
+            Edit::Fit(false),
+            Edit::FitTarget(vec![2048]),
+            Edit::FitCtx(8192),
+        ],
+    )
+    .unwrap();
+    let o = &t.offload;
+    assert_eq!(o.ngl(), GpuLayers::All);
+    assert_eq!(o.split_mode, SplitMode::None);
+    assert!(o.cpu_moe && o.n_cpu_moe == 3 && o.n_cpu_ffn == 2 && !o.fit);
+    assert_eq!(o.fit_margins()[0].0, 2048 * MIB);
+    assert_eq!(o.fit_min_ctx, 8192);
+    assert!(edit::applied(&s, &[Edit::OverrideTensor(vec!["(=CPU".into()])]).is_err());
+    assert!(edit::applied(&s, &[Edit::FitCtx(0)]).is_err());
+    // --rpc needs as many rpc devices as endpoints
+    let e = edit::applied(&s, &[Edit::Rpc(vec!["10.0.0.2:50052".into()])]).unwrap_err();
+    assert!(e.to_string().contains("has 0 rpc device(s)"), "{e}");
+    // -sm row is refused at the flag with llama.cpp's reason
+    let cat = Catalog::builtin();
+    let err = llmbound::workspace::scenario(
+        &cat,
+        &ScenarioOptions {
+            split_mode: Some("row".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("-sm: row"), "{err}");
+}
+
+#[test]
+fn scenario_profiles_keep_the_placement_flags() {
+    let cat = Catalog::builtin();
+    let s = scenario(ScenarioOptions::default());
+    let t = edit::applied(
+        &s,
+        &[
+            Edit::Ngl(GpuLayers::All),
+            Edit::OverrideTensor(vec![r"blk\.1\.=CPU,blk\.2\.=MTL0".into()]),
+            Edit::CpuMoe(true),
+            Edit::NCpuMoe(4),
+            Edit::NCpuFfn(1),
+            Edit::SplitMode(SplitMode::None),
+            Edit::MainGpu(0),
+            Edit::Fit(false),
+            Edit::FitTarget(vec![512, 768]),
+            Edit::FitCtx(2048),
+        ],
+    )
+    .unwrap();
+    let base = cat.scenario("default").unwrap();
+    let file = llmbound::profile::save::scenario_profile(
+        &base,
+        &t,
+        "saved",
+        &base.artifact,
+        &base.machine,
+        &base.model,
+    );
+    let text = toml::to_string(&file).unwrap();
+    let back: llmbound::profile::file::ScenarioFile = load::parse("saved.toml", &text).unwrap();
+    load::check_scenario("saved.toml", &text, &back, None).unwrap();
+    let again = load::scenario(&cat, &back).unwrap();
+    assert_eq!(again.offload, t.offload);
+}
+
+#[test]
+fn old_profiles_without_device_keys_load_with_derived_defaults() {
+    let src = r#"
+id = "old"
+name = "old"
+[[tier]]
+name = "gpu0"
+kind = "accelerator"
+capacity = { value = "16 GiB", provenance = "spec" }
+bandwidth = { value = "500 GB/s", provenance = "spec" }
+[[tier]]
+name = "host"
+kind = "host"
+capacity = { value = "32 GiB", provenance = "spec" }
+bandwidth = { value = "50 GB/s", provenance = "spec" }
+"#;
+    let f: llmbound::profile::file::MachineFile = load::parse("old.toml", src).unwrap();
+    let m = load::machine(&f);
+    assert!(m.tiers[0].device.is_none());
+    let devs = m.devices();
+    assert_eq!(devs.len(), 1);
+    assert_eq!(devs[0].1.buffer_name, "CUDA0");
+    assert_eq!(devs[0].1.free.0, 16 * GIB);
+    let d = m.tiers[0].device_or_default().unwrap();
+    assert_eq!(d.free.provenance, Provenance::Derived);
+}
+
+#[test]
+fn json_and_text_carry_the_plan() {
+    let r = report(ScenarioOptions {
+        scenario: Some("qwen3-32b-rtx-4090-partial".into()),
+        ..Default::default()
+    });
+    let j = serde_json::to_value(llmbound::report::json::to_json(&r, "model.gguf")).unwrap();
+    let p = &j["placement"];
+    assert_eq!(p["origin"], "fit");
+    assert!(p["fit_arguments"].as_str().unwrap().starts_with("-c "));
+    assert_eq!(p["devices"][0]["name"], "CUDA0");
+    assert_eq!(p["devices"][0]["free_bytes"], 24_184 * MIB);
+    assert_eq!(p["devices"][0]["margin_bytes"], 1024 * MIB);
+    assert_eq!(p["tensor_bytes"], "estimated");
+    let lines = llmbound::report::text::placement_lines(&r);
+    assert!(
+        lines
+            .iter()
+            .any(|(k, v)| k == "-fit on" && v.contains("-ngl"))
+    );
+    assert!(lines.iter().any(|(_, v)| v.contains("ESTIMATED per layer")));
+}
+
+#[test]
+fn the_two_host_rpc_preset_plans_over_both_devices() {
+    let id = "rtx-4090-rpc-laptop";
+    let s = scenario(ScenarioOptions {
+        machine: Some(id.into()),
+        rpc: Some(vec!["10.0.0.7:50052".into()]),
+        ..Default::default()
+    });
+    let devs = s.machine.devices();
+    let names: Vec<&str> = devs.iter().map(|(_, d)| d.buffer_name.as_str()).collect();
+    assert_eq!(names, ["CUDA0", "RPC0[10.0.0.7:50052]"]);
+    assert_eq!(devs[1].1.backend, Backend::Rpc);
+    let l = &s.machine.links[0];
+    assert_eq!(l.name, "10gbe");
+    assert_eq!(l.tiers, ["gpu1"]);
+    assert_eq!(l.bandwidth.value.0, 1.25e9);
+    assert_eq!(l.bandwidth.provenance, Provenance::Spec);
+    assert_eq!(l.latency_us.provenance, Provenance::Derived);
+    let r = evaluate(&s).unwrap();
+    let p = r.plan.as_ref().unwrap();
+    assert_eq!(p.devices.len(), 2);
+    assert!(p.devices.iter().all(|d| d.left_after_margin >= 0), "{p:?}");
+    let lines = llmbound::report::text::inputs(&r);
+    assert!(lines.iter().any(|(k, _, _, _)| k == "link 10gbe latency"));
+    // --rpc must name every rpc device
+    let cat = Catalog::builtin();
+    let err = llmbound::workspace::scenario(
+        &cat,
+        &ScenarioOptions {
+            machine: Some(id.into()),
+            rpc: Some(vec!["10.0.0.7:50052".into(), "10.0.0.8:50052".into()]),
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("has 1 rpc device(s)"), "{err}");
+}
+
+#[test]
+fn a_report_left_to_fit_is_evaluated_at_the_plan() {
+    // Qwen3-32B at 32k on an RTX 4090 with -ngl left at auto: the bounds are those of the
+    // -ngl llama.cpp's -fit chooses, so the verdict and the plan agree.
+    let out = assert_cmd::Command::cargo_bin("llmbound")
+        .unwrap()
+        .env("LLMBOUND_CONFIG_DIR", tempfile::tempdir().unwrap().path())
+        .args([
+            "report",
+            "--machine",
+            "desktop-rtx-4090",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["capacity"]["fits"], true);
+    assert_eq!(j["placement"]["devices_fit"], true);
+    let ngl = j["settings"]["gpu_layers"].as_u64().unwrap();
+    assert!(ngl < 65, "{ngl}");
+    assert_eq!(j["placement"]["gpu_layers"], ngl);
+    assert!(
+        j["placement"]["fit_arguments"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("-ngl {ngl}")),
+        "{}",
+        j["placement"]
+    );
+    // -sm row: refused with llama.cpp's reason, non-zero exit, one line
+    let out = assert_cmd::Command::cargo_bin("llmbound")
+        .unwrap()
+        .env("LLMBOUND_CONFIG_DIR", tempfile::tempdir().unwrap().path())
+        .args(["report", "--machine", "desktop-dual-rtx-3090", "-sm", "row"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("-sm: row"), "{err}");
+    // llama.cpp's own spellings reach the flags
+    let out = assert_cmd::Command::cargo_bin("llmbound")
+        .unwrap()
+        .env("LLMBOUND_CONFIG_DIR", tempfile::tempdir().unwrap().path())
+        .args([
+            "report",
+            "--machine",
+            "desktop-rtx-4090",
+            "-fit",
+            "off",
+            "-ngl",
+            "20",
+            "-ot",
+            r"blk\.1[0-9]\.=CPU",
+            "-fitt",
+            "2048",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["placement"]["origin"], "fit-off");
+    assert_eq!(j["placement"]["gpu_layers"], 20);
+    assert_eq!(j["placement"]["devices"][0]["margin_bytes"], 2048 * MIB);
+}
+
+#[test]
+fn a_gguf_is_placed_tensor_by_tensor() {
+    use llmbound::gguf::writer::{self, Data, GgufWriter};
+    use llmbound::gguf::{GgmlType, Value};
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = GgufWriter::new()
+        .kv("general.architecture", writer::string("llama"))
+        .kv("general.name", writer::string("Tiny Llama"))
+        .kv("llama.block_count", Value::U32(4))
+        .kv("llama.embedding_length", Value::U32(128))
+        .kv("llama.context_length", Value::U32(8192))
+        .kv("llama.attention.head_count", Value::U32(8))
+        .kv("llama.attention.head_count_kv", Value::U32(2))
+        .kv(
+            "tokenizer.ggml.tokens",
+            writer::string_array((0..2000).map(|i| format!("t{i}"))),
+        )
+        .tensor("token_embd.weight", GgmlType::Q8_0, &[128, 2000])
+        .tensor("output_norm.weight", GgmlType::F32, &[128])
+        .tensor("output.weight", GgmlType::Q6_K, &[256, 2000]);
+    for l in 0..4 {
+        for (n, dims) in [
+            ("attn_q", [128u64, 128]),
+            ("attn_k", [128, 32]),
+            ("attn_v", [128, 32]),
+            ("attn_output", [128, 128]),
+            ("ffn_gate", [128, 512]),
+            ("ffn_up", [128, 512]),
+            ("ffn_down", [512, 128]),
+        ] {
+            w = w.tensor(&format!("blk.{l}.{n}.weight"), GgmlType::Q8_0, &dims);
+        }
+        w = w.tensor(&format!("blk.{l}.attn_norm.weight"), GgmlType::F32, &[128]);
+    }
+    let p = dir.path().join("tiny-llama.gguf");
+    w.write_file(&p, Data::Zeros).unwrap();
+    let opts = |ot: Vec<String>| ScenarioOptions {
+        machine: Some("desktop-rtx-4090".into()),
+        gguf: Some(p.clone()),
+        context: Some(4096),
+        fit: Some(false),
+        override_tensor: ot,
+        ..Default::default()
+    };
+    let base = report(opts(Vec::new()));
+    let inv = base.inputs.inventory.as_ref().unwrap();
+    assert_eq!(inv.tensors.len(), 3 + 4 * 8);
+    let plan = base.plan.as_ref().unwrap();
+    assert!(plan.exact_model);
+    let j = serde_json::to_value(llmbound::report::json::to_json(&base, "x.gguf")).unwrap();
+    assert_eq!(j["placement"]["tensor_bytes"], "file");
+    // -ot moves exactly the named tensor (its bytes padded to 32) to the host
+    let moved = report(opts(vec![r"blk\.2\.ffn_up\.=CPU".into()]));
+    let up = inv
+        .tensors
+        .iter()
+        .find(|(n, _)| n == "blk.2.ffn_up.weight")
+        .unwrap()
+        .1;
+    let m = moved.plan.unwrap();
+    assert_eq!(m.host.model.0 - plan.host.model.0, up.div_ceil(32) * 32);
+    assert_eq!(
+        plan.devices[0].memory.model.0 - m.devices[0].memory.model.0,
+        up.div_ceil(32) * 32
+    );
+}

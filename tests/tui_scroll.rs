@@ -1,0 +1,249 @@
+//! The Bounds and Claim panes scroll in whole blocks (issue 19): the title says how many rows
+//! are above and below (`↑ N more` / `↓ N more`), the decode table never shows rows without
+//! its header, scrolling stops where the last block is in view, and Home/g and End/G go to the
+//! ends. Drawn into ratatui's `TestBackend` at 80×24 and 120×36.
+
+use llmbound::build::ScenarioOptions;
+use llmbound::core::edit::Setting;
+use llmbound::profile::Catalog;
+use llmbound::tui::Action;
+use llmbound::tui::app::App;
+use llmbound::tui::fields::{Field, Pane};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+fn app() -> (App, tempfile::TempDir) {
+    let d = tempfile::tempdir().unwrap();
+    let mut app = App::new(
+        Catalog::load_with(Some(d.path().to_path_buf())),
+        &ScenarioOptions::default(),
+    )
+    .unwrap();
+    app.set_hash_cache(None);
+    (app, d)
+}
+
+fn draw(app: &App, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| f.render_widget(app, f.area())).unwrap();
+    t.backend().to_string()
+}
+
+fn focus(app: &mut App, pane: Pane) {
+    for _ in 0..8 {
+        if app.focus() == pane {
+            return;
+        }
+        app.update(Action::NextPane);
+    }
+    panic!("pane {pane:?} not reached");
+}
+
+fn four_sequences(app: &mut App) {
+    focus(app, Pane::Cache);
+    app.update(Action::Home);
+    for _ in 0..40 {
+        if app.selected_field(Pane::Cache) == Some(Field::Setting(Setting::Sequences)) {
+            break;
+        }
+        app.update(Action::Down);
+    }
+    app.update(Action::SetText("4".into()));
+    assert_eq!(app.ws().scenario().cache.sequences, 4);
+}
+
+/// The title row of the pane whose title starts with `name`.
+fn title(screen: &str, name: &str) -> String {
+    screen
+        .lines()
+        .find(|l| l.contains(&format!(" {name} ")) || l.contains(&format!(" {name} · ")))
+        .unwrap_or_else(|| panic!("no {name} title\n{screen}"))
+        .to_string()
+}
+
+/// Every position from the top to one step past the end: the screens, in order.
+fn walk(app: &mut App, w: u16, h: u16) -> Vec<String> {
+    app.update(Action::Home);
+    let mut out = vec![draw(app, w, h)];
+    for _ in 0..40 {
+        app.update(Action::Down);
+        let s = draw(app, w, h);
+        let same = out.last() == Some(&s);
+        out.push(s);
+        if same {
+            break;
+        }
+    }
+    out
+}
+
+#[test]
+fn the_bounds_pane_marks_what_is_below_and_stops_at_the_end() {
+    for (w, h) in [(80, 24), (120, 36)] {
+        let (mut app, _d) = app();
+        four_sequences(&mut app);
+        focus(&mut app, Pane::Bounds);
+        let screens = walk(&mut app, w, h);
+        let first = &screens[0];
+        assert!(
+            title(first, "Bounds").contains("↓") && title(first, "Bounds").contains("more"),
+            "{w}x{h}: the first page marks the rows below\n{first}"
+        );
+        let last = screens.last().unwrap();
+        // Scrolling stopped: the last two draws are the same, well before 40 steps.
+        assert!(
+            screens.len() < 40,
+            "{w}x{h}: j runs on ({} steps)",
+            screens.len()
+        );
+        assert_eq!(&screens[screens.len() - 2], last, "{w}x{h}");
+        let t = title(last, "Bounds");
+        assert!(
+            t.contains("↑") && !t.contains("↓"),
+            "{w}x{h}: at the end\n{last}"
+        );
+        assert!(
+            last.contains("crossover S*"),
+            "{w}x{h}: the last line is reachable\n{last}"
+        );
+        for s in &screens {
+            // A decode row is never shown without the table's header.
+            if s.contains("file, short") || s.contains("file @ 32") {
+                assert!(s.contains("Decode ceiling"), "{w}x{h}: orphan rows\n{s}");
+            }
+            if s.contains("Decode ceiling") {
+                assert!(s.contains("file @ 32"), "{w}x{h}: orphan header\n{s}");
+            }
+        }
+        // Home (g) goes back to the top; End (G) to the end.
+        app.update(Action::Home);
+        assert_eq!(&draw(&app, w, h), first, "{w}x{h}: Home");
+        app.update(Action::End);
+        assert_eq!(&draw(&app, w, h), last, "{w}x{h}: End");
+        app.update(Action::Up);
+        assert_ne!(
+            &draw(&app, w, h),
+            last,
+            "{w}x{h}: one step back from the end moves"
+        );
+    }
+}
+
+#[test]
+fn the_claim_pane_scrolls_whole_lists_and_marks_them() {
+    let (w, h) = (80, 24);
+    let (mut app, _d) = app();
+    focus(&mut app, Pane::Claim);
+    app.update(Action::SetText("20".into()));
+    assert!(app.claim().is_some());
+    let screens = walk(&mut app, w, h);
+    let first = &screens[0];
+    assert!(
+        title(first, "Claim").contains("↓"),
+        "marks the rest\n{first}"
+    );
+    assert!(screens.len() < 40, "j runs on");
+    let last = screens.last().unwrap();
+    assert!(!title(last, "Claim").contains("↓"), "at the end\n{last}");
+    for s in &screens {
+        // The pane never ends on a list's lead-in with its items below the fold.
+        let rows: Vec<&str> = s.lines().collect();
+        let top = rows.iter().position(|l| l.contains(" Claim")).unwrap();
+        let body: Vec<&str> = rows[top + 1..]
+            .iter()
+            .take_while(|l| !l.contains('╰') && !l.contains('┗'))
+            .copied()
+            .collect();
+        let shown: Vec<&str> = body
+            .iter()
+            .copied()
+            .filter(|l| {
+                !l.trim_matches(|c| c == '│' || c == '┃' || c == ' ')
+                    .is_empty()
+            })
+            .collect();
+        if let Some(l) = shown.last() {
+            assert!(!l.contains("one of these is false:"), "orphan lead-in\n{s}");
+        }
+    }
+    app.update(Action::Home);
+    assert_eq!(&draw(&app, w, h), first, "Home");
+}
+
+#[test]
+fn the_help_scrolls_at_80x24_with_its_position_and_no_cut_words() {
+    let (mut app, _d) = app();
+    app.update(Action::Help);
+    assert!(app.help_shown());
+    let first = draw(&app, 80, 24);
+    let top = first.lines().next().unwrap().to_string();
+    assert!(
+        top.contains("rows 1–"),
+        "the title says which rows\n{first}"
+    );
+    // Help texts are whole at 80 wide: few end in "…".
+    let cut = first.matches('…').count();
+    assert!(cut <= 3, "{cut} help texts cut\n{first}");
+    let mut last = first.clone();
+    for _ in 0..200 {
+        app.update(Action::Down);
+        let s = draw(&app, 80, 24);
+        if s == last {
+            break;
+        }
+        last = s;
+    }
+    assert_ne!(last, first, "Down scrolls the help");
+    for needle in ["Questions (y/n)", "drop edits"] {
+        assert!(
+            last.contains(needle),
+            "missing {needle:?} at the end\n{last}"
+        );
+    }
+    app.update(Action::Home);
+    assert_eq!(draw(&app, 80, 24), first, "Home");
+    app.update(Action::End);
+    assert_eq!(draw(&app, 80, 24), last, "End");
+    assert!(app.help_shown(), "scrolling keeps the help open");
+    app.update(Action::Back);
+    assert!(!app.help_shown());
+}
+
+#[test]
+fn search_is_listed_for_every_view_that_has_it() {
+    let (mut app, _d) = app();
+    app.update(Action::Help);
+    let s = draw(&app, 200, 50);
+    assert!(
+        s.contains("search (claim, tensors, metadata, compare)"),
+        "{s}"
+    );
+}
+
+/// (Issue 19, roofline) Not scrolling, but the same pane: decode and prefill have glyphs of
+/// their own, and with no compute rate the chart is not called a roofline.
+#[test]
+fn the_roofline_names_its_glyphs_and_is_not_called_one_without_a_roof() {
+    let (app, _d) = app();
+    // The default machine has no compute rate for the path.
+    let s = draw(&app, 200, 50);
+    assert!(s.contains("no compute rate: bandwidth slope only"), "{s}");
+    assert!(!s.contains("roofline"), "{s}");
+    let (mut app, _d) = app_with_rate();
+    let s = draw(&app, 200, 50);
+    assert!(
+        s.contains("roofline: FLOP/s by FLOP/byte, log-log (█ decode, • prefill)"),
+        "{s}"
+    );
+    assert!(
+        s.contains('•'),
+        "the prefill point is drawn with its own glyph\n{s}"
+    );
+    app.update(Action::Home);
+}
+
+fn app_with_rate() -> (App, tempfile::TempDir) {
+    let (mut app, d) = app();
+    app.update(Action::SelectMachine("desktop-rtx-4090".into()));
+    (app, d)
+}
