@@ -829,6 +829,43 @@ pub fn write_inspect_model(
     Ok(())
 }
 
+/// The Model pane of a safetensors model whose shape core does not hold (MoE, MLA, sliding
+/// window, hybrid …): config.json's figures as the file gives them, and plainly that the
+/// cache, memory and ceilings are MLX-LM's figures only (never the previous model's shape).
+pub fn unshaped_model_lines(art: &MlxArtifact) -> Vec<String> {
+    let mut v = vec![format!(
+        "{}: shape is MLX-LM's only",
+        crate::sanitize::text(art.model_type())
+    )];
+    v.push(
+        "core holds no layout for it: cache, memory and ceilings are MLX-LM's (Bounds pane)"
+            .to_string(),
+    );
+    if let Some(c) = art.model.config.as_ref() {
+        let keys = [
+            ("num_hidden_layers", "layers"),
+            ("hidden_size", "hidden"),
+            ("num_attention_heads", "heads"),
+            ("num_key_value_heads", "KV heads"),
+            ("head_dim", "head dim"),
+            ("num_local_experts", "experts"),
+            ("num_experts", "experts"),
+            ("n_routed_experts", "routed experts"),
+            ("num_experts_per_tok", "experts per token"),
+            ("kv_lora_rank", "KV LoRA rank"),
+            ("sliding_window", "sliding window"),
+            ("vocab_size", "vocabulary"),
+        ];
+        for (k, label) in keys {
+            if let Some(n) = c.u64(k) {
+                v.push(format!("{label:<18}{:>10}  file", group_digits(n as u128)));
+            }
+        }
+    }
+    v.push("llama.cpp's settings need a GGUF of it".to_string());
+    v
+}
+
 /// The explorer's Bounds pane for MLX-LM, as lines: which runtime the figures are for, W, the
 /// cache, the activation estimate, the total against the machine, the working-set rule, the
 /// largest context, the decode ceilings and the launch line; with llama.cpp's figures of the
