@@ -413,6 +413,10 @@ impl TensorInventory {
             tensor_bytes: r.tensor_bytes,
             parameters: r.parameters,
             tied_output: ctx.tied_output,
+            tensors: crate::core::weights::TensorList::with_capacity(
+                artifact.tensor_count(),
+                artifact.tensors().map(|t| t.name().len()).sum(),
+            ),
             ..Inventory::default()
         };
         for t in artifact.tensors() {
@@ -466,7 +470,7 @@ fn add_to_core(inv: &mut Inventory, ctx: &RowContext, t: &TensorInfo) {
     let layer = layer_of(name);
     let linear = ctx.is_linear(t, role);
     let bytes = t.bytes.unwrap_or(0);
-    inv.tensors.push((name.to_string(), bytes));
+    inv.tensors.push(name, bytes);
     if let Some(l) = layer {
         let need = l as usize + 1;
         if inv.layer_bytes.len() < need {
