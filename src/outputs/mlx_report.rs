@@ -76,10 +76,9 @@ impl MlxOptions {
             }),
             max_kv_size: self.max_kv_size,
             working_set: working_set.or(machine.working_set),
-            working_set_provenance: match (working_set, machine.working_set) {
-                (Some(_), _) => Some("user"),
-                (None, Some(_)) => Some("spec"),
-                (None, None) => None,
+            working_set_provenance: match working_set {
+                Some(_) => Some("user"),
+                None => machine.working_set_provenance,
             },
         })
     }
