@@ -550,7 +550,7 @@ impl Workspace {
                     parameters: (p > 0).then_some(p),
                     parameters_provenance: (p > 0).then_some(Provenance::File),
                     parameters_counted: true,
-                    bits_per_parameter: (p > 0).then(|| 8.0 * w as f64 / p as f64),
+                    bits_per_parameter: units::bits_per_weight(w, p),
                 }
             }
             None => self.report.artifact.clone(),

@@ -305,11 +305,7 @@ pub fn write_text(r: &MlxReport<'_>, out: &mut impl Write) -> io::Result<()> {
         art.model.shards.len()
     )?;
     for (k, b, n) in art.encodings() {
-        let bpw = if n > 0 {
-            8.0 * b as f64 / n as f64
-        } else {
-            0.0
-        };
+        let bpw = crate::core::units::bits_per_weight(b, n).unwrap_or(0.0);
         writeln!(
             out,
             "    {:<22} {:>16} bytes  {:.3} bits/weight",
@@ -542,11 +538,7 @@ pub fn write_markdown(r: &MlxReport<'_>, out: &mut impl Write) -> io::Result<()>
         cell(art.model_type())
     )?;
     for (k, b, n) in art.encodings() {
-        let bpw = if n > 0 {
-            8.0 * b as f64 / n as f64
-        } else {
-            0.0
-        };
+        let bpw = crate::core::units::bits_per_weight(b, n).unwrap_or(0.0);
         writeln!(
             out,
             "| · {} | {} | {:.3} bits/weight |",
@@ -669,7 +661,7 @@ pub fn to_json(r: &MlxReport<'_>) -> serde_json::Value {
                 "encoding": k,
                 "bytes": b,
                 "elements": n,
-                "bits_per_weight": if n > 0 { rate(8.0 * b as f64 / n as f64) } else { serde_json::Value::Null },
+                "bits_per_weight": crate::core::units::bits_per_weight(b, n).map_or(serde_json::Value::Null, rate),
             })
         })
         .collect();

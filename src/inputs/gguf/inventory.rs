@@ -223,8 +223,7 @@ fn add(total: &mut u64, v: u64) {
 }
 
 fn bits(bytes: Option<u64>, elements: u64) -> Option<f64> {
-    let b = bytes?;
-    (elements > 0).then(|| 8.0 * b as f64 / elements as f64)
+    crate::core::units::bits_per_weight(bytes?, elements)
 }
 
 /// What every row of an artifact is read against: whether the output is tied to the token
