@@ -251,40 +251,56 @@ impl App {
     pub fn library(&self) -> &super::views::library::LibraryView {
         &self.library
     }
-    /// The llama-bench results view.
+    /// The Devices view's state.
     pub fn devices(&self) -> &super::views::devices::DevicesView {
         &self.devices
     }
 
+    /// The Devices view's page at the current screen size (its body: all but the status row).
+    fn devices_page(&self) -> super::panes::scroll::Page {
+        let body = Rect::new(
+            0,
+            0,
+            self.screen.width,
+            self.screen.height.saturating_sub(1),
+        );
+        super::views::devices::page(
+            &self.ws.report().plan,
+            body,
+            &self.theme,
+            self.devices.scroll,
+        )
+    }
+
     fn update_devices(&mut self, action: Action) {
         use super::views::devices;
-        let plan = &self.ws.report().plan;
-        let total = devices::lines(plan, self.screen.width as usize).len();
-        let page = (self.screen.height as usize).saturating_sub(4).max(1);
+        let pg = self.devices_page();
+        let page = pg.lines.len().max(1) as isize;
         match action {
-            Action::Up => self.devices.scroll_by(-1, total, page),
-            Action::Down => self.devices.scroll_by(1, total, page),
-            Action::PageUp => self.devices.scroll_by(-(page as isize), total, page),
-            Action::PageDown => self.devices.scroll_by(page as isize, total, page),
+            Action::Up => self.devices.scroll_by(-1, pg.last),
+            Action::Down => self.devices.scroll_by(1, pg.last),
+            Action::PageUp => self.devices.scroll_by(-page, pg.last),
+            Action::PageDown => self.devices.scroll_by(page, pg.last),
             Action::Home => self.devices.scroll = 0,
-            Action::End => self.devices.scroll_by(isize::MAX / 2, total, page),
+            Action::End => self.devices.scroll = pg.last,
             Action::Back => self.view = View::Main,
-            Action::ApplyPlan => match devices::fitted_edits(plan) {
+            Action::ApplyPlan => match devices::fitted_edits(&self.ws.report().plan) {
                 Some(edits) => {
                     let mut ok = true;
                     for e in edits {
                         ok = ok && self.edit(e);
                     }
                     if ok {
-                        self.info("fitted plan applied as -fit off with its -ngl/-ts/-ot");
+                        self.info("fitted plan applied: -fit off with its -ngl, -ts and -ot");
                     }
                 }
-                None => self.info("no fitted plan to apply (-fit off or -fit gave up)"),
+                None => self.info("no fitted plan to apply (-fit off, or -fit gave up)"),
             },
             _ => {}
         }
     }
 
+    /// The llama-bench results view.
     pub fn bench(&self) -> &BenchView {
         &self.bench
     }

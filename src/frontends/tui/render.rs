@@ -100,6 +100,7 @@ impl App {
                     View::Devices => super::views::devices::DevicesScreen {
                         view: self.devices(),
                         plan: &self.ws().report().plan,
+                        machine: &self.ws().scenario().machine.name,
                         theme: t,
                     }
                     .render(body, buf),

@@ -1,149 +1,421 @@
 //! The Devices view: the plan llama.cpp would choose on the scenario's machine, one block per
 //! device and one for the host — a bar of model / context / compute against the free memory
 //! with the `-fit` margin marked, the figures in MiB as llama.cpp's memory breakdown prints
-//! them, the backend and where the free figure comes from — then the fitted argument line.
-//! Reads the report's `plan` only (`core::plan`); the only sums here are the cells of a bar.
+//! them, the backend and what the free figure is (Metal's working set, the driver's free
+//! memory) with its provenance, and the tensor groups the device holds — after the fitted
+//! argument line. Reads the report's `plan` only (`core::plan`, `core::placement::groups`);
+//! the only sums here are the cells of a bar. Scrolls in whole blocks (`panes::scroll`), its
+//! title marked `↑ N more` / `↓ N more` as the Bounds pane's.
 
 use crate::core::edit::Edit;
-use crate::core::placement::GpuLayers;
+use crate::core::placement::groups::{BaseKind, Holding, LayerRun, LayerShare, MemoryBase, Share};
+use crate::core::placement::{Backend, GpuLayers};
 use crate::core::plan::{Plan, PlanError, PlanOrigin};
+use crate::core::units;
+use crate::tui::panes::scroll::{self, Block, Page};
 use crate::tui::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Widget};
+use ratatui::widgets::{Borders, Paragraph, Widget};
 
-/// The view's own state: the first line shown.
+/// The view's own state: the first block shown.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DevicesView {
-    /// First line shown.
+    /// First block shown (stopped where the last block is in view).
     pub scroll: usize,
 }
 
 impl DevicesView {
-    /// Scroll by `delta` lines over `total` lines shown `page` at a time.
-    pub fn scroll_by(&mut self, delta: isize, total: usize, page: usize) {
-        let end = total.saturating_sub(page);
-        self.scroll = self.scroll.saturating_add_signed(delta).min(end);
+    /// Scroll by `delta` blocks; `last` is the last useful position ([`Page::last`]).
+    pub fn scroll_by(&mut self, delta: isize, last: usize) {
+        self.scroll = self.scroll.min(last).saturating_add_signed(delta).min(last);
     }
 }
 
 /// Bytes as whole MiB, as llama.cpp's `llama_memory_breakdown_print` shows them.
 pub fn mib(n: u64) -> String {
-    crate::core::units::group_digits(u128::from(n >> 20))
+    units::group_digits(u128::from(n >> 20))
 }
 
 /// A signed byte figure as whole MiB (negative: over).
 fn mib_signed(n: i128) -> String {
     let m = n.unsigned_abs() >> 20;
-    let s = crate::core::units::group_digits(m);
+    let s = units::group_digits(m);
     if n < 0 { format!("−{s}") } else { s }
 }
 
-/// A bar `width` cells wide: `M` model, `C` context, `X` compute, `·` free, `|` where the
-/// margin begins (free − margin), over the free memory.
+/// A byte figure in GiB: whole GiB when exact (`36 GiB`), else three decimals.
+pub fn gib(n: u64) -> String {
+    if n > 0 && n.is_multiple_of(units::GIB) {
+        units::exact_binary(n)
+    } else {
+        units::fmt_gib(n)
+    }
+}
+
+/// A backend as its vendor writes it (`CUDA`, `Metal`).
+fn backend_name(b: Backend) -> &'static str {
+    match b {
+        Backend::Cuda => "CUDA",
+        Backend::Rocm => "ROCm",
+        Backend::Metal => "Metal",
+        Backend::Vulkan => "Vulkan",
+        Backend::Rpc => "RPC",
+    }
+}
+
+/// What a device's memory figure is, against its capacity: `36 GiB working set (derived: 3/4
+/// of 48 GiB)`, `23.617 GiB free to CUDA (derived) of 24 GiB`.
+pub fn base_words(b: &MemoryBase) -> String {
+    let of = match b.fraction {
+        Some((n, d)) => format!("{}: {n}/{d} of {}", b.provenance.label(), gib(b.capacity)),
+        None => format!("{}) of {}", b.provenance.label(), gib(b.capacity)),
+    };
+    let close = if b.fraction.is_some() { ")" } else { "" };
+    match b.kind {
+        BaseKind::WorkingSet => format!("{} working set ({of}{close}", gib(b.bytes)),
+        BaseKind::DriverFree => {
+            format!(
+                "{} free to {} ({of}{close}",
+                gib(b.bytes),
+                backend_name(b.backend)
+            )
+        }
+        BaseKind::ServerReported => {
+            format!("{} reported by the RPC server ({of}{close}", gib(b.bytes))
+        }
+        BaseKind::WholeCapacity => format!(
+            "{}: the whole capacity taken as free to {} ({}: no figure in the profile)",
+            gib(b.bytes),
+            backend_name(b.backend),
+            b.provenance.label()
+        ),
+    }
+}
+
+/// A memory figure as the Machine pane shows it beside its name: `36 GiB (3/4)`, `23.617 GiB`,
+/// `all of it` (no figure in the profile).
+pub fn base_value(b: &MemoryBase) -> String {
+    match (b.kind, b.fraction) {
+        (BaseKind::WholeCapacity, _) => "all of it".into(),
+        (_, Some((n, d))) => format!("{} ({n}/{d})", gib(b.bytes)),
+        (_, None) => gib(b.bytes),
+    }
+}
+
+/// The short name of what a memory figure is (`working set`, `free to CUDA`).
+pub fn base_name(b: &MemoryBase) -> String {
+    match b.kind {
+        BaseKind::WorkingSet => "working set".into(),
+        BaseKind::DriverFree => format!("free to {}", backend_name(b.backend)),
+        BaseKind::ServerReported => "reported by the RPC server".into(),
+        BaseKind::WholeCapacity => format!("free to {}", backend_name(b.backend)),
+    }
+}
+
+fn layer_span(r: &LayerRun) -> String {
+    if r.first == r.last {
+        format!("layer {}", r.first)
+    } else {
+        format!("layers {}–{}", r.first, r.last)
+    }
+}
+
+/// The tensor groups a buffer holds: `layers 0–33 · experts of layers 35–47 · output`.
+pub fn holding_words(h: &Holding) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if h.input == Share::Whole {
+        parts.push("token embedding".into());
+    } else if h.input == Share::Part {
+        parts.push("part of the input layer".into());
+    }
+    for r in &h.layers {
+        let span = layer_span(r);
+        parts.push(match &r.share {
+            LayerShare::Whole => span,
+            LayerShare::AllButExperts => format!("{span} but their experts"),
+            LayerShare::Experts => format!("experts of {span}"),
+            LayerShare::Tensors(k) => format!("{} of {span}", k.join(", ")),
+            LayerShare::AllBut(k) => format!("{span} but {}", k.join(", ")),
+        });
+    }
+    match h.output {
+        Share::Whole => parts.push("output".into()),
+        Share::Part => parts.push("part of the output layer".into()),
+        Share::None => {}
+    }
+    if !h.caches.is_empty() {
+        let r: Vec<String> = h
+            .caches
+            .iter()
+            .map(|&(a, b)| {
+                if a == b {
+                    a.to_string()
+                } else {
+                    format!("{a}–{b}")
+                }
+            })
+            .collect();
+        parts.push(format!("KV of layers {}", r.join(", ")));
+    }
+    if parts.is_empty() {
+        "nothing".into()
+    } else {
+        parts.join(" · ")
+    }
+}
+
+/// A bar `width` cells wide: `█` model, `▓` context, `▒` compute, `░` free, `│` where the
+/// margin begins (free − margin), over the free memory (or the use, when it passes it).
 pub fn bar(model: u64, context: u64, compute: u64, free: u64, margin: u64, width: usize) -> String {
     if width == 0 {
         return String::new();
     }
-    let scale = free.max(model + context + compute).max(1) as u128;
+    let scale = free
+        .max(model.saturating_add(context).saturating_add(compute))
+        .max(1) as u128;
     let cells = |b: u64| ((u128::from(b) * width as u128) / scale) as usize;
     let (m, c, x) = (cells(model), cells(context), cells(compute));
-    let mut out: Vec<char> = std::iter::repeat('M')
-        .take(m)
-        .chain(std::iter::repeat('C').take(c))
-        .chain(std::iter::repeat('X').take(x))
+    let mut out: Vec<char> = std::iter::repeat_n('█', m)
+        .chain(std::iter::repeat_n('▓', c))
+        .chain(std::iter::repeat_n('▒', x))
         .collect();
-    out.resize(width, '·');
+    out.resize(width, '░');
     out.truncate(width);
     if margin > 0 && free > margin {
         let at = cells(free - margin).min(width - 1);
-        out[at] = '|';
+        out[at] = '│';
     }
     out.into_iter().collect()
 }
 
-/// The view's lines for a plan at a text `width`.
-pub fn lines(plan: &Result<Plan, PlanError>, width: usize) -> Vec<String> {
-    let p = match plan {
-        Ok(p) => p,
-        Err(e) => return vec![format!("llama.cpp refuses these flags: {}", e.0)],
-    };
-    let mut out = Vec::new();
-    let origin = match &p.origin {
-        PlanOrigin::Fitted { arguments, probes } => {
-            format!("-fit on: {arguments}  ({probes} dry runs)")
+/// A line wrapped to `width`: at spaces, a word longer than the width split into pieces (the
+/// argument line's `-ot` list has no spaces), continuation rows indented by `indent`.
+fn wrap(s: &str, width: usize, indent: usize) -> Vec<String> {
+    let width = width.max(indent + 8);
+    let lead = s.chars().take_while(|c| *c == ' ').count();
+    let mut out: Vec<String> = Vec::new();
+    let mut cur = " ".repeat(lead);
+    for word in s[lead..].split(' ').filter(|w| !w.is_empty()) {
+        let cur_len = cur.chars().count();
+        let sep = usize::from(!cur.trim().is_empty());
+        let wl = word.chars().count();
+        if cur_len + sep + wl <= width {
+            if sep == 1 {
+                cur.push(' ');
+            }
+            cur.push_str(word);
+            continue;
         }
-        PlanOrigin::FitRefused { reason } => {
-            format!("-fit on gave up: {reason}; the flags as given")
+        if sep == 1 {
+            out.push(std::mem::take(&mut cur));
+            cur = " ".repeat(indent);
         }
-        PlanOrigin::FitOff => "-fit off: the flags as given".to_string(),
-    };
-    out.push(origin);
-    out.push(format!(
-        "-c {} · -ngl {} of {} layers · model bytes {}",
-        crate::core::units::group_digits(u128::from(p.n_ctx)),
-        p.gpu_layers,
-        p.n_layer,
-        if p.exact_model {
-            "exact (tensor list)"
-        } else {
-            "estimated from W"
+        let mut rest: Vec<char> = word.chars().collect();
+        loop {
+            let room = width.saturating_sub(cur.chars().count()).max(1);
+            if rest.len() <= room {
+                cur.extend(rest);
+                break;
+            }
+            cur.extend(rest.drain(..room));
+            out.push(std::mem::take(&mut cur));
+            cur = " ".repeat(indent);
         }
-    ));
-    out.push(String::new());
-    let bar_w = width.saturating_sub(2).clamp(10, 60);
-    for d in &p.devices {
-        out.push(format!(
-            "{} · {} · {} · free {} MiB ({})",
-            d.buffer_name,
-            d.tier_name,
-            d.backend,
-            mib(d.free.value),
-            d.free.provenance.label(),
-        ));
-        if !d.free.source.is_empty() {
-            out.push(format!("  free: {}", d.free.source));
-        }
-        out.push(format!(
-            "  {}",
-            bar(
-                d.memory.model.0,
-                d.memory.context.0,
-                d.memory.compute.0,
-                d.free.value,
-                d.margin,
-                bar_w
-            )
-        ));
-        out.push(format!(
-            "  model {} + context {} + compute {} MiB · margin {} · left {} MiB",
-            mib(d.memory.model.0),
-            mib(d.memory.context.0),
-            mib(d.memory.compute.0),
-            mib(d.margin),
-            mib_signed(d.left_after_margin)
-        ));
     }
-    out.push(format!(
-        "Host{} · model {} + context {} + compute {} MiB",
-        p.host_capacity
-            .map(|c| format!(" ({} MiB)", mib(c)))
-            .unwrap_or_default(),
-        mib(p.host.model.0),
-        mib(p.host.context.0),
-        mib(p.host.compute.0)
-    ));
-    out.push(String::new());
-    out.push(if p.devices_fit {
-        "✓ every device holds its share".to_string()
-    } else {
-        "✗ a device cannot hold its share".to_string()
-    });
+    if !cur.trim().is_empty() || out.is_empty() {
+        out.push(if cur.trim().is_empty() {
+            String::new()
+        } else {
+            cur
+        });
+    }
     out
 }
 
-/// The edits that apply a fitted plan as explicit flags (`-fit off -ngl N [-ts …] [-ot …]`),
+fn block(lines: Vec<(String, Style)>, width: usize) -> Block {
+    Block {
+        lines: lines
+            .into_iter()
+            .flat_map(|(s, st)| {
+                let indent = s.chars().take_while(|c| *c == ' ').count() + 2;
+                wrap(&s, width, indent)
+                    .into_iter()
+                    .map(move |l| Line::from(Span::styled(l, st)))
+            })
+            .collect(),
+    }
+}
+
+/// The view's blocks for a plan at a text `width`: the argument line, each device, the host,
+/// the verdict.
+pub fn blocks(plan: &Result<Plan, PlanError>, width: usize, t: &Theme) -> Vec<Block> {
+    let p = match plan {
+        Ok(p) => p,
+        Err(e) => {
+            return vec![block(
+                vec![(format!("llama.cpp refuses these flags: {}", e.0), t.bad())],
+                width,
+            )];
+        }
+    };
+    let mut out = Vec::new();
+    let origin = match &p.origin {
+        PlanOrigin::Fitted { arguments, probes } => format!(
+            "-fit on chooses: {arguments}  ({probes} dry run{})",
+            if *probes == 1 { "" } else { "s" }
+        ),
+        PlanOrigin::FitRefused { reason } => {
+            format!("-fit on gives up: {reason}; llama.cpp loads the flags as given")
+        }
+        PlanOrigin::FitOff => "-fit off: the flags as given".to_string(),
+    };
+    out.push(block(
+        vec![
+            (origin, t.text()),
+            (
+                format!(
+                    "-c {} · -ngl {}{} · offloaded {}/{} layers ({} repeating + output) · tensor bytes {}",
+                    units::group_digits(u128::from(p.n_ctx)),
+                    p.ngl,
+                    match p.ngl {
+                        -1 => " (auto)",
+                        -2 => " (all)",
+                        _ => "",
+                    },
+                    p.offloaded_layers,
+                    p.offloadable_layers,
+                    p.n_layer,
+                    if p.exact_model {
+                        "from the file"
+                    } else {
+                        "estimated from W"
+                    }
+                ),
+                t.text(),
+            ),
+            (
+                "█ model ▓ context ▒ compute ░ free │ margin (-fitt) · MiB as llama.cpp prints"
+                    .into(),
+                t.label(),
+            ),
+            (String::new(), t.text()),
+        ],
+        width,
+    ));
+    let bar_w = width.saturating_sub(2).clamp(10, 60);
+    for d in &p.devices {
+        let base = d.base.as_ref().map_or_else(
+            || {
+                format!(
+                    "{} MiB free ({})",
+                    mib(d.free.value),
+                    d.free.provenance.label()
+                )
+            },
+            base_words,
+        );
+        let over = if d.left < 0 { t.bad() } else { t.text() };
+        let used = d.memory.total();
+        out.push(block(
+            vec![
+                (
+                    format!(
+                        "{} · {} · {} · {base}",
+                        d.buffer_name, d.tier_name, d.backend
+                    ),
+                    t.heading(),
+                ),
+                (
+                    format!(
+                        "  {} of {} MiB",
+                        bar(
+                            d.memory.model.0,
+                            d.memory.context.0,
+                            d.memory.compute.0,
+                            d.free.value,
+                            d.margin,
+                            bar_w
+                        ),
+                        mib(d.free.value)
+                    ),
+                    over,
+                ),
+                (
+                    format!(
+                        "  model {} + context {} + compute {} = {} MiB · margin {} · left {} MiB",
+                        mib(d.memory.model.0),
+                        mib(d.memory.context.0),
+                        mib(d.memory.compute.0),
+                        mib(used),
+                        mib(d.margin),
+                        mib_signed(d.left_after_margin)
+                    ),
+                    over,
+                ),
+                (format!("  holds {}", holding_words(&d.holds)), t.text()),
+                (String::new(), t.text()),
+            ],
+            width,
+        ));
+    }
+    out.push(block(
+        vec![
+            (
+                format!(
+                    "Host{}",
+                    p.host_capacity
+                        .map(|c| format!(" · {} of memory", gib(c)))
+                        .unwrap_or_default(),
+                ),
+                t.heading(),
+            ),
+            (
+                format!(
+                    "  model {} + context {} + compute {} = {} MiB",
+                    mib(p.host.model.0),
+                    mib(p.host.context.0),
+                    mib(p.host.compute.0),
+                    mib(p.host.total())
+                ),
+                t.text(),
+            ),
+            (
+                format!("  holds {}", holding_words(&p.host_holds)),
+                t.text(),
+            ),
+            (String::new(), t.text()),
+        ],
+        width,
+    ));
+    out.push(block(
+        vec![if p.devices_fit {
+            (
+                "✓ every device holds its share within its free memory".to_string(),
+                t.text(),
+            )
+        } else {
+            (
+                "✗ a device cannot hold its share within its free memory".to_string(),
+                t.bad(),
+            )
+        }],
+        width,
+    ));
+    out
+}
+
+/// The page the view shows in `area` (the body below the header, borders included) at a
+/// scroll position.
+pub fn page(plan: &Result<Plan, PlanError>, area: Rect, t: &Theme, scroll_at: usize) -> Page {
+    let w = area.width.saturating_sub(2) as usize;
+    let h = area.height.saturating_sub(2) as usize;
+    scroll::page(&blocks(plan, w, t), h, scroll_at)
+}
+
+/// The edits that apply a fitted plan as explicit flags (`-fit off -c N -ngl N -ts … -ot …`),
 /// or None when `-fit` did not choose the plan.
 pub fn fitted_edits(plan: &Result<Plan, PlanError>) -> Option<Vec<Edit>> {
     let p = plan.as_ref().ok()?;
@@ -173,35 +445,36 @@ pub struct DevicesScreen<'a> {
     pub view: &'a DevicesView,
     /// The report's plan.
     pub plan: &'a Result<Plan, PlanError>,
+    /// The machine's name.
+    pub machine: &'a str,
     /// Styles.
     pub theme: Theme,
 }
 
 impl Widget for DevicesScreen<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let w = area.width as usize;
-        let all = lines(self.plan, w);
-        let page = (area.height as usize).saturating_sub(2).max(1);
-        let first = self.view.scroll.min(all.len().saturating_sub(page));
-        let last = (first + page).min(all.len());
-        let mut shown = vec![Line::from(Span::styled(
-            crate::tui::format::fit("Devices · the plan llama.cpp would choose · Esc back", w),
-            self.theme.heading(),
-        ))];
-        shown.push(Line::raw(if first > 0 {
-            format!("↑ {first} more")
+        let t = self.theme;
+        let pg = page(self.plan, area, &t, self.view.scroll);
+        let mark = pg.mark();
+        let room = area.width.saturating_sub(4) as usize;
+        let tail = if mark.is_empty() {
+            " ".to_string()
         } else {
-            String::new()
-        }));
-        for l in &all[first..last] {
-            shown.push(Line::raw(crate::tui::format::fit(l, w)));
-        }
-        if last < all.len() {
-            if let Some(l) = shown.last_mut() {
-                *l = Line::raw(format!("↓ {} more", all.len() - last + 1));
-            }
-        }
-        Paragraph::new(shown).render(area, buf);
+            format!(" · {mark} ")
+        };
+        // the machine's name gives way to the scroll mark
+        let head = crate::tui::format::fit(
+            &format!(" Devices · {}", self.machine),
+            room.saturating_sub(tail.chars().count()),
+        );
+        let title = format!("{head}{tail}");
+        let frame = ratatui::widgets::Block::new()
+            .borders(Borders::ALL)
+            .border_style(t.label())
+            .title(Line::from(Span::styled(title, t.heading())));
+        let inner = frame.inner(area);
+        frame.render(area, buf);
+        Paragraph::new(pg.lines).render(inner, buf);
     }
 }
 
@@ -213,8 +486,8 @@ mod tests {
     fn bar_marks_the_margin_and_fills_the_width() {
         let mib = 1u64 << 20;
         let b = bar(50 * mib, 10 * mib, 10 * mib, 100 * mib, 10 * mib, 10);
-        assert_eq!(b, "MMMMMCX··|");
-        assert_eq!(bar(200, 0, 0, 100, 0, 4), "MMMM");
+        assert_eq!(b, "█████▓▒░░│");
+        assert_eq!(bar(200, 0, 0, 100, 0, 4), "████");
     }
 
     #[test]
@@ -225,10 +498,52 @@ mod tests {
 
     #[test]
     fn a_refused_plan_says_why() {
-        let l = lines(&Err(PlanError("bad -ts".into())), 80);
+        let b = blocks(
+            &Err(PlanError("bad -ts".into())),
+            80,
+            &Theme { color: false },
+        );
+        let text: Vec<String> = b[0].lines.iter().map(|l| l.to_string()).collect();
         assert_eq!(
-            l,
+            text,
             vec!["llama.cpp refuses these flags: bad -ts".to_string()]
+        );
+    }
+
+    #[test]
+    fn a_long_word_is_split_not_lost() {
+        let w = wrap("-ot aaaaaaaaaaaaaaaaaaaa", 10, 2);
+        assert_eq!(w, vec!["-ot", "  aaaaaaaa", "  aaaaaaaa", "  aaaa"]);
+        assert_eq!(w.concat().replace(' ', ""), "-otaaaaaaaaaaaaaaaaaaaa");
+    }
+
+    #[test]
+    fn holdings_are_worded_by_group() {
+        let h = Holding {
+            layers: vec![
+                LayerRun {
+                    first: 0,
+                    last: 33,
+                    share: LayerShare::Whole,
+                },
+                LayerRun {
+                    first: 34,
+                    last: 34,
+                    share: LayerShare::AllBut(vec!["ffn_down_exps".into()]),
+                },
+                LayerRun {
+                    first: 35,
+                    last: 47,
+                    share: LayerShare::AllButExperts,
+                },
+            ],
+            output: Share::Whole,
+            input: Share::None,
+            caches: vec![(0, 47)],
+        };
+        assert_eq!(
+            holding_words(&h),
+            "layers 0–33 · layer 34 but ffn_down_exps · layers 35–47 but their experts · output · KV of layers 0–47"
         );
     }
 }
