@@ -189,7 +189,10 @@ fn the_machine_pane_and_bounds_name_the_memory_bases() {
     // where the runtime line keeps to one row, it names its base too
     app.update(Action::Resize(200, 50));
     let t = text(&app, 200, 50);
-    assert!(t.contains("9.215 GiB free of the 36 GiB working set"), "{t}");
+    assert!(
+        t.contains("9.215 GiB free of the 36 GiB working set"),
+        "{t}"
+    );
 }
 
 fn cli_json(args: &[String], config: &Path) -> String {

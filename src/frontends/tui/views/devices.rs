@@ -4,8 +4,8 @@
 //! them, the backend and what the free figure is (Metal's working set, the driver's free
 //! memory) with its provenance, and the tensor groups the device holds — after the fitted
 //! argument line. Reads the report's `plan` only (`core::plan`, `core::placement::groups`);
-//! the only sums here are the cells of a bar. Scrolls in whole blocks (`panes::scroll`), its
-//! title marked `↑ N more` / `↓ N more` as the Bounds pane's.
+//! the only sums here are the cells of a bar. Scrolls by logical lines, each with its wrapped
+//! rows (`panes::scroll`), its title marked `↑ N more` / `↓ N more` as the Bounds pane's.
 
 use crate::core::edit::Edit;
 use crate::core::placement::groups::{BaseKind, Holding, LayerRun, LayerShare, MemoryBase, Share};
@@ -23,12 +23,12 @@ use ratatui::widgets::{Borders, Paragraph, Widget};
 /// The view's own state: the first block shown.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DevicesView {
-    /// First block shown (stopped where the last block is in view).
+    /// First logical line shown (stopped where the last line is in view).
     pub scroll: usize,
 }
 
 impl DevicesView {
-    /// Scroll by `delta` blocks; `last` is the last useful position ([`Page::last`]).
+    /// Scroll by `delta` lines; `last` is the last useful position ([`Page::last`]).
     pub fn scroll_by(&mut self, delta: isize, last: usize) {
         self.scroll = self.scroll.min(last).saturating_add_signed(delta).min(last);
     }
@@ -235,18 +235,32 @@ fn wrap(s: &str, width: usize, indent: usize) -> Vec<String> {
     out
 }
 
-fn block(lines: Vec<(String, Style)>, width: usize) -> Block {
-    Block {
-        lines: lines
-            .into_iter()
-            .flat_map(|(s, st)| {
-                let indent = s.chars().take_while(|c| *c == ' ').count() + 2;
-                wrap(&s, width, indent)
-                    .into_iter()
-                    .map(move |l| Line::from(Span::styled(l, st)))
-            })
-            .collect(),
+/// The most rows one logical line takes; a longer one is cut, its last row ending in `…`.
+const MAX_ROWS: usize = 4;
+
+/// One block per logical line (its wrapped rows kept together, at most [`MAX_ROWS`]).
+/// Returns whether a line was cut.
+fn push_lines(out: &mut Vec<Block>, lines: Vec<(String, Style)>, width: usize) -> bool {
+    let mut cut = false;
+    for (s, st) in lines {
+        let indent = s.chars().take_while(|c| *c == ' ').count() + 2;
+        let mut rows = wrap(&s, width, indent);
+        if rows.len() > MAX_ROWS {
+            rows.truncate(MAX_ROWS);
+            if let Some(last) = rows.last_mut() {
+                let keep: String = last.chars().take(width.saturating_sub(1)).collect();
+                *last = format!("{keep}…");
+            }
+            cut = true;
+        }
+        out.push(Block {
+            lines: rows
+                .into_iter()
+                .map(|l| Line::from(Span::styled(l, st)))
+                .collect(),
+        });
     }
+    cut
 }
 
 /// The view's blocks for a plan at a text `width`: the argument line, each device, the host,
@@ -255,16 +269,19 @@ pub fn blocks(plan: &Result<Plan, PlanError>, width: usize, t: &Theme) -> Vec<Bl
     let p = match plan {
         Ok(p) => p,
         Err(e) => {
-            return vec![block(
+            let mut out = Vec::new();
+            push_lines(
+                &mut out,
                 vec![(format!("llama.cpp refuses these flags: {}", e.0), t.bad())],
                 width,
-            )];
+            );
+            return out;
         }
     };
     let mut out = Vec::new();
     let origin = match &p.origin {
         PlanOrigin::Fitted { arguments, probes } => format!(
-            "-fit on chooses: {arguments}  ({probes} dry run{})",
+            "-fit on chooses ({probes} dry run{}): {arguments}",
             if *probes == 1 { "" } else { "s" }
         ),
         PlanOrigin::FitRefused { reason } => {
@@ -272,9 +289,19 @@ pub fn blocks(plan: &Result<Plan, PlanError>, width: usize, t: &Theme) -> Vec<Bl
         }
         PlanOrigin::FitOff => "-fit off: the flags as given".to_string(),
     };
-    out.push(block(
+    if push_lines(&mut out, vec![(origin, t.text())], width) {
+        push_lines(
+            &mut out,
+            vec![(
+                "  (cut here: a applies the whole line; llmbound report prints it)".into(),
+                t.label(),
+            )],
+            width,
+        );
+    }
+    push_lines(
+        &mut out,
         vec![
-            (origin, t.text()),
             (
                 format!(
                     "-c {} · -ngl {}{} · offloaded {}/{} layers ({} repeating + output) · tensor bytes {}",
@@ -304,7 +331,7 @@ pub fn blocks(plan: &Result<Plan, PlanError>, width: usize, t: &Theme) -> Vec<Bl
             (String::new(), t.text()),
         ],
         width,
-    ));
+    );
     let bar_w = width.saturating_sub(2).clamp(10, 60);
     for d in &p.devices {
         let base = d.base.as_ref().map_or_else(
@@ -319,7 +346,8 @@ pub fn blocks(plan: &Result<Plan, PlanError>, width: usize, t: &Theme) -> Vec<Bl
         );
         let over = if d.left < 0 { t.bad() } else { t.text() };
         let used = d.memory.total();
-        out.push(block(
+        push_lines(
+            &mut out,
             vec![
                 (
                     format!(
@@ -359,9 +387,10 @@ pub fn blocks(plan: &Result<Plan, PlanError>, width: usize, t: &Theme) -> Vec<Bl
                 (String::new(), t.text()),
             ],
             width,
-        ));
+        );
     }
-    out.push(block(
+    push_lines(
+        &mut out,
         vec![
             (
                 format!(
@@ -389,8 +418,9 @@ pub fn blocks(plan: &Result<Plan, PlanError>, width: usize, t: &Theme) -> Vec<Bl
             (String::new(), t.text()),
         ],
         width,
-    ));
-    out.push(block(
+    );
+    push_lines(
+        &mut out,
         vec![if p.devices_fit {
             (
                 "✓ every device holds its share within its free memory".to_string(),
@@ -403,7 +433,7 @@ pub fn blocks(plan: &Result<Plan, PlanError>, width: usize, t: &Theme) -> Vec<Bl
             )
         }],
         width,
-    ));
+    );
     out
 }
 
