@@ -23,6 +23,7 @@ pub fn hints(view: View) -> &'static [(&'static str, &'static str)] {
             ("c", "compare"),
             ("L", "library"),
             ("b", "bench"),
+            ("d", "devices"),
             ("n", "most GPU layers"),
             ("N", "largest context"),
             ("M", "model"),
