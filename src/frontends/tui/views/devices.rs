@@ -395,9 +395,19 @@ pub fn blocks(plan: &Result<Plan, PlanError>, width: usize, t: &Theme) -> Vec<Bl
             (
                 format!(
                     "Host{}",
-                    p.host_capacity
-                        .map(|c| format!(" · {} of memory", gib(c)))
-                        .unwrap_or_default(),
+                    p.host_capacity.map_or_else(
+                        || {
+                            let unified = p.devices.iter().find(|d| d.backend == "metal");
+                            format!(
+                                " · no host tier in the profile{}",
+                                unified.map_or_else(String::new, |d| format!(
+                                    ": the CPU's share of the same {} unified memory",
+                                    gib(d.total)
+                                ))
+                            )
+                        },
+                        |c| format!(" · {} of memory", gib(c))
+                    ),
                 ),
                 t.heading(),
             ),
