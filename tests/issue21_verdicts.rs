@@ -12,6 +12,9 @@ use llmbound::profile::{Catalog, load};
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 
+#[path = "support/fixtures.rs"]
+mod fixtures;
+
 /// The real gemma-3-270m Q4_K_M header, extended (sparse) to the real file's 253,113,024 bytes.
 fn gemma(dir: &Path) -> PathBuf {
     let header = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -492,4 +495,56 @@ fn json_gives_no_largest_context_where_llama_cpp_will_not_start() {
     let starts = run("q4_0");
     assert_eq!(starts["starts"], true, "{starts}");
     assert!(starts["max_context_tokens"].is_u64(), "{starts}");
+}
+
+/// Defect 7's second half: a file that opens only with a warning (here a tensor with a
+/// zero-sized dimension) is marked wherever it is listed, with the warning `inspect` and
+/// `report` print, never an unmarked row.
+#[test]
+fn a_file_that_opens_with_a_warning_is_marked_by_report_inspect_and_models_alike() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("zero-dim.gguf");
+    let w = fixtures::tiny("Zero dim", 2).tensor(
+        "blk.0.extra.weight",
+        llmbound::gguf::GgmlType::F32,
+        &[128, 0],
+    );
+    std::fs::write(&p, w.to_bytes()).unwrap();
+    let warning = r#"tensor "blk.0.extra.weight" has a zero-size dimension [128, 0] (0 elements)"#;
+    let both = |args: &[&str]| {
+        let out = llmbound().args(args).arg(&p).output().unwrap();
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    let inspect = both(&["inspect"]);
+    assert!(inspect.contains(warning), "inspect: {inspect}");
+    let report = both(&["report", "--gguf"]);
+    assert!(report.contains(warning), "report: {report}");
+    // `models` (JSON): the row carries the same warning.
+    let out = llmbound()
+        .args(["models", "--only-dirs", "--format", "json", "--dir"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = &j["models"][0];
+    let warnings: Vec<&str> = m["warnings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no warnings in {m}"))
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    assert!(warnings.iter().any(|w| w.contains(warning)), "{m}");
+    // `models` (text): the row is marked (!) and the warning follows the table.
+    let out = llmbound()
+        .args(["models", "--only-dirs", "--dir"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("(!)"), "{text}");
+    assert!(text.contains(&format!("(!): warning: {warning}")), "{text}");
 }
