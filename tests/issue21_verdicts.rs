@@ -8,6 +8,7 @@ use llmbound::compare::{CompareFigures, compare};
 use llmbound::core::claim::ClaimOutcome;
 use llmbound::core::decode;
 use llmbound::core::{Scenario, check_claim, evaluate};
+use llmbound::library::{Store, discover_in, evaluate as library_evaluate, scan};
 use llmbound::profile::{Catalog, load};
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
@@ -182,6 +183,18 @@ proptest! {
         let machines: Vec<_> = MACHINES.iter().map(|id| load::machine(&cat.machine(id).unwrap())).collect();
         for row in compare(&s, &machines) {
             if let Ok(f) = &row.outcome {
+                upper_bound_is_at_least_every_ceiling(f)?;
+            }
+        }
+        // The library and `models` rank by the same figures: gemma and an MoE shape (where
+        // reading every byte of the file is far below the inventory ceiling).
+        oracle_model(d.path(), "qwen3-30b-a3b-shape");
+        let (found, _) = discover_in(Store::Folder, d.path());
+        let scanned = scan(&cat, found);
+        prop_assert_eq!(scanned.len(), 2);
+        for row in library_evaluate(&s, &scanned) {
+            if let Ok(f) = &row.outcome {
+                prop_assert!(f.ceiling_is_upper_bound, "{f:?}");
                 upper_bound_is_at_least_every_ceiling(f)?;
             }
         }
