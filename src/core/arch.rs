@@ -254,9 +254,8 @@ const UB_GROK: &str = "a part of the graph not yet traced in llama.cpp's source,
 const UB_MHA_7: &str = "a part of the graph not yet traced in llama.cpp's source, counted high (up to +6.4% over llama.cpp on the realistic OLMo-7B and PLaMo-13B shapes, never below)";
 const UB_WAVTOKENIZER: &str = "the posnet and convnext audio decoder, counted as decoder layers rather than replayed (up to +469% over llama.cpp on the oracle fixtures, never below)";
 /// Why an architecture's replay is unchecked: no llama.cpp figure at all, or only a small one.
-const NO_FIXTURE: &str = "no llama.cpp fixture measures its graph yet";
-const SMALL_ONLY: &str =
-    "llama.cpp's figure is measured on a small shape only, not yet on a realistic one";
+const NO_FIXTURE: &str = "no llama.cpp figure for it yet";
+const SMALL_ONLY: &str = "within the band on a small shape, no realistic shape yet";
 const UB_SWA_20: &str = "a part of the graph not yet traced in llama.cpp's source, counted high (up to +20% over llama.cpp on the oracle fixtures, never below)";
 
 /// Every architecture of the pinned llama.cpp build, sorted by name.

@@ -40,7 +40,7 @@ pub fn warning(w: &Warning) -> String {
             architecture,
             missing,
         } => format!(
-            "the compute buffer of {architecture} replays its graph as read from llama.cpp's source but is not checked against llama.cpp ({missing}): it may be off either way, so leave extra free memory"
+            "the compute buffer of {architecture} replays its graph as read from llama.cpp's source but is not yet checked against llama.cpp on both a small and a realistic shape ({missing}): it may be off either way, so leave extra free memory"
         ),
         Warning::BeyondNativeContext {
             context_tokens,
@@ -88,7 +88,7 @@ pub fn compute_estimate(below_pct: u32, above_pct: u32, why: &str) -> String {
 /// The reason beside a compute buffer whose replay no llama.cpp figure checks yet.
 pub fn compute_unchecked(missing: &str) -> String {
     format!(
-        "replayed from llama.cpp's source but not checked against llama.cpp ({missing}): it may be off either way"
+        "replayed from llama.cpp's source, not yet checked against llama.cpp on both a small and a realistic shape ({missing}): it may be off either way"
     )
 }
 
