@@ -186,6 +186,9 @@ fn compute_buffer_column_matches_the_core() {
             } => format!(
                 "estimate: {why}, not replayed; measured {below_pct}% below to {above_pct}% above llama.cpp"
             ),
+            ComputeStatus::Unchecked(missing) => {
+                format!("unchecked: replayed from llama.cpp's source; {missing}")
+            }
             ComputeStatus::Exact if with_fixture.contains(a) => {
                 "replayed, within the band of a fixture".to_string()
             }

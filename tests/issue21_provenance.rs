@@ -3,7 +3,7 @@
 
 use llmbound::core::units::{BytesPerSec, Provenance, Sourced};
 use llmbound::profile::Catalog;
-use llmbound::profile::load::{machine, parse};
+use llmbound::profile::load::{check_machine, machine, parse};
 use llmbound::profile::save::{MachineFigure, machine_profile};
 
 #[test]
@@ -20,6 +20,9 @@ fn a_typed_measured_bandwidth_stays_user_after_save_and_reload() {
     let text = toml::to_string(&saved).unwrap();
     assert!(!text.contains("provenance = \"measured\""), "{text}");
     let back: llmbound::profile::file::MachineFile = parse("x.toml", &text).unwrap();
+    // The checks every saved or loaded profile passes (the explorer's save, `--machine
+    // x.toml`) accept it: the save is not refused for keeping the user's provenance.
+    check_machine("x.toml", &text, &back, Some("x")).unwrap();
     let again = machine(&back);
     let mb = again.tiers[0].measured_bandwidth.as_ref().unwrap();
     assert_eq!(mb.provenance, Provenance::User);

@@ -8,9 +8,13 @@ use llmbound::compare::{CompareFigures, compare};
 use llmbound::core::claim::ClaimOutcome;
 use llmbound::core::decode;
 use llmbound::core::{Scenario, check_claim, evaluate};
+use llmbound::library::{Store, discover_in, evaluate as library_evaluate, scan};
 use llmbound::profile::{Catalog, load};
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
+
+#[path = "support/fixtures.rs"]
+mod fixtures;
 
 /// The real gemma-3-270m Q4_K_M header, extended (sparse) to the real file's 253,113,024 bytes.
 fn gemma(dir: &Path) -> PathBuf {
@@ -174,11 +178,30 @@ proptest! {
         if c.impossible && tps > hs {
             prop_assert!(v.contains("at every context"), "{v}");
         }
-        upper_bound_is_at_least_every_ceiling(&CompareFigures::of(&r))?;
+        let own = CompareFigures::of(&r);
+        upper_bound_is_at_least_every_ceiling(&own)?;
+        // The bound is the ceiling `check` judges claims against, whatever bandwidth the
+        // machine's rows use (a measured one below the spec sheet's included).
+        if own.ceiling_is_upper_bound {
+            prop_assert!(own.ceiling_tokens_per_second >= r.decode.highest.top_tokens_per_second() * (1.0 - 1e-9));
+            prop_assert!(own.ceiling_short_tokens_per_second >= hs * (1.0 - 1e-9));
+        }
         let cat = Catalog::builtin();
         let machines: Vec<_> = MACHINES.iter().map(|id| load::machine(&cat.machine(id).unwrap())).collect();
         for row in compare(&s, &machines) {
             if let Ok(f) = &row.outcome {
+                upper_bound_is_at_least_every_ceiling(f)?;
+            }
+        }
+        // The library and `models` rank by the same figures: gemma and an MoE shape (where
+        // reading every byte of the file is far below the inventory ceiling).
+        oracle_model(d.path(), "qwen3-30b-a3b-shape");
+        let (found, _) = discover_in(Store::Folder, d.path());
+        let scanned = scan(&cat, found);
+        prop_assert_eq!(scanned.len(), 2);
+        for row in library_evaluate(&s, &scanned) {
+            if let Ok(f) = &row.outcome {
+                prop_assert!(f.ceiling_is_upper_bound, "{f:?}");
                 upper_bound_is_at_least_every_ceiling(f)?;
             }
         }
@@ -492,4 +515,56 @@ fn json_gives_no_largest_context_where_llama_cpp_will_not_start() {
     let starts = run("q4_0");
     assert_eq!(starts["starts"], true, "{starts}");
     assert!(starts["max_context_tokens"].is_u64(), "{starts}");
+}
+
+/// Defect 7's second half: a file that opens only with a warning (here a tensor with a
+/// zero-sized dimension) is marked wherever it is listed, with the warning `inspect` and
+/// `report` print, never an unmarked row.
+#[test]
+fn a_file_that_opens_with_a_warning_is_marked_by_report_inspect_and_models_alike() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("zero-dim.gguf");
+    let w = fixtures::tiny("Zero dim", 2).tensor(
+        "blk.0.extra.weight",
+        llmbound::gguf::GgmlType::F32,
+        &[128, 0],
+    );
+    std::fs::write(&p, w.to_bytes()).unwrap();
+    let warning = r#"tensor "blk.0.extra.weight" has a zero-size dimension [128, 0] (0 elements)"#;
+    let both = |args: &[&str]| {
+        let out = llmbound().args(args).arg(&p).output().unwrap();
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    let inspect = both(&["inspect"]);
+    assert!(inspect.contains(warning), "inspect: {inspect}");
+    let report = both(&["report", "--gguf"]);
+    assert!(report.contains(warning), "report: {report}");
+    // `models` (JSON): the row carries the same warning.
+    let out = llmbound()
+        .args(["models", "--only-dirs", "--format", "json", "--dir"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = &j["models"][0];
+    let warnings: Vec<&str> = m["warnings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no warnings in {m}"))
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    assert!(warnings.iter().any(|w| w.contains(warning)), "{m}");
+    // `models` (text): the row is marked (!) and the warning follows the table.
+    let out = llmbound()
+        .args(["models", "--only-dirs", "--dir"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("(!)"), "{text}");
+    assert!(text.contains(&format!("(!): warning: {warning}")), "{text}");
 }

@@ -187,3 +187,37 @@ fn the_architecture_list_covers_the_pinned_build() {
     }
     assert!(with_fixture > 0);
 }
+
+/// Every fixture comes from the one pinned llama.cpp build, and every synthetic one from the
+/// resolution scripts/oracle/resolved.json keeps for it (same seed hash): a rerun reuses what
+/// the fixture was made from instead of resolving a different file.
+#[test]
+fn every_fixture_is_the_pinned_build_and_its_recorded_resolution() {
+    let resolved: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/oracle/resolved.json"),
+        )
+        .expect("scripts/oracle/resolved.json"),
+    )
+    .expect("resolved.json is JSON");
+    let mut stale = Vec::new();
+    for (path, f) in oracle::fixtures() {
+        assert_eq!(
+            f.llama_cpp.build,
+            Some(u64::from(arch::LLAMA_CPP_BUILD)),
+            "{}",
+            path.display()
+        );
+        if !f.model.synthetic {
+            continue;
+        }
+        let recorded = resolved[&f.model.name]["seed"].as_str();
+        if recorded != f.model.seed_hash.as_deref() {
+            stale.push(format!(
+                "{}: fixture seed {:?}, resolved.json {:?}",
+                f.model.name, f.model.seed_hash, recorded
+            ));
+        }
+    }
+    assert!(stale.is_empty(), "{}", stale.join("\n"));
+}

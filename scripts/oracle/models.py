@@ -32,6 +32,22 @@ LORA_KV = {"attention.key_length": 64, "attention.value_length": 32, "attention.
 LORA_ARCHS = {"minicpm3", "plm"}
 
 
+# Families whose every FFN tensor is optional in llama.cpp's loader (a layer without them is
+# built without an FFN, so a dry run succeeds and discovery never asks for them): the specs
+# name them (`Spec.want_optional`) so the fixtures carry the FFN the real checkpoints have:
+# a dense FFN on layer 0 and routed experts (router, its bias, gate/up/down experts, and the
+# shared expert where the family has one) on every later layer.
+OPTIONAL_FFN = {"hy_v3": True, "mimo2": False, "step35": True}  # arch -> has a shared expert
+
+
+def optional_ffn(arch: str) -> list[str]:
+    moe = [r"blk\.[1-9]\d*\.ffn_gate_inp\.weight", r"blk\.[1-9]\d*\.ffn_(gate|up|down)_exps\.weight",
+           r"blk\.[1-9]\d*\.exp_probs_b(\.bias)?"]
+    if OPTIONAL_FFN[arch]:
+        moe.append(r"blk\.[1-9]\d*\.ffn_(gate|up|down)_shexp\.weight")
+    return [r"blk\.0\.ffn_(gate|up|down)\.weight"] + moe
+
+
 # families whose graph assumes as many KV heads as query heads
 NO_GQA = {"olmoe", "dots1", "t5", "t5encoder"}
 
@@ -87,7 +103,32 @@ def generic(arch: str, priority: int) -> Spec:
                     notes="full MLA layers 0 and 3 with indexers, sliding MLA layers 1 and 2 (rank 32)")
     if arch == "glm5-next":
         kv["hyper_connection.count"] = 4  # mHC is only implemented for hc_mult 4
+    if arch == "chameleon":
+        # its graph writes -inf over the logits of image tokens 4..8196: the vocabulary must hold them
+        return base(arch, n_vocab=8448, priority=priority, notes="vocabulary 8448 (image tokens 4..8196)")
+    if arch == "hrm_text":
+        # the block count is the expanded slot count: layers_per_stack × h_cycles × (l_cycles + 1)
+        return base(arch, n_layer=4, kv={"hrm.layers_per_stack": 1, "hrm.h_cycles": 2, "hrm.l_cycles": 1},
+                    priority=priority, notes="1 layer per stack, 2 H cycles, 1 L cycle: 4 cache slots")
+    if arch == "wavtokenizer-dec":
+        return wavtokenizer_dec("wavtokenizer-dec-tiny", 64, 130, 128, 6, 2, 512, priority, False,
+                                "posnet 6 and convnext 2 blocks, 128 wide")
     return base(arch, kv=kv, priority=priority)
+
+
+def wavtokenizer_dec(name: str, features: int, out: int, width: int, posnet: int, convnext: int,
+                     n_vocab: int, priority: int, realistic: bool, notes: str) -> Spec:
+    """WavTokenizer's decoder (an audio codec, no attention cache): a token embedding
+    `features` wide (llama.cpp's n_embd), a posnet and a convnext stack `width` wide, and an
+    `out`-wide output head (embedding_length)."""
+    return base("wavtokenizer-dec", name, n_layer=max(posnet, convnext), n_embd=out, n_head=1,
+                n_head_kv=1, head_dim=out, n_ff=width * 3, n_vocab=n_vocab, n_ctx_train=8192,
+                priority=priority, realistic=realistic, default_2d="F16", notes=notes,
+                kv={"features_length": features, "posnet.embedding_length": width, "posnet.block_count": posnet,
+                    "convnext.embedding_length": width, "convnext.block_count": convnext,
+                    "attention.layer_norm_epsilon": 1e-6, "attention.group_norm_epsilon": 1e-6,
+                    "attention.group_norm_groups": 32, "attention.head_count_kv": None,
+                    "attention.layer_norm_rms_epsilon": None})
 
 
 def qwen4exp_tiny(priority: int) -> Spec:
@@ -169,8 +210,12 @@ def base(arch: str, name: str | None = None, *, n_layer: int = 4, n_embd: int = 
             k.pop(full, None)
         else:
             k[full] = value
+    if arch in OPTIONAL_FFN:
+        if OPTIONAL_FFN[arch]:
+            k.setdefault(f"{arch}.expert_shared_feed_forward_length", n_ff_exp)
+        notes = (notes + "; " if notes else "") + "dense FFN on layer 0, routed experts on the others"
     s = Spec(name=name, arch=arch, kv=k, default_2d=default_2d, realistic=realistic, notes=notes,
-             family=family or arch)
+             family=family or arch, want_optional=optional_ffn(arch) if arch in OPTIONAL_FFN else [])
     s.dims = {"n_layer": n_layer, "n_embd": n_embd, "n_head": n_head,
               "n_head_kv": n_head_kv if isinstance(n_head_kv, int) else max(n_head_kv),
               "head_dim": head_dim, "n_ff": n_ff if isinstance(n_ff, int) else max(n_ff), "n_vocab": n_vocab,
@@ -518,7 +563,7 @@ def realistic_specs() -> list[Spec]:
              n_expert=32, n_expert_used=4, n_ff_exp=2880,
              kv={"attention.sliding_window": 128, "rope.freq_base": 150000.0}),
     ]
-    return out
+    return out + exact_realistic_specs()
 
 
 def specs_generic(archs: list[str], done: set[str]) -> list[Spec]:
@@ -528,3 +573,381 @@ def specs_generic(archs: list[str], done: set[str]) -> list[Spec]:
             continue
         out.append(base(a, priority=4))
     return out
+
+
+def _shape(arch: str, name: str, notes: str, *, quant: str = "Q4_K", **kw) -> Spec:
+    """A realistic shape: a real checkpoint's published dimensions (named in `notes`), or, for a
+    family without a public config at hand, dimensions assumed near its published siblings
+    (the notes then say "assumed")."""
+    return base(arch, name, priority=5, default_2d=quant, realistic=True, notes=notes, **kw)
+
+
+def _uniform(s: Spec) -> Spec:
+    """Every layer of the shape carries the same tensors (`Spec.uniform_layers`)."""
+    s.uniform_layers = True
+    return s
+
+
+def _hybrid_pattern(n_layer: int, attention: set[int], mlp_odd: bool = True) -> tuple[list[int], list[int]]:
+    """Nemotron-H style per-layer lists: attention layers (KV heads), MLP/MoE layers (n_ff), and
+    Mamba-2 layers (neither)."""
+    kv = [0] * n_layer
+    ff = [0] * n_layer
+    for il in range(n_layer):
+        if il in attention:
+            kv[il] = 1
+        elif mlp_odd and il % 2 == 1:
+            ff[il] = 1
+    return kv, ff
+
+
+def nemotron_h_shapes() -> list[Spec]:
+    # 52 layers: Mamba-2 and MLP/MoE layers alternate, attention on 4 of them (the layout of
+    # NVIDIA's Nemotron-H / Nemotron-Nano hybrid_override_pattern; the exact positions assumed)
+    att = {7, 18, 29, 40}
+    kv1, ff1 = _hybrid_pattern(52, att)
+    dense = _shape("nemotron_h", "nemotron-h-8b-shape",
+                   "Nemotron-H-8B dimensions (n_embd 4096, 52 layers, 32 heads / 8 KV, FFN 21504, Mamba-2 "
+                   "128 heads of 64, state 128, 8 groups); attention-layer positions assumed",
+                   n_layer=52, n_embd=4096, n_head=32, n_head_kv=[8 * x for x in kv1], head_dim=128,
+                   n_ff=[21504 * x for x in ff1], n_vocab=131072, n_ctx_train=8192,
+                   kv={"ssm.conv_kernel": 4, "ssm.inner_size": 8192, "ssm.state_size": 128,
+                       "ssm.time_step_rank": 128, "ssm.group_count": 8, "attention.layer_norm_epsilon": 1e-5})
+    moe = _shape("nemotron_h_moe", "nemotron-3-nano-30b-a3b-shape",
+                 "Nemotron-3-Nano-30B-A3B dimensions (n_embd 2688, 52 layers, 32 heads / 2 KV, 128 experts "
+                 "of 1856, 6 used, shared 3712, Mamba-2 64 heads of 64, state 128, 8 groups); attention-layer "
+                 "positions assumed",
+                 n_layer=52, n_embd=2688, n_head=32, n_head_kv=[2 * x for x in kv1], head_dim=128,
+                 n_ff=[1856 * x for x in ff1], n_vocab=131072, n_ctx_train=262144,
+                 n_expert=128, n_expert_used=6, n_ff_exp=1856,
+                 kv={"ssm.conv_kernel": 4, "ssm.inner_size": 4096, "ssm.state_size": 128,
+                     "ssm.time_step_rank": 64, "ssm.group_count": 8, "attention.layer_norm_epsilon": 1e-5,
+                     "expert_shared_count": 1, "expert_shared_feed_forward_length": 3712})
+    return [dense, moe]
+
+
+MLA_V3 = {"attention.key_length": 576, "attention.value_length": 512, "attention.key_length_mla": 192,
+          "attention.value_length_mla": 128, "attention.q_lora_rank": 1536, "attention.kv_lora_rank": 512,
+          "rope.dimension_count": 64}
+
+
+def exact_realistic_specs() -> list[Spec]:
+    """Realistic shapes for every architecture whose compute status is `exact` and that had only
+    a tiny fixture (issue 21: small and realistic shapes for every exact architecture)."""
+    S = _shape
+    openelm_q = [12] * 4 + [16] * 13 + [20] * 13 + [24] * 6
+    openelm_ff = [1536, 1792, 2048, 2560, 2816, 3072, 3328, 3584, 4096, 4352, 4608, 4864, 5120, 5632, 5888,
+                  6144, 6400, 6656, 7168, 7424, 7680, 7936, 8192, 8704, 8960, 9216, 9472, 9728, 10240, 10496,
+                  10752, 11008, 11264, 11776, 12032, 12288]
+    out = [
+        # dense decoders
+        S("apertus", "apertus-8b-shape", "Apertus-8B dimensions", n_layer=32, n_embd=4096, n_head=32,
+          n_head_kv=8, head_dim=128, n_ff=21504, n_vocab=131072, n_ctx_train=65536,
+          kv={"xielu.alpha_n": [0.8] * 32, "xielu.alpha_p": [0.8] * 32, "xielu.beta": [0.5] * 32,
+              "xielu.eps": [1e-6] * 32}),
+        S("arcee", "afm-4.5b-shape", "Arcee AFM-4.5B dimensions", n_layer=36, n_embd=2560, n_head=20,
+          n_head_kv=4, head_dim=128, n_ff=18432, n_vocab=128004, n_ctx_train=65536),
+        S("bitnet", "bitnet-b1.58-2b-4t-shape", "BitNet b1.58 2B4T dimensions", n_layer=30, n_embd=2560,
+          n_head=20, n_head_kv=5, head_dim=128, n_ff=6912, n_vocab=128256, n_ctx_train=4096),
+        S("chameleon", "chameleon-7b-shape", "Chameleon-7B dimensions", n_layer=32, n_embd=4096, n_head=32,
+          n_head_kv=32, head_dim=128, n_ff=11008, n_vocab=65536, n_ctx_train=4096),
+        S("chatglm", "chatglm3-6b-shape", "ChatGLM3-6B dimensions", n_layer=28, n_embd=4096, n_head=32,
+          n_head_kv=2, head_dim=128, n_ff=13696, n_vocab=65024, n_ctx_train=8192),
+        S("codeshell", "codeshell-7b-shape", "CodeShell-7B dimensions", n_layer=42, n_embd=4096, n_head=32,
+          n_head_kv=8, head_dim=128, n_ff=16384, n_vocab=70144, n_ctx_train=8192,
+          kv={"attention.layer_norm_epsilon": 1e-5}),
+        S("cogvlm", "cogvlm-17b-shape", "CogVLM-17B language side (Vicuna-7B) dimensions", n_layer=32,
+          n_embd=4096, n_head=32, n_head_kv=32, head_dim=128, n_ff=11008, n_vocab=32000, n_ctx_train=2048),
+        S("cohere2", "command-r7b-shape", "Command R7B (c4ai-command-r7b-12-2024) dimensions", n_layer=32,
+          n_embd=4096, n_head=32, n_head_kv=8, head_dim=128, n_ff=14336, n_vocab=256000, n_ctx_train=131072,
+          kv={"attention.sliding_window": 4096, "attention.layer_norm_epsilon": 1e-5, "logit_scale": 0.25}),
+        S("deci", "decilm-7b-shape", "DeciLM-7B dimensions (uniform 4 KV heads assumed; the checkpoint varies them per layer)",
+          n_layer=32, n_embd=4096, n_head=32, n_head_kv=4, head_dim=128, n_ff=14336, n_vocab=32000,
+          n_ctx_train=8192),
+        S("ernie4_5", "ernie-4.5-0.3b-shape", "ERNIE-4.5-0.3B dimensions", n_layer=18, n_embd=1024, n_head=16,
+          n_head_kv=2, head_dim=128, n_ff=3072, n_vocab=103424, n_ctx_train=131072),
+        S("exaone4", "exaone-4.0-32b-shape", "EXAONE-4.0-32B dimensions (64 layers: llama.cpp's 3-sliding/1-full pattern)",
+          n_layer=64, n_embd=5120, n_head=40, n_head_kv=8, head_dim=128, n_ff=27392, n_vocab=102400,
+          n_ctx_train=131072, kv={"attention.sliding_window": 4096}),
+        S("gemma", "gemma-7b-shape", "Gemma-7B dimensions", n_layer=28, n_embd=3072, n_head=16, n_head_kv=16,
+          head_dim=256, n_ff=24576, n_vocab=256000, n_ctx_train=8192),
+        S("gpt2", "gpt2-xl-shape", "GPT-2 XL dimensions", n_layer=48, n_embd=1600, n_head=25, n_head_kv=25,
+          head_dim=64, n_ff=6400, n_vocab=50257, n_ctx_train=1024, kv={"attention.layer_norm_epsilon": 1e-5}),
+        S("granite_swa", "granite-swa-8b-shape",
+          "assumed: Granite-3.1-8B dimensions with a 4096 sliding window on 3 of 4 layers (no public granite_swa config at hand)",
+          n_layer=40, n_embd=4096, n_head=32, n_head_kv=8, head_dim=128, n_ff=12800, n_vocab=49155,
+          n_ctx_train=131072, kv={"attention.sliding_window": 4096,
+                                  "attention.sliding_window_pattern": [il % 4 < 3 for il in range(40)],
+                                  "logit_scale": 16.0}),
+        S("hunyuan-dense", "hunyuan-7b-shape", "Hunyuan-7B-Instruct dimensions", n_layer=32, n_embd=4096,
+          n_head=32, n_head_kv=8, head_dim=128, n_ff=14336, n_vocab=128167, n_ctx_train=262144),
+        S("hunyuan_vl", "hunyuan-ocr-1b-shape", "HunyuanOCR (1B) language side dimensions", n_layer=24,
+          n_embd=1024, n_head=16, n_head_kv=8, head_dim=128, n_ff=3584, n_vocab=120818, n_ctx_train=32768,
+          kv={"rope.dimension_sections": [16, 24, 24, 0]}),
+        S("jais", "jais-13b-shape", "Jais-13B dimensions", n_layer=40, n_embd=5120, n_head=40, n_head_kv=40,
+          head_dim=128, n_ff=13653, n_vocab=84992, n_ctx_train=2048, kv={"attention.layer_norm_epsilon": 1e-5}),
+        S("jais2", "jais2-8b-shape", "assumed: an 8B Jais-2 (Llama-3.1-8B-sized; no public config at hand)",
+          n_layer=32, n_embd=4096, n_head=32, n_head_kv=8, head_dim=128, n_ff=14336, n_vocab=150272,
+          n_ctx_train=8192, kv={"attention.layer_norm_epsilon": 1e-5}),
+        S("maincoder", "maincoder-1b-shape", "assumed: Maincoder-1B-sized (no public config at hand)",
+          n_layer=32, n_embd=1536, n_head=16, n_head_kv=4, head_dim=96, n_ff=4096, n_vocab=151936,
+          n_ctx_train=8192),
+        S("mistral3", "mistral-small-3.1-24b-shape", "Mistral-Small-3.1-24B dimensions", n_layer=40, n_embd=5120,
+          n_head=32, n_head_kv=8, head_dim=128, n_ff=32768, n_vocab=131072, n_ctx_train=131072),
+        S("nemotron", "minitron-4b-shape", "Nemotron-4 Minitron-4B dimensions", n_layer=32, n_embd=3072,
+          n_head=24, n_head_kv=8, head_dim=128, n_ff=9216, n_vocab=256000, n_ctx_train=4096,
+          kv={"attention.layer_norm_epsilon": 1e-5}),
+        S("olmo", "olmo-7b-shape", "OLMo-7B dimensions", n_layer=32, n_embd=4096, n_head=32, n_head_kv=32,
+          head_dim=128, n_ff=11008, n_vocab=50304, n_ctx_train=2048),
+        S("openelm", "openelm-3b-shape", "OpenELM-3B dimensions (per-layer heads and FFN widths from its multipliers)",
+          n_layer=36, n_embd=3072, n_head=openelm_q, n_head_kv=[h // 4 for h in openelm_q], head_dim=128,
+          n_ff=openelm_ff, n_vocab=32000, n_ctx_train=2048,
+          kv={"attention.key_length": 128, "attention.value_length": 128}),
+        S("paddleocr", "paddleocr-vl-0.9b-shape", "PaddleOCR-VL 0.9B language side (ERNIE-4.5-0.3B) dimensions",
+          n_layer=18, n_embd=1024, n_head=16, n_head_kv=2, head_dim=128, n_ff=3072, n_vocab=103424,
+          n_ctx_train=131072),
+        S("pangu-embedded", "openpangu-embedded-7b-shape", "openPangu-Embedded-7B dimensions", n_layer=34,
+          n_embd=4096, n_head=32, n_head_kv=8, head_dim=128, n_ff=12800, n_vocab=153376, n_ctx_train=32768),
+        S("phi2", "phi-2-shape", "Phi-2 dimensions", n_layer=32, n_embd=2560, n_head=32, n_head_kv=32,
+          head_dim=80, n_ff=10240, n_vocab=51200, n_ctx_train=2048,
+          kv={"attention.layer_norm_epsilon": 1e-5, "rope.dimension_count": 32}),
+        S("plamo", "plamo-13b-shape", "PLaMo-13B dimensions", n_layer=40, n_embd=5120, n_head=40, n_head_kv=40,
+          head_dim=128, n_ff=13824, n_vocab=50432, n_ctx_train=4096),
+        S("plamo2", "plamo-2-1b-shape", "PLaMo-2-1B dimensions (Mamba on 7 of 8 layers as llama.cpp sets it; d_inner 4096, state 64)",
+          n_layer=16, n_embd=2048, n_head=16, n_head_kv=1, head_dim=128, n_ff=8192, n_vocab=100000,
+          n_ctx_train=32768,
+          kv={"ssm.conv_kernel": 4, "ssm.inner_size": 4096, "ssm.state_size": 64, "ssm.time_step_rank": 64,
+              "ssm.group_count": 1}),
+        S("plamo3", "plamo-3-2b-shape", "assumed: PLaMo-3 2B-sized (sliding window 2048; no public config at hand)",
+          n_layer=24, n_embd=2048, n_head=16, n_head_kv=4, head_dim=128, n_ff=8192, n_vocab=100000,
+          n_ctx_train=32768, kv={"attention.sliding_window": 2048}),
+        S("pockettts", "pocket-tts-shape", "assumed: Kyutai Pocket TTS backbone-sized (no public config at hand)",
+          n_layer=6, n_embd=1024, n_head=16, n_head_kv=16, head_dim=64, n_ff=4096, n_vocab=4096,
+          n_ctx_train=4096, kv={"attention.layer_norm_epsilon": 1e-5}),
+        S("qwen", "qwen-7b-shape", "Qwen-7B (v1) dimensions (llama.cpp halves its 22016 intermediate size)",
+          n_layer=32, n_embd=4096, n_head=32, n_head_kv=32, head_dim=128, n_ff=22016, n_vocab=151936,
+          n_ctx_train=8192),
+        S("qwen2vl", "qwen2-vl-7b-shape", "Qwen2-VL-7B language side dimensions", n_layer=28, n_embd=3584,
+          n_head=28, n_head_kv=4, head_dim=128, n_ff=18944, n_vocab=152064, n_ctx_train=32768,
+          kv={"rope.dimension_sections": [16, 24, 24, 0]}),
+        S("qwen3tts", "qwen3-tts-1.7b-shape", "Qwen3-TTS 1.7B talker dimensions", n_layer=28, n_embd=2048,
+          n_head=16, n_head_kv=8, head_dim=128, n_ff=6144, n_vocab=3072, n_ctx_train=32768,
+          kv={"rope.dimension_sections": [24, 20, 20, 0]}),
+        S("qwen3vl", "qwen3-vl-8b-shape", "Qwen3-VL-8B language side dimensions", n_layer=36, n_embd=4096,
+          n_head=32, n_head_kv=8, head_dim=128, n_ff=12288, n_vocab=151936, n_ctx_train=262144,
+          kv={"rope.dimension_sections": [24, 20, 20, 0]}),
+        S("refact", "refact-1.6b-shape", "Refact-1.6B dimensions", n_layer=32, n_embd=2048, n_head=32,
+          n_head_kv=1, head_dim=64, n_ff=5632, n_vocab=49216, n_ctx_train=4096),
+        S("seed_oss", "seed-oss-36b-shape", "Seed-OSS-36B dimensions", n_layer=64, n_embd=5120, n_head=80,
+          n_head_kv=8, head_dim=128, n_ff=27648, n_vocab=155136, n_ctx_train=524288),
+        S("smollm3", "smollm3-3b-shape", "SmolLM3-3B dimensions", n_layer=36, n_embd=2048, n_head=16,
+          n_head_kv=4, head_dim=128, n_ff=11008, n_vocab=128256, n_ctx_train=65536),
+        S("starcoder", "starcoder-15b-shape", "StarCoder (15.5B) dimensions", n_layer=40, n_embd=6144, n_head=48,
+          n_head_kv=1, head_dim=128, n_ff=24576, n_vocab=49152, n_ctx_train=8192,
+          kv={"attention.layer_norm_epsilon": 1e-5}),
+        # encoders and embedding models
+        S("gemma-embedding", "embeddinggemma-300m-shape", "EmbeddingGemma-300M dimensions", quant="F16",
+          n_layer=24, n_embd=768, n_head=3, n_head_kv=1, head_dim=256, n_ff=1152, n_vocab=262144,
+          n_ctx_train=2048, kv={"attention.sliding_window": 512, "pooling_type": 1, "attention.causal": False}),
+        S("nomic-bert", "nomic-embed-text-v1.5-shape", "nomic-embed-text-v1.5 dimensions", quant="F16",
+          n_layer=12, n_embd=768, n_head=12, n_head_kv=12, head_dim=64, n_ff=3072, n_vocab=30528,
+          n_ctx_train=2048, kv={"attention.causal": False, "pooling_type": 1,
+                                "attention.layer_norm_epsilon": 1e-12}),
+        S("t5encoder", "t5-v1.1-xxl-encoder-shape", "T5-v1.1-XXL encoder dimensions", quant="F16",
+          n_layer=24, n_embd=4096, n_head=64, n_head_kv=64, head_dim=64, n_ff=10240, n_vocab=32128,
+          n_ctx_train=512, kv={"attention.relative_buckets_count": 32}),
+        # mixture of experts
+        S("afmoe", "trinity-mini-shape", "Arcee Trinity-Mini (26B-A3B) dimensions", n_layer=32, n_embd=2048,
+          n_head=32, n_head_kv=4, head_dim=128, n_ff=6144, n_vocab=200192, n_ctx_train=131072,
+          n_expert=128, n_expert_used=8, n_ff_exp=1024,
+          kv={"attention.sliding_window": 2048, "leading_dense_block_count": 2, "expert_shared_count": 1}),
+        S("arctic", "snowflake-arctic-shape", "Snowflake Arctic dimensions", n_layer=35, n_embd=7168, n_head=56,
+          n_head_kv=8, head_dim=128, n_ff=4864, n_vocab=32000, n_ctx_train=4096,
+          n_expert=128, n_expert_used=2, n_ff_exp=4864),
+        S("bailingmoe", "ling-lite-shape", "Ling-lite dimensions", n_layer=28, n_embd=2048, n_head=16,
+          n_head_kv=4, head_dim=128, n_ff=5632, n_vocab=126464, n_ctx_train=16384,
+          n_expert=64, n_expert_used=6, n_ff_exp=1408, kv={"expert_shared_count": 2}),
+        S("cohere2moe", "cohere2moe-shape",
+          "assumed: a Command-R7B-sized MoE (no public cohere2moe config at hand)", n_layer=32, n_embd=4096,
+          n_head=32, n_head_kv=8, head_dim=128, n_ff=14336, n_vocab=256000, n_ctx_train=131072,
+          n_expert=64, n_expert_used=8, n_ff_exp=1536,
+          kv={"attention.sliding_window": 4096, "leading_dense_block_count": 1, "logit_scale": 0.25}),
+        S("dbrx", "dbrx-shape", "DBRX dimensions", n_layer=40, n_embd=6144, n_head=48, n_head_kv=8,
+          head_dim=128, n_ff=10752, n_vocab=100352, n_ctx_train=32768,
+          n_expert=16, n_expert_used=4, n_ff_exp=10752),
+        S("deepseek", "deepseek-moe-16b-shape", "deepseek-moe-16b dimensions", n_layer=28, n_embd=2048,
+          n_head=16, n_head_kv=16, head_dim=128, n_ff=10944, n_vocab=102400, n_ctx_train=4096,
+          n_expert=64, n_expert_used=6, n_ff_exp=1408,
+          kv={"expert_shared_count": 2, "leading_dense_block_count": 1}),
+        S("deepseek2-ocr", "deepseek-ocr-shape", "DeepSeek-OCR decoder (DeepSeek-3B-MoE) dimensions", n_layer=12,
+          n_embd=1280, n_head=10, n_head_kv=10, head_dim=128, n_ff=6848, n_vocab=129280, n_ctx_train=8192,
+          n_expert=64, n_expert_used=6, n_ff_exp=896,
+          kv={"expert_shared_count": 2, "leading_dense_block_count": 1, "attention.kv_lora_rank": 512,
+              "rope.dimension_count": 64}),
+        S("dots1", "dots-llm1-shape", "dots.llm1 dimensions", n_layer=62, n_embd=4096, n_head=32, n_head_kv=32,
+          head_dim=128, n_ff=10944, n_vocab=152064, n_ctx_train=32768,
+          n_expert=128, n_expert_used=6, n_ff_exp=1408,
+          kv={"expert_shared_count": 2, "leading_dense_block_count": 1, "expert_gating_func": 2}),
+        S("ernie4_5-moe", "ernie-4.5-21b-a3b-shape", "ERNIE-4.5-21B-A3B dimensions", n_layer=28, n_embd=2560,
+          n_head=20, n_head_kv=4, head_dim=128, n_ff=12288, n_vocab=103424, n_ctx_train=131072,
+          n_expert=64, n_expert_used=6, n_ff_exp=1536,
+          kv={"expert_shared_count": 2, "leading_dense_block_count": 1, "interleave_moe_layer_step": 1}),
+        S("exaone-moe", "exaone-moe-shape", "assumed: K-EXAONE-like MoE sizes (no public config at hand)",
+          n_layer=48, n_embd=4096, n_head=32, n_head_kv=8, head_dim=128, n_ff=14336, n_vocab=153600,
+          n_ctx_train=131072, n_expert=128, n_expert_used=8, n_ff_exp=1536,
+          kv={"attention.sliding_window": 4096, "expert_shared_count": 1, "leading_dense_block_count": 1,
+              "expert_gating_func": 2}),
+        S("glm4moe", "glm-4.5-air-shape", "GLM-4.5-Air dimensions (46 blocks + 1 MTP layer)", n_layer=47,
+          n_embd=4096, n_head=96, n_head_kv=8, head_dim=128, n_ff=10944, n_vocab=151552, n_ctx_train=131072,
+          n_expert=128, n_expert_used=8, n_ff_exp=1408,
+          kv={"nextn_predict_layers": 1, "expert_shared_count": 1, "leading_dense_block_count": 1,
+              "rope.dimension_count": 64, "expert_shared_feed_forward_length": 1408}),
+        S("grok", "grok-1-shape", "Grok-1 dimensions", n_layer=64, n_embd=6144, n_head=48, n_head_kv=8,
+          head_dim=128, n_ff=32768, n_vocab=131072, n_ctx_train=8192,
+          n_expert=8, n_expert_used=2, n_ff_exp=32768),
+        S("grovemoe", "grovemoe-33b-a3b-shape", "GroveMoE (33B-A3B) dimensions", n_layer=48, n_embd=2048,
+          n_head=32, n_head_kv=4, head_dim=128, n_ff=6144, n_vocab=151936, n_ctx_train=40960,
+          n_expert=128, n_expert_used=8, n_ff_exp=768,
+          kv={"expert_group_scale": 0.05, "experts_per_group": 2, "expert_chunk_feed_forward_length": 128}),
+        S("hunyuan-moe", "hunyuan-a13b-shape", "Hunyuan-A13B dimensions", n_layer=32, n_embd=4096, n_head=32,
+          n_head_kv=8, head_dim=128, n_ff=3072, n_vocab=128167, n_ctx_train=262144,
+          n_expert=64, n_expert_used=8, n_ff_exp=3072,
+          kv={"expert_shared_feed_forward_length": 3072}),
+        S("hy_v3", "hy-v3-shape", "assumed: a Hunyuan-A13B-sized MoE (no public hy_v3 config at hand)",
+          n_layer=32, n_embd=4096, n_head=32, n_head_kv=8, head_dim=128, n_ff=3072, n_vocab=128167,
+          n_ctx_train=262144, n_expert=64, n_expert_used=8, n_ff_exp=3072),
+        S("llada-moe", "llada-moe-7b-a1b-shape", "LLaDA-MoE-7B-A1B dimensions", n_layer=16, n_embd=2048,
+          n_head=16, n_head_kv=16, head_dim=128, n_ff=8192, n_vocab=157184, n_ctx_train=8192,
+          n_expert=64, n_expert_used=8, n_ff_exp=1024),
+        S("llama4", "llama-4-scout-shape", "Llama-4-Scout-17B-16E dimensions", n_layer=48, n_embd=5120,
+          n_head=40, n_head_kv=8, head_dim=128, n_ff=16384, n_vocab=202048, n_ctx_train=262144,
+          n_expert=16, n_expert_used=1, n_ff_exp=8192, kv={"interleave_moe_layer_step": 1}),
+        S("maple", "maple-shape", "assumed: a 30B-A3B-sized sliding-window MoE (no public maple config at hand)",
+          n_layer=48, n_embd=2048, n_head=32, n_head_kv=4, head_dim=128, n_ff=6144, n_vocab=151936,
+          n_ctx_train=131072, n_expert=128, n_expert_used=8, n_ff_exp=768,
+          kv={"attention.sliding_window": 4096,
+              "attention.sliding_window_pattern": [il % 4 < 3 for il in range(48)], "swiglu_clamp_exp": 7.0}),
+        S("mellum", "mellum-moe-shape", "assumed: a 30B-A3B-sized MoE (no public mellum config at hand)",
+          n_layer=48, n_embd=2048, n_head=32, n_head_kv=4, head_dim=128, n_ff=6144, n_vocab=151936,
+          n_ctx_train=131072, n_expert=128, n_expert_used=8, n_ff_exp=768),
+        S("minimax-01", "minimax-text-01-shape", "MiniMax-Text-01 dimensions", n_layer=80, n_embd=6144,
+          n_head=64, n_head_kv=8, head_dim=128, n_ff=9216, n_vocab=200064, n_ctx_train=1048576,
+          n_expert=32, n_expert_used=2, n_ff_exp=9216, kv={"residual_scale": 1.0}),
+        S("minimax-m2", "minimax-m2-shape", "MiniMax-M2 dimensions", n_layer=62, n_embd=3072, n_head=48,
+          n_head_kv=8, head_dim=128, n_ff=1536, n_vocab=200064, n_ctx_train=196608,
+          n_expert=256, n_expert_used=8, n_ff_exp=1536,
+          kv={"rope.dimension_count": 64, "expert_gating_func": 2}),
+        S("phimoe", "phi-3.5-moe-shape", "Phi-3.5-MoE dimensions", n_layer=32, n_embd=4096, n_head=32,
+          n_head_kv=8, head_dim=128, n_ff=6400, n_vocab=32064, n_ctx_train=131072,
+          n_expert=16, n_expert_used=2, n_ff_exp=6400),
+        S("qwen3vlmoe", "qwen3-vl-30b-a3b-shape", "Qwen3-VL-30B-A3B language side dimensions", n_layer=48,
+          n_embd=2048, n_head=32, n_head_kv=4, head_dim=128, n_ff=6144, n_vocab=151936, n_ctx_train=262144,
+          n_expert=128, n_expert_used=8, n_ff_exp=768, kv={"rope.dimension_sections": [24, 20, 20, 0]}),
+        S("rnd1", "rnd1-30b-a3b-shape", "RND1-Base (Qwen3-30B-A3B-based diffusion) dimensions", n_layer=48,
+          n_embd=2048, n_head=32, n_head_kv=4, head_dim=128, n_ff=6144, n_vocab=151936, n_ctx_train=40960,
+          n_expert=128, n_expert_used=8, n_ff_exp=768),
+        S("smallthinker", "smallthinker-21b-a3b-shape", "SmallThinker-21B-A3B dimensions", n_layer=52,
+          n_embd=2560, n_head=28, n_head_kv=4, head_dim=128, n_ff=768, n_vocab=151936, n_ctx_train=16384,
+          n_expert=64, n_expert_used=6, n_ff_exp=768, kv={"attention.sliding_window": 4096,
+                                                         "expert_gating_func": 1}),
+        S("laguna", "laguna-shape", "assumed: a 30B-A3B-sized MoE with one leading dense block (no public laguna config at hand)",
+          n_layer=48, n_embd=2048, n_head=32, n_head_kv=4, head_dim=128, n_ff=6144, n_vocab=151936,
+          n_ctx_train=131072, n_expert=128, n_expert_used=8, n_ff_exp=768, kv={"leading_dense_block_count": 1}),
+        S("mimo2", "mimo-v2-flash-shape",
+          "assumed: MiMo-V2-Flash-like sizes (48 layers, window 128, 3 sliding : 1 full; exact config not at hand)",
+          n_layer=48, n_embd=4096, n_head=64, n_head_kv=4, head_dim=128, n_ff=16384, n_vocab=152576,
+          n_ctx_train=262144, n_expert=256, n_expert_used=8, n_ff_exp=2048,
+          kv={"attention.sliding_window": 128,
+              "attention.sliding_window_pattern": [il % 4 < 3 for il in range(48)]}),
+        S("step35", "step-3.5-flash-shape",
+          "assumed: Step-3.5-Flash-like sizes (45 layers, window 512, 3 sliding : 1 full; exact config not at hand)",
+          n_layer=45, n_embd=4096, n_head=64, n_head_kv=8, head_dim=128, n_ff=11264, n_vocab=128896,
+          n_ctx_train=262144, n_expert=288, n_expert_used=8, n_ff_exp=1280,
+          kv={"attention.sliding_window": 512,
+              "attention.sliding_window_pattern": [il % 4 < 3 for il in range(45)]}),
+        # hybrids and MLA
+        _uniform(S("falcon-h1", "falcon-h1-7b-shape", "Falcon-H1-7B dimensions (d_ssm 3072, 24 SSM heads, state 256)",
+          n_layer=44, n_embd=3072, n_head=12, n_head_kv=2, head_dim=128, n_ff=12288, n_vocab=130049,
+          n_ctx_train=262144,
+          kv={"ssm.conv_kernel": 4, "ssm.inner_size": 3072, "ssm.state_size": 256, "ssm.time_step_rank": 24,
+              "ssm.group_count": 1})),
+        S("qwen35", "qwen3.5-27b-shape",
+          "assumed: a Qwen3.5 dense hybrid with Qwen3-Next's attention/delta-net sizes (exact config not at hand)",
+          n_layer=48, n_embd=4096, n_head=16, n_head_kv=2, head_dim=256, n_ff=12288, n_vocab=151936,
+          n_ctx_train=262144,
+          kv={"ssm.conv_kernel": 4, "ssm.inner_size": 4096, "ssm.state_size": 128, "ssm.time_step_rank": 32,
+              "ssm.group_count": 16, "rope.dimension_sections": [11, 11, 10, 0], "rope.dimension_count": 64}),
+        S("qwen35moe", "qwen3.5-moe-shape",
+          "assumed: Qwen3-Next-80B-A3B sizes under qwen35moe (exact Qwen3.5-MoE config not at hand)",
+          n_layer=48, n_embd=2048, n_head=16, n_head_kv=2, head_dim=256, n_ff=5120, n_vocab=151936,
+          n_ctx_train=262144, n_expert=512, n_expert_used=10, n_ff_exp=512,
+          kv={"ssm.conv_kernel": 4, "ssm.inner_size": 4096, "ssm.state_size": 128, "ssm.time_step_rank": 32,
+              "ssm.group_count": 16, "rope.dimension_sections": [11, 11, 10, 0], "rope.dimension_count": 64,
+              "expert_shared_feed_forward_length": 512}),
+        S("minicpm3", "minicpm3-4b-shape", "MiniCPM3-4B dimensions", n_layer=62, n_embd=2560, n_head=40,
+          n_head_kv=40, head_dim=64, n_ff=6400, n_vocab=73448, n_ctx_train=32768,
+          kv={"attention.key_length": 96, "attention.value_length": 64, "attention.q_lora_rank": 768,
+              "attention.kv_lora_rank": 256, "rope.dimension_count": 32}),
+        S("plm", "plm-1.8b-shape", "PLM-1.8B dimensions", n_layer=32, n_embd=2048, n_head=16, n_head_kv=16,
+          head_dim=128, n_ff=8192, n_vocab=151936, n_ctx_train=4096,
+          kv={"attention.key_length": 192, "attention.value_length": 128, "attention.kv_lora_rank": 512,
+              "rope.dimension_count": 64}),
+        S("glm-dsa", "glm-dsa-shape", "assumed: DeepSeek-V3.2-like MLA + DSA sizes at 40 layers (no public glm-dsa config at hand)",
+          n_layer=40, n_embd=6144, n_head=64, n_head_kv=1, head_dim=576, n_ff=12288, n_vocab=151552,
+          n_ctx_train=202752, n_expert=256, n_expert_used=8, n_ff_exp=2048,
+          kv={**MLA_V3, "attention.indexer.head_count": 32, "attention.indexer.key_length": 128,
+              "attention.indexer.top_k": 2048, "expert_shared_count": 1, "leading_dense_block_count": 3}),
+        S("mistral4", "mistral4-shape", "assumed: DeepSeek-V3-like MLA MoE sizes at 40 layers (no public mistral4 config at hand)",
+          n_layer=40, n_embd=6144, n_head=64, n_head_kv=1, head_dim=576, n_ff=12288, n_vocab=131072,
+          n_ctx_train=262144, n_expert=128, n_expert_used=8, n_ff_exp=2048,
+          kv={**MLA_V3, "attention.indexer.key_length": 128, "expert_shared_count": 1}),
+        S("kimi-k3", "kimi-k3-shape", "assumed: Kimi-Linear-48B-like sizes (no public kimi-k3 config at hand)",
+          n_layer=27, n_embd=2304, n_head=32, n_head_kv=1, head_dim=576, n_ff=9216, n_vocab=163840,
+          n_ctx_train=262144, n_expert=256, n_expert_used=8, n_ff_exp=1024,
+          kv={"attention.key_length": 576, "attention.value_length": 512, "attention.key_length_mla": 192,
+              "attention.value_length_mla": 128, "attention.q_lora_rank": 1536, "attention.kv_lora_rank": 512,
+              "rope.dimension_count": 64, "attention.indexer.key_length": 128, "kda.head_dim": 128,
+              "ssm.conv_kernel": 4, "expert_shared_count": 1, "expert_gating_func": 2,
+              "activation.situ_beta": 1.0, "activation.situ_linear_beta": 1.0, "attn_res.block_size": 64}),
+        S("hy_v4", "hy-v4-shape", "assumed: MLA + indexer sizes near DeepSeek-V3.2 at 32 layers (no public hy_v4 config at hand)",
+          n_layer=32, n_embd=4096, n_head=32, n_head_kv=1, head_dim=576, n_ff=12288, n_vocab=128167,
+          n_ctx_train=262144, n_expert=64, n_expert_used=8, n_ff_exp=2048,
+          kv={**MLA_V3, "attention.indexer.head_count": 32, "attention.indexer.key_length": 128,
+              "attention.indexer.top_k": 2048, "attention.indexer.types": [il % 2 == 0 for il in range(32)],
+              "hyper_connection.count": 4, "expert_shared_count": 1}),
+        _uniform(S("minimax-m3", "minimax-m3-shape",
+          "assumed: MiniMax-M2 sizes with a block indexer, one indexer head per KV head as its graph requires "
+          "(no public minimax-m3 config at hand)",
+          n_layer=62, n_embd=3072, n_head=48, n_head_kv=8, head_dim=128, n_ff=1536, n_vocab=200064,
+          n_ctx_train=196608, n_expert=256, n_expert_used=8, n_ff_exp=1536,
+          kv={"attention.indexer.block_size": 64, "attention.indexer.head_count": 8,
+              "attention.indexer.key_length": 128, "attention.indexer.local_blocks": 1,
+              "attention.indexer.top_k": 2048, "expert_gating_func": 2, "expert_shared_count": 1})),
+        S("dots3note", "dots3note-shape", "assumed: dots-family MLA sizes with sliding MLA layers (no public dots3note config at hand)",
+          n_layer=32, n_embd=4096, n_head=32, n_head_kv=1, head_dim=576, n_ff=10944, n_vocab=152064,
+          n_ctx_train=131072, n_expert=128, n_expert_used=6, n_ff_exp=1408,
+          kv={**MLA_V3, "attention.sliding_window": 4096,
+              "attention.sliding_window_pattern": [il % 4 != 0 for il in range(32)],
+              "attention.kv_lora_rank_swa": 256, "attention.key_length_mla_swa": 192,
+              "attention.value_length_mla_swa": 128, "attention.key_length_swa": 320,
+              "attention.value_length_swa": 256, "attention.indexer.head_count": 32,
+              "attention.indexer.key_length": 128, "attention.indexer.top_k": 2048,
+              "attention.indexer.types": [il % 4 == 0 for il in range(32)], "expert_shared_count": 1,
+              "leading_dense_block_count": 1}),
+        _uniform(S("gemma4", "gemma4-shape", "assumed: Gemma-3-12B-like sizes under gemma4 (window 1024, 5 sliding : 1 full; exact config not at hand)",
+          n_layer=48, n_embd=3840, n_head=16, n_head_kv=8, head_dim=256, n_ff=15360, n_vocab=262144,
+          n_ctx_train=131072,
+          kv={"attention.sliding_window": 1024,
+              "attention.sliding_window_pattern": [il % 6 < 5 for il in range(48)],
+              "attention.key_length_swa": 256, "attention.value_length_swa": 256,
+              "embedding_length_per_layer_input": 256})),
+    ]
+    out.append(wavtokenizer_dec("wavtokenizer-75-dec-shape", 512, 1282, 768, 6, 12, 4096, 5, True,
+                                "WavTokenizer-75 decoder as OuteTTS-0.2 ships it (features 512, output 1282, "
+                                "posnet and convnext 768 wide, 6 + 12 blocks, vocab 4096)"))
+    out.append(S("hrm_text", "hrm-text-1b-shape",
+                 "n_embd 1536 as llama.cpp's 1B HRM-Text (DFM Mimir 1B); heads, FFN, vocab and the stack/cycle "
+                 "counts assumed (4 layers per stack, 2 H cycles, 2 L cycles: 24 cache slots)",
+                 n_layer=24, n_embd=1536, n_head=12, n_head_kv=12, head_dim=128, n_ff=6144, n_vocab=50304,
+                 n_ctx_train=4096, kv={"hrm.layers_per_stack": 4, "hrm.h_cycles": 2, "hrm.l_cycles": 2}))
+    return out + nemotron_h_shapes()

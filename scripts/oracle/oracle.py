@@ -43,6 +43,9 @@ FIXTURES = REPO / "tests" / "fixtures" / "llama-cpp"
 RESOLVED = HERE / "resolved.json"
 PINNED = (HERE / "LLAMA_CPP_VERSION").read_text().strip()
 SCHEMA = "llmbound-llama-cpp-oracle/1"
+# --mid-grid: realistic shapes get the mid grid (29 cases, more with sliding windows) instead
+# of the full cross product (108-144); for batches of many shapes on a shared machine.
+MID_GRID = False
 
 PRIORITY2 = ["gemma4", "deepseek4", "deepseek32", "glm-dsa", "minimax-m3", "kimi-k3", "glm5-next", "qwen4exp",
              "gemma4-assistant", "step35", "mistral4", "hy_v4", "laguna"]
@@ -73,8 +76,11 @@ def build_info() -> dict:
 
 
 def seed_hash(spec: Spec) -> str:
-    blob = json.dumps({"arch": spec.arch, "kv": spec.kv, "kv_types": spec.kv_types, "tensors": spec.tensors,
-                       "ttypes": spec.ttypes, "default_2d": spec.default_2d}, sort_keys=True, default=str)
+    seed = {"arch": spec.arch, "kv": spec.kv, "kv_types": spec.kv_types, "tensors": spec.tensors,
+            "ttypes": spec.ttypes, "default_2d": spec.default_2d}
+    if spec.want_optional:
+        seed["want_optional"] = spec.want_optional
+    blob = json.dumps(seed, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -101,6 +107,22 @@ def grid(spec_name: str, full: bool, has_swa: bool, is_mla: bool) -> list[dict]:
             add(10000, np_=4, swa_full=True)
         return cases
     types = [("f16", "f16"), ("q8_0", "q8_0"), ("q4_0", "f16")]
+    if MID_GRID:
+        # The realistic grid without the cross of cache types and the middle context: every
+        # setting the compute buffer depends on (context, sequences and unified streams, flash
+        # attention, ubatch, --swa-full) crossed, the cache types at one point each.
+        for c in (4096, 32768):
+            for np_, kvu in ((1, False), (4, False), (4, True)):
+                for fa in ("on", "off"):
+                    for ub in (512, 2048):
+                        add(c, np_, kvu, "f16", "f16", fa, ub)
+                        if has_swa:
+                            add(c, np_, kvu, "f16", "f16", fa, ub, swa_full=True)
+        for tk, tv in types[1:]:
+            for fa in ("on", "off"):
+                add(32768, 1, False, tk, tv, fa, 512)
+        add(10000, 4, False, "f16", "f16", "off", 512)
+        return cases
     for c in (4096, 10000, 32768):
         for np_, kvu in ((1, False), (4, False), (4, True)):
             for tk, tv in types:
@@ -164,10 +186,12 @@ def load_resolved() -> dict:
     return json.loads(RESOLVED.read_text()) if RESOLVED.exists() else {}
 
 
-def save_resolved(data: dict) -> None:
-    # merge with what another run wrote meanwhile (runs for different models may overlap)
+def save_resolved(data: dict, name: str) -> None:
+    """Record `name`'s resolution. Runs for different models may overlap: merge into what the
+    file holds now, replacing only `name`'s entry (writing the whole of this run's dict back
+    put its stale copies of entries another run had just resolved over theirs)."""
     merged = load_resolved()
-    merged.update(data)
+    merged[name] = data[name]
     data.update(merged)
     tmp = RESOLVED.with_suffix(".tmp")
     tmp.write_text(json.dumps(merged, indent=1, sort_keys=True) + "\n")
@@ -185,14 +209,16 @@ def produce(spec: Spec, work: Path, resolved: dict, info: dict, full_grid: bool)
         spec.kv, spec.kv_types, spec.tensors = prev["kv"], prev["kv_types"], prev["tensors"]
     else:
         t0 = time.time()
-        spec, err, steps = resolve.resolve(spec, BINARY, work)
+        # a deep realistic shape whose discovery run crashes is resolved one tensor per run:
+        # give it room for every layer's tensors (GLM-4.5-Air: 47 layers)
+        spec, err, steps = resolve.resolve(spec, BINARY, work, max_iter=2500 if spec.realistic else 600)
         print(f"  resolved {spec.name} in {time.time() - t0:.1f}s, {len(steps)} step(s)"
               + (f": FAILED {err[:300]}" if err else ""), flush=True)
         if err:
             return {"name": spec.name, "arch": spec.arch, "family": spec.family, "status": "failed",
                     "reason": err[:500], "steps": steps[-8:]}
         resolved[spec.name] = {"seed": h, "kv": spec.kv, "kv_types": spec.kv_types, "tensors": spec.tensors}
-        save_resolved(resolved)
+        save_resolved(resolved, spec.name)
     header_rel = f"models/{spec.name}.header.gguf"
     header = FIXTURES / header_rel
     size = write_spec(spec, header)
@@ -232,8 +258,11 @@ def main() -> int:
     ap.add_argument("--priority", type=int, default=9)
     ap.add_argument("--no-realistic", action="store_true")
     ap.add_argument("--no-gemma", action="store_true")
+    ap.add_argument("--mid-grid", action="store_true")
     ap.add_argument("--work", default=str(DEFAULT_ROOT / "work"))
     args = ap.parse_args()
+    global MID_GRID
+    MID_GRID = args.mid_grid
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     (FIXTURES / "models").mkdir(parents=True, exist_ok=True)

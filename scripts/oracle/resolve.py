@@ -204,6 +204,18 @@ def resolve(spec: Spec, binary: Path, workdir: Path, max_iter: int = 600) -> tup
         if parsed["optional_absent"]:
             last_optional = parsed["optional_absent"]
         if rc == 0 and parsed["compute_buffers"]:
+            wanted = [(n, list(sh)) for n, sh in parsed["optional_absent"]
+                      if n not in spec.tensors and any(re.fullmatch(w, n) for w in spec.want_optional)]
+            if wanted:
+                for n, sh in wanted:
+                    while len(sh) > 1 and sh[-1] == 1:
+                        sh.pop()
+                    spec.tensors[n] = sh
+                steps.append(f"+wanted optional {len(wanted)} tensor(s)")
+                continue
+            missing = [w for w in spec.want_optional if not any(re.fullmatch(w, n) for n in spec.tensors)]
+            if missing:
+                return spec, f"wanted optional tensors never offered by the loader: {missing}", steps
             return spec, None, steps
         err = tool.first_error(log) or ""
         m = re.search(r"key not found in model: (\S+)", err)
@@ -263,6 +275,10 @@ def resolve(spec: Spec, binary: Path, workdir: Path, max_iter: int = 600) -> tup
                         guess = list(ne)
             spec.tensors[name] = guess
             steps.append(f"+tensor {name}")
+            if mm and spec.uniform_layers:
+                # every layer has this tensor: add it to all of them at once
+                for il in range(spec.dims.get("n_layer", 0)):
+                    spec.tensors.setdefault(f"blk.{il}.{mm.group(1)}", list(guess))
             continue
         m = re.search(r"tensor '([^']+)' has wrong shape; expected ([-0-9, ]+), got", err)
         if m:
@@ -272,6 +288,14 @@ def resolve(spec: Spec, binary: Path, workdir: Path, max_iter: int = 600) -> tup
                 ne.pop()
             if spec.tensors.get(name) == ne:
                 return spec, err, steps
+            # the same tensor of the other layers, given the same wrong shape, most likely
+            # wants the same fix (a layer that does not is fixed by its own error)
+            wrong = spec.tensors.get(name)
+            mm = re.match(r"blk\.\d+\.(.*)", name)
+            if mm and wrong is not None:
+                for other, cur in list(spec.tensors.items()):
+                    if cur == wrong and re.fullmatch(r"blk\.\d+\." + re.escape(mm.group(1)), other):
+                        spec.tensors[other] = list(ne)
             spec.tensors[name] = ne
             steps.append(f"~tensor {name} {ne}")
             continue
@@ -290,6 +314,12 @@ def resolve(spec: Spec, binary: Path, workdir: Path, max_iter: int = 600) -> tup
             spec.tensors[n] = s
             added_optional.append(n)
             steps.append(f"+optional {n} {s} (after: {err or tool.describe_rc(rc)})")
+            mo = re.match(r"blk\.\d+\.(.*)", n)
+            if mo and spec.uniform_layers:
+                for other, sh in last_optional:
+                    if other not in spec.tensors and re.fullmatch(r"blk\.\d+\." + re.escape(mo.group(1)), other):
+                        tried_optional.add(other)
+                        spec.tensors[other] = list(s)
             continue
         return spec, (err or tool.describe_rc(rc)) + " | " + tail(log), steps
     return spec, "gave up after too many fixes", steps

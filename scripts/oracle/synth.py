@@ -41,6 +41,14 @@ class Spec:
     notes: str = ""
     family: str = ""  # the llama.cpp architecture this spec stands for (arch unless a variant)
     dims: dict[str, int] = field(default_factory=dict)  # n_layer, n_embd, ... used to fill defaults
+    # Optional tensors the model must carry (regexes over full tensor names): for architectures
+    # whose every FFN tensor is optional (llama.cpp loads them with TENSOR_NOT_REQUIRED and builds
+    # the layer without them), so a dry run succeeds without any FFN. `resolve` adds each
+    # matching tensor the load skipped, with the shape the loader logged.
+    want_optional: list[str] = field(default_factory=list)
+    # Every layer carries the same tensors: the resolver adds a missing per-layer tensor to all
+    # layers at once (a deep shape whose discovery run crashes then resolves in a few steps).
+    uniform_layers: bool = False
 
     def clone(self) -> "Spec":
         return copy.deepcopy(self)

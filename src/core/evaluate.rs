@@ -237,6 +237,14 @@ pub enum Warning {
         /// What the bound covers.
         bounded: &'static str,
     },
+    /// The compute buffer of the architecture replays its graph as read from llama.cpp's
+    /// source, but no llama.cpp figure checks it on both a small and a realistic shape.
+    ComputeUnchecked {
+        /// The architecture.
+        architecture: String,
+        /// Which check is missing.
+        missing: &'static str,
+    },
     /// The context is beyond the model's native context.
     BeyondNativeContext {
         /// Retained tokens per sequence.
@@ -261,6 +269,7 @@ impl Warning {
             Warning::CacheRefused(_) => "cache-refused",
             Warning::ComputeEstimate { .. } => "compute-estimate",
             Warning::ComputeUpperBound { .. } => "compute-upper-bound",
+            Warning::ComputeUnchecked { .. } => "compute-unchecked",
             Warning::BeyondNativeContext { .. } => "beyond-native-context",
             Warning::InventoryLayers { .. } => "inventory-layers",
         }
@@ -348,6 +357,14 @@ pub fn evaluate_bounds(s: &Scenario) -> Result<Report, ScenarioError> {
             not_replayed: why,
             below_pct,
             above_pct,
+        });
+    }
+    if let super::runtime::ComputeStatus::Unchecked(missing) =
+        super::runtime::compute_status(&s.model.architecture)
+    {
+        warnings.push(Warning::ComputeUnchecked {
+            architecture: s.model.architecture.clone(),
+            missing,
         });
     }
     if let Some(bounded) = super::runtime::compute_upper_bound(&s.model.architecture) {

@@ -39,7 +39,7 @@ pub fn compute_status(arch: &str) -> ComputeStatus {
 pub fn compute_upper_bound(arch: &str) -> Option<&'static str> {
     match compute_status(arch) {
         ComputeStatus::UpperBound(why) => Some(why),
-        ComputeStatus::Exact | ComputeStatus::Estimate { .. } => None,
+        ComputeStatus::Exact | ComputeStatus::Estimate { .. } | ComputeStatus::Unchecked(_) => None,
     }
 }
 
@@ -948,14 +948,26 @@ fn replay(
     if !logits {
         return r.a.max;
     }
-    let _logits = r.alloc(
-        model
-            .vocab_size
-            .saturating_mul(outputs)
-            .saturating_mul(f32b),
-    );
+    let logits_bytes = model
+        .vocab_size
+        .saturating_mul(outputs)
+        .saturating_mul(f32b);
+    let _logits = r.alloc(logits_bytes);
+    if arch == "chameleon" {
+        // Image-token suppression (llama.cpp's models/chameleon.cpp): a 1-d tensor of the
+        // 8,192 image-token logits, clamped into a new tensor, then `ggml_set_1d` writes it
+        // into a copy of the logits (not in place), so two logits tensors are live at once.
+        let img = r.alloc(CHAMELEON_IMAGE_TOKENS * f32b);
+        let clamped = r.alloc(CHAMELEON_IMAGE_TOKENS * f32b);
+        r.free(img);
+        let _set = r.alloc(logits_bytes);
+        r.free(clamped);
+    }
     r.a.max
 }
+
+/// Chameleon's image tokens whose logits its graph suppresses (ids 4 to 8,196).
+const CHAMELEON_IMAGE_TOKENS: u64 = 8_196 - 4;
 
 /// deepseek4: what its compressed attention adds to the plain sliding-window layer the replay
 /// follows, bounded from above (every tensor counted live at once): the graph inputs (the raw,

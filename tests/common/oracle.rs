@@ -59,6 +59,10 @@ pub struct Model {
     #[serde(default)]
     pub notes: String,
     pub priority: Option<u32>,
+    /// The hash of the seed spec the synthetic file was resolved from
+    /// (scripts/oracle/resolved.json keeps the resolution under the same hash).
+    #[serde(default)]
+    pub seed_hash: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

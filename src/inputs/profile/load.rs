@@ -288,15 +288,17 @@ pub fn check_machine(
             ));
         }
         check_tier_device(file, src, t)?;
+        // A measured figure, or one the user typed into the measured field (saved as `user`,
+        // never promoted to `measured`: issue 21, defect 4).
         if let Some(mb) = &t.measured_bandwidth
-            && mb.provenance.0 != Provenance::Measured
+            && !matches!(mb.provenance.0, Provenance::Measured | Provenance::User)
         {
             return Err(invalid(
                 file,
                 src,
                 "measured-bandwidth",
                 format!(
-                    "measured-bandwidth of tier \"{}\" must have provenance \"measured\"",
+                    "measured-bandwidth of tier \"{}\" must have provenance \"measured\" (or \"user\" for a figure typed in)",
                     t.name
                 ),
             ));

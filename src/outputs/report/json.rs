@@ -210,7 +210,8 @@ pub struct BuffersJson {
     /// llama.cpp's CPU figure, or 1 MiB but never more than a tenth of it, on every oracle
     /// case), "upper_bound" (may be higher than llama.cpp reserves, never lower) or
     /// "estimate" (neither: it came out on either side of llama.cpp's figure, by the measured
-    /// error the reason states).
+    /// error the reason states) or "unchecked" (replayed from llama.cpp's source, but no
+    /// llama.cpp figure checks it on both a small and a realistic shape yet).
     pub compute_status: &'static str,
     /// Why the compute buffer is an upper bound (what is bounded, or the FFN width
     /// estimate) or an estimate (what is not replayed and the measured error); null when
@@ -234,6 +235,9 @@ fn compute_status(arch: &str, ffn_estimated: bool) -> (&'static str, Option<Stri
             "estimate",
             Some(super::words::compute_estimate(below_pct, above_pct, why)),
         ),
+        ComputeStatus::Unchecked(missing) => {
+            ("unchecked", Some(super::words::compute_unchecked(missing)))
+        }
         ComputeStatus::Exact if ffn_estimated => (
             "upper_bound",
             Some("the FFN width is not in the file and was estimated high".to_string()),
@@ -716,7 +720,8 @@ pub fn placement_json(r: &Report) -> PlacementJson {
 #[derive(Debug, Clone, Serialize)]
 pub struct WarningJson {
     /// A stable machine name: `model`, `cache-refused`, `compute-estimate`,
-    /// `compute-upper-bound`, `beyond-native-context`, `inventory-layers`.
+    /// `compute-upper-bound`, `compute-unchecked`, `beyond-native-context`,
+    /// `inventory-layers`.
     pub kind: &'static str,
     /// The warning in words.
     pub message: String,

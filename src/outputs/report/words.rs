@@ -36,6 +36,12 @@ pub fn warning(w: &Warning) -> String {
         } => format!(
             "the compute buffer of {architecture} is an upper bound, not a replay of its graph (bounded: {bounded}): it may be higher than llama.cpp reserves"
         ),
+        Warning::ComputeUnchecked {
+            architecture,
+            missing,
+        } => format!(
+            "the compute buffer of {architecture} replays its graph as read from llama.cpp's source but is not yet checked against llama.cpp on both a small and a realistic shape ({missing}): it may be off either way, so leave extra free memory"
+        ),
         Warning::BeyondNativeContext {
             context_tokens,
             native_tokens,
@@ -76,6 +82,13 @@ pub const BUFFERS_PROVENANCE: &str = "derived (llama.cpp model): output and comp
 pub fn compute_estimate(below_pct: u32, above_pct: u32, why: &str) -> String {
     format!(
         "an estimate, neither exact nor a bound: {why} is not replayed; on the llama.cpp fixtures it came out between {below_pct}% below and {above_pct}% above llama.cpp's figure"
+    )
+}
+
+/// The reason beside a compute buffer whose replay no llama.cpp figure checks yet.
+pub fn compute_unchecked(missing: &str) -> String {
+    format!(
+        "replayed from llama.cpp's source, not yet checked against llama.cpp on both a small and a realistic shape ({missing}): it may be off either way"
     )
 }
 

@@ -359,7 +359,8 @@ impl Widget for LibraryScreen<'_> {
             widths.extend([
                 Constraint::Length(9),
                 Constraint::Length(if wide { 19 } else { 9 }),
-                Constraint::Length(4),
+                // "error": a row the file refuses (its reason is in the foot when selected).
+                Constraint::Length(5),
                 Constraint::Length(12),
                 // "99,999.99": the widest rate below 100,000 (whole numbers from there).
                 Constraint::Length(9),
@@ -413,12 +414,12 @@ impl Widget for LibraryScreen<'_> {
                         .map(|b| format!("{:.3}", units::Bytes(b).gb()))
                         .unwrap_or_else(|| "-".into());
                     cells.push(Line::from(gb).right_aligned());
+                    // The two largest types (narrow: the largest only).
+                    let keep = if wide { 2 } else { 1 };
+                    let mix = c[4].split(", ").take(keep).collect::<Vec<_>>().join(", ");
+                    cells.push(Line::from(mix));
                     match &r.outcome {
                         Ok(_) => {
-                            // The two largest types (narrow: the largest only).
-                            let keep = if wide { 2 } else { 1 };
-                            let mix = c[4].split(", ").take(keep).collect::<Vec<_>>().join(", ");
-                            cells.push(Line::from(mix));
                             let fits = f.is_some_and(|f| f.fits);
                             cells.push(Line::from(Span::styled(
                                 if fits { "yes" } else { "NO" },
@@ -434,10 +435,13 @@ impl Widget for LibraryScreen<'_> {
                                 Line::from(Span::styled(c[7].clone(), t.figure())).right_aligned(),
                             );
                         }
-                        Err(e) => cells.push(Line::from(Span::styled(
-                            crate::sanitize::text(e).into_owned(),
-                            t.bad(),
-                        ))),
+                        // Refused as `report` and `inspect` refuse it: the reason is in the
+                        // foot while the row is selected.
+                        Err(_) => {
+                            cells.push(Line::from(Span::styled("error", t.bad())));
+                            cells.push(Line::from("- ").right_aligned());
+                            cells.push(Line::from("-").right_aligned());
+                        }
                     }
                     let style = if i == v.selected {
                         t.selected()
@@ -466,14 +470,46 @@ impl Widget for LibraryScreen<'_> {
             .as_ref()
             .map(|n| format!("{n} · "))
             .unwrap_or_default();
-        // The keys are in the footer below, with every other view's.
-        Paragraph::new(Line::from(Span::styled(
-            format!(
-                "{note}ceilings tok/s at ctx (upper bounds) · own -ngl · GB = 10^9 B · * above native{problems}"
-            ),
-            t.label(),
-        )))
-        .render(foot, buf);
+        // The selected row's refusal or warning, as `report` and `inspect` word it (without
+        // the path: the row names the file); else the legend. The keys are in the footer
+        // below, with every other view's.
+        let selected = v.rows.get(v.selected);
+        let line = match selected {
+            Some(r) if r.outcome.is_err() || !r.warnings.is_empty() => {
+                let path = format!("{}: ", v.scanned[r.index].found.path.display());
+                let (mark, what, style) = match &r.outcome {
+                    Err(e) => (
+                        "✗ ",
+                        e.strip_prefix(&path).unwrap_or(e).to_string(),
+                        t.bad(),
+                    ),
+                    Ok(_) => {
+                        let more = r.warnings.len() - 1;
+                        let more = if more > 0 {
+                            format!(" (+{more} more)")
+                        } else {
+                            String::new()
+                        };
+                        (
+                            "(!) warning: ",
+                            format!("{}{more}", r.warnings[0]),
+                            t.warn(),
+                        )
+                    }
+                };
+                Line::from(Span::styled(
+                    format!("{mark}{}", crate::sanitize::text(&what)),
+                    style,
+                ))
+            }
+            _ => Line::from(Span::styled(
+                format!(
+                    "{note}ceilings tok/s at ctx (upper bounds) · own -ngl · GB = 10^9 B · * above native{problems}"
+                ),
+                t.label(),
+            )),
+        };
+        Paragraph::new(line).render(foot, buf);
     }
 }
 
