@@ -4,6 +4,7 @@
 //! reports through `App::poll_jobs`. `App::new` needs no terminal.
 //! Depends on core, profile, build, compare and workspace; never draws.
 
+mod copy;
 mod editing;
 mod input;
 mod pick;
@@ -33,6 +34,7 @@ use std::path::PathBuf;
 
 pub use super::views::bench::BenchView;
 pub use crate::workspace::{PinnedArtifact, SaveKind, Switch};
+pub use copy::osc52;
 pub use state::{Claim, Confirm, Input, InputTarget, Message, Modal, View};
 
 /// The explorer: UI state only. The scenario, its report and everything they came from are
@@ -98,6 +100,10 @@ pub struct App {
     /// Accepted lines of every prompt (↑↓ recall them).
     history: super::prompt::History,
     pub(in crate::frontends::tui) jobs: Jobs,
+    /// Text waiting to be sent to the terminal's clipboard (OSC 52) by the event loop.
+    clipboard: Option<String>,
+    /// The terminal takes OSC 52 (false: `y` shows the line instead of claiming a copy).
+    osc52: bool,
 }
 
 impl App {
@@ -134,6 +140,8 @@ impl App {
             quit: false,
             history: Default::default(),
             jobs: Jobs::default(),
+            clipboard: None,
+            osc52: copy::terminal_copies(),
         };
         let errors = &app.ws.catalog().errors;
         if !errors.is_empty() {
@@ -597,6 +605,7 @@ impl App {
                 }
             }
             Action::Hash => self.start_hash(),
+            Action::CopyLaunch => self.copy_launch(),
             Action::SelectMachine(id) => self.select_machine(&id),
             Action::SetText(t) => {
                 if let Some(f) = self.selected_field(self.focus) {
@@ -618,6 +627,8 @@ impl App {
         self.view = v;
         if v == View::Compare {
             self.refresh_compare();
+            // The cursor starts on the machine in use.
+            self.compare.select_current();
         }
         if v == View::Library {
             self.refresh_library();

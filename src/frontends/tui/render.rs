@@ -94,6 +94,7 @@ impl App {
                     View::Library => super::views::library::LibraryScreen {
                         view: self.library(),
                         scenario: self.ws().scenario(),
+                        open: self.file().loaded.as_ref().map(|l| l.path.as_path()),
                         theme: t,
                     }
                     .render(body, buf),
@@ -134,6 +135,7 @@ impl App {
         if let Modal::Help(scroll) = self.modal() {
             HelpOverlay {
                 keymap: self.keymap(),
+                context: self.key_context(),
                 scroll: *scroll,
                 scroll_end: Some(self.help_scroll_end()),
                 theme: t,
@@ -306,7 +308,7 @@ impl App {
             return;
         }
         Paragraph::new(super::footer::line(
-            super::footer::hints(self.view()),
+            &super::footer::hints(self.keymap(), self.key_context()),
             area.width as usize,
             t,
         ))
