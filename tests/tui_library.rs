@@ -186,6 +186,10 @@ fn a_folder_the_user_names_is_added_to_the_library() {
     let s = draw(&app, 120, 36).to_string();
     assert!(s.contains("Library · row 1 of 5 "), "{s}");
     assert!(s.contains("extra models: 2 more models"), "{s}");
+    // That is news until the next key in the library, and when the view opens again.
+    app.update(Action::Down);
+    assert_eq!(app.library().note, None);
+    app.update(Action::Home);
     // The new rows follow the scenario like the others.
     let row = column(&app, "extra-one-Q8_0.gguf");
     app.update(Action::DoubleContext);

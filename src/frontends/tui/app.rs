@@ -631,6 +631,10 @@ impl App {
             self.compare.select_current();
         }
         if v == View::Library {
+            // What an earlier added folder brought is old news when the view opens again.
+            if !self.library.scanning() {
+                self.library.note = None;
+            }
             self.refresh_library();
         }
     }

@@ -441,38 +441,36 @@ impl Widget for LibraryScreen<'_> {
                         Span::raw(" "),
                         Span::raw(name),
                     ])];
-                    if wide {
-                        cells.push(Line::from(c[1].clone()));
-                        cells.push(Line::from(c[2].clone()));
-                    }
-                    let size = sc
-                        .file_bytes()
-                        .map(units::fmt_binary)
-                        .unwrap_or_else(|| "-".into());
-                    cells.push(Line::from(size).right_aligned());
-                    match &r.outcome {
-                        Ok(_) => {
-                            // The two largest types (narrow: the largest only).
-                            let keep = if wide { 2 } else { 1 };
-                            let mix = c[4].split(", ").take(keep).collect::<Vec<_>>().join(", ");
-                            cells.push(Line::from(mix));
-                            let fits = f.is_some_and(|f| f.fits);
-                            cells.push(Line::from(Span::styled(
-                                if fits { "yes" } else { "NO" },
-                                if fits { t.ok() } else { t.bad() },
-                            )));
-                            let ctx = if c[6].ends_with('*') {
-                                c[6].clone()
-                            } else {
-                                format!("{} ", c[6])
-                            };
-                            cells.push(Line::from(ctx).right_aligned());
-                            cells.push(
-                                Line::from(Span::styled(c[7].clone(), t.figure())).right_aligned(),
-                            );
+                    // An error row has only its name here: the reason is drawn across the
+                    // other columns after the table.
+                    if r.outcome.is_ok() {
+                        if wide {
+                            cells.push(Line::from(c[1].clone()));
+                            cells.push(Line::from(c[2].clone()));
                         }
-                        // The reason is drawn across the figure columns after the table.
-                        Err(_) => {}
+                        let size = sc
+                            .file_bytes()
+                            .map(units::fmt_binary)
+                            .unwrap_or_else(|| "-".into());
+                        cells.push(Line::from(size).right_aligned());
+                        // The two largest types (narrow: the largest only).
+                        let keep = if wide { 2 } else { 1 };
+                        let mix = c[4].split(", ").take(keep).collect::<Vec<_>>().join(", ");
+                        cells.push(Line::from(mix));
+                        let fits = f.is_some_and(|f| f.fits);
+                        cells.push(Line::from(Span::styled(
+                            if fits { "yes" } else { "NO" },
+                            if fits { t.ok() } else { t.bad() },
+                        )));
+                        let ctx = if c[6].ends_with('*') {
+                            c[6].clone()
+                        } else {
+                            format!("{} ", c[6])
+                        };
+                        cells.push(Line::from(ctx).right_aligned());
+                        cells.push(
+                            Line::from(Span::styled(c[7].clone(), t.figure())).right_aligned(),
+                        );
                     }
                     let style = if i == v.selected {
                         t.selected()
@@ -488,7 +486,18 @@ impl Widget for LibraryScreen<'_> {
                 .render(inner, buf);
             // An error row: its reason over the columns after the name, cut with "…" (Enter
             // shows it whole).
-            let x = inner.x + name_width as u16 + 1;
+            // They start after the longest name among the error rows shown (a wide terminal
+            // gives the reason the room the name column does not use).
+            let names = (v.rows.iter().skip(off).take(h))
+                .filter(|r| r.outcome.is_err())
+                .map(|r| {
+                    let c = crate::outputs::models::cells(&v.scanned[r.index], r);
+                    c[0].chars().count() + 2
+                })
+                .max()
+                .unwrap_or(0)
+                .min(name_width);
+            let x = inner.x + names as u16 + 1;
             let w = inner.right().saturating_sub(x) as usize;
             for (n, r) in v.rows.iter().enumerate().skip(off).take(h) {
                 if let Err(e) = &r.outcome {
@@ -500,7 +509,8 @@ impl Widget for LibraryScreen<'_> {
                     } else {
                         t.bad()
                     };
-                    buf.set_stringn(x, y, crate::tui::format::fit(&text, w), w, style);
+                    let text = format!("{:<w$}", crate::tui::format::fit(&text, w));
+                    buf.set_stringn(x, y, text, w, style);
                 }
             }
         }
