@@ -1141,7 +1141,14 @@ fn a_saved_machine_is_no_longer_edited() {
             .unwrap()
             .contains("edited")
     );
-    assert!(!app.ws().scenario().machine.name.contains("40 GiB unified"));
+    let saved = (app.ws().catalog().machines.iter())
+        .find(|e| e.id == "my-mac")
+        .map(|e| e.value.name.clone())
+        .unwrap();
+    assert!(
+        saved.starts_with("MacBook Pro 14-inch (2024), M4 Pro, 48 GB unified memory (edited: "),
+        "{saved}"
+    );
     app.update(Action::Compare);
     while app.compare().selected_machine().as_deref() == Some("my-mac") {
         app.update(Action::Down);
