@@ -52,8 +52,14 @@ impl App {
         let line = self.launch_line();
         if self.osc52 {
             self.clipboard = Some(line.clone());
+            // Whether the terminal took it cannot be known: say what was sent.
+            let tmux = if std::env::var_os("TMUX").is_some() {
+                "; in tmux: set -g set-clipboard on"
+            } else {
+                ""
+            };
             self.info(format!(
-                "launch line copied (OSC 52; @ shows it in full): {line}"
+                "launch line sent to the clipboard (OSC 52{tmux}; @ shows it in full): {line}"
             ));
         } else {
             self.info(format!(
