@@ -1134,6 +1134,8 @@ fn a_saved_machine_is_no_longer_edited() {
     app.update(Action::Save);
     app.update(Action::SetText("my-mac".into()));
     assert!(!app.title().contains("edited"), "{}", app.title());
+    // The header names the saved machine, not the scenario's 48 GiB one.
+    assert!(app.title().contains("my-mac"), "{}", app.title());
     assert!(
         !screen_text(&app, 80, 24)
             .lines()

@@ -395,7 +395,7 @@ fn adding_a_folder_end_to_end_in_tmux() {
     t.wait_for("my-models/");
     t.keys(&["Enter"]);
     t.wait_for("1 more model");
-    let s = t.wait_for("Library · 1 model");
+    let s = t.wait_for("Library · row 1 of 1 ");
     assert!(s.contains("mine-Q8_0.gguf"), "{s}");
     t.keys(&["Enter"]);
     t.wait_for(&format!(

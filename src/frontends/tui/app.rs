@@ -322,20 +322,24 @@ impl App {
         }
     }
 
-    /// The title: the scenario's name, or what it is now once edited.
+    /// The title: the scenario's name, or what it is now once edited ("edited" while an edit
+    /// is unsaved; a machine saved under another id is named, not the scenario's).
     pub fn title(&self) -> String {
         let s = self.ws.scenario();
-        if !self.ws.is_changed() {
+        let changed = self.ws.is_changed();
+        let own_machine = (self.ws.scenario_file()).is_none_or(|f| f.machine == s.machine.id);
+        if !changed && own_machine {
             return s.name.clone();
         }
         format!(
-            "{} · {} tokens × {} · {}/{} · {} · edited",
+            "{} · {} tokens × {} · {}/{} · {}{}",
             s.model.name,
             units::fmt_tokens(s.cache.context),
             s.cache.sequences,
             s.cache.type_k,
             s.cache.type_v,
-            s.machine.id
+            s.machine.id,
+            if changed { " · edited" } else { "" }
         )
     }
 
