@@ -88,7 +88,7 @@ mod tests {
             full(Context::Compare),
             " ↑↓ PgUp/Dn g G rows ←→ column Space mark f marked only / filter - show/hide \
              r sort Enter use Esc back [ ] context o open file t tensors m metadata L library \
-             b bench y copy launch @ messages ? help q quit"
+             b bench d devices y copy launch @ messages ? help q quit"
         );
         // The panes: their own ↑↓ (fields); no Esc, no paging keys; the view's own key is
         // left out of its footer.
