@@ -118,6 +118,7 @@ impl App {
     pub(crate) fn show_file(&mut self, loaded: file::Loaded) {
         self.tensors = TensorView::default();
         self.metadata = MetadataView::default();
+        self.tensors.data_start = super::views::tensors::data_starts(&loaded);
         self.file.set_loaded(loaded);
         self.tensors.rebuild(self.file.inventory());
         self.metadata.rebuild(self.file.metadata_rows());
