@@ -246,7 +246,7 @@ fn names_whole_shapes_whole_offsets_absolute() {
             "sorted by a hidden column {c:?}"
         );
         let title = c.title();
-        assert!(draw(&app, 80, 24).contains(&format!("{title}")), "{title}");
+        assert!(draw(&app, 80, 24).contains(title), "{title}");
     }
 }
 

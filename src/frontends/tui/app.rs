@@ -320,11 +320,17 @@ impl App {
         if !self.ws.is_changed() {
             return s.name.clone();
         }
+        // "edited" first, so a narrow title cuts the machine id, never the word that says the
+        // figures are no longer the saved scenario's.
+        let n = s.cache.context;
+        let seqs = s.cache.sequences;
         format!(
-            "{} · {} tokens × {} · {}/{} · {} · edited",
+            "edited · {} · {} token{} × {} sequence{} · {}/{} · {}",
             s.model.name,
-            units::fmt_tokens(s.cache.context),
-            s.cache.sequences,
+            units::fmt_tokens(n),
+            if n == 1 { "" } else { "s" },
+            seqs,
+            if seqs == 1 { "" } else { "s" },
             s.cache.type_k,
             s.cache.type_v,
             s.machine.id

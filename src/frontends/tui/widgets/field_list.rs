@@ -37,7 +37,17 @@ fn tag_span(tag: &Tag, t: Theme) -> Span<'static> {
 impl Widget for FieldList<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
-        for (i, cell) in layout::field_cells(area, self.rows.len(), self.selected) {
+        for (i, full) in layout::field_cells(area, self.rows.len(), self.selected) {
+            // A cell with a column to its right keeps its last cell blank, so a tag at its
+            // end ("needs -fa") never runs into the next column's label.
+            let cell = if full.right() < area.right() {
+                Rect {
+                    width: full.width.saturating_sub(1),
+                    ..full
+                }
+            } else {
+                full
+            };
             let row = &self.rows[i];
             let selected = i == self.selected && row.field.is_some();
             let base = if selected && self.focused {
@@ -47,7 +57,7 @@ impl Widget for FieldList<'_> {
             } else {
                 Style::new()
             };
-            buf.set_style(cell, base);
+            buf.set_style(full, base);
             if row.heading {
                 Line::from(Span::styled(row.label.clone(), t.heading())).render(cell, buf);
                 continue;
