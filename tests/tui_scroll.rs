@@ -312,3 +312,33 @@ fn bar_figures_share_one_precision() {
     }
     assert!(seen >= 10, "bar figures found: {seen}");
 }
+
+/// (Issue 19, Machine pane) The focused Machine pane shows the compute rates at 120×36 as it
+/// does at 80×24, and the profile's notes (the CUDA context to count as A; the Mac's GPU
+/// working set) are reachable: on the last field they come into view below it.
+#[test]
+fn the_machine_pane_shows_compute_rates_and_notes() {
+    let (mut app, _d) = app_with_rate();
+    focus(&mut app, Pane::Machine);
+    for (w, h) in [(80, 24), (120, 36)] {
+        let s = draw(&app, w, h);
+        assert!(s.contains("fp16 @gpu0 165.2 TFLOP/s"), "{w}x{h}\n{s}");
+        assert!(s.contains("int8 @gpu0 660.6 TFLOP/s"), "{w}x{h}\n{s}");
+    }
+    for _ in 0..40 {
+        app.update(Action::Down);
+    }
+    for (w, h) in [(80, 24), (120, 36), (200, 50)] {
+        let s = draw(&app, w, h);
+        assert!(s.contains("Notes (profile)"), "{w}x{h}\n{s}");
+        assert!(s.contains("the CUDA context"), "{w}x{h}\n{s}");
+    }
+    // The Mac's working set: where its free memory comes from is a note too.
+    let (mut mac, _d2) = self::app();
+    focus(&mut mac, Pane::Machine);
+    for _ in 0..40 {
+        mac.update(Action::Down);
+    }
+    let s = draw(&mac, 200, 50);
+    assert!(s.contains("recommendedMaxWorkingSetSize"), "{s}");
+}

@@ -18,6 +18,9 @@ pub struct FieldList<'a> {
     pub rows: &'a [Row],
     /// Index of the selected row.
     pub selected: usize,
+    /// The row the view keeps in sight ([`layout::field_cells`]'s anchor): the selected row,
+    /// or a row below it so read-only rows after the last field can be read.
+    pub anchor: usize,
     /// The pane has the focus.
     pub focused: bool,
     /// Width of the label column.
@@ -37,7 +40,7 @@ fn tag_span(tag: &Tag, t: Theme) -> Span<'static> {
 impl Widget for FieldList<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
-        for (i, full) in layout::field_cells(area, self.rows.len(), self.selected) {
+        for (i, full) in layout::field_cells(area, self.rows.len(), self.anchor) {
             // A cell with a column to its right keeps its last cell blank, so a tag at its
             // end ("needs -fa") never runs into the next column's label.
             let cell = if full.right() < area.right() {
