@@ -763,3 +763,33 @@ fn near_misses_and_defaults_read_as_people_type_them() {
     let v: serde_json::Value = serde_json::from_slice(&k.stdout).unwrap();
     assert_eq!(v["settings"]["context"], 32768, "{}", v["settings"]);
 }
+
+#[test]
+fn check_reads_rates_as_llama_cpp_prints_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for rate in [
+        "30",
+        "30 t/s",
+        "30t/s",
+        "30tok/s",
+        "30 tok/s",
+        "30 tokens/s",
+    ] {
+        let o = expect(d, &["check", "--tokens-per-second", rate], exit::OK, &[]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("30"), "{rate}: {out}");
+    }
+    expect(
+        d,
+        &["check", "--tokens-per-second", "30 GB/s"],
+        exit::BAD_INPUT,
+        &["not a rate in tokens/s"],
+    );
+    expect(
+        d,
+        &["check", "--tokens-per-second", "0 t/s"],
+        exit::BAD_INPUT,
+        &["must be a positive rate"],
+    );
+}

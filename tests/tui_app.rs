@@ -1181,3 +1181,25 @@ fn help_opens_on_the_views_own_keys() {
         "{text}"
     );
 }
+
+/// (Issue 19, header slips) An edited scenario's title says "edited" first (a narrow title
+/// cuts the machine id, not that word) and counts in words that agree with the numbers.
+#[test]
+fn the_edited_title_leads_with_edited_and_agrees_in_number() {
+    let d = tempfile::tempdir().unwrap();
+    let mut app = App::new(
+        Catalog::load_with(Some(d.path().to_path_buf())),
+        &ScenarioOptions::default(),
+    )
+    .unwrap();
+    app.update(Action::HalveContext);
+    let title = app.title();
+    assert!(title.starts_with("edited · "), "{title}");
+    assert!(title.contains(" tokens × 1 sequence · "), "{title}");
+    assert!(!title.contains("  "), "{title}");
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
+    t.draw(|f| f.render_widget(&app, f.area())).unwrap();
+    let top = t.backend().to_string();
+    let first = top.lines().next().unwrap_or("");
+    assert!(first.contains("edited · "), "{first}");
+}

@@ -371,7 +371,7 @@ fn adding_a_folder_end_to_end_in_tmux() {
     let t = Tmux(format!("llmbound-i12-add-{}", std::process::id()));
     let h = home.path().display().to_string();
     let cmd = format!(
-        "env HOME='{h}' LLMBOUND_CONFIG_DIR='{h}/config' NO_COLOR=1 '{}' --machine epyc-zen5-2vcpu-vm -c 4096",
+        "env -u LLAMA_CACHE -u OLLAMA_MODELS -u XDG_CACHE_HOME -u HF_HOME -u HF_HUB_CACHE -u LLMBOUND_AUTO_HASH HOME='{h}' LLMBOUND_CONFIG_DIR='{h}/config' NO_COLOR=1 '{}' --machine epyc-zen5-2vcpu-vm -c 4096",
         env!("CARGO_BIN_EXE_llmbound")
     );
     t.run(&[

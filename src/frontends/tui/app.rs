@@ -96,6 +96,9 @@ pub struct App {
     claim_scroll_end: std::cell::Cell<u16>,
     /// Where SHA-256 digests are remembered (None: never cached).
     pub(in crate::frontends::tui) hash_cache: Option<PathBuf>,
+    /// Hash a local file on opening when its size matches a pinned artifact
+    /// (`LLMBOUND_AUTO_HASH`, on unless set to `off`).
+    pub(in crate::frontends::tui) auto_hash: bool,
     /// Set by `q`.
     quit: bool,
     /// Accepted lines of every prompt (↑↓ recall them).
@@ -139,12 +142,17 @@ impl App {
             claim_scroll: 0,
             claim_scroll_end: std::cell::Cell::new(u16::MAX),
             hash_cache: super::adapter::default_hash_cache(),
+            auto_hash: true,
             quit: false,
             history: Default::default(),
             jobs: Jobs::default(),
             clipboard: None,
             osc52: copy::terminal_copies(),
         };
+        match auto_hash_setting(std::env::var("LLMBOUND_AUTO_HASH").ok().as_deref()) {
+            Ok(on) => app.auto_hash = on,
+            Err(e) => app.error(e),
+        }
         let errors = &app.ws.catalog().errors;
         if !errors.is_empty() {
             let n = errors.len();
@@ -352,6 +360,11 @@ impl App {
     pub fn set_theme(&mut self, theme: Theme) {
         self.theme = theme;
     }
+    /// Hash a local file on opening when its size matches a pinned artifact (the default), or
+    /// only on request (Enter on the Artifact pane).
+    pub fn set_auto_hash(&mut self, on: bool) {
+        self.auto_hash = on;
+    }
     /// Remember SHA-256 digests here (`None`: never cache them).
     pub fn set_hash_cache(&mut self, dir: Option<PathBuf>) {
         self.hash_cache = dir;
@@ -383,15 +396,21 @@ impl App {
         if !changed && own_machine {
             return s.name.clone();
         }
+        // "edited" first, so a narrow title cuts the machine id, never the word that says the
+        // figures are no longer the saved scenario's.
+        let n = s.cache.context;
+        let seqs = s.cache.sequences;
         format!(
-            "{} · {} tokens × {} · {}/{} · {}{}",
+            "{}{} · {} token{} × {} sequence{} · {}/{} · {}",
+            if changed { "edited · " } else { "" },
             s.model.name,
-            units::fmt_tokens(s.cache.context),
-            s.cache.sequences,
+            units::fmt_tokens(n),
+            if n == 1 { "" } else { "s" },
+            seqs,
+            if seqs == 1 { "" } else { "s" },
             s.cache.type_k,
             s.cache.type_v,
             s.machine.id,
-            if changed { " · edited" } else { "" }
         )
     }
 
@@ -423,7 +442,19 @@ impl App {
                 }
                 rows
             }
-            Pane::Cache | Pane::Machine => fields::pane_rows(&self.ws, pane),
+            Pane::Cache => fields::pane_rows(&self.ws, pane),
+            Pane::Machine => {
+                let mut rows = fields::pane_rows(&self.ws, pane);
+                // The profile's notes last, wrapped to the pane (↓ reaches them).
+                let id = &self.ws.scenario().machine.id;
+                let width = layout::main_layout(self.screen, Pane::Machine, self.layout_hints())
+                    .and_then(|l| l.panes.iter().find(|(p, _)| *p == Pane::Machine).copied())
+                    .map_or(36, |(_, r)| layout::inner(r).width as usize);
+                if let Some(m) = (self.ws.catalog().machines.iter()).find(|e| e.id == *id) {
+                    rows.extend(super::panes::inputs::notes_rows(&m.value, width));
+                }
+                rows
+            }
             _ => Vec::new(),
         }
     }
@@ -823,3 +854,17 @@ impl App {
 }
 
 pub use super::complete::{complete_path, complete_path_in};
+
+/// `LLMBOUND_AUTO_HASH`: unset, `on`, `1`, `true` hash a file whose size matches a pinned
+/// artifact as it opens; `off`, `0`, `false` leave it to Enter on the Artifact pane. Any other
+/// value is an error naming the variable (hashing stays on), never a silent default.
+pub fn auto_hash_setting(v: Option<&str>) -> Result<bool, String> {
+    match v.map(|x| x.trim().to_ascii_lowercase()).as_deref() {
+        None | Some("" | "on" | "1" | "true" | "yes") => Ok(true),
+        Some("off" | "0" | "false" | "no") => Ok(false),
+        Some(_) => Err(format!(
+            "LLMBOUND_AUTO_HASH=\"{}\" is neither on nor off; hashing on open stays on",
+            v.unwrap_or_default()
+        )),
+    }
+}

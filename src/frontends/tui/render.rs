@@ -367,7 +367,7 @@ fn prompt_line(i: &super::app::Input, t: super::theme::Theme, area: Rect, buf: &
 /// left to drop), the tagline and the right-hand hints, dropped in that order when short.
 /// " llmbound " takes 10 columns before them.
 pub fn title_parts(scenario: &str, width: usize) -> (String, &'static str, &'static str) {
-    const TAG: &str = "  · bounds, not benchmarks";
+    const TAG: &str = " · bounds, not benchmarks";
     const RIGHT: &str = " ? help  q quit ";
     let name_w = scenario.chars().count() + 1;
     let room = width.saturating_sub(10);
