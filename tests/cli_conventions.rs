@@ -793,3 +793,70 @@ fn check_reads_rates_as_llama_cpp_prints_them() {
         &["must be a positive rate"],
     );
 }
+
+/// (Issue 19, command line) One number formatter: no figure of `report`, `check`, `inspect` or
+/// `models` prints a rate or size ungrouped (`3000.00`, `2352.27`) nor a size in a unit too
+/// small for it (`105,984 KiB`; MiB stays as llama.cpp's own fit log prints it, `18,399.67 MiB`);
+/// quoted sources are the publisher's words and are left alone.
+/// `models` with nothing to list says how to add a folder.
+#[test]
+fn every_command_prints_a_number_in_one_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ungrouped = regex::Regex::new(r"(^|[^0-9.,])[0-9]{4,}\.[0-9]").unwrap();
+    let small_unit = regex::Regex::new(r"[0-9],[0-9]{3}(\.[0-9]+)? (KiB|kB)\b").unwrap();
+    let q = qwen3_8b(d);
+    let q = q.to_str().unwrap();
+    let dd = d.to_str().unwrap();
+    let mut runs: Vec<Vec<&str>> = vec![
+        vec!["report"],
+        vec!["report", "--machine", "desktop-rtx-4090", "-c", "128k"],
+        vec!["check", "--tokens-per-second", "3000"],
+        vec![
+            "check",
+            "--machine",
+            "desktop-rtx-4090",
+            "--tokens-per-second",
+            "3000 t/s",
+        ],
+        vec!["inspect", q],
+        vec![
+            "models",
+            "--only-dirs",
+            "--machine",
+            "desktop-rtx-4090",
+            "--dir",
+            dd,
+        ],
+    ];
+    let gemma = std::env::var("LLMBOUND_GEMMA_GGUF").ok();
+    if let Some(g) = gemma.as_deref() {
+        runs.push(vec!["inspect", g]);
+    }
+    for args in &runs {
+        let o = run(d, args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        for line in out
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("source:"))
+        {
+            assert!(
+                !ungrouped.is_match(line),
+                "{args:?}: ungrouped figure in {line:?}"
+            );
+            assert!(
+                !small_unit.is_match(line),
+                "{args:?}: a size in too small a unit: {line:?}"
+            );
+        }
+    }
+    let empty = d.join("no-models");
+    std::fs::create_dir_all(&empty).unwrap();
+    let o = run(
+        d,
+        &["models", "--only-dirs", "--dir", empty.to_str().unwrap()],
+    );
+    let all = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert!(all.contains("--dir"), "{all}");
+}
