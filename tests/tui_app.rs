@@ -1203,3 +1203,31 @@ fn the_edited_title_leads_with_edited_and_agrees_in_number() {
     let first = top.lines().next().unwrap_or("");
     assert!(first.contains("edited · "), "{first}");
 }
+
+/// (Issue 19, no number in two formats) A compare column keeps one format: with the H200's
+/// five-digit ceiling in it, every rate of that column is whole (`4,088`, never `4,087.79`
+/// beside `17,657`).
+#[test]
+fn a_compare_column_keeps_one_number_format() {
+    let d = tempfile::tempdir().unwrap();
+    let mut app = App::new(
+        Catalog::load_with(Some(d.path().to_path_buf())),
+        &ScenarioOptions {
+            model: Some("gemma-3-270m".into()),
+            ..ScenarioOptions::default()
+        },
+    )
+    .unwrap();
+    app.update(Action::Compare);
+    let s = screen_text(&app, 200, 50);
+    let rows: Vec<&str> = s.lines().filter(|l| l.contains("yes")).collect();
+    assert!(rows.len() > 10, "{s}");
+    let five_digit = regex::Regex::new(r"\b[0-9]{2},[0-9]{3}\b").unwrap();
+    assert!(rows.iter().any(|l| five_digit.is_match(l)), "{s}");
+    // No rate cell with decimals beside a whole five-digit one: the ceilings here are all
+    // whole numbers.
+    let decimals = regex::Regex::new(r"[0-9],[0-9]{3}\.[0-9]{2}\b").unwrap();
+    for l in &rows {
+        assert!(!decimals.is_match(l), "{l}\n{s}");
+    }
+}

@@ -116,7 +116,16 @@ impl Col {
             Col::CapacityTier | Col::DecodeTier | Col::Basis => 0.0,
         }
     }
-    fn text(self, f: &CompareFigures) -> String {
+    /// A rate column's cells are whole numbers when any machine's figure there reaches
+    /// 10,000 (`whole`), so one column never mixes `17,657` with `4,087.79`.
+    fn rate(self) -> bool {
+        matches!(
+            self,
+            Col::Short | Col::Full | Col::Overlap | Col::Inventory | Col::Prefill
+        )
+    }
+    fn text(self, f: &CompareFigures, whole: bool) -> String {
+        let column_rate = |tps: f64| column_rate(tps, whole);
         match self {
             Col::Fits => if f.fits { "yes" } else { "NO" }.into(),
             Col::Ngl => match f.gpu_layers {
@@ -247,7 +256,7 @@ impl CompareView {
                     let o = if col.higher_is_better() {
                         col.numeric(x).total_cmp(&col.numeric(y))
                     } else {
-                        col.text(x).cmp(&col.text(y))
+                        col.text(x, false).cmp(&col.text(y, false))
                     };
                     if desc { o.reverse() } else { o }
                 }
@@ -412,10 +421,11 @@ impl CompareView {
     }
 }
 
-/// A tokens/s cell: two decimals below 10,000, whole above (`★17,202` fits 9 cells with
-/// its best-mark; the decimals of a five-digit ceiling say nothing).
-fn column_rate(tps: f64) -> String {
-    if tps.is_finite() && tps >= 10_000.0 {
+/// A tokens/s cell: two decimals, or whole when the column holds a figure of 10,000 or more
+/// (`★17,202` fits 9 cells with its best-mark; the decimals of a five-digit ceiling say
+/// nothing, and the column keeps one format: `4,088` beside `17,657`, not `4,087.79`).
+fn column_rate(tps: f64, whole: bool) -> String {
+    if whole && tps.is_finite() && tps >= 1.0 {
         crate::tui::format::grouped(tps, 0)
     } else {
         crate::tui::format::rate(tps)
@@ -556,6 +566,17 @@ impl Widget for CompareScreen<'_> {
             }
         }));
         let best: Vec<Option<f64>> = cols.iter().map(|c| v.best(*c)).collect();
+        // Over every machine, not just those shown, so filtering never changes a format.
+        let whole: Vec<bool> = (cols.iter())
+            .map(|c| {
+                c.rate()
+                    && (v.rows.iter()).any(|r| {
+                        r.outcome
+                            .as_ref()
+                            .is_ok_and(|f| c.numeric(f).is_finite() && c.numeric(f) >= 10_000.0)
+                    })
+            })
+            .collect();
         let name_width = inner
             .width
             .saturating_sub(cols.iter().map(|c| c.width() + 1).sum::<u16>())
@@ -602,8 +623,8 @@ impl Widget for CompareScreen<'_> {
                 ])];
                 match &r.outcome {
                     Ok(f) => {
-                        for (c, b) in cols.iter().zip(&best) {
-                            let text = c.text(f);
+                        for ((c, b), w) in cols.iter().zip(&best).zip(&whole) {
+                            let text = c.text(f, *w);
                             let is_best = f.fits && b.is_some_and(|b| c.numeric(f) == b);
                             let style = match c {
                                 Col::Fits | Col::Headroom if !f.fits => t.bad(),
