@@ -587,7 +587,7 @@ fn a_count_is_compared_with_the_bytes_it_needs() {
         exit::BAD_INPUT,
         &[
             "the tensor count is \"236\" at byte 8",
-            "236 tensor entries need at least 5664 bytes; 976 are left",
+            "236 tensor entries need at least 5,664 bytes; 976 are left",
             "download or convert it again",
         ],
     );
