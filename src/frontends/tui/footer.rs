@@ -19,11 +19,13 @@ pub fn fit(pairs: &[(String, String)], width: usize) -> Vec<(String, String)> {
         .iter()
         .map(|(k, _)| (k.to_string(), String::new()))
         .collect();
-    // Esc, ? and q keep their words first (a new user looks for them), then in order.
-    let first = |k: &str| matches!(k, "Esc" | "?" | "q");
-    let order = (0..pairs.len())
-        .filter(|i| first(&pairs[*i].0))
-        .chain((0..pairs.len()).filter(|i| !first(&pairs[*i].0)));
+    // ? and q keep their words first (a new user looks for them), then Esc, then in order.
+    let rank = |k: &str| match k {
+        "?" | "q" => 0,
+        "Esc" => 1,
+        _ => 2,
+    };
+    let order = (0..3).flat_map(|r| (0..pairs.len()).filter(move |i| rank(&pairs[*i].0) == r));
     for i in order {
         let extra = pairs[i].1.chars().count() + 1;
         if extra <= room {
