@@ -273,6 +273,9 @@ fn an_empty_library_says_where_it_looked() {
     app.wait_for_jobs(Duration::from_secs(30));
     let s = draw(&app, 120, 36).to_string();
     assert!(s.contains("no GGUF models in"), "{s}");
+    // (Issue 19) The title says the list is empty, not "row 0 of 0".
+    assert!(s.contains("Library · no models · "), "{s}");
+    assert!(!s.contains("row 0 of 0"), "{s}");
 }
 
 /// tests/e2e/library.sh: the library view in tmux with an Ollama store and an LM Studio

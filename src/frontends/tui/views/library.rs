@@ -341,10 +341,14 @@ impl Widget for LibraryScreen<'_> {
             Constraint::Length(1),
         ])
         .areas(area);
+        // An empty list says so, not "row 0 of 0".
+        let position = if v.rows.is_empty() {
+            "no models".to_string()
+        } else {
+            format!("row {} of {}", v.selected + 1, v.rows.len())
+        };
         let title = format!(
-            "row {} of {} · {} · ctx {}{} · K {} V {} · by {}",
-            if v.rows.is_empty() { 0 } else { v.selected + 1 },
-            v.rows.len(),
+            "{position} · {} · ctx {}{} · K {} V {} · by {}",
             s.machine.id,
             units::fmt_tokens(s.cache.context),
             if s.cache.sequences == 1 {
