@@ -20,7 +20,7 @@ use crate::core::edit::{self, Edit, EditError, NewModel, Setting};
 use crate::core::gpu_layers::MaxGpuLayers;
 use crate::core::model::ArchFigures;
 use crate::core::scenario::{Scenario, ScenarioError};
-use crate::core::units::{self, GIB, Provenance};
+use crate::core::units::{self, Provenance};
 use crate::core::{Report, evaluate};
 use crate::profile::file::{MachineFile, ModelFile, ScenarioFile};
 use crate::profile::save::{self, MachineFigure};
@@ -1039,29 +1039,23 @@ impl Workspace {
     }
 }
 
-/// A saved machine's name: the profile's name without an earlier edit note, a memory size
-/// it states replaced by the edited one ("48 GB unified memory" → "64 GiB unified memory"),
-/// followed by the edits as they are now (`… (edited: unified 64.000 GiB)`), so the name
-/// never keeps a stale "(edited)" or size. `before` is the machine as its profile states it.
+/// A saved machine's name: the profile's name without an earlier edit note, followed by the
+/// edits as they are now (`… (edited: unified 64.000 GiB)`), so the name never keeps a stale
+/// "(edited)". The product's name is kept as it is: a size it states is the product's, and
+/// the note says what changed (no "RTX 4090 22 GiB", a product that does not exist). `_before`
+/// is the machine as its profile states it.
 pub fn edited_machine_name(
     base: &str,
-    before: &crate::core::scenario::Machine,
+    _before: &crate::core::scenario::Machine,
     m: &crate::core::scenario::Machine,
     edits: &[Setting],
 ) -> String {
-    let mut base = base
+    let base = base
         .split(" (edited")
         .next()
         .unwrap_or(base)
         .trim_end()
         .to_string();
-    for f in edits {
-        if let Setting::Capacity(i) = *f
-            && let (Some(old), Some(new)) = (before.tiers.get(i), m.tiers.get(i))
-        {
-            base = replace_size(&base, old.capacity.value, new.capacity.value);
-        }
-    }
     let tier = |i: usize| m.tiers.get(i);
     let parts: Vec<String> = edits
         .iter()
@@ -1088,37 +1082,4 @@ pub fn edited_machine_name(
     } else {
         format!("{base} (edited: {})", parts.join(", "))
     }
-}
-
-/// `name` with a whole-number mention of `old` bytes ("48 GB", "48 GiB", "48GB") replaced by
-/// `new` ("64 GiB"); the name unchanged when it states no such size.
-fn replace_size(name: &str, old: u64, new: u64) -> String {
-    let mut counts = Vec::new();
-    if old.is_multiple_of(GIB) {
-        counts.push(old / GIB);
-    }
-    if old.is_multiple_of(1_000_000_000) {
-        counts.push(old / 1_000_000_000);
-    }
-    let new_text = if new.is_multiple_of(GIB) {
-        format!("{} GiB", new / GIB)
-    } else {
-        units::fmt_gib(new)
-    };
-    for n in counts {
-        for unit in [" GB", " GiB", "GB", "GiB"] {
-            let pat = format!("{n}{unit}");
-            let mut from = 0;
-            while let Some(at) = name[from..].find(&pat).map(|i| i + from) {
-                let before_ok = !name[..at].ends_with(|c: char| c.is_ascii_digit() || c == '.');
-                let after = &name[at + pat.len()..];
-                let after_ok = !after.starts_with(|c: char| c.is_ascii_alphanumeric());
-                if before_ok && after_ok {
-                    return format!("{}{new_text}{after}", &name[..at]);
-                }
-                from = at + pat.len();
-            }
-        }
-    }
-    name.to_string()
 }

@@ -587,7 +587,7 @@ fn a_count_is_compared_with_the_bytes_it_needs() {
         exit::BAD_INPUT,
         &[
             "the tensor count is \"236\" at byte 8",
-            "236 tensor entries need at least 5664 bytes; 976 are left",
+            "236 tensor entries need at least 5,664 bytes; 976 are left",
             "download or convert it again",
         ],
     );
@@ -762,4 +762,101 @@ fn near_misses_and_defaults_read_as_people_type_them() {
     assert!(k.status.success(), "{}", stderr(&k));
     let v: serde_json::Value = serde_json::from_slice(&k.stdout).unwrap();
     assert_eq!(v["settings"]["context"], 32768, "{}", v["settings"]);
+}
+
+#[test]
+fn check_reads_rates_as_llama_cpp_prints_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for rate in [
+        "30",
+        "30 t/s",
+        "30t/s",
+        "30tok/s",
+        "30 tok/s",
+        "30 tokens/s",
+    ] {
+        let o = expect(d, &["check", "--tokens-per-second", rate], exit::OK, &[]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("30"), "{rate}: {out}");
+    }
+    expect(
+        d,
+        &["check", "--tokens-per-second", "30 GB/s"],
+        exit::BAD_INPUT,
+        &["not a rate in tokens/s"],
+    );
+    expect(
+        d,
+        &["check", "--tokens-per-second", "0 t/s"],
+        exit::BAD_INPUT,
+        &["must be a positive rate"],
+    );
+}
+
+/// (Issue 19, command line) One number formatter: no figure of `report`, `check`, `inspect` or
+/// `models` prints a rate or size ungrouped (`3000.00`, `2352.27`) nor a size in a unit too
+/// small for it (`105,984 KiB`; MiB stays as llama.cpp's own fit log prints it, `18,399.67 MiB`);
+/// quoted sources are the publisher's words and are left alone.
+/// `models` with nothing to list says how to add a folder.
+#[test]
+fn every_command_prints_a_number_in_one_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ungrouped = regex::Regex::new(r"(^|[^0-9.,])[0-9]{4,}\.[0-9]").unwrap();
+    let small_unit = regex::Regex::new(r"[0-9],[0-9]{3}(\.[0-9]+)? (KiB|kB)\b").unwrap();
+    let q = qwen3_8b(d);
+    let q = q.to_str().unwrap();
+    let dd = d.to_str().unwrap();
+    let mut runs: Vec<Vec<&str>> = vec![
+        vec!["report"],
+        vec!["report", "--machine", "desktop-rtx-4090", "-c", "128k"],
+        vec!["check", "--tokens-per-second", "3000"],
+        vec![
+            "check",
+            "--machine",
+            "desktop-rtx-4090",
+            "--tokens-per-second",
+            "3000 t/s",
+        ],
+        vec!["inspect", q],
+        vec![
+            "models",
+            "--only-dirs",
+            "--machine",
+            "desktop-rtx-4090",
+            "--dir",
+            dd,
+        ],
+    ];
+    let gemma = std::env::var("LLMBOUND_GEMMA_GGUF").ok();
+    if let Some(g) = gemma.as_deref() {
+        runs.push(vec!["inspect", g]);
+    }
+    for args in &runs {
+        let o = run(d, args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        for line in out
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("source:"))
+        {
+            assert!(
+                !ungrouped.is_match(line),
+                "{args:?}: ungrouped figure in {line:?}"
+            );
+            assert!(
+                !small_unit.is_match(line),
+                "{args:?}: a size in too small a unit: {line:?}"
+            );
+        }
+    }
+    let empty = d.join("no-models");
+    std::fs::create_dir_all(&empty).unwrap();
+    let o = run(
+        d,
+        &["models", "--only-dirs", "--dir", empty.to_str().unwrap()],
+    );
+    let all = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert!(all.contains("--dir"), "{all}");
 }

@@ -407,3 +407,22 @@ fn an_unreadable_folder_is_reported_not_skipped_in_silence() {
     );
     assert_eq!(v["models"].as_array().unwrap().len(), 1);
 }
+
+/// Issue 19: `models` gives a small file's size in a unit that shows it (`1.176 MiB`), never
+/// `0.000 GB`, and its title says which units the sizes are in.
+#[test]
+fn models_sizes_read_in_a_unit_that_shows_them() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("small");
+    write(&dir.join("small-Q8_0.gguf"), &fixtures::tiny("Small", 2));
+    let out = llmbound(home.path())
+        .args(["models", "--only-dirs", "--dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(!text.contains("0.000 GB"), "{text}");
+    assert!(text.contains(" MiB "), "{text}");
+    assert!(text.contains("sizes in binary units"), "{text}");
+}

@@ -871,6 +871,8 @@ fn compare_marks_filters_sorts_fitting_first_and_asks_before_dropping_edits() {
     assert!(narrow.contains("◂"), "{narrow}");
     snap("compare_scrolled", &app);
     // Edit the machine, then choose another in compare: asked first; n keeps the edits.
+    // (The first Esc clears the filter, the second leaves.)
+    app.update(Action::Back);
     app.update(Action::Back);
     select(
         &mut app,
@@ -941,7 +943,7 @@ fn a_window_typed_on_qwen3_is_shown_as_not_applied() {
 }
 
 #[test]
-fn a_saved_machine_name_reflects_its_edits() {
+fn a_saved_machine_keeps_its_product_name_and_notes_its_edits() {
     let (mut app, dir) = app();
     select(
         &mut app,
@@ -952,7 +954,7 @@ fn a_saved_machine_name_reflects_its_edits() {
     let name = app.ws().machine_profile("x").name;
     assert_eq!(
         name,
-        "MacBook Pro 14-inch (2024), M4 Pro, 64 GiB unified memory (edited: unified 64.000 GiB)"
+        "MacBook Pro 14-inch (2024), M4 Pro, 48 GB unified memory (edited: unified 64.000 GiB)"
     );
     app.update(Action::Save);
     app.update(Action::SetText("my-mac".into()));
@@ -968,7 +970,7 @@ fn a_saved_machine_name_reflects_its_edits() {
     let name = app.ws().machine_profile("my-mac").name;
     assert_eq!(
         name,
-        "MacBook Pro 14-inch (2024), M4 Pro, 96 GiB unified memory (edited: unified 96.000 GiB)"
+        "MacBook Pro 14-inch (2024), M4 Pro, 48 GB unified memory (edited: unified 96.000 GiB)"
     );
 }
 
@@ -1045,4 +1047,187 @@ fn the_message_log_keeps_every_message_in_full() {
     insta::assert_snapshot!("message_log_top_120x36", draw(&app, 120, 36));
     app.update(Action::Back);
     assert_eq!(app.modal(), &llmbound::tui::app::Modal::None);
+}
+
+/// Issue 19, compare: the cursor starts on the machine in use, which is marked unlike the
+/// cursor (◆, named in the legend); `/` matches only the text the machine column shows and
+/// Esc clears it; a sorted column keeps its header whole; rows are never sorted by a hidden
+/// column; `row x of N`; the legend names only columns on screen; no line repeats the
+/// footer's keys.
+#[test]
+fn compare_starts_on_the_machine_in_use_and_reads_as_shown() {
+    let (mut app, _d) = app();
+    // A machine that does not fit sits below those that fit: not on the first row.
+    app.select_machine("epyc-zen5-2vcpu-vm");
+    app.update(Action::Compare);
+    let c = app.compare();
+    assert_ne!(c.order.len(), 0);
+    assert_eq!(c.selected_machine().as_deref(), Some("epyc-zen5-2vcpu-vm"));
+    assert!(c.selected > 0, "the machine in use is not on row 1 here");
+    let wide = screen_text(&app, 120, 36);
+    assert!(!wide.contains('▶'), "{wide}");
+    assert!(wide.contains("◆ epyc-zen5-2vcpu-vm"), "{wide}");
+    assert!(wide.contains("◆ in use"), "{wide}");
+    assert!(
+        wide.contains(&format!("row {} of {}", c.selected + 1, c.order.len())),
+        "{wide}"
+    );
+    // The legend at 80 columns names no column that is off screen or hidden.
+    let narrow = screen_text(&app, 80, 24);
+    for off in ["every byte:", "spec*", "bandwidth"] {
+        assert!(!narrow.contains(off), "{off:?} in\n{narrow}");
+    }
+    // The keys are said once, in the footer.
+    let big = screen_text(&app, 200, 50);
+    assert_eq!(big.matches("marked only").count(), 1, "{big}");
+
+    // Sorted by the short-context column: its header keeps its first letter.
+    for _ in 0..4 {
+        app.update(Action::Right);
+    }
+    app.update(Action::Reverse);
+    assert!(app.compare().sort.is_some());
+    let wide = screen_text(&app, 120, 36);
+    assert!(wide.contains("short ctx↓"), "{wide}");
+    // Hiding it drops the sort; r on a hidden column does not sort by it.
+    app.update(Action::HideColumn);
+    assert_eq!(app.compare().sort, None);
+    app.update(Action::Reverse);
+    assert_eq!(app.compare().sort, None);
+    assert!(
+        app.compare()
+            .note
+            .as_deref()
+            .unwrap_or("")
+            .contains("hidden")
+    );
+    app.update(Action::HideColumn);
+
+    // A word of a machine's name that no column shows matches nothing.
+    app.update(Action::Search);
+    for ch in "geforce".chars() {
+        app.update(Action::Input(ch));
+    }
+    app.update(Action::Submit);
+    assert!(app.compare().order.is_empty(), "{:?}", app.compare().order);
+    // Esc clears the filter and stays in the view; again, it leaves.
+    app.update(Action::Back);
+    assert_eq!(app.view(), View::Compare);
+    assert!(app.compare().filter.is_empty());
+    assert_eq!(app.compare().order.len(), app.compare().rows.len());
+    app.update(Action::Back);
+    assert_eq!(app.view(), View::Main);
+}
+
+/// Issue 19: after `s` saves the machine, the header no longer says "edited" and choosing
+/// another machine in compare asks nothing; the saved name keeps the product's name.
+#[test]
+fn a_saved_machine_is_no_longer_edited() {
+    let (mut app, _d) = app();
+    select(
+        &mut app,
+        Pane::Machine,
+        Field::Setting(Setting::Capacity(0)),
+    );
+    app.update(Action::SetText("40 GiB".into()));
+    assert!(app.title().contains("edited"));
+    app.update(Action::Save);
+    app.update(Action::SetText("my-mac".into()));
+    assert!(!app.title().contains("edited"), "{}", app.title());
+    // The header names the saved machine, not the scenario's 48 GiB one.
+    assert!(app.title().contains("my-mac"), "{}", app.title());
+    assert!(
+        !screen_text(&app, 80, 24)
+            .lines()
+            .next()
+            .unwrap()
+            .contains("edited")
+    );
+    let saved = (app.ws().catalog().machines.iter())
+        .find(|e| e.id == "my-mac")
+        .map(|e| e.value.name.clone())
+        .unwrap();
+    assert!(
+        saved.starts_with("MacBook Pro 14-inch (2024), M4 Pro, 48 GB unified memory (edited: "),
+        "{saved}"
+    );
+    app.update(Action::Compare);
+    while app.compare().selected_machine().as_deref() == Some("my-mac") {
+        app.update(Action::Down);
+    }
+    app.update(Action::Edit);
+    assert!(app.compare_switch().is_none());
+    assert_eq!(app.view(), View::Main);
+}
+
+/// Issue 19: `?` shows the keys of the view it is opened from first.
+#[test]
+fn help_opens_on_the_views_own_keys() {
+    let (mut app, _d) = app();
+    app.update(Action::Compare);
+    app.update(Action::Help);
+    let text = screen_text(&app, 80, 24);
+    let first = text.lines().nth(1).unwrap_or("");
+    assert!(first.contains("Compare machines (c) · this view"), "{text}");
+    app.update(Action::Back);
+    app.update(Action::Back);
+    app.update(Action::Help);
+    let text = screen_text(&app, 80, 24);
+    assert!(
+        text.lines()
+            .nth(1)
+            .unwrap_or("")
+            .contains("Panes · this view"),
+        "{text}"
+    );
+}
+
+/// (Issue 19, header slips) An edited scenario's title says "edited" first (a narrow title
+/// cuts the machine id, not that word) and counts in words that agree with the numbers.
+#[test]
+fn the_edited_title_leads_with_edited_and_agrees_in_number() {
+    let d = tempfile::tempdir().unwrap();
+    let mut app = App::new(
+        Catalog::load_with(Some(d.path().to_path_buf())),
+        &ScenarioOptions::default(),
+    )
+    .unwrap();
+    app.update(Action::HalveContext);
+    let title = app.title();
+    assert!(title.starts_with("edited · "), "{title}");
+    assert!(title.contains(" tokens × 1 sequence · "), "{title}");
+    assert!(!title.contains("  "), "{title}");
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
+    t.draw(|f| f.render_widget(&app, f.area())).unwrap();
+    let top = t.backend().to_string();
+    let first = top.lines().next().unwrap_or("");
+    assert!(first.contains("edited · "), "{first}");
+}
+
+/// (Issue 19, no number in two formats) A compare column keeps one format: with the H200's
+/// five-digit ceiling in it, every rate of that column is whole (`4,088`, never `4,087.79`
+/// beside `17,657`).
+#[test]
+fn a_compare_column_keeps_one_number_format() {
+    let d = tempfile::tempdir().unwrap();
+    let mut app = App::new(
+        Catalog::load_with(Some(d.path().to_path_buf())),
+        &ScenarioOptions {
+            model: Some("gemma-3-270m".into()),
+            ..ScenarioOptions::default()
+        },
+    )
+    .unwrap();
+    app.update(Action::Compare);
+    let s = screen_text(&app, 200, 50);
+    let rows: Vec<&str> = s.lines().filter(|l| l.contains("yes")).collect();
+    assert!(rows.len() > 10, "{s}");
+    let five_digit = regex::Regex::new(r"\b[0-9]{2},[0-9]{3}\b").unwrap();
+    assert!(rows.iter().any(|l| five_digit.is_match(l)), "{s}");
+    // No rate cell with decimals beside a whole five-digit one: the ceilings here are all
+    // whole numbers.
+    let decimals = regex::Regex::new(r"[0-9],[0-9]{3}\.[0-9]{2}\b").unwrap();
+    for l in &rows {
+        assert!(!decimals.is_match(l), "{l}\n{s}");
+    }
 }

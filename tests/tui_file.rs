@@ -449,3 +449,49 @@ fn a_file_without_kv_keys_is_still_browsable() {
             .any(|r| r.key == "llama.block_count")
     );
 }
+
+/// (Issue 19, auto-hash) Opening a file whose size matches a pinned artifact says why it is
+/// being hashed; with the setting off (`LLMBOUND_AUTO_HASH=off`) it is not hashed and the
+/// status line says how to hash it.
+#[test]
+fn auto_hash_says_why_and_can_be_turned_off() {
+    let d = tempfile::tempdir().unwrap();
+    let p = write(d.path(), "tiny.gguf", 4);
+    let len = std::fs::metadata(&p).unwrap().len();
+    pin(d.path(), len, &sha_of(&p));
+    let app = app_on(d.path(), &p);
+    let log: Vec<String> = app.log().into_iter().map(|m| m.text).collect();
+    assert!(
+        log.iter().any(
+            |m| m.contains("hashing: its size matches the pinned artifact tiny-q")
+                && m.contains("LLMBOUND_AUTO_HASH=off")
+        ),
+        "{log:?}"
+    );
+    let mut app = App::new(
+        Catalog::load_with(Some(d.path().to_path_buf())),
+        &ScenarioOptions::default(),
+    )
+    .unwrap();
+    app.set_hash_cache(None);
+    app.set_auto_hash(false);
+    app.update(Action::OpenPath(p.clone()));
+    app.wait_for_jobs(Duration::from_secs(30));
+    assert_eq!(app.file().hash, HashState::Idle);
+    let m = app.message().map(|m| m.text.clone()).unwrap_or_default();
+    assert!(
+        m.contains(
+            "its size matches the pinned artifact tiny-q: Enter on the Artifact pane hashes it"
+        ),
+        "{m}"
+    );
+    use llmbound::tui::app::auto_hash_setting;
+    assert_eq!(auto_hash_setting(None), Ok(true));
+    assert_eq!(auto_hash_setting(Some("off")), Ok(false));
+    assert_eq!(auto_hash_setting(Some("0")), Ok(false));
+    assert!(
+        auto_hash_setting(Some("sometimes"))
+            .unwrap_err()
+            .contains("LLMBOUND_AUTO_HASH")
+    );
+}

@@ -238,7 +238,9 @@ fn main_view_at_the_largest_context() {
         let roof = lines
             .iter()
             // With no compute rate the second chart is titled as a bandwidth slope.
-            .position(|l| l.contains("roofline") || l.contains("slope only"))
+            .position(|l| {
+                l.contains("roofline") || l.contains("slope only") || l.contains("y FLOP/s")
+            })
             .unwrap_or_else(|| panic!("{w}x{h}: no roofline chart\n{s}"));
         let roof_axis = (roof..lines.len())
             .find(|&i| lines[i].contains("└─"))

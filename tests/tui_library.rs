@@ -184,8 +184,12 @@ fn a_folder_the_user_names_is_added_to_the_library() {
         ]
     );
     let s = draw(&app, 120, 36).to_string();
-    assert!(s.contains("Library · 5 models"), "{s}");
+    assert!(s.contains("Library · row 1 of 5 "), "{s}");
     assert!(s.contains("extra models: 2 more models"), "{s}");
+    // That is news until the next key in the library, and when the view opens again.
+    app.update(Action::Down);
+    assert_eq!(app.library().note, None);
+    app.update(Action::Home);
     // The new rows follow the scenario like the others.
     let row = column(&app, "extra-one-Q8_0.gguf");
     app.update(Action::DoubleContext);
@@ -269,6 +273,9 @@ fn an_empty_library_says_where_it_looked() {
     app.wait_for_jobs(Duration::from_secs(30));
     let s = draw(&app, 120, 36).to_string();
     assert!(s.contains("no GGUF models in"), "{s}");
+    // (Issue 19) The title says the list is empty, not "row 0 of 0".
+    assert!(s.contains("Library · no models · "), "{s}");
+    assert!(!s.contains("row 0 of 0"), "{s}");
 }
 
 /// tests/e2e/library.sh: the library view in tmux with an Ollama store and an LM Studio
@@ -367,7 +374,7 @@ fn adding_a_folder_end_to_end_in_tmux() {
     let t = Tmux(format!("llmbound-i12-add-{}", std::process::id()));
     let h = home.path().display().to_string();
     let cmd = format!(
-        "env HOME='{h}' LLMBOUND_CONFIG_DIR='{h}/config' NO_COLOR=1 '{}' --machine epyc-zen5-2vcpu-vm -c 4096",
+        "env -u LLAMA_CACHE -u OLLAMA_MODELS -u XDG_CACHE_HOME -u HF_HOME -u HF_HUB_CACHE -u LLMBOUND_AUTO_HASH HOME='{h}' LLMBOUND_CONFIG_DIR='{h}/config' NO_COLOR=1 '{}' --machine epyc-zen5-2vcpu-vm -c 4096",
         env!("CARGO_BIN_EXE_llmbound")
     );
     t.run(&[
@@ -391,7 +398,7 @@ fn adding_a_folder_end_to_end_in_tmux() {
     t.wait_for("my-models/");
     t.keys(&["Enter"]);
     t.wait_for("1 more model");
-    let s = t.wait_for("Library · 1 model");
+    let s = t.wait_for("Library · row 1 of 1 ");
     assert!(s.contains("mine-Q8_0.gguf"), "{s}");
     t.keys(&["Enter"]);
     t.wait_for(&format!(
@@ -399,4 +406,72 @@ fn adding_a_folder_end_to_end_in_tmux() {
         llmbound::core::units::group_digits(bytes as u128)
     ));
     t.keys(&["q"]);
+}
+
+/// Issue 19, library: an error row shows its file name and reason; Enter on it shows the
+/// whole reason and stays in the library; sizes in a unit that shows them (never
+/// `0.000 GB`); `row x of N`; the open model is marked; at 80×24 the title and the line
+/// under the table end in "…" when cut, and the hidden columns are named.
+#[test]
+fn library_rows_say_what_they_are() {
+    let d = tempfile::tempdir().unwrap();
+    let bad = d.path().join("models/broken-Q4_K_M.gguf");
+    std::fs::create_dir_all(bad.parent().unwrap()).unwrap();
+    std::fs::write(&bad, b"GGUF\x03\x00\x00\x00").unwrap();
+    let mut app = app(d.path());
+    assert_eq!(app.library().rows.len(), 4);
+    let at = |app: &App| {
+        app.library()
+            .rows
+            .iter()
+            .position(|r| r.outcome.is_err())
+            .unwrap()
+    };
+    let wide = column(&app, "broken-Q4_K_M.gguf");
+    assert!(wide.contains("error: "), "{wide}");
+    let text = draw(&app, 80, 24).to_string();
+    assert!(!text.contains("0.000 GB"), "{text}");
+    assert!(text.contains(" MiB") && !text.contains(" GB "), "{text}");
+    assert!(text.contains("row 1 of 4"), "{text}");
+    assert!(text.contains("store, arch"), "{text}");
+    let row = text
+        .lines()
+        .find(|l| l.contains("broken-Q4_K_M.gguf"))
+        .unwrap();
+    assert!(row.contains("error: "), "{text}");
+    // The line under the table fits 80 columns, or ends in "…".
+    let under = text.lines().rev().nth(1).unwrap();
+    assert!(under.ends_with(" \"") || under.ends_with("…\""), "{text}");
+    // Enter on the error row: the whole reason, over the library.
+    let n = at(&app);
+    app.update(Action::Home);
+    for _ in 0..n {
+        app.update(Action::Down);
+    }
+    app.update(Action::Edit);
+    assert_eq!(app.view(), View::Library);
+    let m = app.message().unwrap();
+    assert!(
+        m.error && m.text.contains("broken-Q4_K_M.gguf"),
+        "{}",
+        m.text
+    );
+    assert!(matches!(app.modal(), llmbound::tui::app::Modal::Log(_)));
+    app.update(Action::Back);
+    // Open a good model; back in the library its row is marked.
+    app.update(Action::Home);
+    let good = app.library().selected_path().unwrap();
+    app.update(Action::Edit);
+    app.wait_for_jobs(Duration::from_secs(30));
+    assert_eq!(app.view(), View::Main);
+    app.update(Action::Library);
+    app.wait_for_jobs(Duration::from_secs(30));
+    let name = app.library().scanned[app.library().rows[0].index]
+        .found
+        .name
+        .clone();
+    let text = draw(&app, 120, 36).to_string();
+    let row = text.lines().find(|l| l.contains(&name)).unwrap();
+    assert!(row.contains("◆ "), "{good:?}\n{text}");
+    assert!(text.contains("◆ open"), "{text}");
 }

@@ -214,10 +214,15 @@ fn search_is_listed_for_every_view_that_has_it() {
     let (mut app, _d) = app();
     app.update(Action::Help);
     let s = draw(&app, 200, 50);
-    assert!(
-        s.contains("search (claim, tensors, metadata, compare)"),
-        "{s}"
-    );
+    // `/` is bound (and listed) in each view where it searches, with what it does there.
+    for line in [
+        "type a claimed rate (tokens/s)",
+        "search tensor names (Esc clears)",
+        "search keys (Esc clears)",
+        "filter machines by the text shown (Esc clears)",
+    ] {
+        assert!(s.contains(line), "{line:?} in\n{s}");
+    }
 }
 
 /// (Issue 19, roofline) Not scrolling, but the same pane: decode and prefill have glyphs of
@@ -232,7 +237,7 @@ fn the_roofline_names_its_glyphs_and_is_not_called_one_without_a_roof() {
     let (mut app, _d) = app_with_rate();
     let s = draw(&app, 200, 50);
     assert!(
-        s.contains("roofline: FLOP/s by FLOP/byte, log-log (█ decode, • prefill)"),
+        s.contains("roofline, log-log: y FLOP/s, x FLOP/byte (█ decode, • prefill)"),
         "{s}"
     );
     assert!(
@@ -246,4 +251,99 @@ fn app_with_rate() -> (App, tempfile::TempDir) {
     let (mut app, d) = app();
     app.update(Action::SelectMachine("desktop-rtx-4090".into()));
     (app, d)
+}
+
+/// (Issue 19, roofline axes) At every size the roofline names both axes: the labels
+/// (`1.6P`, `0.3 100 32k`) carry no unit, so the title says y is FLOP/s and x FLOP/byte.
+#[test]
+fn the_roofline_names_its_axes_at_every_width() {
+    for with_rate in [false, true] {
+        let (app, _d) = if with_rate { app_with_rate() } else { app() };
+        for (w, h) in [(100, 30), (120, 36), (160, 40), (200, 50)] {
+            let s = draw(&app, w, h);
+            let Some(title) = s.lines().find(|l| {
+                l.contains("roofline") || l.contains("slope only") || l.contains("FLOP/s")
+            }) else {
+                // The charts need 13 rows; say which sizes have none rather than pass silently.
+                eprintln!("{w}x{h}: no roofline chart at this size");
+                continue;
+            };
+            assert!(
+                title.contains("FLOP/s")
+                    && (title.contains("x FLOP/byte") || title.contains("FLOP/B")),
+                "{w}x{h} (rate {with_rate}): {title}"
+            );
+        }
+    }
+}
+
+/// (Issue 19, bar labels) Every figure of every bar row reads to three significant digits
+/// (`X 0.00226` beside `X 0.380`, never `X 0.38`); `0` only for zero.
+#[test]
+fn bar_figures_share_one_precision() {
+    // The issue's scenario: RTX 4090, 4 sequences (a GPU bar and a host bar).
+    let d = tempfile::tempdir().unwrap();
+    let opts = ScenarioOptions {
+        machine: Some("desktop-rtx-4090".into()),
+        sequences: Some(4),
+        ..ScenarioOptions::default()
+    };
+    let mut app = App::new(Catalog::load_with(Some(d.path().to_path_buf())), &opts).unwrap();
+    app.set_hash_cache(None);
+    let mut seen = 0;
+    for (w, h) in [(80, 24), (120, 36), (200, 50)] {
+        let s = draw(&app, w, h);
+        for line in s.lines().filter(|l| l.contains(" W ") && l.contains(" / ")) {
+            let bar = &line[line.find(" W ").unwrap()..];
+            let words: Vec<&str> = bar.split_whitespace().collect();
+            for pair in words.windows(2) {
+                if !matches!(pair[0], "W" | "C" | "X" | "A" | "/") {
+                    continue;
+                }
+                let fig = pair[1].trim_end_matches(['│', '┃']);
+                if fig == "0" {
+                    continue;
+                }
+                let digits: String = fig.chars().filter(|c| c.is_ascii_digit()).collect();
+                let significant = digits.trim_start_matches('0');
+                let whole = fig.split('.').next().unwrap_or("").replace(',', "");
+                assert!(
+                    significant.len() == 3 || (whole.len() >= 4 && !fig.contains('.')),
+                    "{w}x{h}: {fig} in {line}"
+                );
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen >= 10, "bar figures found: {seen}");
+}
+
+/// (Issue 19, Machine pane) The focused Machine pane shows the compute rates at 120×36 as it
+/// does at 80×24, and the profile's notes (the CUDA context to count as A; the Mac's GPU
+/// working set) are reachable: on the last field they come into view below it.
+#[test]
+fn the_machine_pane_shows_compute_rates_and_notes() {
+    let (mut app, _d) = app_with_rate();
+    focus(&mut app, Pane::Machine);
+    for (w, h) in [(80, 24), (120, 36)] {
+        let s = draw(&app, w, h);
+        assert!(s.contains("fp16 @gpu0 165.2 TFLOP/s"), "{w}x{h}\n{s}");
+        assert!(s.contains("int8 @gpu0 660.6 TFLOP/s"), "{w}x{h}\n{s}");
+    }
+    for _ in 0..40 {
+        app.update(Action::Down);
+    }
+    for (w, h) in [(80, 24), (120, 36), (200, 50)] {
+        let s = draw(&app, w, h);
+        assert!(s.contains("Notes (profile)"), "{w}x{h}\n{s}");
+        assert!(s.contains("the CUDA context"), "{w}x{h}\n{s}");
+    }
+    // The Mac's working set: where its free memory comes from is a note too.
+    let (mut mac, _d2) = self::app();
+    focus(&mut mac, Pane::Machine);
+    for _ in 0..40 {
+        mac.update(Action::Down);
+    }
+    let s = draw(&mac, 200, 50);
+    assert!(s.contains("recommendedMaxWorkingSetSize"), "{s}");
 }

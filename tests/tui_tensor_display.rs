@@ -172,3 +172,98 @@ fn gemma_q8_0_filter_totals() {
         "{s}"
     );
 }
+
+/// A layer with a long norm name and a 3-D expert tensor, beside the tiny file's tensors.
+fn long_names(dir: &std::path::Path) -> (PathBuf, u64) {
+    let w = GgufWriter::new()
+        .kv("general.architecture", writer::string("llama"))
+        .kv("llama.block_count", Value::U32(2))
+        .kv("llama.embedding_length", Value::U32(256))
+        .kv("llama.feed_forward_length", Value::U32(512))
+        .kv("llama.context_length", Value::U32(4096))
+        .kv("llama.attention.head_count", Value::U32(4))
+        .kv("llama.attention.head_count_kv", Value::U32(2))
+        .tensor("token_embd.weight", GgmlType::Q8_0, &[256, 1024])
+        .tensor("blk.0.attn_norm.weight", GgmlType::F32, &[256])
+        .tensor("blk.0.post_attention_norm.weight", GgmlType::F32, &[256])
+        .tensor("blk.0.ffn_gate_exps.weight", GgmlType::Q8_0, &[256, 512, 8])
+        .tensor("blk.1.attn_norm.weight", GgmlType::F32, &[256])
+        .tensor("output_norm.weight", GgmlType::F32, &[256]);
+    let data = w.data_len();
+    let p = dir.join("long.gguf");
+    w.write_file(&p, Data::Zeros).unwrap();
+    (p, data)
+}
+
+#[test]
+fn names_whole_shapes_whole_offsets_absolute() {
+    let d = tempfile::tempdir().unwrap();
+    let (p, data_len) = long_names(d.path());
+    let file_len = std::fs::metadata(&p).unwrap().len();
+    let mut app = open(p, d.path());
+    // The data section is the file's last `data_len` bytes: where the first tensor starts.
+    let start = file_len - data_len;
+    for (w, h) in [(80, 24), (100, 30), (120, 36), (200, 50)] {
+        app.update(Action::Resize(w, h));
+        let s = draw(&app, w, h);
+        // The longest name whole while other cells stand empty.
+        assert!(
+            s.contains("blk.0.post_attention_norm.weight "),
+            "{w}×{h}\n{s}"
+        );
+        assert!(!s.contains("post_attention_norm.wei…"), "{w}×{h}\n{s}");
+        let titles = s.lines().nth(2).unwrap_or("");
+        if titles.contains("file offset") {
+            // Absolute: the first tensor's data starts at the data section's start.
+            assert!(
+                s.contains(&format!(
+                    " {} ",
+                    llmbound::core::units::group_digits(start as u128)
+                )),
+                "{w}×{h}\n{s}"
+            );
+        } else {
+            // Hidden columns are named on the rule above the table.
+            assert!(s.contains(" of 8 columns"), "{w}×{h}\n{s}");
+        }
+        if titles.contains("shape") {
+            assert!(s.contains("256 × 512 × 8"), "{w}×{h}\n{s}");
+        }
+    }
+    let s = draw(&app, 200, 50);
+    assert!(s.contains("file offset"), "{s}");
+    assert!(!s.contains(" of 8 columns"), "{s}");
+    // At 80 wide → sorts only by the columns on screen.
+    app.update(Action::Resize(80, 24));
+    let s = draw(&app, 80, 24);
+    assert!(s.contains(" of 8 columns"), "{s}");
+    use llmbound::tui::views::tensors::Column;
+    for _ in 0..12 {
+        app.update(Action::Right);
+        let c = app.tensors().sort;
+        assert!(
+            !matches!(c, Column::Offset | Column::Elements | Column::Shape),
+            "sorted by a hidden column {c:?}"
+        );
+        let title = c.title();
+        assert!(draw(&app, 80, 24).contains(title), "{title}");
+    }
+}
+
+#[test]
+fn group_order_follows_the_sort_direction() {
+    let d = tempfile::tempdir().unwrap();
+    let mut app = open(tiny(d.path()), d.path());
+    app.update(Action::Group);
+    let labels = |app: &App| -> Vec<String> {
+        (app.tensors().lines.iter())
+            .filter_map(|l| match l {
+                TableLine::Group { label, .. } => Some(label.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(labels(&app), ["layer 0", "layer 1", "outside layers"]);
+    app.update(Action::Reverse);
+    assert_eq!(labels(&app), ["outside layers", "layer 1", "layer 0"]);
+}

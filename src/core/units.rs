@@ -257,6 +257,40 @@ pub fn compact(v: f64) -> String {
     if s == "-0" { "0".into() } else { s }
 }
 
+/// A figure with `digits` significant digits, trailing zeros kept so every figure of a row
+/// reads to the same precision: `0.380`, `8.00`, `18.4`, `524`, `0.000566` (3 digits);
+/// whole numbers from 10^digits up are grouped and never rounded (`2,048`, `12,345`); `0`
+/// only for zero.
+pub fn significant(v: f64, digits: usize) -> String {
+    if !v.is_finite() {
+        return grouped(v, 0);
+    }
+    let a = v.abs();
+    if a == 0.0 {
+        return "0".into();
+    }
+    let digits = digits.clamp(1, 15) as i32;
+    if a >= 10f64.powi(digits) {
+        return grouped(v, 0);
+    }
+    let dec = |x: f64| (digits - 1 - x.log10().floor() as i32).clamp(0, 15) as usize;
+    let mut d = dec(a);
+    // 9.996 rounds to 10.00: one decimal fewer keeps the digits.
+    let rounded = format!("{a:.d$}").parse::<f64>().unwrap_or(a);
+    if rounded > 0.0 && dec(rounded) < d {
+        d = dec(rounded);
+    }
+    let s = grouped(v, d);
+    if s.trim_start_matches('-')
+        .chars()
+        .all(|c| matches!(c, '0' | '.' | ','))
+    {
+        // Rounded away entirely (never for digits ≥ 1): keep the sign-free zero out.
+        return compact(v);
+    }
+    s
+}
+
 /// Tokens per second, the one rate format of every report, table and pane: two decimals
 /// with grouped thousands (`13.81`, `1,078.57`), whole grouped numbers from 100,000
 /// (`129,269`), three significant digits below 0.01 so a tiny ceiling never reads `0.00`
@@ -713,6 +747,55 @@ pub fn check_tokens_per_second(tps: f64) -> Result<f64, RangeError> {
     )
 }
 
+/// Why a decode rate's text was refused ([`parse_tokens_per_second`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RateTextError {
+    /// No number, or a unit that is not tokens/s.
+    Unreadable,
+    /// Zero or negative.
+    NotPositive,
+    /// Outside the plausible range.
+    Range(RangeError),
+}
+
+impl fmt::Display for RateTextError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RateTextError::Unreadable => f.write_str(
+                "not a rate in tokens/s (write \"30\", \"30 t/s\", \"30 tok/s\" or \"30 tokens/s\")",
+            ),
+            RateTextError::NotPositive => f.write_str("not a positive rate in tokens/s"),
+            RateTextError::Range(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// Parse a decode rate as people and llama.cpp write it: `30`, `30 t/s` (llama.cpp's own
+/// unit), `30tok/s`, `30 tok/s`, `30 tokens/s`, `30 tps`, `1e3`; the plausible range is
+/// checked ([`check_tokens_per_second`]). The one parser of the CLI's `check` and the
+/// explorer's claim.
+pub fn parse_tokens_per_second(s: &str) -> Result<f64, RateTextError> {
+    let (v, unit) = split_number(s).map_err(|_| RateTextError::Unreadable)?;
+    let unit = unit.to_ascii_lowercase();
+    let known = [
+        "",
+        "t/s",
+        "tok/s",
+        "token/s",
+        "tokens/s",
+        "tps",
+        "tok/sec",
+        "tokens/sec",
+    ];
+    if !known.contains(&unit.trim()) {
+        return Err(RateTextError::Unreadable);
+    }
+    if v <= 0.0 {
+        return Err(RateTextError::NotPositive);
+    }
+    check_tokens_per_second(v).map_err(RateTextError::Range)
+}
+
 /// Bits per weight (or per parameter): 8 × bytes / elements; `None` without elements. The
 /// figure the inventories, the artifact pane and the reports print for an encoding or a file.
 pub fn bits_per_weight(bytes: u64, elements: u64) -> Option<f64> {
@@ -722,6 +805,60 @@ pub fn bits_per_weight(bytes: u64, elements: u64) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn significant_digits_are_fixed() {
+        let f = |v| significant(v, 3);
+        assert_eq!(f(0.38), "0.380");
+        assert_eq!(f(0.000566), "0.000566");
+        assert_eq!(f(0.00226), "0.00226");
+        assert_eq!(f(8.0), "8.00");
+        assert_eq!(f(18.4), "18.4");
+        assert_eq!(f(23.6), "23.6");
+        assert_eq!(f(524.0), "524");
+        assert_eq!(f(2048.0), "2,048");
+        assert_eq!(f(9.996), "10.0");
+        assert_eq!(f(0.0), "0");
+        assert_eq!(f(-0.38), "-0.380");
+    }
+
+    #[test]
+    fn decode_rates_as_people_write_them() {
+        for t in [
+            "30",
+            "30 t/s",
+            "30t/s",
+            "30tok/s",
+            "30 tok/s",
+            "30 tokens/s",
+            "30 Tokens/s",
+            "30 tps",
+            " 30 ",
+            "3e1",
+        ] {
+            assert_eq!(parse_tokens_per_second(t), Ok(30.0), "{t}");
+        }
+        assert_eq!(parse_tokens_per_second("12.5 t/s"), Ok(12.5));
+        assert_eq!(
+            parse_tokens_per_second("0 t/s"),
+            Err(RateTextError::NotPositive)
+        );
+        assert_eq!(
+            parse_tokens_per_second("-5"),
+            Err(RateTextError::NotPositive)
+        );
+        for t in ["", "t/s", "30 GB/s", "thirty", "30 ms"] {
+            assert_eq!(
+                parse_tokens_per_second(t),
+                Err(RateTextError::Unreadable),
+                "{t}"
+            );
+        }
+        assert!(matches!(
+            parse_tokens_per_second("1e300 t/s"),
+            Err(RateTextError::Range(RangeError::TooLarge { .. }))
+        ));
+    }
 
     #[test]
     fn one_rate_format_groups_thousands_and_keeps_tiny_figures() {

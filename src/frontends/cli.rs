@@ -55,13 +55,14 @@ enum Command {
             .args(["tokens_per_second", "from_bench"])
     ))]
     Check {
-        /// The claimed or observed aggregate decode rate, tokens/s (or give --from-bench).
+        /// The claimed or observed aggregate decode rate, tokens/s: `30`, `30 t/s`, `30 tok/s`,
+        /// `30 tokens/s` (or give --from-bench).
         #[arg(
             long = "tokens-per-second",
             value_name = "X",
             allow_negative_numbers = true
         )]
-        tokens_per_second: Option<f64>,
+        tokens_per_second: Option<String>,
         /// Check every row of a llama-bench result file instead (`-o json` or `-o jsonl`).
         #[arg(long = "from-bench", value_name = "FILE")]
         from_bench: Option<PathBuf>,
@@ -539,17 +540,17 @@ fn run(cli: Cli, machines: &[String], out: &mut impl Write) -> Result<i32, Failu
             if let Some(file) = from_bench {
                 return run_bench(&cat, &[file], &args, format, out);
             }
-            let tokens_per_second = tokens_per_second.unwrap_or(0.0);
-            if !(tokens_per_second.is_finite() && tokens_per_second > 0.0) {
-                return Err(bad(format!(
-                    "--tokens-per-second \"{tokens_per_second}\" must be a positive rate in tokens/s (e.g. 12.5)"
-                )));
-            }
-            crate::core::units::check_tokens_per_second(tokens_per_second).map_err(|e| {
-                bad(format!(
-                    "--tokens-per-second \"{tokens_per_second:e}\" is {e}"
-                ))
-            })?;
+            let text = tokens_per_second.unwrap_or_default();
+            // The explorer's claim reads the same text with the same parser.
+            let tokens_per_second = match crate::core::units::parse_tokens_per_second(&text) {
+                Ok(v) => v,
+                Err(crate::core::units::RateTextError::NotPositive) => {
+                    return Err(bad(format!(
+                        "--tokens-per-second \"{text}\" must be a positive rate in tokens/s (e.g. 12.5)"
+                    )));
+                }
+                Err(e) => return Err(bad(format!("--tokens-per-second \"{text}\" is {e}"))),
+            };
             let b = build(&cat, &args)?;
             let c = core::check_claim(&b.report, tokens_per_second);
             report::render(&c, format.into(), out).map_err(io_fail)?;

@@ -37,6 +37,12 @@ pub use types::{Endian, GgmlType, SkippedArray, TensorInfo, TypeInfo, Value, Val
 
 /// Why a GGUF file could not be read or used. Each message is one line, names the bad value
 /// in quotes and, for problems inside a file, the byte offset.
+/// A byte count as every report prints it (`5,664`), for the error messages; byte positions
+/// (`at byte 270049`) stay plain as in every reader error.
+fn grouped(n: u64) -> String {
+    crate::core::units::group_digits(u128::from(n))
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum GgufError {
     /// The file could not be opened or its size read.
@@ -95,7 +101,8 @@ pub enum GgufError {
     },
     /// A count or length that the rest of the file cannot hold.
     #[error(
-        "{what} is \"{count}\" at byte {offset}, more than the {remaining} bytes left before the file ends at byte {file_len}: truncated or corrupt"
+        "{what} is \"{count}\" at byte {offset}, more than the {} bytes left before the file ends at byte {file_len}: truncated or corrupt",
+        grouped(*.remaining)
     )]
     TooLarge {
         /// What was counted.
@@ -112,7 +119,8 @@ pub enum GgufError {
     /// A count of entries (tensors, key/values, array elements) that the rest of the file is
     /// too short to hold, even at the smallest size an entry can have.
     #[error(
-        "{what} is \"{count}\" at byte {offset}: {count} {entries} need at least {needed} bytes; {remaining} are left before the file ends at byte {file_len} (truncated or corrupt: download or convert it again)"
+        "{what} is \"{count}\" at byte {offset}: {count} {entries} need at least {} bytes; {} are left before the file ends at byte {file_len} (truncated or corrupt: download or convert it again)",
+        crate::core::units::group_digits(*.needed), grouped(*.remaining)
     )]
     CountTooLarge {
         /// What was counted.

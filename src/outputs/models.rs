@@ -3,7 +3,7 @@
 //! Depends on: build, compare, core, library, profile, report, sanitize, workspace.
 
 use crate::core::scenario::Scenario;
-use crate::core::units::{fmt_gb, fmt_rate, fmt_tokens};
+use crate::core::units::{fmt_rate, fmt_tokens};
 use crate::library::{self, Row, Scanned, SortKey};
 use crate::sanitize;
 use serde::Serialize;
@@ -175,7 +175,10 @@ pub fn cells(s: &Scanned, r: &Row) -> [String; 8] {
         sanitize::text(&format!("{}{shards}{mm}{runtime}{warned}", s.found.name)).into_owned(),
         s.found.store.label().to_string(),
         sanitize::text(&s.architecture()).into_owned(),
-        s.file_bytes().map(fmt_gb).unwrap_or_else(|| "-".into()),
+        // Bytes in the binary unit that shows them: a tiny file never reads `0.000 GB`.
+        s.file_bytes()
+            .map(crate::core::units::fmt_binary)
+            .unwrap_or_else(|| "-".into()),
         sanitize::text(&s.quant_mix()).into_owned(),
         match f {
             Some(f) if f.fits => placement_note("fits", f),
@@ -292,7 +295,7 @@ fn write(doc: &ModelsDoc, format: LibFormat, out: &mut impl Write) -> std::io::R
         return crate::report::export::json_to(&j, out);
     }
     let title = format!(
-        "{} model{} on {} at context {} per sequence (K {}, V {}), each at its own placement (every layer on the GPU, or the most that fit: -ngl n/all); decode ceilings from the tensor inventory are upper bounds, never benchmarks; sizes in GB (10^9 bytes); * = above the model's native context",
+        "{} model{} on {} at context {} per sequence (K {}, V {}), each at its own placement (every layer on the GPU, or the most that fit: -ngl n/all); decode ceilings from the tensor inventory are upper bounds, never benchmarks; sizes in binary units (KiB, MiB, GiB = 2^10, 2^20, 2^30 bytes); * = above the model's native context",
         rows.len(),
         if rows.len() == 1 { "" } else { "s" },
         base.machine.name,

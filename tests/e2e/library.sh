@@ -40,10 +40,10 @@ cp "$GGUF" "$HOMEDIR/.lmstudio/models/me/Gemma-GGUF/gemma-copy-Q4_K_M.gguf"
 
 
 tmux new-session -d -s "$SESSION" -x 120 -y 36 \
-    "env HOME='$HOMEDIR' LLMBOUND_CONFIG_DIR='$HOMEDIR/config' NO_COLOR=1 '$BIN' --machine macbook-pro-m4-pro-48gb -c 32768"
+    "env -u LLAMA_CACHE -u OLLAMA_MODELS -u XDG_CACHE_HOME -u HF_HOME -u HF_HUB_CACHE -u LLMBOUND_AUTO_HASH HOME='$HOMEDIR' LLMBOUND_CONFIG_DIR='$HOMEDIR/config' NO_COLOR=1 '$BIN' --machine macbook-pro-m4-pro-48gb -c 32768"
 wait_for "Artifact" "the panes"
 tmux send-keys -t "$SESSION" L
-wait_for "Library · 2 models · macbook-pro-m4-pro-48gb · ctx 32,768" "the library header"
+wait_for "Library · row 1 of 2 · macbook-pro-m4-pro-48gb · ctx 32,768" "the library header"
 wait_for "gemma3:270m" "the Ollama model by its Ollama name"
 wait_for "me/Gemma-GGUF/gemma-copy-Q4_K_M.gguf" "the LM Studio model"
 wait_for "768.76" "the inventory decode ceiling at 32,768 on the M4 Pro"

@@ -26,9 +26,10 @@ pub(super) fn write(out: &mut impl Write) -> std::io::Result<()> {
     }
     buf.extend_from_slice(
         format!(
-            ".SH ENVIRONMENT\n.TP\n\\fBLLMBOUND_CONFIG_DIR\\fR\n{}\n.TP\n\\fBNO_COLOR\\fR\n{}\n",
+            ".SH ENVIRONMENT\n.TP\n\\fBLLMBOUND_CONFIG_DIR\\fR\n{}\n.TP\n\\fBNO_COLOR\\fR\n{}\n.TP\n\\fBLLMBOUND_AUTO_HASH\\fR\n{}\n",
             text("The directory of the user's profiles (machines/, models/, scenarios/); `llmbound profiles path` prints the one in use."),
-            text("Set to any value: the explorer draws without colour.")
+            text("Set to any value: the explorer draws without colour."),
+            text("off (or 0, false): the explorer does not hash a local file on opening when its size matches a pinned artifact; Enter on the Artifact pane still does. Default on.")
         )
         .as_bytes(),
     );

@@ -75,6 +75,8 @@ pub enum Action {
     Search,
     /// Cancel a running hash.
     CancelHash,
+    /// Copy the llama.cpp launch line of the scenario (OSC 52; the message shows the line).
+    CopyLaunch,
     /// Close a view, an overlay or an edit.
     Back,
     /// Reverse the sort order (tensor and compare views).

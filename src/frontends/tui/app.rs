@@ -4,6 +4,7 @@
 //! reports through `App::poll_jobs`. `App::new` needs no terminal.
 //! Depends on core, profile, build, compare and workspace; never draws.
 
+mod copy;
 mod editing;
 mod input;
 mod pick;
@@ -33,6 +34,7 @@ use std::path::PathBuf;
 
 pub use super::views::bench::BenchView;
 pub use crate::workspace::{PinnedArtifact, SaveKind, Switch};
+pub use copy::osc52;
 pub use state::{Claim, Confirm, Input, InputTarget, Message, Modal, View};
 
 /// The explorer: UI state only. The scenario, its report and everything they came from are
@@ -94,11 +96,18 @@ pub struct App {
     claim_scroll_end: std::cell::Cell<u16>,
     /// Where SHA-256 digests are remembered (None: never cached).
     pub(in crate::frontends::tui) hash_cache: Option<PathBuf>,
+    /// Hash a local file on opening when its size matches a pinned artifact
+    /// (`LLMBOUND_AUTO_HASH`, on unless set to `off`).
+    pub(in crate::frontends::tui) auto_hash: bool,
     /// Set by `q`.
     quit: bool,
     /// Accepted lines of every prompt (↑↓ recall them).
     history: super::prompt::History,
     pub(in crate::frontends::tui) jobs: Jobs,
+    /// Text waiting to be sent to the terminal's clipboard (OSC 52) by the event loop.
+    clipboard: Option<String>,
+    /// The terminal takes OSC 52 (false: `y` shows the line instead of claiming a copy).
+    osc52: bool,
 }
 
 impl App {
@@ -133,10 +142,17 @@ impl App {
             claim_scroll: 0,
             claim_scroll_end: std::cell::Cell::new(u16::MAX),
             hash_cache: super::adapter::default_hash_cache(),
+            auto_hash: true,
             quit: false,
             history: Default::default(),
             jobs: Jobs::default(),
+            clipboard: None,
+            osc52: copy::terminal_copies(),
         };
+        match auto_hash_setting(std::env::var("LLMBOUND_AUTO_HASH").ok().as_deref()) {
+            Ok(on) => app.auto_hash = on,
+            Err(e) => app.error(e),
+        }
         let errors = &app.ws.catalog().errors;
         if !errors.is_empty() {
             let n = errors.len();
@@ -344,6 +360,11 @@ impl App {
     pub fn set_theme(&mut self, theme: Theme) {
         self.theme = theme;
     }
+    /// Hash a local file on opening when its size matches a pinned artifact (the default), or
+    /// only on request (Enter on the Artifact pane).
+    pub fn set_auto_hash(&mut self, on: bool) {
+        self.auto_hash = on;
+    }
     /// Remember SHA-256 digests here (`None`: never cache them).
     pub fn set_hash_cache(&mut self, dir: Option<PathBuf>) {
         self.hash_cache = dir;
@@ -366,20 +387,30 @@ impl App {
         }
     }
 
-    /// The title: the scenario's name, or what it is now once edited.
+    /// The title: the scenario's name, or what it is now once edited ("edited" while an edit
+    /// is unsaved; a machine saved under another id is named, not the scenario's).
     pub fn title(&self) -> String {
         let s = self.ws.scenario();
-        if !self.ws.is_changed() {
+        let changed = self.ws.is_changed();
+        let own_machine = (self.ws.scenario_file()).is_none_or(|f| f.machine == s.machine.id);
+        if !changed && own_machine {
             return s.name.clone();
         }
+        // "edited" first, so a narrow title cuts the machine id, never the word that says the
+        // figures are no longer the saved scenario's.
+        let n = s.cache.context;
+        let seqs = s.cache.sequences;
         format!(
-            "{} · {} tokens × {} · {}/{} · {} · edited",
+            "{}{} · {} token{} × {} sequence{} · {}/{} · {}",
+            if changed { "edited · " } else { "" },
             s.model.name,
-            units::fmt_tokens(s.cache.context),
-            s.cache.sequences,
+            units::fmt_tokens(n),
+            if n == 1 { "" } else { "s" },
+            seqs,
+            if seqs == 1 { "" } else { "s" },
             s.cache.type_k,
             s.cache.type_v,
-            s.machine.id
+            s.machine.id,
         )
     }
 
@@ -411,7 +442,19 @@ impl App {
                 }
                 rows
             }
-            Pane::Cache | Pane::Machine => fields::pane_rows(&self.ws, pane),
+            Pane::Cache => fields::pane_rows(&self.ws, pane),
+            Pane::Machine => {
+                let mut rows = fields::pane_rows(&self.ws, pane);
+                // The profile's notes last, wrapped to the pane (↓ reaches them).
+                let id = &self.ws.scenario().machine.id;
+                let width = layout::main_layout(self.screen, Pane::Machine, self.layout_hints())
+                    .and_then(|l| l.panes.iter().find(|(p, _)| *p == Pane::Machine).copied())
+                    .map_or(36, |(_, r)| layout::inner(r).width as usize);
+                if let Some(m) = (self.ws.catalog().machines.iter()).find(|e| e.id == *id) {
+                    rows.extend(super::panes::inputs::notes_rows(&m.value, width));
+                }
+                rows
+            }
             _ => Vec::new(),
         }
     }
@@ -650,6 +693,7 @@ impl App {
                 }
             }
             Action::Hash => self.start_hash(),
+            Action::CopyLaunch => self.copy_launch(),
             Action::SelectMachine(id) => self.select_machine(&id),
             Action::SetText(t) => {
                 if let Some(f) = self.selected_field(self.focus) {
@@ -672,8 +716,14 @@ impl App {
         self.view = v;
         if v == View::Compare {
             self.refresh_compare();
+            // The cursor starts on the machine in use.
+            self.compare.select_current();
         }
         if v == View::Library {
+            // What an earlier added folder brought is old news when the view opens again.
+            if !self.library.scanning() {
+                self.library.note = None;
+            }
             self.refresh_library();
         }
     }
@@ -804,3 +854,17 @@ impl App {
 }
 
 pub use super::complete::{complete_path, complete_path_in};
+
+/// `LLMBOUND_AUTO_HASH`: unset, `on`, `1`, `true` hash a file whose size matches a pinned
+/// artifact as it opens; `off`, `0`, `false` leave it to Enter on the Artifact pane. Any other
+/// value is an error naming the variable (hashing stays on), never a silent default.
+pub fn auto_hash_setting(v: Option<&str>) -> Result<bool, String> {
+    match v.map(|x| x.trim().to_ascii_lowercase()).as_deref() {
+        None | Some("" | "on" | "1" | "true" | "yes") => Ok(true),
+        Some("off" | "0" | "false" | "no") => Ok(false),
+        Some(_) => Err(format!(
+            "LLMBOUND_AUTO_HASH=\"{}\" is neither on nor off; hashing on open stays on",
+            v.unwrap_or_default()
+        )),
+    }
+}

@@ -157,6 +157,13 @@ fn event_loop(
                 if let Some(a) = event_action(app, &ev) {
                     app.update(a);
                 }
+                // `y`: the launch line to the terminal's clipboard.
+                if let Some(text) = app.take_clipboard() {
+                    use std::io::Write;
+                    let mut out = std::io::stdout();
+                    let _ = out.write_all(super::app::osc52(&text).as_bytes());
+                    let _ = out.flush();
+                }
                 dirty = true;
                 if app.quit_requested() || signalled() || !event::poll(Duration::ZERO)? {
                     break;

@@ -16,7 +16,8 @@ pub use units::{
 };
 
 /// Several byte figures in one shared unit, chosen so the largest reads under 10,000 (GiB at
-/// least), each as [`compact`]: `W 18.4 C 8 X 0.38 / 48 GiB`, `W 0.02 C 512 / 0.05 TiB`.
+/// least), each to three significant digits (one precision rule for every bar's row):
+/// `W 18.4 C 8.00 X 0.380 / 48.0 GiB`, `W 0.0200 C 512 / 0.0500 TiB`.
 pub fn bytes_in_one_unit(figures: &[u64]) -> (Vec<String>, &'static str) {
     let max = figures.iter().copied().max().unwrap_or(0);
     let (unit, name) = if max >= 10_000 * TIB {
@@ -28,7 +29,7 @@ pub fn bytes_in_one_unit(figures: &[u64]) -> (Vec<String>, &'static str) {
     };
     let out = figures
         .iter()
-        .map(|&b| compact(b as f64 / unit as f64))
+        .map(|&b| units::significant(b as f64 / unit as f64, 3))
         .collect();
     (out, name)
 }
@@ -117,9 +118,9 @@ mod tests {
     #[test]
     fn one_unit_for_a_bar() {
         let (f, u) = bytes_in_one_unit(&[19_762_149_024, 8 * GIB, 48 * GIB]);
-        assert_eq!((f.join(" "), u), ("18.4 8 48".into(), "GiB"));
+        assert_eq!((f.join(" "), u), ("18.4 8.00 48.0".into(), "GiB"));
         let (f, u) = bytes_in_one_unit(&[19_762_149_024, 524_288 * GIB, 48 * GIB]);
-        assert_eq!((f.join(" "), u), ("0.02 512 0.05".into(), "TiB"));
+        assert_eq!((f.join(" "), u), ("0.0180 512 0.0469".into(), "TiB"));
     }
 
     #[test]

@@ -70,8 +70,14 @@ impl App {
                 Err(e) => self.error(e),
             },
             JobMessage::Hash(h) => {
-                if let Some(text) = self.file.on_hash(h, self.ws.pinned()) {
-                    self.message = Some(text);
+                // Through info/error, so the message it replaces (why hashing started) stays
+                // in the log (@).
+                if let Some(m) = self.file.on_hash(h, self.ws.pinned()) {
+                    if m.error {
+                        self.error(m.text);
+                    } else {
+                        self.info(m.text);
+                    }
                 }
             }
             JobMessage::Array(key, result) => self.file.on_array(key, result),
@@ -95,16 +101,31 @@ impl App {
                 self.after_change();
                 let name = loaded.file_name.clone();
                 let notes = loaded.opened.notes.join("; ");
-                let auto_hash = self.ws.pinned().is_some_and(|p| p.sha256.is_some())
-                    && !crate::remote::is_remote(&loaded.path);
+                // A local file whose size matches a pinned artifact: hashed on opening (unless
+                // LLMBOUND_AUTO_HASH=off), and the status line says why.
+                let pinned = (self.ws.pinned())
+                    .filter(|p| p.sha256.is_some() && !crate::remote::is_remote(&loaded.path))
+                    .map(|p| p.id.clone());
                 self.show_file(loaded);
-                if notes.is_empty() {
-                    self.info(format!("opened {name}"));
+                let opened = if notes.is_empty() {
+                    format!("opened {name}")
                 } else {
-                    self.info(format!("opened {name} · {notes}"));
-                }
-                if auto_hash {
-                    self.start_hash();
+                    format!("opened {name} · {notes}")
+                };
+                match pinned {
+                    Some(id) if self.auto_hash => {
+                        self.info(format!(
+                            "{opened} · hashing: its size matches the pinned artifact {id} (x cancels; LLMBOUND_AUTO_HASH=off stops this)"
+                        ));
+                        if let Err(e) = (self.file).start_hash(&mut self.jobs, self.hash_cache.clone())
+                        {
+                            self.error(e);
+                        }
+                    }
+                    Some(id) => self.info(format!(
+                        "{opened} · its size matches the pinned artifact {id}: Enter on the Artifact pane hashes it"
+                    )),
+                    None => self.info(opened),
                 }
             }
             Err(r) => {
@@ -118,6 +139,7 @@ impl App {
     pub(crate) fn show_file(&mut self, loaded: file::Loaded) {
         self.tensors = TensorView::default();
         self.metadata = MetadataView::default();
+        self.tensors.data_start = super::views::tensors::data_starts(&loaded);
         self.file.set_loaded(loaded);
         self.tensors.rebuild(self.file.inventory());
         self.metadata.rebuild(self.file.metadata_rows());

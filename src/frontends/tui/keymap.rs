@@ -70,6 +70,16 @@ pub struct Binding {
     pub context: Context,
     /// One line for the help overlay.
     pub help: String,
+    /// The word the footer shows beside the key (none: the key is in the help only). Keys
+    /// next to each other in the footer with the same word share it (`↑↓ PgUp/Dn g G rows`).
+    #[serde(default)]
+    pub footer: Option<String>,
+    /// The key as the footer shows it (default: the first key's label).
+    #[serde(default)]
+    pub footer_key: Option<String>,
+    /// Views whose footer leaves this (global) key out although it works there.
+    #[serde(default)]
+    pub footer_not_in: Vec<Context>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -167,6 +177,54 @@ impl Keymap {
             .filter(move |b| b.context == context)
     }
 
+    /// The bindings that work in `context`, in file order: its own, then the global ones whose
+    /// keys it does not bind itself. The help's "this view" section and the footer read these.
+    pub fn active(&self, context: Context) -> Vec<&Binding> {
+        let own: Vec<&KeySpec> = (self.bindings.iter())
+            .filter(|(_, b)| b.context == context)
+            .flat_map(|(specs, _)| specs.iter())
+            .collect();
+        (self.bindings.iter())
+            .filter(|(specs, b)| {
+                b.context == context
+                    || (b.context == Context::Global
+                        && context != Context::Global
+                        && !specs.iter().any(|s| own.contains(&s)))
+            })
+            .map(|(_, b)| b)
+            .collect()
+    }
+
+    /// The footer of a view: (key, word) for each binding that works there and has a footer
+    /// word, in file order, leaving out the key that opens the view itself and the keys the
+    /// keymap keeps out of this view's footer; neighbours with the same word are merged.
+    pub fn footer(&self, context: Context) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        for b in self.active(context) {
+            let Some(word) = &b.footer else { continue };
+            if b.footer_not_in.contains(&context)
+                || (b.context == Context::Global && opens(&b.action) == Some(context))
+            {
+                continue;
+            }
+            let key = match &b.footer_key {
+                Some(k) => k.clone(),
+                None => b.keys.first().map(|k| label(k)).unwrap_or_default(),
+            };
+            match out.last_mut() {
+                Some((k, w)) if w == word => {
+                    let padded = format!(" {k} ");
+                    if !padded.contains(&format!(" {key} ")) {
+                        k.push(' ');
+                        k.push_str(&key);
+                    }
+                }
+                _ => out.push((key, word.clone())),
+            }
+        }
+        out
+    }
+
     /// The keys of a binding as the help shows them: `↑ k`, `Ctrl-C`.
     pub fn key_label(binding: &Binding) -> String {
         binding
@@ -221,6 +279,19 @@ impl Keymap {
         }
         out
     }
+}
+
+/// The view an action opens (its key is left out of that view's own footer).
+fn opens(a: &Action) -> Option<Context> {
+    Some(match a {
+        Action::Tensors => Context::Tensors,
+        Action::Metadata => Context::Metadata,
+        Action::Compare => Context::Compare,
+        Action::Library => Context::Library,
+        Action::Bench => Context::Bench,
+        Action::Devices => Context::Devices,
+        _ => return None,
+    })
 }
 
 fn label(k: &str) -> String {

@@ -91,9 +91,12 @@ pub fn main_layout(area: Rect, focus: Pane, hints: Hints) -> Option<MainLayout> 
         let left_w = (area.width * 35 / 100).clamp(42, 60);
         let [left, right] =
             Layout::horizontal([Constraint::Length(left_w), Constraint::Fill(1)]).areas(body);
+        // The Machine pane in focus takes the Model pane's rows (its title says how many it
+        // hides), so the compute rates and notes are in view as in the compact layout.
+        let model_h = if focus == Pane::Machine { 4 } else { 12 };
         let [artifact, model, machine] = Layout::vertical([
             Constraint::Length(artifact_h),
-            Constraint::Length(12),
+            Constraint::Length(model_h),
             Constraint::Fill(1),
         ])
         .areas(left);

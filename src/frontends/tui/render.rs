@@ -94,6 +94,7 @@ impl App {
                     View::Library => super::views::library::LibraryScreen {
                         view: self.library(),
                         scenario: self.ws().scenario(),
+                        open: self.file().loaded.as_ref().map(|l| l.path.as_path()),
                         theme: t,
                     }
                     .render(body, buf),
@@ -141,6 +142,7 @@ impl App {
         if let Modal::Help(scroll) = self.modal() {
             HelpOverlay {
                 keymap: self.keymap(),
+                context: self.key_context(),
                 scroll: *scroll,
                 scroll_end: Some(self.help_scroll_end()),
                 theme: t,
@@ -313,7 +315,7 @@ impl App {
             return;
         }
         Paragraph::new(super::footer::line(
-            super::footer::hints(self.view()),
+            &super::footer::hints(self.keymap(), self.key_context()),
             area.width as usize,
             t,
         ))
@@ -365,7 +367,7 @@ fn prompt_line(i: &super::app::Input, t: super::theme::Theme, area: Rect, buf: &
 /// left to drop), the tagline and the right-hand hints, dropped in that order when short.
 /// " llmbound " takes 10 columns before them.
 pub fn title_parts(scenario: &str, width: usize) -> (String, &'static str, &'static str) {
-    const TAG: &str = "  · bounds, not benchmarks";
+    const TAG: &str = " · bounds, not benchmarks";
     const RIGHT: &str = " ? help  q quit ";
     let name_w = scenario.chars().count() + 1;
     let room = width.saturating_sub(10);

@@ -102,28 +102,17 @@ impl App {
             self.claim = None;
             return;
         }
-        // As llama.cpp and people write a rate: "30", "30 t/s", "30tok/s", "30 tokens/s".
-        let lower = t.to_ascii_lowercase();
-        let cleaned = ["tokens/s", "token/s", "tok/s", "t/s", "tps"]
-            .iter()
-            .find_map(|u| lower.strip_suffix(u))
-            .unwrap_or(&lower)
-            .trim();
-        match cleaned.parse::<f64>() {
-            Ok(v) if v.is_finite() && v > 0.0 => {
-                if let Err(e) = crate::core::units::check_tokens_per_second(v) {
-                    self.error(format!("claim: \"{t}\" is {e}"));
-                    return;
-                }
+        // As llama.cpp and people write a rate: "30", "30 t/s", "30tok/s", "30 tokens/s" (the
+        // CLI's `check` reads it with the same parser).
+        match crate::core::units::parse_tokens_per_second(t) {
+            Ok(v) => {
                 self.claim = Some(Claim {
                     text: t.to_string(),
                     check: check_claim(self.ws.report(), v),
                 });
                 self.claim_scroll = 0;
             }
-            _ => self.error(format!(
-                "claim: \"{t}\" is not a positive number of tokens/s"
-            )),
+            Err(e) => self.error(format!("claim: \"{t}\" is {e}")),
         }
     }
 

@@ -114,9 +114,11 @@ impl App {
             InputTarget::TensorSearch => self
                 .tensors
                 .set_search(input.text.clone(), self.file.inventory()),
-            InputTarget::MetadataSearch => self
-                .metadata
-                .set_search(input.text.clone(), self.file.metadata_rows()),
+            InputTarget::MetadataSearch => {
+                let rows = self.file.metadata_rows();
+                self.metadata.set_search(input.text.clone(), rows);
+                self.metadata.search_arrays(rows, &self.file.arrays);
+            }
             InputTarget::CompareFilter => self.compare.set_filter(input.text.clone()),
             _ => {}
         }

@@ -146,6 +146,11 @@ impl App {
 
     pub(crate) fn update_compare(&mut self, action: Action) {
         match action {
+            // Esc clears the filter first, then leaves.
+            Action::Back if !self.compare.filter.is_empty() => {
+                self.compare.set_filter(String::new());
+                self.compare.select_current();
+            }
             Action::Back => self.view = View::Main,
             Action::Edit => {
                 if let Some(id) = self.compare.selected_machine() {
@@ -183,6 +188,13 @@ impl App {
                     "add a folder of GGUF models (Tab completes): ",
                     String::new(),
                 ));
+            }
+            // An error row: the whole reason, in the message log over the library.
+            Action::Edit if self.library.selected_error().is_some() => {
+                if let Some(why) = self.library.selected_error() {
+                    self.error(why);
+                    self.modal = Modal::Log(self.log_lines());
+                }
             }
             Action::Edit => {
                 if let Some(p) = self.library.selected_path() {

@@ -627,20 +627,28 @@ impl BoundsPane<'_> {
             ChartFrame {
                 // With no compute rate there is no roof: the chart says so rather than call a
                 // bandwidth slope a roofline.
-                title: if rp.roof.is_empty() {
-                    fit(&[
-                        "no compute rate: bandwidth slope only, log-log (█ decode, • prefill)",
-                        "no compute rate: bandwidth slope only",
-                        "no compute rate: slope only",
-                        "no compute rate",
-                    ])
+                // Every width names both axes: y is FLOP/s, x is FLOP per byte read (the
+                // labels `1.6P` and `0.3 100 32k` carry no unit of their own).
+                title: fit(if rp.roof.is_empty() {
+                    &[
+                        "no compute rate: bandwidth slope only, log-log · y FLOP/s, x FLOP/byte (█ decode)",
+                        "no compute rate: bandwidth slope only · y FLOP/s, x FLOP/byte",
+                        "no compute rate: slope only · y FLOP/s, x FLOP/byte",
+                        "no compute rate · y FLOP/s, x FLOP/byte",
+                        "no rate: y FLOP/s, x FLOP/B",
+                        "no rate: FLOP/s, FLOP/B",
+                    ]
                 } else {
-                    fit(&[
-                        "roofline: FLOP/s by FLOP/byte, log-log (█ decode, • prefill)",
-                        "roofline, log-log (█ decode, • prefill)",
-                        "roofline, log-log",
-                    ])
-                },
+                    &[
+                        "roofline, log-log: y FLOP/s, x FLOP/byte (█ decode, • prefill)",
+                        "roofline: y FLOP/s, x FLOP/byte (█ decode • prefill)",
+                        "y FLOP/s, x FLOP/byte (█ decode • prefill)",
+                        "y FLOP/s x FLOP/B █ decode • prefill",
+                        "y FLOP/s, x FLOP/byte",
+                        "y FLOP/s, x FLOP/B",
+                        "FLOP/s, FLOP/B",
+                    ]
+                }),
                 x_bounds: rp.x_bounds,
                 y_bounds: rp.y_bounds,
                 x_labels: &rp.x_labels,
@@ -896,7 +904,10 @@ impl Widget for BoundsPane<'_> {
                 }
                 continue;
             }
-            let fig_w = (figures.chars().count() as u16).min(top.width / 2);
+            // The figures whole (the unit last: "/ 36.0 GiB" never cut to "Gi"); the bar
+            // keeps at least 8 cells.
+            let fig_w = (figures.chars().count() as u16)
+                .min(top.width.saturating_sub(name_w + 8).max(top.width / 2));
             let bar_w = top.width.saturating_sub(name_w + fig_w);
             Paragraph::new(Span::styled(format!("{:<9}", b.name), t.heading()))
                 .render(Rect::new(top.x, y, name_w, 1), buf);

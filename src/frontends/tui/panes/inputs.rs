@@ -1,5 +1,6 @@
 //! The input panes (Model, Cache & run, Machine): a title and a field list.
 
+use crate::profile::file::MachineFile;
 use crate::tui::fields::{Pane, Row};
 use crate::tui::theme::Theme;
 use crate::tui::widgets::FieldList;
@@ -31,8 +32,17 @@ impl Widget for InputPane<'_> {
             format!("{} · {}", self.pane.title(), self.subtitle)
         };
         let inner = super::block(String::new(), self.focused, self.theme).inner(area);
+        // On the last field, the read-only rows after it (the Machine pane's notes) come into
+        // view below it, as far as the pane holds them.
+        let last_field = self.rows.iter().rposition(|r| r.field.is_some());
+        let anchor = if last_field == Some(self.selected) {
+            (self.selected + (inner.height as usize).saturating_sub(1))
+                .min(self.rows.len().saturating_sub(1))
+        } else {
+            self.selected
+        };
         // Rows the pane cannot show are said in its title (↑↓ reach them).
-        let (above, below) = crate::tui::layout::hidden_rows(inner, self.rows.len(), self.selected);
+        let (above, below) = crate::tui::layout::hidden_rows(inner, self.rows.len(), anchor);
         if above > 0 {
             title.push_str(&format!(" · ↑ {above} more"));
         }
@@ -45,10 +55,80 @@ impl Widget for InputPane<'_> {
         FieldList {
             rows: self.rows,
             selected: self.selected,
+            anchor,
             focused: self.focused,
             label_width: 11,
             theme: self.theme,
         }
         .render(inner, buf);
+    }
+}
+
+/// The Machine pane's last block: the profile's notes (what its figures assume: the CUDA
+/// context to count as A, host RAM to edit) and, per tier, where its free memory comes from
+/// (the Mac's GPU working set), word-wrapped to `width` cells. Read-only rows that ↓ scrolls
+/// to; none when the profile has neither.
+pub fn notes_rows(m: &MachineFile, width: usize) -> Vec<Row> {
+    let mut paragraphs: Vec<String> = Vec::new();
+    if !m.notes.trim().is_empty() {
+        paragraphs.push(m.notes.trim().to_string());
+    }
+    for t in &m.tiers {
+        if let Some(f) = &t.free
+            && !f.source.trim().is_empty()
+        {
+            paragraphs.push(format!("{} free memory: {}", t.name, f.source.trim()));
+        }
+    }
+    if paragraphs.is_empty() {
+        return Vec::new();
+    }
+    let text = |label: String, heading: bool| Row {
+        field: None,
+        label,
+        value: String::new(),
+        tag: None,
+        slider: None,
+        heading,
+    };
+    let mut rows = vec![text("Notes (profile)".into(), true)];
+    for p in paragraphs {
+        rows.extend(wrap(&p, width.max(12)).into_iter().map(|l| text(l, false)));
+    }
+    rows
+}
+
+/// Words into lines of at most `width` characters (a longer word is cut with "…").
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let word = crate::tui::format::fit(word, width);
+        let n = line.chars().count();
+        if n > 0 && n + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn notes_wrap_at_words() {
+        assert_eq!(
+            wrap("the CUDA context and driver take some of it", 16),
+            ["the CUDA context", "and driver take", "some of it"]
+        );
+        assert_eq!(wrap("recommendedMaxWorkingSetSize", 10), ["recommend…"]);
     }
 }

@@ -74,8 +74,12 @@ impl Col {
             Col::Basis => "bandwidth",
         }
     }
-    /// Cells the column takes (at least its title).
+    /// Cells the column takes: its figures, and its title with room for the sort mark (a
+    /// right-aligned `short ctx↓` keeps its first letter).
     pub fn width(self) -> u16 {
+        self.cells().max(self.title().chars().count() as u16 + 1)
+    }
+    fn cells(self) -> u16 {
         match self {
             Col::Fits => 4,
             Col::Ngl => 7,
@@ -112,7 +116,16 @@ impl Col {
             Col::CapacityTier | Col::DecodeTier | Col::Basis => 0.0,
         }
     }
-    fn text(self, f: &CompareFigures) -> String {
+    /// A rate column's cells are whole numbers when any machine's figure there reaches
+    /// 10,000 (`whole`), so one column never mixes `17,657` with `4,087.79`.
+    fn rate(self) -> bool {
+        matches!(
+            self,
+            Col::Short | Col::Full | Col::Overlap | Col::Inventory | Col::Prefill
+        )
+    }
+    fn text(self, f: &CompareFigures, whole: bool) -> String {
+        let column_rate = |tps: f64| column_rate(tps, whole);
         match self {
             Col::Fits => if f.fits { "yes" } else { "NO" }.into(),
             Col::Ngl => match f.gpu_layers {
@@ -174,7 +187,8 @@ pub struct CompareView {
     pub marked: Vec<String>,
     /// Show only the marked machines (`f`).
     pub only_marked: bool,
-    /// Text filter (`/`): machines whose id or name contains it (case-insensitive).
+    /// Text filter (`/`): machines whose id (the text the machine column shows) contains it,
+    /// case-insensitive.
     pub filter: String,
     /// A one-line note (why a mark was refused).
     pub note: Option<String>,
@@ -220,9 +234,7 @@ impl CompareView {
     fn shown(&self, r: &CompareRow) -> bool {
         let f = self.filter.trim().to_lowercase();
         (!self.only_marked || self.marked.is_empty() || self.marked.contains(&r.machine_id))
-            && (f.is_empty()
-                || r.machine_id.to_lowercase().contains(&f)
-                || r.machine_name.to_lowercase().contains(&f))
+            && (f.is_empty() || r.machine_id.to_lowercase().contains(&f))
     }
 
     fn resort(&mut self) {
@@ -244,7 +256,7 @@ impl CompareView {
                     let o = if col.higher_is_better() {
                         col.numeric(x).total_cmp(&col.numeric(y))
                     } else {
-                        col.text(x).cmp(&col.text(y))
+                        col.text(x, false).cmp(&col.text(y, false))
                     };
                     if desc { o.reverse() } else { o }
                 }
@@ -254,6 +266,14 @@ impl CompareView {
         });
         self.order = order;
         self.selected = self.selected.min(self.order.len().saturating_sub(1));
+    }
+
+    /// Put the cursor on the machine in use (when the view opens).
+    pub fn select_current(&mut self) {
+        if let Some(i) = (self.order.iter()).position(|i| self.rows[*i].machine_id == self.current)
+        {
+            self.selected = i;
+        }
     }
 
     /// The machine id of the selected row.
@@ -362,7 +382,22 @@ impl CompareView {
                     self.hidden.retain(|x| *x != c);
                 } else {
                     self.hidden.push(c);
+                    // Rows are never ordered by a column that is not shown.
+                    if self.sort.is_some_and(|(s, _)| s == c) {
+                        self.sort = None;
+                        self.note = Some(format!(
+                            "{} hidden: rows back in their first order",
+                            c.title()
+                        ));
+                        self.resort();
+                    }
                 }
+            }
+            Action::Reverse if self.hidden.contains(&Col::ALL[self.column]) => {
+                self.note = Some(format!(
+                    "{} is hidden: - shows it, then r sorts by it",
+                    Col::ALL[self.column].title()
+                ));
             }
             Action::Reverse => {
                 let c = Col::ALL[self.column];
@@ -386,15 +421,19 @@ impl CompareView {
     }
 }
 
-/// A tokens/s cell: two decimals below 10,000, whole above (`★17,202` fits 9 cells with
-/// its best-mark; the decimals of a five-digit ceiling say nothing).
-fn column_rate(tps: f64) -> String {
-    if tps.is_finite() && tps >= 10_000.0 {
+/// A tokens/s cell: two decimals, or whole when the column holds a figure of 10,000 or more
+/// (`★17,202` fits 9 cells with its best-mark; the decimals of a five-digit ceiling say
+/// nothing, and the column keeps one format: `4,088` beside `17,657`, not `4,087.79`).
+fn column_rate(tps: f64, whole: bool) -> String {
+    if whole && tps.is_finite() && tps >= 1.0 {
         crate::tui::format::grouped(tps, 0)
     } else {
         crate::tui::format::rate(tps)
     }
 }
+
+/// The mark of the machine in use (the legend names it).
+pub const IN_USE: &str = "◆";
 
 /// Cells of the machine column.
 const MACHINE_WIDTH: u16 = 28;
@@ -420,7 +459,7 @@ impl Widget for CompareScreen<'_> {
             Constraint::Length(1),
             Constraint::Length(1),
             Constraint::Fill(1),
-            Constraint::Length(4),
+            Constraint::Length(2),
         ])
         .areas(area);
         Paragraph::new(Line::from(vec![
@@ -469,9 +508,18 @@ impl Widget for CompareScreen<'_> {
         };
         spans.push(Span::styled(
             format!(
-                " · {} of {} machines{shown}{}",
+                " · row {} of {}{}{shown}{}",
+                if v.order.is_empty() {
+                    0
+                } else {
+                    v.selected + 1
+                },
                 v.order.len(),
-                v.rows.len(),
+                if v.order.len() < v.rows.len() {
+                    format!(" (of {})", v.rows.len())
+                } else {
+                    String::new()
+                },
                 if v.filter.is_empty() {
                     String::new()
                 } else {
@@ -480,6 +528,16 @@ impl Widget for CompareScreen<'_> {
             ),
             t.label(),
         ));
+        // Cut with "…" when the line is wider than the view.
+        let mut room = picker.width as usize;
+        let spans: Vec<Span> = spans
+            .into_iter()
+            .map(|sp| {
+                let text = crate::tui::format::fit(&sp.content, room);
+                room = room.saturating_sub(text.chars().count());
+                Span::styled(text, sp.style)
+            })
+            .collect();
         Paragraph::new(Line::from(spans)).render(picker, buf);
         block.render(body, buf);
         let mut widths = vec![Constraint::Fill(1)];
@@ -508,6 +566,17 @@ impl Widget for CompareScreen<'_> {
             }
         }));
         let best: Vec<Option<f64>> = cols.iter().map(|c| v.best(*c)).collect();
+        // Over every machine, not just those shown, so filtering never changes a format.
+        let whole: Vec<bool> = (cols.iter())
+            .map(|c| {
+                c.rate()
+                    && (v.rows.iter()).any(|r| {
+                        r.outcome
+                            .as_ref()
+                            .is_ok_and(|f| c.numeric(f).is_finite() && c.numeric(f) >= 10_000.0)
+                    })
+            })
+            .collect();
         let name_width = inner
             .width
             .saturating_sub(cols.iter().map(|c| c.width() + 1).sum::<u16>())
@@ -527,8 +596,9 @@ impl Widget for CompareScreen<'_> {
                 } else {
                     " "
                 };
+                // The machine in use: a mark unlike the cursor (the highlighted row).
                 let here = if r.machine_id == v.current {
-                    "▶"
+                    IN_USE
                 } else {
                     " "
                 };
@@ -553,8 +623,8 @@ impl Widget for CompareScreen<'_> {
                 ])];
                 match &r.outcome {
                     Ok(f) => {
-                        for (c, b) in cols.iter().zip(&best) {
-                            let text = c.text(f);
+                        for ((c, b), w) in cols.iter().zip(&best).zip(&whole) {
+                            let text = c.text(f, *w);
                             let is_best = f.fits && b.is_some_and(|b| c.numeric(f) == b);
                             let style = match c {
                                 Col::Fits | Col::Headroom if !f.fits => t.bad(),
@@ -595,29 +665,70 @@ impl Widget for CompareScreen<'_> {
         } else if let Some(n) = &v.note {
             Line::from(Span::styled(n.clone(), t.warn()))
         } else {
-            // Upper bounds only when counted from the tensor inventory; else every figure is
-            // file mode and says so.
-            let upper = v
-                .rows
-                .iter()
-                .any(|r| r.outcome.as_ref().is_ok_and(|f| f.ceiling_is_upper_bound));
             Line::from(Span::styled(
-                if upper {
-                    "upper bounds in tokens/s, not predictions (every byte: file mode) · own -ngl · free GiB · ★ best that fits · non-fitting last · spec* = vendor bw"
-                } else {
-                    "tokens/s if every byte is read (file mode: no inventory, not upper bounds) · own -ngl · free GiB · ★ best fit · non-fitting last · spec* = vendor bw"
-                },
+                wrap2(&legend(v, &cols), foot.width as usize),
                 t.label(),
             ))
         };
-        Paragraph::new(vec![
-            first_line,
-            Line::from(Span::styled(
-                "Space mark · f marked only · / filter · ←→ column · - hide · r sort · Enter use",
-                t.label(),
-            )),
-        ])
-        .wrap(ratatui::widgets::Wrap { trim: true })
-        .render(foot, buf);
+        // The keys are in the footer below, generated from the keymap with every view's.
+        Paragraph::new(vec![first_line])
+            .wrap(ratatui::widgets::Wrap { trim: true })
+            .render(foot, buf);
     }
+}
+
+/// The line under the table: what the figures are, and a word for each mark and column on
+/// screen (never one that is scrolled off or hidden).
+pub fn legend(v: &CompareView, cols: &[Col]) -> String {
+    let figures =
+        |f: fn(&CompareFigures) -> bool| v.rows.iter().any(|r| r.outcome.as_ref().is_ok_and(f));
+    // Upper bounds only when counted from the tensor inventory; else every figure is file
+    // mode and says so.
+    let mut parts = vec![if figures(|f| f.ceiling_is_upper_bound) {
+        "upper bounds in tokens/s, not predictions".to_string()
+    } else {
+        "tokens/s if every byte is read (file mode: no inventory, not upper bounds)".to_string()
+    }];
+    let on = |c: Col| cols.contains(&c);
+    if on(Col::Inventory) {
+        parts.push("every byte: file mode".into());
+    }
+    if on(Col::Ngl) {
+        parts.push("-ngl: each machine's own".into());
+    }
+    parts.push(format!("{IN_USE} in use"));
+    if !v.marked.is_empty() {
+        parts.push("● marked".into());
+    }
+    if cols.iter().any(|c| v.best(*c).is_some()) {
+        parts.push("★ best that fits".into());
+    }
+    parts.push("non-fitting last".into());
+    if on(Col::Basis) && figures(|f| f.optimistic_vendor) {
+        parts.push("spec* = vendor bandwidth".into());
+    }
+    parts.join(" · ")
+}
+
+/// `text` in at most two lines of `width` (words kept whole; a cut ends in "…"), joined by
+/// a space, so that wrapping it at `width` gives the same two lines.
+fn wrap2(text: &str, width: usize) -> String {
+    let mut lines: Vec<String> = vec![String::new()];
+    for w in text.split(' ') {
+        let cur = lines.last_mut().expect("one line");
+        if cur.is_empty() || cur.chars().count() + 1 + w.chars().count() <= width {
+            if !cur.is_empty() {
+                cur.push(' ');
+            }
+            cur.push_str(w);
+        } else {
+            lines.push(w.to_string());
+        }
+    }
+    if lines.len() > 2 {
+        let rest = lines[1..].join(" ");
+        lines.truncate(1);
+        lines.push(crate::tui::format::fit(&rest, width));
+    }
+    lines.join(" ")
 }

@@ -1,4 +1,5 @@
-//! The help overlay: every key of the keymap, by context.
+//! The help overlay: every key of the keymap, by context, the keys of the view it was opened
+//! from first.
 
 use crate::tui::keymap::{Context, Keymap};
 use crate::tui::theme::Theme;
@@ -11,6 +12,8 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Widget};
 pub struct HelpOverlay<'a> {
     /// Keys.
     pub keymap: &'a Keymap,
+    /// The view it was opened from: its keys come first.
+    pub context: Context,
     /// Rows scrolled (↑↓ PgUp PgDn g G while it is open).
     pub scroll: usize,
     /// Set to the last useful scroll row when drawn, so the keys stop there.
@@ -23,11 +26,20 @@ impl HelpOverlay<'_> {
     fn lines(&self, key_w: usize, col_w: usize) -> Vec<Line<'static>> {
         let t = self.theme;
         let mut out = Vec::new();
-        for ctx in Context::ALL {
-            out.push(Line::from(Span::styled(
-                ctx.title().to_string(),
-                t.heading(),
-            )));
+        // This view's keys first, then the ones that work everywhere, then the other views'.
+        let mut order = vec![self.context];
+        for c in std::iter::once(Context::Global).chain(Context::ALL) {
+            if !order.contains(&c) {
+                order.push(c);
+            }
+        }
+        for ctx in order {
+            let title = if ctx == self.context && ctx != Context::Global {
+                format!("{} · this view", ctx.title())
+            } else {
+                ctx.title().to_string()
+            };
+            out.push(Line::from(Span::styled(title, t.heading())));
             for b in self.keymap.bindings(ctx) {
                 // A help text longer than its column ends in "…" rather than running into
                 // the next column.

@@ -248,6 +248,11 @@ impl LibraryView {
         Some(self.scanned[r.index].found.spec.clone())
     }
 
+    /// The model open in the panes is this row's (its file, or its `ollama:` name).
+    fn open_matches(&self, sc: &Scanned, open: Option<&std::path::Path>) -> bool {
+        open.is_some_and(|o| o == sc.found.spec || o == sc.found.path)
+    }
+
     /// Next sort order.
     fn next_sort(&mut self) {
         self.sort = match self.sort {
@@ -259,8 +264,21 @@ impl LibraryView {
         };
     }
 
+    /// Why the selected row cannot be evaluated, with its file name (None: it can).
+    pub fn selected_error(&self) -> Option<String> {
+        let r = self.rows.get(self.selected)?;
+        let e = r.outcome.as_ref().err()?;
+        let path = &self.scanned[r.index].found.path;
+        let why = reason(e, path);
+        Some(crate::sanitize::text(&format!("{}: {why}", path.display())).into_owned())
+    }
+
     /// Move or re-sort; returns true when the rows must be re-sorted.
     pub fn update(&mut self, a: Action, page: usize) -> bool {
+        // What the last added folder brought is news until the next key.
+        if self.rx.is_none() && self.pending.is_empty() {
+            self.note = None;
+        }
         let n = self.rows.len();
         let last = n.saturating_sub(1);
         match a {
@@ -296,8 +314,20 @@ pub struct LibraryScreen<'a> {
     pub view: &'a LibraryView,
     /// The scenario the rows are evaluated on.
     pub scenario: &'a Scenario,
+    /// The model open in the panes (its row is marked).
+    pub open: Option<&'a std::path::Path>,
     /// Styles.
     pub theme: Theme,
+}
+
+/// The mark of the model open in the panes (the line under the table names it).
+pub const OPEN_MARK: &str = "◆";
+
+/// An error as the row shows it: without the file's path (the name column shows the file).
+fn reason(e: &str, path: &std::path::Path) -> String {
+    let p = path.display().to_string();
+    let e = e.strip_prefix(p.as_str()).unwrap_or(e);
+    e.trim_start_matches([':', ' ']).to_string()
 }
 
 impl Widget for LibraryScreen<'_> {
@@ -311,26 +341,29 @@ impl Widget for LibraryScreen<'_> {
             Constraint::Length(1),
         ])
         .areas(area);
+        // An empty list says so, not "row 0 of 0".
+        let position = if v.rows.is_empty() {
+            "no models".to_string()
+        } else {
+            format!("row {} of {}", v.selected + 1, v.rows.len())
+        };
+        let title = format!(
+            "{position} · {} · ctx {}{} · K {} V {} · by {}",
+            s.machine.id,
+            units::fmt_tokens(s.cache.context),
+            if s.cache.sequences == 1 {
+                String::new()
+            } else {
+                format!(" × {}", s.cache.sequences)
+            },
+            s.cache.type_k,
+            s.cache.type_v,
+            sort_name(v.sort)
+        );
+        let room = (head.width as usize).saturating_sub("Library · ".len());
         Paragraph::new(Line::from(vec![
             Span::styled("Library · ", t.heading()),
-            Span::styled(
-                format!(
-                    "{} model{} · {} · ctx {}{} · K {} V {} · by {}",
-                    v.rows.len(),
-                    if v.rows.len() == 1 { "" } else { "s" },
-                    s.machine.id,
-                    units::fmt_tokens(s.cache.context),
-                    if s.cache.sequences == 1 {
-                        String::new()
-                    } else {
-                        format!(" × {}", s.cache.sequences)
-                    },
-                    s.cache.type_k,
-                    s.cache.type_v,
-                    sort_name(v.sort)
-                ),
-                t.text(),
-            ),
+            Span::styled(crate::tui::format::fit(&title, room), t.text()),
         ]))
         .render(head, buf);
         let block = Block::new()
@@ -346,7 +379,9 @@ impl Widget for LibraryScreen<'_> {
             } else {
                 format!("no GGUF models in {}", v.searched.join(", "))
             };
-            Paragraph::new(Span::styled(msg, t.label())).render(inner, buf);
+            Paragraph::new(Span::styled(msg, t.label()))
+                .wrap(ratatui::widgets::Wrap { trim: true })
+                .render(inner, buf);
         } else {
             // Widths: the numbers fixed, the name takes what is left.
             let wide = inner.width >= 110;
@@ -357,15 +392,15 @@ impl Widget for LibraryScreen<'_> {
                 titles.extend(["store", "arch"]);
             }
             widths.extend([
-                Constraint::Length(9),
+                // "999.999 MiB": bytes in the binary unit that shows them.
+                Constraint::Length(11),
                 Constraint::Length(if wide { 19 } else { 9 }),
-                // "error": a row the file refuses (its reason is in the foot when selected).
-                Constraint::Length(5),
+                Constraint::Length(4),
                 Constraint::Length(12),
                 // "99,999.99": the widest rate below 100,000 (whole numbers from there).
                 Constraint::Length(9),
             ]);
-            titles.extend(["file GB", "quant mix", "fits", "max ctx", "ceiling"]);
+            titles.extend(["size", "quant mix", "fits", "max ctx", "ceiling"]);
             // The name column's width: what the fixed columns and the gaps leave. A long name
             // keeps its end (the file name) and loses its start.
             let fixed: u16 = widths
@@ -403,45 +438,43 @@ impl Widget for LibraryScreen<'_> {
                     let sc = &v.scanned[r.index];
                     let c = crate::outputs::models::cells(sc, r);
                     let f = r.outcome.as_ref().ok();
-                    let mut cells =
-                        vec![Line::from(crate::tui::format::keep_tail(&c[0], name_width))];
-                    if wide {
-                        cells.push(Line::from(c[1].clone()));
-                        cells.push(Line::from(c[2].clone()));
-                    }
-                    let gb = sc
-                        .file_bytes()
-                        .map(|b| format!("{:.3}", units::Bytes(b).gb()))
-                        .unwrap_or_else(|| "-".into());
-                    cells.push(Line::from(gb).right_aligned());
-                    // The two largest types (narrow: the largest only).
-                    let keep = if wide { 2 } else { 1 };
-                    let mix = c[4].split(", ").take(keep).collect::<Vec<_>>().join(", ");
-                    cells.push(Line::from(mix));
-                    match &r.outcome {
-                        Ok(_) => {
-                            let fits = f.is_some_and(|f| f.fits);
-                            cells.push(Line::from(Span::styled(
-                                if fits { "yes" } else { "NO" },
-                                if fits { t.ok() } else { t.bad() },
-                            )));
-                            let ctx = if c[6].ends_with('*') {
-                                c[6].clone()
-                            } else {
-                                format!("{} ", c[6])
-                            };
-                            cells.push(Line::from(ctx).right_aligned());
-                            cells.push(
-                                Line::from(Span::styled(c[7].clone(), t.figure())).right_aligned(),
-                            );
+                    let is_open = v.open_matches(sc, self.open);
+                    let name = crate::tui::format::keep_tail(&c[0], name_width.saturating_sub(2));
+                    let mut cells = vec![Line::from(vec![
+                        Span::raw(if is_open { OPEN_MARK } else { " " }),
+                        Span::raw(" "),
+                        Span::raw(name),
+                    ])];
+                    // An error row has only its name here: the reason is drawn across the
+                    // other columns after the table.
+                    if r.outcome.is_ok() {
+                        if wide {
+                            cells.push(Line::from(c[1].clone()));
+                            cells.push(Line::from(c[2].clone()));
                         }
-                        // Refused as `report` and `inspect` refuse it: the reason is in the
-                        // foot while the row is selected.
-                        Err(_) => {
-                            cells.push(Line::from(Span::styled("error", t.bad())));
-                            cells.push(Line::from("- ").right_aligned());
-                            cells.push(Line::from("-").right_aligned());
-                        }
+                        let size = sc
+                            .file_bytes()
+                            .map(units::fmt_binary)
+                            .unwrap_or_else(|| "-".into());
+                        cells.push(Line::from(size).right_aligned());
+                        // The two largest types (narrow: the largest only).
+                        let keep = if wide { 2 } else { 1 };
+                        let mix = c[4].split(", ").take(keep).collect::<Vec<_>>().join(", ");
+                        cells.push(Line::from(mix));
+                        let fits = f.is_some_and(|f| f.fits);
+                        cells.push(Line::from(Span::styled(
+                            if fits { "yes" } else { "NO" },
+                            if fits { t.ok() } else { t.bad() },
+                        )));
+                        let ctx = if c[6].ends_with('*') {
+                            c[6].clone()
+                        } else {
+                            format!("{} ", c[6])
+                        };
+                        cells.push(Line::from(ctx).right_aligned());
+                        cells.push(
+                            Line::from(Span::styled(c[7].clone(), t.figure())).right_aligned(),
+                        );
                     }
                     let style = if i == v.selected {
                         t.selected()
@@ -455,6 +488,35 @@ impl Widget for LibraryScreen<'_> {
                 .header(header)
                 .column_spacing(1)
                 .render(inner, buf);
+            // An error row: its reason over the columns after the name, cut with "…" (Enter
+            // shows it whole).
+            // They start after the longest name among the error rows shown (a wide terminal
+            // gives the reason the room the name column does not use).
+            let names = (v.rows.iter().skip(off).take(h))
+                .filter(|r| r.outcome.is_err())
+                .map(|r| {
+                    let c = crate::outputs::models::cells(&v.scanned[r.index], r);
+                    c[0].chars().count() + 2
+                })
+                .max()
+                .unwrap_or(0)
+                .min(name_width);
+            let x = inner.x + names as u16 + 1;
+            let w = inner.right().saturating_sub(x) as usize;
+            for (n, r) in v.rows.iter().enumerate().skip(off).take(h) {
+                if let Err(e) = &r.outcome {
+                    let why = reason(e, &v.scanned[r.index].found.path);
+                    let text = crate::sanitize::text(&format!("error: {why}")).into_owned();
+                    let y = inner.y + 1 + (n - off) as u16;
+                    let style = if n == v.selected {
+                        t.selected().patch(t.bad())
+                    } else {
+                        t.bad()
+                    };
+                    let text = format!("{:<w$}", crate::tui::format::fit(&text, w));
+                    buf.set_stringn(x, y, text, w, style);
+                }
+            }
         }
         let problems = if v.problems.is_empty() {
             String::new()
@@ -498,16 +560,38 @@ impl Widget for LibraryScreen<'_> {
                     }
                 };
                 Line::from(Span::styled(
-                    format!("{mark}{}", crate::sanitize::text(&what)),
+                    crate::tui::format::fit(
+                        &format!("{mark}{}", crate::sanitize::text(&what)),
+                        foot.width as usize,
+                    ),
                     style,
                 ))
             }
-            _ => Line::from(Span::styled(
-                format!(
-                    "{note}ceilings tok/s at ctx (upper bounds) · own -ngl · GB = 10^9 B · * above native{problems}"
-                ),
-                t.label(),
-            )),
+            _ => {
+                let open = if v
+                    .rows
+                    .iter()
+                    .any(|r| v.open_matches(&v.scanned[r.index], self.open))
+                {
+                    format!("{OPEN_MARK} open · ")
+                } else {
+                    String::new()
+                };
+                // Narrow: the store and arch columns are left out, and the line says so.
+                let text = if !v.rows.is_empty() && inner.width < 110 {
+                    format!(
+                        "{note}{open}store, arch: ≥110 cols · upper bounds tok/s at ctx · own -ngl · * > native{problems}"
+                    )
+                } else {
+                    format!(
+                        "{note}{open}ceilings tok/s at ctx (upper bounds) · own -ngl · * above native{problems}"
+                    )
+                };
+                Line::from(Span::styled(
+                    crate::tui::format::fit(&text, foot.width as usize),
+                    t.label(),
+                ))
+            }
         };
         Paragraph::new(line).render(foot, buf);
     }

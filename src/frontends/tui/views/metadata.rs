@@ -13,8 +13,11 @@ use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 /// The view's state.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MetadataView {
-    /// Key search (case-insensitive substring).
+    /// Search (case-insensitive substring) of key names, values, and the values of the
+    /// arrays already read.
     pub search: String,
+    /// Arrays the search could not look into: not read yet (Enter reads one).
+    pub unread_arrays: usize,
     /// Indices of the keys shown.
     pub shown: Vec<usize>,
     /// Selected key (index into `shown`).
@@ -32,9 +35,14 @@ impl MetadataView {
     /// Recompute the shown keys.
     pub fn rebuild(&mut self, rows: &[MetaItem]) {
         let needle = self.search.to_lowercase();
-        self.shown = (0..rows.len())
-            .filter(|i| needle.is_empty() || rows[*i].key.to_lowercase().contains(&needle))
-            .collect();
+        let hit = |r: &MetaItem| {
+            needle.is_empty()
+                || r.key.to_lowercase().contains(&needle)
+                || value_text(r).to_lowercase().contains(&needle)
+                || (r.text_lines.iter()).any(|l| l.to_lowercase().contains(&needle))
+        };
+        self.shown = (0..rows.len()).filter(|i| hit(&rows[*i])).collect();
+        self.unread_arrays = 0;
         self.selected = self.selected.min(self.shown.len().saturating_sub(1));
         self.value_row = None;
     }
@@ -44,6 +52,48 @@ impl MetadataView {
         self.search = s;
         self.selected = 0;
         self.rebuild(rows);
+    }
+
+    /// Search the arrays already read too (after [`set_search`](Self::set_search)): an
+    /// array holding the text is listed, and the first one is opened with the cursor on its
+    /// first matching value (a token string is found). Arrays not read yet are counted in
+    /// [`unread_arrays`](Self::unread_arrays) so the header can say they were not searched.
+    pub fn search_arrays(
+        &mut self,
+        rows: &[MetaItem],
+        arrays: &[(String, Result<Vec<String>, String>)],
+    ) {
+        let needle = self.search.to_lowercase();
+        if needle.is_empty() {
+            return;
+        }
+        let mut first: Option<(usize, usize, usize)> = None;
+        for (ri, r) in rows.iter().enumerate() {
+            // Arrays of up to 12 values are listed whole on their row (searched above).
+            if r.array_len.is_none_or(|n| n <= 12) {
+                continue;
+            }
+            let Some((_, Ok(vals))) = arrays.iter().find(|(k, _)| *k == r.key) else {
+                self.unread_arrays += 1;
+                continue;
+            };
+            let Some(vi) = vals.iter().position(|v| v.to_lowercase().contains(&needle)) else {
+                continue;
+            };
+            if !self.shown.contains(&ri) {
+                self.shown.push(ri);
+                self.shown.sort_unstable();
+            }
+            if first.is_none() {
+                first = Some((ri, vi, vals.len()));
+            }
+        }
+        if let Some((ri, vi, len)) = first {
+            self.selected = self.shown.iter().position(|i| *i == ri).unwrap_or(0);
+            self.expanded = Some(rows[ri].key.clone());
+            self.expanded_len = len;
+            self.value_row = Some(vi);
+        }
     }
 
     /// The selected key, if it can expand (an array or a long string).
@@ -196,8 +246,29 @@ impl Widget for MetadataScreen<'_> {
         ];
         if !v.search.is_empty() {
             spans.push(Span::styled(format!(" · /{}", v.search), t.input()));
+            if v.unread_arrays > 0 {
+                spans.push(Span::styled(
+                    format!(
+                        " · {} unread array{} not searched (Enter reads one)",
+                        v.unread_arrays,
+                        if v.unread_arrays == 1 { "" } else { "s" }
+                    ),
+                    t.label(),
+                ));
+            }
         }
-        Paragraph::new(Line::from(spans)).render(head, buf);
+        let head_line = Line::from(spans);
+        let head_line = if head_line.width() > head.width as usize {
+            // Cut with "…", never silently.
+            let text: String = head_line.spans.iter().map(|s| s.content.as_ref()).collect();
+            Line::from(Span::styled(
+                crate::tui::format::fit(&text, head.width as usize),
+                t.heading(),
+            ))
+        } else {
+            head_line
+        };
+        Paragraph::new(head_line).render(head, buf);
         let block = Block::new()
             .borders(Borders::TOP | Borders::BOTTOM)
             .border_style(t.label());
@@ -279,7 +350,7 @@ impl Widget for MetadataScreen<'_> {
                     _ => "loading…".into(),
                 }
             } else {
-                r.value.clone()
+                value_text(r)
             };
             // A value longer than the room left ends in "…" (Enter shows it whole).
             let room = (inner.width as usize).saturating_sub(2 + key_w + 1 + 17);
@@ -291,8 +362,14 @@ impl Widget for MetadataScreen<'_> {
             lines.push(
                 Line::from(vec![
                     Span::raw(mark),
-                    Span::styled(format!("{:<key_w$} ", r.key), t.heading()),
-                    Span::styled(format!("{:<16} ", r.type_name), t.label()),
+                    Span::styled(
+                        format!("{:<key_w$} ", crate::tui::format::fit(&r.key, key_w)),
+                        t.heading(),
+                    ),
+                    Span::styled(
+                        format!("{:<16} ", crate::tui::format::fit(&r.type_name, 16)),
+                        t.label(),
+                    ),
                     Span::raw(value),
                 ])
                 .style(style),
@@ -313,5 +390,127 @@ fn footer_keys(in_values: bool) -> &'static str {
         "· Enter back to the key"
     } else {
         "· Enter expands/collapses ▸"
+    }
+}
+
+/// A key's value as the view shows it: `general.file_type` with its llama.cpp name
+/// (`15 (MOSTLY_Q4_K_M)`), every other value as read.
+pub fn value_text(r: &MetaItem) -> String {
+    if r.key == "general.file_type"
+        && let Some(name) = r.value.trim().parse::<u64>().ok().and_then(ftype_name)
+    {
+        return format!("{} ({name})", r.value.trim());
+    }
+    r.value.clone()
+}
+
+/// The name of a `general.file_type` value: llama.cpp's `enum llama_ftype` (llama.h, b11434)
+/// without its `LLAMA_FTYPE_` prefix; `None` for a number it does not define (4–6 and 33–35
+/// were removed).
+pub fn ftype_name(v: u64) -> Option<&'static str> {
+    Some(match v {
+        0 => "ALL_F32",
+        1 => "MOSTLY_F16",
+        2 => "MOSTLY_Q4_0",
+        3 => "MOSTLY_Q4_1",
+        7 => "MOSTLY_Q8_0",
+        8 => "MOSTLY_Q5_0",
+        9 => "MOSTLY_Q5_1",
+        10 => "MOSTLY_Q2_K",
+        11 => "MOSTLY_Q3_K_S",
+        12 => "MOSTLY_Q3_K_M",
+        13 => "MOSTLY_Q3_K_L",
+        14 => "MOSTLY_Q4_K_S",
+        15 => "MOSTLY_Q4_K_M",
+        16 => "MOSTLY_Q5_K_S",
+        17 => "MOSTLY_Q5_K_M",
+        18 => "MOSTLY_Q6_K",
+        19 => "MOSTLY_IQ2_XXS",
+        20 => "MOSTLY_IQ2_XS",
+        21 => "MOSTLY_Q2_K_S",
+        22 => "MOSTLY_IQ3_XS",
+        23 => "MOSTLY_IQ3_XXS",
+        24 => "MOSTLY_IQ1_S",
+        25 => "MOSTLY_IQ4_NL",
+        26 => "MOSTLY_IQ3_S",
+        27 => "MOSTLY_IQ3_M",
+        28 => "MOSTLY_IQ2_S",
+        29 => "MOSTLY_IQ2_M",
+        30 => "MOSTLY_IQ4_XS",
+        31 => "MOSTLY_IQ1_M",
+        32 => "MOSTLY_BF16",
+        36 => "MOSTLY_TQ1_0",
+        37 => "MOSTLY_TQ2_0",
+        38 => "MOSTLY_MXFP4_MOE",
+        39 => "MOSTLY_NVFP4",
+        40 => "MOSTLY_Q1_0",
+        41 => "MOSTLY_Q2_0",
+        1024 => "GUESSED",
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(key: &str, value: &str) -> MetaItem {
+        MetaItem {
+            key: key.into(),
+            type_name: "u32".into(),
+            value: value.into(),
+            array_len: None,
+            text_lines: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn file_type_is_named_as_llama_cpp_names_it() {
+        assert_eq!(
+            value_text(&item("general.file_type", "15")),
+            "15 (MOSTLY_Q4_K_M)"
+        );
+        assert_eq!(
+            value_text(&item("general.file_type", "7")),
+            "7 (MOSTLY_Q8_0)"
+        );
+        // Removed numbers stay bare; other keys are untouched.
+        assert_eq!(value_text(&item("general.file_type", "5")), "5");
+        assert_eq!(value_text(&item("llama.block_count", "15")), "15");
+    }
+
+    #[test]
+    fn search_finds_values_and_read_arrays() {
+        let mut rows = vec![
+            item("general.name", "\"Gemma 3 270m\""),
+            item("general.file_type", "15"),
+        ];
+        let mut tokens = item("tokenizer.ggml.tokens", "4,412,518 bytes unread");
+        tokens.array_len = Some(262_144);
+        rows.push(tokens);
+        let mut v = MetadataView::default();
+        v.set_search("gemma 3".into(), &rows);
+        assert_eq!(v.shown, vec![0]);
+        v.set_search("q4_k_m".into(), &rows);
+        assert_eq!(v.shown, vec![1]);
+        // A token string: not found while the array is unread, and the header says so.
+        v.set_search("<start_of_turn>".into(), &rows);
+        v.search_arrays(&rows, &[]);
+        assert!(v.shown.is_empty());
+        assert_eq!(v.unread_arrays, 1);
+        let read = vec![(
+            "tokenizer.ggml.tokens".to_string(),
+            Ok(vec![
+                "<pad>".into(),
+                "<eos>".into(),
+                "<start_of_turn>".into(),
+            ]),
+        )];
+        v.set_search("<start_of_turn>".into(), &rows);
+        v.search_arrays(&rows, &read);
+        assert_eq!(v.shown, vec![2]);
+        assert_eq!(v.unread_arrays, 0);
+        assert_eq!(v.expanded.as_deref(), Some("tokenizer.ggml.tokens"));
+        assert_eq!(v.value_row, Some(2));
     }
 }

@@ -25,7 +25,8 @@ pub enum Column {
     Shape,
     /// Elements.
     Elements,
-    /// Data offset (file order).
+    /// Where the tensor's data starts in its file (file order): absolute, the data
+    /// section's start included.
     #[default]
     Offset,
     /// Bytes.
@@ -57,7 +58,7 @@ impl Column {
             Column::Elements => "elements",
             Column::Bytes => "bytes",
             Column::Bits => "bits/w",
-            Column::Offset => "offset",
+            Column::Offset => "file offset",
             Column::Counted => "read per token",
         }
     }
@@ -120,11 +121,73 @@ pub struct TensorView {
     pub shown_elements: u64,
     /// Σ bytes of the tensors shown (after filter and search, folded or not).
     pub shown_bytes: u64,
-    /// The longest "read per token" entry of the file, in characters (at most 36).
-    pub counted_width: u16,
+    /// Each column's widest cell of the file (tensors and group rollups), in characters, in
+    /// [`Column::ALL`] order; the name's is its longest name or group heading.
+    pub content_width: [u16; 8],
     /// Labels of the folded groups (their tensors are hidden).
     pub collapsed: Vec<String>,
+    /// Where each shard's tensor data starts in its file, bytes (GGUF: the header aligned
+    /// up; safetensors: 8 + the JSON header): the offset column adds it to the reader's
+    /// data-relative offset.
+    pub data_start: Vec<u64>,
 }
+
+/// Where each shard's tensor data starts in its file, for [`TensorView::data_start`].
+pub fn data_starts(l: &crate::tui::file::Loaded) -> Vec<u64> {
+    match (&l.opened.mlx, l.opened.is_mlx_only()) {
+        (Some(m), true) => (m.model.shards.iter())
+            .map(|s| s.header.data_start)
+            .collect(),
+        _ => (l.opened.artifact.shards.iter())
+            .map(|s| s.header.data_start)
+            .collect(),
+    }
+}
+
+/// A tensor's shape as the table shows it: `2048 × 768 × 128`.
+fn shape_text(x: &TensorItem) -> String {
+    x.shape
+        .iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join(" × ")
+}
+
+/// The widest cell of each column (see [`TensorView::content_width`]).
+fn content_widths(v: &TensorView, inv: &[TensorItem]) -> [u16; 8] {
+    let n = |s: &str| s.chars().count() as u16;
+    let digits = |x: u64| n(&units::group_digits(x as u128));
+    let mut w = [0u16; 8];
+    for x in inv {
+        let cells = [
+            n(&x.name),
+            n(&x.type_name),
+            n(&shape_text(x)),
+            digits(x.elements),
+            x.bytes.map_or(1, digits),
+            5,
+            digits(v.absolute_offset(x)),
+            n(&x.counted),
+        ];
+        for (m, c) in w.iter_mut().zip(cells) {
+            *m = (*m).max(c);
+        }
+    }
+    // Group rollups: a heading in the name column, Σ elements and Σ bytes, "12.3% of bytes".
+    let elements: u64 = inv.iter().map(|x| x.elements).sum();
+    w[0] = w[0].max(n("▾ outside layers · 9,999 tensors"));
+    w[3] = w[3].max(digits(elements));
+    w[4] = w[4].max(digits(v.total_bytes));
+    w[7] = w[7].max(n("100.0% of bytes"));
+    w
+}
+
+/// The widest a shape cell grows before it ends in "…".
+const SHAPE_MAX: u16 = 24;
+/// The narrowest the name column is drawn while other columns are dropped for it.
+const NAME_MIN: u16 = 24;
+/// The widest the name column asks for before other columns are dropped for it.
+const NAME_MAX: u16 = 44;
 
 fn cmp_tensors(a: &TensorItem, b: &TensorItem, col: Column) -> Ordering {
     match col {
@@ -166,6 +229,46 @@ fn natural(a: &str, b: &str) -> Ordering {
 }
 
 impl TensorView {
+    /// Where a tensor's data starts in its file, bytes (its shard's data start added).
+    pub fn absolute_offset(&self, x: &TensorItem) -> u64 {
+        (self.data_start.get(x.shard).copied())
+            .unwrap_or(0)
+            .saturating_add(x.offset)
+    }
+
+    /// The columns drawn in `width` cells, left to right, and the room for the name column
+    /// (and what "read per token" needs beyond its title). The name column asks for its
+    /// longest name (at most 44 cells); the least needed columns are dropped until it gets
+    /// that, or until only name, type and bytes are left.
+    pub fn layout(&self, width: u16) -> (Vec<Column>, u16) {
+        let name_want = self.content_width[0].clamp(NAME_MIN, NAME_MAX);
+        // "read per token" (the last column) asks only for its title: it takes what the
+        // name leaves and cuts a longer entry with "…".
+        let need = |c: Column| match c {
+            Column::Counted => c.title().chars().count() as u16 + 1,
+            _ => col_width(c, self),
+        };
+        let others = |cols: &[Column]| -> u16 {
+            cols.iter()
+                .filter(|c| **c != Column::Name)
+                .map(|c| need(*c) + 1)
+                .sum()
+        };
+        let mut cols: Vec<Column> = Column::ALL.to_vec();
+        for drop in [
+            Column::Offset,
+            Column::Elements,
+            Column::Shape,
+            Column::Counted,
+            Column::Bits,
+        ] {
+            if name_want + others(&cols) <= width {
+                break;
+            }
+            cols.retain(|c| *c != drop);
+        }
+        (cols.clone(), width.saturating_sub(others(&cols)))
+    }
     /// The types in the file, most bytes first (the filter cycles through them).
     fn types(inv: &[TensorItem]) -> Vec<String> {
         let mut t: Vec<(String, u64)> = Vec::new();
@@ -194,12 +297,7 @@ impl TensorView {
         self.shown = idx.len();
         self.shown_elements = idx.iter().map(|i| inv[*i].elements).sum();
         self.shown_bytes = idx.iter().map(|i| inv[*i].bytes.unwrap_or(0)).sum();
-        self.counted_width = inv
-            .iter()
-            .map(|t| t.counted.chars().count())
-            .max()
-            .unwrap_or(0)
-            .min(36) as u16;
+        self.content_width = content_widths(self, inv);
         let total = self.total_bytes.max(1) as f64;
         self.lines = match self.group {
             Grouping::None => idx.into_iter().map(TableLine::Tensor).collect(),
@@ -225,7 +323,11 @@ impl TensorView {
                     });
                     groups[g].1.push(i);
                 }
-                groups.sort_by(|a, b| a.0.cmp(&b.0));
+                // The groups follow the sort direction too (layer 17 first when descending).
+                groups.sort_by(|a, b| {
+                    let o = a.0.cmp(&b.0);
+                    if self.reverse { o.reverse() } else { o }
+                });
                 let mut out = Vec::with_capacity(idx.len() + groups.len());
                 for ((kind, layer, type_name), members) in groups {
                     let label = match (self.group, kind) {
@@ -328,12 +430,16 @@ impl TensorView {
             Action::End => self.selected = last.max(0) as usize,
             Action::Scroll(_, _, d) => mv(self, d as i64 * 3),
             Action::Left | Action::Right => {
-                let i = Column::ALL
-                    .iter()
-                    .position(|c| *c == self.sort)
-                    .unwrap_or(0) as i32;
+                // Through the columns on screen only: a sort by a hidden column would order
+                // the rows by figures the reader cannot see. From a hidden sort column
+                // (the file order at start, at 80 wide), → goes to the first one shown.
+                let (cols, _) = self.layout(screen.width);
                 let d = if a == Action::Left { -1 } else { 1 };
-                self.sort = Column::ALL[(i + d).rem_euclid(Column::ALL.len() as i32) as usize];
+                self.sort = match cols.iter().position(|c| *c == self.sort) {
+                    Some(i) => cols[(i as i32 + d).rem_euclid(cols.len() as i32) as usize],
+                    None if d > 0 => cols[0],
+                    None => cols[cols.len() - 1],
+                };
                 self.reverse = matches!(self.sort, Column::Elements | Column::Bytes | Column::Bits);
                 self.rebuild(inv);
             }
@@ -381,28 +487,16 @@ impl TensorView {
     }
 }
 
-/// A column's width: its fixed width, widened to its title with the sort arrow and (for
-/// "read per token") to the longest entry of the file.
+/// A column's width: its widest cell in the file (a shape at most 24 cells, longer ones end
+/// in "…"), and at least its title with the sort arrow.
 fn col_width(c: Column, v: &TensorView) -> u16 {
     let title = c.title().chars().count() as u16 + 1;
+    let i = Column::ALL.iter().position(|x| *x == c).unwrap_or(0);
     let content = match c {
-        Column::Counted => v.counted_width,
-        _ => 0,
+        Column::Shape => v.content_width[i].min(SHAPE_MAX),
+        _ => v.content_width[i],
     };
-    width(c).max(title).max(content)
-}
-
-fn width(c: Column) -> u16 {
-    match c {
-        Column::Name => 24,
-        Column::Type => 7,
-        Column::Shape => 13,
-        Column::Elements => 12,
-        Column::Bytes => 13,
-        Column::Bits => 6,
-        Column::Offset => 13,
-        Column::Counted => 16,
-    }
+    content.max(title)
 }
 
 /// `s` in at most `w` columns, ending in "…" when cut (whole when there is no width).
@@ -485,52 +579,65 @@ impl Widget for TensorsScreen<'_> {
             line = header(false, &short);
         }
         Paragraph::new(line).render(head, buf);
-        let block = Block::new()
+        let mut block = Block::new()
             .borders(Borders::TOP | Borders::BOTTOM)
             .border_style(t.label());
+        let (cols, room) = v.layout(body.width);
+        // The name column takes its longest name when there is room for it; what is left
+        // over goes to the last column (so a wide window does not push the figures away
+        // from the names).
+        let name_w = room.min(v.content_width[0].max(NAME_MIN));
+        // Columns left out for width are named on the rule above the table, so the reader
+        // knows the window hides them (and that a wider one shows them).
+        if cols.len() < Column::ALL.len() {
+            let hidden: Vec<&str> = (Column::ALL.iter())
+                .filter(|c| !cols.contains(c))
+                .map(|c| c.title())
+                .collect();
+            let long = format!(
+                " {} of {} columns · wider shows {} ▸ ",
+                cols.len(),
+                Column::ALL.len(),
+                hidden.join(", ")
+            );
+            let short = format!(" {} of {} columns ▸ ", cols.len(), Column::ALL.len());
+            let text = if long.chars().count() + 4 <= body.width as usize {
+                long
+            } else {
+                short
+            };
+            block = block.title_top(Line::from(Span::styled(text, t.label())).right_aligned());
+        }
         let inner = block.inner(body);
         block.render(body, buf);
         let h = inner.height.saturating_sub(1) as usize;
         let off = layout::scroll_offset(v.selected, h, v.lines.len());
-        // Columns that fit beside a name column of at least 24 cells, dropping the least
-        // needed first.
-        let mut cols: Vec<Column> = Column::ALL.to_vec();
-        for drop in [
-            Column::Offset,
-            Column::Elements,
-            Column::Shape,
-            Column::Counted,
-            Column::Bits,
-        ] {
-            let need: u16 = 24
-                + cols
-                    .iter()
-                    .filter(|c| **c != Column::Name)
-                    .map(|c| col_width(*c, v) + 1)
-                    .sum::<u16>();
-            if need <= inner.width {
-                break;
-            }
-            cols.retain(|c| *c != drop);
-        }
+        let last = cols.last().copied();
         let widths: Vec<Constraint> = cols
             .iter()
             .map(|c| {
                 if *c == Column::Name {
+                    Constraint::Length(name_w)
+                } else if Some(*c) == last && !right_aligned(*c) {
                     Constraint::Fill(1)
                 } else {
                     Constraint::Length(col_width(*c, v))
                 }
             })
             .collect();
-        // The name column takes what the others leave; a longer name ends in "…" (never cut
-        // silently: "post_attention_norm.weig" read as a name).
-        let name_w = inner.width.saturating_sub(
-            cols.iter()
-                .filter(|c| **c != Column::Name)
-                .map(|c| col_width(*c, v) + 1)
-                .sum::<u16>(),
-        ) as usize;
+        // A name longer than its column ends in "…" (never cut silently:
+        // "post_attention_norm.weig" read as a name).
+        let name_w = name_w as usize;
+        // "read per token" is last: what the name and the other columns leave.
+        let counted_w = (body.width as usize).saturating_sub(
+            name_w
+                + 1
+                + (cols.iter())
+                    .filter(|c| !matches!(c, Column::Name | Column::Counted))
+                    .map(|c| col_width(*c, v) as usize + 1)
+                    .sum::<usize>(),
+        );
+        let shape_w = col_width(Column::Shape, v) as usize;
         let header = Row::new(cols.iter().map(|c| {
             let mut s = c.title().to_string();
             if *c == v.sort {
@@ -558,13 +665,9 @@ impl Widget for TensorsScreen<'_> {
                         let cell = |c: Column| -> Line<'static> {
                             let text = match c {
                                 Column::Name => cut_end(&x.name, name_w),
+                                Column::Counted => cut_end(&x.counted, counted_w),
                                 Column::Type => x.type_name.clone(),
-                                Column::Shape => x
-                                    .shape
-                                    .iter()
-                                    .map(|d| d.to_string())
-                                    .collect::<Vec<_>>()
-                                    .join(" × "),
+                                Column::Shape => cut_end(&shape_text(x), shape_w),
                                 Column::Elements => units::group_digits(x.elements as u128),
                                 Column::Bytes => x
                                     .bytes
@@ -572,8 +675,7 @@ impl Widget for TensorsScreen<'_> {
                                 Column::Bits => {
                                     x.bits_per_weight.map_or("—".into(), |b| format!("{b:.2}"))
                                 }
-                                Column::Offset => units::group_digits(x.offset as u128),
-                                Column::Counted => x.counted.clone(),
+                                Column::Offset => units::group_digits(v.absolute_offset(x) as u128),
                             };
                             let l = Line::from(text);
                             if right_aligned(c) {

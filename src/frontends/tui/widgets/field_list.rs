@@ -18,6 +18,9 @@ pub struct FieldList<'a> {
     pub rows: &'a [Row],
     /// Index of the selected row.
     pub selected: usize,
+    /// The row the view keeps in sight ([`layout::field_cells`]'s anchor): the selected row,
+    /// or a row below it so read-only rows after the last field can be read.
+    pub anchor: usize,
     /// The pane has the focus.
     pub focused: bool,
     /// Width of the label column.
@@ -37,7 +40,17 @@ fn tag_span(tag: &Tag, t: Theme) -> Span<'static> {
 impl Widget for FieldList<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
-        for (i, cell) in layout::field_cells(area, self.rows.len(), self.selected) {
+        for (i, full) in layout::field_cells(area, self.rows.len(), self.anchor) {
+            // A cell with a column to its right keeps its last cell blank, so a tag at its
+            // end ("needs -fa") never runs into the next column's label.
+            let cell = if full.right() < area.right() {
+                Rect {
+                    width: full.width.saturating_sub(1),
+                    ..full
+                }
+            } else {
+                full
+            };
             let row = &self.rows[i];
             let selected = i == self.selected && row.field.is_some();
             let base = if selected && self.focused {
@@ -47,7 +60,7 @@ impl Widget for FieldList<'_> {
             } else {
                 Style::new()
             };
-            buf.set_style(cell, base);
+            buf.set_style(full, base);
             if row.heading {
                 Line::from(Span::styled(row.label.clone(), t.heading())).render(cell, buf);
                 continue;
