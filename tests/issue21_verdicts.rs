@@ -419,32 +419,32 @@ fn free_memory_beside_the_buffers_is_the_limiting_tier_never_a_sum() {
     let text = String::from_utf8_lossy(&out.stdout);
     let line = text
         .lines()
-        .find(|l| l.contains("beside llama.cpp's allocated cache and buffers"))
+        .find(|l| l.contains("beside its allocated cache and buffers"))
         .unwrap_or_else(|| panic!("{text}"));
     let (head, tail) = line
         .split_once(" remain outside weights and cache")
         .unwrap();
-    let first = gib(head.rsplit("; ").next().unwrap());
-    let second = gib(tail
-        .split_once('(')
-        .unwrap()
-        .1
-        .split(" beside")
-        .next()
-        .unwrap());
+    // "…; X GiB of gpu0's 24.000 GiB capacity" and "(Y GiB of the … llama.cpp may fill on …"
+    let number = |s: &str| gib(&s.split_whitespace().take(2).collect::<Vec<_>>().join(" "));
+    let first = number(head.rsplit("; ").next().unwrap());
+    let second = number(tail.split_once('(').unwrap().1);
     assert!(second <= first, "{line}");
-    let min_free = r
-        .tiers
-        .iter()
-        .filter(|t| t.used)
-        .map(|t| t.memory.free_bytes)
-        .min()
-        .unwrap();
+    let used: Vec<_> = r.tiers.iter().filter(|t| t.used).collect();
+    let min_free = used.iter().map(|t| t.memory.free_bytes).min().unwrap();
     assert!(
         (second - min_free as f64 / (1u64 << 30) as f64).abs() < 0.001,
         "{line}"
     );
-    assert!(line.contains("on the fullest tier"), "{line}");
+    // each figure names its base: the tier it is on and what it is held against
+    let fullest = used.iter().min_by_key(|t| t.headroom_bytes).unwrap();
+    let limiting = used.iter().min_by_key(|t| t.memory.free_bytes).unwrap();
+    assert!(head.ends_with(&format!(" on {}", fullest.name)), "{line}");
+    assert!(
+        tail.contains(&format!("llama.cpp may fill on {}", limiting.name))
+            || (limiting.index == fullest.index && tail.contains("llama.cpp may fill there")),
+        "{line}"
+    );
+    assert!(tail.contains("the least of any tier"), "{line}");
 }
 
 #[test]

@@ -136,6 +136,17 @@ fn snapshot_devices_moe_16_gib_card() {
     // the end of the view is reachable at 80×24
     app.update(Action::End);
     snap("devices_moe_16gib_end", &mut app);
+    // `a` applies the plan; back in the main view the headline is the plan's: it fits, and
+    // the decode split reads the experts left in system memory on the host
+    app.update(Action::ApplyPlan);
+    app.update(Action::Back);
+    assert_eq!(app.view(), View::Main);
+    snap("main_moe_16gib_applied", &mut app);
+    let r = app.ws().report();
+    assert!(r.capacity.fits, "{:?}", r.capacity.verdict);
+    let t = text(&app, 120, 36);
+    assert!(!t.contains("does not fit"), "{t}");
+    assert!(r.decode.short_context.tier_bytes[1] > 4 << 30);
 }
 
 #[test]

@@ -1,8 +1,16 @@
 //! Placement of weights and cache on a machine's memory tiers (llama.cpp `-ngl`,
 //! `--tensor-split`, `-nkvo`), per-tier capacity, and per-tier bytes moved per decode step
 //! (docs/bounds.md §6). Pure: no I/O, no other top-level module.
+//!
+//! Two ways in, one source each: whole layers (`-ngl`, `-ts`, `-nkvo` and nothing that moves
+//! single tensors) are placed by the rule in [`layout`]; a placement by tensor (`-ot`,
+//! `--cpu-moe`, `--n-cpu-moe`, `--n-cpu-ffn`, and so a fitted plan applied as flags) is read
+//! from `core::placement::place` — the same placement the report's Placement section shows —
+//! so the tiers' W, cache, compute, verdict and decode bytes are that placement's per-device
+//! and host totals ([`TensorTiers`]).
 
 use super::kv::{self, CacheSettings, KvCache};
+use super::placement::{self, Buffer, Device, Placement, PlacementModel, TensorLayer};
 use super::runtime::{self, GraphSettings, RuntimeBuffers};
 use super::scenario::{MAX_CONTEXT, Scenario, TierKind};
 use super::weights::{ExpertCount, expert_fraction};
@@ -24,6 +32,152 @@ pub struct Layout {
     pub offloaded_layers: u32,
     /// The `-ngl` value in effect (L + 1 = all).
     pub gpu_layers: u32,
+    /// The placement places by tensor: each tier's weights and the bytes it reads per decode
+    /// step, from `core::placement` (None: whole layers, by the fields above).
+    pub tensors: Option<TensorTiers>,
+}
+
+/// Per-tier weights of a placement by tensor (`-ot`, `--cpu-moe`, `--n-cpu-moe`,
+/// `--n-cpu-ffn`): read from `core::placement::place`, each vector indexed by tier.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorTiers {
+    /// Resident weight bytes as llama.cpp allocates them: the placement's model bytes per
+    /// device and host (each tensor padded to 32 bytes; the file's bytes outside any tensor
+    /// are in no buffer).
+    pub model_bytes: Vec<u64>,
+    /// Bytes of the repeating layers' tensors other than routed experts, of the output
+    /// layer's (a tied output's copy of the embedding included) and of the input layer's other
+    /// than the token embedding (position and token-type embeddings), as stored.
+    pub dense_bytes: Vec<u64>,
+    /// Bytes of the routed-expert tensors (`ffn_*_exps`), as stored.
+    pub expert_bytes: Vec<u64>,
+    /// Bytes of the token embedding (`token_embd.weight` in the input layer), as stored.
+    pub input_bytes: Vec<u64>,
+    /// File bytes outside any tensor (header, padding, projector, draft): read once in file
+    /// mode on the host tier, as whole layers count them.
+    pub outside_bytes: u64,
+}
+
+/// The host tier of a machine: where llama.cpp keeps what is not on a device.
+fn host_tier(m: &super::scenario::Machine) -> usize {
+    m.tiers
+        .iter()
+        .position(|t| t.kind == TierKind::Host)
+        .or_else(|| m.tiers.iter().position(|t| t.kind == TierKind::Unified))
+        .unwrap_or(0)
+}
+
+/// A placement by tensor of a scenario at the cache settings `c` (their context), with the
+/// tier of each device it uses.
+struct ByTensor {
+    model: PlacementModel,
+    placement: Placement,
+    /// Tier index of each device in `placement.devices` (the devices in use).
+    device_tier: Vec<usize>,
+    host: usize,
+}
+
+impl ByTensor {
+    fn tier(&self, b: Buffer) -> usize {
+        match b {
+            Buffer::Host => self.host,
+            Buffer::Device(d) => self.device_tier.get(d).copied().unwrap_or(self.host),
+        }
+    }
+}
+
+/// The scenario's flags place single tensors (`-ot`, `--cpu-moe`, `--n-cpu-moe`,
+/// `--n-cpu-ffn`) on a machine with devices: `core::placement`'s placement at the cache
+/// settings `c`. None for whole-layer placements, and for flags `place` refuses (the plan
+/// reports that refusal; the tiers keep the whole-layer rule).
+fn by_tensor(s: &Scenario, c: &CacheSettings) -> Option<ByTensor> {
+    let o = &s.offload;
+    if o.overrides.is_empty() && !o.cpu_moe && o.n_cpu_moe == 0 && o.n_cpu_ffn == 0 {
+        return None;
+    }
+    let devs = s.machine.devices();
+    if devs.is_empty() {
+        return None;
+    }
+    let devices: Vec<Device> = devs.iter().map(|(_, d)| d.clone()).collect();
+    let settings = o.placement_settings(&devices).ok()?;
+    if settings.overrides.is_empty() {
+        return None;
+    }
+    let model = super::plan::placement_model(s);
+    let streams = if c.kv_unified { 1 } else { c.sequences.max(1) };
+    let n_ctx = u32::try_from(c.context.saturating_mul(streams)).unwrap_or(u32::MAX);
+    let ctx = placement::context_figures(&s.model, &s.feed_forward(), c, n_ctx);
+    let p = placement::place(&model, &ctx, &devices, &settings).ok()?;
+    let device_tier = p.devices_used.iter().map(|&i| devs[i].0).collect();
+    Some(ByTensor {
+        model,
+        placement: p,
+        device_tier,
+        host: host_tier(&s.machine),
+    })
+}
+
+/// The layout and per-tier weights of a placement by tensor.
+fn tensor_layout(s: &Scenario, split: &WeightSplit, bt: &ByTensor) -> Layout {
+    let p = &bt.placement;
+    let n = s.machine.tiers.len();
+    let mut t = TensorTiers {
+        model_bytes: vec![0; n],
+        dense_bytes: vec![0; n],
+        expert_bytes: vec![0; n],
+        input_bytes: vec![0; n],
+        outside_bytes: 0,
+    };
+    for (d, mem) in p.devices.iter().enumerate() {
+        let ti = bt.tier(Buffer::Device(d));
+        t.model_bytes[ti] = t.model_bytes[ti].saturating_add(mem.model.0);
+    }
+    t.model_bytes[bt.host] = t.model_bytes[bt.host].saturating_add(p.host.model.0);
+    let experts = placement::cpu_moe();
+    // llama.cpp's copy of a tied embedding with the output layer is not a file byte
+    let from_file = s.inventory.as_ref().is_some_and(|i| !i.tensors.is_empty());
+    let mut file_tensor_bytes = 0u64;
+    for (tensor, buf) in bt.model.tensors.iter().zip(&p.tensor_buffer) {
+        let ti = bt.tier(*buf);
+        let slot = match tensor.layer {
+            TensorLayer::Input if tensor.name == "token_embd.weight" => &mut t.input_bytes[ti],
+            TensorLayer::Layer(_) if experts.matches(&tensor.name) => &mut t.expert_bytes[ti],
+            _ => &mut t.dense_bytes[ti],
+        };
+        *slot = slot.saturating_add(tensor.bytes);
+        let copy = tensor.layer == TensorLayer::Output
+            && (tensor.name == "token_embd.weight"
+                || (!from_file && split.tied && tensor.name == "output.weight"));
+        if !copy {
+            file_tensor_bytes = file_tensor_bytes.saturating_add(tensor.bytes);
+        }
+    }
+    t.outside_bytes = s.weight_bytes().saturating_sub(file_tensor_bytes);
+    let all = all_gpu_layers(&s.model);
+    let ngl = if p.devices_used.is_empty() {
+        0
+    } else {
+        p.gpu_layers.min(all)
+    };
+    let l = s.model.layers.len();
+    let at = |v: &[Buffer], il: usize| bt.tier(v.get(il).copied().unwrap_or(Buffer::Host));
+    Layout {
+        layer_tier: (0..l).map(|il| at(&p.layer_device, il)).collect(),
+        output_tier: bt.tier(p.output_device),
+        embedding_tier: bt.host,
+        kv_tier: (0..l).map(|il| at(&p.cache_device, il)).collect(),
+        other_tier: if ngl >= 1 {
+            bt.tier(Buffer::Device(0))
+        } else {
+            bt.host
+        },
+        offloaded_layers: ngl
+            .saturating_sub(1)
+            .min(u32::try_from(l).unwrap_or(u32::MAX)),
+        gpu_layers: ngl,
+        tensors: Some(t),
+    }
 }
 
 /// Resident bytes of the model's pieces (exact from an inventory, else an even split of W).
@@ -144,17 +298,21 @@ pub fn all_gpu_layers(model: &super::model::ModelShape) -> u32 {
         .saturating_add(1)
 }
 
-/// Decide where each piece goes.
+/// Decide where each piece goes: by tensor from `core::placement` when the flags move single
+/// tensors, else whole layers by llama.cpp's `-ngl`/`-ts`/`-nkvo` rule.
 pub fn layout(s: &Scenario) -> Layout {
+    if let Some(bt) = by_tensor(s, &s.cache) {
+        return tensor_layout(s, &weight_split(s), &bt);
+    }
+    whole_layer_layout(s)
+}
+
+/// Whole layers: llama.cpp's `-ngl`, `-ts` (else capacity) and `-nkvo` rule.
+pub fn whole_layer_layout(s: &Scenario) -> Layout {
     let m = &s.machine;
     let l = s.model.layers.len();
     let accels = m.accelerators();
-    let host = m
-        .tiers
-        .iter()
-        .position(|t| t.kind == TierKind::Host)
-        .or_else(|| m.tiers.iter().position(|t| t.kind == TierKind::Unified))
-        .unwrap_or(0);
+    let host = host_tier(m);
     if accels.is_empty() {
         let t = m
             .tiers
@@ -169,6 +327,7 @@ pub fn layout(s: &Scenario) -> Layout {
             other_tier: t,
             offloaded_layers: 0,
             gpu_layers: 0,
+            tensors: None,
         };
     }
     let all = all_gpu_layers(&s.model);
@@ -233,6 +392,7 @@ pub fn layout(s: &Scenario) -> Layout {
         other_tier,
         offloaded_layers: offloaded as u32,
         gpu_layers: ngl,
+        tensors: None,
     }
 }
 
@@ -463,7 +623,9 @@ pub fn buffers(s: &Scenario, c: &CacheSettings, kv: &KvCache) -> RuntimeBuffers 
 /// Every tier's runtime memory with the cache `kv` and the buffers `buf`. The output buffer
 /// lives in host memory (the embedding's tier); a compute buffer is reserved by every backend
 /// that runs part of the graph (tiers holding repeating layers or the output layer, and the
-/// tier of A, which is the first accelerator whenever any layer is offloaded).
+/// tier of A, which is the first accelerator whenever any layer is offloaded). A placement by
+/// tensor (`lay.tensors`) reads the model, cache and compute bytes of every device and the
+/// host from `core::placement` at the scenario's cache settings.
 pub fn memory(
     s: &Scenario,
     lay: &Layout,
@@ -471,37 +633,82 @@ pub fn memory(
     kv: &KvCache,
     buf: &RuntimeBuffers,
 ) -> Vec<TierMemory> {
+    memory_at(s, &s.cache, lay, split, kv, buf)
+}
+
+/// Per-tier (context, compute) bytes of a placement by tensor.
+fn placed_context_compute(bt: &ByTensor, tiers: usize) -> Vec<(u64, u64)> {
+    let mut v = vec![(0u64, 0u64); tiers];
+    let p = &bt.placement;
+    let parts = p
+        .devices
+        .iter()
+        .enumerate()
+        .map(|(d, m)| (bt.tier(Buffer::Device(d)), m))
+        .chain(std::iter::once((bt.host, &p.host)));
+    for (ti, m) in parts {
+        if let Some(x) = v.get_mut(ti) {
+            x.0 = x.0.saturating_add(m.context.0);
+            x.1 = x.1.saturating_add(m.compute.0);
+        }
+    }
+    v
+}
+
+/// [`memory`] with the cache settings `c` that made `kv` and `buf` (their context).
+fn memory_at(
+    s: &Scenario,
+    c: &CacheSettings,
+    lay: &Layout,
+    split: &WeightSplit,
+    kv: &KvCache,
+    buf: &RuntimeBuffers,
+) -> Vec<TierMemory> {
     let b = s.cache.sequences.max(1);
     let rec = s.model.recurrent_bytes_per_layer(b);
+    let placed = lay
+        .tensors
+        .as_ref()
+        .and_then(|_| by_tensor(s, c))
+        .map(|bt| placed_context_compute(&bt, s.machine.tiers.len()));
     s.machine
         .tiers
         .iter()
         .enumerate()
         .map(|(ti, t)| {
-            let model = tier_weights(lay, split, ti);
-            let context: u64 = kv
-                .per_layer
-                .iter()
-                .enumerate()
-                .filter(|(il, _)| lay.kv_tier.get(*il) == Some(&ti))
-                .map(|(il, l)| {
-                    l.allocated_bytes.saturating_add(
-                        if s.model.layers.get(il).is_some_and(|x| x.recurrent) {
-                            rec
-                        } else {
-                            0
-                        },
-                    )
-                })
-                .fold(0u64, |a, x| a.saturating_add(x));
-            let runs_graph =
-                lay.layer_tier.contains(&ti) || lay.output_tier == ti || lay.other_tier == ti;
+            let model = match &lay.tensors {
+                Some(tt) => tt.model_bytes.get(ti).copied().unwrap_or(0),
+                None => tier_weights(lay, split, ti),
+            };
+            let (context, compute) = match &placed {
+                Some(v) => v.get(ti).copied().unwrap_or((0, 0)),
+                None => {
+                    let context: u64 = kv
+                        .per_layer
+                        .iter()
+                        .enumerate()
+                        .filter(|(il, _)| lay.kv_tier.get(*il) == Some(&ti))
+                        .map(|(il, l)| {
+                            l.allocated_bytes.saturating_add(
+                                if s.model.layers.get(il).is_some_and(|x| x.recurrent) {
+                                    rec
+                                } else {
+                                    0
+                                },
+                            )
+                        })
+                        .fold(0u64, |a, x| a.saturating_add(x));
+                    let runs_graph = lay.layer_tier.contains(&ti)
+                        || lay.output_tier == ti
+                        || lay.other_tier == ti;
+                    (context, if runs_graph { buf.compute_bytes } else { 0 })
+                }
+            };
             let output = if lay.embedding_tier == ti {
                 buf.output_bytes
             } else {
                 0
             };
-            let compute = if runs_graph { buf.compute_bytes } else { 0 };
             let user = if lay.other_tier == ti {
                 s.other_bytes.value
             } else {
@@ -545,7 +752,7 @@ fn runtime_fits_at(s: &Scenario, lay: &Layout, split: &WeightSplit, tier: usize,
     c.context = n;
     let kv = kv::cache(&s.model, &c);
     let buf = buffers(s, &c, &kv);
-    let mem = memory(s, lay, split, &kv, &buf);
+    let mem = memory_at(s, &c, lay, split, &kv, &buf);
     mem.get(tier).is_some_and(|m| m.fits)
 }
 
@@ -598,7 +805,6 @@ pub fn step_bytes(
     experts: ExpertCount,
     n: u64,
 ) -> Vec<u64> {
-    let m = &s.machine;
     let b = s.cache.sequences.max(1);
     let frac = match (mode, s.model.moe) {
         (WeightsMode::Inventory, Some(moe)) => {
@@ -606,7 +812,35 @@ pub fn step_bytes(
         }
         _ => 1.0,
     };
-    let mut q = vec![0u64; m.tiers.len()];
+    let mut q = match &lay.tensors {
+        Some(t) => tensor_weight_reads(s, lay, split, t, mode, frac),
+        None => whole_layer_weight_reads(s, lay, split, mode, frac),
+    };
+    if n > 0 {
+        let rec_per_layer = s.model.recurrent_bytes_per_layer(b);
+        for (il, layer) in s.model.layers.iter().enumerate() {
+            let b32 =
+                kv::layer_b32_per_token(&s.model, layer, s.cache.type_k, s.cache.type_v) as u128;
+            let cells = kv::read_cells(layer.attention, n) as u128;
+            let bytes = u64::try_from((b32 * cells * b as u128).div_ceil(32)).unwrap_or(u64::MAX);
+            let rec = if layer.recurrent { rec_per_layer } else { 0 };
+            let t = lay.kv_tier[il];
+            q[t] = q[t].saturating_add(bytes).saturating_add(rec);
+        }
+    }
+    q
+}
+
+/// Weight bytes each tier reads per decode step, whole layers.
+fn whole_layer_weight_reads(
+    s: &Scenario,
+    lay: &Layout,
+    split: &WeightSplit,
+    mode: WeightsMode,
+    frac: f64,
+) -> Vec<u64> {
+    let b = s.cache.sequences.max(1);
+    let mut q = vec![0u64; s.machine.tiers.len()];
     for (il, bytes) in split.layer.iter().enumerate() {
         let ex = split.layer_experts.get(il).copied().unwrap_or(0);
         let read = match mode {
@@ -648,17 +882,47 @@ pub fn step_bytes(
     q[lay.embedding_tier] = q[lay.embedding_tier]
         .saturating_add(emb)
         .saturating_add(other);
-    if n > 0 {
-        let rec_per_layer = s.model.recurrent_bytes_per_layer(b);
-        for (il, layer) in s.model.layers.iter().enumerate() {
-            let b32 =
-                kv::layer_b32_per_token(&s.model, layer, s.cache.type_k, s.cache.type_v) as u128;
-            let cells = kv::read_cells(layer.attention, n) as u128;
-            let bytes = u64::try_from((b32 * cells * b as u128).div_ceil(32)).unwrap_or(u64::MAX);
-            let rec = if layer.recurrent { rec_per_layer } else { 0 };
-            let t = lay.kv_tier[il];
-            q[t] = q[t].saturating_add(bytes).saturating_add(rec);
-        }
+    q
+}
+
+/// Weight bytes each tier reads per decode step, by tensor: the same counting as whole layers
+/// (file mode every stored byte once, a tied matrix as the output; inventory mode the routed
+/// experts at the expected fraction and one embedding row per sequence), over the tensors each
+/// tier holds.
+fn tensor_weight_reads(
+    s: &Scenario,
+    lay: &Layout,
+    split: &WeightSplit,
+    t: &TensorTiers,
+    mode: WeightsMode,
+    frac: f64,
+) -> Vec<u64> {
+    let b = s.cache.sequences.max(1);
+    let mut q = vec![0u64; s.machine.tiers.len()];
+    for (ti, x) in q.iter_mut().enumerate() {
+        let dense = t.dense_bytes.get(ti).copied().unwrap_or(0);
+        let ex = t.expert_bytes.get(ti).copied().unwrap_or(0);
+        let input = t.input_bytes.get(ti).copied().unwrap_or(0);
+        let experts = match mode {
+            WeightsMode::File => ex,
+            WeightsMode::Inventory => (ex as f64 * frac).round() as u64,
+        };
+        let emb = if input == 0 {
+            0
+        } else {
+            match (mode, split.tied) {
+                (WeightsMode::File, true) => 0,
+                (WeightsMode::File, false) => input,
+                // the tied copy on this tier is read in full anyway
+                (WeightsMode::Inventory, true) if lay.output_tier == ti => 0,
+                (WeightsMode::Inventory, _) => split.embedding_row.saturating_mul(b).min(input),
+            }
+        };
+        *x = dense.saturating_add(experts).saturating_add(emb);
+    }
+    // file mode reads every file byte once: the bytes outside any tensor, on the host
+    if mode == WeightsMode::File {
+        q[lay.embedding_tier] = q[lay.embedding_tier].saturating_add(t.outside_bytes);
     }
     q
 }

@@ -721,18 +721,54 @@ pub fn write_worksheet<W: Write>(
     let used: Vec<_> = r.tiers.iter().filter(|t| t.used).collect();
     let runtime_free = c.runtime_free_bytes;
     let verdict_line = if c.starts_and_fits() {
+        // each figure names its base: the tier it is on and what it is held against (the
+        // tier's capacity; the memory llama.cpp may fill there), the least of any tier
+        let fullest = used.iter().min_by_key(|t| t.headroom_bytes);
+        let limiting = used.iter().find(|t| t.name == c.limiting_tier).or(fullest);
+        let several = used.len() > 1;
+        let headroom = match fullest {
+            Some(t) => format!(
+                "{} of the {} on {} remain outside weights and cache{}",
+                units::fmt_gib_signed(c.headroom_bytes),
+                units::fmt_gib(t.capacity_bytes),
+                t.name,
+                if several {
+                    ", the least of any tier"
+                } else {
+                    ""
+                }
+            ),
+            None => format!(
+                "{} remain outside weights and cache",
+                units::fmt_gib_signed(c.headroom_bytes)
+            ),
+        };
+        let beside = match limiting {
+            Some(t) => format!(
+                "{} of the {} llama.cpp may fill {}{} beside its allocated cache and buffers",
+                units::fmt_gib_signed(runtime_free),
+                units::fmt_gib(t.memory.capacity_bytes),
+                if fullest.is_some_and(|f| f.index == t.index) {
+                    "there".to_string()
+                } else {
+                    format!("on {}", t.name)
+                },
+                if several {
+                    ", the least of any tier,"
+                } else {
+                    ""
+                }
+            ),
+            None => format!(
+                "{} beside llama.cpp's allocated cache and buffers",
+                units::fmt_gib_signed(runtime_free)
+            ),
+        };
         format!(
-            "The capacity model accepts this artifact at {} tokens × {} on {}; {} remain outside weights and cache{} ({} beside llama.cpp's allocated cache and buffers){}.",
+            "The capacity model accepts this artifact at {} tokens × {} on {}; {headroom} ({beside}){}.",
             fmt_tokens(n),
             plural(b, "sequence"),
             s.machine.name,
-            units::fmt_gib_signed(c.headroom_bytes),
-            if used.len() > 1 {
-                " on the fullest tier"
-            } else {
-                ""
-            },
-            units::fmt_gib_signed(runtime_free),
             if c.other_bytes == 0 {
                 " for the OS, other processes and allocator slack"
             } else {

@@ -159,6 +159,23 @@ impl BoundsPane<'_> {
                 format!(" of {}'s {cap} capacity", x.name)
             }
         });
+        // a placement by tensor charges each device its own compute buffer (the bars above):
+        // the figure is their sum; whole layers show the one CPU-model figure
+        let (buffers, buffers_base) = if r.layout.tensors.is_some() {
+            (
+                c.runtime_bytes
+                    .output_bytes
+                    .saturating_add(c.runtime_bytes.compute_bytes),
+                " (derived: summed over tiers)",
+            )
+        } else {
+            (
+                c.buffers
+                    .output_bytes
+                    .saturating_add(c.buffers.compute_bytes),
+                " (derived: llama.cpp CPU model)",
+            )
+        };
         let mut decide = vec![
             Span::styled("runtime ", t.label()),
             Span::styled(
@@ -175,16 +192,8 @@ impl BoundsPane<'_> {
                         // wraps anyway, in a narrow pane); the bar above ends with it.
                         let long = format!(
                             "runtime {figure}{runtime_base} · buffers {}{}",
-                            fmt::bytes(
-                                c.buffers
-                                    .output_bytes
-                                    .saturating_add(c.buffers.compute_bytes)
-                            ),
-                            if width >= 60 {
-                                " (derived: llama.cpp CPU model)"
-                            } else {
-                                ""
-                            }
+                            fmt::bytes(buffers),
+                            if width >= 60 { buffers_base } else { "" }
                         );
                         if width < 60 || long.chars().count() <= width as usize {
                             format!("{figure}{runtime_base}")
@@ -192,18 +201,8 @@ impl BoundsPane<'_> {
                             figure
                         }
                     },
-                    {
-                        fmt::bytes(
-                            c.buffers
-                                .output_bytes
-                                .saturating_add(c.buffers.compute_bytes),
-                        )
-                    },
-                    if width >= 60 {
-                        " (derived: llama.cpp CPU model)"
-                    } else {
-                        ""
-                    }
+                    fmt::bytes(buffers),
+                    if width >= 60 { buffers_base } else { "" }
                 ),
                 if c.fits { t.text() } else { t.bad() },
             ),
