@@ -5,10 +5,12 @@
 //! module.
 
 use super::placement::{
-    self, Device, FitSettings, Memory, Placement, PlacementModel, PlacementSettings,
+    self, Bandwidths, DecodeReads, Device, FitSettings, Link, Memory, Placement, PlacementCeilings,
+    PlacementModel, PlacementSettings,
 };
 use super::scenario::Scenario;
 use super::units::{Bytes, Provenance, Sourced};
+use super::weights::ExpertCount;
 
 /// How the plan came about.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,6 +82,15 @@ pub struct Plan {
     pub tensor_split: Vec<u32>,
     /// `-ot` the plan prints (pattern, buffer type), `-fit on`; empty otherwise.
     pub overrides: Vec<(String, String)>,
+    /// Bytes each device in use and the host read per decode step under the plan, at the
+    /// scenario's context and sequences (`placement::decode_reads`, expected experts).
+    pub reads: DecodeReads,
+    /// The sum and overlap decode ceilings of the plan (`placement::ceilings`) with each
+    /// tier's headline bandwidth and the machine's `[[link]]` for RPC devices.
+    pub ceilings: PlacementCeilings,
+    /// The plan has RPC hops but the machine names no `[[link]]` to their tiers: the hops
+    /// take no time in `ceilings`.
+    pub link_missing: bool,
 }
 
 /// Why no plan can be made (llama.cpp's refusal of the flags).
@@ -218,6 +229,52 @@ pub fn plan(s: &Scenario) -> Result<Plan, PlanError> {
         })
         .collect();
     let devices_fit = plan_devices.iter().all(|d| d.left >= 0);
+    let reads = placement::decode_reads(
+        &s.model,
+        &model,
+        &placement,
+        &devices,
+        &s.cache,
+        ExpertCount::Expected,
+    );
+    let host_bw = s
+        .machine
+        .tiers
+        .iter()
+        .find(|t| t.kind == super::scenario::TierKind::Host)
+        .map_or_else(
+            || Sourced::new(super::units::BytesPerSec(0.0), Provenance::Derived, ""),
+            |t| t.headline_bandwidth().clone(),
+        );
+    let link = s
+        .machine
+        .links
+        .iter()
+        .find(|l| {
+            plan_devices
+                .iter()
+                .any(|d| d.backend == "rpc" && l.tiers.contains(&d.tier_name))
+        })
+        .map(|l| Link {
+            bandwidth: l.bandwidth.clone(),
+            latency_seconds: Sourced::new(
+                l.latency_us.value / 1e6,
+                l.latency_us.provenance,
+                l.latency_us.source.clone(),
+            ),
+        });
+    let link_missing = reads.rpc_hops > 0 && link.is_none();
+    let ceilings = placement::ceilings(
+        &reads,
+        &Bandwidths {
+            host: host_bw,
+            devices: plan_devices
+                .iter()
+                .map(|d| s.machine.tiers[d.tier].headline_bandwidth().clone())
+                .collect(),
+            link,
+        },
+    );
     Ok(Plan {
         origin,
         n_ctx,
@@ -230,5 +287,8 @@ pub fn plan(s: &Scenario) -> Result<Plan, PlanError> {
         devices_fit,
         tensor_split,
         overrides,
+        reads,
+        ceilings,
+        link_missing,
     })
 }

@@ -622,6 +622,30 @@ pub struct PlacementDeviceJson {
     pub left_bytes: i128,
     /// free − total held − margin.
     pub left_after_margin_bytes: i128,
+    /// Bytes it reads per decode step (one token per sequence) under the plan.
+    pub read_bytes_per_token: u64,
+    /// The tier's headline bandwidth, bytes/s.
+    pub bandwidth_bytes_per_second: f64,
+    /// Its provenance.
+    pub bandwidth_provenance: &'static str,
+}
+
+/// The decode ceilings of the plan (docs/bounds.md §6).
+#[derive(Debug, Clone, Serialize)]
+pub struct PlacementCeilingsJson {
+    /// Bytes the host reads per decode step under the plan.
+    pub host_read_bytes_per_token: u64,
+    /// Bytes over the RPC link per decode step (hops × hidden state there and back).
+    pub link_bytes_per_token: u64,
+    /// The plan has RPC hops but the machine names no `[[link]]`: the hops take no time.
+    pub link_missing: bool,
+    /// Sum-bound ceiling (memories one after another), tokens/s over all sequences; null when
+    /// no memory moves a byte.
+    pub sum_tokens_per_second: Option<f64>,
+    /// Overlap-bound ceiling (the slowest memory alone), tokens/s over all sequences.
+    pub overlap_tokens_per_second: Option<f64>,
+    /// The weakest provenance among the figures used.
+    pub provenance: &'static str,
 }
 
 /// How the plan's per-device compute buffers are obtained (`core::placement::ComputeBasis`).
@@ -651,6 +675,8 @@ pub struct PlacementJson {
     pub compute_basis: &'static str,
     /// Every device holds its share within its free memory.
     pub devices_fit: Option<bool>,
+    /// The decode ceilings of the plan (none when llama.cpp refuses the flags).
+    pub ceilings: Option<PlacementCeilingsJson>,
 }
 
 /// The `placement` object of a report.
@@ -673,6 +699,7 @@ pub fn placement_json(r: &Report) -> PlacementJson {
             },
             compute_basis: basis,
             devices_fit: None,
+            ceilings: None,
         },
         Ok(p) => {
             let (origin, fit_arguments, reason) = match &p.origin {
@@ -689,7 +716,8 @@ pub fn placement_json(r: &Report) -> PlacementJson {
                 devices: p
                     .devices
                     .iter()
-                    .map(|d| PlacementDeviceJson {
+                    .enumerate()
+                    .map(|(i, d)| PlacementDeviceJson {
                         name: d.buffer_name.clone(),
                         tier: d.tier_name.clone(),
                         backend: d.backend,
@@ -701,12 +729,31 @@ pub fn placement_json(r: &Report) -> PlacementJson {
                         margin_bytes: d.margin,
                         left_bytes: d.left,
                         left_after_margin_bytes: d.left_after_margin,
+                        read_bytes_per_token: p.reads.devices.get(i).map_or(0, |r| r.total()),
+                        bandwidth_bytes_per_second: r.inputs.machine.tiers[d.tier]
+                            .headline_bandwidth()
+                            .value
+                            .0,
+                        bandwidth_provenance: r.inputs.machine.tiers[d.tier]
+                            .headline_bandwidth()
+                            .provenance
+                            .label(),
                     })
                     .collect(),
                 host: Some((&p.host).into()),
                 tensor_bytes: if p.exact_model { "file" } else { "estimated" },
                 compute_basis: basis,
                 devices_fit: Some(p.devices_fit),
+                ceilings: Some(PlacementCeilingsJson {
+                    host_read_bytes_per_token: p.reads.host.total(),
+                    link_bytes_per_token: p.ceilings.link_bytes,
+                    link_missing: p.link_missing,
+                    sum_tokens_per_second: Some(p.ceilings.tokens_per_second)
+                        .filter(|x| x.is_finite()),
+                    overlap_tokens_per_second: Some(p.ceilings.overlapped_tokens_per_second)
+                        .filter(|x| x.is_finite()),
+                    provenance: p.ceilings.provenance.label(),
+                }),
             }
         }
     }

@@ -1033,6 +1033,45 @@ pub fn placement_lines(r: &Report) -> Vec<(String, String)> {
                 .unwrap_or_default()
         ),
     ));
+    let mut reads: Vec<String> = p
+        .devices
+        .iter()
+        .zip(&p.reads.devices)
+        .map(|(d, q)| {
+            let bw = r.inputs.machine.tiers[d.tier].headline_bandwidth();
+            format!(
+                "{} {} at {} [{}]",
+                d.buffer_name,
+                mib2(q.total()),
+                units::fmt_bandwidth(bw.value),
+                bw.provenance.label()
+            )
+        })
+        .collect();
+    reads.push(format!("host {}", mib2(p.reads.host.total())));
+    if p.ceilings.link_bytes > 0 || p.link_missing {
+        reads.push(format!(
+            "RPC link {} over {} hop{}{}",
+            mib2(p.ceilings.link_bytes),
+            p.reads.rpc_hops,
+            if p.reads.rpc_hops == 1 { "" } else { "s" },
+            if p.link_missing {
+                " (no [[link]] in the machine profile: the hops count as no time)"
+            } else {
+                ""
+            }
+        ));
+    }
+    v.push(("reads per token".into(), reads.join(" · ")));
+    v.push((
+        "decode ceiling".into(),
+        format!(
+            "sum bound {} tok/s (memories one after another) · overlap bound {} tok/s (the slowest memory alone) [{}]",
+            units::fmt_rate(p.ceilings.tokens_per_second),
+            units::fmt_rate(p.ceilings.overlapped_tokens_per_second),
+            p.ceilings.provenance.label()
+        ),
+    ));
     v.push((
         "tensor bytes".into(),
         if p.exact_model
