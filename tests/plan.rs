@@ -479,3 +479,55 @@ fn a_gguf_is_placed_tensor_by_tensor() {
         up.div_ceil(32) * 32
     );
 }
+
+#[test]
+fn the_plans_decode_ceilings_add_each_memory_and_the_rpc_link() {
+    let s = scenario(ScenarioOptions {
+        machine: Some("rtx-4090-rpc-laptop".into()),
+        rpc: Some(vec!["10.0.0.7:50052".into()]),
+        ..Default::default()
+    });
+    let r = evaluate(&s).unwrap();
+    let p = r.plan.as_ref().unwrap();
+    let c = &p.ceilings;
+    assert!(!p.link_missing);
+    assert!(p.reads.rpc_hops >= 1, "{:?}", p.reads);
+    assert_eq!(c.link_bytes, u64::from(p.reads.rpc_hops) * p.reads.rpc_hop_bytes);
+    let l = &s.machine.links[0];
+    let link = f64::from(p.reads.rpc_hops)
+        * (p.reads.rpc_hop_bytes as f64 / l.bandwidth.value.0 + l.latency_us.value / 1e6);
+    assert!((c.link_seconds - link).abs() <= 1e-12 * link.max(1.0), "{c:?}");
+    let mut sum = link;
+    let mut max = link;
+    for (d, q) in p.devices.iter().zip(&p.reads.devices) {
+        assert!(q.total() > 0, "{d:?}");
+        let t = q.total() as f64 / s.machine.tiers[d.tier].headline_bandwidth().value.0;
+        sum += t;
+        max = max.max(t);
+    }
+    let host = s
+        .machine
+        .tiers
+        .iter()
+        .find(|t| t.kind == llmbound::core::scenario::TierKind::Host)
+        .unwrap();
+    let h = p.reads.host.total() as f64 / host.headline_bandwidth().value.0;
+    sum += h;
+    max = max.max(h);
+    assert!((c.seconds_per_step - sum).abs() <= 1e-9 * sum, "{c:?}");
+    assert!((c.seconds_per_step_overlapped - max).abs() <= 1e-9 * max, "{c:?}");
+    assert!(c.overlapped_tokens_per_second > c.tokens_per_second);
+    // the link's latency is a derived figure: the ceilings are no better than derived
+    assert_eq!(c.provenance, Provenance::Derived);
+    let j = serde_json::to_value(llmbound::report::json::placement_json(&r)).unwrap();
+    let cj = &j["ceilings"];
+    assert_eq!(cj["link_bytes_per_token"], c.link_bytes);
+    assert_eq!(cj["link_missing"], false);
+    assert_eq!(cj["sum_tokens_per_second"], c.tokens_per_second);
+    assert_eq!(
+        j["devices"][0]["read_bytes_per_token"],
+        p.reads.devices[0].total()
+    );
+    let text = llmbound::report::text::placement_lines(&r);
+    assert!(text.iter().any(|(k, v)| k == "decode ceiling" && v.contains("sum bound")));
+}
