@@ -201,6 +201,9 @@ pub struct Prepared {
     /// llama.cpp's figures are for the artifact named (false when it is a safetensors model
     /// alone: the scenario's llama.cpp model is then the profile's, not the artifact's).
     pub llama_applies: bool,
+    /// The scenario's model is the safetensors model's own shape (config.json maps one to
+    /// one); false when its shape is MLX-LM's only.
+    pub mlx_shaped: bool,
 }
 
 fn record(edited: &mut Vec<Setting>, e: &Edit) {
@@ -247,6 +250,7 @@ pub fn prepare(cat: &Catalog, o: &ScenarioOptions) -> Result<Prepared, BuildErro
     let mut scenario_file = scenario_file;
     let mut mlx = None;
     let mut llama_applies = true;
+    let mut mlx_shaped = false;
     let opened = match &o.gguf {
         Some(path) => Some(open::read(path, Rows::Totals).map_err(BuildError::Gguf)?),
         None => None,
@@ -261,6 +265,7 @@ pub fn prepare(cat: &Catalog, o: &ScenarioOptions) -> Result<Prepared, BuildErro
                 let mut f = figures.clone();
                 if edit::apply(&mut t, &mut f, &Edit::Model(Box::new(m))).is_ok() {
                     (s, figures) = (t, fig);
+                    mlx_shaped = true;
                     model_base = Provenance::File;
                     model_file = None;
                     scenario_file = None;
@@ -328,6 +333,7 @@ pub fn prepare(cat: &Catalog, o: &ScenarioOptions) -> Result<Prepared, BuildErro
         pinned,
         mlx,
         llama_applies,
+        mlx_shaped,
     })
 }
 
@@ -375,6 +381,7 @@ pub struct Workspace {
     mlx: Option<Arc<MlxArtifact>>,
     mlx_plan: Option<MlxPlan>,
     llama_applies: bool,
+    mlx_shaped: bool,
 }
 
 /// Everything [`Workspace::apply`] puts back when a change cannot be evaluated.
@@ -413,6 +420,7 @@ impl Workspace {
             mlx: p.mlx,
             mlx_plan,
             llama_applies: p.llama_applies,
+            mlx_shaped: p.mlx_shaped,
         })
     }
 
@@ -521,6 +529,46 @@ impl Workspace {
     pub fn mlx_plan(&self) -> Option<&MlxPlan> {
         self.mlx_plan.as_ref()
     }
+    /// The safetensors model open alone whose shape core does not hold (MoE, MLA, sliding
+    /// window, hybrid …): the scenario's model and W are then not this model's, and the panes
+    /// show this model's files and say its shape figures are MLX-LM's only.
+    pub fn mlx_unshaped(&self) -> Option<&MlxArtifact> {
+        self.mlx
+            .as_deref()
+            .filter(|_| !self.llama_applies && !self.mlx_shaped)
+    }
+    /// The Artifact pane's figures: the report's, or those of the safetensors files of a
+    /// model whose shape is MLX-LM's only (W as the files sum, parameters counted).
+    pub fn artifact_figures(&self) -> crate::core::evaluate::ArtifactFigures {
+        match self.mlx_unshaped() {
+            Some(a) => {
+                let w = a.weights_bytes();
+                let p: u64 = a.inventory.rows.iter().map(|r| r.elements).sum();
+                crate::core::evaluate::ArtifactFigures {
+                    bytes: w,
+                    provenance: Provenance::File,
+                    parameters: (p > 0).then_some(p),
+                    parameters_provenance: (p > 0).then_some(Provenance::File),
+                    parameters_counted: true,
+                    bits_per_parameter: units::bits_per_weight(w, p),
+                }
+            }
+            None => self.report.artifact.clone(),
+        }
+    }
+    /// The scenario's name while its figures are MLX-LM's: the safetensors model open and the
+    /// machine, "(MLX-LM)" between them (kept through edits).
+    fn mlx_name(&self) -> Option<String> {
+        let a = self.mlx.as_ref()?;
+        (self.scenario.runtime == Runtime::MlxLm).then(|| {
+            let path = self.opened.as_deref().unwrap_or(&a.dir);
+            format!(
+                "{} (MLX-LM) on {}",
+                open::mlx_path_name(path),
+                self.scenario.machine.name
+            )
+        })
+    }
     /// The machine figures MLX-LM's plan is made with (the first memory tier).
     pub fn mlx_machine(&self) -> Option<MachineFigures> {
         MachineFigures::of(&self.scenario.machine)
@@ -545,6 +593,8 @@ impl Workspace {
     fn commit(&mut self, undo: Undo) -> Result<(), Refusal> {
         let name = if self.scenario.same_subject(&self.base) {
             self.base.name.clone()
+        } else if let Some(n) = self.mlx_name() {
+            n
         } else {
             self.scenario.derived_name()
         };
@@ -652,6 +702,7 @@ impl Workspace {
                 }
             };
             if result.is_ok() {
+                self.mlx_shaped = with_shape;
                 if with_shape {
                     self.model_base = Provenance::File;
                     self.scenario_file = None;

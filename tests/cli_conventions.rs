@@ -734,9 +734,18 @@ fn near_misses_and_defaults_read_as_people_type_them() {
     let d = tempfile::tempdir().unwrap();
     expect(
         d.path(),
+        &["report", "--machine", "5090"],
+        exit::BAD_INPUT,
+        &["unknown machine \"5090\"; did you mean desktop-rtx-5090? known: "],
+    );
+    // Two machines match "4090": both are named.
+    expect(
+        d.path(),
         &["report", "--machine", "4090"],
         exit::BAD_INPUT,
-        &["unknown machine \"4090\"; did you mean desktop-rtx-4090? known: "],
+        &[
+            "unknown machine \"4090\"; did you mean one of desktop-rtx-4090, rtx-4090-rpc-laptop? known: ",
+        ],
     );
     let far = expect(
         d.path(),

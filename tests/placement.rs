@@ -155,7 +155,7 @@ fn gemma_with_inventory(tied: bool, machine: &str) -> llmbound::core::Scenario {
         linear_dense_bytes: 1,
         linear_expert_elements: 0,
         feed_forward: Default::default(),
-        tensors: Vec::new(),
+        tensors: Default::default(),
     };
     s.weights[0].bytes.value = inv.tensor_bytes + 4_000_000; // header and padding
     s.inventory = Some(inv);

@@ -469,7 +469,7 @@ fn a_gguf_is_placed_tensor_by_tensor() {
     let up = inv
         .tensors
         .iter()
-        .find(|(n, _)| n == "blk.2.ffn_up.weight")
+        .find(|(n, _)| *n == "blk.2.ffn_up.weight")
         .unwrap()
         .1;
     let m = moved.plan.unwrap();

@@ -387,7 +387,7 @@ pub fn evaluate_bounds(s: &Scenario) -> Result<Report, ScenarioError> {
         parameters: params,
         parameters_provenance: pprov,
         parameters_counted: counted,
-        bits_per_parameter: params.filter(|p| *p > 0).map(|p| 8.0 * w as f64 / p as f64),
+        bits_per_parameter: params.and_then(|p| super::units::bits_per_weight(w, p)),
     };
 
     let lay = tiers::layout(s);

@@ -739,10 +739,13 @@ pub fn memory_at(input: &PlanInput<'_>, context: u64) -> Result<PlanMemory, MlxR
     })
 }
 
+/// The limit a plan is held against: Metal's wired limit when it is known and no larger than
+/// the memory (a capacity edited below the profile's working set limits first), else the
+/// capacity.
 fn limit_of(input: &PlanInput<'_>) -> PlanLimit {
     match input.working_set {
-        Some(w) => PlanLimit::WiredLimit(w),
-        None => PlanLimit::Capacity(input.capacity),
+        Some(w) if w <= input.capacity => PlanLimit::WiredLimit(w),
+        _ => PlanLimit::Capacity(input.capacity),
     }
 }
 

@@ -113,7 +113,7 @@ pub fn placement_model(s: &Scenario) -> PlacementModel {
         && !inv.tensors.is_empty()
     {
         return PlacementModel::from_tensors(
-            inv.tensors.iter().map(|(n, b)| (n.as_str(), *b)),
+            inv.tensors.iter(),
             n_layer,
             n_expert,
             n_ctx_train,

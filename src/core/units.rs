@@ -713,6 +713,12 @@ pub fn check_tokens_per_second(tps: f64) -> Result<f64, RangeError> {
     )
 }
 
+/// Bits per weight (or per parameter): 8 × bytes / elements; `None` without elements. The
+/// figure the inventories, the artifact pane and the reports print for an encoding or a file.
+pub fn bits_per_weight(bytes: u64, elements: u64) -> Option<f64> {
+    (elements > 0).then(|| 8.0 * bytes as f64 / elements as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -104,7 +104,85 @@ pub struct Inventory {
     pub feed_forward: FeedForward,
     /// Every tensor's name and data bytes, in file order (what `core::plan` places tensor by
     /// tensor); empty when the artifact's reader gives no names.
-    pub tensors: Vec<(String, u64)>,
+    pub tensors: TensorList,
+}
+
+/// Tensor names and data bytes in file order, stored compactly: one string holding every name
+/// and 12 bytes per tensor (a header can list hundreds of thousands of tensors, and
+/// a `String` per name would take several times the header's own bytes). Shared, not copied,
+/// when an inventory is cloned (the opened file and the scenario hold the same list).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TensorList {
+    inner: std::sync::Arc<TensorListData>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct TensorListData {
+    /// The names, one after another.
+    names: String,
+    /// Per tensor: the end of its name in `names` (bytes).
+    ends: Vec<u32>,
+    /// Per tensor: its data bytes.
+    bytes: Vec<u64>,
+    /// The names would pass 4 GiB: nothing is kept (the placement then estimates per layer).
+    too_large: bool,
+}
+
+impl TensorList {
+    /// An empty list with room for `n` tensors whose names take `name_bytes`.
+    pub fn with_capacity(n: usize, name_bytes: usize) -> TensorList {
+        TensorList {
+            inner: std::sync::Arc::new(if u32::try_from(name_bytes).is_ok() {
+                TensorListData {
+                    names: String::with_capacity(name_bytes),
+                    ends: Vec::with_capacity(n),
+                    bytes: Vec::with_capacity(n),
+                    too_large: false,
+                }
+            } else {
+                TensorListData {
+                    too_large: true,
+                    ..TensorListData::default()
+                }
+            }),
+        }
+    }
+    /// Append one tensor (once the names would pass 4 GiB the list empties and stays empty).
+    pub fn push(&mut self, name: &str, bytes: u64) {
+        let d = std::sync::Arc::make_mut(&mut self.inner);
+        if d.too_large {
+            return;
+        }
+        let Ok(end) = u32::try_from(d.names.len() + name.len()) else {
+            *d = TensorListData {
+                too_large: true,
+                ..TensorListData::default()
+            };
+            return;
+        };
+        d.names.push_str(name);
+        d.ends.push(end);
+        d.bytes.push(bytes);
+    }
+    /// Number of tensors.
+    pub fn len(&self) -> usize {
+        self.inner.ends.len()
+    }
+    /// No tensor listed.
+    pub fn is_empty(&self) -> bool {
+        self.inner.ends.is_empty()
+    }
+    /// (name, data bytes) in file order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, u64)> + '_ {
+        let mut start = 0usize;
+        let d = &*self.inner;
+        d.ends.iter().zip(&d.bytes).map(move |(&end, &bytes)| {
+            let end = end as usize;
+            let name = &d.names[start..end];
+            start = end;
+            (name, bytes)
+        })
+    }
 }
 
 impl Inventory {
@@ -211,7 +289,7 @@ mod tests {
             linear_dense_bytes: 250,
             linear_expert_elements: 1000,
             feed_forward: Default::default(),
-            tensors: Vec::new(),
+            tensors: Default::default(),
         }
     }
 

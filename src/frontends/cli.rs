@@ -502,6 +502,20 @@ fn run(cli: Cli, machines: &[String], out: &mut impl Write) -> Result<i32, Failu
                 return crate::mlx_cli::report_as(&cat, &scenario, &mlx, format.into(), out)
                     .map_err(bad);
             }
+            // `--gguf` on a safetensors model: MLX-LM's report of it, as `--model-dir` (beside
+            // llama.cpp's when the folder or repository also holds a GGUF).
+            if let Some(g) = &scenario.gguf
+                && let Ok(opened) = crate::workspace::open::read(g, crate::workspace::Rows::Totals)
+                && opened.mlx.is_some()
+            {
+                let mut m = mlx.clone();
+                m.model_dir = Some(g.clone());
+                let mut o = scenario.clone();
+                if opened.is_mlx_only() {
+                    o.gguf = None;
+                }
+                return crate::mlx_cli::report_as(&cat, &o, &m, format.into(), out).map_err(bad);
+            }
             let b = build(&cat, &scenario)?;
             write_report(&b, format.into(), out).map_err(io_fail)?;
             out.flush().map_err(io_fail)?;

@@ -475,6 +475,30 @@ impl Opened {
 
 /// A local safetensors model: a folder (config.json and safetensors files, or a Hugging Face
 /// cache snapshot) or a `.safetensors` file.
+/// The one GGUF model in a local folder (a single file, or the first shard of one split
+/// set), if there is exactly one; `None` for none or several (then `--gguf FILE` names it).
+fn local_gguf_beside(dir: &Path) -> Option<PathBuf> {
+    if !dir.is_dir() {
+        return None;
+    }
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .take(10_000)
+        .map(|e| e.path())
+        .filter(|p| {
+            let n = p.file_name().map(|n| n.to_string_lossy().to_lowercase());
+            n.is_some_and(|n| {
+                n.ends_with(".gguf")
+                    && !n.contains("mmproj")
+                    && (!n.contains("-of-") || n.contains("-00001-of-"))
+            })
+        })
+        .collect();
+    found.sort();
+    (found.len() == 1).then(|| found.remove(0))
+}
+
 pub fn is_local_safetensors(p: &Path) -> bool {
     if p.is_dir() {
         return std::fs::read_dir(p).is_ok_and(|rd| {
@@ -595,9 +619,24 @@ pub fn open_any(spec: &Path) -> Result<Opened, OpenError> {
 
 fn open_any_inner(spec: &Path) -> Result<Opened, OpenError> {
     match Source::parse(spec) {
-        Source::Local(p) if is_local_safetensors(&p) => crate::safetensors::open_dir(&p)
-            .map(|m| Opened::safetensors(&p, m))
-            .map_err(|e| OpenError::File(e.to_string())),
+        Source::Local(p) if is_local_safetensors(&p) => {
+            let m = crate::safetensors::open_dir(&p).map_err(|e| OpenError::File(e.to_string()))?;
+            // A folder that also holds one GGUF (or one split set) opens with both runtimes:
+            // llama.cpp's figures of the GGUF, MLX-LM's of the safetensors model.
+            match local_gguf_beside(&p) {
+                Some(g) => crate::gguf::open(&g)
+                    .map(|artifact| Opened {
+                        artifact,
+                        transfer: None,
+                        notes: Vec::new(),
+                        urls: Vec::new(),
+                        mlx: Some(m),
+                        has_gguf: true,
+                    })
+                    .map_err(|e| OpenError::File(crate::gguf::error_line(&g, &e))),
+                None => Ok(Opened::safetensors(&p, m)),
+            }
+        }
         Source::Local(p) => crate::gguf::open(&p)
             .map(|artifact| Opened {
                 artifact,

@@ -76,10 +76,9 @@ impl MlxOptions {
             }),
             max_kv_size: self.max_kv_size,
             working_set: working_set.or(machine.working_set),
-            working_set_provenance: match (working_set, machine.working_set) {
-                (Some(_), _) => Some("user"),
-                (None, Some(_)) => Some("spec"),
-                (None, None) => None,
+            working_set_provenance: match working_set {
+                Some(_) => Some("user"),
+                None => machine.working_set_provenance,
             },
         })
     }
@@ -306,11 +305,7 @@ pub fn write_text(r: &MlxReport<'_>, out: &mut impl Write) -> io::Result<()> {
         art.model.shards.len()
     )?;
     for (k, b, n) in art.encodings() {
-        let bpw = if n > 0 {
-            8.0 * b as f64 / n as f64
-        } else {
-            0.0
-        };
+        let bpw = crate::core::units::bits_per_weight(b, n).unwrap_or(0.0);
         writeln!(
             out,
             "    {:<22} {:>16} bytes  {:.3} bits/weight",
@@ -543,11 +538,7 @@ pub fn write_markdown(r: &MlxReport<'_>, out: &mut impl Write) -> io::Result<()>
         cell(art.model_type())
     )?;
     for (k, b, n) in art.encodings() {
-        let bpw = if n > 0 {
-            8.0 * b as f64 / n as f64
-        } else {
-            0.0
-        };
+        let bpw = crate::core::units::bits_per_weight(b, n).unwrap_or(0.0);
         writeln!(
             out,
             "| · {} | {} | {:.3} bits/weight |",
@@ -670,7 +661,7 @@ pub fn to_json(r: &MlxReport<'_>) -> serde_json::Value {
                 "encoding": k,
                 "bytes": b,
                 "elements": n,
-                "bits_per_weight": if n > 0 { rate(8.0 * b as f64 / n as f64) } else { serde_json::Value::Null },
+                "bits_per_weight": crate::core::units::bits_per_weight(b, n).map_or(serde_json::Value::Null, rate),
             })
         })
         .collect();
@@ -827,6 +818,43 @@ pub fn write_inspect_model(
         writeln!(out, "note: {}", crate::sanitize::text(wrn)).map_err(io)?;
     }
     Ok(())
+}
+
+/// The Model pane of a safetensors model whose shape core does not hold (MoE, MLA, sliding
+/// window, hybrid …): config.json's figures as the file gives them, and plainly that the
+/// cache, memory and ceilings are MLX-LM's figures only (never the previous model's shape).
+pub fn unshaped_model_lines(art: &MlxArtifact) -> Vec<String> {
+    let mut v = vec![format!(
+        "{}: shape is MLX-LM's only",
+        crate::sanitize::text(art.model_type())
+    )];
+    v.push(
+        "core holds no layout for it: cache, memory and ceilings are MLX-LM's (Bounds pane)"
+            .to_string(),
+    );
+    if let Some(c) = art.model.config.as_ref() {
+        let keys = [
+            ("num_hidden_layers", "layers"),
+            ("hidden_size", "hidden"),
+            ("num_attention_heads", "heads"),
+            ("num_key_value_heads", "KV heads"),
+            ("head_dim", "head dim"),
+            ("num_local_experts", "experts"),
+            ("num_experts", "experts"),
+            ("n_routed_experts", "routed experts"),
+            ("num_experts_per_tok", "experts per token"),
+            ("kv_lora_rank", "KV LoRA rank"),
+            ("sliding_window", "sliding window"),
+            ("vocab_size", "vocabulary"),
+        ];
+        for (k, label) in keys {
+            if let Some(n) = c.u64(k) {
+                v.push(format!("{label:<18}{:>10}  file", group_digits(n as u128)));
+            }
+        }
+    }
+    v.push("llama.cpp's settings need a GGUF of it".to_string());
+    v
 }
 
 /// The explorer's Bounds pane for MLX-LM, as lines: which runtime the figures are for, W, the

@@ -156,9 +156,14 @@ pub fn read_mlx(path: &Path) -> Result<Arc<MlxArtifact>, String> {
 
 /// The name a safetensors model is shown by: its folder's name, or the repository as named.
 pub fn mlx_model_name(o: &Opened) -> String {
-    match o.path.file_name() {
-        Some(f) if !crate::remote::is_remote(&o.path) => f.to_string_lossy().into_owned(),
-        _ => crate::sanitize::path(&o.path),
+    mlx_path_name(&o.path)
+}
+
+/// The name a safetensors model at `path` is shown by (as [`mlx_model_name`]).
+pub fn mlx_path_name(path: &Path) -> String {
+    match path.file_name() {
+        Some(f) if !crate::remote::is_remote(path) => f.to_string_lossy().into_owned(),
+        _ => crate::sanitize::path(path),
     }
 }
 

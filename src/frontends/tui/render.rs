@@ -187,13 +187,16 @@ impl App {
             match pane {
                 Pane::Artifact => ArtifactPane {
                     weights: &self.ws().scenario().weights,
-                    figures: &self.ws().report().artifact,
+                    figures: &self.ws().artifact_figures(),
                     pinned: self.ws().pinned(),
                     file: self.file(),
                     focused,
                     theme: t,
                 }
                 .render(*rect, buf),
+                Pane::Model if self.ws().mlx_unshaped().is_some() => {
+                    self.render_unshaped_model(*rect, focused, buf)
+                }
                 Pane::Model | Pane::Cache | Pane::Machine => {
                     let rows = self.rows(*pane);
                     let subtitle = match pane {
@@ -254,6 +257,20 @@ impl App {
             .wrap(ratatui::widgets::Wrap { trim: false })
             .scroll((self.bounds_scroll(), 0))
             .block(super::panes::block("Bounds · MLX-LM", focused, t))
+            .render(area, buf);
+    }
+
+    /// The Model pane of a safetensors model whose shape core does not hold: its config.json
+    /// figures and that its shape is MLX-LM's only (never the previous model's rows).
+    fn render_unshaped_model(&self, area: Rect, focused: bool, buf: &mut Buffer) {
+        let t = self.theme();
+        let Some(a) = self.ws().mlx_unshaped() else {
+            return;
+        };
+        let lines = crate::mlx_report::unshaped_model_lines(a);
+        Paragraph::new(lines.into_iter().map(Line::from).collect::<Vec<_>>())
+            .wrap(ratatui::widgets::Wrap { trim: false })
+            .block(super::panes::block("Model · MLX-LM", focused, t))
             .render(area, buf);
     }
 

@@ -223,8 +223,7 @@ fn add(total: &mut u64, v: u64) {
 }
 
 fn bits(bytes: Option<u64>, elements: u64) -> Option<f64> {
-    let b = bytes?;
-    (elements > 0).then(|| 8.0 * b as f64 / elements as f64)
+    crate::core::units::bits_per_weight(bytes?, elements)
 }
 
 /// What every row of an artifact is read against: whether the output is tied to the token
@@ -413,6 +412,10 @@ impl TensorInventory {
             tensor_bytes: r.tensor_bytes,
             parameters: r.parameters,
             tied_output: ctx.tied_output,
+            tensors: crate::core::weights::TensorList::with_capacity(
+                artifact.tensor_count(),
+                artifact.tensors().map(|t| t.name().len()).sum(),
+            ),
             ..Inventory::default()
         };
         for t in artifact.tensors() {
@@ -466,7 +469,7 @@ fn add_to_core(inv: &mut Inventory, ctx: &RowContext, t: &TensorInfo) {
     let layer = layer_of(name);
     let linear = ctx.is_linear(t, role);
     let bytes = t.bytes.unwrap_or(0);
-    inv.tensors.push((name.to_string(), bytes));
+    inv.tensors.push(name, bytes);
     if let Some(l) = layer {
         let need = l as usize + 1;
         if inv.layer_bytes.len() < need {

@@ -197,8 +197,8 @@ impl MlxInventory {
                 name: name.to_string(),
                 dtype: t.dtype,
                 encoding,
-                bits_per_weight: (known && elements > 0)
-                    .then(|| 8.0 * bytes as f64 / elements as f64),
+                bits_per_weight: crate::core::units::bits_per_weight(bytes, elements)
+                    .filter(|_| known),
                 shape,
                 elements,
                 bytes,
@@ -284,7 +284,7 @@ impl MlxInventory {
                     elements,
                     bytes,
                     share: bytes as f64 / total,
-                    bits_per_weight: (elements > 0).then(|| 8.0 * bytes as f64 / elements as f64),
+                    bits_per_weight: crate::core::units::bits_per_weight(bytes, elements),
                 },
             )
             .collect();

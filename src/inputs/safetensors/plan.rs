@@ -40,6 +40,8 @@ pub struct MachineFigures {
     /// Metal's `recommendedMaxWorkingSetSize` from the machine's profile, bytes
     /// ([`machine_working_set`]).
     pub working_set: Option<u64>,
+    /// Provenance label of that figure (the profile's: spec, measured, derived or user).
+    pub working_set_provenance: Option<&'static str>,
 }
 
 /// The largest context searched when the config gives no native context, tokens.
@@ -169,16 +171,26 @@ impl MachineFigures {
             capacity: tier.capacity.value,
             bandwidth: bw.value.0,
             bandwidth_provenance: bw.provenance.label(),
-            working_set: machine_working_set(m),
+            working_set: machine_working_set(m).map(|(b, _)| b),
+            working_set_provenance: machine_working_set(m).map(|(_, p)| p),
         })
     }
 }
 
-/// The machine's Metal working set (`recommendedMaxWorkingSetSize`), bytes, when its profile
-/// records one. Machine profiles do not carry the figure yet, so this is `None` and the
-/// working set comes from `--working-set`; the one place to read it from the profile.
-pub fn machine_working_set(_machine: &crate::core::scenario::Machine) -> Option<u64> {
-    None
+/// The machine's Metal working set (`recommendedMaxWorkingSetSize`), bytes, with its
+/// provenance label: the memory its profile says the Metal backend reports free (the same
+/// figure llama.cpp's placement holds the model against; `--device-free` / a wired-limit
+/// edit changes both). `None` for a machine without a Metal device (then `--working-set`
+/// gives it). The one place MLX-LM's plan reads it from the profile.
+pub fn machine_working_set(
+    machine: &crate::core::scenario::Machine,
+) -> Option<(u64, &'static str)> {
+    machine
+        .tiers
+        .iter()
+        .filter_map(|t| t.device_or_default())
+        .find(|d| d.backend == crate::core::placement::Backend::Metal)
+        .map(|d| (d.free.value, d.free.provenance.label()))
 }
 
 /// The MLX-LM settings of a plan, parsed from the options.
@@ -200,7 +212,7 @@ impl MlxSettings {
     pub fn on(machine: &MachineFigures) -> MlxSettings {
         MlxSettings {
             working_set: machine.working_set,
-            working_set_provenance: machine.working_set.map(|_| "spec"),
+            working_set_provenance: machine.working_set_provenance,
             ..MlxSettings::default()
         }
     }
