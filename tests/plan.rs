@@ -517,8 +517,18 @@ fn the_plans_decode_ceilings_add_each_memory_and_the_rpc_link() {
     assert!((c.seconds_per_step - sum).abs() <= 1e-9 * sum, "{c:?}");
     assert!((c.seconds_per_step_overlapped - max).abs() <= 1e-9 * max, "{c:?}");
     assert!(c.overlapped_tokens_per_second > c.tokens_per_second);
-    // the link's latency is a derived figure: the ceilings are no better than derived
-    assert_eq!(c.provenance, Provenance::Derived);
+    // A result carries the least certain provenance among its inputs, in the order
+    // user < spec < derived < measured < file (SPEC §1, `Provenance::weakest`, as
+    // `decode::ceiling` combines its tiers): the desktop GPU's bandwidth and the link's
+    // bandwidth are spec figures, the laptop GPU, the host and the link's latency derived,
+    // so the ceilings are spec (an optimistic vendor ceiling), not derived.
+    let mut inputs = vec![l.bandwidth.provenance, l.latency_us.provenance];
+    inputs.push(host.headline_bandwidth().provenance);
+    for d in &p.devices {
+        inputs.push(s.machine.tiers[d.tier].headline_bandwidth().provenance);
+    }
+    assert_eq!(Provenance::weakest(inputs), Some(Provenance::Spec));
+    assert_eq!(c.provenance, Provenance::Spec);
     let j = serde_json::to_value(llmbound::report::json::placement_json(&r)).unwrap();
     let cj = &j["ceilings"];
     assert_eq!(cj["link_bytes_per_token"], c.link_bytes);
