@@ -7,7 +7,7 @@
 //! [`Workspace::save`] — and ends with one evaluation; a change that cannot be evaluated is
 //! undone and the error returned. The CLI builds its scenario with the same steps
 //! ([`prepare`]); the explorer routes its keys here and keeps only UI state.
-//! Depends on: build, core, gguf, ollama, profile, remote, safetensors, sanitize.
+//! Depends on: build, compare, core, gguf, ollama, profile, remote, safetensors, sanitize.
 
 pub mod build;
 pub mod compare;
@@ -21,7 +21,7 @@ use crate::core::gpu_layers::MaxGpuLayers;
 use crate::core::model::ArchFigures;
 use crate::core::scenario::{Scenario, ScenarioError};
 use crate::core::units::{self, GIB, Provenance};
-use crate::core::{Report, evaluate};
+use crate::core::Report;
 use crate::profile::file::{MachineFile, ModelFile, ScenarioFile};
 use crate::profile::save::{self, MachineFigure};
 use crate::profile::{Catalog, Origin, ProfileError, load};
@@ -396,7 +396,7 @@ impl Workspace {
     /// The workspace on the scenario the options describe.
     pub fn new(catalog: Catalog, opts: &ScenarioOptions) -> Result<Workspace, StartError> {
         let p = prepare(&catalog, opts)?;
-        let report = evaluate(&p.scenario).map_err(|e| StartError::Evaluate(e.0))?;
+        let report = crate::compare::evaluation(&p.scenario).map_err(|e| StartError::Evaluate(e.0))?;
         let max_gpu_layers = crate::core::gpu_layers::max_gpu_layers(&p.scenario);
         // Settings given at start-up are where the user starts: only machine figures count
         // as unsaved edits (they are what a saved machine would differ by).
@@ -599,7 +599,7 @@ impl Workspace {
             self.scenario.derived_name()
         };
         self.raw(Edit::Name(name))?;
-        match evaluate(&self.scenario) {
+        match crate::compare::evaluation(&self.scenario) {
             Ok(r) => {
                 self.report = r;
                 self.max_gpu_layers = crate::core::gpu_layers::max_gpu_layers(&self.scenario);

@@ -541,3 +541,63 @@ fn the_plans_decode_ceilings_add_each_memory_and_the_rpc_link() {
     let text = llmbound::report::text::placement_lines(&r);
     assert!(text.iter().any(|(k, v)| k == "decode ceiling" && v.contains("sum bound")));
 }
+
+/// The explorer and `report` evaluate a scenario the same way (`compare::evaluation`): on the
+/// RTX 4090 with the placement left to llama.cpp, both judge the `-fit` plan's `-ngl 55`,
+/// never all 65 layers (which do not fit the 24 GiB device).
+#[test]
+fn the_explorer_and_report_judge_the_rtx_4090_default_scenario_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = ScenarioOptions {
+        machine: Some("desktop-rtx-4090".into()),
+        ..Default::default()
+    };
+    let cat = Catalog::load_with(Some(dir.path().to_path_buf()));
+    let ws = llmbound::workspace::Workspace::new(cat.clone(), &opts).unwrap();
+    let r = ws.report();
+    assert!(llmbound::compare::left_to_fit(ws.scenario()));
+    // All layers do not fit: a whole-layer evaluation would say "does not fit".
+    assert!(!evaluate(ws.scenario()).unwrap().capacity.fits);
+    assert!(r.capacity.fits, "{:?}", r.capacity.verdict);
+    assert_eq!(r.inputs.offload.gpu_layers, Some(55));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_llmbound"))
+        .args(["report", "--machine", "desktop-rtx-4090", "--format", "json"])
+        .env("LLMBOUND_CONFIG_DIR", dir.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["capacity"]["fits"], true);
+    assert_eq!(
+        j["capacity"]["headroom_bytes"].as_i64().map(i128::from),
+        Some(r.capacity.headroom_bytes)
+    );
+    // serde_json reads floats to within an ulp or two
+    let highest = j["decode"]["highest"]["tokens_per_second"].as_f64().unwrap();
+    assert!((highest - r.decode.highest.tokens_per_second).abs() <= 1e-12 * highest);
+    assert_eq!(j["placement"]["gpu_layers"], 55);
+    let text = std::process::Command::new(env!("CARGO_BIN_EXE_llmbound"))
+        .args(["report", "--machine", "desktop-rtx-4090"])
+        .env("LLMBOUND_CONFIG_DIR", dir.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    let verdict = llmbound::report::words::verdict(&r.capacity);
+    assert!(text.contains(&verdict), "{verdict}\n{text}");
+    // The explorer's Bounds pane draws that verdict under a ✓.
+    let app = llmbound::tui::app::App::new(cat, &opts).unwrap();
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 36)).unwrap();
+    t.draw(|f| f.render_widget(&app, f.area())).unwrap();
+    let screen = t.backend().to_string();
+    assert!(screen.contains("✓ fits"), "{screen}");
+    // A claim is judged against the same evaluation, the plan's placement ceilings among
+    // its lines.
+    let c = llmbound::core::check_claim(r, 1.0);
+    assert!(c.lines.iter().any(|l| matches!(
+        l.kind,
+        llmbound::core::decode::CeilingKind::Placement { overlap: false }
+    ) && l.tokens_per_second
+        == r.plan.as_ref().unwrap().ceilings.tokens_per_second));
+}

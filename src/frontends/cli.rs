@@ -296,13 +296,9 @@ fn build(cat: &Catalog, opts: &ScenarioOptions) -> Result<Built, Failure> {
             .map(|w| w.file.clone())
             .unwrap_or_default(),
     };
-    // Placement left to llama.cpp (-ngl auto, -fit on, no -ts/-ot): the bounds are those of
-    // the plan llama.cpp chooses, so the headline and the plan below agree.
-    let report = if crate::compare::left_to_fit(&scen) {
-        crate::compare::evaluate_placed(&scen).map_err(bad)?
-    } else {
-        core::evaluate(&scen).map_err(bad)?
-    };
+    // The one evaluation the explorer makes too: with the placement left to llama.cpp the
+    // bounds are those of the plan llama.cpp chooses, so the headline and the plan agree.
+    let report = crate::compare::evaluation(&scen).map_err(bad)?;
     Ok(Built { report, model_path })
 }
 

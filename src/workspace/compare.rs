@@ -159,8 +159,15 @@ pub struct CompareRow {
 /// `-ot` patterns, which the tier model does not place, or no plan) the most layers that fit
 /// keeping llama.cpp's margin (`core::gpu_layers`); never another machine's `-ngl` or split.
 pub fn evaluate_placed(s: &Scenario) -> Result<Report, ScenarioError> {
+    evaluation(&at_llama_cpp_defaults(s)?)
+}
+
+/// The scenario with the user's placement flags dropped: llama.cpp's defaults (`-ngl auto`,
+/// `-fit on`, no `-ts`, `-sm layer`, `-mg 0`, no `-ot`, `--cpu-moe`, `--n-cpu-moe`,
+/// `--n-cpu-ffn`).
+pub fn at_llama_cpp_defaults(s: &Scenario) -> Result<Scenario, ScenarioError> {
     use crate::core::placement::{GpuLayers, SplitMode};
-    let sc = crate::core::edit::applied(
+    crate::core::edit::applied(
         s,
         &[
             Edit::GpuLayers(None),
@@ -175,10 +182,24 @@ pub fn evaluate_placed(s: &Scenario) -> Result<Report, ScenarioError> {
             Edit::Fit(true),
         ],
     )
-    .map_err(|e| ScenarioError(e.to_string()))?;
-    let first = evaluate(&sc);
+    .map_err(|e| ScenarioError(e.to_string()))
+}
+
+/// The one evaluation of a scenario, as llama.cpp would run it: the report, `check`, the
+/// explorer (its bounds and claim panes), compare, models, the library and the llama-bench
+/// import all evaluate through it. With the placement left to llama.cpp
+/// ([`left_to_fit`]) the scenario is evaluated at the layers and split of its own `-fit`
+/// plan (when it places whole layers; else the most layers that fit keeping the margin),
+/// so the headline, the claim verdict and the plan below them describe one placement; with
+/// the user's own placement flags, at those flags (`core::evaluate`).
+pub fn evaluation(s: &Scenario) -> Result<Report, ScenarioError> {
+    if !left_to_fit(s) {
+        return evaluate(s);
+    }
+    let sc = s;
+    let first = evaluate(sc);
     let placed = |r: &Report| r.capacity.fits && crate::core::gpu_layers::keeps_margin(r);
-    if !crate::core::gpu_layers::applies(&sc) || first.as_ref().is_ok_and(placed) {
+    if !crate::core::gpu_layers::applies(sc) || first.as_ref().is_ok_and(placed) {
         return first;
     }
     if let Ok(r) = &first
@@ -192,19 +213,19 @@ pub fn evaluate_placed(s: &Scenario) -> Result<Report, ScenarioError> {
                 p.tensor_split.iter().map(|x| f64::from(*x)).collect(),
             )));
         }
-        if let Ok(t) = crate::core::edit::applied(&sc, &edits)
+        if let Ok(t) = crate::core::edit::applied(sc, &edits)
             && let Ok(fitted) = evaluate(&t)
             && fitted.capacity.fits
         {
             return Ok(fitted);
         }
     }
-    let Some(found) = most_layers_that_fit(&sc) else {
+    let Some(found) = most_layers_that_fit(sc) else {
         return first;
     };
     // Confirmed by evaluate itself; if it disagrees, step down until it agrees.
     for n in (0..=found).rev() {
-        let r = evaluate(&crate::core::gpu_layers::with_gpu_layers(&sc, n));
+        let r = evaluate(&crate::core::gpu_layers::with_gpu_layers(sc, n));
         if r.as_ref().is_ok_and(placed) {
             return r;
         }
