@@ -3,6 +3,9 @@
 
 use std::path::Path;
 
+#[path = "support/fixtures.rs"]
+mod fixtures;
+
 use llmbound::core::placement::GpuLayers;
 use llmbound::ollama::{
     ContextSource, ModelfileParams, OllamaError, OllamaSettings, default_context, plan,
@@ -264,4 +267,130 @@ fn the_plan_is_llama_cpps_fit_at_ollamas_context() {
         "{}",
         ol.arguments()
     );
+}
+
+/// A store whose `library/<name>:latest` model blob is the tiny llama GGUF (trained on 8,192
+/// tokens), with a params layer when given.
+pub fn gguf_store(root: &Path, name: &str, params: Option<&str>) {
+    store(root, name, params);
+    fixtures::tiny("Tiny", 2)
+        .write_file(
+            &root.join("blobs").join(format!("sha256-{MODEL}")),
+            llmbound::gguf::writer::Data::Zeros,
+        )
+        .unwrap();
+}
+
+fn report_json(store: &Path, args: &[&str]) -> serde_json::Value {
+    let cfg = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_llmbound"))
+        .arg("report")
+        .args(args)
+        .args(["--format", "json"])
+        .env("LLMBOUND_CONFIG_DIR", cfg.path())
+        .env("OLLAMA_MODELS", store)
+        .env_remove("OLLAMA_CONTEXT_LENGTH")
+        .env_remove("OLLAMA_NUM_PARALLEL")
+        .env_remove("OLLAMA_GPU_OVERHEAD")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `report --gguf ollama:NAME` runs at Ollama's plan: the context by total VRAM (a machine
+/// without a GPU: 4,096), the Modelfile's num_ctx and num_gpu over it, the options over both;
+/// the report shows the Ollama parameters that reproduce it.
+#[test]
+fn an_ollama_model_is_reported_at_ollamas_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    gguf_store(dir.path(), "plain", None);
+    gguf_store(dir.path(), "tuned", Some(r#"{"num_ctx":2048,"num_gpu":1}"#));
+    // no GPU: total VRAM 0, Ollama's default 4,096 tokens
+    let v = report_json(
+        dir.path(),
+        &["--gguf", "ollama:plain", "--machine", "desktop-ddr5-cpu-only"],
+    );
+    assert_eq!(v["settings"]["context"], 4096, "{}", v["settings"]);
+    let o = &v["ollama"];
+    assert_eq!(o["name"], "plain");
+    assert_eq!(o["total_vram_bytes"], 0);
+    assert_eq!(o["context_source"], "vram-default");
+    assert_eq!(o["ollama_num_ctx"], 4096);
+    assert_eq!(o["llama_ctx"], 4096);
+    assert_eq!(o["gpu_layers"], "auto");
+    assert_eq!(o["as_ollama_defaults"], true);
+    assert_eq!(o["reproduce"], serde_json::json!(["/set parameter num_ctx 4096"]));
+    // 24 GiB of VRAM: 32,768, clamped to the trained 8,192
+    let v = report_json(
+        dir.path(),
+        &["--gguf", "ollama:plain", "--machine", "desktop-rtx-4090"],
+    );
+    assert_eq!(v["settings"]["context"], 8192);
+    assert_eq!(v["ollama"]["total_vram_bytes"], 24u64 << 30);
+    assert_eq!(v["ollama"]["ollama_num_ctx"], 8192);
+    // the Modelfile: num_ctx 2048, num_gpu 1 (-ngl 1: the output layer only)
+    let v = report_json(
+        dir.path(),
+        &["--gguf", "ollama:tuned", "--machine", "desktop-rtx-4090"],
+    );
+    assert_eq!(v["settings"]["context"], 2048);
+    let o = &v["ollama"];
+    assert_eq!(o["context_source"], "modelfile");
+    assert_eq!(o["modelfile_num_gpu"], 1);
+    assert_eq!(o["gpu_layers"], "1");
+    assert_eq!(v["placement"]["gpu_layers"], 1, "{}", v["placement"]);
+    assert_eq!(
+        o["reproduce"],
+        serde_json::json!(["/set parameter num_ctx 2048", "/set parameter num_gpu 1"])
+    );
+    // the options win, and the parameters follow them
+    let v = report_json(
+        dir.path(),
+        &[
+            "--gguf",
+            "ollama:tuned",
+            "--machine",
+            "desktop-rtx-4090",
+            "--context",
+            "1024",
+            "-ngl",
+            "auto",
+        ],
+    );
+    assert_eq!(v["settings"]["context"], 1024);
+    let o = &v["ollama"];
+    assert_eq!(o["as_ollama_defaults"], false);
+    assert_eq!(o["ollama_num_ctx"], 2048);
+    assert_eq!(
+        o["reproduce"],
+        serde_json::json!(["/set parameter num_ctx 1024"])
+    );
+    // the text report has an Ollama section with the same parameters
+    let cfg = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_llmbound"))
+        .args(["report", "--gguf", "ollama:tuned", "--machine", "desktop-rtx-4090"])
+        .env("LLMBOUND_CONFIG_DIR", cfg.path())
+        .env("OLLAMA_MODELS", dir.path())
+        .env_remove("OLLAMA_CONTEXT_LENGTH")
+        .env_remove("OLLAMA_NUM_PARALLEL")
+        .env_remove("OLLAMA_GPU_OVERHEAD")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("\nOllama\n"), "{text}");
+    assert!(
+        text.contains("/set parameter num_ctx 2048 · /set parameter num_gpu 1"),
+        "{text}"
+    );
+    assert!(text.contains("the Modelfile's num_ctx"), "{text}");
+    // a model that is not Ollama's has no Ollama section
+    let v = report_json(dir.path(), &["--machine", "desktop-rtx-4090"]);
+    assert!(v.get("ollama").is_none());
 }

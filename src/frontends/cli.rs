@@ -284,10 +284,11 @@ fn io_fail(e: std::io::Error) -> Failure {
 struct Built {
     report: Report,
     model_path: String,
+    ollama: Option<crate::workspace::OllamaRun>,
 }
 
 fn build(cat: &Catalog, opts: &ScenarioOptions) -> Result<Built, Failure> {
-    let scen = crate::workspace::scenario(cat, opts).map_err(unbuilt)?;
+    let (scen, ollama) = crate::workspace::scenario_and_ollama(cat, opts).map_err(unbuilt)?;
     let model_path = match &opts.gguf {
         Some(p) => crate::workspace::open::llama_cpp_model_path(p),
         None => scen
@@ -299,13 +300,18 @@ fn build(cat: &Catalog, opts: &ScenarioOptions) -> Result<Built, Failure> {
     // The one evaluation the explorer makes too: with the placement left to llama.cpp the
     // bounds are those of the plan llama.cpp chooses, so the headline and the plan agree.
     let report = crate::compare::evaluation(&scen).map_err(bad)?;
-    Ok(Built { report, model_path })
+    Ok(Built {
+        report,
+        model_path,
+        ollama,
+    })
 }
 
 fn write_report(b: &Built, format: Format, out: &mut impl Write) -> std::io::Result<()> {
     let doc = report::ReportDoc {
         report: &b.report,
         model_path: &b.model_path,
+        ollama: b.ollama.as_ref(),
     };
     report::render(&doc, format, out)
 }

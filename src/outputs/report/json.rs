@@ -571,6 +571,88 @@ pub struct JsonReport {
     pub limitations: Vec<String>,
     /// The plan llama.cpp would choose on the machine.
     pub placement: PlacementJson,
+    /// Ollama's plan, for an `ollama:NAME` model (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ollama: Option<OllamaJson>,
+}
+
+/// Ollama's plan for an `ollama:NAME` model and the parameters that reproduce the scenario's.
+#[derive(Debug, Clone, Serialize)]
+pub struct OllamaJson {
+    /// The name.
+    pub name: String,
+    /// The Modelfile's `num_ctx` (null: unset).
+    pub modelfile_num_ctx: Option<u64>,
+    /// The Modelfile's `num_gpu` (null: unset).
+    pub modelfile_num_gpu: Option<i64>,
+    /// Total VRAM Ollama compares with its thresholds, bytes.
+    pub total_vram_bytes: u64,
+    /// Ollama's context per request.
+    pub ollama_num_ctx: u64,
+    /// What decided it: "modelfile", "environment" (`OLLAMA_CONTEXT_LENGTH`) or
+    /// "vram-default".
+    pub context_source: &'static str,
+    /// Ollama's parallel requests (`OLLAMA_NUM_PARALLEL`, default 1).
+    pub ollama_parallel: u64,
+    /// Ollama's `-ngl`: "auto" (not passed; `-fit` decides) or a number.
+    pub ollama_gpu_layers: String,
+    /// The scenario's context per sequence (Ollama's unless an option set it).
+    pub num_ctx: u64,
+    /// The scenario's sequences.
+    pub parallel: u64,
+    /// llama-server's `-c`: num_ctx × parallel.
+    pub llama_ctx: u64,
+    /// The scenario's `-ngl`: "auto", "all" or a number.
+    pub gpu_layers: String,
+    /// The scenario's context and `-ngl` are Ollama's own (no option changed them).
+    pub as_ollama_defaults: bool,
+    /// The Ollama parameters that reproduce the scenario's `-c` and `-ngl`
+    /// (`/set parameter …`; a Modelfile writes `PARAMETER …`).
+    pub reproduce: Vec<String>,
+    /// Placement flags of the scenario no Ollama parameter passes on.
+    pub not_passed: Vec<&'static str>,
+}
+
+/// `-ngl` as a word: "auto", "all" or the count.
+pub fn gpu_layers_word(g: crate::core::placement::GpuLayers) -> String {
+    use crate::core::placement::GpuLayers;
+    match g {
+        GpuLayers::Auto => "auto".into(),
+        GpuLayers::All => "all".into(),
+        GpuLayers::Count(n) => n.to_string(),
+    }
+}
+
+/// The label of what decided Ollama's context.
+pub fn context_source_label(c: crate::ollama::ContextSource) -> &'static str {
+    use crate::ollama::ContextSource;
+    match c {
+        ContextSource::Modelfile => "modelfile",
+        ContextSource::Environment => "environment",
+        ContextSource::VramDefault => "vram-default",
+    }
+}
+
+impl From<&crate::workspace::OllamaRun> for OllamaJson {
+    fn from(o: &crate::workspace::OllamaRun) -> Self {
+        OllamaJson {
+            name: o.name.clone(),
+            modelfile_num_ctx: o.modelfile.num_ctx,
+            modelfile_num_gpu: o.modelfile.num_gpu,
+            total_vram_bytes: o.total_vram,
+            ollama_num_ctx: o.plan.num_ctx,
+            context_source: context_source_label(o.plan.context_source),
+            ollama_parallel: o.plan.parallel,
+            ollama_gpu_layers: gpu_layers_word(o.plan.gpu_layers),
+            num_ctx: o.context,
+            parallel: o.parallel,
+            llama_ctx: o.context.saturating_mul(o.parallel),
+            gpu_layers: gpu_layers_word(o.gpu_layers),
+            as_ollama_defaults: o.context_is_ollamas() && o.gpu_layers_is_ollamas(),
+            reproduce: o.reproduce(),
+            not_passed: o.not_passed.clone(),
+        }
+    }
 }
 
 /// Model / context / compute of one device or the host, bytes.
@@ -1068,6 +1150,7 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
             })
             .collect(),
         limitations: super::text::limitations(r),
+        ollama: None,
         placement: placement_json(r),
     }
 }
