@@ -39,6 +39,8 @@ const MIB: f64 = (1u64 << 20) as f64;
 
 /// Fit cases whose arguments must be identical to llama.cpp's (at least).
 const FIT_IDENTICAL_FLOOR: usize = 76;
+/// Fit cases with `-c` unset whose context is llama.cpp's (of the fixtures' cases that ran).
+const CTX_IDENTICAL_FLOOR: usize = 34;
 
 /// Compute buffers (devices and host) that must be within 5% or 16 MiB (at least).
 const COMPUTE_IN_BAND_FLOOR: usize = 817;
@@ -226,6 +228,25 @@ struct Tally {
     issue_fit: bool,
     /// The issue's Llama-3.1-8B placements: (case, buffer, ours, llama.cpp's).
     issue_compute: Vec<(String, String, u64, u64)>,
+    /// `-fit` cases with `-c` unset (the context is -fit's to reduce from the trained one):
+    /// the `-c` llmbound prints equals llama.cpp's.
+    ctx_same: usize,
+    /// Of those, the context llama.cpp chose lies strictly between `-fitc` and the trained
+    /// context (the linear interpolation, rounded down to 256 × streams).
+    ctx_interpolated_same: usize,
+    /// `-c` unset and llmbound's `-c` differs: (case, ours, llama.cpp's).
+    ctx_differ: Vec<(String, u64, u64)>,
+}
+
+/// The `-c N` of a fitted argument line.
+fn fitted_ctx(args: &str) -> Option<u64> {
+    let mut w = args.split_whitespace();
+    while let Some(a) = w.next() {
+        if a == "-c" {
+            return w.next()?.parse().ok();
+        }
+    }
+    None
 }
 
 fn band(want: u64) -> f64 {
@@ -453,7 +474,22 @@ fn placement_matches_llama_cpp() {
                     let ff = l.ff;
                     let ctx_at = |n: u32| placement::context_figures(shape, &ff, &cs, n);
                     let want = c.arguments.clone().unwrap_or_default();
-                    match placement::fit(&l.model, &devs, &parsed.settings, &fs, &ctx_at) {
+                    let result = placement::fit(&l.model, &devs, &parsed.settings, &fs, &ctx_at);
+                    if parsed.n_ctx.is_none()
+                        && let Ok(plan) = &result
+                        && let (Some(ours), Some(theirs)) =
+                            (fitted_ctx(&plan.arguments()), fitted_ctx(&want))
+                    {
+                        if ours == theirs {
+                            t.ctx_same += 1;
+                            if theirs > 4096 && theirs < u64::from(l.model.n_ctx_train) {
+                                t.ctx_interpolated_same += 1;
+                            }
+                        } else {
+                            t.ctx_differ.push((where_.clone(), ours, theirs));
+                        }
+                    }
+                    match result {
                         Ok(plan) if plan.arguments() == want => {
                             t.fit_same += 1;
                             if c.tag == "issue: one 16 GiB device" {
@@ -517,6 +553,16 @@ fn placement_matches_llama_cpp() {
     for s in &t.fit_differ {
         let _ = writeln!(err, "  fit differs: {s}");
     }
+    let _ = writeln!(
+        err,
+        "-c unset: -fit's context identical on {} cases ({} interpolated between -fitc and the trained context), different on {}",
+        t.ctx_same,
+        t.ctx_interpolated_same,
+        t.ctx_differ.len()
+    );
+    for (case, ours, theirs) in &t.ctx_differ {
+        let _ = writeln!(err, "  -c differs: {case}: llmbound {ours}, llama.cpp {theirs}");
+    }
     drop(err);
     assert!(
         t.inexact.is_empty(),
@@ -540,6 +586,15 @@ fn placement_matches_llama_cpp() {
             *want as f64 / MIB
         );
     }
+    // -fit's context reduction with -c unset (common_fit_params step 2): the trained context
+    // kept, the -fitc floor, and the interpolation between them (Qwen3-30B-A3B on two
+    // devices: -c 13312, as llama.cpp chooses).
+    assert!(
+        t.ctx_same >= CTX_IDENTICAL_FLOOR && t.ctx_interpolated_same >= 1,
+        "-fit's context with -c unset: {} identical ({} interpolated), fewer than {CTX_IDENTICAL_FLOOR}",
+        t.ctx_same,
+        t.ctx_interpolated_same
+    );
     assert!(
         t.fit_same >= FIT_IDENTICAL_FLOOR,
         "{} fit plans identical, fewer than {FIT_IDENTICAL_FLOOR}",
