@@ -601,3 +601,47 @@ fn the_explorer_and_report_judge_the_rtx_4090_default_scenario_alike() {
     ) && l.tokens_per_second
         == r.plan.as_ref().unwrap().ceilings.tokens_per_second));
 }
+
+/// `-c 0` (llama.cpp's default when `-c` is not given): the trained context, which `-fit`
+/// reduces on the 24 GiB RTX 4090 (one device: the context first, by linear interpolation,
+/// rounded down to 256 tokens, not below `-fitc`) and keeps every layer; report, check and
+/// the explorer evaluate at that context.
+#[test]
+fn context_zero_lets_fit_reduce_the_trained_context() {
+    let s = scenario(ScenarioOptions {
+        machine: Some("desktop-rtx-4090".into()),
+        context: Some(0),
+        ..Default::default()
+    });
+    assert!(s.offload.context_auto);
+    let trained = s.model.native_context.unwrap();
+    assert_eq!(s.cache.context, trained);
+    let first = evaluate(&s).unwrap();
+    let p = first.plan.as_ref().unwrap();
+    let PlanOrigin::Fitted { arguments, .. } = &p.origin else {
+        panic!("{:?}", p.origin)
+    };
+    let chosen = u64::from(p.n_ctx);
+    assert!(chosen < trained && chosen >= 4096 && chosen % 256 == 0, "{arguments}");
+    assert!(arguments.starts_with(&format!("-c {chosen} ")), "{arguments}");
+    // the same scenario with -c set to the trained context: -fit keeps it, drops layers
+    let set = evaluate(&scenario(ScenarioOptions {
+        machine: Some("desktop-rtx-4090".into()),
+        context: Some(trained),
+        ..Default::default()
+    }))
+    .unwrap();
+    assert_eq!(u64::from(set.plan.as_ref().unwrap().n_ctx), trained);
+    // the one evaluation runs at -fit's context, every layer on the device
+    let r = llmbound::compare::evaluation(&s).unwrap();
+    assert_eq!(r.inputs.cache.context, chosen);
+    assert!(r.capacity.fits, "{:?}", r.capacity.verdict);
+    assert_eq!(
+        r.layout.gpu_layers,
+        llmbound::core::tiers::all_gpu_layers(&s.model)
+    );
+    // a context typed afterwards is set again (-fit keeps it)
+    let t = edit::applied(&s, &[Edit::Context(8192)]).unwrap();
+    assert!(!t.offload.context_auto);
+    assert_eq!(evaluate(&t).unwrap().plan.unwrap().n_ctx, 8192);
+}

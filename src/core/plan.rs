@@ -152,7 +152,8 @@ pub fn plan(s: &Scenario) -> Result<Plan, PlanError> {
         .find(|t| t.kind == super::scenario::TierKind::Host)
         .map(|t| t.capacity.value);
     let fs = FitSettings {
-        n_ctx: Some(n_ctx),
+        // `-c 0`: unset, so `-fit` may reduce the trained context.
+        n_ctx: (!s.offload.context_auto).then_some(n_ctx),
         n_seq: u32::try_from(s.cache.sequences.max(1)).unwrap_or(u32::MAX),
         kv_unified: s.cache.kv_unified,
         margins: margins.clone(),

@@ -270,6 +270,10 @@ pub struct Offload {
     pub fit_margin_mib: Vec<u64>,
     /// `-fitc`: the smallest context `-fit` may choose (llama.cpp's default 4096).
     pub fit_min_ctx: u32,
+    /// `-c 0` (llama.cpp's default when `-c` is not given): the context is the trained one,
+    /// and `-fit` may reduce it (linear interpolation down to `-fitc`, rounded down to
+    /// 256 × streams). The cache's context is the trained context until the plan chooses.
+    pub context_auto: bool,
 }
 
 impl Default for Offload {
@@ -288,6 +292,7 @@ impl Default for Offload {
             fit: true,
             fit_margin_mib: Vec::new(),
             fit_min_ctx: super::placement::DEFAULT_FIT_MIN_CTX,
+            context_auto: false,
         }
     }
 }

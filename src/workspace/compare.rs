@@ -196,12 +196,49 @@ pub fn evaluation(s: &Scenario) -> Result<Report, ScenarioError> {
     if !left_to_fit(s) {
         return evaluate(s);
     }
-    let sc = s;
-    let first = evaluate(sc);
+    let first = evaluate(s);
     let placed = |r: &Report| r.capacity.fits && crate::core::gpu_layers::keeps_margin(r);
-    if !crate::core::gpu_layers::applies(sc) || first.as_ref().is_ok_and(placed) {
+    if !crate::core::gpu_layers::applies(s) || first.as_ref().is_ok_and(placed) {
         return first;
     }
+    // `-c 0`: the context -fit chose (reduced from the trained one), then its layers.
+    let reduced = match &first {
+        Ok(r) if s.offload.context_auto => match &r.plan {
+            Ok(p) if matches!(p.origin, PlanOrigin::Fitted { .. }) => {
+                let streams = if s.cache.kv_unified {
+                    1
+                } else {
+                    s.cache.sequences.max(1)
+                };
+                let per = u64::from(p.n_ctx) / streams;
+                // a derived name follows the context (a profile's name stays)
+                let renamed = s.name == s.derived_name();
+                (per > 0 && per != s.cache.context)
+                    .then(|| crate::core::edit::applied(s, &[Edit::Context(per)]).ok())
+                    .flatten()
+                    .map(|t| {
+                        let name = if renamed {
+                            t.derived_name()
+                        } else {
+                            t.name.clone()
+                        };
+                        crate::core::edit::applied(&t, &[Edit::Name(name)]).unwrap_or(t)
+                    })
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    let (sc, first) = match &reduced {
+        Some(t) => {
+            let r = evaluate(t);
+            if r.as_ref().is_ok_and(placed) {
+                return r;
+            }
+            (t, r)
+        }
+        None => (s, first),
+    };
     if let Ok(r) = &first
         && let Ok(p) = &r.plan
         && matches!(p.origin, PlanOrigin::Fitted { .. })

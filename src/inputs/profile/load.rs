@@ -797,6 +797,7 @@ pub fn scenario(cat: &Catalog, s: &ScenarioFile) -> Result<Scenario, ProfileErro
             n_cpu_moe: s.n_cpu_moe.unwrap_or(0),
             n_cpu_ffn: s.n_cpu_ffn.unwrap_or(0),
             fit: s.fit.unwrap_or(true),
+            context_auto: false,
             fit_margin_mib: s.fit_target_mib.clone(),
             fit_min_ctx: s
                 .fit_ctx
