@@ -16,12 +16,12 @@ pub mod library;
 pub mod open;
 
 use crate::build::{BuildError, ScenarioOptions};
+use crate::core::Report;
 use crate::core::edit::{self, Edit, EditError, NewModel, Setting};
 use crate::core::gpu_layers::MaxGpuLayers;
 use crate::core::model::ArchFigures;
 use crate::core::scenario::{Scenario, ScenarioError};
 use crate::core::units::{self, GIB, Provenance};
-use crate::core::Report;
 use crate::profile::file::{MachineFile, ModelFile, ScenarioFile};
 use crate::profile::save::{self, MachineFigure};
 use crate::profile::{Catalog, Origin, ProfileError, load};
@@ -580,7 +580,8 @@ impl Workspace {
     /// The workspace on the scenario the options describe.
     pub fn new(catalog: Catalog, opts: &ScenarioOptions) -> Result<Workspace, StartError> {
         let p = prepare(&catalog, opts)?;
-        let report = crate::compare::evaluation(&p.scenario).map_err(|e| StartError::Evaluate(e.0))?;
+        let report =
+            crate::compare::evaluation(&p.scenario).map_err(|e| StartError::Evaluate(e.0))?;
         let max_gpu_layers = crate::core::gpu_layers::max_gpu_layers(&p.scenario);
         // Settings given at start-up are where the user starts: only machine figures count
         // as unsaved edits (they are what a saved machine would differ by).

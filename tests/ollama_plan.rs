@@ -314,7 +314,12 @@ fn an_ollama_model_is_reported_at_ollamas_plan() {
     // no GPU: total VRAM 0, Ollama's default 4,096 tokens
     let v = report_json(
         dir.path(),
-        &["--gguf", "ollama:plain", "--machine", "desktop-ddr5-cpu-only"],
+        &[
+            "--gguf",
+            "ollama:plain",
+            "--machine",
+            "desktop-ddr5-cpu-only",
+        ],
     );
     assert_eq!(v["settings"]["context"], 4096, "{}", v["settings"]);
     let o = &v["ollama"];
@@ -325,7 +330,10 @@ fn an_ollama_model_is_reported_at_ollamas_plan() {
     assert_eq!(o["llama_ctx"], 4096);
     assert_eq!(o["gpu_layers"], "auto");
     assert_eq!(o["as_ollama_defaults"], true);
-    assert_eq!(o["reproduce"], serde_json::json!(["/set parameter num_ctx 4096"]));
+    assert_eq!(
+        o["reproduce"],
+        serde_json::json!(["/set parameter num_ctx 4096"])
+    );
     // 24 GiB of VRAM: 32,768, clamped to the trained 8,192
     let v = report_json(
         dir.path(),
@@ -374,7 +382,13 @@ fn an_ollama_model_is_reported_at_ollamas_plan() {
     // the text report has an Ollama section with the same parameters
     let cfg = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_llmbound"))
-        .args(["report", "--gguf", "ollama:tuned", "--machine", "desktop-rtx-4090"])
+        .args([
+            "report",
+            "--gguf",
+            "ollama:tuned",
+            "--machine",
+            "desktop-rtx-4090",
+        ])
         .env("LLMBOUND_CONFIG_DIR", cfg.path())
         .env("OLLAMA_MODELS", dir.path())
         .env_remove("OLLAMA_CONTEXT_LENGTH")

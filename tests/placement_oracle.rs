@@ -561,7 +561,10 @@ fn placement_matches_llama_cpp() {
         t.ctx_differ.len()
     );
     for (case, ours, theirs) in &t.ctx_differ {
-        let _ = writeln!(err, "  -c differs: {case}: llmbound {ours}, llama.cpp {theirs}");
+        let _ = writeln!(
+            err,
+            "  -c differs: {case}: llmbound {ours}, llama.cpp {theirs}"
+        );
     }
     drop(err);
     assert!(

@@ -492,11 +492,17 @@ fn the_plans_decode_ceilings_add_each_memory_and_the_rpc_link() {
     let c = &p.ceilings;
     assert!(!p.link_missing);
     assert!(p.reads.rpc_hops >= 1, "{:?}", p.reads);
-    assert_eq!(c.link_bytes, u64::from(p.reads.rpc_hops) * p.reads.rpc_hop_bytes);
+    assert_eq!(
+        c.link_bytes,
+        u64::from(p.reads.rpc_hops) * p.reads.rpc_hop_bytes
+    );
     let l = &s.machine.links[0];
     let link = f64::from(p.reads.rpc_hops)
         * (p.reads.rpc_hop_bytes as f64 / l.bandwidth.value.0 + l.latency_us.value / 1e6);
-    assert!((c.link_seconds - link).abs() <= 1e-12 * link.max(1.0), "{c:?}");
+    assert!(
+        (c.link_seconds - link).abs() <= 1e-12 * link.max(1.0),
+        "{c:?}"
+    );
     let mut sum = link;
     let mut max = link;
     for (d, q) in p.devices.iter().zip(&p.reads.devices) {
@@ -515,7 +521,10 @@ fn the_plans_decode_ceilings_add_each_memory_and_the_rpc_link() {
     sum += h;
     max = max.max(h);
     assert!((c.seconds_per_step - sum).abs() <= 1e-9 * sum, "{c:?}");
-    assert!((c.seconds_per_step_overlapped - max).abs() <= 1e-9 * max, "{c:?}");
+    assert!(
+        (c.seconds_per_step_overlapped - max).abs() <= 1e-9 * max,
+        "{c:?}"
+    );
     assert!(c.overlapped_tokens_per_second > c.tokens_per_second);
     // A result carries the least certain provenance among its inputs, in the order
     // user < spec < derived < measured < file (SPEC §1, `Provenance::weakest`, as
@@ -539,7 +548,10 @@ fn the_plans_decode_ceilings_add_each_memory_and_the_rpc_link() {
         p.reads.devices[0].total()
     );
     let text = llmbound::report::text::placement_lines(&r);
-    assert!(text.iter().any(|(k, v)| k == "decode ceiling" && v.contains("sum bound")));
+    assert!(
+        text.iter()
+            .any(|(k, v)| k == "decode ceiling" && v.contains("sum bound"))
+    );
 }
 
 /// The explorer and `report` evaluate a scenario the same way (`compare::evaluation`): on the
@@ -561,12 +573,22 @@ fn the_explorer_and_report_judge_the_rtx_4090_default_scenario_alike() {
     assert!(r.capacity.fits, "{:?}", r.capacity.verdict);
     assert_eq!(r.inputs.offload.gpu_layers, Some(55));
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_llmbound"))
-        .args(["report", "--machine", "desktop-rtx-4090", "--format", "json"])
+        .args([
+            "report",
+            "--machine",
+            "desktop-rtx-4090",
+            "--format",
+            "json",
+        ])
         .env("LLMBOUND_CONFIG_DIR", dir.path())
         .env("NO_COLOR", "1")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(j["capacity"]["fits"], true);
     assert_eq!(
@@ -574,7 +596,9 @@ fn the_explorer_and_report_judge_the_rtx_4090_default_scenario_alike() {
         Some(r.capacity.headroom_bytes)
     );
     // serde_json reads floats to within an ulp or two
-    let highest = j["decode"]["highest"]["tokens_per_second"].as_f64().unwrap();
+    let highest = j["decode"]["highest"]["tokens_per_second"]
+        .as_f64()
+        .unwrap();
     assert!((highest - r.decode.highest.tokens_per_second).abs() <= 1e-12 * highest);
     assert_eq!(j["placement"]["gpu_layers"], 55);
     let text = std::process::Command::new(env!("CARGO_BIN_EXE_llmbound"))
@@ -622,8 +646,14 @@ fn context_zero_lets_fit_reduce_the_trained_context() {
         panic!("{:?}", p.origin)
     };
     let chosen = u64::from(p.n_ctx);
-    assert!(chosen < trained && chosen >= 4096 && chosen % 256 == 0, "{arguments}");
-    assert!(arguments.starts_with(&format!("-c {chosen} ")), "{arguments}");
+    assert!(
+        chosen < trained && chosen >= 4096 && chosen % 256 == 0,
+        "{arguments}"
+    );
+    assert!(
+        arguments.starts_with(&format!("-c {chosen} ")),
+        "{arguments}"
+    );
     // the same scenario with -c set to the trained context: -fit keeps it, drops layers
     let set = evaluate(&scenario(ScenarioOptions {
         machine: Some("desktop-rtx-4090".into()),

@@ -3,6 +3,7 @@
 //! ceilings, and the observed rate is compared with them (docs/bounds.md §4, §5, §8). No I/O.
 
 use super::parse::{BenchRow, FlashAttn, RowSource, TestKind};
+use crate::compare::evaluation as evaluate_scenario;
 use crate::core::cache::CacheType;
 use crate::core::claim::{Assumption, ClaimOutcome};
 use crate::core::decode::{Ceiling, CeilingKind};
@@ -10,7 +11,6 @@ use crate::core::edit::Edit;
 use crate::core::roofline::{LimitedBy, PrefillBound};
 use crate::core::scenario::{Scenario, TierKind};
 use crate::core::units::{self, Provenance};
-use crate::compare::evaluation as evaluate_scenario;
 use crate::core::{Report, check_claim};
 use compact_str::CompactString;
 use std::collections::{HashMap, HashSet};

@@ -119,13 +119,7 @@ impl Export for ReportDoc<'_> {
         json_to(&j, w)
     }
     fn write_styled(&self, style: Style, mut w: &mut dyn Write) -> io::Result<()> {
-        super::text::write_worksheet_with(
-            self.report,
-            self.model_path,
-            self.ollama,
-            style,
-            &mut w,
-        )
+        super::text::write_worksheet_with(self.report, self.model_path, self.ollama, style, &mut w)
     }
 }
 

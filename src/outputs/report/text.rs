@@ -1165,72 +1165,6 @@ pub fn max_gpu_layers_line(m: &crate::core::gpu_layers::MaxGpuLayers, sequences:
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn default_report() -> Report {
-        let cat = crate::profile::Catalog::builtin();
-        let s =
-            crate::workspace::scenario(&cat, &crate::build::ScenarioOptions::default()).unwrap();
-        crate::core::evaluate(&s).unwrap()
-    }
-
-    /// Every decimal figure of four or more integer digits in `text` (`1107.11`, `3000.00`):
-    /// rates printed without their thousands grouped.
-    fn ungrouped(text: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        for word in text.split(|c: char| c.is_whitespace() || "(),;:".contains(c)) {
-            if let Some((int, frac)) = word.split_once('.')
-                && int.len() >= 4
-                && int.chars().all(|c| c.is_ascii_digit())
-                && !frac.is_empty()
-                && frac.chars().all(|c| c.is_ascii_digit())
-            {
-                out.push(word.to_string());
-            }
-        }
-        out
-    }
-
-    #[test]
-    fn the_check_body_groups_the_rate_as_its_headline_does() {
-        let r = default_report();
-        let c = crate::core::check_claim(&r, 3000.0);
-        let mut out = Vec::new();
-        write_check(&c, Style::Text, &mut out).unwrap();
-        let text = String::from_utf8(out).unwrap();
-        assert!(text.contains("3,000.00 tokens/s against every"), "{text}");
-        assert!(
-            ungrouped(&text).is_empty(),
-            "{:?}\n{text}",
-            ungrouped(&text)
-        );
-    }
-
-    #[test]
-    fn the_worksheet_prints_no_ungrouped_rate() {
-        // A small model on a fast machine: the ceilings pass 1,000 tokens/s.
-        let cat = crate::profile::Catalog::builtin();
-        let opts = crate::build::ScenarioOptions {
-            model: Some("gemma-3-270m".into()),
-            machine: Some("server-h200-sxm-141gb".into()),
-            ..Default::default()
-        };
-        let s = crate::workspace::scenario(&cat, &opts).unwrap();
-        let r = crate::core::evaluate(&s).unwrap();
-        assert!(r.decode.highest_short.top_tokens_per_second() >= 1_000.0);
-        let mut out = Vec::new();
-        write_worksheet(&r, "/m.gguf", Style::Text, &mut out).unwrap();
-        let text = String::from_utf8(out).unwrap();
-        assert!(
-            ungrouped(&text).is_empty(),
-            "{:?}\n{text}",
-            ungrouped(&text)
-        );
-    }
-}
-
 /// The "Ollama" section's rows: Ollama's plan for the model (its context by the Modelfile,
 /// the environment or total VRAM; `-ngl` by `num_gpu` or `-fit`), what the options changed,
 /// and the Ollama parameters that reproduce the scenario's `-c` and `-ngl`.
@@ -1307,4 +1241,70 @@ pub fn ollama_lines(ol: &crate::workspace::OllamaRun) -> Vec<(String, String)> {
         ));
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn default_report() -> Report {
+        let cat = crate::profile::Catalog::builtin();
+        let s =
+            crate::workspace::scenario(&cat, &crate::build::ScenarioOptions::default()).unwrap();
+        crate::core::evaluate(&s).unwrap()
+    }
+
+    /// Every decimal figure of four or more integer digits in `text` (`1107.11`, `3000.00`):
+    /// rates printed without their thousands grouped.
+    fn ungrouped(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for word in text.split(|c: char| c.is_whitespace() || "(),;:".contains(c)) {
+            if let Some((int, frac)) = word.split_once('.')
+                && int.len() >= 4
+                && int.chars().all(|c| c.is_ascii_digit())
+                && !frac.is_empty()
+                && frac.chars().all(|c| c.is_ascii_digit())
+            {
+                out.push(word.to_string());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_check_body_groups_the_rate_as_its_headline_does() {
+        let r = default_report();
+        let c = crate::core::check_claim(&r, 3000.0);
+        let mut out = Vec::new();
+        write_check(&c, Style::Text, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("3,000.00 tokens/s against every"), "{text}");
+        assert!(
+            ungrouped(&text).is_empty(),
+            "{:?}\n{text}",
+            ungrouped(&text)
+        );
+    }
+
+    #[test]
+    fn the_worksheet_prints_no_ungrouped_rate() {
+        // A small model on a fast machine: the ceilings pass 1,000 tokens/s.
+        let cat = crate::profile::Catalog::builtin();
+        let opts = crate::build::ScenarioOptions {
+            model: Some("gemma-3-270m".into()),
+            machine: Some("server-h200-sxm-141gb".into()),
+            ..Default::default()
+        };
+        let s = crate::workspace::scenario(&cat, &opts).unwrap();
+        let r = crate::core::evaluate(&s).unwrap();
+        assert!(r.decode.highest_short.top_tokens_per_second() >= 1_000.0);
+        let mut out = Vec::new();
+        write_worksheet(&r, "/m.gguf", Style::Text, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            ungrouped(&text).is_empty(),
+            "{:?}\n{text}",
+            ungrouped(&text)
+        );
+    }
 }

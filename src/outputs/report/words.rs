@@ -165,12 +165,12 @@ pub fn ceiling_name(kind: CeilingKind, context_tokens: u64) -> String {
                 ""
             }
         ),
-        CeilingKind::Placement { overlap: false } => format!(
-            "plan's placement, memories one after another (sum bound), {n} tokens"
-        ),
-        CeilingKind::Placement { overlap: true } => format!(
-            "plan's placement, the slowest memory alone (overlap bound), {n} tokens"
-        ),
+        CeilingKind::Placement { overlap: false } => {
+            format!("plan's placement, memories one after another (sum bound), {n} tokens")
+        }
+        CeilingKind::Placement { overlap: true } => {
+            format!("plan's placement, the slowest memory alone (overlap bound), {n} tokens")
+        }
         CeilingKind::Highest {
             basis: HighestBasis::Inventory,
         } => format!(
