@@ -670,6 +670,9 @@ fn context_zero_lets_fit_reduce_the_trained_context() {
         r.layout.gpu_layers,
         llmbound::core::tiers::all_gpu_layers(&s.model)
     );
+    // a model that states no trained context cannot take -c 0
+    let e = edit::applied(&s, &[Edit::NativeContext(0), Edit::Context(0)]).unwrap_err();
+    assert!(e.to_string().contains("states no trained context"), "{e}");
     // a context typed afterwards is set again (-fit keeps it)
     let t = edit::applied(&s, &[Edit::Context(8192)]).unwrap();
     assert!(!t.offload.context_auto);

@@ -514,12 +514,11 @@ pub fn apply(s: &mut Scenario, fig: &mut ArchFigures, edit: &Edit) -> Result<(),
         Edit::MachineId(id) => s.machine.id = id.clone(),
         Edit::Name(n) => s.name = n.clone(),
         Edit::Runtime(r) => s.runtime = *r,
-        // `-c 0`: llama.cpp's default, the trained context, which `-fit` may reduce (the
-        // context stays as it was when the model states none).
+        // `-c 0`: llama.cpp's default, the trained context, which `-fit` may reduce.
         Edit::Context(0) => {
-            if let Some(n) = s.model.native_context {
-                c.context = n;
-            }
+            c.context = s.model.native_context.filter(|n| *n > 0).ok_or(EditError::Zero(
+                "the context of a model that states no trained context (-c 0 takes the trained one)",
+            ))?;
             s.offload.context_auto = true;
         }
         Edit::Context(n) => {

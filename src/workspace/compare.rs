@@ -202,8 +202,9 @@ pub fn evaluation(s: &Scenario) -> Result<Report, ScenarioError> {
         return first;
     }
     // `-c 0`: the context -fit chose (reduced from the trained one), then its layers.
+    let context_auto = s.offload.context_auto;
     let reduced = match &first {
-        Ok(r) if s.offload.context_auto => match &r.plan {
+        Ok(r) if context_auto => match &r.plan {
             Ok(p) if matches!(p.origin, PlanOrigin::Fitted { .. }) => {
                 let streams = if s.cache.kv_unified {
                     1
