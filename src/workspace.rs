@@ -455,6 +455,17 @@ pub fn prepare(cat: &Catalog, o: &ScenarioOptions) -> Result<Prepared, BuildErro
         let name = s.derived_name();
         edit::apply(&mut s, &mut figures, &Edit::Name(name)).map_err(build_edit("--gguf"))?;
     }
+    // The options' machine figures first: Ollama's default context follows the machine's
+    // total VRAM as the options leave it (`--memory`, `--device-free`, `--rpc`).
+    let (machine_edits, other_edits): (Vec<_>, Vec<_>) = o
+        .edits(&s)?
+        .into_iter()
+        .partition(|(_, e)| e.setting().is_some_and(|k| k.is_machine()));
+    let mut edited = Vec::new();
+    for (flag, e) in machine_edits {
+        edit::apply(&mut s, &mut figures, &e).map_err(build_edit(flag))?;
+        record(&mut edited, &e);
+    }
     // An Ollama model: Ollama's context, parallel requests and num_gpu, under the options.
     let mut ollama = match o.gguf.as_deref().and_then(ollama_name) {
         Some(name) if llama_applies => {
@@ -466,8 +477,7 @@ pub fn prepare(cat: &Catalog, o: &ScenarioOptions) -> Result<Prepared, BuildErro
         }
         _ => None,
     };
-    let mut edited = Vec::new();
-    for (flag, e) in o.edits(&s)? {
+    for (flag, e) in other_edits {
         edit::apply(&mut s, &mut figures, &e).map_err(build_edit(flag))?;
         record(&mut edited, &e);
     }
