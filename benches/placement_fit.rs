@@ -49,6 +49,7 @@ fn input() -> Input {
             backend: placement::Backend::Rpc,
             free: Bytes(4_249_878_528),
             total: Bytes(4_249_878_528),
+            max_tensor: None,
         })
         .collect();
     Input {

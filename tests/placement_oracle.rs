@@ -181,6 +181,7 @@ fn devices(c: &Case) -> Vec<Device> {
             backend: placement::Backend::Rpc,
             free: Bytes(*b),
             total: Bytes(*b),
+            max_tensor: None,
         })
         .collect()
 }
@@ -220,8 +221,12 @@ struct Tally {
     compute_in_band: usize,
     compute_tight: usize,
     compute_off: Vec<String>,
+    /// Buffers out of the band: (case, buffer, llmbound's bytes, llama.cpp's).
+    compute_off_items: Vec<(String, String, u64, u64)>,
     fit_same: usize,
     fit_differ: Vec<String>,
+    /// Fit cases whose arguments differ.
+    fit_differ_cases: Vec<String>,
     skipped: Vec<String>,
     issue_fit: bool,
     /// The issue's Llama-3.1-8B placements: (case, buffer, ours, llama.cpp's).
@@ -353,6 +358,12 @@ fn compare(
                 got.compute.0 as f64 / MIB,
                 w.compute as f64 / MIB
             ));
+            t.compute_off_items.push((
+                where_.to_string(),
+                format!("dev{i}"),
+                got.compute.0,
+                w.compute,
+            ));
         }
     }
     let host_model = want.host.model + want.other_buffers.iter().map(|o| o.model).sum::<u64>();
@@ -390,6 +401,12 @@ fn compare(
             "{where_} host: compute {:.1} MiB vs llama.cpp {:.1} MiB",
             p.host.compute.0 as f64 / MIB,
             host_compute as f64 / MIB
+        ));
+        t.compute_off_items.push((
+            where_.to_string(),
+            "host".into(),
+            p.host.compute.0,
+            host_compute,
         ));
     }
     if ok {
@@ -460,13 +477,18 @@ fn placement_matches_llama_cpp() {
                                 t.issue_fit = true;
                             }
                         }
-                        Ok(plan) => t.fit_differ.push(format!(
-                            "{where_}:\n      llmbound  {}\n      llama.cpp {want}",
-                            plan.arguments()
-                        )),
-                        Err(e) => t
-                            .fit_differ
-                            .push(format!("{where_}: refused ({}), llama.cpp {want}", e.0)),
+                        Ok(plan) => {
+                            t.fit_differ.push(format!(
+                                "{where_}:\n      llmbound  {}\n      llama.cpp {want}",
+                                plan.arguments()
+                            ));
+                            t.fit_differ_cases.push(where_.clone());
+                        }
+                        Err(e) => {
+                            t.fit_differ
+                                .push(format!("{where_}: refused ({}), llama.cpp {want}", e.0));
+                            t.fit_differ_cases.push(where_.clone());
+                        }
                     }
                     if let Some(fp) = &c.fitted_placement
                         && fp.ok

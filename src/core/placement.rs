@@ -169,6 +169,19 @@ pub struct Device {
     pub free: Bytes,
     /// The memory the backend reports in total.
     pub total: Bytes,
+    /// The largest tensor an op on this device may read or write, when the backend has such a
+    /// limit: Vulkan without 64-bit shader indexing refuses an op with a source or result over
+    /// `maxStorageBufferRange` (`ggml_backend_vk_device_supports_op`), so a weight over it stays
+    /// in host memory (`CPU_REPACK`/`CPU`, the next buffer type llama.cpp tries) and its op runs
+    /// on the host — Mesa's llvmpipe reports 128 MiB, NVIDIA and AMD 4 GiB. `None`: no limit.
+    pub max_tensor: Option<Bytes>,
+}
+
+impl Device {
+    /// Can an op on this device take a tensor of `bytes` (see [`Device::max_tensor`])?
+    pub fn takes_tensor(&self, bytes: u64) -> bool {
+        self.max_tensor.is_none_or(|m| bytes <= m.0)
+    }
 }
 
 /// `-ngl`.
@@ -776,6 +789,10 @@ pub fn place(
     // per repeating layer: tensors, and those in host memory (overrides)
     let mut layer_tensors = vec![(0u32, 0u32); n_layer as usize];
     let mut host_weight_max = 0u64;
+    // the output layer's device cannot take its weight (over the device's tensor limit): the
+    // output projection and its logits run on the host
+    let mut output_weight_on_host = false;
+    let mut output_weight_max = 0u64;
     for t in &model.tensors {
         let natural = match t.layer {
             TensorLayer::Input => Buffer::Host,
@@ -790,6 +807,16 @@ pub fn place(
                     o.pattern
                 ))
             })?;
+        } else if let Buffer::Device(d) = buf
+            && !devs[d].takes_tensor(t.bytes)
+        {
+            // `select_weight_buft`: the device cannot run the weight's op, so the next buffer
+            // type of the layer's list (host memory) takes it; an `-ot` target is taken as given
+            buf = Buffer::Host;
+            output_weight_on_host |= t.layer == TensorLayer::Output;
+        }
+        if t.layer == TensorLayer::Output {
+            output_weight_max = output_weight_max.max(t.bytes);
         }
         let b = Bytes(padded(t.bytes));
         if let TensorLayer::Layer(il) = t.layer
@@ -803,7 +830,10 @@ pub fn place(
         match buf {
             Buffer::Host => {
                 host.model.0 = host.model.0.saturating_add(b.0);
-                if t.layer != TensorLayer::Input {
+                // op offload copies a host weight to the first device, if it can take it
+                if t.layer != TensorLayer::Input
+                    && devs.first().is_some_and(|d| d.takes_tensor(t.bytes))
+                {
                     host_weight_max = host_weight_max.max(b.0);
                 }
             }
@@ -837,6 +867,16 @@ pub fn place(
         output_device,
         layer_tensors: &layer_tensors,
         host_weight_max,
+        output_ops_on_host: match output_device {
+            Buffer::Device(d) => {
+                output_weight_on_host || !devs[d].takes_tensor(ctx.logits_bytes)
+            }
+            // op offload would take the projection to the first device, if it can
+            Buffer::Host => devs.first().is_some_and(|d| {
+                d.backend.offloads_ops()
+                    && !(d.takes_tensor(output_weight_max) && d.takes_tensor(ctx.logits_bytes))
+            }),
+        },
         pipeline_parallel: nd > 1
             && ngl > n_layer
             && settings.split_mode == SplitMode::Layer
@@ -870,8 +910,12 @@ struct SplitShape<'a> {
     output_device: Buffer,
     /// Per repeating layer: its tensors, and how many of them are in host memory.
     layer_tensors: &'a [(u32, u32)],
-    /// The largest layer weight in host memory (padded).
+    /// The largest layer weight in host memory (padded) that the first device can take.
     host_weight_max: u64,
+    /// The output projection runs on the host although it would not without a tensor limit:
+    /// its device (or, with the output in host memory, the op-offload device) cannot take the
+    /// weight or the logits. The logits are then computed on the host.
+    output_ops_on_host: bool,
     /// The scheduler keeps [`PIPELINE_COPIES`] copies of every split input.
     pipeline_parallel: bool,
     /// The device (index into the devices in use) that takes the ops of host-resident weights.
@@ -910,7 +954,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
     for (d, out) in dev.iter_mut().enumerate() {
         let here = Buffer::Device(d);
         let runs = sh.layer_device.contains(&here);
-        let has_output = sh.output_device == here;
+        let has_output = sh.output_device == here && !sh.output_ops_on_host;
         let first = first_device == Some(here);
         let v = if sh.pipeline_parallel {
             // split inputs held PIPELINE_COPIES times, never freed; then the layers' work
@@ -928,7 +972,13 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                 v = v.max(held_out.saturating_add(logits));
             }
             v
-        } else if nd == 1 && has_output && sh.layer_device.iter().all(|b| *b == here) {
+        } else if nd == 1 && sh.output_device == here && sh.layer_device.iter().all(|b| *b == here)
+        {
+            if sh.output_ops_on_host {
+                // the layers and the output norm; the projection runs on the host
+                *out = layers.saturating_sub(e);
+                continue;
+            }
             // the whole graph but the input stage: the logits beside copies of the host's
             // inputs, or the layers' peak
             ctx.logits_bytes
@@ -948,6 +998,16 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
     }
     let host = if nd == 0 {
         whole_graph
+    } else if sh.output_ops_on_host {
+        // the output projection on the host: the logits beside the hidden state copied back
+        // and its normed copy (llvmpipe: 266.5 MiB on the Llama-3.1-8B shape at ub 512)
+        let out_stage = ctx.logits_bytes.saturating_add(2 * e);
+        if let Some(d) = offload {
+            dev[d] = dev[d]
+                .max(layers.saturating_sub(2 * e))
+                .saturating_add(sh.host_weight_max);
+        }
+        out_stage.max(host_inputs)
     } else if let Some(d) = offload {
         // the device takes the host's weight ops and copies the weights in, one at a time —
         // also with no layer on it (`-ngl 0`, the output on the host too): llama.cpp's Vulkan
@@ -1750,6 +1810,7 @@ mod tests {
             backend: Backend::Rpc,
             free: Bytes(gib << 30),
             total: Bytes(gib << 30),
+            max_tensor: None,
         }
     }
 
