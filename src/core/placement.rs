@@ -813,9 +813,12 @@ pub fn place(
             // `select_weight_buft`: the device cannot run the weight's op, so the next buffer
             // type of the layer's list (host memory) takes it; an `-ot` target is taken as given
             buf = Buffer::Host;
-            output_weight_on_host |= t.layer == TensorLayer::Output;
         }
-        if t.layer == TensorLayer::Output {
+        // the output projection's weight (not the output norm) in host memory: by `-ot` or the
+        // device's tensor limit
+        let projection = t.layer == TensorLayer::Output && !t.name.contains("norm");
+        output_weight_on_host |= projection && buf == Buffer::Host && t.bytes > 0;
+        if projection {
             output_weight_max = output_weight_max.max(t.bytes);
         }
         let b = Bytes(padded(t.bytes));
@@ -867,15 +870,22 @@ pub fn place(
         output_device,
         layer_tensors: &layer_tensors,
         host_weight_max,
-        output_ops_on_host: match output_device {
-            Buffer::Device(d) => {
-                output_weight_on_host || !devs[d].takes_tensor(ctx.logits_bytes)
-            }
-            // op offload would take the projection to the first device, if it can
-            Buffer::Host => devs.first().is_some_and(|d| {
+        output_ops_on_host: {
+            // op offload takes the projection of a host weight to the first device, if it can
+            let offloadable = devs.first().is_some_and(|d| {
                 d.backend.offloads_ops()
-                    && !(d.takes_tensor(output_weight_max) && d.takes_tensor(ctx.logits_bytes))
-            }),
+                    && d.takes_tensor(output_weight_max)
+                    && d.takes_tensor(ctx.logits_bytes)
+            });
+            match output_device {
+                Buffer::Device(d) => {
+                    (output_weight_on_host && !offloadable)
+                        || !devs[d].takes_tensor(ctx.logits_bytes)
+                }
+                Buffer::Host => {
+                    !offloadable && devs.first().is_some_and(|d| d.backend.offloads_ops())
+                }
+            }
         },
         pipeline_parallel: nd > 1
             && ngl > n_layer
@@ -912,9 +922,10 @@ struct SplitShape<'a> {
     layer_tensors: &'a [(u32, u32)],
     /// The largest layer weight in host memory (padded) that the first device can take.
     host_weight_max: u64,
-    /// The output projection runs on the host although it would not without a tensor limit:
-    /// its device (or, with the output in host memory, the op-offload device) cannot take the
-    /// weight or the logits. The logits are then computed on the host.
+    /// The output projection runs on the host although the output layer is on a device (its
+    /// weight in host memory, by `-ot` or the device's tensor limit, and no op offload that
+    /// takes it; or logits over the device's limit), or with the output in host memory where
+    /// op offload cannot take it to the first device. The logits are then on the host.
     output_ops_on_host: bool,
     /// The scheduler keeps [`PIPELINE_COPIES`] copies of every split input.
     pipeline_parallel: bool,
@@ -998,16 +1009,6 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
     }
     let host = if nd == 0 {
         whole_graph
-    } else if sh.output_ops_on_host {
-        // the output projection on the host: the logits beside the hidden state copied back
-        // and its normed copy (llvmpipe: 266.5 MiB on the Llama-3.1-8B shape at ub 512)
-        let out_stage = ctx.logits_bytes.saturating_add(2 * e);
-        if let Some(d) = offload {
-            dev[d] = dev[d]
-                .max(layers.saturating_sub(2 * e))
-                .saturating_add(sh.host_weight_max);
-        }
-        out_stage.max(host_inputs)
     } else if let Some(d) = offload {
         // the device takes the host's weight ops and copies the weights in, one at a time —
         // also with no layer on it (`-ngl 0`, the output on the host too): llama.cpp's Vulkan
@@ -1030,6 +1031,14 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
         host_inputs.max(layers.saturating_sub(m).saturating_sub(2 * e))
     } else {
         host_inputs
+    };
+    // the output projection on the host: the logits beside the hidden state copied back and
+    // its normed copy (llvmpipe: 266.5 MiB on the Llama-3.1-8B shape at ub 512; `-ot
+    // output=CPU` on RPC devices: 404.0 MiB on the gpt-oss-20b shape)
+    let host = if nd > 0 && sh.output_ops_on_host {
+        host.max(ctx.logits_bytes.saturating_add(2 * e))
+    } else {
+        host
     };
     (dev, host)
 }
