@@ -224,7 +224,6 @@ const KNOWN_COMPUTE_OFF: &[KnownCompute] = &[
         llama_cpp_mib: 200.0,
         reason: OP_OFFLOAD,
     },
-
 ];
 
 #[derive(Debug, Deserialize)]
@@ -514,7 +513,8 @@ fn compare(
         if (got as f64 - want as f64).abs() <= band(want) {
             t.in_band += 1;
         } else {
-            t.off_band.push((where_.to_string(), name.to_string(), got, want));
+            t.off_band
+                .push((where_.to_string(), name.to_string(), got, want));
         }
     }
 }
@@ -664,7 +664,11 @@ fn vulkan_placement_matches_llama_cpp() {
         t.exact
     );
     let problems = known::check_fits(&t.fit_differ_cases, &[]);
-    assert!(problems.is_empty(), "fit plans:\n  {}", problems.join("\n  "));
+    assert!(
+        problems.is_empty(),
+        "fit plans:\n  {}",
+        problems.join("\n  ")
+    );
     let problems = known::check_compute(&t.off_band, KNOWN_COMPUTE_OFF);
     assert!(
         problems.is_empty(),
@@ -709,4 +713,94 @@ fn without_ctx(args: &[String]) -> Vec<String> {
         i += 1;
     }
     out
+}
+
+/// The tensor limit is a device property a machine profile states with its provenance: a
+/// Vulkan device on llvmpipe with `max-tensor` = the fixture's `maxStorageBufferRange` places the
+/// Llama-3.1-8B shape as llama.cpp's Vulkan backend did (the 281.8 MiB output weight in host
+/// memory, the logits on the host); the same device without the limit does not.
+#[test]
+fn the_tensor_limit_comes_from_the_machine_profile() {
+    let fx = fixtures();
+    let Some(f) = fx.iter().find(|f| f.model.name == "llama-3.1-8b-shape") else {
+        skipped!("no Llama-3.1-8B Vulkan fixture in {}", dir().display());
+        return;
+    };
+    let limit = f.llama_cpp.vulkan_limits.max_storage_buffer_range;
+    let case = f
+        .cases
+        .iter()
+        .find(|c| c.id == "place-24G-c32768-faon-ub512--ngl_99")
+        .expect("the all-layers case");
+    let want = case.memory.as_ref().expect("its breakdown");
+    let profile = |max_tensor: &str| {
+        format!(
+            r#"id = "llvmpipe-24g"
+name = "Mesa llvmpipe as a 24 GiB Vulkan device"
+[[tier]]
+name = "llvmpipe"
+kind = "accelerator"
+capacity = {{ value = "24 GiB", provenance = "user" }}
+bandwidth = {{ value = "50 GB/s", provenance = "user" }}
+backend = "vulkan"
+{max_tensor}
+[[tier]]
+name = "ram"
+kind = "host"
+capacity = {{ value = "64 GiB", provenance = "spec" }}
+bandwidth = {{ value = "50 GB/s", provenance = "spec" }}
+"#
+        )
+    };
+    let devices_of = |text: String| {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("machines")).unwrap();
+        std::fs::write(tmp.path().join("machines/llvmpipe-24g.toml"), text).unwrap();
+        let cat = Catalog::load_with(Some(tmp.path().to_path_buf()));
+        assert!(cat.errors.is_empty(), "{:?}", cat.errors);
+        let e = cat
+            .machines
+            .iter()
+            .find(|e| e.id == "llvmpipe-24g")
+            .expect("the profile");
+        let m = llmbound::profile::load::machine(&e.value);
+        let spec = m.tiers[0].device.clone().expect("its device");
+        (
+            m.devices().into_iter().map(|(_, d)| d).collect::<Vec<_>>(),
+            spec,
+        )
+    };
+    let (devs, spec) = devices_of(profile(&format!(
+        r#"max-tensor = {{ value = {limit}, provenance = "measured", source = "vulkaninfo maxStorageBufferRange, Mesa 22.3.6 llvmpipe (tests/fixtures/llama-cpp/placement-vulkan)" }}"#
+    )));
+    let mt = spec.max_tensor.expect("the limit");
+    assert_eq!(mt.value, 128 << 20);
+    assert_eq!(mt.provenance, llmbound::core::units::Provenance::Measured);
+    assert!(mt.source.contains("maxStorageBufferRange"));
+    assert_eq!(devs[0].max_tensor, Some(Bytes(limit)));
+    assert_eq!(devs[0].backend, placement::Backend::Vulkan);
+
+    let cat = Catalog::builtin();
+    let l = load(&cat, f);
+    let parsed = placement::parse_args(&case.args, &devs).unwrap();
+    let cs = cache_settings(&parsed.rest);
+    let ctx = placement::context_figures(&l.shape, &l.ff, &cs, parsed.n_ctx.unwrap());
+    let p = placement::place(&l.model, &ctx, &devs, &parsed.settings).unwrap();
+    let host_model = want.host.model + want.other_buffers.iter().map(|o| o.model).sum::<u64>();
+    let host_compute =
+        want.host.compute + want.other_buffers.iter().map(|o| o.compute).sum::<u64>();
+    assert_eq!(p.devices[0].model.0, want.devices[0].model);
+    assert_eq!(p.host.model.0, host_model);
+    assert_eq!(
+        p.devices[0].compute.0 / (1 << 20),
+        want.devices[0].compute / (1 << 20)
+    );
+    assert_eq!(p.host.compute.0 >> 19, host_compute >> 19, "266.5 MiB");
+
+    // without the limit the output weight goes with the last layer, as on a full GPU
+    let (devs, spec) = devices_of(profile(""));
+    assert!(spec.max_tensor.is_none());
+    let p = placement::place(&l.model, &ctx, &devs, &parsed.settings).unwrap();
+    assert!(p.devices[0].model.0 > want.devices[0].model);
+    assert!(p.host.model.0 < host_model);
 }

@@ -1556,9 +1556,15 @@ pub fn fit(
             let mut test = ngl.clone();
             let mut id_test = id_dense_start;
             test[id_test].n_layer -= 1;
-            test[id_test].n_part = test[id_test].n_part.saturating_sub(1);
             test[id].n_layer += 1;
-            test[id].n_part += 1;
+            if id_test == id {
+                // llama.cpp decrements and increments the same unsigned n_part: with none
+                // left (n_part 0, the device's layers all full) it wraps and comes back to 0,
+                // so the "extra layer" adds no partial layer and no override
+            } else {
+                test[id_test].n_part = test[id_test].n_part.saturating_sub(1);
+                test[id].n_part += 1;
+            }
             if test[id_test].n_part == 0 {
                 id_test += 1;
             }

@@ -32,10 +32,7 @@ const MIB: f64 = (1u64 << 20) as f64;
 /// against the named list: every one must be listed with the figures it was measured at (within
 /// 0.1 MiB), and every listed one must still be out of the band. Returns the problems.
 #[allow(dead_code)]
-pub fn check_compute(
-    found: &[(String, String, u64, u64)],
-    known: &[KnownCompute],
-) -> Vec<String> {
+pub fn check_compute(found: &[(String, String, u64, u64)], known: &[KnownCompute]) -> Vec<String> {
     let mut problems = Vec::new();
     for (case, buf, got, want) in found {
         match known
