@@ -2,12 +2,19 @@
 //! fixtures (128 experts, 48 layers) over four devices of 3.96 GiB at `-c 32768`, the case
 //! llama-fit-params needs 7.65 s and 135 dry runs for on the fixture machine
 //! (tests/fixtures/llama-cpp/placement/qwen3-30b-a3b-shape.json, `seconds`).
-//! `LLMBOUND_FIT_ONCE=1` runs the search once and prints its time and plan.
 //!
-//! Measured here (optimised, one core under `taskset -c 0`, a shared machine): 6–23 ms for
-//! the whole plan with 28 projections (llama-fit-params: 7.65 s, 135 dry runs). The fit's
-//! overflow patterns are compiled once per search and shared, so each regex keeps one warm
-//! search cache; `place` searches a `blk\.N\.` pattern only in block N's tensor names.
+//! Also a machine of four CUDA devices and one RPC server (3.96 GiB each), the speed target's
+//! shape. `LLMBOUND_FIT_ONCE=1` prints, for each, the first search and the median of 20 more,
+//! in wall time and in the thread's CPU time.
+//!
+//! Measured 2026-12-02 (crate at opt-level 3, `taskset -c 0`, load average 12 on the 2-core
+//! shared machine): 4 RPC: first 14–23 ms wall (4–7 ms CPU), median 17–21 ms wall (4.0 ms
+//! CPU), 28 projections, the plan llama.cpp prints (tests/placement_oracle.rs); 4 CUDA + 1 RPC: first 16–21 ms wall
+//! (3–6 ms CPU), median 17 ms (5 ms CPU), 34 projections. llama-fit-params b11434 on the same
+//! file and four patched RPC servers: 4.74 s wall unpinned, 8.5 s with it and the servers on
+//! one core (`fitting params to free memory took 8.48 seconds`; the fixture's run: 7.65 s).
+//! The fit's overflow patterns are compiled once per search and shared, so each regex keeps
+//! one warm search cache; `place` searches a `blk\.N\.` pattern only in block N's tensor names.
 
 use criterion::{Criterion, criterion_group};
 use llmbound::core::kv::CacheSettings;
