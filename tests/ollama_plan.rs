@@ -222,6 +222,7 @@ fn the_plan_is_llama_cpps_fit_at_ollamas_context() {
         backend: Backend::Cuda,
         free: Bytes(8 * GIB),
         total: Bytes(8 * GIB),
+        max_tensor: None,
     }];
     let ctx = |n: u32| ContextFigures {
         layer_bytes: vec![u64::from(n) * 4096; 8],

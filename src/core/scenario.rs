@@ -82,6 +82,10 @@ pub struct DeviceSpec {
     pub free: Sourced<u64>,
     /// `host:port` of an RPC server (rpc backend only; `--rpc`).
     pub endpoint: Option<String>,
+    /// The largest tensor an op on the device may read or write (Vulkan:
+    /// `maxStorageBufferRange` when the device lacks 64-bit shader indexing), see
+    /// `placement::Device::max_tensor`. `None`: no limit.
+    pub max_tensor: Option<Sourced<u64>>,
 }
 
 /// The source of a free-memory figure a profile does not state.
@@ -112,6 +116,7 @@ impl Tier {
                 DEFAULT_FREE_SOURCE,
             ),
             endpoint: None,
+            max_tensor: None,
         }))
     }
 }
@@ -220,6 +225,7 @@ impl Machine {
                     backend: d.backend,
                     free: super::units::Bytes(d.free.value.min(t.capacity.value)),
                     total: super::units::Bytes(t.capacity.value),
+                    max_tensor: d.max_tensor.as_ref().map(|m| super::units::Bytes(m.value)),
                 },
             ));
         }
