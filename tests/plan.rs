@@ -678,3 +678,87 @@ fn context_zero_lets_fit_reduce_the_trained_context() {
     assert!(!t.offload.context_auto);
     assert_eq!(evaluate(&t).unwrap().plan.unwrap().n_ctx, 8192);
 }
+
+/// A full-size sparse copy of a committed llama.cpp oracle header: the tensor list llama.cpp
+/// placed, at the file's size.
+fn shaped_gguf(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let fixtures =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llama-cpp");
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures.join(format!("{name}.json"))).unwrap(),
+    )
+    .unwrap();
+    let out = dir.join(format!("{name}.gguf"));
+    std::fs::copy(
+        fixtures.join(json["model"]["header"].as_str().unwrap()),
+        &out,
+    )
+    .unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&out)
+        .unwrap()
+        .set_len(json["model"]["file_size"].as_u64().unwrap())
+        .unwrap();
+    out
+}
+
+/// Issue 22's measured case through `report`: a Qwen3-30B-A3B-shaped file at 32k on one
+/// 16 GiB card. The placement is llama.cpp's `-fit` plan (`-ngl 49 -ot …`, experts of the
+/// last layers in host memory), not the most whole layers the bounds are evaluated at; the
+/// text says which is which.
+#[test]
+fn report_prints_llama_cpps_ot_plan_for_a_moe_model_on_a_16_gib_card() {
+    let dir = tempfile::tempdir().unwrap();
+    let gguf = shaped_gguf(dir.path(), "qwen3-30b-a3b-shape");
+    let run = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_llmbound"))
+            .arg("report")
+            .arg("--gguf")
+            .arg(&gguf)
+            .args([
+                "--machine",
+                "desktop-rtx-4090",
+                "--memory",
+                "16GiB",
+                "--device-free",
+                "16GiB",
+                "-c",
+                "32768",
+            ])
+            .args(extra)
+            .env("LLMBOUND_CONFIG_DIR", dir.path())
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let j: serde_json::Value = serde_json::from_str(&run(&["--format", "json"])).unwrap();
+    let p = &j["placement"];
+    assert_eq!(p["origin"], "fit", "{p}");
+    let args = p["fit_arguments"].as_str().unwrap();
+    assert!(
+        args.starts_with("-c 32768 -ngl 49 -ot \"blk\\.34\\."),
+        "{args}"
+    );
+    assert_eq!(p["gpu_layers"], 49);
+    assert_eq!(p["devices_fit"], true);
+    // the bounds: the most whole layers that fit
+    assert_eq!(j["settings"]["gpu_layers"], 38, "{}", j["settings"]);
+    let text = run(&[]);
+    assert!(
+        text.contains("llama.cpp's -fit chooses -c 32768 -ngl 49 -ot"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "at -ngl 38 of 49, whole layers (the tier model does not place -ot patterns)"
+        ),
+        "{text}"
+    );
+}

@@ -192,11 +192,28 @@ pub fn at_llama_cpp_defaults(s: &Scenario) -> Result<Scenario, ScenarioError> {
 /// plan (when it places whole layers; else the most layers that fit keeping the margin),
 /// so the headline, the claim verdict and the plan below them describe one placement; with
 /// the user's own placement flags, at those flags (`core::evaluate`).
+///
+/// The report's `plan` is always llama.cpp's for the scenario as given (`-fit`'s arguments,
+/// `-ot` patterns and the context it chose), also when the bounds are evaluated at the most
+/// whole layers that fit because the plan needs `-ot` patterns the tier model does not place.
 pub fn evaluation(s: &Scenario) -> Result<Report, ScenarioError> {
     if !left_to_fit(s) {
         return evaluate(s);
     }
     let first = evaluate(s);
+    let plan = first.as_ref().ok().map(|r| r.plan.clone());
+    let mut r = at_the_plan(s, first)?;
+    if let Some(p) = plan {
+        r.plan = p;
+    }
+    Ok(r)
+}
+
+/// [`evaluation`]'s placement of a scenario left to `-fit`, given its first evaluation.
+fn at_the_plan(
+    s: &Scenario,
+    first: Result<Report, ScenarioError>,
+) -> Result<Report, ScenarioError> {
     let placed = |r: &Report| r.capacity.fits && crate::core::gpu_layers::keeps_margin(r);
     if !crate::core::gpu_layers::applies(s) || first.as_ref().is_ok_and(placed) {
         return first;

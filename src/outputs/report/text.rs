@@ -1021,6 +1021,20 @@ pub fn placement_lines(r: &Report) -> Vec<(String, String)> {
             if p.devices.len() == 1 { "" } else { "s" }
         ),
     ));
+    // A plan with -ot patterns the whole-layer tier model does not place: the bounds above
+    // are at the most whole layers that fit (compare::evaluation), this section at the plan.
+    if matches!(p.origin, PlanOrigin::Fitted { .. })
+        && !p.overrides.is_empty()
+        && r.inputs.offload.overrides.is_empty()
+    {
+        v.push((
+            "bounds above".into(),
+            format!(
+                "at -ngl {} of {all}, whole layers (the tier model does not place -ot patterns); the rows below are this plan's",
+                r.layout.gpu_layers.min(all)
+            ),
+        ));
+    }
     for d in &p.devices {
         v.push((
             format!("{} ({}, {})", d.buffer_name, d.tier_name, d.backend),
