@@ -712,8 +712,12 @@ fn report_prints_llama_cpps_ot_plan_for_a_moe_model_on_a_16_gib_card() {
     let dir = tempfile::tempdir().unwrap();
     let gguf = shaped_gguf(dir.path(), "qwen3-30b-a3b-shape");
     let run = |extra: &[&str]| {
+        let (cmd, extra) = match extra.first() {
+            Some(&"compare") => ("compare", &extra[1..]),
+            _ => ("report", extra),
+        };
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_llmbound"))
-            .arg("report")
+            .arg(cmd)
             .arg("--gguf")
             .arg(&gguf)
             .args([
@@ -760,5 +764,21 @@ fn report_prints_llama_cpps_ot_plan_for_a_moe_model_on_a_16_gib_card() {
             "at -ngl 38 of 49, whole layers (the tier model does not place -ot patterns)"
         ),
         "{text}"
+    );
+    // compare's row says both: the whole layers it is evaluated at, and llama.cpp's plan
+    let c: serde_json::Value = serde_json::from_str(&run(&[
+        "compare",
+        "--machine",
+        "desktop-rtx-3090",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    let row = &c["machines"][0];
+    let placement = row["placement"].as_str().unwrap_or_default();
+    assert!(
+        placement
+            .starts_with("most layers that fit: -ngl 38 (llama.cpp's -fit: -c 32768 -ngl 49 -ot "),
+        "{c}"
     );
 }

@@ -133,6 +133,16 @@ impl CompareFigures {
 fn placement_statement(r: &Report) -> String {
     match &r.plan {
         Ok(p) => match &p.origin {
+            // -ot patterns the tier model does not place: the row is at the most whole
+            // layers that fit, beside llama.cpp's own plan
+            PlanOrigin::Fitted { arguments, .. }
+                if !p.overrides.is_empty() && r.inputs.offload.overrides.is_empty() =>
+            {
+                format!(
+                    "most layers that fit: -ngl {} (llama.cpp's -fit: {arguments})",
+                    r.layout.gpu_layers
+                )
+            }
             PlanOrigin::Fitted { arguments, .. } => format!("-fit {arguments}"),
             PlanOrigin::FitRefused { .. } | PlanOrigin::FitOff => {
                 format!("most layers that fit: -ngl {}", r.layout.gpu_layers)
