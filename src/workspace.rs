@@ -7,7 +7,7 @@
 //! [`Workspace::save`] — and ends with one evaluation; a change that cannot be evaluated is
 //! undone and the error returned. The CLI builds its scenario with the same steps
 //! ([`prepare`]); the explorer routes its keys here and keeps only UI state.
-//! Depends on: build, core, gguf, ollama, profile, remote, safetensors, sanitize.
+//! Depends on: build, compare, core, gguf, ollama, profile, remote, safetensors, sanitize.
 
 pub mod build;
 pub mod compare;
@@ -16,11 +16,12 @@ pub mod library;
 pub mod open;
 
 use crate::build::{BuildError, ScenarioOptions};
+use crate::core::Report;
 use crate::core::edit::{self, Edit, EditError, NewModel, Setting};
 use crate::core::gpu_layers::MaxGpuLayers;
 use crate::core::model::ArchFigures;
 use crate::core::scenario::{Scenario, ScenarioError};
-use crate::core::units::{self, Provenance};
+use crate::core::units::{self, GIB, Provenance};
 use crate::core::{Report, evaluate};
 use crate::profile::file::{MachineFile, ModelFile, ScenarioFile};
 use crate::profile::save::{self, MachineFigure};
@@ -204,6 +205,166 @@ pub struct Prepared {
     /// The scenario's model is the safetensors model's own shape (config.json maps one to
     /// one); false when its shape is MLX-LM's only.
     pub mlx_shaped: bool,
+    /// Ollama's plan, when `--gguf` named an `ollama:NAME` model: its context, parallel
+    /// requests and `-ngl` are the scenario's unless the options set them.
+    pub ollama: Option<OllamaRun>,
+}
+
+/// Ollama's plan for an `ollama:NAME` model on the scenario's machine (issue 22: Ollama runs
+/// llama-server and leaves `-ngl` to `-fit`), and the Ollama parameters that reproduce the
+/// scenario's placement. Made by [`ollama_defaults`] when the model is opened; the report's
+/// "Ollama" section and JSON `ollama` word it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OllamaRun {
+    /// The name as given (`qwen3:32b`).
+    pub name: String,
+    /// The Modelfile's `num_ctx` / `num_gpu` (its params layer).
+    pub modelfile: crate::ollama::ModelfileParams,
+    /// The total VRAM Ollama compares with its thresholds: Σ over the machine's local GPUs
+    /// of their total memory (Metal: the working set) less `OLLAMA_GPU_OVERHEAD`, bytes.
+    pub total_vram: u64,
+    /// `OLLAMA_CONTEXT_LENGTH`, `OLLAMA_NUM_PARALLEL` as read (None: unset or not a number).
+    pub environment: (Option<u64>, Option<u64>),
+    /// Ollama's own plan (context, parallel requests, `-ngl`).
+    pub plan: crate::ollama::OllamaPlan,
+    /// The scenario's context per sequence, after the options (Ollama's `num_ctx` unless
+    /// `--context` set another).
+    pub context: u64,
+    /// The scenario's sequences (Ollama's parallel requests unless `--sequences` set them).
+    pub parallel: u64,
+    /// The scenario's `-ngl` (Ollama's `num_gpu`, else `-fit`'s, unless `-ngl` set it).
+    pub gpu_layers: crate::core::placement::GpuLayers,
+    /// Placement flags the scenario sets that no Ollama parameter passes on (`-ts`, `-sm`,
+    /// `-mg`, `-ot`, `--cpu-moe`, `--n-cpu-moe`, `--n-cpu-ffn`, `-nkvo`, `-fit off`).
+    pub not_passed: Vec<&'static str>,
+}
+
+impl OllamaRun {
+    /// The Ollama parameters (`/set parameter …` lines) that make Ollama start llama-server
+    /// at the scenario's `-c` and `-ngl`.
+    pub fn reproduce(&self) -> Vec<String> {
+        crate::ollama::reproduce(
+            self.context.saturating_mul(self.parallel),
+            self.parallel,
+            self.gpu_layers,
+        )
+    }
+
+    /// The scenario's context is Ollama's (no option changed it).
+    pub fn context_is_ollamas(&self) -> bool {
+        self.context == self.plan.num_ctx && self.parallel == self.plan.parallel
+    }
+
+    /// The scenario's `-ngl` is Ollama's (no option changed it).
+    pub fn gpu_layers_is_ollamas(&self) -> bool {
+        self.gpu_layers == self.plan.gpu_layers
+    }
+
+    /// Record the scenario's settings after the options.
+    fn settle(&mut self, s: &Scenario) {
+        use crate::core::placement::SplitMode;
+        self.context = s.cache.context;
+        self.parallel = s.cache.sequences.max(1);
+        self.gpu_layers = s.offload.ngl();
+        let o = &s.offload;
+        let mut v = Vec::new();
+        for (set, flag) in [
+            (o.tensor_split.is_some(), "-ts"),
+            (o.split_mode != SplitMode::Layer, "-sm"),
+            (o.main_gpu != 0, "-mg"),
+            (!o.overrides.is_empty(), "-ot"),
+            (o.cpu_moe, "--cpu-moe"),
+            (o.n_cpu_moe != 0, "--n-cpu-moe"),
+            (o.n_cpu_ffn != 0, "--n-cpu-ffn"),
+            (o.no_kv_offload, "-nkvo"),
+            (!o.fit, "-fit off"),
+        ] {
+            if set {
+                v.push(flag);
+            }
+        }
+        self.not_passed = v;
+    }
+}
+
+/// A whole number from the environment, as Ollama's `envconfig` reads it (unset, empty or not
+/// a number: None, and Ollama keeps its default).
+fn env_u64(key: &str) -> Option<u64> {
+    std::env::var(key).ok()?.trim().parse().ok()
+}
+
+/// Ollama's plan for the model `name` on the scenario's machine: the Modelfile's parameters
+/// from the store (`OLLAMA_MODELS`), the environment (`OLLAMA_CONTEXT_LENGTH`,
+/// `OLLAMA_NUM_PARALLEL`, `OLLAMA_GPU_OVERHEAD`) and the total VRAM of the machine's local
+/// GPUs (RPC devices are not Ollama's).
+pub fn ollama_defaults(name: &str, s: &Scenario) -> Result<OllamaRun, String> {
+    use crate::core::placement::Backend;
+    let store = crate::ollama::store().ok_or_else(|| {
+        crate::ollama::OllamaError::NoStore {
+            name: name.to_string(),
+        }
+        .to_string()
+    })?;
+    let m = crate::ollama::resolve_in(&store, name).map_err(|e| e.to_string())?;
+    let modelfile = crate::ollama::read_params(&m).map_err(|e| e.to_string())?;
+    let gpus: Vec<u64> = s
+        .machine
+        .devices()
+        .into_iter()
+        .filter(|(_, d)| d.backend != Backend::Rpc)
+        .map(|(_, d)| match d.backend {
+            Backend::Metal => d.free.0,
+            _ => d.total.0,
+        })
+        .collect();
+    let overhead = env_u64("OLLAMA_GPU_OVERHEAD").unwrap_or(0);
+    let total_vram = crate::ollama::total_vram(&gpus, overhead);
+    let environment = (
+        env_u64("OLLAMA_CONTEXT_LENGTH"),
+        env_u64("OLLAMA_NUM_PARALLEL"),
+    );
+    let plan = crate::ollama::plan(
+        &modelfile,
+        &crate::ollama::OllamaSettings {
+            total_vram,
+            context_length: environment.0,
+            num_parallel: environment.1.filter(|n| *n > 0).unwrap_or(1),
+            vision: m.projector.is_some(),
+            n_ctx_train: s.model.native_context.unwrap_or(0),
+        },
+    );
+    Ok(OllamaRun {
+        name: name.to_string(),
+        modelfile,
+        total_vram,
+        environment,
+        context: plan.num_ctx,
+        parallel: plan.parallel,
+        gpu_layers: plan.gpu_layers,
+        plan,
+        not_passed: Vec::new(),
+    })
+}
+
+/// The edits that put Ollama's plan into a scenario: its context per request, its parallel
+/// requests, and `-ngl` when the Modelfile's `num_gpu` sets it.
+fn ollama_edits(run: &OllamaRun) -> Vec<Edit> {
+    let mut v = vec![
+        Edit::Context(run.plan.num_ctx),
+        Edit::Sequences(run.plan.parallel),
+    ];
+    if run.plan.gpu_layers != crate::core::placement::GpuLayers::Auto {
+        v.push(Edit::Ngl(run.plan.gpu_layers));
+    }
+    v
+}
+
+/// The Ollama name an opened reference names.
+fn ollama_name(reference: &Path) -> Option<String> {
+    match crate::remote::Source::parse(reference) {
+        crate::remote::Source::Ollama(n) => Some(n),
+        _ => None,
+    }
 }
 
 fn record(edited: &mut Vec<Setting>, e: &Edit) {
@@ -295,10 +456,34 @@ pub fn prepare(cat: &Catalog, o: &ScenarioOptions) -> Result<Prepared, BuildErro
         let name = s.derived_name();
         edit::apply(&mut s, &mut figures, &Edit::Name(name)).map_err(build_edit("--gguf"))?;
     }
+    // The options' machine figures first: Ollama's default context follows the machine's
+    // total VRAM as the options leave it (`--memory`, `--device-free`, `--rpc`).
+    let (machine_edits, other_edits): (Vec<_>, Vec<_>) = o
+        .edits(&s)?
+        .into_iter()
+        .partition(|(_, e)| e.setting().is_some_and(|k| k.is_machine()));
     let mut edited = Vec::new();
-    for (flag, e) in o.edits(&s)? {
+    for (flag, e) in machine_edits {
         edit::apply(&mut s, &mut figures, &e).map_err(build_edit(flag))?;
         record(&mut edited, &e);
+    }
+    // An Ollama model: Ollama's context, parallel requests and num_gpu, under the options.
+    let mut ollama = match o.gguf.as_deref().and_then(ollama_name) {
+        Some(name) if llama_applies => {
+            let run = ollama_defaults(&name, &s).map_err(BuildError::Gguf)?;
+            for e in ollama_edits(&run) {
+                edit::apply(&mut s, &mut figures, &e).map_err(build_edit("--gguf"))?;
+            }
+            Some(run)
+        }
+        _ => None,
+    };
+    for (flag, e) in other_edits {
+        edit::apply(&mut s, &mut figures, &e).map_err(build_edit(flag))?;
+        record(&mut edited, &e);
+    }
+    if let Some(run) = &mut ollama {
+        run.settle(&s);
     }
     s.validate().map_err(|e| BuildError::Flag {
         flag: "scenario",
@@ -334,6 +519,7 @@ pub fn prepare(cat: &Catalog, o: &ScenarioOptions) -> Result<Prepared, BuildErro
         mlx,
         llama_applies,
         mlx_shaped,
+        ollama,
     })
 }
 
@@ -347,6 +533,14 @@ fn build_edit(flag: &'static str) -> impl Fn(EditError) -> BuildError {
 /// The scenario the options describe (the CLI's commands). A safetensors model alone has no
 /// llama.cpp scenario: the error names `report --model-dir`, which gives its MLX-LM plan.
 pub fn scenario(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, BuildError> {
+    scenario_and_ollama(cat, o).map(|(s, _)| s)
+}
+
+/// [`scenario`], with Ollama's plan when `--gguf` named an `ollama:NAME` model.
+pub fn scenario_and_ollama(
+    cat: &Catalog,
+    o: &ScenarioOptions,
+) -> Result<(Scenario, Option<OllamaRun>), BuildError> {
     let p = prepare(cat, o)?;
     if !p.llama_applies {
         let name = o
@@ -358,7 +552,7 @@ pub fn scenario(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, BuildErr
             "{name} is a safetensors model for MLX-LM, not a GGUF: `llmbound report --model-dir {name}` gives its MLX-LM plan"
         )));
     }
-    Ok(p.scenario)
+    Ok((p.scenario, p.ollama))
 }
 
 /// The user's scenario and everything it came from; see the module header.
@@ -382,6 +576,7 @@ pub struct Workspace {
     mlx_plan: Option<MlxPlan>,
     llama_applies: bool,
     mlx_shaped: bool,
+    ollama: Option<OllamaRun>,
 }
 
 /// Everything [`Workspace::apply`] puts back when a change cannot be evaluated.
@@ -396,7 +591,8 @@ impl Workspace {
     /// The workspace on the scenario the options describe.
     pub fn new(catalog: Catalog, opts: &ScenarioOptions) -> Result<Workspace, StartError> {
         let p = prepare(&catalog, opts)?;
-        let report = evaluate(&p.scenario).map_err(|e| StartError::Evaluate(e.0))?;
+        let report =
+            crate::compare::evaluation(&p.scenario).map_err(|e| StartError::Evaluate(e.0))?;
         let max_gpu_layers = crate::core::gpu_layers::max_gpu_layers(&p.scenario);
         // Settings given at start-up are where the user starts: only machine figures count
         // as unsaved edits (they are what a saved machine would differ by).
@@ -421,7 +617,14 @@ impl Workspace {
             mlx_plan,
             llama_applies: p.llama_applies,
             mlx_shaped: p.mlx_shaped,
+            ollama: p.ollama,
         })
+    }
+
+    /// Ollama's plan, when the model is an `ollama:NAME` model (its settings follow the
+    /// scenario's edits).
+    pub fn ollama(&self) -> Option<&OllamaRun> {
+        self.ollama.as_ref()
     }
 
     /// Profiles (built-in and the user's).
@@ -599,9 +802,12 @@ impl Workspace {
             self.scenario.derived_name()
         };
         self.raw(Edit::Name(name))?;
-        match evaluate(&self.scenario) {
+        match crate::compare::evaluation(&self.scenario) {
             Ok(r) => {
                 self.report = r;
+                if let Some(o) = &mut self.ollama {
+                    o.settle(&self.scenario);
+                }
                 self.max_gpu_layers = crate::core::gpu_layers::max_gpu_layers(&self.scenario);
                 self.mlx_plan = (self.mlx.as_ref()).and_then(|a| mlx_plan_of(a, &self.scenario));
                 Ok(())
@@ -657,6 +863,19 @@ impl Workspace {
         let (m, figures) =
             open::new_model(o, matched.as_ref()).map_err(|e| Refusal::NoModel(e.to_string()))?;
         self.use_model(m, figures)?;
+        // An Ollama model: Ollama's context, parallel requests and num_gpu.
+        if let Some(name) = ollama_name(&o.path) {
+            let run = ollama_defaults(&name, &self.scenario).map_err(Refusal::NoModel)?;
+            let u = self.undo_point();
+            for e in ollama_edits(&run) {
+                if let Err(err) = self.raw(e) {
+                    self.restore(u);
+                    return Err(err.into());
+                }
+            }
+            self.ollama = Some(run);
+            self.commit(u)?;
+        }
         self.model_base = Provenance::File;
         self.scenario_file = None;
         self.model_file = None;
@@ -673,6 +892,7 @@ impl Workspace {
     /// apply (the scenario keeps its llama.cpp model, which is not this one, until a GGUF or a
     /// model profile is opened).
     fn open_mlx(&mut self, o: &Opened) -> Result<(), Refusal> {
+        self.ollama = None;
         let before = (self.mlx.take(), self.llama_applies);
         self.mlx = o.mlx.clone();
         self.llama_applies = false;
@@ -726,6 +946,7 @@ impl Workspace {
     }
 
     fn use_model(&mut self, m: NewModel, figures: ArchFigures) -> Result<(), Refusal> {
+        self.ollama = None;
         let u = self.undo_point();
         if let Err(e) = self.raw(Edit::Model(Box::new(m))) {
             self.restore(u);

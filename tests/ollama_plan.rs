@@ -3,6 +3,9 @@
 
 use std::path::Path;
 
+#[path = "support/fixtures.rs"]
+mod fixtures;
+
 use llmbound::core::placement::GpuLayers;
 use llmbound::ollama::{
     ContextSource, ModelfileParams, OllamaError, OllamaSettings, default_context, plan,
@@ -219,6 +222,7 @@ fn the_plan_is_llama_cpps_fit_at_ollamas_context() {
         backend: Backend::Cuda,
         free: Bytes(8 * GIB),
         total: Bytes(8 * GIB),
+        max_tensor: None,
     }];
     let ctx = |n: u32| ContextFigures {
         layer_bytes: vec![u64::from(n) * 4096; 8],
@@ -264,4 +268,310 @@ fn the_plan_is_llama_cpps_fit_at_ollamas_context() {
         "{}",
         ol.arguments()
     );
+}
+
+/// A store whose `library/<name>:latest` model blob is the tiny llama GGUF (trained on 8,192
+/// tokens), with a params layer when given.
+pub fn gguf_store(root: &Path, name: &str, params: Option<&str>) {
+    store(root, name, params);
+    fixtures::tiny("Tiny", 2)
+        .write_file(
+            &root.join("blobs").join(format!("sha256-{MODEL}")),
+            llmbound::gguf::writer::Data::Zeros,
+        )
+        .unwrap();
+}
+
+fn report_json(store: &Path, args: &[&str]) -> serde_json::Value {
+    let cfg = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_llmbound"))
+        .arg("report")
+        .args(args)
+        .args(["--format", "json"])
+        .env("LLMBOUND_CONFIG_DIR", cfg.path())
+        .env("OLLAMA_MODELS", store)
+        .env_remove("OLLAMA_CONTEXT_LENGTH")
+        .env_remove("OLLAMA_NUM_PARALLEL")
+        .env_remove("OLLAMA_GPU_OVERHEAD")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `report --gguf ollama:NAME` runs at Ollama's plan: the context by total VRAM (a machine
+/// without a GPU: 4,096), the Modelfile's num_ctx and num_gpu over it, the options over both;
+/// the report shows the Ollama parameters that reproduce it.
+#[test]
+fn an_ollama_model_is_reported_at_ollamas_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    gguf_store(dir.path(), "plain", None);
+    gguf_store(dir.path(), "tuned", Some(r#"{"num_ctx":2048,"num_gpu":1}"#));
+    // no GPU: total VRAM 0, Ollama's default 4,096 tokens
+    let v = report_json(
+        dir.path(),
+        &[
+            "--gguf",
+            "ollama:plain",
+            "--machine",
+            "desktop-ddr5-cpu-only",
+        ],
+    );
+    assert_eq!(v["settings"]["context"], 4096, "{}", v["settings"]);
+    let o = &v["ollama"];
+    assert_eq!(o["name"], "plain");
+    assert_eq!(o["total_vram_bytes"], 0);
+    assert_eq!(o["context_source"], "vram-default");
+    assert_eq!(o["ollama_num_ctx"], 4096);
+    assert_eq!(o["llama_ctx"], 4096);
+    assert_eq!(o["gpu_layers"], "auto");
+    assert_eq!(o["as_ollama_defaults"], true);
+    assert_eq!(
+        o["reproduce"],
+        serde_json::json!(["/set parameter num_ctx 4096"])
+    );
+    // 24 GiB of VRAM: 32,768, clamped to the trained 8,192
+    let v = report_json(
+        dir.path(),
+        &["--gguf", "ollama:plain", "--machine", "desktop-rtx-4090"],
+    );
+    assert_eq!(v["settings"]["context"], 8192);
+    assert_eq!(v["ollama"]["total_vram_bytes"], 24u64 << 30);
+    assert_eq!(v["ollama"]["ollama_num_ctx"], 8192);
+    // the Modelfile: num_ctx 2048, num_gpu 1 (-ngl 1: the output layer only)
+    let v = report_json(
+        dir.path(),
+        &["--gguf", "ollama:tuned", "--machine", "desktop-rtx-4090"],
+    );
+    assert_eq!(v["settings"]["context"], 2048);
+    let o = &v["ollama"];
+    assert_eq!(o["context_source"], "modelfile");
+    assert_eq!(o["modelfile_num_gpu"], 1);
+    assert_eq!(o["gpu_layers"], "1");
+    assert_eq!(v["placement"]["gpu_layers"], 1, "{}", v["placement"]);
+    assert_eq!(
+        o["reproduce"],
+        serde_json::json!(["/set parameter num_ctx 2048", "/set parameter num_gpu 1"])
+    );
+    // the options win, and the parameters follow them
+    let v = report_json(
+        dir.path(),
+        &[
+            "--gguf",
+            "ollama:tuned",
+            "--machine",
+            "desktop-rtx-4090",
+            "--context",
+            "1024",
+            "-ngl",
+            "auto",
+        ],
+    );
+    assert_eq!(v["settings"]["context"], 1024);
+    let o = &v["ollama"];
+    assert_eq!(o["as_ollama_defaults"], false);
+    assert_eq!(o["ollama_num_ctx"], 2048);
+    assert_eq!(
+        o["reproduce"],
+        serde_json::json!(["/set parameter num_ctx 1024"])
+    );
+    // the text report has an Ollama section with the same parameters
+    let cfg = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_llmbound"))
+        .args([
+            "report",
+            "--gguf",
+            "ollama:tuned",
+            "--machine",
+            "desktop-rtx-4090",
+        ])
+        .env("LLMBOUND_CONFIG_DIR", cfg.path())
+        .env("OLLAMA_MODELS", dir.path())
+        .env_remove("OLLAMA_CONTEXT_LENGTH")
+        .env_remove("OLLAMA_NUM_PARALLEL")
+        .env_remove("OLLAMA_GPU_OVERHEAD")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("\nOllama\n"), "{text}");
+    assert!(
+        text.contains("/set parameter num_ctx 2048 · /set parameter num_gpu 1"),
+        "{text}"
+    );
+    assert!(text.contains("the Modelfile's num_ctx"), "{text}");
+    // a model that is not Ollama's has no Ollama section
+    let v = report_json(dir.path(), &["--machine", "desktop-rtx-4090"]);
+    assert!(v.get("ollama").is_none());
+}
+
+/// A store whose `library/<name>:latest` model blob is the tiny llama GGUF trained on
+/// 262,144 tokens (so Ollama's default by total VRAM is not clamped), with a params layer
+/// when given.
+fn long_store(root: &Path, name: &str, params: Option<&str>) {
+    store(root, name, params);
+    fixtures::tiny_trained("Long", 2, 262_144)
+        .write_file(
+            &root.join("blobs").join(format!("sha256-{MODEL}")),
+            llmbound::gguf::writer::Data::Zeros,
+        )
+        .unwrap();
+}
+
+/// `llmbound report` on an Ollama store with the given environment (Ollama's own variables
+/// removed unless given), its stdout.
+fn run_report(store: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
+    let cfg = tempfile::tempdir().unwrap();
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_llmbound"));
+    c.arg("report")
+        .args(args)
+        .env("LLMBOUND_CONFIG_DIR", cfg.path())
+        .env("OLLAMA_MODELS", store)
+        .env_remove("OLLAMA_CONTEXT_LENGTH")
+        .env_remove("OLLAMA_NUM_PARALLEL")
+        .env_remove("OLLAMA_GPU_OVERHEAD")
+        .env("NO_COLOR", "1");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn run_json(store: &Path, args: &[&str], env: &[(&str, &str)]) -> serde_json::Value {
+    let mut a = args.to_vec();
+    a.extend(["--format", "json"]);
+    serde_json::from_str(&run_report(store, &a, env)).unwrap()
+}
+
+/// Ollama's default context follows the machine's total VRAM (≥ 47 GiB → 262,144, ≥ 23 GiB →
+/// 32,768, else 4,096): two 24 GiB cards, one, a 16 GiB card, no GPU, and a Mac whose VRAM is
+/// Metal's working set (36 GiB of the 48 GB M4 Pro; 47 GiB when the wired limit raises it).
+#[test]
+fn ollamas_context_follows_the_machines_total_vram() {
+    let dir = tempfile::tempdir().unwrap();
+    long_store(dir.path(), "long", None);
+    let m = "ollama:long";
+    for (args, vram, ctx) in [
+        (
+            vec!["--machine", "desktop-dual-rtx-3090"],
+            48 * GIB,
+            262_144,
+        ),
+        (vec!["--machine", "desktop-rtx-4090"], 24 * GIB, 32_768),
+        (
+            vec!["--machine", "desktop-rtx-4090", "--memory", "16GiB"],
+            16 * GIB,
+            4096,
+        ),
+        (vec!["--machine", "desktop-ddr5-cpu-only"], 0, 4096),
+        (
+            vec!["--machine", "macbook-pro-m4-pro-48gb"],
+            36 * GIB,
+            32_768,
+        ),
+        (
+            vec![
+                "--machine",
+                "macbook-pro-m4-pro-48gb",
+                "--device-free",
+                "47GiB",
+            ],
+            47 * GIB,
+            262_144,
+        ),
+    ] {
+        let mut a = vec!["--gguf", m];
+        a.extend(args.iter().copied());
+        let v = run_json(dir.path(), &a, &[]);
+        let o = &v["ollama"];
+        assert_eq!(o["total_vram_bytes"], vram, "{args:?}: {o}");
+        assert_eq!(o["context_source"], "vram-default", "{args:?}: {o}");
+        assert_eq!(o["ollama_num_ctx"], ctx, "{args:?}: {o}");
+        assert_eq!(o["llama_ctx"], ctx, "{args:?}: {o}");
+        assert_eq!(v["settings"]["context"], ctx, "{args:?}: {}", v["settings"]);
+        assert_eq!(o["gpu_layers"], "auto", "{args:?}: {o}");
+        assert_eq!(o["as_ollama_defaults"], true, "{args:?}: {o}");
+        assert_eq!(
+            o["reproduce"],
+            serde_json::json!([format!("/set parameter num_ctx {ctx}")]),
+            "{args:?}: {o}"
+        );
+    }
+    // OLLAMA_GPU_OVERHEAD is taken from each GPU: two 24 GiB cards less 1 GiB each, 46 GiB
+    let v = run_json(
+        dir.path(),
+        &["--gguf", m, "--machine", "desktop-dual-rtx-3090"],
+        &[("OLLAMA_GPU_OVERHEAD", &GIB.to_string())],
+    );
+    assert_eq!(v["ollama"]["total_vram_bytes"], 46 * GIB);
+    assert_eq!(v["ollama"]["ollama_num_ctx"], 32_768);
+    // OLLAMA_CONTEXT_LENGTH over the default
+    let v = run_json(
+        dir.path(),
+        &["--gguf", m, "--machine", "desktop-dual-rtx-3090"],
+        &[("OLLAMA_CONTEXT_LENGTH", "65536")],
+    );
+    assert_eq!(v["ollama"]["context_source"], "environment");
+    assert_eq!(v["settings"]["context"], 65_536);
+}
+
+/// A Modelfile's num_ctx and num_gpu over the VRAM default, with parallel requests: the plan
+/// is llama-server's `-c num_ctx × parallel` and `-ngl num_gpu`, and the report prints the
+/// Ollama parameters that reproduce it (text and JSON).
+#[test]
+fn a_modelfiles_parameters_set_the_plan_and_are_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    long_store(
+        dir.path(),
+        "tuned",
+        Some(r#"{"num_ctx":65536,"num_gpu":2,"temperature":0.7}"#),
+    );
+    let a = [
+        "--gguf",
+        "ollama:tuned",
+        "--machine",
+        "desktop-dual-rtx-3090",
+    ];
+    let env = [("OLLAMA_NUM_PARALLEL", "2")];
+    let v = run_json(dir.path(), &a, &env);
+    let o = &v["ollama"];
+    assert_eq!(o["modelfile_num_ctx"], 65_536, "{o}");
+    assert_eq!(o["modelfile_num_gpu"], 2, "{o}");
+    assert_eq!(o["context_source"], "modelfile", "{o}");
+    assert_eq!(o["ollama_num_ctx"], 65_536, "{o}");
+    assert_eq!(o["ollama_parallel"], 2, "{o}");
+    assert_eq!(o["llama_ctx"], 131_072, "{o}");
+    assert_eq!(o["ollama_gpu_layers"], "2", "{o}");
+    assert_eq!(o["gpu_layers"], "2", "{o}");
+    assert_eq!(o["as_ollama_defaults"], true, "{o}");
+    assert_eq!(v["settings"]["context"], 65_536, "{}", v["settings"]);
+    assert_eq!(v["placement"]["gpu_layers"], 2, "{}", v["placement"]);
+    assert_eq!(
+        o["reproduce"],
+        serde_json::json!(["/set parameter num_ctx 65536", "/set parameter num_gpu 2"]),
+        "{o}"
+    );
+    let text = run_report(dir.path(), &a, &env);
+    for part in [
+        "\nOllama\n",
+        "model",
+        "ollama:tuned",
+        "num_ctx 65,536 per request × 2 parallel requests = -c 131,072: the Modelfile's num_ctx",
+        "-ngl 2 from the Modelfile's num_gpu",
+        "/set parameter num_ctx 65536 · /set parameter num_gpu 2",
+        "OLLAMA_NUM_PARALLEL=2 in the server's environment",
+    ] {
+        assert!(text.contains(part), "{part:?} not in:\n{text}");
+    }
 }

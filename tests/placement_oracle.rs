@@ -9,13 +9,14 @@
 //!   llama.cpp prints, and the placement those arguments give is checked like a placement case.
 //!
 //! Asserted: model and context bytes exact on every placement (device and host; the host
-//! includes CPU_REPACK); the fitted arguments identical on the issue's 16 GiB Qwen3-30B-A3B
-//! case and on at least [`FIT_IDENTICAL_FLOOR`] cases; compute in the band on at least
-//! [`COMPUTE_IN_BAND_FLOOR`] buffers (and within 1% / 1 MiB on at least
-//! [`COMPUTE_TIGHT_FLOOR`]), and within [`ISSUE_COMPUTE_TOLERANCE`] on every buffer
-//! of the issue's three Llama-3.1-8B placements. The floors are what the scheduler model
-//! (`core::placement::ComputeBasis::SchedulerModel`) reaches: the fit search is exact, so
-//! every differing plan comes from a compute figure near a boundary.
+//! includes CPU_REPACK); the fitted arguments identical on every plan but those named in
+//! [`KNOWN_FIT_DIFFER`]; compute within 5% / 16 MiB on every buffer but those named in
+//! [`KNOWN_COMPUTE_OFF`], each with its measured figures and the reason (an entry whose figures
+//! move, or that comes within the band, fails the test: the lists cannot go stale); within
+//! 1% / 1 MiB on at least [`COMPUTE_TIGHT_FLOOR`]; and within [`ISSUE_COMPUTE_TOLERANCE`] on
+//! every buffer of the issue's three Llama-3.1-8B placements. The issue's 16 GiB
+//! Qwen3-30B-A3B plan is identical. Every differing plan follows from a named compute figure
+//! on one of its probes (the search itself replays `common_params_fit_impl` step by step).
 //!
 //! `LLMBOUND_PLACEMENT_DUMP=FILE` appends one JSON line per compared placement (the
 //! projection's inputs, its compute figures and llama.cpp's) for studying the differences.
@@ -23,6 +24,10 @@
 #[macro_use]
 #[path = "support/skip.rs"]
 mod skip;
+#[path = "support/known.rs"]
+mod known;
+
+use known::{KnownCompute, KnownFit};
 
 use std::path::{Path, PathBuf};
 
@@ -37,17 +42,406 @@ use serde::Deserialize;
 
 const MIB: f64 = (1u64 << 20) as f64;
 
-/// Fit cases whose arguments must be identical to llama.cpp's (at least).
-const FIT_IDENTICAL_FLOOR: usize = 76;
-
-/// Compute buffers (devices and host) that must be within 5% or 16 MiB (at least).
-const COMPUTE_IN_BAND_FLOOR: usize = 817;
+/// Fit cases with `-c` unset whose context is llama.cpp's (of the fixtures' cases that ran).
+const CTX_IDENTICAL_FLOOR: usize = 34;
 
 /// Compute buffers within 1% or 1 MiB (at least): a band no small buffer hides in.
-const COMPUTE_TIGHT_FLOOR: usize = 570;
+const COMPUTE_TIGHT_FLOOR: usize = 581;
 
 /// The issue's measured Llama-3.1-8B cases: every buffer within this of llama.cpp's.
 const ISSUE_COMPUTE_TOLERANCE: f64 = 0.5 * MIB;
+
+// Why the named differences below are not reached. The compute figures are a model of the
+// scheduler's splits (`core::placement::ComputeBasis::SchedulerModel`), not a node-by-node
+// replay of ggml-alloc over each split, and these are the splits unlike whole layers.
+
+/// DeepSeek-V3's shape (MLA, a shared expert, three dense layers): the host's buffer when it
+/// runs experts, FFN or the output for device-resident layers, and the last device's when its
+/// layers' experts run elsewhere, are not a whole layer's peak.
+const DEEPSEEK: &str = "DeepSeek-V3 (MLA, shared expert, dense first layers): the host's or the device's split peak when experts or FFN run apart from their attention is not a whole layer's";
+
+/// A device that runs its layers' attention while their experts run on the host.
+const ATTN_ONLY: &str = "a device runs attention while its layers' experts run on the host (--cpu-moe / --n-cpu-moe over several devices): its buffer is the attention splits' peak and the inputs it keeps, modelled as a whole layer's";
+
+/// `-ot ffn_down=CPU` on one device.
+const FFN_DOWN_HOST: &str = "-ot ffn_down=CPU: the host runs only the down projections (their input and output beside the masks), modelled as a layer's peak less the masks";
+
+/// The output device that also runs a previous device's overflowing expert matmuls.
+const OVERFLOW_DEVICE: &str = "the output device also runs the experts a previous device's partial layer overflows to it (-fit's -ot to the next device) or whose layers' experts run on the host; ggml-alloc keeps those splits' blocks below the logits, modelled as the logits alone";
+
+/// RWKV-7: the time-mix and channel-mix splits.
+const RWKV: &str = "RWKV-7's time-mix state and token-shift inputs: the host's or a device's split peak when layers, cache or FFN are apart is not a whole layer's";
+
+/// Gemma 3 without flash attention over two devices.
+const GEMMA_FA_OFF: &str = "Gemma 3 without flash attention over two devices: the sliding-window and global masks are copied as f32 and f16 per device, which the pipeline copies multiply; modelled with the f16 figure three times";
+
+/// The differing compute buffers, each with llmbound's and llama.cpp's figure (MiB) as
+/// measured against the b11434 fixtures.
+const KNOWN_COMPUTE_OFF: &[KnownCompute] = &[
+    KnownCompute {
+        case: "deepseek-v3-shape place-534.929G-c4096-faon-ub512--ot_blk.(1|3|5).=CPU",
+        buffer: "host",
+        ours_mib: 396.0,
+        llama_cpp_mib: 368.0,
+        reason: DEEPSEEK,
+    },
+    KnownCompute {
+        case: "deepseek-v3-shape place-534.929G-c4096-faon-ub512---cpu-moe",
+        buffer: "host",
+        ours_mib: 378.0,
+        llama_cpp_mib: 240.0,
+        reason: DEEPSEEK,
+    },
+    KnownCompute {
+        case: "deepseek-v3-shape place-534.929G-c4096-faon-ub512---n-cpu-moe_20",
+        buffer: "host",
+        ours_mib: 368.0,
+        llama_cpp_mib: 240.0,
+        reason: DEEPSEEK,
+    },
+    KnownCompute {
+        case: "deepseek-v3-shape place-534.929G+534.929G-c4096-faoff-ub512",
+        buffer: "host",
+        ours_mib: 188.1,
+        llama_cpp_mib: 172.1,
+        reason: DEEPSEEK,
+    },
+    KnownCompute {
+        case: "deepseek-v3-shape place-534.929G+534.929G-c4096-faon-ub512--ot_blk.0.ffn=CPU,output=CPU",
+        buffer: "host",
+        ours_mib: 378.0,
+        llama_cpp_mib: 154.0,
+        reason: DEEPSEEK,
+    },
+    KnownCompute {
+        case: "deepseek-v3-shape place-534.929G+534.929G-c32768-faon-ub512---n-cpu-moe_30",
+        buffer: "host",
+        ours_mib: 396.0,
+        llama_cpp_mib: 268.5,
+        reason: DEEPSEEK,
+    },
+    KnownCompute {
+        case: "deepseek-v3-shape fit-175.643G-cauto-faon-ub512 (fitted)",
+        buffer: "host",
+        ours_mib: 378.0,
+        llama_cpp_mib: 240.0,
+        reason: DEEPSEEK,
+    },
+    KnownCompute {
+        case: "deepseek-v3-shape fit-175.643G-c32768-faon-ub512 (fitted)",
+        buffer: "host",
+        ours_mib: 378.0,
+        llama_cpp_mib: 268.0,
+        reason: DEEPSEEK,
+    },
+    KnownCompute {
+        case: "deepseek-v3-shape fit-117.095G+117.095G+87.8213G-cauto-faon-ub512 (fitted)",
+        buffer: "dev2",
+        ours_mib: 382.0,
+        llama_cpp_mib: 444.0,
+        reason: DEEPSEEK,
+    },
+    KnownCompute {
+        case: "deepseek-v3-shape fit-117.095G+117.095G+87.8213G-cauto-faon-ub512 (fitted)",
+        buffer: "host",
+        ours_mib: 378.0,
+        llama_cpp_mib: 254.0,
+        reason: DEEPSEEK,
+    },
+    KnownCompute {
+        case: "deepseek-v3-shape fit-117.095G+117.095G+87.8213G-c32768-faon-ub512 (fitted)",
+        buffer: "dev2",
+        ours_mib: 410.0,
+        llama_cpp_mib: 462.0,
+        reason: DEEPSEEK,
+    },
+    KnownCompute {
+        case: "deepseek-v3-shape fit-117.095G+117.095G+87.8213G-c32768-faon-ub512 (fitted)",
+        buffer: "host",
+        ours_mib: 378.0,
+        llama_cpp_mib: 268.0,
+        reason: DEEPSEEK,
+    },
+    KnownCompute {
+        case: "deepseek-v3-shape fit-87.8213G+87.8213G+87.8213G+87.8213G-cauto-faon-ub512 (fitted)",
+        buffer: "host",
+        ours_mib: 378.0,
+        llama_cpp_mib: 254.0,
+        reason: DEEPSEEK,
+    },
+    KnownCompute {
+        case: "deepseek-v3-shape fit-87.8213G+87.8213G+87.8213G+87.8213G-c32768-faon-ub512 (fitted)",
+        buffer: "host",
+        ours_mib: 378.0,
+        llama_cpp_mib: 268.0,
+        reason: DEEPSEEK,
+    },
+    KnownCompute {
+        case: "deepseek-v3-shape place-534.929G+267.464G+178.31G-c4096-faon-ub512---cpu-moe",
+        buffer: "dev1",
+        ours_mib: 382.0,
+        llama_cpp_mib: 430.0,
+        reason: DEEPSEEK,
+    },
+    KnownCompute {
+        case: "deepseek-v3-shape place-534.929G+267.464G+178.31G-c4096-faon-ub512---cpu-moe",
+        buffer: "dev2",
+        ours_mib: 382.0,
+        llama_cpp_mib: 430.0,
+        reason: DEEPSEEK,
+    },
+    KnownCompute {
+        case: "deepseek-v3-shape place-534.929G+267.464G+178.31G-c4096-faon-ub512---cpu-moe",
+        buffer: "host",
+        ours_mib: 378.0,
+        llama_cpp_mib: 240.5,
+        reason: DEEPSEEK,
+    },
+    KnownCompute {
+        case: "deepseek-v3-shape place-534.929G+534.929G-c4096-faon-ub512---n-cpu-moe_15",
+        buffer: "host",
+        ours_mib: 368.0,
+        llama_cpp_mib: 240.5,
+        reason: DEEPSEEK,
+    },
+    KnownCompute {
+        case: "deepseek-v3-shape place-534.929G-c4096-faon-ub512--ot_ffn_down=CPU",
+        buffer: "host",
+        ours_mib: 378.0,
+        llama_cpp_mib: 176.0,
+        reason: DEEPSEEK,
+    },
+    KnownCompute {
+        case: "deepseek-v3-shape fit-175.643G+87.8213G+43.9102G-c32768-faon-ub512 (fitted)",
+        buffer: "dev2",
+        ours_mib: 410.0,
+        llama_cpp_mib: 472.0,
+        reason: DEEPSEEK,
+    },
+    KnownCompute {
+        case: "deepseek-v3-shape fit-175.643G+87.8213G+43.9102G-c32768-faon-ub512 (fitted)",
+        buffer: "host",
+        ours_mib: 378.0,
+        llama_cpp_mib: 268.0,
+        reason: DEEPSEEK,
+    },
+    KnownCompute {
+        case: "deepseek-v3-shape fit-117.095G+87.8213G+70.2568G+58.5469G-c32768-faon-ub512 (fitted)",
+        buffer: "dev3",
+        ours_mib: 410.0,
+        llama_cpp_mib: 472.0,
+        reason: DEEPSEEK,
+    },
+    KnownCompute {
+        case: "deepseek-v3-shape fit-117.095G+87.8213G+70.2568G+58.5469G-c32768-faon-ub512 (fitted)",
+        buffer: "host",
+        ours_mib: 378.0,
+        llama_cpp_mib: 268.0,
+        reason: DEEPSEEK,
+    },
+    KnownCompute {
+        case: "gemma-3-27b-shape place-29.2306G+29.2306G-c4096-faoff-ub512",
+        buffer: "dev0",
+        ours_mib: 508.6,
+        llama_cpp_mib: 537.6,
+        reason: GEMMA_FA_OFF,
+    },
+    KnownCompute {
+        case: "gemma-3-27b-shape place-29.2306G+29.2306G-c4096-faoff-ub512",
+        buffer: "dev1",
+        ours_mib: 672.7,
+        llama_cpp_mib: 714.7,
+        reason: GEMMA_FA_OFF,
+    },
+    KnownCompute {
+        case: "gemma-3-27b-shape place-29.2306G+29.2306G-c4096-faoff-ub512",
+        buffer: "host",
+        ours_mib: 171.1,
+        llama_cpp_mib: 213.1,
+        reason: GEMMA_FA_OFF,
+    },
+    KnownCompute {
+        case: "gemma-3-27b-shape place-29.2306G-c4096-faon-ub512--ot_ffn_down=CPU",
+        buffer: "host",
+        ours_mib: 157.5,
+        llama_cpp_mib: 68.5,
+        reason: FFN_DOWN_HOST,
+    },
+    KnownCompute {
+        case: "gpt-oss-20b-shape place-39.0444G+39.0444G-c32768-faon-ub512---n-cpu-moe_12",
+        buffer: "dev0",
+        ours_mib: 122.8,
+        llama_cpp_mib: 90.8,
+        reason: ATTN_ONLY,
+    },
+    KnownCompute {
+        case: "gpt-oss-20b-shape place-39.0439G+19.5215G+13.0146G-c4096-faon-ub512---cpu-moe",
+        buffer: "dev0",
+        ours_mib: 94.8,
+        llama_cpp_mib: 45.8,
+        reason: ATTN_ONLY,
+    },
+    KnownCompute {
+        case: "gpt-oss-20b-shape place-39.0439G+19.5215G+13.0146G-c4096-faon-ub512---cpu-moe",
+        buffer: "dev1",
+        ours_mib: 89.2,
+        llama_cpp_mib: 51.4,
+        reason: ATTN_ONLY,
+    },
+    KnownCompute {
+        case: "gpt-oss-20b-shape place-39.0444G-c4096-faon-ub512--ot_ffn_down=CPU",
+        buffer: "host",
+        ours_mib: 84.4,
+        llama_cpp_mib: 61.0,
+        reason: FFN_DOWN_HOST,
+    },
+    KnownCompute {
+        case: "gpt-oss-20b-shape fit-10.3477G+5.17383G+2.58691G-c32768-faon-ub512 (fitted)",
+        buffer: "dev2",
+        ours_mib: 398.4,
+        llama_cpp_mib: 426.5,
+        reason: OVERFLOW_DEVICE,
+    },
+    KnownCompute {
+        case: "llama-3.1-8b-shape place-24G-c4096-faon-ub512--ot_ffn_down=CPU",
+        buffer: "host",
+        ours_mib: 108.0,
+        llama_cpp_mib: 48.0,
+        reason: FFN_DOWN_HOST,
+    },
+    KnownCompute {
+        case: "qwen3-30b-a3b-shape place-31.7488G+31.7488G-c32768-faon-ub512---n-cpu-moe_24",
+        buffer: "dev0",
+        ours_mib: 116.0,
+        llama_cpp_mib: 80.0,
+        reason: ATTN_ONLY,
+    },
+    KnownCompute {
+        case: "qwen3-30b-a3b-shape place-31.748G+15.874G+10.582G-c4096-faon-ub512---cpu-moe",
+        buffer: "dev0",
+        ours_mib: 88.0,
+        llama_cpp_mib: 52.0,
+        reason: ATTN_ONLY,
+    },
+    KnownCompute {
+        case: "qwen3-30b-a3b-shape place-31.7488G-c4096-faon-ub512--ot_ffn_down=CPU",
+        buffer: "host",
+        ours_mib: 80.0,
+        llama_cpp_mib: 56.0,
+        reason: FFN_DOWN_HOST,
+    },
+    KnownCompute {
+        case: "qwen3next-80b-shape place-71.3051G+71.3051G-c32768-faon-ub512---n-cpu-moe_24",
+        buffer: "dev0",
+        ours_mib: 118.0,
+        llama_cpp_mib: 102.0,
+        reason: ATTN_ONLY,
+    },
+    KnownCompute {
+        case: "qwen3next-80b-shape fit-14.0674G+14.0674G+10.5508G-cauto-faon-ub512 (fitted)",
+        buffer: "dev2",
+        ours_mib: 300.8,
+        llama_cpp_mib: 348.8,
+        reason: OVERFLOW_DEVICE,
+    },
+    KnownCompute {
+        case: "qwen3next-80b-shape fit-14.0674G+14.0674G+10.5508G-c32768-faon-ub512 (fitted)",
+        buffer: "dev2",
+        ours_mib: 300.8,
+        llama_cpp_mib: 348.8,
+        reason: OVERFLOW_DEVICE,
+    },
+    KnownCompute {
+        case: "qwen3next-80b-shape fit-10.5508G+10.5508G+10.5508G+10.5508G-cauto-faon-ub512 (fitted)",
+        buffer: "dev3",
+        ours_mib: 300.8,
+        llama_cpp_mib: 348.8,
+        reason: OVERFLOW_DEVICE,
+    },
+    KnownCompute {
+        case: "qwen3next-80b-shape fit-10.5508G+10.5508G+10.5508G+10.5508G-c32768-faon-ub512 (fitted)",
+        buffer: "dev3",
+        ours_mib: 300.8,
+        llama_cpp_mib: 348.8,
+        reason: OVERFLOW_DEVICE,
+    },
+    KnownCompute {
+        case: "qwen3next-80b-shape place-71.3047G+35.6523G+23.7676G-c4096-faon-ub512---cpu-moe",
+        buffer: "dev0",
+        ours_mib: 90.0,
+        llama_cpp_mib: 74.0,
+        reason: ATTN_ONLY,
+    },
+    KnownCompute {
+        case: "qwen3next-80b-shape place-71.3047G+35.6523G+23.7676G-c4096-faon-ub512---cpu-moe",
+        buffer: "dev1",
+        ours_mib: 86.0,
+        llama_cpp_mib: 66.0,
+        reason: ATTN_ONLY,
+    },
+    KnownCompute {
+        case: "qwen3next-80b-shape place-71.3051G-c4096-faon-ub512--ot_ffn_down=CPU",
+        buffer: "host",
+        ours_mib: 82.0,
+        llama_cpp_mib: 62.0,
+        reason: FFN_DOWN_HOST,
+    },
+    KnownCompute {
+        case: "qwen3next-80b-shape fit-21.1016G+10.5508G+5.27539G-c32768-faon-ub512 (fitted)",
+        buffer: "dev2",
+        ours_mib: 300.8,
+        llama_cpp_mib: 348.8,
+        reason: OVERFLOW_DEVICE,
+    },
+    KnownCompute {
+        case: "qwen3next-80b-shape fit-14.0674G+10.5508G+8.44043G+7.0332G-c32768-faon-ub512 (fitted)",
+        buffer: "dev3",
+        ours_mib: 300.8,
+        llama_cpp_mib: 348.8,
+        reason: OVERFLOW_DEVICE,
+    },
+    KnownCompute {
+        case: "rwkv7-2.9b-shape place-24G-c4096-faon-ub512--ngl_32",
+        buffer: "host",
+        ours_mib: 115.0,
+        llama_cpp_mib: 95.6,
+        reason: RWKV,
+    },
+    KnownCompute {
+        case: "rwkv7-2.9b-shape place-24G-c4096-faon-ub512--ot_blk.(1|3|5).=CPU",
+        buffer: "host",
+        ours_mib: 110.0,
+        llama_cpp_mib: 85.2,
+        reason: RWKV,
+    },
+    KnownCompute {
+        case: "rwkv7-2.9b-shape place-24G+24G-c4096-faon-ub512--nkvo",
+        buffer: "dev0",
+        ours_mib: 110.0,
+        llama_cpp_mib: 91.4,
+        reason: RWKV,
+    },
+];
+
+/// The differing `-fit` plans: each follows from a compute buffer above on one of its probes.
+const KNOWN_FIT_DIFFER: &[KnownFit] = &[
+    KnownFit {
+        case: "deepseek-v3-shape fit-117.095G+117.095G+87.8213G-c32768-faon-ub512",
+        reason: "blk.54's partial layer: llama.cpp keeps ffn_(gate|gate_up|down) on the host (UP), llmbound only ffn_down (GATE) because its probe of the last device is below llama.cpp's (DeepSeek's last-device buffer, 410.0 vs 462.0 MiB on the fitted plan)",
+    },
+    KnownFit {
+        case: "gpt-oss-20b-shape fit-15.5215G+10.3477G-cauto-faon-ub512",
+        reason: "the context step interpolates between the projections at 131,072 and 4,096 tokens; one 256-token step apart (88,832 vs 88,576), from the compute at the trained context, which no fixture case measures",
+    },
+    KnownFit {
+        case: "gpt-oss-20b-shape fit-6.89844G+6.89844G+5.17383G-c32768-faon-ub512",
+        reason: "blk.16's partial layer: GATE (ffn_down on the host) fits llmbound's probe, llama.cpp's needs UP; the output device's buffer when it also runs overflowing experts (398.4 vs 426.5 MiB on the fitted plan)",
+    },
+    KnownFit {
+        case: "qwen3next-80b-shape fit-21.1016G+10.5508G+5.27539G-c32768-faon-ub512",
+        reason: "blk.36's partial layer: UP fits llmbound's probe, llama.cpp's needs ATTN; the output device's buffer when its layers' experts run elsewhere (300.8 vs 348.8 MiB on the fitted plan)",
+    },
+];
 
 #[derive(Debug, Deserialize)]
 struct Fixture {
@@ -181,6 +575,7 @@ fn devices(c: &Case) -> Vec<Device> {
             backend: placement::Backend::Rpc,
             free: Bytes(*b),
             total: Bytes(*b),
+            max_tensor: None,
         })
         .collect()
 }
@@ -220,12 +615,35 @@ struct Tally {
     compute_in_band: usize,
     compute_tight: usize,
     compute_off: Vec<String>,
+    /// Buffers out of the band: (case, buffer, llmbound's bytes, llama.cpp's).
+    compute_off_items: Vec<(String, String, u64, u64)>,
     fit_same: usize,
     fit_differ: Vec<String>,
+    /// Fit cases whose arguments differ.
+    fit_differ_cases: Vec<String>,
     skipped: Vec<String>,
     issue_fit: bool,
     /// The issue's Llama-3.1-8B placements: (case, buffer, ours, llama.cpp's).
     issue_compute: Vec<(String, String, u64, u64)>,
+    /// `-fit` cases with `-c` unset (the context is -fit's to reduce from the trained one):
+    /// the `-c` llmbound prints equals llama.cpp's.
+    ctx_same: usize,
+    /// Of those, the context llama.cpp chose lies strictly between `-fitc` and the trained
+    /// context (the linear interpolation, rounded down to 256 × streams).
+    ctx_interpolated_same: usize,
+    /// `-c` unset and llmbound's `-c` differs: (case, ours, llama.cpp's).
+    ctx_differ: Vec<(String, u64, u64)>,
+}
+
+/// The `-c N` of a fitted argument line.
+fn fitted_ctx(args: &str) -> Option<u64> {
+    let mut w = args.split_whitespace();
+    while let Some(a) = w.next() {
+        if a == "-c" {
+            return w.next()?.parse().ok();
+        }
+    }
+    None
 }
 
 fn band(want: u64) -> f64 {
@@ -353,6 +771,12 @@ fn compare(
                 got.compute.0 as f64 / MIB,
                 w.compute as f64 / MIB
             ));
+            t.compute_off_items.push((
+                where_.to_string(),
+                format!("dev{i}"),
+                got.compute.0,
+                w.compute,
+            ));
         }
     }
     let host_model = want.host.model + want.other_buffers.iter().map(|o| o.model).sum::<u64>();
@@ -390,6 +814,12 @@ fn compare(
             "{where_} host: compute {:.1} MiB vs llama.cpp {:.1} MiB",
             p.host.compute.0 as f64 / MIB,
             host_compute as f64 / MIB
+        ));
+        t.compute_off_items.push((
+            where_.to_string(),
+            "host".into(),
+            p.host.compute.0,
+            host_compute,
         ));
     }
     if ok {
@@ -453,20 +883,44 @@ fn placement_matches_llama_cpp() {
                     let ff = l.ff;
                     let ctx_at = |n: u32| placement::context_figures(shape, &ff, &cs, n);
                     let want = c.arguments.clone().unwrap_or_default();
-                    match placement::fit(&l.model, &devs, &parsed.settings, &fs, &ctx_at) {
+                    let result = placement::fit(&l.model, &devs, &parsed.settings, &fs, &ctx_at);
+                    if parsed.n_ctx.is_none()
+                        && let Ok(plan) = &result
+                        && let (Some(ours), Some(theirs)) =
+                            (fitted_ctx(&plan.arguments()), fitted_ctx(&want))
+                    {
+                        if ours == theirs {
+                            t.ctx_same += 1;
+                            if theirs > 4096 && theirs < u64::from(l.model.n_ctx_train) {
+                                t.ctx_interpolated_same += 1;
+                            }
+                        } else {
+                            t.ctx_differ.push((where_.clone(), ours, theirs));
+                        }
+                    }
+                    match result {
                         Ok(plan) if plan.arguments() == want => {
                             t.fit_same += 1;
                             if c.tag == "issue: one 16 GiB device" {
                                 t.issue_fit = true;
                             }
                         }
-                        Ok(plan) => t.fit_differ.push(format!(
-                            "{where_}:\n      llmbound  {}\n      llama.cpp {want}",
-                            plan.arguments()
-                        )),
-                        Err(e) => t
-                            .fit_differ
-                            .push(format!("{where_}: refused ({}), llama.cpp {want}", e.0)),
+                        Ok(plan) => {
+                            t.fit_differ.push(format!(
+                                "{where_} ({}):\n      llmbound  {}\n      llama.cpp {want}",
+                                KNOWN_FIT_DIFFER
+                                    .iter()
+                                    .find(|k| k.case == where_)
+                                    .map_or("not named", |k| k.reason),
+                                plan.arguments()
+                            ));
+                            t.fit_differ_cases.push(where_.clone());
+                        }
+                        Err(e) => {
+                            t.fit_differ
+                                .push(format!("{where_}: refused ({}), llama.cpp {want}", e.0));
+                            t.fit_differ_cases.push(where_.clone());
+                        }
                     }
                     if let Some(fp) = &c.fitted_placement
                         && fp.ok
@@ -511,11 +965,28 @@ fn placement_matches_llama_cpp() {
     for s in &t.skipped {
         let _ = writeln!(err, "  skipped: {s}");
     }
-    for s in &t.compute_off {
-        let _ = writeln!(err, "  compute off band: {s}");
+    for (s, (case, buf, _, _)) in t.compute_off.iter().zip(&t.compute_off_items) {
+        let reason = KNOWN_COMPUTE_OFF
+            .iter()
+            .find(|k| k.case == case && k.buffer == buf)
+            .map_or("not named", |k| k.reason);
+        let _ = writeln!(err, "  compute off band: {s} ({reason})");
     }
     for s in &t.fit_differ {
         let _ = writeln!(err, "  fit differs: {s}");
+    }
+    let _ = writeln!(
+        err,
+        "-c unset: -fit's context identical on {} cases ({} interpolated between -fitc and the trained context), different on {}",
+        t.ctx_same,
+        t.ctx_interpolated_same,
+        t.ctx_differ.len()
+    );
+    for (case, ours, theirs) in &t.ctx_differ {
+        let _ = writeln!(
+            err,
+            "  -c differs: {case}: llmbound {ours}, llama.cpp {theirs}"
+        );
     }
     drop(err);
     assert!(
@@ -540,20 +1011,31 @@ fn placement_matches_llama_cpp() {
             *want as f64 / MIB
         );
     }
+    // -fit's context reduction with -c unset (common_fit_params step 2): the trained context
+    // kept, the -fitc floor, and the interpolation between them (Qwen3-30B-A3B on two
+    // devices: -c 13312, as llama.cpp chooses).
     assert!(
-        t.fit_same >= FIT_IDENTICAL_FLOOR,
-        "{} fit plans identical, fewer than {FIT_IDENTICAL_FLOOR}",
-        t.fit_same
+        t.ctx_same >= CTX_IDENTICAL_FLOOR && t.ctx_interpolated_same >= 1,
+        "-fit's context with -c unset: {} identical ({} interpolated), fewer than {CTX_IDENTICAL_FLOOR}",
+        t.ctx_same,
+        t.ctx_interpolated_same
+    );
+    let problems = known::check_fits(&t.fit_differ_cases, KNOWN_FIT_DIFFER);
+    assert!(
+        problems.is_empty(),
+        "fit plans:\n  {}",
+        problems.join("\n  ")
     );
     assert!(
         t.compute_tight >= COMPUTE_TIGHT_FLOOR,
         "{} compute buffers within 1% / 1 MiB, fewer than {COMPUTE_TIGHT_FLOOR}",
         t.compute_tight
     );
+    let problems = known::check_compute(&t.compute_off_items, KNOWN_COMPUTE_OFF);
     assert!(
-        t.compute_in_band >= COMPUTE_IN_BAND_FLOOR,
-        "{} compute buffers in band, fewer than {COMPUTE_IN_BAND_FLOOR}",
-        t.compute_in_band
+        problems.is_empty(),
+        "compute buffers:\n  {}",
+        problems.join("\n  ")
     );
 }
 

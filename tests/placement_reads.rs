@@ -66,6 +66,7 @@ fn dev(name: &str, backend: Backend) -> Device {
         backend,
         free: Bytes(8 << 30),
         total: Bytes(8 << 30),
+        max_tensor: None,
     }
 }
 

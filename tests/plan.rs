@@ -479,3 +479,306 @@ fn a_gguf_is_placed_tensor_by_tensor() {
         up.div_ceil(32) * 32
     );
 }
+
+#[test]
+fn the_plans_decode_ceilings_add_each_memory_and_the_rpc_link() {
+    let s = scenario(ScenarioOptions {
+        machine: Some("rtx-4090-rpc-laptop".into()),
+        rpc: Some(vec!["10.0.0.7:50052".into()]),
+        ..Default::default()
+    });
+    let r = evaluate(&s).unwrap();
+    let p = r.plan.as_ref().unwrap();
+    let c = &p.ceilings;
+    assert!(!p.link_missing);
+    assert!(p.reads.rpc_hops >= 1, "{:?}", p.reads);
+    assert_eq!(
+        c.link_bytes,
+        u64::from(p.reads.rpc_hops) * p.reads.rpc_hop_bytes
+    );
+    let l = &s.machine.links[0];
+    let link = f64::from(p.reads.rpc_hops)
+        * (p.reads.rpc_hop_bytes as f64 / l.bandwidth.value.0 + l.latency_us.value / 1e6);
+    assert!(
+        (c.link_seconds - link).abs() <= 1e-12 * link.max(1.0),
+        "{c:?}"
+    );
+    let mut sum = link;
+    let mut max = link;
+    for (d, q) in p.devices.iter().zip(&p.reads.devices) {
+        assert!(q.total() > 0, "{d:?}");
+        let t = q.total() as f64 / s.machine.tiers[d.tier].headline_bandwidth().value.0;
+        sum += t;
+        max = max.max(t);
+    }
+    let host = s
+        .machine
+        .tiers
+        .iter()
+        .find(|t| t.kind == llmbound::core::scenario::TierKind::Host)
+        .unwrap();
+    let h = p.reads.host.total() as f64 / host.headline_bandwidth().value.0;
+    sum += h;
+    max = max.max(h);
+    assert!((c.seconds_per_step - sum).abs() <= 1e-9 * sum, "{c:?}");
+    assert!(
+        (c.seconds_per_step_overlapped - max).abs() <= 1e-9 * max,
+        "{c:?}"
+    );
+    assert!(c.overlapped_tokens_per_second > c.tokens_per_second);
+    // A result carries the least certain provenance among its inputs, in the order
+    // user < spec < derived < measured < file (SPEC §1, `Provenance::weakest`, as
+    // `decode::ceiling` combines its tiers): the desktop GPU's bandwidth and the link's
+    // bandwidth are spec figures, the laptop GPU, the host and the link's latency derived,
+    // so the ceilings are spec (an optimistic vendor ceiling), not derived.
+    let mut inputs = vec![l.bandwidth.provenance, l.latency_us.provenance];
+    inputs.push(host.headline_bandwidth().provenance);
+    for d in &p.devices {
+        inputs.push(s.machine.tiers[d.tier].headline_bandwidth().provenance);
+    }
+    assert_eq!(Provenance::weakest(inputs), Some(Provenance::Spec));
+    assert_eq!(c.provenance, Provenance::Spec);
+    let j = serde_json::to_value(llmbound::report::json::placement_json(&r)).unwrap();
+    let cj = &j["ceilings"];
+    assert_eq!(cj["link_bytes_per_token"], c.link_bytes);
+    assert_eq!(cj["link_missing"], false);
+    assert_eq!(cj["sum_tokens_per_second"], c.tokens_per_second);
+    assert_eq!(
+        j["devices"][0]["read_bytes_per_token"],
+        p.reads.devices[0].total()
+    );
+    let text = llmbound::report::text::placement_lines(&r);
+    assert!(
+        text.iter()
+            .any(|(k, v)| k == "decode ceiling" && v.contains("sum bound"))
+    );
+}
+
+/// The explorer and `report` evaluate a scenario the same way (`compare::evaluation`): on the
+/// RTX 4090 with the placement left to llama.cpp, both judge the `-fit` plan's `-ngl 55`,
+/// never all 65 layers (which do not fit the 24 GiB device).
+#[test]
+fn the_explorer_and_report_judge_the_rtx_4090_default_scenario_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = ScenarioOptions {
+        machine: Some("desktop-rtx-4090".into()),
+        ..Default::default()
+    };
+    let cat = Catalog::load_with(Some(dir.path().to_path_buf()));
+    let ws = llmbound::workspace::Workspace::new(cat.clone(), &opts).unwrap();
+    let r = ws.report();
+    assert!(llmbound::compare::left_to_fit(ws.scenario()));
+    // All layers do not fit: a whole-layer evaluation would say "does not fit".
+    assert!(!evaluate(ws.scenario()).unwrap().capacity.fits);
+    assert!(r.capacity.fits, "{:?}", r.capacity.verdict);
+    assert_eq!(r.inputs.offload.gpu_layers, Some(55));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_llmbound"))
+        .args([
+            "report",
+            "--machine",
+            "desktop-rtx-4090",
+            "--format",
+            "json",
+        ])
+        .env("LLMBOUND_CONFIG_DIR", dir.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["capacity"]["fits"], true);
+    assert_eq!(
+        j["capacity"]["headroom_bytes"].as_i64().map(i128::from),
+        Some(r.capacity.headroom_bytes)
+    );
+    // serde_json reads floats to within an ulp or two
+    let highest = j["decode"]["highest"]["tokens_per_second"]
+        .as_f64()
+        .unwrap();
+    assert!((highest - r.decode.highest.tokens_per_second).abs() <= 1e-12 * highest);
+    assert_eq!(j["placement"]["gpu_layers"], 55);
+    let text = std::process::Command::new(env!("CARGO_BIN_EXE_llmbound"))
+        .args(["report", "--machine", "desktop-rtx-4090"])
+        .env("LLMBOUND_CONFIG_DIR", dir.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    let verdict = llmbound::report::words::verdict(&r.capacity);
+    assert!(text.contains(&verdict), "{verdict}\n{text}");
+    // The explorer's Bounds pane draws that verdict under a ✓.
+    let app = llmbound::tui::app::App::new(cat, &opts).unwrap();
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 36)).unwrap();
+    t.draw(|f| f.render_widget(&app, f.area())).unwrap();
+    let screen = t.backend().to_string();
+    assert!(screen.contains("✓ fits"), "{screen}");
+    // A claim is judged against the same evaluation, the plan's placement ceilings among
+    // its lines.
+    let c = llmbound::core::check_claim(r, 1.0);
+    assert!(c.lines.iter().any(|l| matches!(
+        l.kind,
+        llmbound::core::decode::CeilingKind::Placement { overlap: false }
+    ) && l.tokens_per_second
+        == r.plan.as_ref().unwrap().ceilings.tokens_per_second));
+}
+
+/// `-c 0` (llama.cpp's default when `-c` is not given): the trained context, which `-fit`
+/// reduces on the 24 GiB RTX 4090 (one device: the context first, by linear interpolation,
+/// rounded down to 256 tokens, not below `-fitc`) and keeps every layer; report, check and
+/// the explorer evaluate at that context.
+#[test]
+fn context_zero_lets_fit_reduce_the_trained_context() {
+    let s = scenario(ScenarioOptions {
+        machine: Some("desktop-rtx-4090".into()),
+        context: Some(0),
+        ..Default::default()
+    });
+    assert!(s.offload.context_auto);
+    let trained = s.model.native_context.unwrap();
+    assert_eq!(s.cache.context, trained);
+    let first = evaluate(&s).unwrap();
+    let p = first.plan.as_ref().unwrap();
+    let PlanOrigin::Fitted { arguments, .. } = &p.origin else {
+        panic!("{:?}", p.origin)
+    };
+    let chosen = u64::from(p.n_ctx);
+    assert!(
+        chosen < trained && chosen >= 4096 && chosen % 256 == 0,
+        "{arguments}"
+    );
+    assert!(
+        arguments.starts_with(&format!("-c {chosen} ")),
+        "{arguments}"
+    );
+    // the same scenario with -c set to the trained context: -fit keeps it, drops layers
+    let set = evaluate(&scenario(ScenarioOptions {
+        machine: Some("desktop-rtx-4090".into()),
+        context: Some(trained),
+        ..Default::default()
+    }))
+    .unwrap();
+    assert_eq!(u64::from(set.plan.as_ref().unwrap().n_ctx), trained);
+    // the one evaluation runs at -fit's context, every layer on the device
+    let r = llmbound::compare::evaluation(&s).unwrap();
+    assert_eq!(r.inputs.cache.context, chosen);
+    assert!(r.capacity.fits, "{:?}", r.capacity.verdict);
+    assert_eq!(
+        r.layout.gpu_layers,
+        llmbound::core::tiers::all_gpu_layers(&s.model)
+    );
+    // a model that states no trained context cannot take -c 0
+    let e = edit::applied(&s, &[Edit::NativeContext(0), Edit::Context(0)]).unwrap_err();
+    assert!(e.to_string().contains("states no trained context"), "{e}");
+    // a context typed afterwards is set again (-fit keeps it)
+    let t = edit::applied(&s, &[Edit::Context(8192)]).unwrap();
+    assert!(!t.offload.context_auto);
+    assert_eq!(evaluate(&t).unwrap().plan.unwrap().n_ctx, 8192);
+}
+
+/// A full-size sparse copy of a committed llama.cpp oracle header: the tensor list llama.cpp
+/// placed, at the file's size.
+fn shaped_gguf(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let fixtures =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llama-cpp");
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures.join(format!("{name}.json"))).unwrap(),
+    )
+    .unwrap();
+    let out = dir.join(format!("{name}.gguf"));
+    std::fs::copy(
+        fixtures.join(json["model"]["header"].as_str().unwrap()),
+        &out,
+    )
+    .unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&out)
+        .unwrap()
+        .set_len(json["model"]["file_size"].as_u64().unwrap())
+        .unwrap();
+    out
+}
+
+/// Issue 22's measured case through `report`: a Qwen3-30B-A3B-shaped file at 32k on one
+/// 16 GiB card. The placement is llama.cpp's `-fit` plan (`-ngl 49 -ot …`, experts of the
+/// last layers in host memory), not the most whole layers the bounds are evaluated at; the
+/// text says which is which.
+#[test]
+fn report_prints_llama_cpps_ot_plan_for_a_moe_model_on_a_16_gib_card() {
+    let dir = tempfile::tempdir().unwrap();
+    let gguf = shaped_gguf(dir.path(), "qwen3-30b-a3b-shape");
+    let run = |extra: &[&str]| {
+        let (cmd, extra) = match extra.first() {
+            Some(&"compare") => ("compare", &extra[1..]),
+            _ => ("report", extra),
+        };
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_llmbound"))
+            .arg(cmd)
+            .arg("--gguf")
+            .arg(&gguf)
+            .args([
+                "--machine",
+                "desktop-rtx-4090",
+                "--memory",
+                "16GiB",
+                "--device-free",
+                "16GiB",
+                "-c",
+                "32768",
+            ])
+            .args(extra)
+            .env("LLMBOUND_CONFIG_DIR", dir.path())
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let j: serde_json::Value = serde_json::from_str(&run(&["--format", "json"])).unwrap();
+    let p = &j["placement"];
+    assert_eq!(p["origin"], "fit", "{p}");
+    let args = p["fit_arguments"].as_str().unwrap();
+    assert!(
+        args.starts_with("-c 32768 -ngl 49 -ot \"blk\\.34\\."),
+        "{args}"
+    );
+    assert_eq!(p["gpu_layers"], 49);
+    assert_eq!(p["devices_fit"], true);
+    // the bounds: the most whole layers that fit
+    assert_eq!(j["settings"]["gpu_layers"], 38, "{}", j["settings"]);
+    let text = run(&[]);
+    assert!(
+        text.contains("llama.cpp's -fit chooses -c 32768 -ngl 49 -ot"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "at -ngl 38 of 49, whole layers (the tier model does not place -ot patterns)"
+        ),
+        "{text}"
+    );
+    // compare's row says both: the whole layers it is evaluated at, and llama.cpp's plan
+    let c: serde_json::Value = serde_json::from_str(&run(&[
+        "compare",
+        "--machine",
+        "desktop-rtx-3090",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    let row = &c["machines"][0];
+    let placement = row["placement"].as_str().unwrap_or_default();
+    assert!(
+        placement
+            .starts_with("most layers that fit: -ngl 38 (llama.cpp's -fit: -c 32768 -ngl 49 -ot "),
+        "{c}"
+    );
+}

@@ -122,8 +122,12 @@ fn context_steps_are_fine_between_powers_of_two() {
 fn bad_input_keeps_the_previous_scenario_and_says_why() {
     let (mut app, _d) = app();
     select(&mut app, Pane::Cache, Field::Setting(Setting::Context));
+    // 0 is llama.cpp's `-c 0`: the trained context (32,768 here), which -fit may reduce
+    app.update(Action::Edit);
+    app.update(Action::SetText("0".into()));
+    assert!(app.ws().scenario().offload.context_auto);
+    assert_eq!(app.ws().scenario().cache.context, 32_768);
     for (text, part) in [
-        ("0", "at least 1 token"),
         ("abc", "not a number"),
         ("1000000000000000", "u32 context"),
         ("-5", "number"),

@@ -4,8 +4,12 @@
 //! user-stated): a *measured* bandwidth is a rate some kernel reached, not a limit of the
 //! memory, so a rate above a ceiling built only on measured figures says the figure does not
 //! describe the run's path (measured under load, another kernel) — never "impossible".
+//! The placement's own ceilings (`placement_lines`) join the report's in every claim check.
 //! Pure: no I/O, no other top-level module.
 
+use super::decode::CeilingKind;
+use super::evaluate::{ClaimLine, Report};
+use super::scenario::TierKind;
 use super::units::{BytesPerSec, Provenance};
 
 /// What would have to be false for a rate above a ceiling (the exporters word each one).
@@ -54,6 +58,11 @@ pub enum Assumption {
     },
     /// Add the memory's peak to the profile to decide.
     AddPeakToProfile,
+    /// The memories were read at the same time, not one after another (the placement's sum
+    /// bound: `-sm layer` takes the devices in turn at batch one).
+    MemoriesOverlapped,
+    /// The run placed the tensors otherwise than the plan (another `-ngl`, `-ts`, `-ot`).
+    PlacementNotAsPlanned,
 }
 
 /// Where a rate lands against the ceilings.
@@ -143,4 +152,71 @@ impl Verdict {
                 .highest_short_tokens_per_second
                 .is_none_or(|s| self.tokens_per_second <= s)
     }
+}
+
+/// The ceilings of the placement the report was evaluated at (its plan: the `-fit` plan
+/// when the placement is left to llama.cpp, else the user's flags), held against `tps`: the
+/// sum bound (memories one after another) and the overlap bound (the slowest memory alone),
+/// each at the scenario's retained tokens. Lower ceilings: a rate above them says an
+/// assumption of the placement is false, never that the rate is impossible (the highest
+/// ceiling decides that). None when llama.cpp refuses the flags or no memory moves a byte.
+pub fn placement_lines(r: &Report, tps: f64) -> Vec<ClaimLine> {
+    let Ok(p) = &r.plan else {
+        return Vec::new();
+    };
+    let c = &p.ceilings;
+    if !(c.tokens_per_second.is_finite() && c.overlapped_tokens_per_second.is_finite()) {
+        return Vec::new();
+    }
+    let tiers = &r.inputs.machine.tiers;
+    // The bandwidth (with its own provenance) of the memory the step waits on longest.
+    let mut slowest = (
+        c.host_seconds,
+        tiers
+            .iter()
+            .find(|t| t.kind == TierKind::Host)
+            .map(|t| t.headline_bandwidth()),
+    );
+    for (d, secs) in p.devices.iter().zip(&c.device_seconds) {
+        if *secs > slowest.0 {
+            slowest = (*secs, tiers.get(d.tier).map(|t| t.headline_bandwidth()));
+        }
+    }
+    if c.link_seconds > slowest.0
+        && let Some(l) = r.inputs.machine.links.iter().find(|l| {
+            p.devices
+                .iter()
+                .any(|d| d.backend == "rpc" && l.tiers.contains(&d.tier_name))
+        })
+    {
+        slowest = (c.link_seconds, Some(&l.bandwidth));
+    }
+    let path = Assumption::BandwidthDoesNotDescribePath {
+        provenance: slowest.1.map_or(c.provenance, |b| b.provenance),
+        bandwidth: slowest.1.map_or(BytesPerSec(0.0), |b| b.value),
+    };
+    let n = r.inputs.cache.context;
+    let line = |overlap: bool, rate: f64, assumptions: Vec<Assumption>| ClaimLine {
+        kind: CeilingKind::Placement { overlap },
+        context_tokens: n,
+        tokens_per_second: rate,
+        exceeded: tps > rate,
+        assumptions,
+    };
+    vec![
+        line(
+            false,
+            c.tokens_per_second,
+            vec![
+                Assumption::MemoriesOverlapped,
+                Assumption::PlacementNotAsPlanned,
+                path,
+            ],
+        ),
+        line(
+            true,
+            c.overlapped_tokens_per_second,
+            vec![Assumption::PlacementNotAsPlanned, path],
+        ),
+    ]
 }

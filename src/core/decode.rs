@@ -189,6 +189,13 @@ pub enum CeilingKind {
         /// Estimated from the advertised active parameters (a MoE preset without a GGUF).
         estimated: bool,
     },
+    /// The plan's placement at N (`core::plan`): each device's and the host's reads per
+    /// token under the placement llama.cpp uses, at headline bandwidths, the RPC link a tier.
+    Placement {
+        /// The overlap bound (the slowest memory alone); false: the sum bound (the memories
+        /// one after another).
+        overlap: bool,
+    },
     /// The highest ceiling at N: fewest bytes, fewest experts, highest bandwidth on record.
     Highest {
         /// What its bytes were counted from.

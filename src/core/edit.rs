@@ -23,7 +23,8 @@ use std::fmt;
 /// One change to a scenario's settings, machine or model figures.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Edit {
-    /// Retained tokens per sequence N.
+    /// Retained tokens per sequence N (0: `-c 0`, llama.cpp's default: the trained context,
+    /// which `-fit` may reduce).
     Context(u64),
     /// Sequences decoded together.
     Sequences(u64),
@@ -504,12 +505,28 @@ pub fn apply(s: &mut Scenario, fig: &mut ArchFigures, edit: &Edit) -> Result<(),
             if let Some(ff) = &m.feed_forward {
                 s.feed_forward = *ff;
             }
+            // `-c 0`: the new model's trained context.
+            if s.offload.context_auto
+                && let Some(n) = s.model.native_context
+            {
+                s.cache.context = n;
+            }
         }
         Edit::Machine(m) => s.machine = (**m).clone(),
         Edit::MachineId(id) => s.machine.id = id.clone(),
         Edit::Name(n) => s.name = n.clone(),
         Edit::Runtime(r) => s.runtime = *r,
-        Edit::Context(n) => c.context = *n,
+        // `-c 0`: llama.cpp's default, the trained context, which `-fit` may reduce.
+        Edit::Context(0) => {
+            c.context = s.model.native_context.filter(|n| *n > 0).ok_or(EditError::Zero(
+                "the context of a model that states no trained context (-c 0 takes the trained one)",
+            ))?;
+            s.offload.context_auto = true;
+        }
+        Edit::Context(n) => {
+            c.context = *n;
+            s.offload.context_auto = false;
+        }
         Edit::Sequences(n) => c.sequences = *n,
         Edit::CacheTypeK(t) => c.type_k = *t,
         Edit::CacheTypeV(t) => c.type_v = *t,

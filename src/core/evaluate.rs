@@ -713,6 +713,7 @@ pub fn check_claim(r: &Report, tps: f64) -> ClaimCheck {
             a,
         );
     }
+    lines.extend(super::claim::placement_lines(r, tps));
     let h = &d.highest;
     // Several tiers: only perfect overlap gives a rate no schedule can beat.
     let h_rate = h.top_tokens_per_second();

@@ -6,10 +6,12 @@
 
 use super::placement::groups::{self, Holding, MemoryBase};
 use super::placement::{
-    self, Device, FitSettings, Memory, Placement, PlacementModel, PlacementSettings,
+    self, Bandwidths, DecodeReads, Device, FitSettings, Link, Memory, Placement, PlacementCeilings,
+    PlacementModel, PlacementSettings,
 };
 use super::scenario::Scenario;
 use super::units::{Bytes, Provenance, Sourced};
+use super::weights::ExpertCount;
 
 /// How the plan came about.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,6 +98,15 @@ pub struct Plan {
     pub tensor_split: Vec<u32>,
     /// `-ot` the plan prints (pattern, buffer type), `-fit on`; empty otherwise.
     pub overrides: Vec<(String, String)>,
+    /// Bytes each device in use and the host read per decode step under the plan, at the
+    /// scenario's context and sequences (`placement::decode_reads`, expected experts).
+    pub reads: DecodeReads,
+    /// The sum and overlap decode ceilings of the plan (`placement::ceilings`) with each
+    /// tier's headline bandwidth and the machine's `[[link]]` for RPC devices.
+    pub ceilings: PlacementCeilings,
+    /// The plan has RPC hops but the machine names no `[[link]]` to their tiers: the hops
+    /// take no time in `ceilings`.
+    pub link_missing: bool,
 }
 
 /// Why no plan can be made (llama.cpp's refusal of the flags).
@@ -157,7 +168,8 @@ pub fn plan(s: &Scenario) -> Result<Plan, PlanError> {
         .find(|t| t.kind == super::scenario::TierKind::Host)
         .map(|t| t.capacity.value);
     let fs = FitSettings {
-        n_ctx: Some(n_ctx),
+        // `-c 0`: unset, so `-fit` may reduce the trained context.
+        n_ctx: (!s.offload.context_auto).then_some(n_ctx),
         n_seq: u32::try_from(s.cache.sequences.max(1)).unwrap_or(u32::MAX),
         kv_unified: s.cache.kv_unified,
         margins: margins.clone(),
@@ -240,6 +252,52 @@ pub fn plan(s: &Scenario) -> Result<Plan, PlanError> {
         })
         .collect();
     let devices_fit = plan_devices.iter().all(|d| d.left >= 0);
+    let reads = placement::decode_reads(
+        &s.model,
+        &model,
+        &placement,
+        &devices,
+        &s.cache,
+        ExpertCount::Expected,
+    );
+    let host_bw = s
+        .machine
+        .tiers
+        .iter()
+        .find(|t| t.kind == super::scenario::TierKind::Host)
+        .map_or_else(
+            || Sourced::new(super::units::BytesPerSec(0.0), Provenance::Derived, ""),
+            |t| t.headline_bandwidth().clone(),
+        );
+    let link = s
+        .machine
+        .links
+        .iter()
+        .find(|l| {
+            plan_devices
+                .iter()
+                .any(|d| d.backend == "rpc" && l.tiers.contains(&d.tier_name))
+        })
+        .map(|l| Link {
+            bandwidth: l.bandwidth.clone(),
+            latency_seconds: Sourced::new(
+                l.latency_us.value / 1e6,
+                l.latency_us.provenance,
+                l.latency_us.source.clone(),
+            ),
+        });
+    let link_missing = reads.rpc_hops > 0 && link.is_none();
+    let ceilings = placement::ceilings(
+        &reads,
+        &Bandwidths {
+            host: host_bw,
+            devices: plan_devices
+                .iter()
+                .map(|d| s.machine.tiers[d.tier].headline_bandwidth().clone())
+                .collect(),
+            link,
+        },
+    );
     let offloadable_layers = model.n_layer.saturating_add(1);
     Ok(Plan {
         origin,
@@ -261,5 +319,8 @@ pub fn plan(s: &Scenario) -> Result<Plan, PlanError> {
         devices_fit,
         tensor_split,
         overrides,
+        reads,
+        ceilings,
+        link_missing,
     })
 }

@@ -82,6 +82,10 @@ pub struct DeviceSpec {
     pub free: Sourced<u64>,
     /// `host:port` of an RPC server (rpc backend only; `--rpc`).
     pub endpoint: Option<String>,
+    /// The largest tensor an op on the device may read or write (Vulkan:
+    /// `maxStorageBufferRange` when the device lacks 64-bit shader indexing), see
+    /// `placement::Device::max_tensor`. `None`: no limit.
+    pub max_tensor: Option<Sourced<u64>>,
 }
 
 /// The source of a free-memory figure a profile does not state.
@@ -112,6 +116,7 @@ impl Tier {
                 DEFAULT_FREE_SOURCE,
             ),
             endpoint: None,
+            max_tensor: None,
         }))
     }
 }
@@ -220,6 +225,7 @@ impl Machine {
                     backend: d.backend,
                     free: super::units::Bytes(d.free.value.min(t.capacity.value)),
                     total: super::units::Bytes(t.capacity.value),
+                    max_tensor: d.max_tensor.as_ref().map(|m| super::units::Bytes(m.value)),
                 },
             ));
         }
@@ -270,6 +276,10 @@ pub struct Offload {
     pub fit_margin_mib: Vec<u64>,
     /// `-fitc`: the smallest context `-fit` may choose (llama.cpp's default 4096).
     pub fit_min_ctx: u32,
+    /// `-c 0` (llama.cpp's default when `-c` is not given): the context is the trained one,
+    /// and `-fit` may reduce it (linear interpolation down to `-fitc`, rounded down to
+    /// 256 × streams). The cache's context is the trained context until the plan chooses.
+    pub context_auto: bool,
 }
 
 impl Default for Offload {
@@ -288,6 +298,7 @@ impl Default for Offload {
             fit: true,
             fit_margin_mib: Vec::new(),
             fit_min_ctx: super::placement::DEFAULT_FIT_MIN_CTX,
+            context_auto: false,
         }
     }
 }

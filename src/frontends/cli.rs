@@ -285,10 +285,11 @@ fn io_fail(e: std::io::Error) -> Failure {
 struct Built {
     report: Report,
     model_path: String,
+    ollama: Option<crate::workspace::OllamaRun>,
 }
 
 fn build(cat: &Catalog, opts: &ScenarioOptions) -> Result<Built, Failure> {
-    let scen = crate::workspace::scenario(cat, opts).map_err(unbuilt)?;
+    let (scen, ollama) = crate::workspace::scenario_and_ollama(cat, opts).map_err(unbuilt)?;
     let model_path = match &opts.gguf {
         Some(p) => crate::workspace::open::llama_cpp_model_path(p),
         None => scen
@@ -297,20 +298,21 @@ fn build(cat: &Catalog, opts: &ScenarioOptions) -> Result<Built, Failure> {
             .map(|w| w.file.clone())
             .unwrap_or_default(),
     };
-    // Placement left to llama.cpp (-ngl auto, -fit on, no -ts/-ot): the bounds are those of
-    // the plan llama.cpp chooses, so the headline and the plan below agree.
-    let report = if crate::compare::left_to_fit(&scen) {
-        crate::compare::evaluate_placed(&scen).map_err(bad)?
-    } else {
-        core::evaluate(&scen).map_err(bad)?
-    };
-    Ok(Built { report, model_path })
+    // The one evaluation the explorer makes too: with the placement left to llama.cpp the
+    // bounds are those of the plan llama.cpp chooses, so the headline and the plan agree.
+    let report = crate::compare::evaluation(&scen).map_err(bad)?;
+    Ok(Built {
+        report,
+        model_path,
+        ollama,
+    })
 }
 
 fn write_report(b: &Built, format: Format, out: &mut impl Write) -> std::io::Result<()> {
     let doc = report::ReportDoc {
         report: &b.report,
         model_path: &b.model_path,
+        ollama: b.ollama.as_ref(),
     };
     report::render(&doc, format, out)
 }

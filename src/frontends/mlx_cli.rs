@@ -1,6 +1,6 @@
 //! The CLI's hooks for safetensors / MLX-LM (`report --model-dir`, `inspect DIR`), kept out
 //! of `cli.rs` so that file only calls them. Errors are one-line messages of bad input.
-//! Depends on: build, core, mlx_report, profile, report, safetensors, workspace.
+//! Depends on: build, compare, core, mlx_report, profile, report, safetensors, workspace.
 
 use crate::build::ScenarioOptions;
 use crate::mlx_report::{MachineFigures, MlxOptions};
@@ -85,7 +85,7 @@ pub fn report_as(
             lo.machine = Some(o.machine.clone().unwrap_or_else(|| DEFAULT_MACHINE.into()));
             let scen = crate::workspace::scenario(cat, &lo).map_err(bad)?;
             Some((
-                crate::core::evaluate(&scen).map_err(bad)?,
+                crate::compare::evaluation(&scen).map_err(bad)?,
                 g.display().to_string(),
             ))
         }

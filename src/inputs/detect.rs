@@ -548,6 +548,7 @@ impl Detected {
                     backend: None,
                     free: None,
                     endpoint: None,
+                    max_tensor: None,
                 }
             }
             None => match &self.peak {
@@ -566,6 +567,7 @@ impl Detected {
                     backend: None,
                     free: None,
                     endpoint: None,
+                    max_tensor: None,
                 },
                 None => TierFile {
                     name: "host".into(),
@@ -576,6 +578,7 @@ impl Detected {
                     backend: None,
                     free: None,
                     endpoint: None,
+                    max_tensor: None,
                 },
             },
         };
@@ -597,6 +600,7 @@ impl Detected {
                 backend: None,
                 free: None,
                 endpoint: None,
+                max_tensor: None,
             });
         }
         let cpu = self

@@ -4,7 +4,7 @@
 //!
 //! Flow: `load(path)` → `Vec<BenchRow>`; `evaluate(&rows, &base_scenario, &BenchOptions)` →
 //! `BenchReport`; `write_text` / `write_markdown` / `write_json` render it.
-//! Depends on: core, exit, infile, profile, report, sanitize.
+//! Depends on: compare, core, exit, infile, profile, report, sanitize.
 
 pub mod eval;
 pub mod json;

@@ -1,7 +1,7 @@
 //! Reports: the JSON contract (`Serialize` structs built `From<&core::Report>`) and the text and
 //! markdown worksheets. Formatters write to `impl Write` and return; they never print, and
 //! they read no file (an Ollama name arrives resolved).
-//! Depends on: build, compare, core, exit, gguf, profile, remote, sanitize, workspace.
+//! Depends on: build, compare, core, exit, gguf, ollama, profile, remote, sanitize, workspace.
 
 pub mod compare;
 pub mod export;

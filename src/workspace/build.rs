@@ -36,7 +36,8 @@ pub struct ScenarioOptions {
     /// Machine profile id or TOML path (`compare` takes it several times).
     #[arg(long, action = clap::ArgAction::Append)]
     pub machine: Option<String>,
-    /// Retained tokens per sequence N (llama.cpp's -c is N × sequences).
+    /// Retained tokens per sequence N (llama.cpp's -c is N × sequences); 0: llama.cpp's
+    /// default, the trained context, which -fit may reduce.
     #[arg(short = 'c', long, allow_negative_numbers = true, value_parser = whole_u64)]
     pub context: Option<u64>,
     /// Sequences decoded together (llama.cpp -np).

@@ -138,6 +138,16 @@ impl CompareFigures {
 fn placement_statement(r: &Report) -> String {
     match &r.plan {
         Ok(p) => match &p.origin {
+            // -ot patterns the tier model does not place: the row is at the most whole
+            // layers that fit, beside llama.cpp's own plan
+            PlanOrigin::Fitted { arguments, .. }
+                if !p.overrides.is_empty() && r.inputs.offload.overrides.is_empty() =>
+            {
+                format!(
+                    "most layers that fit: -ngl {} (llama.cpp's -fit: {arguments})",
+                    r.layout.gpu_layers
+                )
+            }
             PlanOrigin::Fitted { arguments, .. } => format!("-fit {arguments}"),
             PlanOrigin::FitRefused { .. } | PlanOrigin::FitOff => {
                 format!("most layers that fit: -ngl {}", r.layout.gpu_layers)
@@ -164,8 +174,15 @@ pub struct CompareRow {
 /// `-ot` patterns, which the tier model does not place, or no plan) the most layers that fit
 /// keeping llama.cpp's margin (`core::gpu_layers`); never another machine's `-ngl` or split.
 pub fn evaluate_placed(s: &Scenario) -> Result<Report, ScenarioError> {
+    evaluation(&at_llama_cpp_defaults(s)?)
+}
+
+/// The scenario with the user's placement flags dropped: llama.cpp's defaults (`-ngl auto`,
+/// `-fit on`, no `-ts`, `-sm layer`, `-mg 0`, no `-ot`, `--cpu-moe`, `--n-cpu-moe`,
+/// `--n-cpu-ffn`).
+pub fn at_llama_cpp_defaults(s: &Scenario) -> Result<Scenario, ScenarioError> {
     use crate::core::placement::{GpuLayers, SplitMode};
-    let sc = crate::core::edit::applied(
+    crate::core::edit::applied(
         s,
         &[
             Edit::GpuLayers(None),
@@ -180,12 +197,81 @@ pub fn evaluate_placed(s: &Scenario) -> Result<Report, ScenarioError> {
             Edit::Fit(true),
         ],
     )
-    .map_err(|e| ScenarioError(e.to_string()))?;
-    let first = evaluate(&sc);
+    .map_err(|e| ScenarioError(e.to_string()))
+}
+
+/// The one evaluation of a scenario, as llama.cpp would run it: the report, `check`, the
+/// explorer (its bounds and claim panes), compare, models, the library and the llama-bench
+/// import all evaluate through it. With the placement left to llama.cpp
+/// ([`left_to_fit`]) the scenario is evaluated at the layers and split of its own `-fit`
+/// plan (when it places whole layers; else the most layers that fit keeping the margin),
+/// so the headline, the claim verdict and the plan below them describe one placement; with
+/// the user's own placement flags, at those flags (`core::evaluate`).
+///
+/// The report's `plan` is always llama.cpp's for the scenario as given (`-fit`'s arguments,
+/// `-ot` patterns and the context it chose), also when the bounds are evaluated at the most
+/// whole layers that fit because the plan needs `-ot` patterns the tier model does not place.
+pub fn evaluation(s: &Scenario) -> Result<Report, ScenarioError> {
+    if !left_to_fit(s) {
+        return evaluate(s);
+    }
+    let first = evaluate(s);
+    let plan = first.as_ref().ok().map(|r| r.plan.clone());
+    let mut r = at_the_plan(s, first)?;
+    if let Some(p) = plan {
+        r.plan = p;
+    }
+    Ok(r)
+}
+
+/// [`evaluation`]'s placement of a scenario left to `-fit`, given its first evaluation.
+fn at_the_plan(
+    s: &Scenario,
+    first: Result<Report, ScenarioError>,
+) -> Result<Report, ScenarioError> {
     let placed = |r: &Report| r.capacity.fits && crate::core::gpu_layers::keeps_margin(r);
-    if !crate::core::gpu_layers::applies(&sc) || first.as_ref().is_ok_and(placed) {
+    if !crate::core::gpu_layers::applies(s) || first.as_ref().is_ok_and(placed) {
         return first;
     }
+    // `-c 0`: the context -fit chose (reduced from the trained one), then its layers.
+    let context_auto = s.offload.context_auto;
+    let reduced = match &first {
+        Ok(r) if context_auto => match &r.plan {
+            Ok(p) if matches!(p.origin, PlanOrigin::Fitted { .. }) => {
+                let streams = if s.cache.kv_unified {
+                    1
+                } else {
+                    s.cache.sequences.max(1)
+                };
+                let per = u64::from(p.n_ctx) / streams;
+                // a derived name follows the context (a profile's name stays)
+                let renamed = s.name == s.derived_name();
+                (per > 0 && per != s.cache.context)
+                    .then(|| crate::core::edit::applied(s, &[Edit::Context(per)]).ok())
+                    .flatten()
+                    .map(|t| {
+                        let name = if renamed {
+                            t.derived_name()
+                        } else {
+                            t.name.clone()
+                        };
+                        crate::core::edit::applied(&t, &[Edit::Name(name)]).unwrap_or(t)
+                    })
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    let (sc, first) = match &reduced {
+        Some(t) => {
+            let r = evaluate(t);
+            if r.as_ref().is_ok_and(placed) {
+                return r;
+            }
+            (t, r)
+        }
+        None => (s, first),
+    };
     if let Ok(r) = &first
         && let Ok(p) = &r.plan
         && matches!(p.origin, PlanOrigin::Fitted { .. })
@@ -197,19 +283,19 @@ pub fn evaluate_placed(s: &Scenario) -> Result<Report, ScenarioError> {
                 p.tensor_split.iter().map(|x| f64::from(*x)).collect(),
             )));
         }
-        if let Ok(t) = crate::core::edit::applied(&sc, &edits)
+        if let Ok(t) = crate::core::edit::applied(sc, &edits)
             && let Ok(fitted) = evaluate(&t)
             && fitted.capacity.fits
         {
             return Ok(fitted);
         }
     }
-    let Some(found) = most_layers_that_fit(&sc) else {
+    let Some(found) = most_layers_that_fit(sc) else {
         return first;
     };
     // Confirmed by evaluate itself; if it disagrees, step down until it agrees.
     for n in (0..=found).rev() {
-        let r = evaluate(&crate::core::gpu_layers::with_gpu_layers(&sc, n));
+        let r = evaluate(&crate::core::gpu_layers::with_gpu_layers(sc, n));
         if r.as_ref().is_ok_and(placed) {
             return r;
         }

@@ -33,11 +33,15 @@ fn tensors(layers: u32) -> Vec<(String, GgmlType, Vec<u64>)> {
 }
 
 fn meta(w: GgufWriter, name: &str, layers: u32) -> GgufWriter {
+    meta_trained(w, name, layers, 8192)
+}
+
+fn meta_trained(w: GgufWriter, name: &str, layers: u32, trained: u32) -> GgufWriter {
     w.kv("general.architecture", writer::string("llama"))
         .kv("general.name", writer::string(name))
         .kv("llama.block_count", Value::U32(layers))
         .kv("llama.embedding_length", Value::U32(128))
-        .kv("llama.context_length", Value::U32(8192))
+        .kv("llama.context_length", Value::U32(trained))
         .kv("llama.attention.head_count", Value::U32(8))
         .kv("llama.attention.head_count_kv", Value::U32(2))
         .kv(
@@ -49,6 +53,15 @@ fn meta(w: GgufWriter, name: &str, layers: u32) -> GgufWriter {
 /// One file.
 pub fn tiny(name: &str, layers: u32) -> GgufWriter {
     let mut w = meta(GgufWriter::new(), name, layers);
+    for (n, ty, d) in tensors(layers) {
+        w = w.tensor(&n, ty, &d);
+    }
+    w
+}
+
+/// One file trained on `trained` tokens (`llama.context_length`).
+pub fn tiny_trained(name: &str, layers: u32, trained: u32) -> GgufWriter {
+    let mut w = meta_trained(GgufWriter::new(), name, layers, trained);
     for (n, ty, d) in tensors(layers) {
         w = w.tensor(&n, ty, &d);
     }

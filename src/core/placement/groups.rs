@@ -292,6 +292,7 @@ mod tests {
             backend: crate::core::placement::Backend::Cuda,
             free: crate::core::units::Bytes(1 << 34),
             total: crate::core::units::Bytes(1 << 34),
+            max_tensor: None,
         };
         let settings = PlacementSettings {
             overrides: vec![
@@ -373,6 +374,7 @@ mod tests {
                 backend: super::super::Backend::Metal,
                 free: Sourced::new(36 << 30, Provenance::Derived, "derived: 3/4"),
                 endpoint: None,
+                max_tensor: None,
             }),
         };
         let b = memory_base(&t).unwrap();

@@ -169,6 +169,9 @@ pub struct Ctx<'a> {
     pub base: Provenance,
     /// The most GPU layers that fit (`n` jumps there).
     pub max_gpu_layers: Option<&'a MaxGpuLayers>,
+    /// With the placement left to llama.cpp (`-ngl auto`, `-fit on`), the whole layers the
+    /// bounds are evaluated at (`compare::evaluation`: the `-fit` plan's, or the most that fit).
+    pub placed_gpu_layers: Option<u32>,
 }
 
 impl<'a> Ctx<'a> {
@@ -181,6 +184,8 @@ impl<'a> Ctx<'a> {
             edited: ws.is_edited(setting),
             base: ws.model_base(),
             max_gpu_layers: ws.max_gpu_layers(),
+            placed_gpu_layers: crate::compare::left_to_fit(ws.scenario())
+                .then(|| ws.report().layout.gpu_layers),
         }
     }
     fn index(&self) -> usize {
@@ -485,7 +490,10 @@ pub static ROWS: &[Descriptor] = &[
         shown: several_tiers,
         step: Step::By(|c, dir| {
             let all = crate::core::tiers::all_gpu_layers(&c.s.model);
-            let cur = c.s.offload.gpu_layers.unwrap_or(all).min(all);
+            // from -ngl auto: a step from the layers -fit placed
+            let cur = (c.s.offload.gpu_layers.or(c.placed_gpu_layers))
+                .unwrap_or(all)
+                .min(all);
             let next = if dir > 0 {
                 (cur + 1).min(all)
             } else {
@@ -495,13 +503,20 @@ pub static ROWS: &[Descriptor] = &[
         }),
         show: |c| {
             let all = crate::core::tiers::all_gpu_layers(&c.s.model);
-            let v = match c.s.offload.gpu_layers {
-                Some(n) if n < all => format!("{n} of {all}"),
+            let v = match (c.placed_gpu_layers, c.s.offload.gpu_layers) {
+                // -ngl auto: the layers -fit placed, which the bounds are evaluated at
+                (Some(n), _) if n < all => format!("auto: {n} of {all}"),
+                (Some(_), _) => format!("auto: all ({all})"),
+                (None, Some(n)) if n < all => format!("{n} of {all}"),
                 _ => format!("all ({all})"),
             };
             let r = shown(v);
             match c.max_gpu_layers {
                 None => r,
+                // the placed layers are the most that fit: nothing to add
+                Some(m) if c.placed_gpu_layers.is_some() && m.gpu_layers == c.placed_gpu_layers => {
+                    r
+                }
                 Some(m) => r.tag(match m.gpu_layers {
                     Some(n) if n >= m.all_layers => Tag::Note("all fit".into()),
                     Some(n) => Tag::Note(format!("max {n} (n)")),

@@ -170,6 +170,11 @@ pub struct TierFile {
     /// `host:port` of the RPC server (backend rpc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<String>,
+    /// The largest tensor an op on the device may read or write (Vulkan's
+    /// `maxStorageBufferRange` without 64-bit shader indexing): larger weights stay in host
+    /// memory. Absent: no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tensor: Option<Figure<SizeValue>>,
 }
 
 /// A backend label.

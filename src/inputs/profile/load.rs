@@ -353,7 +353,8 @@ pub fn check_machine(
 }
 
 /// The device keys of a tier: only on accelerator and unified tiers; free memory above zero
-/// and at most the capacity; an endpoint `host:port` exactly for the rpc backend.
+/// and at most the capacity; a tensor limit above zero; an endpoint `host:port` exactly for
+/// the rpc backend.
 fn check_tier_device(file: &str, src: &str, t: &super::file::TierFile) -> Result<(), ProfileError> {
     use crate::core::scenario::TierKind;
     let device_tier = matches!(t.kind.0, TierKind::Accelerator | TierKind::Unified);
@@ -362,6 +363,7 @@ fn check_tier_device(file: &str, src: &str, t: &super::file::TierFile) -> Result
             ("backend", t.backend.is_some()),
             ("free", t.free.is_some()),
             ("endpoint", t.endpoint.is_some()),
+            ("max-tensor", t.max_tensor.is_some()),
         ] {
             if present {
                 return Err(invalid(
@@ -400,6 +402,14 @@ fn check_tier_device(file: &str, src: &str, t: &super::file::TierFile) -> Result
                 ),
             ));
         }
+    }
+    if t.max_tensor.as_ref().is_some_and(|f| f.value.value == 0) {
+        return Err(invalid(
+            file,
+            src,
+            "max-tensor",
+            format!("tensor limit of tier \"{}\" is zero", t.name),
+        ));
     }
     let rpc = t.backend.is_some_and(|b| b.0 == Backend::Rpc);
     match (&t.endpoint, rpc) {
@@ -627,11 +637,12 @@ pub fn machine(m: &MachineFile) -> Machine {
     }
 }
 
-/// The device of a tier as its profile states it (`backend`, `free`, `endpoint`); `None` when
-/// it states neither backend nor free memory (the core's derived defaults apply then).
+/// The device of a tier as its profile states it (`backend`, `free`, `endpoint`, `max-tensor`);
+/// `None` when it states none of backend, free memory and tensor limit (the core's derived
+/// defaults apply then).
 fn tier_device(t: &super::file::TierFile) -> Option<DeviceSpec> {
     use crate::core::scenario::TierKind;
-    if t.backend.is_none() && t.free.is_none() {
+    if t.backend.is_none() && t.free.is_none() && t.max_tensor.is_none() {
         return None;
     }
     let backend = t.backend.map_or(
@@ -656,6 +667,10 @@ fn tier_device(t: &super::file::TierFile) -> Option<DeviceSpec> {
         backend,
         free,
         endpoint: t.endpoint.clone(),
+        max_tensor: t
+            .max_tensor
+            .as_ref()
+            .map(|f| Sourced::new(f.value.value, f.provenance.0, f.citation())),
     })
 }
 
@@ -799,6 +814,7 @@ pub fn scenario(cat: &Catalog, s: &ScenarioFile) -> Result<Scenario, ProfileErro
             n_cpu_moe: s.n_cpu_moe.unwrap_or(0),
             n_cpu_ffn: s.n_cpu_ffn.unwrap_or(0),
             fit: s.fit.unwrap_or(true),
+            context_auto: false,
             fit_margin_mib: s.fit_target_mib.clone(),
             fit_min_ctx: s
                 .fit_ctx

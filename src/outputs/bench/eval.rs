@@ -3,6 +3,7 @@
 //! ceilings, and the observed rate is compared with them (docs/bounds.md §4, §5, §8). No I/O.
 
 use super::parse::{BenchRow, FlashAttn, RowSource, TestKind};
+use crate::compare::evaluation as evaluate_scenario;
 use crate::core::cache::CacheType;
 use crate::core::claim::{Assumption, ClaimOutcome};
 use crate::core::decode::{Ceiling, CeilingKind};
@@ -10,7 +11,7 @@ use crate::core::edit::Edit;
 use crate::core::roofline::{LimitedBy, PrefillBound};
 use crate::core::scenario::{Scenario, TierKind};
 use crate::core::units::{self, Provenance};
-use crate::core::{Report, check_claim, evaluate as evaluate_scenario};
+use crate::core::{Report, check_claim};
 use compact_str::CompactString;
 use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
@@ -702,7 +703,12 @@ pub fn row_edits(row: &BenchRow, base: &Scenario) -> Result<(Vec<Edit>, Vec<Stri
         } else {
             Some(n as u32)
         };
-        edits.push(Edit::GpuLayers(gpu_layers));
+        // llama-bench places the layers it is given and never fits: every layer is `-ngl
+        // all`, so the plan (and its ceilings) is the placement the run used.
+        edits.push(match gpu_layers {
+            None => Edit::Ngl(crate::core::placement::GpuLayers::All),
+            Some(_) => Edit::GpuLayers(gpu_layers),
+        });
     }
     let mut no_kv_offload = base.offload.no_kv_offload;
     if let Some(b) = row.no_kv_offload {

@@ -105,6 +105,8 @@ pub struct ReportDoc<'a> {
     pub report: &'a crate::core::Report,
     /// The model path the llama.cpp command names.
     pub model_path: &'a str,
+    /// Ollama's plan, for an `ollama:NAME` model.
+    pub ollama: Option<&'a crate::workspace::OllamaRun>,
 }
 
 impl Export for ReportDoc<'_> {
@@ -112,10 +114,12 @@ impl Export for ReportDoc<'_> {
         super::json::SCHEMA
     }
     fn write_json(&self, w: &mut dyn Write) -> io::Result<()> {
-        json_to(&super::to_json(self.report, self.model_path), w)
+        let mut j = super::to_json(self.report, self.model_path);
+        j.ollama = self.ollama.map(super::json::OllamaJson::from);
+        json_to(&j, w)
     }
     fn write_styled(&self, style: Style, mut w: &mut dyn Write) -> io::Result<()> {
-        super::write_worksheet(self.report, self.model_path, style, &mut w)
+        super::text::write_worksheet_with(self.report, self.model_path, self.ollama, style, &mut w)
     }
 }
 

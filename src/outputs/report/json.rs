@@ -575,6 +575,88 @@ pub struct JsonReport {
     pub limitations: Vec<String>,
     /// The plan llama.cpp would choose on the machine.
     pub placement: PlacementJson,
+    /// Ollama's plan, for an `ollama:NAME` model (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ollama: Option<OllamaJson>,
+}
+
+/// Ollama's plan for an `ollama:NAME` model and the parameters that reproduce the scenario's.
+#[derive(Debug, Clone, Serialize)]
+pub struct OllamaJson {
+    /// The name.
+    pub name: String,
+    /// The Modelfile's `num_ctx` (null: unset).
+    pub modelfile_num_ctx: Option<u64>,
+    /// The Modelfile's `num_gpu` (null: unset).
+    pub modelfile_num_gpu: Option<i64>,
+    /// Total VRAM Ollama compares with its thresholds, bytes.
+    pub total_vram_bytes: u64,
+    /// Ollama's context per request.
+    pub ollama_num_ctx: u64,
+    /// What decided it: "modelfile", "environment" (`OLLAMA_CONTEXT_LENGTH`) or
+    /// "vram-default".
+    pub context_source: &'static str,
+    /// Ollama's parallel requests (`OLLAMA_NUM_PARALLEL`, default 1).
+    pub ollama_parallel: u64,
+    /// Ollama's `-ngl`: "auto" (not passed; `-fit` decides) or a number.
+    pub ollama_gpu_layers: String,
+    /// The scenario's context per sequence (Ollama's unless an option set it).
+    pub num_ctx: u64,
+    /// The scenario's sequences.
+    pub parallel: u64,
+    /// llama-server's `-c`: num_ctx × parallel.
+    pub llama_ctx: u64,
+    /// The scenario's `-ngl`: "auto", "all" or a number.
+    pub gpu_layers: String,
+    /// The scenario's context and `-ngl` are Ollama's own (no option changed them).
+    pub as_ollama_defaults: bool,
+    /// The Ollama parameters that reproduce the scenario's `-c` and `-ngl`
+    /// (`/set parameter …`; a Modelfile writes `PARAMETER …`).
+    pub reproduce: Vec<String>,
+    /// Placement flags of the scenario no Ollama parameter passes on.
+    pub not_passed: Vec<&'static str>,
+}
+
+/// `-ngl` as a word: "auto", "all" or the count.
+pub fn gpu_layers_word(g: crate::core::placement::GpuLayers) -> String {
+    use crate::core::placement::GpuLayers;
+    match g {
+        GpuLayers::Auto => "auto".into(),
+        GpuLayers::All => "all".into(),
+        GpuLayers::Count(n) => n.to_string(),
+    }
+}
+
+/// The label of what decided Ollama's context.
+pub fn context_source_label(c: crate::ollama::ContextSource) -> &'static str {
+    use crate::ollama::ContextSource;
+    match c {
+        ContextSource::Modelfile => "modelfile",
+        ContextSource::Environment => "environment",
+        ContextSource::VramDefault => "vram-default",
+    }
+}
+
+impl From<&crate::workspace::OllamaRun> for OllamaJson {
+    fn from(o: &crate::workspace::OllamaRun) -> Self {
+        OllamaJson {
+            name: o.name.clone(),
+            modelfile_num_ctx: o.modelfile.num_ctx,
+            modelfile_num_gpu: o.modelfile.num_gpu,
+            total_vram_bytes: o.total_vram,
+            ollama_num_ctx: o.plan.num_ctx,
+            context_source: context_source_label(o.plan.context_source),
+            ollama_parallel: o.plan.parallel,
+            ollama_gpu_layers: gpu_layers_word(o.plan.gpu_layers),
+            num_ctx: o.context,
+            parallel: o.parallel,
+            llama_ctx: o.context.saturating_mul(o.parallel),
+            gpu_layers: gpu_layers_word(o.gpu_layers),
+            as_ollama_defaults: o.context_is_ollamas() && o.gpu_layers_is_ollamas(),
+            reproduce: o.reproduce(),
+            not_passed: o.not_passed.clone(),
+        }
+    }
 }
 
 /// Model / context / compute of one device or the host, bytes.
@@ -626,6 +708,30 @@ pub struct PlacementDeviceJson {
     pub left_bytes: i128,
     /// free − total held − margin.
     pub left_after_margin_bytes: i128,
+    /// Bytes it reads per decode step (one token per sequence) under the plan.
+    pub read_bytes_per_token: u64,
+    /// The tier's headline bandwidth, bytes/s.
+    pub bandwidth_bytes_per_second: f64,
+    /// Its provenance.
+    pub bandwidth_provenance: &'static str,
+}
+
+/// The decode ceilings of the plan (docs/bounds.md §6).
+#[derive(Debug, Clone, Serialize)]
+pub struct PlacementCeilingsJson {
+    /// Bytes the host reads per decode step under the plan.
+    pub host_read_bytes_per_token: u64,
+    /// Bytes over the RPC link per decode step (hops × hidden state there and back).
+    pub link_bytes_per_token: u64,
+    /// The plan has RPC hops but the machine names no `[[link]]`: the hops take no time.
+    pub link_missing: bool,
+    /// Sum-bound ceiling (memories one after another), tokens/s over all sequences; null when
+    /// no memory moves a byte.
+    pub sum_tokens_per_second: Option<f64>,
+    /// Overlap-bound ceiling (the slowest memory alone), tokens/s over all sequences.
+    pub overlap_tokens_per_second: Option<f64>,
+    /// The weakest provenance among the figures used.
+    pub provenance: &'static str,
 }
 
 /// How the plan's per-device compute buffers are obtained (`core::placement::ComputeBasis`).
@@ -655,6 +761,8 @@ pub struct PlacementJson {
     pub compute_basis: &'static str,
     /// Every device holds its share within its free memory.
     pub devices_fit: Option<bool>,
+    /// The decode ceilings of the plan (none when llama.cpp refuses the flags).
+    pub ceilings: Option<PlacementCeilingsJson>,
 }
 
 /// The `placement` object of a report.
@@ -677,6 +785,7 @@ pub fn placement_json(r: &Report) -> PlacementJson {
             },
             compute_basis: basis,
             devices_fit: None,
+            ceilings: None,
         },
         Ok(p) => {
             let (origin, fit_arguments, reason) = match &p.origin {
@@ -693,7 +802,8 @@ pub fn placement_json(r: &Report) -> PlacementJson {
                 devices: p
                     .devices
                     .iter()
-                    .map(|d| PlacementDeviceJson {
+                    .enumerate()
+                    .map(|(i, d)| PlacementDeviceJson {
                         name: d.buffer_name.clone(),
                         tier: d.tier_name.clone(),
                         backend: d.backend,
@@ -705,12 +815,31 @@ pub fn placement_json(r: &Report) -> PlacementJson {
                         margin_bytes: d.margin,
                         left_bytes: d.left,
                         left_after_margin_bytes: d.left_after_margin,
+                        read_bytes_per_token: p.reads.devices.get(i).map_or(0, |r| r.total()),
+                        bandwidth_bytes_per_second: r.inputs.machine.tiers[d.tier]
+                            .headline_bandwidth()
+                            .value
+                            .0,
+                        bandwidth_provenance: r.inputs.machine.tiers[d.tier]
+                            .headline_bandwidth()
+                            .provenance
+                            .label(),
                     })
                     .collect(),
                 host: Some((&p.host).into()),
                 tensor_bytes: if p.exact_model { "file" } else { "estimated" },
                 compute_basis: basis,
                 devices_fit: Some(p.devices_fit),
+                ceilings: Some(PlacementCeilingsJson {
+                    host_read_bytes_per_token: p.reads.host.total(),
+                    link_bytes_per_token: p.ceilings.link_bytes,
+                    link_missing: p.link_missing,
+                    sum_tokens_per_second: Some(p.ceilings.tokens_per_second)
+                        .filter(|x| x.is_finite()),
+                    overlap_tokens_per_second: Some(p.ceilings.overlapped_tokens_per_second)
+                        .filter(|x| x.is_finite()),
+                    provenance: p.ceilings.provenance.label(),
+                }),
             }
         }
     }
@@ -1026,6 +1155,7 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
             })
             .collect(),
         limitations: super::text::limitations(r),
+        ollama: None,
         placement: placement_json(r),
     }
 }

@@ -329,6 +329,17 @@ pub fn write_worksheet<W: Write>(
     style: Style,
     w: &mut W,
 ) -> io::Result<()> {
+    write_worksheet_with(r, model_path, None, style, w)
+}
+
+/// [`write_worksheet`], with an "Ollama" section after "Reproduce" for an `ollama:NAME` model.
+pub fn write_worksheet_with<W: Write>(
+    r: &Report,
+    model_path: &str,
+    ollama: Option<&crate::workspace::OllamaRun>,
+    style: Style,
+    w: &mut W,
+) -> io::Result<()> {
     let s = &r.inputs;
     let mut o = Out { w, style };
     match style {
@@ -715,6 +726,14 @@ pub fn write_worksheet<W: Write>(
         )?,
     }
 
+    if let Some(ol) = ollama {
+        o.heading("Ollama")?;
+        o.table_head("setting", "value")?;
+        for (k, v) in ollama_lines(ol) {
+            o.row(&k, &v)?;
+        }
+    }
+
     o.heading("Inference")?;
     // Both figures per tier, the smaller of each (the limiting tier): the runtime's free
     // memory is never a sum over tiers beside a one-tier headroom.
@@ -1038,6 +1057,20 @@ pub fn placement_lines(r: &Report) -> Vec<(String, String)> {
             if p.devices.len() == 1 { "" } else { "s" }
         ),
     ));
+    // A plan with -ot patterns the whole-layer tier model does not place: the bounds above
+    // are at the most whole layers that fit (compare::evaluation), this section at the plan.
+    if matches!(p.origin, PlanOrigin::Fitted { .. })
+        && !p.overrides.is_empty()
+        && r.inputs.offload.overrides.is_empty()
+    {
+        v.push((
+            "bounds above".into(),
+            format!(
+                "at -ngl {} of {all}, whole layers (the tier model does not place -ot patterns); the rows below are this plan's",
+                r.layout.gpu_layers.min(all)
+            ),
+        ));
+    }
     for d in &p.devices {
         v.push((
             format!("{} ({}, {})", d.buffer_name, d.tier_name, d.backend),
@@ -1067,6 +1100,50 @@ pub fn placement_lines(r: &Report) -> Vec<(String, String)> {
             p.host_capacity
                 .map(|c| format!(" of {} ({})", mib2(c), units::fmt_gib(c)))
                 .unwrap_or_default()
+        ),
+    ));
+    let mut reads: Vec<String> = p
+        .devices
+        .iter()
+        .zip(&p.reads.devices)
+        .map(|(d, q)| {
+            let bw = r.inputs.machine.tiers[d.tier].headline_bandwidth();
+            format!(
+                "{} {} at {} [{}]",
+                d.buffer_name,
+                mib2(q.total()),
+                units::fmt_bandwidth(bw.value),
+                bw.provenance.label()
+            )
+        })
+        .collect();
+    reads.push(format!("host {}", mib2(p.reads.host.total())));
+    if p.ceilings.link_bytes > 0 || p.link_missing {
+        reads.push(format!(
+            "RPC link {} over {} hop{}{}",
+            mib2(p.ceilings.link_bytes),
+            p.reads.rpc_hops,
+            if p.reads.rpc_hops == 1 { "" } else { "s" },
+            if p.link_missing {
+                " (no [[link]] in the machine profile: the hops count as no time)"
+            } else {
+                ""
+            }
+        ));
+    }
+    v.push(("reads per token".into(), reads.join(" · ")));
+    v.push((
+        "decode ceiling".into(),
+        format!(
+            "sum bound {} tok/s (memories one after another) · overlap bound {} tok/s (the slowest memory alone) [{}{}]",
+            units::fmt_rate(p.ceilings.tokens_per_second),
+            units::fmt_rate(p.ceilings.overlapped_tokens_per_second),
+            p.ceilings.provenance.label(),
+            if p.ceilings.provenance == crate::core::units::Provenance::Spec {
+                ": an optimistic vendor ceiling"
+            } else {
+                ""
+            }
         ),
     ));
     v.push((
@@ -1136,6 +1213,84 @@ pub fn max_gpu_layers_line(m: &crate::core::gpu_layers::MaxGpuLayers, sequences:
         out.push_str(&format!(", {} (inventory mode)", rate(c)));
     }
     out
+}
+
+/// The "Ollama" section's rows: Ollama's plan for the model (its context by the Modelfile,
+/// the environment or total VRAM; `-ngl` by `num_gpu` or `-fit`), what the options changed,
+/// and the Ollama parameters that reproduce the scenario's `-c` and `-ngl`.
+pub fn ollama_lines(ol: &crate::workspace::OllamaRun) -> Vec<(String, String)> {
+    use crate::ollama::ContextSource;
+    let p = &ol.plan;
+    let why = match p.context_source {
+        ContextSource::Modelfile => "the Modelfile's num_ctx".to_string(),
+        ContextSource::Environment => "OLLAMA_CONTEXT_LENGTH".to_string(),
+        ContextSource::VramDefault => format!(
+            "Ollama's default for {} total VRAM (≥ 47 GiB → 262,144; ≥ 23 GiB → 32,768; else 4,096)",
+            units::fmt_gib(ol.total_vram)
+        ),
+    };
+    let mut v = vec![
+        ("model".to_string(), format!("ollama:{}", ol.name)),
+        (
+            "context".into(),
+            format!(
+                "num_ctx {} per request × {} = -c {}: {why}, within the trained context",
+                fmt_tokens(p.num_ctx),
+                plural(p.parallel, "parallel request"),
+                fmt_tokens(p.llama_ctx)
+            ),
+        ),
+        (
+            "-ngl".into(),
+            match p.gpu_layers {
+                crate::core::placement::GpuLayers::Auto => {
+                    "num_gpu unset: Ollama passes no -ngl and llama.cpp's -fit chooses the layers at that context".to_string()
+                }
+                g => format!(
+                    "-ngl {} from the Modelfile's num_gpu (llama.cpp's -fit then keeps the layers)",
+                    super::json::gpu_layers_word(g)
+                ),
+            },
+        ),
+    ];
+    if !ol.context_is_ollamas() {
+        v.push((
+            "options".into(),
+            format!(
+                "the options set {} tokens × {} (-c {}) instead",
+                fmt_tokens(ol.context),
+                plural(ol.parallel, "sequence"),
+                fmt_tokens(ol.context.saturating_mul(ol.parallel))
+            ),
+        ));
+    }
+    if !ol.gpu_layers_is_ollamas() {
+        v.push((
+            "options".into(),
+            format!(
+                "the options set -ngl {} instead",
+                super::json::gpu_layers_word(ol.gpu_layers)
+            ),
+        ));
+    }
+    let mut params = ol.reproduce();
+    if ol.parallel > 1 {
+        params.push(format!(
+            "OLLAMA_NUM_PARALLEL={} in the server's environment",
+            ol.parallel
+        ));
+    }
+    v.push(("reproduce".into(), params.join(" · ")));
+    if !ol.not_passed.is_empty() {
+        v.push((
+            "not passed".into(),
+            format!(
+                "no Ollama parameter passes {} on: Ollama runs llama.cpp without them",
+                ol.not_passed.join(", ")
+            ),
+        ));
+    }
+    v
 }
 
 #[cfg(test)]

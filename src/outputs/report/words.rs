@@ -178,6 +178,12 @@ pub fn ceiling_name(kind: CeilingKind, context_tokens: u64) -> String {
                 ""
             }
         ),
+        CeilingKind::Placement { overlap: false } => {
+            format!("plan's placement, memories one after another (sum bound), {n} tokens")
+        }
+        CeilingKind::Placement { overlap: true } => {
+            format!("plan's placement, the slowest memory alone (overlap bound), {n} tokens")
+        }
         CeilingKind::Highest {
             basis: HighestBasis::Inventory,
         } => format!(
@@ -240,6 +246,8 @@ pub fn assumption(a: &Assumption) -> String {
             "the measured bandwidth ({}) is below what this path reaches: measured while other work shared the memory, with other threads, or with a slower kernel than the run's",
             units::fmt_bandwidth(bandwidth)
         ),
+        Assumption::MemoriesOverlapped => "the memories were read at the same time, not one after another as -sm layer takes the devices at batch one".into(),
+        Assumption::PlacementNotAsPlanned => "the run placed the tensors otherwise than this plan (another -ngl, -ts or -ot)".into(),
         Assumption::AddPeakToProfile => "add the memory's peak (provenance spec or derived: channels × 8 bytes × transfer rate) to the profile: a rate above a ceiling from the peak is impossible".into(),
     }
 }

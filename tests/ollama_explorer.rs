@@ -1,0 +1,107 @@
+//! The explorer opening `ollama:NAME` (its start-up argument, and `o`) takes Ollama's plan as
+//! `report` does. The test runs itself again with `OLLAMA_MODELS` naming the store it wrote.
+
+#[path = "support/fixtures.rs"]
+mod fixtures;
+
+use llmbound::core::placement::GpuLayers;
+use llmbound::ollama::ContextSource;
+use std::path::Path;
+
+const MODEL: &str = "1111111111111111111111111111111111111111111111111111111111111111";
+const PARAMS: &str = "2222222222222222222222222222222222222222222222222222222222222222";
+
+/// `library/<name>:latest`: the tiny llama GGUF (trained on 8,192 tokens) and a params layer.
+fn store(root: &Path, name: &str, params: &str) {
+    let blobs = root.join("blobs");
+    std::fs::create_dir_all(&blobs).unwrap();
+    fixtures::tiny("Tiny", 2)
+        .write_file(
+            &blobs.join(format!("sha256-{MODEL}")),
+            llmbound::gguf::writer::Data::Zeros,
+        )
+        .unwrap();
+    std::fs::write(blobs.join(format!("sha256-{PARAMS}")), params).unwrap();
+    let dir = root.join("manifests/registry.ollama.ai/library").join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("latest"),
+        format!(
+            r#"{{"schemaVersion":2,"layers":[{{"mediaType":"application/vnd.ollama.image.model","digest":"sha256:{MODEL}","size":4}},{{"mediaType":"application/vnd.ollama.image.params","digest":"sha256:{PARAMS}","size":{}}}]}}"#,
+            params.len()
+        ),
+    )
+    .unwrap();
+}
+
+#[test]
+fn the_explorer_opens_an_ollama_model_at_ollamas_plan() {
+    // The store is found through OLLAMA_MODELS: the test runs itself again with it set.
+    let Ok(root) = std::env::var("LLMBOUND_TEST_OLLAMA_STORE") else {
+        let dir = tempfile::tempdir().unwrap();
+        store(dir.path(), "tuned", r#"{"num_ctx":2048,"num_gpu":1}"#);
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "the_explorer_opens_an_ollama_model_at_ollamas_plan",
+                "--nocapture",
+            ])
+            .env("LLMBOUND_TEST_OLLAMA_STORE", dir.path())
+            .env("OLLAMA_MODELS", dir.path())
+            .env_remove("OLLAMA_CONTEXT_LENGTH")
+            .env_remove("OLLAMA_NUM_PARALLEL")
+            .env_remove("OLLAMA_GPU_OVERHEAD")
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && log.contains("1 passed"),
+            "{log}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return;
+    };
+    assert_eq!(std::env::var("OLLAMA_MODELS").ok(), Some(root));
+    let cfg = tempfile::tempdir().unwrap();
+    let cat = llmbound::profile::Catalog::load_with(Some(cfg.path().to_path_buf()));
+    let opts = llmbound::build::ScenarioOptions {
+        gguf: Some("ollama:tuned".into()),
+        machine: Some("desktop-rtx-4090".into()),
+        ..Default::default()
+    };
+    let mut ws = llmbound::workspace::Workspace::new(cat.clone(), &opts).unwrap();
+    assert_eq!(ws.scenario().cache.context, 2048);
+    assert_eq!(ws.scenario().offload.ngl(), GpuLayers::Count(1));
+    assert_eq!(ws.report().layout.gpu_layers, 1);
+    let o = ws.ollama().unwrap();
+    assert_eq!(o.plan.context_source, ContextSource::Modelfile);
+    let params = vec![
+        "/set parameter num_ctx 2048".to_string(),
+        "/set parameter num_gpu 1".to_string(),
+    ];
+    assert_eq!(o.reproduce(), params);
+    // an edit in the explorer moves the parameters that reproduce the scenario
+    ws.apply(llmbound::core::edit::Edit::Context(1024)).unwrap();
+    assert_eq!(
+        ws.ollama().unwrap().reproduce()[0],
+        "/set parameter num_ctx 1024"
+    );
+    // `o` on the same name from the default scenario: Ollama's plan again
+    let mut ws = llmbound::workspace::Workspace::new(
+        cat,
+        &llmbound::build::ScenarioOptions {
+            machine: Some("desktop-rtx-4090".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(ws.ollama().is_none());
+    let opened = llmbound::workspace::open::read(
+        Path::new("ollama:tuned"),
+        llmbound::workspace::Rows::Totals,
+    )
+    .unwrap();
+    ws.open(&opened).unwrap();
+    assert_eq!(ws.scenario().cache.context, 2048);
+    assert_eq!(ws.ollama().unwrap().reproduce(), params);
+}
