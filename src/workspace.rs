@@ -22,7 +22,6 @@ use crate::core::gpu_layers::MaxGpuLayers;
 use crate::core::model::ArchFigures;
 use crate::core::scenario::{Scenario, ScenarioError};
 use crate::core::units::{self, GIB, Provenance};
-use crate::core::{Report, evaluate};
 use crate::profile::file::{MachineFile, ModelFile, ScenarioFile};
 use crate::profile::save::{self, MachineFigure};
 use crate::profile::{Catalog, Origin, ProfileError, load};
