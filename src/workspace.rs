@@ -21,7 +21,7 @@ use crate::core::edit::{self, Edit, EditError, NewModel, Setting};
 use crate::core::gpu_layers::MaxGpuLayers;
 use crate::core::model::ArchFigures;
 use crate::core::scenario::{Scenario, ScenarioError};
-use crate::core::units::{self, GIB, Provenance};
+use crate::core::units::{self, Provenance};
 use crate::profile::file::{MachineFile, ModelFile, ScenarioFile};
 use crate::profile::save::{self, MachineFigure};
 use crate::profile::{Catalog, Origin, ProfileError, load};
