@@ -863,3 +863,139 @@ fn a_local_folder_with_both_opens_with_both_runtimes() {
     );
     assert_eq!(by_gguf, run(&["--model-dir", p, "--gguf", p]));
 }
+
+/// The explorer on an MLX folder (relative paths, so the screens are the same on every
+/// machine): the safetensors model alone, and a folder with a GGUF beside it, first with
+/// llama.cpp's figures, then switched to MLX-LM's with the runtime row.
+#[test]
+fn the_explorer_on_an_mlx_folder_at_80x24_and_120x36() {
+    use llmbound::core::edit::Setting;
+    use llmbound::tui::fields::Field;
+    let base = Path::new("target/mlx-explorer");
+    let only = base.join("llama-q4");
+    let both = base.join("both");
+    for d in [&only, &both] {
+        fs::create_dir_all(d).unwrap();
+        rebuild(&llama_q4(), d);
+    }
+    fixtures::tiny("Tiny", 4)
+        .write_file(&both.join("tiny-Q4_K_M.gguf"), Data::Zeros)
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let app_on = |dir: &Path| {
+        let mut app = App::new(
+            Catalog::load_with(Some(home.path().join("config"))),
+            &ScenarioOptions {
+                gguf: Some(dir.to_path_buf()),
+                context: Some(1000),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        app.set_hash_cache(None);
+        app
+    };
+    let mut app = app_on(&only);
+    for (w, h) in [(80, 24), (120, 36)] {
+        app.update(Action::Resize(w, h));
+        let s = draw(&app, w, h);
+        // MLX-LM's rows, never llama.cpp's, and no runtime switch (one runtime applies).
+        for row in ["kv bits", "kv group", "kv q start", "max kv"] {
+            assert!(s.contains(row), "{w}×{h}: {row}\n{s}");
+        }
+        for row in ["K cache", "flash attn", "n_ubatch", "runtime    "] {
+            assert!(!s.contains(row), "{w}×{h}: {row}\n{s}");
+        }
+        assert!(s.contains("Bounds · MLX-LM"), "{w}×{h}\n{s}");
+        insta::assert_snapshot!(format!("mlx_explorer_mlx_only_{w}x{h}"), s);
+    }
+    // `o` says what it opens.
+    app.update(Action::Open);
+    let s = draw(&app, 120, 36);
+    assert!(
+        s.contains("open (GGUF, safetensors, MLX dir, URL, owner/repo, ollama:)"),
+        "{s}"
+    );
+    let mut app = app_on(&both);
+    for (w, h) in [(80, 24), (120, 36)] {
+        app.update(Action::Resize(w, h));
+        let s = draw(&app, w, h);
+        assert!(s.contains("runtime    llama.cpp"), "{w}×{h}\n{s}");
+        assert!(s.contains("Bounds · llama.cpp"), "{w}×{h}\n{s}");
+        insta::assert_snapshot!(format!("mlx_explorer_both_llama_cpp_{w}x{h}"), s);
+    }
+    app.set_field(Field::Setting(Setting::Runtime), "MLX-LM");
+    assert!(app.message().is_none_or(|m| !m.error), "{:?}", app.message());
+    app.set_field(Field::Setting(Setting::KvBits), "8");
+    app.set_field(Field::Setting(Setting::QuantizedKvStart), "512");
+    for (w, h) in [(80, 24), (120, 36)] {
+        app.update(Action::Resize(w, h));
+        let s = draw(&app, w, h);
+        assert!(s.contains("runtime    MLX-LM"), "{w}×{h}\n{s}");
+        assert!(!s.contains("K cache"), "{w}×{h}\n{s}");
+        insta::assert_snapshot!(format!("mlx_explorer_both_mlx_lm_{w}x{h}"), s);
+    }
+    let s = draw(&app, 120, 36);
+    assert!(s.contains("QuantizedKVCache"), "{s}");
+    assert!(s.contains("--kv-bits 8 --kv-group-size 64 --quantized-kv-start 512"), "{s}");
+}
+
+/// Issue 18: a folder holding several GGUF models (not the shards of one) is never opened
+/// as one of them: `report --gguf DIR`, `inspect DIR` and the explorer's `o` say which
+/// there are and how to open one, in the same line. Beside a safetensors model, the folder
+/// opens for MLX-LM and a note names the GGUFs.
+#[test]
+fn a_folder_with_several_ggufs_names_them_and_takes_none() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("two");
+    fs::create_dir(&dir).unwrap();
+    for name in ["a-Q8_0.gguf", "b-Q4_K_M.gguf", "mmproj-f16.gguf"] {
+        fixtures::tiny("Tiny", 4)
+            .write_file(&dir.join(name), Data::Zeros)
+            .unwrap();
+    }
+    // The shards of one split model count once.
+    for name in ["c-00001-of-00002.gguf", "c-00002-of-00002.gguf"] {
+        fs::write(dir.join(name), b"").unwrap();
+    }
+    let p = dir.to_str().unwrap();
+    let line = |args: &[&str]| {
+        let o = llmbound(d.path()).args(args).output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let e = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(e.lines().count(), 1, "{e}");
+        e
+    };
+    let want = format!(
+        "{p} holds 3 GGUF models, not one: a-Q8_0.gguf, b-Q4_K_M.gguf, c-00001-of-00002.gguf; open one of them by its path (e.g. {p}/a-Q8_0.gguf)"
+    );
+    for args in [vec!["report", "--gguf", p], vec!["inspect", p]] {
+        let e = line(&args);
+        assert!(e.contains(&want), "{args:?}: {e}");
+    }
+    let mut app = App::new(
+        Catalog::load_with(Some(d.path().join("config"))),
+        &ScenarioOptions::default(),
+    )
+    .unwrap();
+    let before = app.ws().scenario().clone();
+    app.update(Action::OpenPath(dir.clone()));
+    app.wait_for_jobs(Duration::from_secs(30));
+    let m = app.message().cloned().unwrap();
+    assert!(m.error && m.text.contains(&want), "{m:?}");
+    assert_eq!(app.ws().scenario(), &before, "nothing was taken");
+    // One GGUF in a folder is that model.
+    let one = d.path().join("one");
+    fs::create_dir(&one).unwrap();
+    fs::rename(dir.join("a-Q8_0.gguf"), one.join("a-Q8_0.gguf")).unwrap();
+    let (out, _) = run_ok(llmbound(d.path()).args(["inspect", one.to_str().unwrap()]));
+    assert!(out.contains("Tiny"), "{out}");
+    // Beside a safetensors model: MLX-LM's report, and a note naming the GGUFs.
+    rebuild(&llama_q4(), &dir);
+    let (out, err) = run_ok(llmbound(d.path()).args(["report", "--gguf", p, "-c", "1000"]));
+    assert!(out.contains("MLX-LM plan"), "{out}");
+    assert!(
+        err.contains("holds 2 GGUF models, not one: b-Q4_K_M.gguf, c-00001-of-00002.gguf"),
+        "{err}"
+    );
+}

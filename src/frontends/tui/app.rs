@@ -320,6 +320,15 @@ impl App {
         if !self.ws.is_changed() {
             return s.name.clone();
         }
+        if s.runtime == crate::core::mlx::Runtime::MlxLm {
+            // MLX-LM's figures: the model and machine by name (llama.cpp's cache types do
+            // not apply).
+            return format!(
+                "{} · {} tokens · edited",
+                s.name,
+                units::fmt_tokens(s.cache.context)
+            );
+        }
         format!(
             "{} · {} tokens × {} · {}/{} · {} · edited",
             s.model.name,
@@ -584,7 +593,7 @@ impl App {
             Action::Open => {
                 self.modal = Modal::Input(Input::new(
                     InputTarget::OpenPath,
-                    "open GGUF file: ",
+                    "open (GGUF, safetensors, MLX dir, URL, owner/repo, ollama:): ",
                     self.file.path_text(),
                 ));
             }

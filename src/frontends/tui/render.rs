@@ -223,6 +223,7 @@ impl App {
                     compact: l.compact,
                     scroll: self.bounds_scroll(),
                     scroll_end: Some(self.bounds_scroll_end()),
+                    runtime: (self.ws().runtimes().len() > 1).then(|| self.ws().runtime().name()),
                     theme: t,
                 }
                 .render(*rect, buf),
@@ -249,7 +250,8 @@ impl App {
                 let llama = (self.ws.runtimes())
                     .contains(&crate::core::mlx::Runtime::LlamaCpp)
                     .then(|| crate::core::mlx::llama_cpp_figures(self.ws.report()));
-                crate::mlx_report::explorer_lines(a, p, &m, llama.as_ref())
+                let settings = crate::mlx_report::MlxSettings::with(&m, &self.ws.scenario().mlx_lm);
+                crate::mlx_report::explorer_lines_with(a, p, &m, &settings, llama.as_ref())
             }
             _ => vec!["MLX-LM: no plan (the machine has no memory tier)".to_string()],
         };
