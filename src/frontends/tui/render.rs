@@ -255,10 +255,42 @@ impl App {
             }
             _ => vec!["MLX-LM: no plan (the machine has no memory tier)".to_string()],
         };
-        Paragraph::new(lines.into_iter().map(Line::from).collect::<Vec<_>>())
-            .wrap(ratatui::widgets::Wrap { trim: false })
-            .scroll((self.bounds_scroll(), 0))
-            .block(super::panes::block("Bounds · MLX-LM", focused, t))
+        // Scrolled in whole blocks as llama.cpp's pane is: each line with its wrapped rows, the
+        // side-by-side table (from its blank line to the launch line) as one; the title says
+        // what is above and below.
+        let width = super::panes::block("", focused, t).inner(area).width;
+        let mut blocks: Vec<super::panes::scroll::Block> = Vec::new();
+        let mut table: Option<Vec<Line<'static>>> = None;
+        for l in lines {
+            if l.is_empty() {
+                table = Some(vec![Line::from(l)]);
+            } else if let Some(rows) = table.as_mut().filter(|_| !l.starts_with("launch ")) {
+                rows.push(Line::from(l));
+            } else {
+                if let Some(rows) = table.take() {
+                    blocks.push(super::panes::scroll::Block::group(rows, width));
+                }
+                blocks.push(super::panes::scroll::Block::wrapped(Line::from(l), width));
+            }
+        }
+        if let Some(rows) = table {
+            blocks.push(super::panes::scroll::Block::group(rows, width));
+        }
+        let inner = super::panes::block("", focused, t).inner(area);
+        let page = super::panes::scroll::page(
+            &blocks,
+            inner.height as usize,
+            self.bounds_scroll() as usize,
+        );
+        self.bounds_scroll_end().set(page.last as u16);
+        let mark = page.mark();
+        let title = if mark.is_empty() {
+            "Bounds · MLX-LM".to_string()
+        } else {
+            format!("Bounds · MLX-LM · {mark}")
+        };
+        Paragraph::new(page.lines)
+            .block(super::panes::block(title, focused, t))
             .render(area, buf);
     }
 
