@@ -318,15 +318,13 @@ pub fn prepare(cat: &Catalog, o: &ScenarioOptions) -> Result<Prepared, BuildErro
         return Err(BuildError::Flag {
             flag: f,
             message: "an MLX-LM setting, and no safetensors model is open (give --gguf or --model-dir a model folder)".into(),
-        }
-        .into());
+        });
     }
     if let Some(why) = runtime_refusal(s.runtime, llama_applies, mlx.is_some()) {
         return Err(BuildError::Flag {
             flag: "--runtime",
             message: why,
-        }
-        .into());
+        });
     }
     s.validate().map_err(|e| BuildError::Flag {
         flag: "scenario",

@@ -354,9 +354,9 @@ fn prompt_line(i: &super::app::Input, t: super::theme::Theme, area: Rect, buf: &
     use super::app::InputTarget;
     let hint = match i.target {
         _ if !i.choices.is_empty() => "  ↑↓ choose · Enter takes · Esc cancels",
-        InputTarget::OpenPath | InputTarget::BenchPath => {
-            "  Tab completes · ↑↓ history · Enter opens · Esc cancels"
-        }
+        // The open prompt names what it opens: its hint is shorter, so both fit at 120.
+        InputTarget::OpenPath => "  Tab completes · ↑↓ history · Esc cancels",
+        InputTarget::BenchPath => "  Tab completes · ↑↓ history · Enter opens · Esc cancels",
         _ if i.selected => "  typing replaces · ←→ edit · Enter accepts · Esc cancels",
         _ => "  ↑↓ history · Enter accepts · Esc cancels",
     };
