@@ -852,17 +852,27 @@ pub fn explorer_lines(
     machine: &MachineFigures,
     llama: Option<&RuntimeFigures>,
 ) -> Vec<String> {
-    explorer_lines_with(art, p, machine, &MlxSettings::on(machine), llama)
+    explorer_lines_with(
+        art,
+        p,
+        machine,
+        &MlxSettings::on(machine),
+        llama,
+        usize::MAX,
+    )
 }
 
 /// [`explorer_lines`] of a plan made with `settings` (`--kv-bits`, `--max-kv-size` …): the
-/// launch line carries them, and a `--max-kv-size` the model ignores is said.
+/// launch line carries them, and a `--max-kv-size` the model ignores is said. Narrower than
+/// the side-by-side table (`width` columns), each row's label goes on its own line above
+/// the two figures.
 pub fn explorer_lines_with(
     art: &MlxArtifact,
     p: &MlxPlan,
     machine: &MachineFigures,
     settings: &MlxSettings,
     llama: Option<&RuntimeFigures>,
+    width: usize,
 ) -> Vec<String> {
     let mut v = Vec::new();
     let n = group_digits(p.context as u128);
@@ -925,8 +935,18 @@ pub fn explorer_lines_with(
     }
     if let Some(l) = llama {
         v.push(String::new());
-        for (k, a, b) in side_by_side_rows(l, &mlx::mlx_lm_figures(p), p.context) {
-            v.push(format!("{k:<22} {a:>22} {b:>22}"));
+        let rows = side_by_side_rows(l, &mlx::mlx_lm_figures(p), p.context);
+        if width >= 68 {
+            for (k, a, b) in rows {
+                v.push(format!("{k:<22} {a:>22} {b:>22}"));
+            }
+        } else {
+            for (i, (k, a, b)) in rows.into_iter().enumerate() {
+                if i > 0 {
+                    v.push(k);
+                }
+                v.push(format!("{a:>18} {b:>18}"));
+            }
         }
     }
     v.push(format!("launch {}", launch_line_for(&art.dir, settings)));

@@ -251,7 +251,8 @@ impl App {
                     .contains(&crate::core::mlx::Runtime::LlamaCpp)
                     .then(|| crate::core::mlx::llama_cpp_figures(self.ws.report()));
                 let settings = crate::mlx_report::MlxSettings::with(&m, &self.ws.scenario().mlx_lm);
-                crate::mlx_report::explorer_lines_with(a, p, &m, &settings, llama.as_ref())
+                let width = super::panes::block("", focused, t).inner(area).width as usize;
+                crate::mlx_report::explorer_lines_with(a, p, &m, &settings, llama.as_ref(), width)
             }
             _ => vec!["MLX-LM: no plan (the machine has no memory tier)".to_string()],
         };
