@@ -907,7 +907,23 @@ fn mlx_lm_rows_typed_agree_with_their_flags() {
     app.set_field(Field::Setting(Setting::KvGroupSize), "128");
     let g = args.iter().position(|a| *a == "--kv-group-size").unwrap();
     args[g + 1] = "128";
-    let cli = cli_json(&args, &config);
+    let out = Command::cargo_bin("llmbound")
+        .unwrap()
+        .env("LLMBOUND_CONFIG_DIR", &config)
+        .env("NO_COLOR", "1")
+        .args(["report", "--format", "json"])
+        .args(&args)
+        .output()
+        .unwrap();
+    // The report is written, and the exit is MLX's refusal (as with llama.cpp's).
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("MLX-LM refuses this run: ValueError: [quantize]"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let cli = String::from_utf8(out.stdout).unwrap();
     assert_same(&explorer_mlx_json(&app), &cli, "group 128");
     assert!(
         cli.contains("divisible by the quantization group size 128"),

@@ -950,6 +950,21 @@ fn the_explorer_on_an_mlx_folder_at_80x24_and_120x36() {
     }
     let s = draw(&app, 120, 36);
     assert!(s.contains("QuantizedKVCache"), "{s}");
+    // N: MLX-LM's largest context, not llama.cpp's.
+    let largest = app.ws().mlx_plan().unwrap().largest_context.unwrap();
+    assert_ne!(
+        Some(largest),
+        app.ws().report().capacity.max_context_tokens,
+        "the two runtimes' figures differ here"
+    );
+    app.update(Action::MaxContext);
+    assert_eq!(app.ws().scenario().cache.context, largest);
+    assert!(
+        app.message()
+            .is_some_and(|m| m.text.contains("the largest MLX-LM holds")),
+        "{:?}",
+        app.message()
+    );
     // The launch line carries the settings (wrapped at the pane's edge).
     assert!(s.contains("--kv-bits"), "{s}");
     assert!(

@@ -108,7 +108,7 @@ pub fn report_as(
         }
         None => None,
     };
-    crate::mlx_report::write_report_beside(
+    let refused = crate::mlx_report::write_report_checked(
         &mlx,
         context,
         &fig,
@@ -117,5 +117,13 @@ pub fn report_as(
         out,
     )
     .map_err(bad)?;
-    Ok(0)
+    // A run MLX-LM refuses: the figures are written, the exit is its refusal (bad input),
+    // as with a configuration llama.cpp refuses.
+    match refused {
+        Some(why) => {
+            out.flush().map_err(bad)?;
+            Err(bad(why))
+        }
+        None => Ok(0),
+    }
 }

@@ -234,6 +234,20 @@ pub fn write_report_beside(
     format: Format,
     out: &mut impl Write,
 ) -> Result<(), MlxReportError> {
+    write_report_checked(o, context, machine, llama, format, out).map(|_| ())
+}
+
+/// [`write_report_beside`], returning MLX-LM's refusal of the run when it refuses it (the
+/// report is written either way: the CLI then exits with the refusal, as it does with
+/// llama.cpp's).
+pub fn write_report_checked(
+    o: &MlxOptions,
+    context: u64,
+    machine: &MachineFigures,
+    llama: Option<(&crate::core::Report, &str)>,
+    format: Format,
+    out: &mut impl Write,
+) -> Result<Option<String>, MlxReportError> {
     let dir = o
         .model_dir
         .as_deref()
@@ -249,15 +263,20 @@ pub fn write_report_beside(
     });
     let io = |e: io::Error| MlxReportError::Option(e.to_string());
     match format {
-        Format::Text => write_text(&r, out).map_err(io),
-        Format::Markdown => write_markdown(&r, out).map_err(io),
+        Format::Text => write_text(&r, out).map_err(io)?,
+        Format::Markdown => write_markdown(&r, out).map_err(io)?,
         Format::Json => {
             let v = to_json(&r);
             serde_json::to_writer_pretty(&mut *out, &v)
                 .map_err(|e| MlxReportError::Option(e.to_string()))?;
-            writeln!(out).map_err(io)
+            writeln!(out).map_err(io)?
         }
     }
+    Ok(r.plan
+        .memory
+        .as_ref()
+        .err()
+        .map(|e| format!("MLX-LM refuses this run: {}", e.message())))
 }
 
 /// The text report.
