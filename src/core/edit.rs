@@ -350,6 +350,7 @@ impl Setting {
             Setting::Bandwidth(_) => Setting::Bandwidth(i),
             Setting::Measured(_) => Setting::Measured(i),
             Setting::ComputeRate(_) => Setting::ComputeRate(i),
+            Setting::DeviceFree(_) => Setting::DeviceFree(i),
             other => other,
         }
     }

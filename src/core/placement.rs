@@ -73,6 +73,7 @@ use super::scenario::Scenario;
 use super::tiers::WeightSplit;
 use super::units::{Bytes, MIB};
 
+pub mod groups;
 pub mod reads;
 pub use reads::{Bandwidths, DecodeReads, Link, PlacementCeilings, Reads, ceilings, decode_reads};
 

@@ -4,6 +4,7 @@
 //! what it holds, the margin `-fit` keeps and what is left. Pure: no I/O, no other top-level
 //! module.
 
+use super::placement::groups::{self, Holding, MemoryBase};
 use super::placement::{
     self, Device, FitSettings, Memory, Placement, PlacementModel, PlacementSettings,
 };
@@ -53,6 +54,11 @@ pub struct PlanDevice {
     pub left_after_margin: i128,
     /// free − (model + context + compute): negative when the device cannot hold its share.
     pub left: i128,
+    /// What the free figure is (Metal's working set, the driver's free memory, …) beside the
+    /// tier's capacity.
+    pub base: Option<MemoryBase>,
+    /// The tensor groups it holds.
+    pub holds: Holding,
 }
 
 /// The plan.
@@ -64,12 +70,22 @@ pub struct Plan {
     pub n_ctx: u32,
     /// The `-ngl` in effect.
     pub gpu_layers: u32,
+    /// `-ngl` as llama.cpp prints it: the fitted value (`-1` when every layer fits as given),
+    /// or the flag as given (-1 auto, -2 all).
+    pub ngl: i64,
+    /// Layers on the devices as llama.cpp counts them (`offloaded N/M layers to GPU`: the
+    /// repeating layers and the output layer, at most M).
+    pub offloaded_layers: u32,
+    /// Layers that can be offloaded: the repeating layers + 1 for the output layer.
+    pub offloadable_layers: u32,
     /// Repeating layers of the model.
     pub n_layer: u32,
     /// Per device in use.
     pub devices: Vec<PlanDevice>,
     /// The host's share.
     pub host: Memory,
+    /// The tensor groups the host holds.
+    pub host_holds: Holding,
     /// The host tier's capacity, when the machine has one.
     pub host_capacity: Option<u64>,
     /// Tensor bytes per layer are exact (a GGUF tensor list), else estimated from W.
@@ -153,6 +169,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, PlanError> {
     };
     let mut tensor_split = Vec::new();
     let mut overrides = Vec::new();
+    let mut ngl = settings.gpu_layers.raw();
     let (origin, placement, n_ctx) = if !s.offload.fit || devices.is_empty() {
         (PlanOrigin::FitOff, fixed(&settings)?, n_ctx)
     } else {
@@ -160,6 +177,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, PlanError> {
             Ok(p) => {
                 tensor_split = p.tensor_split.clone();
                 overrides = p.overrides.clone();
+                ngl = p.n_gpu_layers;
                 (
                     PlanOrigin::Fitted {
                         arguments: p.arguments(),
@@ -182,11 +200,13 @@ pub fn plan(s: &Scenario) -> Result<Plan, PlanError> {
             .or(margins.first())
             .map_or(placement::DEFAULT_FIT_MARGIN.0, |b| b.0)
     };
+    let (device_holds, host_holds) = groups::holdings(&model, &placement);
     let plan_devices: Vec<PlanDevice> = placement
         .devices_used
         .iter()
         .zip(&placement.devices)
-        .map(|(&i, mem)| {
+        .zip(device_holds)
+        .map(|((&i, mem), holds)| {
             let (tier, d) = &devs[i];
             let t = &s.machine.tiers[*tier];
             let spec = t.device_or_default();
@@ -214,16 +234,27 @@ pub fn plan(s: &Scenario) -> Result<Plan, PlanError> {
                 left_after_margin: left - i128::from(margin),
                 left,
                 free,
+                base: groups::memory_base(t),
+                holds,
             }
         })
         .collect();
     let devices_fit = plan_devices.iter().all(|d| d.left >= 0);
+    let offloadable_layers = model.n_layer.saturating_add(1);
     Ok(Plan {
         origin,
         n_ctx,
         gpu_layers: placement.gpu_layers,
+        ngl,
+        offloaded_layers: if plan_devices.is_empty() {
+            0
+        } else {
+            placement.gpu_layers.min(offloadable_layers)
+        },
+        offloadable_layers,
         n_layer: model.n_layer,
         host: placement.host,
+        host_holds,
         host_capacity,
         exact_model: placement.exact_model,
         devices: plan_devices,

@@ -63,6 +63,10 @@ pub enum Action {
     Metadata,
     /// Import llama-bench results and hold them against this scenario's ceilings.
     Bench,
+    /// The Devices view: the plan llama.cpp would choose, per device.
+    Devices,
+    /// Apply the fitted plan as explicit `-ngl`/`-ts`/`-ot` flags (`-fit off`).
+    ApplyPlan,
     /// Save the current machine (Machine pane focused) or scenario as a profile.
     Save,
     /// Open another GGUF file (asks for its path).

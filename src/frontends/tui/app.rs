@@ -75,6 +75,7 @@ pub struct App {
     pub(in crate::frontends::tui) library: super::views::library::LibraryView,
     /// The llama-bench results view.
     bench: BenchView,
+    devices: super::views::devices::DevicesView,
     /// Keys.
     keymap: Keymap,
     /// Styles.
@@ -122,6 +123,7 @@ impl App {
             compare: CompareView::default(),
             library: Default::default(),
             bench: BenchView::default(),
+            devices: super::views::devices::DevicesView::default(),
             keymap: Keymap::builtin(),
             theme: Theme::from_env(),
             screen: Rect::new(0, 0, layout::FULL_WIDTH, layout::FULL_HEIGHT),
@@ -249,6 +251,55 @@ impl App {
     pub fn library(&self) -> &super::views::library::LibraryView {
         &self.library
     }
+    /// The Devices view's state.
+    pub fn devices(&self) -> &super::views::devices::DevicesView {
+        &self.devices
+    }
+
+    /// The Devices view's page at the current screen size (its body: all but the status row).
+    fn devices_page(&self) -> super::panes::scroll::Page {
+        let body = Rect::new(
+            0,
+            0,
+            self.screen.width,
+            self.screen.height.saturating_sub(1),
+        );
+        super::views::devices::page(
+            &self.ws.report().plan,
+            body,
+            &self.theme,
+            self.devices.scroll,
+        )
+    }
+
+    fn update_devices(&mut self, action: Action) {
+        use super::views::devices;
+        let pg = self.devices_page();
+        let page = pg.lines.len().max(1) as isize;
+        match action {
+            Action::Up => self.devices.scroll_by(-1, pg.last),
+            Action::Down => self.devices.scroll_by(1, pg.last),
+            Action::PageUp => self.devices.scroll_by(-page, pg.last),
+            Action::PageDown => self.devices.scroll_by(page, pg.last),
+            Action::Home => self.devices.scroll = 0,
+            Action::End => self.devices.scroll = pg.last,
+            Action::Back => self.view = View::Main,
+            Action::ApplyPlan => match devices::fitted_edits(&self.ws.report().plan) {
+                Some(edits) => {
+                    let mut ok = true;
+                    for e in edits {
+                        ok = ok && self.edit(e);
+                    }
+                    if ok {
+                        self.info("fitted plan applied: -fit off with its -ngl, -ts and -ot");
+                    }
+                }
+                None => self.info("no fitted plan to apply (-fit off, or -fit gave up)"),
+            },
+            _ => {}
+        }
+    }
+
     /// The llama-bench results view.
     pub fn bench(&self) -> &BenchView {
         &self.bench
@@ -311,6 +362,7 @@ impl App {
             View::Compare => Context::Compare,
             View::Bench => Context::Bench,
             View::Library => Context::Library,
+            View::Devices => Context::Devices,
         }
     }
 
@@ -579,6 +631,7 @@ impl App {
             Action::Metadata => self.open_view(View::Metadata),
             Action::Compare => self.open_view(View::Compare),
             Action::Library => self.open_view(View::Library),
+            Action::Devices => self.open_view(View::Devices),
             Action::Bench => {
                 self.modal = Modal::Input(Input::new(
                     InputTarget::BenchPath,
@@ -619,6 +672,7 @@ impl App {
                 View::Compare => self.update_compare(other),
                 View::Bench => self.update_bench(other),
                 View::Library => self.update_library(other),
+                View::Devices => self.update_devices(other),
             },
         }
     }

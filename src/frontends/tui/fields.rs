@@ -1112,6 +1112,39 @@ pub static ROWS: &[Descriptor] = &[
         ..ROW
     },
     Descriptor {
+        // What the device's memory figure is (Metal's working set, the driver's free memory),
+        // beside the capacity above: the runtime's verdict is held against it.
+        setting: Setting::DeviceFree(0),
+        pane: Pane::Machine,
+        per: Per::Tier,
+        label: "free",
+        name: "free to the backend (e.g. 40 GiB; a Mac's iogpu.wired_limit_mb)",
+        short: "device free memory",
+        show: |c| match c
+            .tier()
+            .and_then(crate::core::placement::groups::memory_base)
+        {
+            Some(b) => Shown {
+                label: Some(super::views::devices::base_name(&b)),
+                ..shown(super::views::devices::base_value(&b))
+            }
+            .tag(c.prov(b.provenance)),
+            None => Shown::default(),
+        },
+        text: |c| {
+            c.tier()
+                .and_then(crate::core::placement::groups::memory_base)
+                .map_or_else(String::new, |b| bytes_text(b.bytes))
+        },
+        parse: |c, t, w| {
+            Ok(Edit::DeviceFree {
+                tier: c.index(),
+                bytes: units::parse_bytes(t).map_err(|e| FieldError::Unit(w, e.0))?,
+            })
+        },
+        ..ROW
+    },
+    Descriptor {
         setting: Setting::Bandwidth(0),
         pane: Pane::Machine,
         per: Per::Tier,
@@ -1245,6 +1278,12 @@ fn table_rows(ws: &Workspace, pane: Pane, per: Per, i: usize, out: &mut Vec<Row>
         runtimes: &runtimes,
     };
     for d in ROWS.iter().filter(|d| d.pane == pane && d.per == per) {
+        // a host or SSD tier has no device, so no free figure of a backend
+        if matches!(d.setting, Setting::DeviceFree(_))
+            && !a.machine.tiers.get(i).is_some_and(|t| t.is_device())
+        {
+            continue;
+        }
         if (d.shown)(&a) {
             out.push(row_of(d, &Ctx::of(ws, d.setting.at(i))));
         } else if let Some((label, value)) = d.absent {

@@ -23,6 +23,7 @@ pub fn hints(view: View) -> &'static [(&'static str, &'static str)] {
             ("c", "compare"),
             ("L", "library"),
             ("b", "bench"),
+            ("d", "devices"),
             ("n", "most GPU layers"),
             ("N", "largest context"),
             ("M", "model"),
@@ -99,6 +100,14 @@ pub fn hints(view: View) -> &'static [(&'static str, &'static str)] {
             ("?", "help"),
             ("q", "quit"),
         ],
+        View::Devices => &[
+            ("↑↓ PgUp PgDn g G", "scroll"),
+            ("a", "apply plan"),
+            ("Esc", "back"),
+            ("@", "messages"),
+            ("?", "help"),
+            ("q", "quit"),
+        ],
         View::Bench => &[
             ("↑↓ PgUp PgDn g G", "scroll"),
             ("Enter", "import"),
@@ -164,6 +173,7 @@ mod tests {
             View::Compare,
             View::Library,
             View::Bench,
+            View::Devices,
         ] {
             let f = fit(hints(v), 80);
             let text: String = f

@@ -27,6 +27,8 @@ pub enum Context {
     Bench,
     /// The library view.
     Library,
+    /// The Devices view.
+    Devices,
 }
 
 impl Context {
@@ -40,10 +42,11 @@ impl Context {
             Context::Compare => "Compare machines (c)",
             Context::Bench => "llama-bench results (b)",
             Context::Library => "Library of models on this machine (L)",
+            Context::Devices => "Devices (d)",
         }
     }
     /// Every context, in help order.
-    pub const ALL: [Context; 7] = [
+    pub const ALL: [Context; 8] = [
         Context::Global,
         Context::Main,
         Context::Tensors,
@@ -51,6 +54,7 @@ impl Context {
         Context::Compare,
         Context::Bench,
         Context::Library,
+        Context::Devices,
     ];
 }
 

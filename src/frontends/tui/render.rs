@@ -97,6 +97,13 @@ impl App {
                         theme: t,
                     }
                     .render(body, buf),
+                    View::Devices => super::views::devices::DevicesScreen {
+                        view: self.devices(),
+                        plan: &self.ws().report().plan,
+                        machine: &self.ws().scenario().machine.name,
+                        theme: t,
+                    }
+                    .render(body, buf),
                     View::Bench => BenchScreen {
                         view: self.bench(),
                         theme: t,

@@ -1,8 +1,10 @@
-//! The full-screen views (tensor inventory, metadata, compare machines, llama-bench, library)
+//! The full-screen views (tensor inventory, metadata, compare machines, llama-bench, library,
+//! devices)
 //! and the help and message-log overlays.
 
 pub mod bench;
 pub mod compare;
+pub mod devices;
 pub mod help;
 pub mod library;
 pub mod messages;

@@ -18,6 +18,8 @@ pub enum View {
     Bench,
     /// Every model on this machine.
     Library,
+    /// The plan llama.cpp would choose, per device.
+    Devices,
 }
 
 /// A one-line message at the bottom.

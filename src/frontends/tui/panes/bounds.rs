@@ -134,6 +134,34 @@ impl BoundsPane<'_> {
             ));
         }
         lines.push(Line::from(legend));
+        // The bases the two figures are held against: the runtime's, what the backend reports
+        // (Metal's working set); the W+K+A headroom's, the limiting tier's capacity.
+        let limiting = r.tiers.iter().find(|x| x.used && x.name == c.limiting_tier);
+        let base = limiting
+            .and_then(|x| r.inputs.machine.tiers.get(x.index))
+            .and_then(crate::core::placement::groups::memory_base);
+        let runtime_base = match (&base, limiting) {
+            (Some(b), _) => format!(
+                " of the {} {}",
+                crate::tui::views::devices::gib(b.bytes),
+                crate::tui::views::devices::base_name(b)
+            ),
+            (None, Some(x)) => format!(
+                " of {}'s {}",
+                x.name,
+                crate::tui::views::devices::gib(x.memory.capacity_bytes)
+            ),
+            (None, None) => String::new(),
+        };
+        let one_tier = r.tiers.iter().filter(|x| x.used).count() == 1;
+        let headroom_base = limiting.map_or_else(String::new, |x| {
+            let cap = crate::tui::views::devices::gib(x.capacity_bytes);
+            if one_tier {
+                format!(" of the {cap} capacity")
+            } else {
+                format!(" of {}'s {cap} capacity", x.name)
+            }
+        });
         let mut decide = vec![
             Span::styled("runtime ", t.label()),
             Span::styled(
@@ -141,10 +169,30 @@ impl BoundsPane<'_> {
                     "{} · buffers {}{}",
                     {
                         let f = c.runtime_free_bytes;
-                        if f >= 0 {
+                        let figure = if f >= 0 {
                             format!("{} free", fmt::bytes(f as u64))
                         } else {
                             format!("short {}", fmt::bytes_signed(f).trim_start_matches('-'))
+                        };
+                        // The runtime's base is named where the line keeps to one row (or
+                        // wraps anyway, in a narrow pane); the bar above ends with it.
+                        let long = format!(
+                            "runtime {figure}{runtime_base} · buffers {}{}",
+                            fmt::bytes(
+                                c.buffers
+                                    .output_bytes
+                                    .saturating_add(c.buffers.compute_bytes)
+                            ),
+                            if width >= 60 {
+                                " (derived: llama.cpp CPU model)"
+                            } else {
+                                ""
+                            }
+                        );
+                        if width < 60 || long.chars().count() <= width as usize {
+                            format!("{figure}{runtime_base}")
+                        } else {
+                            figure
                         }
                     },
                     {
@@ -184,7 +232,7 @@ impl BoundsPane<'_> {
             Span::styled("W+K+A headroom ", t.label()),
             Span::styled(
                 format!(
-                    "{} bytes = {}",
+                    "{} bytes = {}{headroom_base}",
                     units::group_digits_signed(c.headroom_bytes),
                     fmt::bytes_signed(c.headroom_bytes)
                 ),
