@@ -1032,3 +1032,149 @@ fn a_folder_with_several_ggufs_names_them_and_takes_none() {
         "{err}"
     );
 }
+
+/// Split `art`'s safetensors file into two shards (the first half of its tensors by offset, then
+/// the rest, each repacked from offset 0) with `model.safetensors.index.json`, as MLX saves a
+/// model larger than its shard size. Returns the shard and index files' bytes by name.
+fn sharded(art: &Value) -> Vec<(String, Vec<u8>)> {
+    let header: serde_json::Map<String, Value> =
+        serde_json::from_str(art["header"].as_str().unwrap()).unwrap();
+    let meta = header.get("__metadata__").cloned();
+    let mut tensors: Vec<(String, Value)> = header
+        .into_iter()
+        .filter(|(k, _)| k != "__metadata__")
+        .collect();
+    tensors.sort_by_key(|(_, t)| t["data_offsets"][0].as_u64().unwrap());
+    let half = tensors.len() / 2;
+    let names = [
+        "model-00001-of-00002.safetensors",
+        "model-00002-of-00002.safetensors",
+    ];
+    let mut files = Vec::new();
+    let mut weight_map = serde_json::Map::new();
+    let mut total = 0;
+    for (i, part) in [&tensors[..half], &tensors[half..]].into_iter().enumerate() {
+        let mut h = serde_json::Map::new();
+        if let Some(m) = &meta {
+            h.insert("__metadata__".into(), m.clone());
+        }
+        let mut at = 0u64;
+        for (name, t) in part {
+            let off = &t["data_offsets"];
+            let n = off[1].as_u64().unwrap() - off[0].as_u64().unwrap();
+            let mut t = t.clone();
+            t["data_offsets"] = serde_json::json!([at, at + n]);
+            at += n;
+            h.insert(name.clone(), t);
+            weight_map.insert(name.clone(), Value::from(names[i]));
+        }
+        total += at;
+        let text = serde_json::to_string(&Value::Object(h)).unwrap();
+        let mut bytes = (text.len() as u64).to_le_bytes().to_vec();
+        bytes.extend_from_slice(text.as_bytes());
+        bytes.resize(bytes.len() + at as usize, 0);
+        files.push((names[i].to_string(), bytes));
+    }
+    let index = serde_json::json!({"metadata": {"total_size": total}, "weight_map": weight_map});
+    files.push((
+        "model.safetensors.index.json".into(),
+        serde_json::to_vec(&index).unwrap(),
+    ));
+    files
+}
+
+/// A sharded MLX repository (`model.safetensors.index.json` and two shards) over HTTP gives
+/// the figures of the same folder on disk: W the sum of the shard files, the tensors of the
+/// single-file model, MLX's cache; only the index, config.json and each shard's header cross
+/// the network. The explorer opens a `.safetensors` URL as it opens a GGUF URL: MLX-LM's plan
+/// in the Bounds pane, the file as W, its tensors in the tensor view.
+#[test]
+fn a_sharded_repository_and_a_safetensors_url_open_like_a_gguf() {
+    let art = llama_q4();
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("sharded");
+    fs::create_dir(&dir).unwrap();
+    let files = sharded(&art);
+    let (_, _, config) = files_of(&art);
+    let srv = server::Server::start();
+    for (name, bytes) in &files {
+        fs::write(dir.join(name), bytes).unwrap();
+        srv.add(&format!("o/sharded/{name}"), bytes.clone());
+    }
+    fs::write(dir.join("config.json"), &config).unwrap();
+    srv.add("o/sharded/config.json", config.clone().into_bytes());
+    let single = d.path().join("single");
+    fs::create_dir(&single).unwrap();
+    rebuild(&art, &single);
+    srv.add_file("o/mlx/model.safetensors", &single.join("model.safetensors"));
+    srv.add_file("o/mlx/config.json", &single.join("config.json"));
+
+    let report = |name: &str| {
+        let (out, err) = run_ok(
+            llmbound(d.path())
+                .env("HF_ENDPOINT", &srv.base)
+                .args(["report", "--model-dir", name, "--context", "1000"])
+                .args(["--format", "json"]),
+        );
+        (json(&out), err)
+    };
+    let shard_bytes: u64 = files
+        .iter()
+        .filter(|(n, _)| n.ends_with(".safetensors"))
+        .map(|(_, b)| b.len() as u64)
+        .sum();
+    let (local, _) = report(dir.to_str().unwrap());
+    assert_eq!(local["weights"]["bytes"], shard_bytes);
+    assert_eq!(local["cache"]["bytes"], mlx_cache_bytes(&art, 1000));
+    let (one, _) = report(single.to_str().unwrap());
+    assert_eq!(local["weights"]["encodings"], one["weights"]["encodings"]);
+    assert_eq!(
+        local["weights"]["read_bytes_per_token"],
+        one["weights"]["read_bytes_per_token"]
+    );
+    let (remote, err) = report("o/sharded");
+    for k in ["weights", "cache", "largest_context", "decode"] {
+        assert_eq!(remote[k], local[k], "{k}");
+    }
+    assert!(
+        err.contains("bytes transferred") && !err.contains("error"),
+        "{err}"
+    );
+    // The headers, not the 1.6 MB of tensor data.
+    assert!(srv.sent() < 64 * 1024, "{} bytes sent", srv.sent());
+
+    // The explorer on a `.safetensors` URL, through the worker that opens a GGUF URL.
+    let url = format!("{}/o/mlx/resolve/main/model.safetensors", srv.base);
+    let home = tempfile::tempdir().unwrap();
+    let mut app = App::new(
+        Catalog::load_with(Some(home.path().join("config"))),
+        &ScenarioOptions {
+            context: Some(1000),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    app.set_hash_cache(None);
+    app.update(Action::OpenPath(std::path::PathBuf::from(&url)));
+    app.wait_for_jobs(Duration::from_secs(30));
+    assert!(
+        app.message().is_some_and(|m| !m.error),
+        "{:?}",
+        app.message()
+    );
+    let l = app
+        .file()
+        .loaded
+        .as_ref()
+        .unwrap_or_else(|| panic!("{:?}", app.message()));
+    assert_eq!(l.total_bytes, art["file_bytes"].as_u64().unwrap());
+    assert!(l.tensors.iter().any(|t| t.type_name == "affine q4 g64"));
+    assert_eq!(app.ws().runtime(), Runtime::MlxLm);
+    assert_eq!(
+        app.ws().report().artifact.bytes,
+        art["file_bytes"].as_u64().unwrap()
+    );
+    let s = draw(&app, 120, 36);
+    assert!(s.contains("Bounds · MLX-LM"), "{s}");
+    assert!(s.contains("cache at 1,000: 2,097,152 B"), "{s}");
+}

@@ -142,8 +142,8 @@ pub struct ScenarioOptions {
     /// model (llama.cpp or mlx-lm).
     #[arg(long, value_name = "llama.cpp|mlx-lm")]
     pub runtime: Option<String>,
-    /// MLX-LM --kv-bits: a quantized KV cache (2, 3, 4, 5, 6 or 8 bits) from
-    /// --quantized-kv-start tokens.
+    /// MLX-LM --kv-bits: a quantized KV cache (2, 4 or 8 bits; MLX's 3, 5 and 6 are not
+    /// modelled) from --quantized-kv-start tokens.
     #[arg(long = "kv-bits", allow_negative_numbers = true, value_parser = whole_u64)]
     pub kv_bits: Option<u64>,
     /// MLX-LM --kv-group-size (32, 64 or 128; default 64).
