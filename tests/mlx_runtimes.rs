@@ -1178,3 +1178,54 @@ fn a_sharded_repository_and_a_safetensors_url_open_like_a_gguf() {
     assert!(s.contains("Bounds · MLX-LM"), "{s}");
     assert!(s.contains("cache at 1,000: 2,097,152 B"), "{s}");
 }
+
+/// `llmbound --gguf DIR --runtime mlx-lm --kv-bits 4` on a folder with a GGUF and an MLX
+/// model: the explorer builds its scenario before the folder is open (on a worker), so the
+/// flags that need the model are applied once it is (they were refused at start-up: "no
+/// safetensors model is open"). The Artifact pane then says its GGUF is llama.cpp's.
+#[test]
+fn the_explorer_applies_runtime_and_mlx_flags_once_its_start_up_folder_is_open() {
+    let art = llama_q4();
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("both");
+    fs::create_dir(&dir).unwrap();
+    rebuild(&art, &dir);
+    fixtures::tiny("Tiny", 4)
+        .write_file(&dir.join("tiny-Q4_K_M.gguf"), Data::Zeros)
+        .unwrap();
+    let opts = ScenarioOptions {
+        context: Some(8000),
+        runtime: Some("mlx-lm".into()),
+        kv_bits: Some(4),
+        ..Default::default()
+    };
+    // As `tui::event::run` starts: the scenario without them, then the folder opened.
+    let (now, later) = opts.split_after_open().unwrap();
+    assert_eq!(later.len(), 2);
+    assert!(now.runtime.is_none() && now.kv_bits.is_none());
+    let mut app = App::new(Catalog::load_with(Some(d.path().join("config"))), &now).unwrap();
+    app.set_hash_cache(None);
+    app.apply_after_open(later);
+    app.update(Action::OpenPath(dir.clone()));
+    app.wait_for_jobs(Duration::from_secs(30));
+    assert!(
+        app.message().is_some_and(|m| !m.error),
+        "{:?}",
+        app.message()
+    );
+    assert_eq!(app.ws().runtime(), Runtime::MlxLm);
+    assert_eq!(app.ws().scenario().mlx_lm.kv_bits, Some(4));
+    let s = draw(&app, 120, 36);
+    assert!(s.contains("Artifact · llama.cpp's GGUF"), "{s}");
+    assert!(s.contains("(4 × QuantizedKVCache)"), "{s}");
+    assert!(s.contains("--kv-bits 4"), "{s}");
+    assert_eq!(app.ws().runtimes(), vec![Runtime::LlamaCpp, Runtime::MlxLm]);
+    // A second open takes no start-up flags: the folder opens under llama.cpp, and the
+    // Artifact pane is plainly the artifact again.
+    app.update(Action::OpenPath(dir.clone()));
+    app.wait_for_jobs(Duration::from_secs(30));
+    assert_eq!(app.ws().runtime(), Runtime::LlamaCpp);
+    let s = draw(&app, 120, 36);
+    assert!(s.contains("╭ Artifact ─"), "{s}");
+    assert!(!s.contains("llama.cpp's GGUF"), "{s}");
+}

@@ -157,6 +157,9 @@ pub struct ScenarioOptions {
     pub max_kv_size: Option<u64>,
 }
 
+/// Edits, each with the flag that asked for it.
+pub type FlagEdits = Vec<(&'static str, Edit)>;
+
 /// Why a count flag's value is refused (clap prints it after the flag's name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum CountFlagError {
@@ -233,6 +236,26 @@ impl ScenarioOptions {
             v.push(("--max-kv-size", Edit::MaxKvSize(Some(n))));
         }
         Ok(v)
+    }
+
+    /// The options without the settings that need the opened model (`--runtime` and MLX-LM's
+    /// flags), and those settings as edits: the explorer builds its scenario before its
+    /// start-up file is open (on a worker) and applies them once it is.
+    pub fn split_after_open(&self) -> Result<(ScenarioOptions, FlagEdits), BuildError> {
+        let mut later = Vec::new();
+        if let Some(r) = self.runtime()? {
+            later.push(("--runtime", Edit::Runtime(r)));
+        }
+        later.extend(self.mlx_lm_edits()?);
+        let now = ScenarioOptions {
+            runtime: None,
+            kv_bits: None,
+            kv_group_size: None,
+            quantized_kv_start: None,
+            max_kv_size: None,
+            ..self.clone()
+        };
+        Ok((now, later))
     }
 
     /// MLX-LM's settings the flags give (MLX-LM's defaults for those not given).

@@ -99,9 +99,19 @@ pub struct App {
     /// Accepted lines of every prompt (↑↓ recall them).
     history: super::prompt::History,
     pub(in crate::frontends::tui) jobs: Jobs,
+    /// Edits to make once the next file is open (the start-up `--runtime` and MLX-LM flags,
+    /// which need the model), each with its flag.
+    pub(in crate::frontends::tui) after_open: Vec<(&'static str, Edit)>,
 }
 
 impl App {
+    /// Edits to make once the next file is open, as the start-up `--runtime` and MLX-LM flags
+    /// are (they need the model, which is opened on a worker); a refused one is the status
+    /// message, naming its flag.
+    pub fn apply_after_open(&mut self, edits: Vec<(&'static str, Edit)>) {
+        self.after_open = edits;
+    }
+
     /// The explorer on the scenario the options describe. Needs no terminal.
     pub fn new(catalog: Catalog, opts: &ScenarioOptions) -> Result<App, StartError> {
         let ws = Workspace::new(catalog, opts)?;
@@ -136,6 +146,7 @@ impl App {
             quit: false,
             history: Default::default(),
             jobs: Jobs::default(),
+            after_open: Vec::new(),
         };
         let errors = &app.ws.catalog().errors;
         if !errors.is_empty() {

@@ -81,6 +81,7 @@ impl App {
     /// Use an opened file: the workspace takes its model, W and inventory (files loaded beside
     /// the model, the machine and the settings stay).
     pub fn apply_loaded(&mut self, loaded: file::Loaded) {
+        let after_open = std::mem::take(&mut self.after_open);
         match self.ws.open(&loaded.opened) {
             Err(crate::workspace::Refusal::NoModel(e)) => {
                 // Browse the file; the bounds keep the scenario they had.
@@ -92,6 +93,11 @@ impl App {
                 self.error(msg);
             }
             Ok(()) => {
+                // The start-up flags that needed this model (`--runtime`, MLX-LM's settings).
+                let refused: Vec<String> = after_open
+                    .into_iter()
+                    .filter_map(|(flag, e)| self.ws.apply(e).err().map(|r| format!("{flag}: {r}")))
+                    .collect();
                 self.after_change();
                 let name = loaded.file_name.clone();
                 let notes = loaded.opened.notes.join("; ");
@@ -102,6 +108,9 @@ impl App {
                     self.info(format!("opened {name}"));
                 } else {
                     self.info(format!("opened {name} · {notes}"));
+                }
+                if !refused.is_empty() {
+                    self.error(refused.join("; "));
                 }
                 if auto_hash {
                     self.start_hash();

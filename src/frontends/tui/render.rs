@@ -197,6 +197,11 @@ impl App {
                     figures: &self.ws().artifact_figures(),
                     pinned: self.ws().pinned(),
                     file: self.file(),
+                    llama_cpp_beside_mlx: self.ws().runtime() == crate::core::mlx::Runtime::MlxLm
+                        && self
+                            .ws()
+                            .runtimes()
+                            .contains(&crate::core::mlx::Runtime::LlamaCpp),
                     focused,
                     theme: t,
                 }

@@ -22,6 +22,9 @@ pub struct ArtifactPane<'a> {
     pub pinned: Option<&'a PinnedArtifact>,
     /// The opened file.
     pub file: &'a FileState,
+    /// The file shown is the GGUF llama.cpp runs while the figures elsewhere are MLX-LM's (a
+    /// folder or repository with both): the title says whose artifact it is.
+    pub llama_cpp_beside_mlx: bool,
     /// Focused.
     pub focused: bool,
     /// Styles.
@@ -81,7 +84,12 @@ pub fn fmt_eta(s: f64) -> String {
 impl Widget for ArtifactPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
-        let block = super::block("Artifact", self.focused, t);
+        let title = if self.llama_cpp_beside_mlx {
+            "Artifact · llama.cpp's GGUF"
+        } else {
+            "Artifact"
+        };
+        let block = super::block(title, self.focused, t);
         let inner = block.inner(area);
         block.render(area, buf);
         let fig = self.figures;
