@@ -1177,6 +1177,13 @@ fn a_sharded_repository_and_a_safetensors_url_open_like_a_gguf() {
     let s = draw(&app, 120, 36);
     assert!(s.contains("Bounds · MLX-LM"), "{s}");
     assert!(s.contains("cache at 1,000: 2,097,152 B"), "{s}");
+    // The Artifact pane keeps each encoding's b/w; the tensor view names MLX's encodings in
+    // full, even at 80 columns (it cut them to "affine").
+    assert!(s.contains("q4 g64     30   1.547 MiB  99.7%   4.50"), "{s}");
+    app.update(Action::Tensors);
+    app.update(Action::Resize(80, 24));
+    let s = draw(&app, 80, 24);
+    assert!(s.contains("affine q4 g64"), "{s}");
 }
 
 /// `llmbound --gguf DIR --runtime mlx-lm --kv-bits 4` on a folder with a GGUF and an MLX
@@ -1228,4 +1235,22 @@ fn the_explorer_applies_runtime_and_mlx_flags_once_its_start_up_folder_is_open()
     let s = draw(&app, 120, 36);
     assert!(s.contains("╭ Artifact ─"), "{s}");
     assert!(!s.contains("llama.cpp's GGUF"), "{s}");
+}
+
+/// A model of the Hugging Face cache is named by its repository, not by its snapshot's
+/// revision hash (the explorer's title and the scenario's name showed "abc123 (MLX-LM)").
+#[test]
+fn a_hub_cache_snapshot_is_named_by_its_repository() {
+    use llmbound::workspace::open::mlx_path_name;
+    let name = |p: &str| mlx_path_name(Path::new(p));
+    assert_eq!(
+        name("/h/.cache/huggingface/hub/models--mlx-community--Qwen3-8B-4bit/snapshots/abc123"),
+        "mlx-community/Qwen3-8B-4bit"
+    );
+    assert_eq!(
+        name("/h/hub/models--o--both/snapshots/abc123/mlx"),
+        "o/both/mlx"
+    );
+    assert_eq!(name("/h/models/llama-q4"), "llama-q4");
+    assert_eq!(name("/h/models--o--r/notes"), "notes");
 }

@@ -122,6 +122,8 @@ pub struct TensorView {
     pub shown_bytes: u64,
     /// The longest "read per token" entry of the file, in characters (at most 36).
     pub counted_width: u16,
+    /// The longest type of the file, in characters (at most 16: MLX's `affine q4 g64`).
+    pub type_width: u16,
     /// Labels of the folded groups (their tensors are hidden).
     pub collapsed: Vec<String>,
 }
@@ -200,6 +202,12 @@ impl TensorView {
             .max()
             .unwrap_or(0)
             .min(36) as u16;
+        self.type_width = inv
+            .iter()
+            .map(|t| t.type_name.chars().count())
+            .max()
+            .unwrap_or(0)
+            .min(16) as u16;
         let total = self.total_bytes.max(1) as f64;
         self.lines = match self.group {
             Grouping::None => idx.into_iter().map(TableLine::Tensor).collect(),
@@ -387,6 +395,7 @@ fn col_width(c: Column, v: &TensorView) -> u16 {
     let title = c.title().chars().count() as u16 + 1;
     let content = match c {
         Column::Counted => v.counted_width,
+        Column::Type => v.type_width,
         _ => 0,
     };
     width(c).max(title).max(content)
@@ -531,6 +540,7 @@ impl Widget for TensorsScreen<'_> {
                 .map(|c| col_width(*c, v) + 1)
                 .sum::<u16>(),
         ) as usize;
+        let type_w = col_width(Column::Type, v) as usize;
         let header = Row::new(cols.iter().map(|c| {
             let mut s = c.title().to_string();
             if *c == v.sort {
@@ -558,7 +568,7 @@ impl Widget for TensorsScreen<'_> {
                         let cell = |c: Column| -> Line<'static> {
                             let text = match c {
                                 Column::Name => cut_end(&x.name, name_w),
-                                Column::Type => x.type_name.clone(),
+                                Column::Type => cut_end(&x.type_name, type_w),
                                 Column::Shape => x
                                     .shape
                                     .iter()
