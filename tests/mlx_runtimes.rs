@@ -1254,3 +1254,42 @@ fn a_hub_cache_snapshot_is_named_by_its_repository() {
     assert_eq!(name("/h/models/llama-q4"), "llama-q4");
     assert_eq!(name("/h/models--o--r/notes"), "notes");
 }
+
+/// MLX's refusal of a quantized cache on a head dimension the group does not divide: the
+/// report gives MLX's own message, says which group size divides it, and exits 1; with that
+/// group size the run is planned.
+#[test]
+fn a_refused_group_size_names_the_one_that_divides_the_head() {
+    let fx = fixture("llama_hd32.json");
+    let art = fx["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["quant"] == "q4g64")
+        .unwrap()
+        .clone();
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("hd32");
+    fs::create_dir(&dir).unwrap();
+    rebuild(&art, &dir);
+    let o = llmbound(d.path())
+        .args(["report", "--model-dir"])
+        .arg(&dir)
+        .args(["-c", "6000", "--kv-bits", "8"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        out.contains("divisible by the quantization group size 64")
+            && out.contains("(--kv-group-size 32 divides the head dimension 32)"),
+        "{out}"
+    );
+    let (out, _) = run_ok(
+        llmbound(d.path())
+            .args(["report", "--model-dir"])
+            .arg(&dir)
+            .args(["-c", "6000", "--kv-bits", "8", "--kv-group-size", "32"]),
+    );
+    assert!(out.contains("(2 × QuantizedKVCache)"), "{out}");
+}

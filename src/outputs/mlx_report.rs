@@ -329,7 +329,12 @@ pub fn write_text(r: &MlxReport<'_>, out: &mut impl Write) -> io::Result<()> {
     )?;
     match &p.memory {
         Err(e) => {
-            writeln!(out, "  cache          refused by MLX-LM: {}", e.message())?;
+            writeln!(
+                out,
+                "  cache          refused by MLX-LM: {}{}",
+                e.message(),
+                refusal_hint(e)
+            )?;
         }
         Ok(m) => {
             let k = m.cache.bytes();
@@ -914,7 +919,11 @@ pub fn explorer_lines_with(
         crate::sanitize::text(art.model_type())
     ));
     match &p.memory {
-        Err(e) => v.push(format!("cache refused by MLX-LM: {}", e.message())),
+        Err(e) => v.push(format!(
+            "cache refused by MLX-LM: {}{}",
+            e.message(),
+            refusal_hint(e)
+        )),
         Ok(m) => {
             v.push(format!(
                 "cache at {n}: {} B ({})",
@@ -973,4 +982,28 @@ pub fn explorer_lines_with(
         v.push(format!("! {}", crate::sanitize::text(&w)));
     }
     v
+}
+
+/// What avoids MLX's refusal, where a setting does (after MLX's own message): a group size
+/// that divides the head dimension.
+fn refusal_hint(e: &mlx::MlxRefusal) -> String {
+    match e {
+        mlx::MlxRefusal::GroupSize { dim, .. } => {
+            let fit: Vec<String> = (mlx::KV_GROUP_SIZES.iter())
+                .filter(|g| *dim % **g == 0)
+                .map(|g| g.to_string())
+                .collect();
+            if fit.is_empty() {
+                format!(
+                    " (no --kv-group-size divides the head dimension {dim}: leave --kv-bits unset)"
+                )
+            } else {
+                format!(
+                    " (--kv-group-size {} divides the head dimension {dim})",
+                    fit.join(" or ")
+                )
+            }
+        }
+        _ => String::new(),
+    }
 }
