@@ -375,9 +375,11 @@ fn prompt_line(i: &super::app::Input, t: super::theme::Theme, area: Rect, buf: &
     };
     let prompt_w = i.prompt.chars().count();
     let full = area.width as usize;
-    // The hint goes first when room is short; the text always keeps 12 columns.
+    // The hint goes first when room is short: the text keeps 12 columns, or its whole length
+    // while it is typed (a URL pasted into the open prompt, whose label is long, had 15).
     let hint_w = hint.chars().count();
-    let hint = if full > prompt_w + 12 + hint_w {
+    let text_w = i.text.chars().count().max(11) + 1;
+    let hint = if full > prompt_w + text_w + hint_w {
         hint
     } else {
         ""
