@@ -338,7 +338,8 @@ impl Setting {
             Setting::Capacity(i)
             | Setting::Bandwidth(i)
             | Setting::Measured(i)
-            | Setting::ComputeRate(i) => Some(i),
+            | Setting::ComputeRate(i)
+            | Setting::DeviceFree(i) => Some(i),
             _ => None,
         }
     }
