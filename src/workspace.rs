@@ -151,9 +151,23 @@ pub enum Refusal {
 
 /// MLX-LM's plan of `a` on `s`'s machine at `s`'s context (MLX-LM's default settings; the
 /// working set from the machine's profile, `safetensors::plan::machine_working_set`).
+/// Why runtime `r` does not apply: llama.cpp needs a GGUF (or a model profile), MLX-LM a
+/// safetensors model.
+fn runtime_refusal(r: Runtime, llama_applies: bool, mlx_open: bool) -> Option<String> {
+    match r {
+        Runtime::LlamaCpp if !llama_applies => Some(
+            "llama.cpp needs a GGUF: the open model is a safetensors model for MLX-LM (open a GGUF of it, or a repository with both)".into(),
+        ),
+        Runtime::MlxLm if !mlx_open => Some(
+            "MLX-LM needs a safetensors model: open an MLX folder or repository (o)".into(),
+        ),
+        _ => None,
+    }
+}
+
 fn mlx_plan_of(a: &MlxArtifact, s: &Scenario) -> Option<MlxPlan> {
     let fig = MachineFigures::of(&s.machine)?;
-    let settings = MlxSettings::on(&fig);
+    let settings = MlxSettings::with(&fig, &s.mlx_lm);
     Some(crate::safetensors::plan::plan(
         a,
         &settings,
@@ -484,6 +498,18 @@ pub fn prepare(cat: &Catalog, o: &ScenarioOptions) -> Result<Prepared, BuildErro
     if let Some(run) = &mut ollama {
         run.settle(&s);
     }
+    if let Some(f) = o.mlx_lm_flag().filter(|_| mlx.is_none()) {
+        return Err(BuildError::Flag {
+            flag: f,
+            message: "an MLX-LM setting, and no safetensors model is open (give --gguf or --model-dir a model folder)".into(),
+        });
+    }
+    if let Some(why) = runtime_refusal(s.runtime, llama_applies, mlx.is_some()) {
+        return Err(BuildError::Flag {
+            flag: "--runtime",
+            message: why,
+        });
+    }
     s.validate().map_err(|e| BuildError::Flag {
         flag: "scenario",
         message: e.0,
@@ -712,15 +738,7 @@ impl Workspace {
     }
     /// Why `r` does not apply to what is open, if it does not.
     pub fn runtime_refusal(&self, r: Runtime) -> Option<String> {
-        match r {
-            Runtime::LlamaCpp if !self.llama_applies => Some(
-                "llama.cpp needs a GGUF: the open model is a safetensors model for MLX-LM (open a GGUF of it, or a repository with both)".into(),
-            ),
-            Runtime::MlxLm if self.mlx.is_none() => Some(
-                "MLX-LM needs a safetensors model: open an MLX folder or repository (o)".into(),
-            ),
-            _ => None,
-        }
+        runtime_refusal(r, self.llama_applies, self.mlx.is_some())
     }
     /// The safetensors model open for MLX-LM, if any.
     pub fn mlx(&self) -> Option<&MlxArtifact> {
@@ -793,7 +811,9 @@ impl Workspace {
     /// Name the scenario (the loaded name while it is what was loaded, else derived) and
     /// evaluate it; on failure go back to `undo`.
     fn commit(&mut self, undo: Undo) -> Result<(), Refusal> {
-        let name = if self.scenario.same_subject(&self.base) {
+        let name = if self.scenario.same_subject(&self.base)
+            && self.scenario.runtime == self.base.runtime
+        {
             self.base.name.clone()
         } else if let Some(n) = self.mlx_name() {
             n

@@ -748,3 +748,270 @@ fn the_bench_view_agrees_with_the_bench_command() {
         "bench after [",
     );
 }
+
+/// The safetensors model of the MLX fixture `art` (its exact header, sparse data) and its
+/// config.json, written to `dir`.
+fn mlx_folder(dir: &std::path::Path) {
+    let p =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mlx/llama_gqa.json");
+    let fx: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let art = (fx["artifacts"].as_array().unwrap().iter())
+        .find(|a| a["quant"] == "q4g64")
+        .unwrap();
+    std::fs::create_dir_all(dir).unwrap();
+    let header = art["header"].as_str().unwrap();
+    let mut head = (header.len() as u64).to_le_bytes().to_vec();
+    head.extend_from_slice(header.as_bytes());
+    let f = dir.join("model.safetensors");
+    std::fs::write(&f, &head).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&f)
+        .unwrap()
+        .set_len(art["file_bytes"].as_u64().unwrap())
+        .unwrap();
+    std::fs::write(dir.join("config.json"), art["config"].to_string()).unwrap();
+}
+
+/// MLX-LM's report of what the explorer shows (`report --format json` on a safetensors
+/// model): the workspace's own plan, settings and machine, with llama.cpp's figures beside it
+/// when both runtimes apply.
+fn explorer_mlx_json(app: &App) -> String {
+    use llmbound::mlx_report::{MlxReport, MlxSettings};
+    let ws = app.ws();
+    let machine = ws.mlx_machine().unwrap();
+    let model = ws.opened().unwrap().display().to_string();
+    let r = MlxReport {
+        artifact: ws.mlx().unwrap(),
+        machine: &machine,
+        settings: MlxSettings::with(&machine, &ws.scenario().mlx_lm),
+        plan: ws.mlx_plan().unwrap().clone(),
+        llama_cpp: (ws
+            .runtimes()
+            .contains(&llmbound::core::mlx::Runtime::LlamaCpp))
+        .then(|| {
+            (
+                llmbound::core::mlx::llama_cpp_figures(ws.report()),
+                llmbound::report::llama_cpp_command(ws.report(), &model),
+            )
+        }),
+    };
+    let mut s = serde_json::to_string_pretty(&llmbound::mlx_report::to_json(&r)).unwrap();
+    s.push('\n');
+    s
+}
+
+/// Issue 18: MLX-LM's settings typed in the Cache pane (shown while the figures are
+/// MLX-LM's) make the edits `--kv-bits`, `--kv-group-size`, `--quantized-kv-start` and
+/// `--max-kv-size` make: the same MLX-LM report, byte for byte.
+#[test]
+fn mlx_lm_rows_typed_agree_with_their_flags() {
+    let d = tempfile::tempdir().unwrap();
+    let config = d.path().join("none");
+    let dir = d.path().join("llama-q4");
+    mlx_folder(&dir);
+    let p = dir.display().to_string();
+    let mut app = explorer(
+        &config,
+        &ScenarioOptions {
+            gguf: Some(dir.clone()),
+            context: Some(6000),
+            ..Default::default()
+        },
+    );
+    let mut args = vec!["--gguf", p.as_str(), "--context", "6000"];
+    let before = explorer_mlx_json(&app);
+    assert_same(&before, &cli_json(&args, &config), "before any edit");
+    // The Cache pane shows MLX-LM's rows, not llama.cpp's.
+    let cache: Vec<Option<Field>> = (app.rows(llmbound::tui::fields::Pane::Cache).iter())
+        .map(|r| r.field)
+        .collect();
+    for s in [
+        Setting::KvBits,
+        Setting::KvGroupSize,
+        Setting::QuantizedKvStart,
+        Setting::MaxKvSize,
+    ] {
+        assert!(cache.contains(&Some(Field::Setting(s))), "{s:?}: {cache:?}");
+    }
+    for s in [
+        Setting::CacheTypeK,
+        Setting::FlashAttn,
+        Setting::Ubatch,
+        Setting::Runtime,
+    ] {
+        assert!(
+            !cache.contains(&Some(Field::Setting(s))),
+            "{s:?}: {cache:?}"
+        );
+    }
+    let steps = [
+        Step {
+            flag: &["--kv-bits", "4"],
+            field: Field::Setting(Setting::KvBits),
+            text: "4",
+        },
+        Step {
+            flag: &["--kv-group-size", "32"],
+            field: Field::Setting(Setting::KvGroupSize),
+            text: "32",
+        },
+        Step {
+            flag: &["--quantized-kv-start", "1000"],
+            field: Field::Setting(Setting::QuantizedKvStart),
+            text: "1000",
+        },
+        Step {
+            flag: &["--max-kv-size", "4096"],
+            field: Field::Setting(Setting::MaxKvSize),
+            text: "4096",
+        },
+    ];
+    for s in &steps {
+        app.set_field(s.field, s.text);
+        assert!(
+            app.message().is_none_or(|m| !m.error),
+            "{:?} {:?}: {:?}",
+            s.field,
+            s.text,
+            app.message()
+        );
+        args.extend_from_slice(s.flag);
+    }
+    let cli = cli_json(&args, &config);
+    let explorer = explorer_mlx_json(&app);
+    assert_ne!(explorer, before, "the edits changed nothing");
+    assert_same(&explorer, &cli, "MLX-LM rows");
+    let v: serde_json::Value = serde_json::from_str(&cli).unwrap();
+    assert_eq!(v["settings"]["kv_bits"], 4, "{cli}");
+    // The quantized cache: MLX-LM's class after 6,000 tokens from 1,000.
+    assert!(cli.contains("QuantizedKVCache"), "{cli}");
+    // What MLX refuses is refused both ways with the flag's reason.
+    app.set_field(Field::Setting(Setting::KvGroupSize), "48");
+    let m = app.message().cloned().unwrap();
+    assert!(m.error && m.text.contains("32, 64 or 128"), "{m:?}");
+    let out = Command::cargo_bin("llmbound")
+        .unwrap()
+        .env("LLMBOUND_CONFIG_DIR", &config)
+        .args(["report", "--gguf", p.as_str(), "--kv-group-size", "48"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--kv-group-size") && err.contains("32, 64 or 128"),
+        "{err}"
+    );
+    // A 128-wide group does not divide this model's 64-wide heads: MLX's own refusal when
+    // the cache is quantized, in the explorer and the report alike.
+    app.set_field(Field::Setting(Setting::KvGroupSize), "128");
+    let g = args.iter().position(|a| *a == "--kv-group-size").unwrap();
+    args[g + 1] = "128";
+    let out = Command::cargo_bin("llmbound")
+        .unwrap()
+        .env("LLMBOUND_CONFIG_DIR", &config)
+        .env("NO_COLOR", "1")
+        .args(["report", "--format", "json"])
+        .args(&args)
+        .output()
+        .unwrap();
+    // The report is written, and the exit is MLX's refusal (as with llama.cpp's).
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("MLX-LM refuses this run: ValueError: [quantize]"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let cli = String::from_utf8(out.stdout).unwrap();
+    assert_same(&explorer_mlx_json(&app), &cli, "group 128");
+    assert!(
+        cli.contains("divisible by the quantization group size 128"),
+        "{cli}"
+    );
+    // MLX-LM's flags on a model MLX-LM cannot run are refused, not ignored.
+    let out = Command::cargo_bin("llmbound")
+        .unwrap()
+        .env("LLMBOUND_CONFIG_DIR", &config)
+        .args(["report", "--kv-bits", "4"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--kv-bits") && err.contains("no safetensors model"),
+        "{err}"
+    );
+}
+
+/// Issue 18: the runtime row, shown where both runtimes apply (a folder holding a GGUF and
+/// a safetensors model), makes the edit `--runtime` makes: typed to MLX-LM, the MLX-LM report
+/// (llama.cpp's figures beside it); typed back to llama.cpp, llama.cpp's report.
+#[test]
+fn the_runtime_row_agrees_with_the_runtime_flag() {
+    let d = tempfile::tempdir().unwrap();
+    let config = d.path().join("none");
+    let dir = d.path().join("both");
+    mlx_folder(&dir);
+    fixtures::tiny("tiny", 4)
+        .write_file(
+            &dir.join("tiny-Q8_0.gguf"),
+            llmbound::gguf::writer::Data::Zeros,
+        )
+        .unwrap();
+    let p = dir.display().to_string();
+    let mut app = explorer(
+        &config,
+        &ScenarioOptions {
+            gguf: Some(dir.clone()),
+            context: Some(1000),
+            ..Default::default()
+        },
+    );
+    let base = ["--gguf", p.as_str(), "--context", "1000"];
+    let shown = |app: &App| {
+        (app.rows(llmbound::tui::fields::Pane::Cache).iter())
+            .any(|r| r.field == Some(Field::Setting(Setting::Runtime)))
+    };
+    assert!(shown(&app), "both runtimes apply: the row is shown");
+    app.set_field(Field::Setting(Setting::Runtime), "MLX-LM");
+    assert!(
+        app.message().is_none_or(|m| !m.error),
+        "{:?}",
+        app.message()
+    );
+    let mut args = base.to_vec();
+    args.extend(["--runtime", "mlx-lm"]);
+    let cli = cli_json(&args, &config);
+    assert_same(&explorer_mlx_json(&app), &cli, "runtime MLX-LM");
+    assert!(cli.contains("side_by_side"), "{cli}");
+    app.set_field(Field::Setting(Setting::Runtime), "llama.cpp");
+    let mut args = base.to_vec();
+    args.extend(["--runtime", "llama.cpp"]);
+    assert_same(
+        &explorer_json(&app),
+        &cli_json(&args, &config),
+        "runtime llama.cpp",
+    );
+    // On a safetensors model alone the row is not shown and the flag is refused.
+    let only = d.path().join("only");
+    mlx_folder(&only);
+    let app = explorer(
+        &config,
+        &ScenarioOptions {
+            gguf: Some(only.clone()),
+            ..Default::default()
+        },
+    );
+    assert!(!shown(&app));
+    let out = Command::cargo_bin("llmbound")
+        .unwrap()
+        .env("LLMBOUND_CONFIG_DIR", &config)
+        .args(["report", "--runtime", "llama.cpp", "--gguf"])
+        .arg(&only)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("llama.cpp needs a GGUF"), "{err}");
+}

@@ -863,3 +863,433 @@ fn a_local_folder_with_both_opens_with_both_runtimes() {
     );
     assert_eq!(by_gguf, run(&["--model-dir", p, "--gguf", p]));
 }
+
+/// The explorer on an MLX folder (relative paths, so the screens are the same on every
+/// machine): the safetensors model alone, and a folder with a GGUF beside it, first with
+/// llama.cpp's figures, then switched to MLX-LM's with the runtime row.
+#[test]
+fn the_explorer_on_an_mlx_folder_at_80x24_and_120x36() {
+    use llmbound::core::edit::Setting;
+    use llmbound::tui::fields::Field;
+    let base = Path::new("target/mlx-explorer");
+    let only = base.join("llama-q4");
+    let both = base.join("both");
+    for d in [&only, &both] {
+        fs::create_dir_all(d).unwrap();
+        rebuild(&llama_q4(), d);
+    }
+    fixtures::tiny("Tiny", 4)
+        .write_file(&both.join("tiny-Q4_K_M.gguf"), Data::Zeros)
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let app_on = |dir: &Path| {
+        let mut app = App::new(
+            Catalog::load_with(Some(home.path().join("config"))),
+            &ScenarioOptions {
+                gguf: Some(dir.to_path_buf()),
+                context: Some(1000),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        app.set_hash_cache(None);
+        // As the binary starts: the start-up argument is opened on a worker (the Artifact
+        // pane's file view).
+        app.update(Action::OpenPath(dir.to_path_buf()));
+        app.wait_for_jobs(Duration::from_secs(30));
+        assert!(
+            app.message().is_some_and(|m| !m.error),
+            "{:?}",
+            app.message()
+        );
+        app
+    };
+    let mut app = app_on(&only);
+    for (w, h) in [(80, 24), (120, 36)] {
+        app.update(Action::Resize(w, h));
+        let s = draw(&app, w, h);
+        // MLX-LM's rows, never llama.cpp's, and no runtime switch (one runtime applies).
+        for row in ["kv bits", "kv group", "kv q start", "max kv"] {
+            assert!(s.contains(row), "{w}×{h}: {row}\n{s}");
+        }
+        for row in ["K cache", "flash attn", "n_ubatch", "runtime    "] {
+            assert!(!s.contains(row), "{w}×{h}: {row}\n{s}");
+        }
+        assert!(s.contains("Bounds · MLX-LM"), "{w}×{h}\n{s}");
+        insta::assert_snapshot!(format!("mlx_explorer_mlx_only_{w}x{h}"), s);
+    }
+    // `o` says what it opens.
+    app.update(Action::Open);
+    let s = draw(&app, 120, 36);
+    assert!(
+        s.contains("open (GGUF, safetensors, MLX dir, URL, owner/repo, ollama:)"),
+        "{s}"
+    );
+    let mut app = app_on(&both);
+    for (w, h) in [(80, 24), (120, 36)] {
+        app.update(Action::Resize(w, h));
+        let s = draw(&app, w, h);
+        assert!(s.contains("runtime    llama.cpp"), "{w}×{h}\n{s}");
+        assert!(s.contains("Bounds · llama.cpp"), "{w}×{h}\n{s}");
+        insta::assert_snapshot!(format!("mlx_explorer_both_llama_cpp_{w}x{h}"), s);
+    }
+    app.set_field(Field::Setting(Setting::Runtime), "MLX-LM");
+    assert!(
+        app.message().is_none_or(|m| !m.error),
+        "{:?}",
+        app.message()
+    );
+    app.set_field(Field::Setting(Setting::KvBits), "8");
+    app.set_field(Field::Setting(Setting::QuantizedKvStart), "512");
+    for (w, h) in [(80, 24), (120, 36)] {
+        app.update(Action::Resize(w, h));
+        let s = draw(&app, w, h);
+        assert!(s.contains("runtime    MLX-LM"), "{w}×{h}\n{s}");
+        assert!(!s.contains("K cache"), "{w}×{h}\n{s}");
+        insta::assert_snapshot!(format!("mlx_explorer_both_mlx_lm_{w}x{h}"), s);
+    }
+    let s = draw(&app, 120, 36);
+    assert!(s.contains("QuantizedKVCache"), "{s}");
+    // N: MLX-LM's largest context, not llama.cpp's.
+    let largest = app.ws().mlx_plan().unwrap().largest_context.unwrap();
+    assert_ne!(
+        Some(largest),
+        app.ws().report().capacity.max_context_tokens,
+        "the two runtimes' figures differ here"
+    );
+    app.update(Action::MaxContext);
+    assert_eq!(app.ws().scenario().cache.context, largest);
+    assert!(
+        app.message()
+            .is_some_and(|m| m.text.contains("the largest MLX-LM holds")),
+        "{:?}",
+        app.message()
+    );
+    // The launch line carries the settings (wrapped at the pane's edge).
+    assert!(s.contains("--kv-bits"), "{s}");
+    assert!(
+        s.contains("8 --kv-group-size 64 --quantized-kv-start 512"),
+        "{s}"
+    );
+}
+
+/// Issue 18: a folder holding several GGUF models (not the shards of one) is never opened
+/// as one of them: `report --gguf DIR`, `inspect DIR` and the explorer's `o` say which
+/// there are and how to open one, in the same line. Beside a safetensors model, the folder
+/// opens for MLX-LM and a note names the GGUFs.
+#[test]
+fn a_folder_with_several_ggufs_names_them_and_takes_none() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("two");
+    fs::create_dir(&dir).unwrap();
+    for name in ["a-Q8_0.gguf", "b-Q4_K_M.gguf", "mmproj-f16.gguf"] {
+        fixtures::tiny("Tiny", 4)
+            .write_file(&dir.join(name), Data::Zeros)
+            .unwrap();
+    }
+    // The shards of one split model count once.
+    for name in ["c-00001-of-00002.gguf", "c-00002-of-00002.gguf"] {
+        fs::write(dir.join(name), b"").unwrap();
+    }
+    let p = dir.to_str().unwrap();
+    let line = |args: &[&str]| {
+        let o = llmbound(d.path()).args(args).output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let e = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(e.lines().count(), 1, "{e}");
+        e
+    };
+    let want = format!(
+        "{p} holds 3 GGUF models, not one: a-Q8_0.gguf, b-Q4_K_M.gguf, c-00001-of-00002.gguf; open one of them by its path (e.g. {p}/a-Q8_0.gguf)"
+    );
+    for args in [vec!["report", "--gguf", p], vec!["inspect", p]] {
+        let e = line(&args);
+        assert!(e.contains(&want), "{args:?}: {e}");
+    }
+    let mut app = App::new(
+        Catalog::load_with(Some(d.path().join("config"))),
+        &ScenarioOptions::default(),
+    )
+    .unwrap();
+    let before = app.ws().scenario().clone();
+    app.update(Action::OpenPath(dir.clone()));
+    app.wait_for_jobs(Duration::from_secs(30));
+    let m = app.message().cloned().unwrap();
+    assert!(m.error && m.text.contains(&want), "{m:?}");
+    assert_eq!(app.ws().scenario(), &before, "nothing was taken");
+    // One GGUF in a folder is that model.
+    let one = d.path().join("one");
+    fs::create_dir(&one).unwrap();
+    fs::rename(dir.join("a-Q8_0.gguf"), one.join("a-Q8_0.gguf")).unwrap();
+    let (out, _) = run_ok(llmbound(d.path()).args(["inspect", one.to_str().unwrap()]));
+    assert!(out.contains("Tiny"), "{out}");
+    // Beside a safetensors model: MLX-LM's report, and a note naming the GGUFs.
+    rebuild(&llama_q4(), &dir);
+    let (out, err) = run_ok(llmbound(d.path()).args(["report", "--gguf", p, "-c", "1000"]));
+    assert!(out.contains("MLX-LM plan"), "{out}");
+    assert!(
+        err.contains("holds 2 GGUF models, not one: b-Q4_K_M.gguf, c-00001-of-00002.gguf"),
+        "{err}"
+    );
+}
+
+/// Split `art`'s safetensors file into two shards (the first half of its tensors by offset, then
+/// the rest, each repacked from offset 0) with `model.safetensors.index.json`, as MLX saves a
+/// model larger than its shard size. Returns the shard and index files' bytes by name.
+fn sharded(art: &Value) -> Vec<(String, Vec<u8>)> {
+    let header: serde_json::Map<String, Value> =
+        serde_json::from_str(art["header"].as_str().unwrap()).unwrap();
+    let meta = header.get("__metadata__").cloned();
+    let mut tensors: Vec<(String, Value)> = header
+        .into_iter()
+        .filter(|(k, _)| k != "__metadata__")
+        .collect();
+    tensors.sort_by_key(|(_, t)| t["data_offsets"][0].as_u64().unwrap());
+    let half = tensors.len() / 2;
+    let names = [
+        "model-00001-of-00002.safetensors",
+        "model-00002-of-00002.safetensors",
+    ];
+    let mut files = Vec::new();
+    let mut weight_map = serde_json::Map::new();
+    let mut total = 0;
+    for (i, part) in [&tensors[..half], &tensors[half..]].into_iter().enumerate() {
+        let mut h = serde_json::Map::new();
+        if let Some(m) = &meta {
+            h.insert("__metadata__".into(), m.clone());
+        }
+        let mut at = 0u64;
+        for (name, t) in part {
+            let off = &t["data_offsets"];
+            let n = off[1].as_u64().unwrap() - off[0].as_u64().unwrap();
+            let mut t = t.clone();
+            t["data_offsets"] = serde_json::json!([at, at + n]);
+            at += n;
+            h.insert(name.clone(), t);
+            weight_map.insert(name.clone(), Value::from(names[i]));
+        }
+        total += at;
+        let text = serde_json::to_string(&Value::Object(h)).unwrap();
+        let mut bytes = (text.len() as u64).to_le_bytes().to_vec();
+        bytes.extend_from_slice(text.as_bytes());
+        bytes.resize(bytes.len() + at as usize, 0);
+        files.push((names[i].to_string(), bytes));
+    }
+    let index = serde_json::json!({"metadata": {"total_size": total}, "weight_map": weight_map});
+    files.push((
+        "model.safetensors.index.json".into(),
+        serde_json::to_vec(&index).unwrap(),
+    ));
+    files
+}
+
+/// A sharded MLX repository (`model.safetensors.index.json` and two shards) over HTTP gives
+/// the figures of the same folder on disk: W the sum of the shard files, the tensors of the
+/// single-file model, MLX's cache; only the index, config.json and each shard's header cross
+/// the network. The explorer opens a `.safetensors` URL as it opens a GGUF URL: MLX-LM's plan
+/// in the Bounds pane, the file as W, its tensors in the tensor view.
+#[test]
+fn a_sharded_repository_and_a_safetensors_url_open_like_a_gguf() {
+    let art = llama_q4();
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("sharded");
+    fs::create_dir(&dir).unwrap();
+    let files = sharded(&art);
+    let (_, _, config) = files_of(&art);
+    let srv = server::Server::start();
+    for (name, bytes) in &files {
+        fs::write(dir.join(name), bytes).unwrap();
+        srv.add(&format!("o/sharded/{name}"), bytes.clone());
+    }
+    fs::write(dir.join("config.json"), &config).unwrap();
+    srv.add("o/sharded/config.json", config.clone().into_bytes());
+    let single = d.path().join("single");
+    fs::create_dir(&single).unwrap();
+    rebuild(&art, &single);
+    srv.add_file("o/mlx/model.safetensors", &single.join("model.safetensors"));
+    srv.add_file("o/mlx/config.json", &single.join("config.json"));
+
+    let report = |name: &str| {
+        let (out, err) = run_ok(
+            llmbound(d.path())
+                .env("HF_ENDPOINT", &srv.base)
+                .args(["report", "--model-dir", name, "--context", "1000"])
+                .args(["--format", "json"]),
+        );
+        (json(&out), err)
+    };
+    let shard_bytes: u64 = files
+        .iter()
+        .filter(|(n, _)| n.ends_with(".safetensors"))
+        .map(|(_, b)| b.len() as u64)
+        .sum();
+    let (local, _) = report(dir.to_str().unwrap());
+    assert_eq!(local["weights"]["bytes"], shard_bytes);
+    assert_eq!(local["cache"]["bytes"], mlx_cache_bytes(&art, 1000));
+    let (one, _) = report(single.to_str().unwrap());
+    assert_eq!(local["weights"]["encodings"], one["weights"]["encodings"]);
+    assert_eq!(
+        local["weights"]["read_bytes_per_token"],
+        one["weights"]["read_bytes_per_token"]
+    );
+    let (remote, err) = report("o/sharded");
+    for k in ["weights", "cache", "largest_context", "decode"] {
+        assert_eq!(remote[k], local[k], "{k}");
+    }
+    assert!(
+        err.contains("bytes transferred") && !err.contains("error"),
+        "{err}"
+    );
+    // The headers, not the 1.6 MB of tensor data.
+    assert!(srv.sent() < 64 * 1024, "{} bytes sent", srv.sent());
+
+    // The explorer on a `.safetensors` URL, through the worker that opens a GGUF URL.
+    let url = format!("{}/o/mlx/resolve/main/model.safetensors", srv.base);
+    let home = tempfile::tempdir().unwrap();
+    let mut app = App::new(
+        Catalog::load_with(Some(home.path().join("config"))),
+        &ScenarioOptions {
+            context: Some(1000),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    app.set_hash_cache(None);
+    app.update(Action::OpenPath(std::path::PathBuf::from(&url)));
+    app.wait_for_jobs(Duration::from_secs(30));
+    assert!(
+        app.message().is_some_and(|m| !m.error),
+        "{:?}",
+        app.message()
+    );
+    let l = app
+        .file()
+        .loaded
+        .as_ref()
+        .unwrap_or_else(|| panic!("{:?}", app.message()));
+    assert_eq!(l.total_bytes, art["file_bytes"].as_u64().unwrap());
+    assert!(l.tensors.iter().any(|t| t.type_name == "affine q4 g64"));
+    assert_eq!(app.ws().runtime(), Runtime::MlxLm);
+    assert_eq!(
+        app.ws().report().artifact.bytes,
+        art["file_bytes"].as_u64().unwrap()
+    );
+    let s = draw(&app, 120, 36);
+    assert!(s.contains("Bounds · MLX-LM"), "{s}");
+    assert!(s.contains("cache at 1,000: 2,097,152 B"), "{s}");
+    // The Artifact pane keeps each encoding's b/w; the tensor view names MLX's encodings in
+    // full, even at 80 columns (it cut them to "affine").
+    assert!(s.contains("q4 g64     30   1.547 MiB  99.7%   4.50"), "{s}");
+    app.update(Action::Tensors);
+    app.update(Action::Resize(80, 24));
+    let s = draw(&app, 80, 24);
+    assert!(s.contains("affine q4 g64"), "{s}");
+}
+
+/// `llmbound --gguf DIR --runtime mlx-lm --kv-bits 4` on a folder with a GGUF and an MLX
+/// model: the explorer builds its scenario before the folder is open (on a worker), so the
+/// flags that need the model are applied once it is (they were refused at start-up: "no
+/// safetensors model is open"). The Artifact pane then says its GGUF is llama.cpp's.
+#[test]
+fn the_explorer_applies_runtime_and_mlx_flags_once_its_start_up_folder_is_open() {
+    let art = llama_q4();
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("both");
+    fs::create_dir(&dir).unwrap();
+    rebuild(&art, &dir);
+    fixtures::tiny("Tiny", 4)
+        .write_file(&dir.join("tiny-Q4_K_M.gguf"), Data::Zeros)
+        .unwrap();
+    let opts = ScenarioOptions {
+        context: Some(8000),
+        runtime: Some("mlx-lm".into()),
+        kv_bits: Some(4),
+        ..Default::default()
+    };
+    // As `tui::event::run` starts: the scenario without them, then the folder opened.
+    let (now, later) = opts.split_after_open().unwrap();
+    assert_eq!(later.len(), 2);
+    assert!(now.runtime.is_none() && now.kv_bits.is_none());
+    let mut app = App::new(Catalog::load_with(Some(d.path().join("config"))), &now).unwrap();
+    app.set_hash_cache(None);
+    app.apply_after_open(later);
+    app.update(Action::OpenPath(dir.clone()));
+    app.wait_for_jobs(Duration::from_secs(30));
+    assert!(
+        app.message().is_some_and(|m| !m.error),
+        "{:?}",
+        app.message()
+    );
+    assert_eq!(app.ws().runtime(), Runtime::MlxLm);
+    assert_eq!(app.ws().scenario().mlx_lm.kv_bits, Some(4));
+    let s = draw(&app, 120, 36);
+    assert!(s.contains("Artifact · llama.cpp's GGUF"), "{s}");
+    assert!(s.contains("(4 × QuantizedKVCache)"), "{s}");
+    assert!(s.contains("--kv-bits 4"), "{s}");
+    assert_eq!(app.ws().runtimes(), vec![Runtime::LlamaCpp, Runtime::MlxLm]);
+    // A second open takes no start-up flags: the folder opens under llama.cpp, and the
+    // Artifact pane is plainly the artifact again.
+    app.update(Action::OpenPath(dir.clone()));
+    app.wait_for_jobs(Duration::from_secs(30));
+    assert_eq!(app.ws().runtime(), Runtime::LlamaCpp);
+    let s = draw(&app, 120, 36);
+    assert!(s.contains("╭ Artifact ─"), "{s}");
+    assert!(!s.contains("llama.cpp's GGUF"), "{s}");
+}
+
+/// A model of the Hugging Face cache is named by its repository, not by its snapshot's
+/// revision hash (the explorer's title and the scenario's name showed "abc123 (MLX-LM)").
+#[test]
+fn a_hub_cache_snapshot_is_named_by_its_repository() {
+    use llmbound::workspace::open::mlx_path_name;
+    let name = |p: &str| mlx_path_name(Path::new(p));
+    assert_eq!(
+        name("/h/.cache/huggingface/hub/models--mlx-community--Qwen3-8B-4bit/snapshots/abc123"),
+        "mlx-community/Qwen3-8B-4bit"
+    );
+    assert_eq!(
+        name("/h/hub/models--o--both/snapshots/abc123/mlx"),
+        "o/both/mlx"
+    );
+    assert_eq!(name("/h/models/llama-q4"), "llama-q4");
+    assert_eq!(name("/h/models--o--r/notes"), "notes");
+}
+
+/// MLX's refusal of a quantized cache on a head dimension the group does not divide: the
+/// report gives MLX's own message, says which group size divides it, and exits 1; with that
+/// group size the run is planned.
+#[test]
+fn a_refused_group_size_names_the_one_that_divides_the_head() {
+    let fx = fixture("llama_hd32.json");
+    let art = fx["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["quant"] == "q4g64")
+        .unwrap()
+        .clone();
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("hd32");
+    fs::create_dir(&dir).unwrap();
+    rebuild(&art, &dir);
+    let o = llmbound(d.path())
+        .args(["report", "--model-dir"])
+        .arg(&dir)
+        .args(["-c", "6000", "--kv-bits", "8"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        out.contains("divisible by the quantization group size 64")
+            && out.contains("(--kv-group-size 32 divides the head dimension 32)"),
+        "{out}"
+    );
+    let (out, _) = run_ok(
+        llmbound(d.path())
+            .args(["report", "--model-dir"])
+            .arg(&dir)
+            .args(["-c", "6000", "--kv-bits", "8", "--kv-group-size", "32"]),
+    );
+    assert!(out.contains("(2 × QuantizedKVCache)"), "{out}");
+}

@@ -153,6 +153,14 @@ pub enum Edit {
     /// The runtime the figures shown are for (the workspace refuses one that does not apply
     /// to the open artifacts).
     Runtime(super::mlx::Runtime),
+    /// MLX-LM `--kv-bits` (`None`: the cache stays in the model's dtype).
+    KvBits(Option<u64>),
+    /// MLX-LM `--kv-group-size`.
+    KvGroupSize(u64),
+    /// MLX-LM `--quantized-kv-start`, tokens.
+    QuantizedKvStart(u64),
+    /// MLX-LM `--max-kv-size`, tokens (`None`: no rotating cache).
+    MaxKvSize(Option<u64>),
 }
 
 /// `-sm`'s value.
@@ -295,6 +303,16 @@ pub enum Setting {
     DeviceFree(usize),
     /// [`Edit::Rpc`].
     Rpc,
+    /// [`Edit::Runtime`].
+    Runtime,
+    /// [`Edit::KvBits`].
+    KvBits,
+    /// [`Edit::KvGroupSize`].
+    KvGroupSize,
+    /// [`Edit::QuantizedKvStart`].
+    QuantizedKvStart,
+    /// [`Edit::MaxKvSize`].
+    MaxKvSize,
 }
 
 impl Setting {
@@ -403,11 +421,14 @@ impl Edit {
             Edit::FitCtx(_) => Setting::FitCtx,
             Edit::DeviceFree { tier, .. } => Setting::DeviceFree(*tier),
             Edit::Rpc(_) => Setting::Rpc,
-            Edit::Model(_)
-            | Edit::Machine(_)
-            | Edit::MachineId(_)
-            | Edit::Name(_)
-            | Edit::Runtime(_) => return None,
+            Edit::Runtime(_) => Setting::Runtime,
+            Edit::KvBits(_) => Setting::KvBits,
+            Edit::KvGroupSize(_) => Setting::KvGroupSize,
+            Edit::QuantizedKvStart(_) => Setting::QuantizedKvStart,
+            Edit::MaxKvSize(_) => Setting::MaxKvSize,
+            Edit::Model(_) | Edit::Machine(_) | Edit::MachineId(_) | Edit::Name(_) => {
+                return None;
+            }
         })
     }
 
@@ -448,6 +469,8 @@ pub enum EditError {
     Shape(String),
     /// A placement flag llama.cpp would not take (its reason, naming the flag).
     Placement(String),
+    /// An MLX-LM setting MLX would not take (its reason, naming the flag).
+    MlxLm(String),
 }
 
 impl fmt::Display for EditError {
@@ -464,7 +487,7 @@ impl fmt::Display for EditError {
             EditError::ExpertsAboveTotal { used, total } => {
                 write!(f, "{used} experts used of {total}: at most {total}")
             }
-            EditError::Shape(m) | EditError::Placement(m) => f.write_str(m),
+            EditError::Shape(m) | EditError::Placement(m) | EditError::MlxLm(m) => f.write_str(m),
         }
     }
 }
@@ -526,6 +549,25 @@ pub fn apply(s: &mut Scenario, fig: &mut ArchFigures, edit: &Edit) -> Result<(),
         Edit::Context(n) => {
             c.context = *n;
             s.offload.context_auto = false;
+        }
+        Edit::KvBits(b) => {
+            if let Some(b) = b {
+                super::mlx::check_kv_bits(*b)
+                    .map_err(|e| EditError::MlxLm(format!("--kv-bits: {e}")))?;
+            }
+            s.mlx_lm.kv_bits = *b;
+        }
+        Edit::KvGroupSize(g) => {
+            super::mlx::check_kv_group_size(*g)
+                .map_err(|e| EditError::MlxLm(format!("--kv-group-size: {e}")))?;
+            s.mlx_lm.kv_group_size = *g;
+        }
+        Edit::QuantizedKvStart(n) => s.mlx_lm.quantized_kv_start = *n,
+        Edit::MaxKvSize(n) => {
+            if *n == Some(0) {
+                return Err(EditError::Zero("--max-kv-size"));
+            }
+            s.mlx_lm.max_kv_size = *n;
         }
         Edit::Sequences(n) => c.sequences = *n,
         Edit::CacheTypeK(t) => c.type_k = *t,

@@ -131,6 +131,75 @@ pub struct KvQuant {
     pub start: u64,
 }
 
+/// The bits `mx.quantize` packs a quantized cache to (`--kv-bits`).
+pub const KV_BITS: [u64; 6] = [2, 3, 4, 5, 6, 8];
+/// The group sizes `mx.quantize` takes (`--kv-group-size`).
+pub const KV_GROUP_SIZES: [u64; 3] = [32, 64, 128];
+
+/// MLX-LM's run settings a scenario carries: `--kv-bits`, `--kv-group-size`,
+/// `--quantized-kv-start` and `--max-kv-size` of `mlx_lm.generate` (MLX-LM's defaults when
+/// not set: no quantized cache, group 64, from 5,000 tokens, no rotating cache).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MlxLmSettings {
+    /// `--kv-bits` (`None`: the cache stays in the model's dtype).
+    pub kv_bits: Option<u64>,
+    /// `--kv-group-size`.
+    pub kv_group_size: u64,
+    /// `--quantized-kv-start`, tokens.
+    pub quantized_kv_start: u64,
+    /// `--max-kv-size`, tokens.
+    pub max_kv_size: Option<u64>,
+}
+
+impl Default for MlxLmSettings {
+    fn default() -> MlxLmSettings {
+        MlxLmSettings {
+            kv_bits: None,
+            kv_group_size: KV_GROUP_SIZE,
+            quantized_kv_start: QUANTIZED_KV_START,
+            max_kv_size: None,
+        }
+    }
+}
+
+impl MlxLmSettings {
+    /// The quantized cache the settings ask for, if any.
+    pub fn kv_quant(&self) -> Option<KvQuant> {
+        self.kv_bits.map(|bits| KvQuant {
+            bits,
+            group_size: self.kv_group_size,
+            start: self.quantized_kv_start,
+        })
+    }
+}
+
+/// `--kv-bits N`: one of the widths `mx.quantize` packs and the plan models (2, 4, 8), else
+/// the reason.
+pub fn check_kv_bits(bits: u64) -> Result<(), String> {
+    if matches!(bits, 2 | 4 | 8) {
+        Ok(())
+    } else if KV_BITS.contains(&bits) {
+        Err(format!(
+            "{bits} bits: MLX-LM's packing of 3, 5 and 6 bits in QuantizedKVCache is not modelled (2, 4 or 8)"
+        ))
+    } else {
+        Err(format!(
+            "MLX quantizes a cache to 2, 3, 4, 5, 6 or 8 bits, not {bits}"
+        ))
+    }
+}
+
+/// `--kv-group-size N`: one of the group sizes `mx.quantize` takes.
+pub fn check_kv_group_size(g: u64) -> Result<(), String> {
+    if KV_GROUP_SIZES.contains(&g) {
+        Ok(())
+    } else {
+        Err(format!(
+            "MLX quantizes in groups of 32, 64 or 128 elements, not {g}"
+        ))
+    }
+}
+
 /// What is run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MlxRun {

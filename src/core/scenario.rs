@@ -379,6 +379,9 @@ pub struct Scenario {
     /// The runtime the figures shown are for (llama.cpp unless an MLX model is open and
     /// MLX-LM is chosen); `core::evaluate` is llama.cpp's either way.
     pub runtime: super::mlx::Runtime,
+    /// MLX-LM's run settings (`--kv-bits`, `--max-kv-size` …): they change MLX-LM's plan
+    /// only, never llama.cpp's figures.
+    pub mlx_lm: super::mlx::MlxLmSettings,
 }
 
 /// An input that cannot be evaluated.

@@ -464,7 +464,7 @@ fn run(cli: Cli, machines: &[String], out: &mut impl Write) -> Result<i32, Failu
             }
             // A local file opens here so a missing shard exits 4; any other source by name.
             let a = match crate::remote::Source::parse(&file) {
-                crate::remote::Source::Local(p) => open_artifact(&p)?,
+                crate::remote::Source::Local(p) if !p.is_dir() => open_artifact(&p)?,
                 _ => {
                     let o = crate::remote::open_any(&file).map_err(bad)?;
                     if let (false, Some(m)) = (o.has_gguf, &o.mlx) {
@@ -507,8 +507,21 @@ fn run(cli: Cli, machines: &[String], out: &mut impl Write) -> Result<i32, Failu
             }
             // `--gguf` on a safetensors model: MLX-LM's report of it, as `--model-dir` (beside
             // llama.cpp's when the folder or repository also holds a GGUF).
-            if let Some(g) = &scenario.gguf
-                && let Ok(opened) = crate::workspace::open::read(g, crate::workspace::Rows::Totals)
+            // The model is opened once here: a failure is the error `build` would give (it is
+            // not opened a second time, which cost a remote source every connection again).
+            let probe = match &scenario.gguf {
+                Some(g)
+                    if scenario.runtime().ok().flatten()
+                        != Some(crate::core::mlx::Runtime::LlamaCpp) =>
+                {
+                    Some(
+                        crate::workspace::open::read(g, crate::workspace::Rows::Totals)
+                            .map_err(|e| unbuilt(crate::build::BuildError::Gguf(e)))?,
+                    )
+                }
+                _ => None,
+            };
+            if let (Some(g), Some(opened)) = (&scenario.gguf, probe)
                 && opened.mlx.is_some()
             {
                 let mut m = mlx.clone();

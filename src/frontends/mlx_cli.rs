@@ -1,6 +1,6 @@
 //! The CLI's hooks for safetensors / MLX-LM (`report --model-dir`, `inspect DIR`), kept out
 //! of `cli.rs` so that file only calls them. Errors are one-line messages of bad input.
-//! Depends on: build, compare, core, mlx_report, profile, report, safetensors, workspace.
+//! Depends on: build, compare, core, mlx_report, profile, remote, report, safetensors, workspace.
 
 use crate::build::ScenarioOptions;
 use crate::mlx_report::{MachineFigures, MlxOptions};
@@ -18,9 +18,10 @@ fn bad(e: impl std::fmt::Display) -> String {
     e.to_string().replace('\n', " ")
 }
 
-/// A folder, or a file ending in `.safetensors`: read as a safetensors model.
+/// A folder holding config.json or safetensors files, or a file ending in `.safetensors`:
+/// read as a safetensors model.
 pub fn is_safetensors(p: &Path) -> bool {
-    p.is_dir() || p.extension().is_some_and(|e| e == "safetensors")
+    crate::remote::is_local_safetensors(p)
 }
 
 /// `inspect NAME` of a remote source that turned out to be a safetensors model alone (an MLX
@@ -76,12 +77,28 @@ pub fn report_as(
 ) -> Result<i32, String> {
     let fig = machine_figures(cat, o)?;
     let context = o.context.unwrap_or(DEFAULT_CONTEXT);
+    // MLX-LM's flags are scenario flags: checked and copied to the plan's options.
+    let mut mlx = mlx.clone();
+    mlx.run = o.mlx_lm().map_err(bad)?;
+    if o.runtime().map_err(bad)? == Some(crate::core::mlx::Runtime::LlamaCpp) && o.gguf.is_none() {
+        return Err(bad(
+            "--runtime: llama.cpp needs a GGUF: the open model is a safetensors model for MLX-LM (give --gguf a GGUF of it)",
+        ));
+    }
     // `--gguf` beside `--model-dir`: llama.cpp's report of the same model on the same machine
     // at the same context, side by side with MLX-LM's plan.
     let llama = match &o.gguf {
         Some(g) => {
             let mut lo = o.clone();
             lo.context = Some(context);
+            // llama.cpp's side: MLX-LM's flags are not its.
+            (
+                lo.kv_bits,
+                lo.kv_group_size,
+                lo.quantized_kv_start,
+                lo.max_kv_size,
+            ) = (None, None, None, None);
+            lo.runtime = None;
             lo.machine = Some(o.machine.clone().unwrap_or_else(|| DEFAULT_MACHINE.into()));
             let scen = crate::workspace::scenario(cat, &lo).map_err(bad)?;
             Some((
@@ -91,8 +108,8 @@ pub fn report_as(
         }
         None => None,
     };
-    crate::mlx_report::write_report_beside(
-        mlx,
+    let refused = crate::mlx_report::write_report_checked(
+        &mlx,
         context,
         &fig,
         llama.as_ref().map(|(r, m)| (r, m.as_str())),
@@ -100,5 +117,13 @@ pub fn report_as(
         out,
     )
     .map_err(bad)?;
-    Ok(0)
+    // A run MLX-LM refuses: the figures are written, the exit is its refusal (bad input),
+    // as with a configuration llama.cpp refuses.
+    match refused {
+        Some(why) => {
+            out.flush().map_err(bad)?;
+            Err(bad(why))
+        }
+        None => Ok(0),
+    }
 }

@@ -478,11 +478,20 @@ impl Opened {
 /// The one GGUF model in a local folder (a single file, or the first shard of one split
 /// set), if there is exactly one; `None` for none or several (then `--gguf FILE` names it).
 fn local_gguf_beside(dir: &Path) -> Option<PathBuf> {
+    let mut found = local_ggufs(dir);
+    (found.len() == 1).then(|| found.remove(0))
+}
+
+/// The GGUF models in a folder, sorted: every `.gguf` file but projectors (`mmproj`) and the
+/// second and later shards of a split set (`-00002-of-…`), so a split model counts once.
+fn local_ggufs(dir: &Path) -> Vec<PathBuf> {
     if !dir.is_dir() {
-        return None;
+        return Vec::new();
     }
-    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
-        .ok()?
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = rd
         .filter_map(Result::ok)
         .take(10_000)
         .map(|e| e.path())
@@ -496,7 +505,29 @@ fn local_gguf_beside(dir: &Path) -> Option<PathBuf> {
         })
         .collect();
     found.sort();
-    (found.len() == 1).then(|| found.remove(0))
+    found
+}
+
+/// A folder holding several GGUF models: which ones, and how to open one (the explorer's `o`
+/// and `--gguf` take the file's path). One line.
+fn several_ggufs(dir: &Path, found: &[PathBuf]) -> String {
+    const SHOWN: usize = 6;
+    let names: Vec<String> = (found.iter().take(SHOWN))
+        .map(|p| {
+            crate::sanitize::text(&p.file_name().unwrap_or_default().to_string_lossy()).into_owned()
+        })
+        .collect();
+    let more = match found.len().saturating_sub(SHOWN) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    format!(
+        "{} holds {} GGUF models, not one: {}{more}; open one of them by its path (e.g. {})",
+        crate::sanitize::path(dir),
+        found.len(),
+        names.join(", "),
+        crate::sanitize::path(&found[0])
+    )
 }
 
 pub fn is_local_safetensors(p: &Path) -> bool {
@@ -623,6 +654,17 @@ fn open_any_inner(spec: &Path) -> Result<Opened, OpenError> {
             let m = crate::safetensors::open_dir(&p).map_err(|e| OpenError::File(e.to_string()))?;
             // A folder that also holds one GGUF (or one split set) opens with both runtimes:
             // llama.cpp's figures of the GGUF, MLX-LM's of the safetensors model.
+            let ggufs = local_ggufs(&p);
+            if ggufs.len() > 1 {
+                // Several GGUFs beside it: the safetensors model opens alone, and the note
+                // says which GGUFs there are (none is taken silently).
+                let mut o = Opened::safetensors(&p, m);
+                o.notes.push(format!(
+                    "{} (llama.cpp's figures need one of them)",
+                    several_ggufs(&p, &ggufs)
+                ));
+                return Ok(o);
+            }
             match local_gguf_beside(&p) {
                 Some(g) => crate::gguf::open(&g)
                     .map(|artifact| Opened {
@@ -635,6 +677,27 @@ fn open_any_inner(spec: &Path) -> Result<Opened, OpenError> {
                     })
                     .map_err(|e| OpenError::File(crate::gguf::error_line(&g, &e))),
                 None => Ok(Opened::safetensors(&p, m)),
+            }
+        }
+        // A folder of GGUFs: its one model opens; several are listed, never one taken.
+        Source::Local(p) if p.is_dir() => {
+            let found = local_ggufs(&p);
+            match found.as_slice() {
+                [] => Err(OpenError::File(format!(
+                    "{}: a folder without a GGUF or a safetensors model",
+                    crate::sanitize::path(&p)
+                ))),
+                [one] => crate::gguf::open(one)
+                    .map(|artifact| Opened {
+                        artifact,
+                        transfer: None,
+                        notes: Vec::new(),
+                        urls: Vec::new(),
+                        mlx: None,
+                        has_gguf: true,
+                    })
+                    .map_err(|e| OpenError::File(crate::gguf::error_line(one, &e))),
+                _ => Err(OpenError::File(several_ggufs(&p, &found))),
             }
         }
         Source::Local(p) => crate::gguf::open(&p)

@@ -5,7 +5,7 @@
 //! `core::mlx`, writes to `impl Write`.
 //! Depends on: core, report, safetensors, sanitize, workspace.
 
-use crate::core::mlx::{self, KvQuant, MlxPlan, PlanLimit, RuntimeFigures, WorkingSet};
+use crate::core::mlx::{self, MlxPlan, PlanLimit, RuntimeFigures, WorkingSet};
 use crate::core::units::{fmt_both, fmt_rate, group_digits};
 use crate::report::Format;
 pub use crate::safetensors::plan::{
@@ -22,18 +22,11 @@ pub struct MlxOptions {
     /// model): report the MLX-LM plan instead of llama.cpp's.
     #[arg(long = "model-dir", value_name = "DIR")]
     pub model_dir: Option<std::path::PathBuf>,
-    /// MLX-LM `--kv-bits` (quantized KV cache from --quantized-kv-start tokens).
-    #[arg(long = "kv-bits")]
-    pub kv_bits: Option<u64>,
-    /// MLX-LM `--kv-group-size`.
-    #[arg(long = "kv-group-size", default_value_t = mlx::KV_GROUP_SIZE)]
-    pub kv_group_size: u64,
-    /// MLX-LM `--quantized-kv-start`, tokens.
-    #[arg(long = "quantized-kv-start", default_value_t = mlx::QUANTIZED_KV_START)]
-    pub quantized_kv_start: u64,
-    /// MLX-LM `--max-kv-size`, tokens (a RotatingKVCache on models without their own caches).
-    #[arg(long = "max-kv-size")]
-    pub max_kv_size: Option<u64>,
+    /// MLX-LM's run settings: `--kv-bits`, `--kv-group-size`, `--quantized-kv-start` and
+    /// `--max-kv-size`, scenario flags (`build::ScenarioOptions::mlx_lm`) the caller copies
+    /// here.
+    #[arg(skip)]
+    pub run: mlx::MlxLmSettings,
     /// Metal's recommendedMaxWorkingSetSize on the Mac (MLX-LM's wired limit), bytes or
     /// "36 GiB": enables the working-set verdict.
     #[arg(long = "working-set", value_name = "BYTES")]
@@ -69,12 +62,8 @@ impl MlxOptions {
             None => None,
         };
         Ok(MlxSettings {
-            kv_quant: self.kv_bits.map(|bits| KvQuant {
-                bits,
-                group_size: self.kv_group_size,
-                start: self.quantized_kv_start,
-            }),
-            max_kv_size: self.max_kv_size,
+            kv_quant: self.run.kv_quant(),
+            max_kv_size: self.run.max_kv_size,
             working_set: working_set.or(machine.working_set),
             working_set_provenance: match working_set {
                 Some(_) => Some("user"),
@@ -106,12 +95,8 @@ pub fn launch_line_for(dir: &Path, s: &MlxSettings) -> String {
 pub fn launch_line(dir: &Path, context: u64, o: &MlxOptions) -> String {
     let _ = context;
     let s = MlxSettings {
-        kv_quant: o.kv_bits.map(|bits| KvQuant {
-            bits,
-            group_size: o.kv_group_size,
-            start: o.quantized_kv_start,
-        }),
-        max_kv_size: o.max_kv_size,
+        kv_quant: o.run.kv_quant(),
+        max_kv_size: o.run.max_kv_size,
         ..MlxSettings::default()
     };
     launch_line_for(dir, &s)
@@ -249,6 +234,20 @@ pub fn write_report_beside(
     format: Format,
     out: &mut impl Write,
 ) -> Result<(), MlxReportError> {
+    write_report_checked(o, context, machine, llama, format, out).map(|_| ())
+}
+
+/// [`write_report_beside`], returning MLX-LM's refusal of the run when it refuses it (the
+/// report is written either way: the CLI then exits with the refusal, as it does with
+/// llama.cpp's).
+pub fn write_report_checked(
+    o: &MlxOptions,
+    context: u64,
+    machine: &MachineFigures,
+    llama: Option<(&crate::core::Report, &str)>,
+    format: Format,
+    out: &mut impl Write,
+) -> Result<Option<String>, MlxReportError> {
     let dir = o
         .model_dir
         .as_deref()
@@ -264,15 +263,20 @@ pub fn write_report_beside(
     });
     let io = |e: io::Error| MlxReportError::Option(e.to_string());
     match format {
-        Format::Text => write_text(&r, out).map_err(io),
-        Format::Markdown => write_markdown(&r, out).map_err(io),
+        Format::Text => write_text(&r, out).map_err(io)?,
+        Format::Markdown => write_markdown(&r, out).map_err(io)?,
         Format::Json => {
             let v = to_json(&r);
             serde_json::to_writer_pretty(&mut *out, &v)
                 .map_err(|e| MlxReportError::Option(e.to_string()))?;
-            writeln!(out).map_err(io)
+            writeln!(out).map_err(io)?
         }
     }
+    Ok(r.plan
+        .memory
+        .as_ref()
+        .err()
+        .map(|e| format!("MLX-LM refuses this run: {}", e.message())))
 }
 
 /// The text report.
@@ -325,7 +329,12 @@ pub fn write_text(r: &MlxReport<'_>, out: &mut impl Write) -> io::Result<()> {
     )?;
     match &p.memory {
         Err(e) => {
-            writeln!(out, "  cache          refused by MLX-LM: {}", e.message())?;
+            writeln!(
+                out,
+                "  cache          refused by MLX-LM: {}{}",
+                e.message(),
+                refusal_hint(e)
+            )?;
         }
         Ok(m) => {
             let k = m.cache.bytes();
@@ -867,6 +876,28 @@ pub fn explorer_lines(
     machine: &MachineFigures,
     llama: Option<&RuntimeFigures>,
 ) -> Vec<String> {
+    explorer_lines_with(
+        art,
+        p,
+        machine,
+        &MlxSettings::on(machine),
+        llama,
+        usize::MAX,
+    )
+}
+
+/// [`explorer_lines`] of a plan made with `settings` (`--kv-bits`, `--max-kv-size` …): the
+/// launch line carries them, and a `--max-kv-size` the model ignores is said. Narrower than
+/// the side-by-side table (`width` columns), each row's label goes on its own line above
+/// the two figures.
+pub fn explorer_lines_with(
+    art: &MlxArtifact,
+    p: &MlxPlan,
+    machine: &MachineFigures,
+    settings: &MlxSettings,
+    llama: Option<&RuntimeFigures>,
+    width: usize,
+) -> Vec<String> {
     let mut v = Vec::new();
     let n = group_digits(p.context as u128);
     v.push(format!(
@@ -888,13 +919,23 @@ pub fn explorer_lines(
         crate::sanitize::text(art.model_type())
     ));
     match &p.memory {
-        Err(e) => v.push(format!("cache refused by MLX-LM: {}", e.message())),
+        Err(e) => v.push(format!(
+            "cache refused by MLX-LM: {}{}",
+            e.message(),
+            refusal_hint(e)
+        )),
         Ok(m) => {
             v.push(format!(
                 "cache at {n}: {} B ({})",
                 group_digits(m.cache.bytes() as u128),
                 classes(&m.cache)
             ));
+            if m.cache.max_kv_size_ignored {
+                v.push(
+                    "--max-kv-size has no effect: this model builds its own caches (make_cache)"
+                        .into(),
+                );
+            }
             v.push(format!(
                 "W + cache + activations {} B = {}; headroom {} B of {}",
                 group_digits(m.total as u128),
@@ -922,16 +963,47 @@ pub fn explorer_lines(
     }
     if let Some(l) = llama {
         v.push(String::new());
-        for (k, a, b) in side_by_side_rows(l, &mlx::mlx_lm_figures(p), p.context) {
-            v.push(format!("{k:<22} {a:>22} {b:>22}"));
+        let rows = side_by_side_rows(l, &mlx::mlx_lm_figures(p), p.context);
+        if width >= 68 {
+            for (k, a, b) in rows {
+                v.push(format!("{k:<22} {a:>22} {b:>22}"));
+            }
+        } else {
+            for (i, (k, a, b)) in rows.into_iter().enumerate() {
+                if i > 0 {
+                    v.push(k);
+                }
+                v.push(format!("{a:>18} {b:>18}"));
+            }
         }
     }
-    v.push(format!(
-        "launch {}",
-        launch_line_for(&art.dir, &MlxSettings::on(machine))
-    ));
+    v.push(format!("launch {}", launch_line_for(&art.dir, settings)));
     for w in art.warnings() {
         v.push(format!("! {}", crate::sanitize::text(&w)));
     }
     v
+}
+
+/// What avoids MLX's refusal, where a setting does (after MLX's own message): a group size
+/// that divides the head dimension.
+fn refusal_hint(e: &mlx::MlxRefusal) -> String {
+    match e {
+        mlx::MlxRefusal::GroupSize { dim, .. } => {
+            let fit: Vec<String> = (mlx::KV_GROUP_SIZES.iter())
+                .filter(|g| *dim % **g == 0)
+                .map(|g| g.to_string())
+                .collect();
+            if fit.is_empty() {
+                format!(
+                    " (no --kv-group-size divides the head dimension {dim}: leave --kv-bits unset)"
+                )
+            } else {
+                format!(
+                    " (--kv-group-size {} divides the head dimension {dim})",
+                    fit.join(" or ")
+                )
+            }
+        }
+        _ => String::new(),
+    }
 }

@@ -6,6 +6,7 @@
 
 use crate::core::cache::CacheType;
 use crate::core::edit::{self, Edit};
+use crate::core::mlx::{self, MlxLmSettings, Runtime};
 use crate::core::scenario::Scenario;
 use crate::core::units::{self, Provenance, Sourced};
 use crate::core::weights::{WeightFile, WeightKind};
@@ -138,7 +139,27 @@ pub struct ScenarioOptions {
     /// A draft model the runtime also loads (adds to W).
     #[arg(long, value_name = "FILE")]
     pub draft: Option<PathBuf>,
+    /// The runtime the figures are for when the model has both a GGUF and a safetensors
+    /// model (llama.cpp or mlx-lm).
+    #[arg(long, value_name = "llama.cpp|mlx-lm")]
+    pub runtime: Option<String>,
+    /// MLX-LM --kv-bits: a quantized KV cache (2, 4 or 8 bits; MLX's 3, 5 and 6 are not
+    /// modelled) from --quantized-kv-start tokens.
+    #[arg(long = "kv-bits", allow_negative_numbers = true, value_parser = whole_u64)]
+    pub kv_bits: Option<u64>,
+    /// MLX-LM --kv-group-size (32, 64 or 128; default 64).
+    #[arg(long = "kv-group-size", allow_negative_numbers = true, value_parser = whole_u64)]
+    pub kv_group_size: Option<u64>,
+    /// MLX-LM --quantized-kv-start, tokens (default 5000).
+    #[arg(long = "quantized-kv-start", allow_negative_numbers = true, value_parser = whole_u64)]
+    pub quantized_kv_start: Option<u64>,
+    /// MLX-LM --max-kv-size, tokens: a RotatingKVCache on models without their own caches.
+    #[arg(long = "max-kv-size", allow_negative_numbers = true, value_parser = whole_u64)]
+    pub max_kv_size: Option<u64>,
 }
+
+/// Edits, each with the flag that asked for it.
+pub type FlagEdits = Vec<(&'static str, Edit)>;
 
 /// Why a count flag's value is refused (clap prints it after the flag's name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -179,11 +200,101 @@ pub fn whole_u32(s: &str) -> Result<u32, CountFlagError> {
 }
 
 impl ScenarioOptions {
+    /// `--runtime`, parsed (a bad name is a one-line error naming the flag).
+    pub fn runtime(&self) -> Result<Option<Runtime>, BuildError> {
+        self.runtime
+            .as_deref()
+            .map(|r| {
+                Runtime::parse(r).ok_or_else(|| {
+                    flag(
+                        "--runtime",
+                        format!("\"{r}\": expected llama.cpp or mlx-lm"),
+                    )
+                })
+            })
+            .transpose()
+    }
+
+    /// The MLX-LM flags given (`--kv-bits`, `--kv-group-size`, `--quantized-kv-start`,
+    /// `--max-kv-size`), each with the edit it makes, checked as MLX checks them.
+    pub fn mlx_lm_edits(&self) -> Result<Vec<(&'static str, Edit)>, BuildError> {
+        let mut v = Vec::new();
+        if let Some(b) = self.kv_bits {
+            mlx::check_kv_bits(b).map_err(|e| flag("--kv-bits", e))?;
+            v.push(("--kv-bits", Edit::KvBits(Some(b))));
+        }
+        if let Some(g) = self.kv_group_size {
+            mlx::check_kv_group_size(g).map_err(|e| flag("--kv-group-size", e))?;
+            v.push(("--kv-group-size", Edit::KvGroupSize(g)));
+        }
+        if let Some(n) = self.quantized_kv_start {
+            v.push(("--quantized-kv-start", Edit::QuantizedKvStart(n)));
+        }
+        if let Some(n) = self.max_kv_size {
+            if n == 0 {
+                return Err(flag("--max-kv-size", "must be at least 1 token"));
+            }
+            v.push(("--max-kv-size", Edit::MaxKvSize(Some(n))));
+        }
+        Ok(v)
+    }
+
+    /// The options without the settings that need the opened model (`--runtime` and MLX-LM's
+    /// flags), and those settings as edits: the explorer builds its scenario before its
+    /// start-up file is open (on a worker) and applies them once it is.
+    pub fn split_after_open(&self) -> Result<(ScenarioOptions, FlagEdits), BuildError> {
+        let mut later = Vec::new();
+        if let Some(r) = self.runtime()? {
+            later.push(("--runtime", Edit::Runtime(r)));
+        }
+        later.extend(self.mlx_lm_edits()?);
+        let now = ScenarioOptions {
+            runtime: None,
+            kv_bits: None,
+            kv_group_size: None,
+            quantized_kv_start: None,
+            max_kv_size: None,
+            ..self.clone()
+        };
+        Ok((now, later))
+    }
+
+    /// MLX-LM's settings the flags give (MLX-LM's defaults for those not given).
+    pub fn mlx_lm(&self) -> Result<MlxLmSettings, BuildError> {
+        let mut m = MlxLmSettings::default();
+        for (_, e) in self.mlx_lm_edits()? {
+            match e {
+                Edit::KvBits(b) => m.kv_bits = b,
+                Edit::KvGroupSize(g) => m.kv_group_size = g,
+                Edit::QuantizedKvStart(n) => m.quantized_kv_start = n,
+                Edit::MaxKvSize(n) => m.max_kv_size = n,
+                _ => {}
+            }
+        }
+        Ok(m)
+    }
+
+    /// The first MLX-LM flag given, if any.
+    pub fn mlx_lm_flag(&self) -> Option<&'static str> {
+        [
+            (self.kv_bits.is_some(), "--kv-bits"),
+            (self.kv_group_size.is_some(), "--kv-group-size"),
+            (self.quantized_kv_start.is_some(), "--quantized-kv-start"),
+            (self.max_kv_size.is_some(), "--max-kv-size"),
+        ]
+        .into_iter()
+        .find_map(|(given, f)| given.then_some(f))
+    }
+
     /// The overrides as the edits they make, each with the flag that asked for it, in the
     /// order they apply. Values are parsed here (a bad one names its flag); the tier named by
     /// `--tier` is looked up on the scenario's machine.
     pub fn edits(&self, s: &Scenario) -> Result<Vec<(&'static str, Edit)>, BuildError> {
         let mut v: Vec<(&'static str, Edit)> = Vec::new();
+        if let Some(r) = self.runtime()? {
+            v.push(("--runtime", Edit::Runtime(r)));
+        }
+        v.extend(self.mlx_lm_edits()?);
         if let Some(n) = self.context {
             v.push(("--context", Edit::Context(n)));
         }

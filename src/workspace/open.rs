@@ -161,10 +161,36 @@ pub fn mlx_model_name(o: &Opened) -> String {
 
 /// The name a safetensors model at `path` is shown by (as [`mlx_model_name`]).
 pub fn mlx_path_name(path: &Path) -> String {
+    if !crate::remote::is_remote(path)
+        && let Some(name) = hf_cache_repo(path)
+    {
+        return name;
+    }
     match path.file_name() {
         Some(f) if !crate::remote::is_remote(path) => f.to_string_lossy().into_owned(),
         _ => crate::sanitize::path(path),
     }
+}
+
+/// `owner/repo[/sub…]` for a folder of the Hugging Face cache
+/// (`…/models--owner--repo/snapshots/REV[/sub…]`): a snapshot's folder is named by its
+/// revision hash, not by the model.
+fn hf_cache_repo(path: &Path) -> Option<String> {
+    let parts: Vec<String> = path
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let i = parts.iter().rposition(|p| p.starts_with("models--"))?;
+    if parts.get(i + 1).map(String::as_str) != Some("snapshots") || parts.len() < i + 3 {
+        return None;
+    }
+    let repo = parts[i]["models--".len()..].replacen("--", "/", 1);
+    Some(
+        std::iter::once(repo)
+            .chain(parts[i + 3..].iter().cloned())
+            .collect::<Vec<_>>()
+            .join("/"),
+    )
 }
 
 /// The edit that makes a safetensors model the scenario's model (its shape from config.json,

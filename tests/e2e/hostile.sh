@@ -70,7 +70,7 @@ wait_for "13.81" "the explorer started"
 
 # A redirect to file:///etc/passwd: one message in the status line, the explorer goes on.
 keys o
-wait_for "open GGUF" "the open prompt"
+wait_for "open (GGUF, safetensors" "the open prompt"
 paste "$BASE/file"
 keys Enter
 wait_for "not an http(s) URL" "the refused redirect is reported"
@@ -78,14 +78,14 @@ screen | grep -qF "root:x:0" && fail "the contents of /etc/passwd are on the scr
 
 # A server that stalls: the deadline ends the open with a message, not \"opening …\" for ever.
 keys o
-wait_for "open GGUF" "the open prompt again"
+wait_for "open (GGUF, safetensors" "the open prompt again"
 paste "$BASE/stall"
 keys Enter
 wait_for "timed out" "the stalled open ends at the deadline"
 
 # A 1 MiB paste: one event, cut at 4,096 characters, drawn at once; Esc closes the prompt.
 keys o
-wait_for "open GGUF" "the open prompt for the paste"
+wait_for "open (GGUF, safetensors" "the open prompt for the paste"
 head -c 1048576 /dev/zero | tr '\0' 'x' >"$CONFIG/paste"
 start=$SECONDS
 tmux load-buffer -b hostile "$CONFIG/paste"
@@ -93,7 +93,7 @@ tmux paste-buffer -p -d -b hostile -t "$SESSION"
 wait_for "xxxxxxxxxxxxxxxxxxxx" "the pasted text in the prompt"
 [ $((SECONDS - start)) -le 5 ] || fail "the 1 MiB paste took $((SECONDS - start)) s to show"
 keys Escape
-wait_gone "open GGUF" "Esc after a big paste closes the prompt"
+wait_gone "open (GGUF, safetensors" "Esc after a big paste closes the prompt"
 keys q
 wait_for "llmbound exited with 0" "q after a big paste quits"
 echo "hostile e2e: ok ($BIN)"

@@ -125,7 +125,7 @@ text "1"
 keys Enter
 wait_for "32,768 tokens" "context typed back to 32,768"
 keys o
-wait_for "open GGUF" "the open prompt"
+wait_for "open (GGUF, safetensors" "the open prompt"
 text "$GGUF"
 keys Enter
 wait_for "gemma-3-270m" "the gemma file opens"

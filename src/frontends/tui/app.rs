@@ -108,9 +108,19 @@ pub struct App {
     clipboard: Option<String>,
     /// The terminal takes OSC 52 (false: `y` shows the line instead of claiming a copy).
     osc52: bool,
+    /// Edits to make once the next file is open (the start-up `--runtime` and MLX-LM flags,
+    /// which need the model), each with its flag.
+    pub(in crate::frontends::tui) after_open: Vec<(&'static str, Edit)>,
 }
 
 impl App {
+    /// Edits to make once the next file is open, as the start-up `--runtime` and MLX-LM flags
+    /// are (they need the model, which is opened on a worker); a refused one is the status
+    /// message, naming its flag.
+    pub fn apply_after_open(&mut self, edits: Vec<(&'static str, Edit)>) {
+        self.after_open = edits;
+    }
+
     /// The explorer on the scenario the options describe. Needs no terminal.
     pub fn new(catalog: Catalog, opts: &ScenarioOptions) -> Result<App, StartError> {
         let ws = Workspace::new(catalog, opts)?;
@@ -148,6 +158,7 @@ impl App {
             jobs: Jobs::default(),
             clipboard: None,
             osc52: copy::terminal_copies(),
+            after_open: Vec::new(),
         };
         match auto_hash_setting(std::env::var("LLMBOUND_AUTO_HASH").ok().as_deref()) {
             Ok(on) => app.auto_hash = on,
@@ -395,6 +406,18 @@ impl App {
         let own_machine = (self.ws.scenario_file()).is_none_or(|f| f.machine == s.machine.id);
         if !changed && own_machine {
             return s.name.clone();
+        }
+        if s.runtime == crate::core::mlx::Runtime::MlxLm {
+            // MLX-LM's figures: the model and machine by name (llama.cpp's cache types do
+            // not apply).
+            let n = s.cache.context;
+            return format!(
+                "{}{} · {} token{}",
+                if changed { "edited · " } else { "" },
+                s.name,
+                units::fmt_tokens(n),
+                if n == 1 { "" } else { "s" },
+            );
         }
         // "edited" first, so a narrow title cuts the machine id, never the word that says the
         // figures are no longer the saved scenario's.
@@ -680,7 +703,7 @@ impl App {
             Action::Open => {
                 self.modal = Modal::Input(Input::new(
                     InputTarget::OpenPath,
-                    "open GGUF file: ",
+                    "open (GGUF, safetensors, MLX dir, URL, owner/repo, ollama:): ",
                     self.file.path_text(),
                 ));
             }

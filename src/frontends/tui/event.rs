@@ -97,8 +97,15 @@ fn leave() {
 /// Build the app, take the terminal, loop, give the terminal back.
 pub fn run(opts: Options) -> color_eyre::Result<()> {
     let catalog = Catalog::load();
-    let mut app = App::new(catalog, &opts.scenario).map_err(|e| eyre!("{e}"))?;
+    // `--runtime` and MLX-LM's flags need the model, which is opened on a worker: they are
+    // applied once it is (the CLI checked them against it before the terminal was taken).
+    let (scenario, after_open) = match &opts.gguf {
+        Some(_) => opts.scenario.split_after_open().map_err(|e| eyre!("{e}"))?,
+        None => (opts.scenario.clone(), Vec::new()),
+    };
+    let mut app = App::new(catalog, &scenario).map_err(|e| eyre!("{e}"))?;
     if let Some(p) = opts.gguf {
+        app.apply_after_open(after_open);
         app.update(Action::OpenPath(p));
     }
     // Installed before the terminal turns raw, so a SIGTERM/SIGINT/SIGHUP at any moment ends

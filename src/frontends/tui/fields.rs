@@ -29,6 +29,7 @@ mod parse;
 use crate::core::cache::CacheType;
 use crate::core::edit::{self, Edit, Setting};
 use crate::core::gpu_layers::MaxGpuLayers;
+use crate::core::mlx::Runtime;
 use crate::core::model::{ArchFigures, Attention, ModelShape, PerLayer};
 use crate::core::placement::SplitMode;
 use crate::core::scenario::{Scenario, Tier};
@@ -172,6 +173,35 @@ pub struct Ctx<'a> {
     /// With the placement left to llama.cpp (`-ngl auto`, `-fit on`), the whole layers the
     /// bounds are evaluated at (`compare::evaluation`: the `-fit` plan's, or the most that fit).
     pub placed_gpu_layers: Option<u32>,
+    /// The runtimes that apply to what is open (the runtime row cycles through them).
+    pub runtimes: Vec<Runtime>,
+}
+
+/// What decides whether a row is shown: the scenario (a row's `shown` reads it as a
+/// `&Scenario`, through `Deref`) and the runtimes that apply to the open artifact.
+pub struct Applies<'a> {
+    /// The current scenario.
+    pub scenario: &'a Scenario,
+    /// The runtimes that apply to what is open (`Workspace::runtimes`).
+    pub runtimes: &'a [Runtime],
+}
+
+impl std::ops::Deref for Applies<'_> {
+    type Target = Scenario;
+    fn deref(&self) -> &Scenario {
+        self.scenario
+    }
+}
+
+impl Applies<'_> {
+    /// The figures shown are llama.cpp's.
+    pub fn llama_cpp(&self) -> bool {
+        self.scenario.runtime == Runtime::LlamaCpp
+    }
+    /// The figures shown are MLX-LM's.
+    pub fn mlx_lm(&self) -> bool {
+        self.scenario.runtime == Runtime::MlxLm
+    }
 }
 
 impl<'a> Ctx<'a> {
@@ -186,6 +216,7 @@ impl<'a> Ctx<'a> {
             max_gpu_layers: ws.max_gpu_layers(),
             placed_gpu_layers: crate::compare::left_to_fit(ws.scenario())
                 .then(|| ws.report().layout.gpu_layers),
+            runtimes: ws.runtimes(),
         }
     }
     fn index(&self) -> usize {
@@ -248,8 +279,9 @@ pub struct Descriptor {
     pub short: &'static str,
     /// How ←/→ and Space change it.
     pub step: Step,
-    /// The row is shown for this scenario (GPU layers only with more than one tier…).
-    pub shown: fn(&Scenario) -> bool,
+    /// The row is shown for this scenario and the runtimes that apply (GPU layers only with
+    /// more than one tier, llama.cpp's rows only while its figures are shown…).
+    pub shown: fn(&Applies) -> bool,
     /// An info row (label, value) shown in its place when it is not (MLA: none).
     pub absent: Option<(&'static str, &'static str)>,
     /// The value, tag and slider as shown.
@@ -261,11 +293,20 @@ pub struct Descriptor {
     pub parse: fn(&Ctx, &str, &'static str) -> Result<Edit, FieldError>,
 }
 
-fn always(_: &Scenario) -> bool {
+fn always(_: &Applies) -> bool {
     true
 }
-fn several_tiers(s: &Scenario) -> bool {
-    s.machine.tiers.len() > 1
+/// A llama.cpp setting: shown while the figures are llama.cpp's.
+fn llama_cpp(a: &Applies) -> bool {
+    a.llama_cpp()
+}
+/// An MLX-LM setting: shown while the figures are MLX-LM's.
+fn mlx_lm(a: &Applies) -> bool {
+    a.mlx_lm()
+}
+/// A llama.cpp placement setting: shown with more than one tier.
+fn several_tiers(a: &Applies) -> bool {
+    a.llama_cpp() && a.machine.tiers.len() > 1
 }
 
 /// The defaults a row in [`ROWS`] starts from (`..ROW`): a cache-pane row, shown always, one
@@ -332,6 +373,22 @@ fn rate_step(v: f64, dir: i32) -> BytesPerSec {
 pub static ROWS: &[Descriptor] = &[
     // ── Cache & run ──
     Descriptor {
+        setting: Setting::Runtime,
+        label: "runtime",
+        name: "runtime (llama.cpp or MLX-LM)",
+        short: "runtime",
+        shown: |a| a.runtimes.len() > 1,
+        step: Step::Cycle(|c| c.runtimes.iter().map(|r| r.name().to_string()).collect()),
+        show: |c| shown(c.s.runtime.name()).tag(Tag::Note("both apply".into())),
+        text: |c| c.s.runtime.name().to_string(),
+        parse: |_, t, w| {
+            Runtime::parse(t).map(Edit::Runtime).ok_or_else(|| {
+                FieldError::Unit(w, format!("\"{}\": expected llama.cpp or MLX-LM", t.trim()))
+            })
+        },
+        ..ROW
+    },
+    Descriptor {
         setting: Setting::Context,
         label: "context",
         name: "context length (tokens per sequence)",
@@ -362,10 +419,93 @@ pub static ROWS: &[Descriptor] = &[
         ..ROW
     },
     Descriptor {
+        setting: Setting::KvBits,
+        label: "kv bits",
+        name: "MLX-LM quantized KV cache (--kv-bits 2, 4 or 8; none = the model's dtype)",
+        short: "--kv-bits",
+        shown: mlx_lm,
+        step: Step::Cycle(|_| ["none", "8", "4", "2"].map(String::from).to_vec()),
+        show: |c| match c.s.mlx_lm.kv_bits {
+            None => shown("none (model dtype)"),
+            Some(b) => shown(format!("{b} bits")).tag(c.prov(Provenance::User)),
+        },
+        text: |c| c.s.mlx_lm.kv_bits.map_or("none".into(), |b| b.to_string()),
+        parse: |_, t, w| {
+            if t.is_empty() || t.eq_ignore_ascii_case("none") || t.eq_ignore_ascii_case("off") {
+                return Ok(Edit::KvBits(None));
+            }
+            let b = parse_count(t, w)?;
+            crate::core::mlx::check_kv_bits(b).map_err(|e| FieldError::Unit(w, e))?;
+            Ok(Edit::KvBits(Some(b)))
+        },
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::KvGroupSize,
+        label: "kv group",
+        name: "MLX-LM KV quantization group (--kv-group-size 32, 64 or 128)",
+        short: "--kv-group-size",
+        shown: mlx_lm,
+        step: Step::Cycle(|_| ["32", "64", "128"].map(String::from).to_vec()),
+        show: |c| {
+            shown(c.s.mlx_lm.kv_group_size.to_string()).tag_if(
+                c.s.mlx_lm.kv_bits.is_none(),
+                Tag::Note("no --kv-bits".into()),
+            )
+        },
+        text: |c| c.s.mlx_lm.kv_group_size.to_string(),
+        parse: |_, t, w| {
+            let g = parse_count(t, w)?;
+            crate::core::mlx::check_kv_group_size(g).map_err(|e| FieldError::Unit(w, e))?;
+            Ok(Edit::KvGroupSize(g))
+        },
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::QuantizedKvStart,
+        label: "kv q start",
+        name: "MLX-LM quantize the cache from this many tokens (--quantized-kv-start)",
+        short: "--quantized-kv-start",
+        shown: mlx_lm,
+        show: |c| {
+            shown(units::fmt_tokens(c.s.mlx_lm.quantized_kv_start)).tag_if(
+                c.s.mlx_lm.kv_bits.is_none(),
+                Tag::Note("no --kv-bits".into()),
+            )
+        },
+        text: |c| c.s.mlx_lm.quantized_kv_start.to_string(),
+        parse: |_, t, w| Ok(Edit::QuantizedKvStart(parse_count(t, w)?)),
+        ..ROW
+    },
+    Descriptor {
+        setting: Setting::MaxKvSize,
+        label: "max kv",
+        name: "MLX-LM rotating cache of N tokens (--max-kv-size N; none = no limit)",
+        short: "--max-kv-size",
+        shown: mlx_lm,
+        show: |c| match c.s.mlx_lm.max_kv_size {
+            None => shown("none"),
+            Some(n) => shown(units::fmt_tokens(n)).tag(c.prov(Provenance::User)),
+        },
+        text: |c| {
+            c.s.mlx_lm
+                .max_kv_size
+                .map_or("none".into(), |n| n.to_string())
+        },
+        parse: |_, t, w| {
+            if t.is_empty() || t.eq_ignore_ascii_case("none") {
+                return Ok(Edit::MaxKvSize(None));
+            }
+            Ok(Edit::MaxKvSize(Some(parse_count(t, w)?)))
+        },
+        ..ROW
+    },
+    Descriptor {
         setting: Setting::Sequences,
         label: "sequences",
         name: "sequences",
         short: "sequences",
+        shown: llama_cpp,
         step: Step::By(|c, dir| Some(Edit::Sequences(step_u64(c.s.cache.sequences, dir, 1, 1)))),
         show: |c| shown(c.s.cache.sequences.to_string()),
         text: |c| c.s.cache.sequences.to_string(),
@@ -377,6 +517,7 @@ pub static ROWS: &[Descriptor] = &[
         label: "K cache",
         name: "K cache type",
         short: "K cache",
+        shown: llama_cpp,
         step: Step::Cycle(cache_type_names),
         show: |c| shown(c.s.cache.type_k.name()),
         text: |c| c.s.cache.type_k.name().to_string(),
@@ -388,6 +529,7 @@ pub static ROWS: &[Descriptor] = &[
         label: "V cache",
         name: "V cache type",
         short: "V cache",
+        shown: llama_cpp,
         step: Step::Cycle(cache_type_names),
         show: |c| {
             let cache = &c.s.cache;
@@ -408,6 +550,7 @@ pub static ROWS: &[Descriptor] = &[
         label: "flash attn",
         name: "flash attention (on/off)",
         short: "flash attention",
+        shown: llama_cpp,
         step: Step::Toggle,
         show: |c| shown(on_off(c.s.cache.flash_attn)),
         text: |c| on_off(c.s.cache.flash_attn),
@@ -419,6 +562,7 @@ pub static ROWS: &[Descriptor] = &[
         label: "n_ubatch",
         name: "n_ubatch",
         short: "n_ubatch",
+        shown: llama_cpp,
         step: Step::By(|c, dir| Some(Edit::Ubatch(halve_double(c.s.cache.ubatch, dir)))),
         show: |c| shown(c.s.cache.ubatch.to_string()),
         text: |c| c.s.cache.ubatch.to_string(),
@@ -430,6 +574,7 @@ pub static ROWS: &[Descriptor] = &[
         label: "unified KV",
         name: "unified KV (on/off)",
         short: "unified KV",
+        shown: llama_cpp,
         step: Step::Toggle,
         show: |c| shown(on_off(c.s.cache.kv_unified)),
         text: |c| on_off(c.s.cache.kv_unified),
@@ -441,6 +586,7 @@ pub static ROWS: &[Descriptor] = &[
         label: "swa-full",
         name: "swa-full (on/off)",
         short: "swa-full",
+        shown: llama_cpp,
         step: Step::Toggle,
         show: |c| {
             shown(on_off(c.s.cache.swa_full)).tag_if(
@@ -457,6 +603,7 @@ pub static ROWS: &[Descriptor] = &[
         label: "other A",
         name: "other allocations A (e.g. 2 GiB)",
         short: "other allocations A",
+        shown: llama_cpp,
         step: Step::By(|c, dir| {
             Some(Edit::Overhead(step_u64(
                 c.s.other_bytes.value,
@@ -684,6 +831,7 @@ pub static ROWS: &[Descriptor] = &[
         label: "prompt S",
         name: "prompt rows S",
         short: "prompt rows",
+        shown: llama_cpp,
         step: Step::By(|c, dir| Some(Edit::PromptRows(halve_double(c.s.prompt_rows, dir)))),
         show: |c| shown(units::fmt_tokens(c.s.prompt_rows)),
         text: |c| c.s.prompt_rows.to_string(),
@@ -695,6 +843,7 @@ pub static ROWS: &[Descriptor] = &[
         label: "compute",
         name: "compute path",
         short: "compute path",
+        shown: llama_cpp,
         step: Step::Cycle(|c| {
             let mut paths: Vec<String> = (c.s.machine.compute.iter())
                 .map(|r| r.path.clone())
@@ -1138,15 +1287,19 @@ fn row_of(d: &Descriptor, c: &Ctx) -> Row {
 
 /// The rows of the descriptors of `pane` made `per`, at index `i`.
 fn table_rows(ws: &Workspace, pane: Pane, per: Per, i: usize, out: &mut Vec<Row>) {
-    let s = ws.scenario();
+    let runtimes = ws.runtimes();
+    let a = Applies {
+        scenario: ws.scenario(),
+        runtimes: &runtimes,
+    };
     for d in ROWS.iter().filter(|d| d.pane == pane && d.per == per) {
         // a host or SSD tier has no device, so no free figure of a backend
         if matches!(d.setting, Setting::DeviceFree(_))
-            && !s.machine.tiers.get(i).is_some_and(|t| t.is_device())
+            && !a.machine.tiers.get(i).is_some_and(|t| t.is_device())
         {
             continue;
         }
-        if (d.shown)(s) {
+        if (d.shown)(&a) {
             out.push(row_of(d, &Ctx::of(ws, d.setting.at(i))));
         } else if let Some((label, value)) = d.absent {
             out.push(Row::info(label, value.to_string()));
@@ -1444,7 +1597,12 @@ mod tests {
     fn shown_settings(ws: &Workspace) -> Vec<Setting> {
         let m = &ws.scenario().machine;
         let mut out = Vec::new();
-        for d in ROWS.iter().filter(|d| (d.shown)(ws.scenario())) {
+        let runtimes = ws.runtimes();
+        let a = Applies {
+            scenario: ws.scenario(),
+            runtimes: &runtimes,
+        };
+        for d in ROWS.iter().filter(|d| (d.shown)(&a)) {
             let n = match d.per {
                 Per::One => 1,
                 Per::Tier => m.tiers.len(),

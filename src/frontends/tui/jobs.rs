@@ -87,6 +87,7 @@ impl App {
     /// Use an opened file: the workspace takes its model, W and inventory (files loaded beside
     /// the model, the machine and the settings stay).
     pub fn apply_loaded(&mut self, loaded: file::Loaded) {
+        let after_open = std::mem::take(&mut self.after_open);
         match self.ws.open(&loaded.opened) {
             Err(crate::workspace::Refusal::NoModel(e)) => {
                 // Browse the file; the bounds keep the scenario they had.
@@ -98,6 +99,11 @@ impl App {
                 self.error(msg);
             }
             Ok(()) => {
+                // The start-up flags that needed this model (`--runtime`, MLX-LM's settings).
+                let refused: Vec<String> = after_open
+                    .into_iter()
+                    .filter_map(|(flag, e)| self.ws.apply(e).err().map(|r| format!("{flag}: {r}")))
+                    .collect();
                 self.after_change();
                 let name = loaded.file_name.clone();
                 let notes = loaded.opened.notes.join("; ");
@@ -126,6 +132,9 @@ impl App {
                         "{opened} · its size matches the pinned artifact {id}: Enter on the Artifact pane hashes it"
                     )),
                     None => self.info(opened),
+                }
+                if !refused.is_empty() {
+                    self.error(refused.join("; "));
                 }
             }
             Err(r) => {

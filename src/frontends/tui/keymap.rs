@@ -247,7 +247,7 @@ impl Keymap {
         let mut out = String::from(
             "# Keys of the explorer\n\n\
              `llmbound` with no arguments opens the explorer on the default scenario;\n\
-             `llmbound --gguf FILE [--machine ID] [--scenario ID]` opens it on a GGUF file.\n\
+             `llmbound --gguf FILE [--machine ID] [--scenario ID]` opens it on a GGUF file or an MLX folder.\n\
              This list is generated from `assets/keymap.toml` (the help overlay, `?`, shows the same).\n\
              While a value is being typed, printable keys go into the line: `Enter` accepts, `Esc` cancels.\n\
              A prompt opens with its current value selected: typing replaces it, `←` `→` `Home` `End`\n\

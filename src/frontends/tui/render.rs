@@ -199,6 +199,11 @@ impl App {
                     figures: &self.ws().artifact_figures(),
                     pinned: self.ws().pinned(),
                     file: self.file(),
+                    llama_cpp_beside_mlx: self.ws().runtime() == crate::core::mlx::Runtime::MlxLm
+                        && self
+                            .ws()
+                            .runtimes()
+                            .contains(&crate::core::mlx::Runtime::LlamaCpp),
                     focused,
                     theme: t,
                 }
@@ -232,6 +237,7 @@ impl App {
                     compact: l.compact,
                     scroll: self.bounds_scroll(),
                     scroll_end: Some(self.bounds_scroll_end()),
+                    runtime: (self.ws().runtimes().len() > 1).then(|| self.ws().runtime().name()),
                     theme: t,
                 }
                 .render(*rect, buf),
@@ -258,14 +264,48 @@ impl App {
                 let llama = (self.ws.runtimes())
                     .contains(&crate::core::mlx::Runtime::LlamaCpp)
                     .then(|| crate::core::mlx::llama_cpp_figures(self.ws.report()));
-                crate::mlx_report::explorer_lines(a, p, &m, llama.as_ref())
+                let settings = crate::mlx_report::MlxSettings::with(&m, &self.ws.scenario().mlx_lm);
+                let width = super::panes::block("", focused, t).inner(area).width as usize;
+                crate::mlx_report::explorer_lines_with(a, p, &m, &settings, llama.as_ref(), width)
             }
             _ => vec!["MLX-LM: no plan (the machine has no memory tier)".to_string()],
         };
-        Paragraph::new(lines.into_iter().map(Line::from).collect::<Vec<_>>())
-            .wrap(ratatui::widgets::Wrap { trim: false })
-            .scroll((self.bounds_scroll(), 0))
-            .block(super::panes::block("Bounds · MLX-LM", focused, t))
+        // Scrolled in whole blocks as llama.cpp's pane is: each line with its wrapped rows, the
+        // side-by-side table (from its blank line to the launch line) as one; the title says
+        // what is above and below.
+        let width = super::panes::block("", focused, t).inner(area).width;
+        let mut blocks: Vec<super::panes::scroll::Block> = Vec::new();
+        let mut table: Option<Vec<Line<'static>>> = None;
+        for l in lines {
+            if l.is_empty() {
+                table = Some(vec![Line::from(l)]);
+            } else if let Some(rows) = table.as_mut().filter(|_| !l.starts_with("launch ")) {
+                rows.push(Line::from(l));
+            } else {
+                if let Some(rows) = table.take() {
+                    blocks.push(super::panes::scroll::Block::group(rows, width));
+                }
+                blocks.push(super::panes::scroll::Block::wrapped(Line::from(l), width));
+            }
+        }
+        if let Some(rows) = table {
+            blocks.push(super::panes::scroll::Block::group(rows, width));
+        }
+        let inner = super::panes::block("", focused, t).inner(area);
+        let page = super::panes::scroll::page(
+            &blocks,
+            inner.height as usize,
+            self.bounds_scroll() as usize,
+        );
+        self.bounds_scroll_end().set(page.last as u16);
+        let mark = page.mark();
+        let title = if mark.is_empty() {
+            "Bounds · MLX-LM".to_string()
+        } else {
+            format!("Bounds · MLX-LM · {mark}")
+        };
+        Paragraph::new(page.lines)
+            .block(super::panes::block(title, focused, t))
             .render(area, buf);
     }
 
@@ -329,17 +369,19 @@ fn prompt_line(i: &super::app::Input, t: super::theme::Theme, area: Rect, buf: &
     use super::app::InputTarget;
     let hint = match i.target {
         _ if !i.choices.is_empty() => "  ↑↓ choose · Enter takes · Esc cancels",
-        InputTarget::OpenPath | InputTarget::BenchPath => {
-            "  Tab completes · ↑↓ history · Enter opens · Esc cancels"
-        }
+        // The open prompt names what it opens: its hint is shorter, so both fit at 120.
+        InputTarget::OpenPath => "  Tab completes · ↑↓ history · Esc cancels",
+        InputTarget::BenchPath => "  Tab completes · ↑↓ history · Enter opens · Esc cancels",
         _ if i.selected => "  typing replaces · ←→ edit · Enter accepts · Esc cancels",
         _ => "  ↑↓ history · Enter accepts · Esc cancels",
     };
     let prompt_w = i.prompt.chars().count();
     let full = area.width as usize;
-    // The hint goes first when room is short; the text always keeps 12 columns.
+    // The hint goes first when room is short: the text keeps 12 columns, or its whole length
+    // while it is typed (a URL pasted into the open prompt, whose label is long, had 15).
     let hint_w = hint.chars().count();
-    let hint = if full > prompt_w + 12 + hint_w {
+    let text_w = i.text.chars().count().max(11) + 1;
+    let hint = if full > prompt_w + text_w + hint_w {
         hint
     } else {
         ""

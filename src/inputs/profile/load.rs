@@ -832,6 +832,7 @@ pub fn scenario(cat: &Catalog, s: &ScenarioFile) -> Result<Scenario, ProfileErro
             shared_expert_length: 0,
         },
         runtime: crate::core::mlx::Runtime::default(),
+        mlx_lm: crate::core::mlx::MlxLmSettings::default(),
     })
 }
 

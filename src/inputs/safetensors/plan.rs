@@ -216,6 +216,15 @@ impl MlxSettings {
             ..MlxSettings::default()
         }
     }
+    /// The scenario's MLX-LM settings (`--kv-bits`, `--max-kv-size` …) with the machine's
+    /// working set.
+    pub fn with(machine: &MachineFigures, run: &crate::core::mlx::MlxLmSettings) -> MlxSettings {
+        MlxSettings {
+            kv_quant: run.kv_quant(),
+            max_kv_size: run.max_kv_size,
+            ..MlxSettings::on(machine)
+        }
+    }
 }
 
 /// MLX-LM's plan of `art` with `settings` for a prompt of `context` tokens on `machine`.

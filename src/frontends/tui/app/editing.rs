@@ -148,8 +148,35 @@ impl App {
 
     /// Set the context to the largest that fits (the Bounds pane's figure), and say so.
     pub(crate) fn jump_to_max_context(&mut self) {
-        let c = &self.ws.report().capacity;
         let now = self.ws.scenario().cache.context;
+        if self.ws.runtime() == crate::core::mlx::Runtime::MlxLm {
+            // MLX-LM's figures: its plan's largest context, not llama.cpp's.
+            let largest = self
+                .ws
+                .mlx_plan()
+                .map(|p| (p.memory.is_err(), p.largest_context));
+            match largest {
+                None => self.info("MLX-LM: no plan (the machine has no memory tier)"),
+                Some((true, _)) => self.info("no context: MLX-LM refuses this run"),
+                Some((false, None)) => {
+                    self.info("no context fits: MLX-LM's weights and activations alone do not fit")
+                }
+                Some((false, Some(n))) if n == now => self.info(format!(
+                    "context {} tokens is the largest MLX-LM holds",
+                    units::fmt_tokens(n)
+                )),
+                Some((false, Some(n))) => {
+                    if self.edit(Edit::Context(n)) {
+                        self.info(format!(
+                            "context {} tokens: the largest MLX-LM holds",
+                            units::fmt_tokens(n)
+                        ));
+                    }
+                }
+            }
+            return;
+        }
+        let c = &self.ws.report().capacity;
         match c.max_context_tokens {
             _ if c.refused() => {
                 self.info("no context fits: llama.cpp will not start with these settings")

@@ -22,6 +22,9 @@ pub struct ArtifactPane<'a> {
     pub pinned: Option<&'a PinnedArtifact>,
     /// The opened file.
     pub file: &'a FileState,
+    /// The file shown is the GGUF llama.cpp runs while the figures elsewhere are MLX-LM's (a
+    /// folder or repository with both): the title says whose artifact it is.
+    pub llama_cpp_beside_mlx: bool,
     /// Focused.
     pub focused: bool,
     /// Styles.
@@ -81,7 +84,12 @@ pub fn fmt_eta(s: f64) -> String {
 impl Widget for ArtifactPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
-        let block = super::block("Artifact", self.focused, t);
+        let title = if self.llama_cpp_beside_mlx {
+            "Artifact · llama.cpp's GGUF"
+        } else {
+            "Artifact"
+        };
+        let block = super::block(title, self.focused, t);
         let inner = block.inner(area);
         block.render(area, buf);
         let fig = self.figures;
@@ -175,18 +183,34 @@ impl Widget for ArtifactPane<'_> {
         lines.push(density);
         match loaded {
             Some(l) => {
-                // 39 columns, or 34 with a shorter count heading and b/w (80×24).
+                // 39 columns, or 34 with a shorter count heading and b/w (80×24). MLX's
+                // affine encodings go by their bits and group (`q4 g64`; the tensor view, t,
+                // names them in full), and a type longer than its column takes it from the
+                // count's, so every row keeps its b/w.
+                let short = |name: &str| name.strip_prefix("affine ").unwrap_or(name).to_string();
                 let narrow = inner.width < 39;
+                let longest = (l.by_type.iter())
+                    .map(|ty| short(&ty.type_name).chars().count())
+                    .max()
+                    .unwrap_or(0);
+                let (tw, nw) = if narrow {
+                    let tw = longest.max(5);
+                    (tw, 9usize.saturating_sub(tw).max(3))
+                } else {
+                    let tw = longest.max(6);
+                    (tw, 13usize.saturating_sub(tw).max(3))
+                };
+                let count_heading = if nw >= 7 { "tensors" } else { "n" };
                 lines.push(Line::from(Span::styled(
                     if narrow {
                         format!(
-                            "{:<5}{:>4} {:>11} {:>6} {:>5}",
-                            "type", "n", "bytes", "share", "b/w"
+                            "{:<tw$}{:>nw$} {:>11} {:>6} {:>5}",
+                            "type", count_heading, "bytes", "share", "b/w"
                         )
                     } else {
                         format!(
-                            "{:<6}{:>7} {:>11} {:>6} {:>6}",
-                            "type", "tensors", "bytes", "share", "b/w"
+                            "{:<tw$}{:>nw$} {:>11} {:>6} {:>6}",
+                            "type", count_heading, "bytes", "share", "b/w"
                         )
                     },
                     t.label(),
@@ -195,11 +219,12 @@ impl Widget for ArtifactPane<'_> {
                 let n = l.by_type.len();
                 let show = if n > room { room.saturating_sub(1) } else { n };
                 for ty in l.by_type.iter().take(show) {
+                    let name = short(&ty.type_name);
                     lines.push(Line::from(Span::styled(
                         if narrow {
                             format!(
-                                "{:<5}{:>4} {:>11} {:>5.1}% {:>5}",
-                                ty.type_name,
+                                "{:<tw$}{:>nw$} {:>11} {:>5.1}% {:>5}",
+                                name,
                                 ty.count,
                                 crate::tui::format::bytes(ty.bytes),
                                 ty.share * 100.0,
@@ -207,8 +232,8 @@ impl Widget for ArtifactPane<'_> {
                             )
                         } else {
                             format!(
-                                "{:<6}{:>7} {:>11} {:>5.1}% {:>6}",
-                                ty.type_name,
+                                "{:<tw$}{:>nw$} {:>11} {:>5.1}% {:>6}",
+                                name,
                                 ty.count,
                                 crate::tui::format::bytes(ty.bytes),
                                 ty.share * 100.0,

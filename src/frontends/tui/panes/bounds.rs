@@ -29,6 +29,9 @@ pub struct BoundsPane<'a> {
     pub scroll: u16,
     /// Set to the last useful scroll position when drawn, so the keys stop there.
     pub scroll_end: Option<&'a std::cell::Cell<u16>>,
+    /// The runtime the figures are for, named in the title when another one also applies
+    /// ("Bounds · llama.cpp" beside a safetensors model MLX-LM could run).
+    pub runtime: Option<&'a str>,
     /// Styles.
     pub theme: Theme,
 }
@@ -780,9 +783,13 @@ fn draw_chart(f: ChartFrame<'_>, sets: Vec<Dataset<'_>>, area: Rect, buf: &mut B
 impl Widget for BoundsPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
-        let inner = super::block("Bounds", self.focused, t).inner(area);
+        let name = match self.runtime {
+            Some(r) => format!("Bounds · {r}"),
+            None => "Bounds".to_string(),
+        };
+        let inner = super::block(name.clone(), self.focused, t).inner(area);
         if inner.height < 3 {
-            super::block("Bounds", self.focused, t).render(area, buf);
+            super::block(name, self.focused, t).render(area, buf);
             return;
         }
         let bars = &self.plots.bars;
@@ -968,9 +975,9 @@ impl Widget for BoundsPane<'_> {
         }
         let mark = page.mark();
         let title = if mark.is_empty() {
-            "Bounds".to_string()
+            name
         } else {
-            format!("Bounds · {mark}")
+            format!("{name} · {mark}")
         };
         super::block(title, self.focused, t).render(area, buf);
     }
