@@ -269,9 +269,15 @@ fn whole_layers_by_tensor_equal_the_whole_layer_rule_on_the_fixtures() {
         if base.inventory.as_ref().is_none_or(|i| i.tensors.is_empty()) {
             continue;
         }
-        // an encoder–decoder file names its layers `enc.blk.N` / `dec.blk.N`, which the
-        // tensor placement does not read as layers (its whole-layer split does): not compared
-        if base.model.architecture == "t5" {
+        // an encoder–decoder file names its layers `enc.blk.N` / `dec.blk.N`, and WavTokenizer
+        // `posnet.N` / `convnext.N`; the tensor placement reads only `blk.N` as layers (its
+        // whole-layer split does): not compared
+        if matches!(base.model.architecture.as_str(), "t5" | "t5encoder")
+            || !llmbound::core::plan::placement_model(&base)
+                .tensors
+                .iter()
+                .any(|t| t.name.starts_with("blk."))
+        {
             continue;
         }
         let layer_0_extra: u64 = llmbound::core::plan::placement_model(&base)

@@ -213,8 +213,11 @@ impl WeightSplit {
 pub fn weight_split(s: &Scenario) -> WeightSplit {
     let w = s.weight_bytes();
     let l = s.model.layers.len();
+    // A file may carry fewer layers' tensors than its block count (a GLM-4.5 shape without
+    // its NextN layer's tensors): the layers it has no tensors for hold no bytes.
     if let Some(inv) = &s.inventory
-        && inv.layer_bytes.len() == l
+        && !inv.layer_bytes.is_empty()
+        && inv.layer_bytes.len() <= l
     {
         let tensor_sum = inv
             .layer_bytes
@@ -225,8 +228,10 @@ pub fn weight_split(s: &Scenario) -> WeightSplit {
             .saturating_add(inv.other_bytes);
         let mut experts = inv.layer_routed_expert_bytes.clone();
         experts.resize(l, 0);
+        let mut layer = inv.layer_bytes.clone();
+        layer.resize(l, 0);
         return WeightSplit {
-            layer: inv.layer_bytes.clone(),
+            layer,
             layer_experts: experts,
             output: inv.output_bytes,
             tied: inv.tied_output,
