@@ -705,8 +705,8 @@ fn shaped_gguf(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
 
 /// Issue 22's measured case through `report`: a Qwen3-30B-A3B-shaped file at 32k on one
 /// 16 GiB card. The placement is llama.cpp's `-fit` plan (`-ngl 49 -ot …`, experts of the
-/// last layers in host memory), not the most whole layers the bounds are evaluated at; the
-/// text says which is which.
+/// last layers in host memory), and the bounds are evaluated at that plan: the tiers' weights
+/// and the decode ceilings equal the placement's own rows.
 #[test]
 fn report_prints_llama_cpps_ot_plan_for_a_moe_model_on_a_16_gib_card() {
     let dir = tempfile::tempdir().unwrap();
@@ -752,20 +752,31 @@ fn report_prints_llama_cpps_ot_plan_for_a_moe_model_on_a_16_gib_card() {
     );
     assert_eq!(p["gpu_layers"], 49);
     assert_eq!(p["devices_fit"], true);
-    // the bounds: the most whole layers that fit
-    assert_eq!(j["settings"]["gpu_layers"], 38, "{}", j["settings"]);
+    // the bounds: at the plan (all 49 layers, the experts its -ot names on the host)
+    assert_eq!(j["settings"]["gpu_layers"], 49, "{}", j["settings"]);
     let text = run(&[]);
     assert!(
         text.contains("llama.cpp's -fit chooses -c 32768 -ngl 49 -ot"),
         "{text}"
     );
+    assert!(!text.contains("bounds above"), "{text}");
+    // the tier's weights are the placement's model bytes (11,784.34 MiB = 11.508 GiB), the
+    // inventory ceiling at 32k the placement's sum bound
     assert!(
-        text.contains(
-            "at -ngl 38 of 49, whole layers (the tier model does not place -ot patterns)"
-        ),
+        text.contains("tier gpu0              48 layers + output: W 11.508 GiB"),
         "{text}"
     );
-    // compare's row says both: the whole layers it is evaluated at, and llama.cpp's plan
+    assert!(
+        text.contains("CUDA0 (gpu0, cuda)     model 11,784.34 MiB"),
+        "{text}"
+    );
+    assert!(
+        text.contains("32,768 tokens (inv.)   127.45 tokens/s"),
+        "{text}"
+    );
+    assert!(text.contains("sum bound 127.45 tok/s"), "{text}");
+    assert!(text.contains("overlap bound 217.12 tok/s"), "{text}");
+    // compare's row: llama.cpp's plan, which it is evaluated at
     let c: serde_json::Value = serde_json::from_str(&run(&[
         "compare",
         "--machine",
@@ -776,9 +787,5 @@ fn report_prints_llama_cpps_ot_plan_for_a_moe_model_on_a_16_gib_card() {
     .unwrap();
     let row = &c["machines"][0];
     let placement = row["placement"].as_str().unwrap_or_default();
-    assert!(
-        placement
-            .starts_with("most layers that fit: -ngl 38 (llama.cpp's -fit: -c 32768 -ngl 49 -ot "),
-        "{c}"
-    );
+    assert!(placement.starts_with("-fit -c 32768 -ngl 49 -ot "), "{c}");
 }

@@ -335,9 +335,9 @@ fn nothing_to_apply_without_a_fitted_plan() {
     assert_eq!(app.ws().report().plan, before);
 }
 
-/// With `-ngl auto` the Cache pane's GPU layers row names the whole layers the bounds are
-/// evaluated at (the most that fit when llama.cpp's plan needs `-ot`), while the Devices view
-/// shows llama.cpp's plan; after `a` the row is the plan's `-ngl`.
+/// With `-ngl auto` the Cache pane's GPU layers row names the layers of llama.cpp's plan, which
+/// the bounds are evaluated at (all 49, with the experts its `-ot` names on the host); after
+/// `a` the row is the plan's `-ngl`, and the bounds do not move.
 #[test]
 fn the_gpu_layers_row_says_auto_and_the_layers_the_bounds_are_at() {
     let dir = tempfile::tempdir().unwrap();
@@ -345,10 +345,12 @@ fn the_gpu_layers_row_says_auto_and_the_layers_the_bounds_are_at() {
     let opts = moe_opts(gguf);
     let app = App::new(Catalog::load_with(Some(dir.path().to_path_buf())), &opts).unwrap();
     let t = text(&app, 120, 36);
-    assert!(t.contains("GPU layers auto: 38 of 49"), "{t}");
+    assert!(t.contains("GPU layers auto: all (49)"), "{t}");
+    assert!(t.contains("W 11.5 C 3.00 X 0.442 A 0 / 16.0 GiB"), "{t}");
     let mut app = devices_app(dir.path(), opts);
     app.update(Action::ApplyPlan);
     app.update(Action::Back);
     let t = text(&app, 120, 36);
     assert!(t.contains("GPU layers all (49)"), "{t}");
+    assert!(t.contains("W 11.5 C 3.00 X 0.442 A 0 / 16.0 GiB"), "{t}");
 }

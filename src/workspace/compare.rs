@@ -169,10 +169,11 @@ pub struct CompareRow {
 }
 
 /// The scenario evaluated at the machine's own placement, as llama.cpp chooses it: the user's
-/// placement flags dropped (llama.cpp's defaults: `-ngl auto`, `-fit on`), then the layers
-/// and split of the `-fit` plan (`core::plan`) when it places whole layers, else (a plan with
-/// `-ot` patterns, which the tier model does not place, or no plan) the most layers that fit
-/// keeping llama.cpp's margin (`core::gpu_layers`); never another machine's `-ngl` or split.
+/// placement flags dropped (llama.cpp's defaults: `-ngl auto`, `-fit on`), then the layers,
+/// split and `-ot` patterns of the `-fit` plan (`core::plan`; the tiers follow the tensor
+/// placement, `core::tiers`), else (no plan, or one the bounds find short) the most layers
+/// that fit keeping llama.cpp's margin (`core::gpu_layers`); never another machine's `-ngl`
+/// or split.
 pub fn evaluate_placed(s: &Scenario) -> Result<Report, ScenarioError> {
     evaluation(&at_llama_cpp_defaults(s)?)
 }
@@ -203,14 +204,14 @@ pub fn at_llama_cpp_defaults(s: &Scenario) -> Result<Scenario, ScenarioError> {
 /// The one evaluation of a scenario, as llama.cpp would run it: the report, `check`, the
 /// explorer (its bounds and claim panes), compare, models, the library and the llama-bench
 /// import all evaluate through it. With the placement left to llama.cpp
-/// ([`left_to_fit`]) the scenario is evaluated at the layers and split of its own `-fit`
-/// plan (when it places whole layers; else the most layers that fit keeping the margin),
+/// ([`left_to_fit`]) the scenario is evaluated at the layers, split and `-ot` patterns of its
+/// own `-fit` plan (else the most layers that fit keeping the margin),
 /// so the headline, the claim verdict and the plan below them describe one placement; with
 /// the user's own placement flags, at those flags (`core::evaluate`).
 ///
 /// The report's `plan` is always llama.cpp's for the scenario as given (`-fit`'s arguments,
-/// `-ot` patterns and the context it chose), also when the bounds are evaluated at the most
-/// whole layers that fit because the plan needs `-ot` patterns the tier model does not place.
+/// `-ot` patterns and the context it chose), also when the bounds fall back to the most
+/// whole layers that fit.
 pub fn evaluation(s: &Scenario) -> Result<Report, ScenarioError> {
     if !left_to_fit(s) {
         return evaluate(s);
@@ -275,13 +276,20 @@ fn at_the_plan(
     if let Ok(r) = &first
         && let Ok(p) = &r.plan
         && matches!(p.origin, PlanOrigin::Fitted { .. })
-        && p.overrides.is_empty()
     {
         let mut edits = vec![Edit::GpuLayers(Some(p.gpu_layers))];
         if p.tensor_split.iter().filter(|x| **x > 0).count() > 1 {
             edits.push(Edit::TensorSplit(Some(
                 p.tensor_split.iter().map(|x| f64::from(*x)).collect(),
             )));
+        }
+        // the plan's -ot patterns: the tiers then follow the tensor placement (core::tiers)
+        if !p.overrides.is_empty() {
+            edits.push(Edit::OverrideTensor(
+                (p.overrides.iter())
+                    .map(|(pat, buf)| format!("{pat}={buf}"))
+                    .collect(),
+            ));
         }
         if let Ok(t) = crate::core::edit::applied(sc, &edits)
             && let Ok(fitted) = evaluate(&t)
