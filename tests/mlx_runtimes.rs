@@ -382,6 +382,28 @@ fn the_workspace_and_the_explorer_open_an_mlx_folder() {
     assert_eq!(l.total_bytes, art["file_bytes"].as_u64().unwrap());
     assert!(l.tensors.iter().any(|t| t.type_name == "affine q4 g64"));
     assert!(l.by_type.iter().any(|t| t.type_name == "affine q4 g64"));
+    // The tensor view's shapes are the file's order (outermost first), as `inspect DIR` prints
+    // them (the view had them reversed into GGUF's order: `256 × 1024` beside `1024×256`).
+    let (listed, _) = run_ok(llmbound(d.path()).args(["inspect", dir.to_str().unwrap()]));
+    let mut compared = 0;
+    for t in l
+        .tensors
+        .iter()
+        .filter(|t| t.shape.len() == 2 && t.shape[0] != t.shape[1])
+    {
+        let shape = format!("{}×{}", t.shape[0], t.shape[1]);
+        let line = listed
+            .lines()
+            .find(|x| x.split_whitespace().next() == Some(t.name.as_str()))
+            .unwrap_or_else(|| panic!("{} not in inspect:\n{listed}", t.name));
+        assert!(
+            line.contains(&shape),
+            "{} is {shape} in the view: {line}",
+            t.name
+        );
+        compared += 1;
+    }
+    assert!(compared >= 4, "{compared}");
     assert!(
         l.metadata
             .iter()

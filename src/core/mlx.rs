@@ -769,7 +769,8 @@ pub struct MlxPlan {
     pub weights_read_bytes: u64,
     /// The memory at the context, or MLX-LM's refusal of the run.
     pub memory: Result<PlanMemory, MlxRefusal>,
-    /// Capacity − total, bytes (negative: short); `None` when refused.
+    /// The limit − total, bytes (negative: short): held against the same limit as the
+    /// verdict (Metal's working set when known, else the capacity); `None` when refused.
     pub headroom: Option<i128>,
     /// The working-set rule, when the working set is known and the run is not refused.
     pub working_set: Option<WorkingSetCheck>,
@@ -866,7 +867,7 @@ pub fn plan(input: &PlanInput<'_>) -> MlxPlan {
     let decode_short = decode_ceiling(input.bandwidth, input.weights_read_bytes, 0);
     let (headroom, working_set, fits, decode_at_context, largest_context) = match &memory {
         Ok(m) => (
-            Some(input.capacity as i128 - m.total as i128),
+            Some(limit.bytes() as i128 - m.total as i128),
             input
                 .working_set
                 .map(|w| working_set(input.weights_bytes, m.total, w)),
@@ -1058,6 +1059,14 @@ mod tests {
         assert_eq!(m.total, 1_000_000 + 2_097_152 + m.activations);
         assert!(p.fits);
         assert_eq!(p.headroom, Some(cap as i128 - m.total as i128));
+        // with Metal's working set known, the headroom is held against it, as the verdict is
+        let ws = plan(&PlanInput {
+            working_set: Some(cap / 2),
+            ..input(&l, cap, 1000)
+        });
+        assert_eq!(ws.limit, PlanLimit::WiredLimit(cap / 2));
+        assert_eq!(ws.headroom, Some((cap / 2) as i128 - m.total as i128));
+        assert_eq!(ws.fits, ws.headroom.unwrap() >= 0);
         let n = p.largest_context.unwrap();
         let i = input(&l, cap, 1);
         assert!(memory_at(&i, n).unwrap().total <= cap);

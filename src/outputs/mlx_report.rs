@@ -365,10 +365,11 @@ pub fn write_text(r: &MlxReport<'_>, out: &mut impl Write) -> io::Result<()> {
             )?;
             writeln!(
                 out,
-                "  {}: {} bytes capacity, headroom {} bytes",
+                "  {}: {} bytes capacity; headroom {} bytes within {}",
                 crate::sanitize::text(&r.machine.name),
                 group_digits(r.machine.capacity as u128),
-                crate::core::units::group_digits_signed(p.headroom.unwrap_or(0))
+                crate::core::units::group_digits_signed(p.headroom.unwrap_or(0)),
+                limit_words(p.limit)
             )?;
             match &p.working_set {
                 Some(c) => {
@@ -584,9 +585,10 @@ pub fn write_markdown(r: &MlxReport<'_>, out: &mut impl Write) -> io::Result<()>
             )?;
             writeln!(
                 out,
-                "| capacity | {} | headroom {} bytes |",
+                "| capacity | {} | headroom {} bytes within {} |",
                 group_digits(r.machine.capacity as u128),
-                crate::core::units::group_digits_signed(p.headroom.unwrap_or(0))
+                crate::core::units::group_digits_signed(p.headroom.unwrap_or(0)),
+                limit_words(p.limit)
             )?;
         }
     }
@@ -937,11 +939,15 @@ pub fn explorer_lines_with(
                 );
             }
             v.push(format!(
-                "W + cache + activations {} B = {}; headroom {} B of {}",
+                "W + cache + activations {} B = {}; headroom {} B of {}{}",
                 group_digits(m.total as u128),
                 fmt_both(m.total),
                 crate::core::units::group_digits_signed(p.headroom.unwrap_or(0)),
-                fmt_both(machine.capacity)
+                fmt_both(p.limit.bytes()),
+                match p.limit {
+                    PlanLimit::WiredLimit(_) => " (the working set)",
+                    PlanLimit::Capacity(_) => "",
+                }
             ));
             v.push(format!("largest context {}", largest_words_of(art, p)));
             v.push(format!(

@@ -249,7 +249,9 @@ impl MlxInventory {
                     name: r.name.clone(),
                     type_name: r.encoding.clone(),
                     ggml_type: ggml,
-                    shape: r.shape.iter().rev().copied().collect(),
+                    // as the file states it (outermost first, as `inspect DIR`, safetensors
+                    // and MLX print it), not reversed into GGUF's innermost-first order
+                    shape: r.shape.clone(),
                     elements: r.elements,
                     bytes: Some(r.bytes),
                     bits_per_weight: r.bits_per_weight,
