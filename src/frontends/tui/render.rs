@@ -113,14 +113,19 @@ impl App {
                     _ => CompareScreen {
                         view: self.compare(),
                         pending: self.compare_switch(),
-                        subject: format!(
-                            "{} · {} tokens × {} · K {} V {}",
-                            self.ws().scenario().model.name,
-                            crate::core::units::fmt_tokens(self.ws().scenario().cache.context),
-                            self.ws().scenario().cache.sequences,
-                            self.ws().scenario().cache.type_k,
-                            self.ws().scenario().cache.type_v
-                        ),
+                        subject: {
+                            let c = &self.ws().scenario().cache;
+                            format!(
+                                "{} · {} token{} × {} sequence{} · K {} V {}",
+                                self.ws().scenario().model.name,
+                                crate::core::units::fmt_tokens(c.context),
+                                if c.context == 1 { "" } else { "s" },
+                                c.sequences,
+                                if c.sequences == 1 { "" } else { "s" },
+                                c.type_k,
+                                c.type_v
+                            )
+                        },
                         theme: t,
                     }
                     .render(body, buf),
