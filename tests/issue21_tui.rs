@@ -126,3 +126,35 @@ fn a_windowed_cache_line_multiplies_out_and_swa_full_moves_both() {
         "{allocated_full} vs {allocated}"
     );
 }
+
+/// A partial download opened in the explorer: the Artifact pane gives the file's own size and
+/// the bytes it lacks (it paired the file's name with the previous model's 19.762 GB, and
+/// counted 19 GB "missing" against it), says the bounds do not use it, and the Bounds title
+/// names the model its figures are for.
+#[test]
+fn a_partial_download_is_described_as_itself_and_the_bounds_name_their_model() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("tiny-partial.gguf");
+    fixtures::tiny("Tiny", 4)
+        .write_file(&path, Data::Zeros)
+        .unwrap();
+    let full = std::fs::metadata(&path).unwrap().len();
+    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    f.set_len(full - 1000).unwrap();
+    let app = app_on(d.path(), &path);
+    assert!(app.file().refused.is_some(), "{:?}", app.message());
+    let s = screen(&app, 120, 36);
+    let size = format!(
+        "{} bytes",
+        llmbound::core::units::group_digits(u128::from(full - 1000))
+    );
+    assert!(s.contains(&size), "{size}\n{s}");
+    assert!(s.contains("PARTIAL DOWNLOAD: 1,000 bytes missing"), "{s}");
+    assert!(s.contains("✗ not for the bounds: "), "{s}");
+    assert!(s.contains("Bounds · Qwen3-32B (not the open file)"), "{s}");
+    // nothing of the previous model's artifact beside the file's name
+    assert!(!s.contains("19.762 GB"), "{s}");
+    assert!(!s.contains("bits/param"), "{s}");
+    let s = screen(&app, 80, 24);
+    assert!(s.contains("(not t…"), "{s}");
+}

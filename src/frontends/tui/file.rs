@@ -310,6 +310,9 @@ pub struct FileState {
     pub hash: HashState,
     /// Loaded long arrays (key → values or error).
     pub arrays: Vec<(String, Result<Vec<String>, String>)>,
+    /// Why the bounds do not use the loaded file (a partial download, a header without the
+    /// model's shape): they keep the previous model while its tensors and metadata are shown.
+    pub refused: Option<String>,
     cancel: Option<Arc<AtomicBool>>,
 }
 
@@ -339,6 +342,7 @@ impl FileState {
         self.opening = None;
         self.hash = HashState::Idle;
         self.arrays.clear();
+        self.refused = None;
         self.loaded = Some(l);
     }
 

@@ -96,6 +96,7 @@ impl App {
                     loaded.file_name
                 );
                 self.show_file(loaded);
+                self.file.refused = Some(e.to_string());
                 self.error(msg);
             }
             Ok(()) => {

@@ -243,6 +243,11 @@ impl App {
                     scroll: self.bounds_scroll(),
                     scroll_end: Some(self.bounds_scroll_end()),
                     runtime: (self.ws().runtimes().len() > 1).then(|| self.ws().runtime().name()),
+                    other_model: self
+                        .file()
+                        .refused
+                        .as_ref()
+                        .map(|_| self.ws().scenario().model.name.as_str()),
                     theme: t,
                 }
                 .render(*rect, buf),

@@ -108,79 +108,116 @@ impl Widget for ArtifactPane<'_> {
             Span::styled(name, t.heading()),
             Span::styled(format!("  {source}"), t.label()),
         ]));
-        // The real size on disk; a partial download says so beside it (W counts the
-        // complete file its header describes).
-        match loaded.filter(|l| l.total_bytes < fig.bytes) {
-            Some(l) => lines.push(Line::from(vec![
-                Span::styled(
-                    format!("{} bytes", units::group_digits(l.total_bytes as u128)),
-                    t.text(),
-                ),
-                Span::raw("  "),
-                Span::styled(
-                    format!(
-                        "PARTIAL DOWNLOAD: {} bytes missing",
-                        units::group_digits((fig.bytes - l.total_bytes) as u128)
+        // A file the bounds refuse (a partial download, a header without the model's shape):
+        // its own size and what it lacks, never the previous model's figures beside its name.
+        if let (Some(l), Some(why)) = (loaded, self.file.refused.as_deref()) {
+            let w = inner.width as usize;
+            let missing = l.opened.artifact.missing_bytes();
+            lines.push(Line::from(Span::styled(
+                format!("{} bytes", units::group_digits(l.total_bytes as u128)),
+                t.text(),
+            )));
+            if missing > 0 {
+                lines.push(Line::from(Span::styled(
+                    crate::tui::format::fit(
+                        &format!(
+                            "PARTIAL DOWNLOAD: {} bytes missing",
+                            units::group_digits(missing as u128)
+                        ),
+                        w,
                     ),
                     t.bad(),
-                ),
-            ])),
-            None => lines.push(Line::from(vec![
-                Span::styled(
-                    format!("{} bytes", units::group_digits(fig.bytes as u128)),
-                    t.text(),
-                ),
-                Span::raw("  "),
-                Span::styled(fig.provenance.label(), t.provenance(fig.provenance)),
-            ])),
-        }
-        let shards = loaded.map_or(1, |l| l.shards.len());
-        let mut size = vec![Span::styled(
-            format!(
-                "{} · {}",
-                units::fmt_gb(fig.bytes),
-                units::fmt_gib(fig.bytes)
-            ),
-            t.text(),
-        )];
-        size.push(Span::styled(
-            format!(" · {shards} shard{}", if shards == 1 { "" } else { "s" }),
-            t.label(),
-        ));
-        // Files beside the artifact (projector, draft): never the artifact's own shards.
-        let extras = self
-            .weights
-            .iter()
-            .filter(|w| !matches!(w.kind, crate::core::weights::WeightKind::Artifact(_)))
-            .count();
-        if extras > 0 {
-            size.push(Span::styled(format!(" + {extras} extra"), t.label()));
-        }
-        lines.push(Line::from(size));
-        lines.push(self.hash_line(inner.width as usize));
-        let density = match (fig.bits_per_parameter, fig.parameters) {
-            (Some(b), Some(p)) => {
-                let how = if fig.parameters_counted {
-                    "counted".to_string()
-                } else {
-                    fig.parameters_provenance
-                        .map_or("", |p| p.label())
-                        .to_string()
-                };
-                let mut note = format!("({} params, {how})", params_text(p));
-                // At 80 columns the line is one too long: "params" goes, never the ")".
-                if format!("{b:.3} bits/param {note}").chars().count() > inner.width as usize {
-                    note = format!("({}, {how})", params_text(p));
-                }
-                Line::from(vec![
-                    Span::styled(format!("{b:.3}"), t.figure()),
-                    Span::styled(" bits/param ", t.label()),
-                    Span::styled(note, t.label()),
-                ])
+                )));
             }
-            _ => Line::from(Span::styled("density: parameter count unknown", t.label())),
-        };
-        lines.push(density);
+            // the reason without the path the first line names (the message log has it whole)
+            let path = format!("{}: ", l.path.display());
+            let why = why.strip_prefix(&path).unwrap_or(why);
+            lines.push(Line::from(Span::styled(
+                crate::tui::format::fit(
+                    &format!("✗ not for the bounds: {}", crate::sanitize::text(why)),
+                    w,
+                ),
+                t.bad(),
+            )));
+            lines.push(Line::from(Span::styled(
+                crate::tui::format::fit("the bounds keep the previous model (@)", w),
+                t.label(),
+            )));
+        } else {
+            // The real size on disk; a partial download says so beside it (W counts the
+            // complete file its header describes).
+            match loaded.filter(|l| l.total_bytes < fig.bytes) {
+                Some(l) => lines.push(Line::from(vec![
+                    Span::styled(
+                        format!("{} bytes", units::group_digits(l.total_bytes as u128)),
+                        t.text(),
+                    ),
+                    Span::raw("  "),
+                    Span::styled(
+                        format!(
+                            "PARTIAL DOWNLOAD: {} bytes missing",
+                            units::group_digits((fig.bytes - l.total_bytes) as u128)
+                        ),
+                        t.bad(),
+                    ),
+                ])),
+                None => lines.push(Line::from(vec![
+                    Span::styled(
+                        format!("{} bytes", units::group_digits(fig.bytes as u128)),
+                        t.text(),
+                    ),
+                    Span::raw("  "),
+                    Span::styled(fig.provenance.label(), t.provenance(fig.provenance)),
+                ])),
+            }
+            let shards = loaded.map_or(1, |l| l.shards.len());
+            let mut size = vec![Span::styled(
+                format!(
+                    "{} · {}",
+                    units::fmt_gb(fig.bytes),
+                    units::fmt_gib(fig.bytes)
+                ),
+                t.text(),
+            )];
+            size.push(Span::styled(
+                format!(" · {shards} shard{}", if shards == 1 { "" } else { "s" }),
+                t.label(),
+            ));
+            // Files beside the artifact (projector, draft): never the artifact's own shards.
+            let extras = self
+                .weights
+                .iter()
+                .filter(|w| !matches!(w.kind, crate::core::weights::WeightKind::Artifact(_)))
+                .count();
+            if extras > 0 {
+                size.push(Span::styled(format!(" + {extras} extra"), t.label()));
+            }
+            lines.push(Line::from(size));
+            lines.push(self.hash_line(inner.width as usize));
+            let density = match (fig.bits_per_parameter, fig.parameters) {
+                (Some(b), Some(p)) => {
+                    let how = if fig.parameters_counted {
+                        "counted".to_string()
+                    } else {
+                        fig.parameters_provenance
+                            .map_or("", |p| p.label())
+                            .to_string()
+                    };
+                    let mut note = format!("({} params, {how})", params_text(p));
+                    // At 80 columns the line is one too long: "params" goes, never the ")".
+                    if format!("{b:.3} bits/param {note}").chars().count() > inner.width as usize {
+                        note = format!("({}, {how})", params_text(p));
+                    }
+                    Line::from(vec![
+                        Span::styled(format!("{b:.3}"), t.figure()),
+                        Span::styled(" bits/param ", t.label()),
+                        Span::styled(note, t.label()),
+                    ])
+                }
+                _ => Line::from(Span::styled("density: parameter count unknown", t.label())),
+            };
+            lines.push(density);
+        }
         match loaded {
             Some(l) => {
                 // 39 columns, or 34 with a shorter count heading and b/w (80×24). MLX's

@@ -32,6 +32,9 @@ pub struct BoundsPane<'a> {
     /// The runtime the figures are for, named in the title when another one also applies
     /// ("Bounds · llama.cpp" beside a safetensors model MLX-LM could run).
     pub runtime: Option<&'a str>,
+    /// The model the figures are for, named in the title when the open file is not it (the
+    /// bounds refused the file and kept the previous model).
+    pub other_model: Option<&'a str>,
     /// Styles.
     pub theme: Theme,
 }
@@ -974,11 +977,19 @@ impl Widget for BoundsPane<'_> {
             self.charts(right, buf);
         }
         let mark = page.mark();
-        let title = if mark.is_empty() {
+        let mut title = if mark.is_empty() {
             name
         } else {
             format!("{name} · {mark}")
         };
+        // after the scroll mark, so a narrow title cuts the model's name (with "…"), not it
+        if let Some(m) = self.other_model {
+            title.push_str(&format!(
+                " · {} (not the open file)",
+                crate::sanitize::text(m)
+            ));
+        }
+        let title = crate::tui::format::fit(&title, area.width.saturating_sub(4) as usize);
         super::block(title, self.focused, t).render(area, buf);
     }
 }
