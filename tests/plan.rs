@@ -776,6 +776,12 @@ fn report_prints_llama_cpps_ot_plan_for_a_moe_model_on_a_16_gib_card() {
     );
     assert!(text.contains("sum bound 127.45 tok/s"), "{text}");
     assert!(text.contains("overlap bound 217.12 tok/s"), "{text}");
+    // the buffers line is the placement's compute summed over the tiers (CUDA0 452.77 MiB +
+    // host 48.02 MiB), not the CPU model's single figure (348.77 MiB)
+    assert!(
+        text.contains("compute 525,115,392 bytes = 500.79 MiB summed over the tiers below"),
+        "{text}"
+    );
     // compare's row: llama.cpp's plan, which it is evaluated at
     let c: serde_json::Value = serde_json::from_str(&run(&[
         "compare",

@@ -962,21 +962,35 @@ pub fn write_check<W: Write>(c: &ClaimCheck, style: Style, w: &mut W) -> io::Res
 fn write_runtime_memory<W: Write>(o: &mut Out<'_, W>, r: &Report) -> io::Result<()> {
     let c = &r.capacity;
     let b = &c.buffers;
-    o.row(
-        "runtime buffers",
-        &format!(
-            "output {} + compute {} ({} graph rows{}) — {}",
-            units::bytes_mib(b.output_bytes),
-            units::bytes_mib(b.compute_bytes),
-            group_digits(b.graph_tokens as u128),
-            if b.ffn_estimated {
-                ", FFN width estimated"
-            } else {
-                ""
-            },
-            super::words::BUFFERS_PROVENANCE
-        ),
-    )?;
+    // a placement by tensor charges each device its own compute buffer (the rows below): the
+    // figure is their sum, not the CPU model's single figure
+    if r.layout.tensors.is_some() {
+        o.row(
+            "runtime buffers",
+            &format!(
+                "output {} + compute {} summed over the tiers below — {}",
+                units::bytes_mib(c.runtime_bytes.output_bytes),
+                units::bytes_mib(c.runtime_bytes.compute_bytes),
+                super::words::PLACED_BUFFERS_PROVENANCE
+            ),
+        )?;
+    } else {
+        o.row(
+            "runtime buffers",
+            &format!(
+                "output {} + compute {} ({} graph rows{}) — {}",
+                units::bytes_mib(b.output_bytes),
+                units::bytes_mib(b.compute_bytes),
+                group_digits(b.graph_tokens as u128),
+                if b.ffn_estimated {
+                    ", FFN width estimated"
+                } else {
+                    ""
+                },
+                super::words::BUFFERS_PROVENANCE
+            ),
+        )?;
+    }
     for t in r.tiers.iter().filter(|t| t.used) {
         let m = &t.memory;
         // A device tier is held against what its backend reports free (Metal's working set,

@@ -74,6 +74,8 @@ pub fn ceiling_label(bandwidth: crate::core::units::Provenance) -> &'static str 
     }
 }
 
+/// The provenance of the buffers when the tiers follow the tensor placement.
+pub const PLACED_BUFFERS_PROVENANCE: &str = "derived (llama.cpp placement): each device's compute buffer as the scheduler splits the graph, the host's beside them (see Placement)";
 /// What the runtime's memory figures are and where they come from.
 pub const BUFFERS_PROVENANCE: &str = "derived (llama.cpp model): output and compute buffers as llama.cpp's CPU backend reserves them; GPU backends reserve differently";
 
