@@ -324,7 +324,8 @@ fn the_workspace_and_the_explorer_open_an_mlx_folder() {
             .bytes(),
         mlx_cache_bytes(&fixture("llama_gqa.json")["artifacts"][0], 5000)
     );
-    // The largest context: the last prompt whose total is within the capacity.
+    // The largest context: the last prompt whose total is within the limit. Metal's working
+    // set follows the edited capacity (3/4 of it, the profile's share), so it limits first.
     let cap = 8_000_000;
     ws.apply(Edit::Capacity {
         tier: 0,
@@ -332,6 +333,8 @@ fn the_workspace_and_the_explorer_open_an_mlx_folder() {
     })
     .unwrap();
     let p = ws.mlx_plan().unwrap();
+    assert_eq!(p.limit, mlx::PlanLimit::WiredLimit(cap / 4 * 3));
+    let lim = p.limit.bytes();
     let n = p.largest_context.unwrap();
     let a = ws.mlx().unwrap();
     let input = mlx::PlanInput {
@@ -339,14 +342,14 @@ fn the_workspace_and_the_explorer_open_an_mlx_folder() {
         shape: a.shape,
         weights_bytes: a.weights_bytes(),
         weights_read_bytes: a.weights_read_bytes(),
-        capacity: cap,
+        capacity: lim,
         bandwidth: 1.0,
         working_set: None,
         run: mlx::MlxRun::prompt(1),
         search_max: 16384,
     };
-    assert!(mlx::memory_at(&input, n).unwrap().total <= cap);
-    assert!(mlx::memory_at(&input, n + 1).unwrap().total > cap);
+    assert!(mlx::memory_at(&input, n).unwrap().total <= lim);
+    assert!(mlx::memory_at(&input, n + 1).unwrap().total > lim);
     assert!(n < 16384, "{n}");
 
     // Opening a GGUF: llama.cpp's figures, and the MLX model is closed.

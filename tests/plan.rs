@@ -795,3 +795,38 @@ fn report_prints_llama_cpps_ot_plan_for_a_moe_model_on_a_16_gib_card() {
     let placement = row["placement"].as_str().unwrap_or_default();
     assert!(placement.starts_with("-fit -c 32768 -ngl 49 -ot "), "{c}");
 }
+
+/// `--memory` on a device follows through to what the backend reports free, unless the user
+/// gave that too: a CUDA card keeps back what its profile's figure keeps back (the context),
+/// Metal's working set keeps its share. A 16 GiB edit of the RTX 4090 read "free to cuda
+/// 23.617 GiB" beside "memory 16.000 GiB".
+#[test]
+fn an_edited_capacity_moves_the_device_free_figure_with_it() {
+    let s = |machine: &str, memory: &str, free: Option<&str>| {
+        scenario(ScenarioOptions {
+            machine: Some(machine.into()),
+            memory: Some(memory.into()),
+            device_free: free.map(Into::into),
+            ..Default::default()
+        })
+    };
+    let base = scenario(ScenarioOptions {
+        machine: Some("desktop-rtx-4090".into()),
+        ..Default::default()
+    });
+    let d0 = base.machine.tiers[0].device.clone().unwrap();
+    let kept = base.machine.tiers[0].capacity.value - d0.free.value;
+    let cuda = s("desktop-rtx-4090", "16GiB", None);
+    let d = cuda.machine.tiers[0].device.as_ref().unwrap();
+    assert_eq!(d.free.value, 16 * GIB - kept);
+    assert_eq!(d.free.provenance, Provenance::Derived);
+    assert!(d.free.source.contains("keeps back"), "{}", d.free.source);
+    let mac = s("macbook-pro-m4-pro-48gb", "64GiB", None);
+    let d = mac.machine.tiers[0].device.as_ref().unwrap();
+    assert_eq!(d.free.value, 48 * GIB);
+    // a figure the user gave stays as given
+    let given = s("desktop-rtx-4090", "16GiB", Some("12GiB"));
+    let d = given.machine.tiers[0].device.as_ref().unwrap();
+    assert_eq!(d.free.value, 12 * GIB);
+    assert_eq!(d.free.provenance, Provenance::User);
+}

@@ -673,7 +673,43 @@ pub fn apply(s: &mut Scenario, fig: &mut ArchFigures, edit: &Edit) -> Result<(),
                 .tiers
                 .get_mut(*tier)
                 .ok_or(EditError::NoTier(*tier))?;
+            let old = t.capacity.value;
             t.capacity = user(*bytes);
+            // The device's free figure follows the new capacity unless the user gave it: Metal's
+            // working set keeps its share of the memory; other backends keep back what the
+            // profile's figure keeps back (the CUDA context). A free figure above the capacity
+            // (a 24 GiB card's 23.617 GiB beside 16 GiB) is never left standing.
+            if let Some(d) = t.device.as_mut()
+                && d.free.provenance != Provenance::User
+                && old > 0
+            {
+                let was = d.free.value.min(old);
+                let (value, how) = if d.backend == super::placement::Backend::Metal {
+                    let v = (u128::from(*bytes) * u128::from(was) / u128::from(old)) as u64;
+                    (
+                        v,
+                        format!(
+                            "the same share of the edited capacity as the profile's figure, {} of {}",
+                            units::fmt_gib(was),
+                            units::fmt_gib(old)
+                        ),
+                    )
+                } else {
+                    let kept = old - was;
+                    (
+                        bytes.saturating_sub(kept),
+                        format!(
+                            "the edited capacity less the {} the profile's figure keeps back",
+                            units::bytes_mib(kept)
+                        ),
+                    )
+                };
+                d.free = Sourced::new(
+                    value,
+                    Provenance::Derived,
+                    format!("derived: {how} ({})", d.free.source),
+                );
+            }
         }
         Edit::Bandwidth { tier, rate } => {
             let t = s
