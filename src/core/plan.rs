@@ -109,6 +109,16 @@ pub struct Plan {
     pub link_missing: bool,
 }
 
+impl Plan {
+    /// The plan's `-ot` list as llama.cpp takes it, one `PATTERN=BUFFER` entry each (the
+    /// `Edit::OverrideTensor` that applies it).
+    pub fn override_args(&self) -> Vec<String> {
+        (self.overrides.iter())
+            .map(|(pat, buf)| format!("{pat}={buf}"))
+            .collect()
+    }
+}
+
 /// Why no plan can be made (llama.cpp's refusal of the flags).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanError(pub String);

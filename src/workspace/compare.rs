@@ -285,11 +285,7 @@ fn at_the_plan(
         }
         // the plan's -ot patterns: the tiers then follow the tensor placement (core::tiers)
         if !p.overrides.is_empty() {
-            edits.push(Edit::OverrideTensor(
-                (p.overrides.iter())
-                    .map(|(pat, buf)| format!("{pat}={buf}"))
-                    .collect(),
-            ));
+            edits.push(Edit::OverrideTensor(p.override_args()));
         }
         if let Ok(t) = crate::core::edit::applied(sc, &edits)
             && let Ok(fitted) = evaluate(&t)

@@ -1557,17 +1557,9 @@ pub fn refusal_rows(reason: &str, width: usize) -> Vec<Row> {
         }
         _ => first.to_string(),
     };
-    let mut lines: Vec<String> = vec![String::new()];
-    for word in first.split_whitespace() {
-        let cur = lines.last_mut().expect("one line");
-        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > width {
-            lines.push(word.to_string());
-        } else {
-            if !cur.is_empty() {
-                cur.push(' ');
-            }
-            cur.push_str(word);
-        }
+    let mut lines = crate::tui::format::wrap_words(first.split_whitespace(), width);
+    if lines.is_empty() {
+        lines.push(String::new());
     }
     lines
         .into_iter()

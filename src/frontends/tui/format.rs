@@ -1,6 +1,6 @@
 //! The explorer's column and label formats: token counts short enough for a column, chart
 //! axis labels, several figures in one shared unit, and the cuts (`fit`, `keep_tail`) that make
-//! text fit one. Bytes, rates, grouped and compact figures are `core::units`' one formatter
+//! text fit one, and word wrapping (`wrap_words`). Bytes, rates, grouped and compact figures are `core::units`' one formatter
 //! set (re-exported here), shared with the reports. Pure: strings in, strings out.
 
 use crate::core::units::{self, GIB};
@@ -99,6 +99,29 @@ pub fn fit(s: &str, width: usize) -> String {
     let mut out: String = s.chars().take(width - 1).collect();
     out.push('…');
     out
+}
+
+/// Words laid greedily into lines of at most `width` characters, one space between words; a
+/// word longer than the width stands alone on its line (cut it first with [`fit`] to bound
+/// it). No words, no lines.
+pub fn wrap_words<S: AsRef<str>>(words: impl IntoIterator<Item = S>, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for w in words {
+        let w = w.as_ref();
+        let n = line.chars().count();
+        if n > 0 && n + 1 + w.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(w);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
 /// `s` in at most `width` columns: whole when it fits, else "…" and its end.

@@ -100,23 +100,8 @@ pub fn notes_rows(m: &MachineFile, width: usize) -> Vec<Row> {
 
 /// Words into lines of at most `width` characters (a longer word is cut with "…").
 fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        let word = crate::tui::format::fit(word, width);
-        let n = line.chars().count();
-        if n > 0 && n + 1 + word.chars().count() > width {
-            lines.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(&word);
-    }
-    if !line.is_empty() {
-        lines.push(line);
-    }
-    lines
+    let fit = crate::tui::format::fit;
+    crate::tui::format::wrap_words(text.split_whitespace().map(|w| fit(w, width)), width)
 }
 
 #[cfg(test)]

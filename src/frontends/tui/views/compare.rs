@@ -713,18 +713,7 @@ pub fn legend(v: &CompareView, cols: &[Col]) -> String {
 /// `text` in at most two lines of `width` (words kept whole; a cut ends in "…"), joined by
 /// a space, so that wrapping it at `width` gives the same two lines.
 fn wrap2(text: &str, width: usize) -> String {
-    let mut lines: Vec<String> = vec![String::new()];
-    for w in text.split(' ') {
-        let cur = lines.last_mut().expect("one line");
-        if cur.is_empty() || cur.chars().count() + 1 + w.chars().count() <= width {
-            if !cur.is_empty() {
-                cur.push(' ');
-            }
-            cur.push_str(w);
-        } else {
-            lines.push(w.to_string());
-        }
-    }
+    let mut lines = crate::tui::format::wrap_words(text.split(' '), width);
     if lines.len() > 2 {
         let rest = lines[1..].join(" ");
         lines.truncate(1);

@@ -470,12 +470,7 @@ pub fn fitted_edits(plan: &Result<Plan, PlanError>) -> Option<Vec<Edit>> {
         } else {
             Some(p.tensor_split.iter().map(|&t| f64::from(t)).collect())
         }),
-        Edit::OverrideTensor(
-            p.overrides
-                .iter()
-                .map(|(pat, buf)| format!("{pat}={buf}"))
-                .collect(),
-        ),
+        Edit::OverrideTensor(p.override_args()),
     ])
 }
 
