@@ -347,3 +347,45 @@ fn the_machine_pane_shows_compute_rates_and_notes() {
     let s = draw(&mac, 200, 50);
     assert!(s.contains("recommendedMaxWorkingSetSize"), "{s}");
 }
+
+/// At 80×24 the Bounds pane's scrolling tail (runtime, headroom, KV per token, warnings)
+/// moves by whole logical lines: a wrapped line's second row never shows without its first
+/// (the page started on "working set · buffers 389.349 MiB" under the pinned "(> native) ·
+/// W+K+A alone 121,221"), and a line cut at the fold is not shown in part.
+#[test]
+fn the_bounds_tail_never_shows_half_a_wrapped_line() {
+    let (mut app, _d) = app();
+    focus(&mut app, Pane::Bounds);
+    let screens = walk(&mut app, 80, 24);
+    assert!(screens.len() > 3, "{}", screens.len());
+    // (first row, its continuation) of the two wrapped lines of the default scenario's tail
+    let pairs = [
+        (
+            "runtime 9.215 GiB free of the 36 GiB",
+            "working set · buffers",
+        ),
+        (
+            "W+K+A headroom 23,187,523,936 bytes =",
+            "21.595 GiB of the 48 GiB",
+        ),
+    ];
+    for s in &screens {
+        let rows: Vec<&str> = s.lines().collect();
+        for (i, row) in rows.iter().enumerate() {
+            for (first, second) in pairs {
+                if row.contains(second) {
+                    assert!(
+                        i > 0 && rows[i - 1].contains(first),
+                        "a continuation row without its first:\n{s}"
+                    );
+                }
+                if row.contains(first) {
+                    assert!(
+                        rows.get(i + 1).is_some_and(|r| r.contains(second)),
+                        "a line cut at the fold:\n{s}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -820,17 +820,20 @@ impl Widget for BoundsPane<'_> {
         // under the bars; the rest of the detail, the warnings and prefill scroll below them.
         let mut compact_tail = Vec::new();
         if self.compact {
+            // The tail keeps logical lines: each scrolls as one block with all its wrapped
+            // rows (a row of "runtime … free of the 36 GiB / working set · buffers …" never
+            // starts the page on its own).
             let largest = detail_raw.pop();
-            compact_tail = wrap(detail_raw);
-            compact_tail.extend(warnings);
-            detail_raw = largest.into_iter().collect();
-            detail = wrap(detail_raw);
+            compact_tail = detail_raw;
+            compact_tail.extend(warnings_raw.iter().cloned());
+            detail = wrap(largest.iter().cloned().collect());
             // The decode ceilings come first when the pane is short (a claim open at 80×24):
             // the header and both file-mode rows need three rows under the bars; the largest
             // context then reads under the ceilings.
             let above = (cap_lines.len() + bars.len() * 2 + detail.len()) as u16;
             if above + 3 > inner.height && !detail.is_empty() {
-                let mut tail = std::mem::take(&mut detail);
+                detail.clear();
+                let mut tail: Vec<Line<'static>> = largest.into_iter().collect();
                 tail.append(&mut compact_tail);
                 compact_tail = tail;
             }
