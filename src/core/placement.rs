@@ -75,7 +75,7 @@ use regex::Regex;
 
 use super::kv::{self, CacheSettings, KvCache};
 use super::model::ModelShape;
-use super::runtime::{self, FeedForward, GraphSettings};
+use super::runtime::{self, FeedForward, FfnProjections, FfnWidths, GraphSettings};
 use super::scenario::Scenario;
 use super::tiers::WeightSplit;
 use super::units::{Bytes, MIB};
@@ -569,6 +569,55 @@ pub struct ContextFigures {
     pub small_inputs_bytes: u64,
     /// Rows of the reserved graph, min(n_ctx, n_ubatch).
     pub rows: u64,
+    /// The feed-forward blocks' widths over the rows, per kind ([`FFN_DENSE`], [`FFN_EXPERTS`],
+    /// [`FFN_SHARED`]): what a split running only their projections holds.
+    pub ffn_widths: [FfnWidths; 3],
+}
+
+/// Index of the dense feed-forward block in per-kind arrays.
+pub const FFN_DENSE: usize = 0;
+/// Index of the routed experts.
+pub const FFN_EXPERTS: usize = 1;
+/// Index of the shared expert.
+pub const FFN_SHARED: usize = 2;
+
+/// The feed-forward projection a layer's tensor is (by its name: `blk.N.ffn_down_exps.weight`):
+/// the kind of block and the projection set (gate, up, down, or the fused gate and up).
+fn ffn_projection(name: &str) -> Option<(usize, FfnProjections)> {
+    let base = name.strip_prefix("blk.")?.split('.').nth(1)?;
+    let rest = base.strip_prefix("ffn_")?;
+    let (kind, proj) = if let Some(p) = rest
+        .strip_suffix("_chexps")
+        .or_else(|| rest.strip_suffix("_exps"))
+    {
+        (FFN_EXPERTS, p)
+    } else if let Some(p) = rest.strip_suffix("_shexp") {
+        (FFN_SHARED, p)
+    } else {
+        (FFN_DENSE, rest)
+    };
+    let p = match proj {
+        "gate" => FfnProjections {
+            gate: true,
+            ..Default::default()
+        },
+        "up" => FfnProjections {
+            up: true,
+            ..Default::default()
+        },
+        "down" => FfnProjections {
+            down: true,
+            ..Default::default()
+        },
+        "gate_up" => FfnProjections {
+            gate: true,
+            up: true,
+            down: false,
+            fused: true,
+        },
+        _ => return None,
+    };
+    Some((kind, p))
 }
 
 /// How a compute figure was obtained.
@@ -803,6 +852,12 @@ pub fn place(
     // output projection and its logits run on the host
     let mut output_weight_on_host = false;
     let mut output_weight_max = 0u64;
+    // the device layers' weights in host memory: per layer the feed-forward projections among
+    // them per kind of block, and whether any other weight is there
+    let mut host_ffn = vec![[FfnProjections::default(); 3]; n_layer as usize];
+    let mut host_other = false;
+    // per layer, the kinds of feed-forward block it has (wherever they are)
+    let mut ffn_kinds = vec![[false; 3]; n_layer as usize];
     for t in &model.tensors {
         let natural = match t.layer {
             TensorLayer::Input => Buffer::Host,
@@ -826,6 +881,27 @@ pub fn place(
         }
         // the output projection's weight (not the output norm) in host memory: by `-ot` or the
         // device's tensor limit
+        if let TensorLayer::Layer(il) = t.layer
+            && let Some((k, _)) = ffn_projection(&t.name)
+            && let Some(kinds) = ffn_kinds.get_mut(il as usize)
+        {
+            kinds[k] = true;
+        }
+        if let TensorLayer::Layer(il) = t.layer
+            && natural != Buffer::Host
+            && buf == Buffer::Host
+        {
+            match (ffn_projection(&t.name), host_ffn.get_mut(il as usize)) {
+                (Some((k, p)), Some(layer)) => {
+                    let h = &mut layer[k];
+                    h.gate |= p.gate;
+                    h.up |= p.up;
+                    h.down |= p.down;
+                    h.fused |= p.fused;
+                }
+                _ => host_other = true,
+            }
+        }
         let projection = t.layer == TensorLayer::Output && !t.name.contains("norm");
         output_weight_on_host |= projection && buf == Buffer::Host && t.bytes > 0;
         if projection {
@@ -879,6 +955,31 @@ pub fn place(
         layer_device: &layer_device,
         output_device,
         layer_tensors: &layer_tensors,
+        host_ffn: if host_other {
+            None
+        } else {
+            // per kind of block, one split sequence for every layer that has it (the replay's
+            // premise): the same projections in host memory in each such layer, from the
+            // first device layer with that kind of block on (as measured: -ot ffn_down=CPU,
+            // --cpu-moe, --n-cpu-moe, --n-cpu-ffn; -fit's overflow of the last layers'
+            // experts can hold less, and is left to the layer model below)
+            let mut union = [FfnProjections::default(); 3];
+            let mut uniform = true;
+            for k in 0..3 {
+                let mut device_layers = (0..host_ffn.len())
+                    .filter(|&il| layer_device[il] != Buffer::Host && ffn_kinds[il][k]);
+                let Some(first) = device_layers.next() else {
+                    continue;
+                };
+                let set = host_ffn[first][k];
+                uniform &= device_layers.all(|il| {
+                    let p = host_ffn[il][k];
+                    p == set || !p.any()
+                });
+                union[k] = set;
+            }
+            (uniform && union.iter().any(|p| p.any())).then_some(union)
+        },
         host_weight_max,
         output_ops_on_host: {
             // op offload takes the projection of a host weight to the first device, if it can
@@ -930,6 +1031,11 @@ struct SplitShape<'a> {
     output_device: Buffer,
     /// Per repeating layer: its tensors, and how many of them are in host memory.
     layer_tensors: &'a [(u32, u32)],
+    /// The device layers' weights in host memory are feed-forward projections only, the same
+    /// in every such layer, from the first device layer with such blocks on: which, per kind
+    /// of block (None: none, some other weight is there too, layers differ, or only later
+    /// layers).
+    host_ffn: Option<[FfnProjections; 3]>,
     /// The largest layer weight in host memory (padded) that the first device can take.
     host_weight_max: u64,
     /// The output projection runs on the host although the output layer is on a device (its
@@ -1040,6 +1146,16 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
         PIPELINE_COPIES
             .saturating_mul(m.saturating_add(2 * e).saturating_add(2 * s))
             .saturating_add(2 * e)
+    } else if let Some(peak) = sh.host_ffn.and_then(|p| {
+        // the host's splits run only feed-forward projections of device layers (`-ot
+        // ffn_down=CPU`, `--cpu-moe`, `--n-cpu-moe`, `--n-cpu-ffn`): replayed on top of the
+        // masks it hands out and the token rows (measured on llama.cpp's RPC devices at 4,096
+        // tokens, ub 512: ffn_down on the host, Llama-3.1-8B 48.0, Qwen3-30B-A3B 56.0,
+        // DeepSeek-V3 176.0 MiB; --cpu-moe, Qwen3-30B-A3B 80.0, DeepSeek-V3 240.0 MiB)
+        let blocks: Vec<_> = p.into_iter().zip(ctx.ffn_widths).collect();
+        runtime::ffn_split_peak(m.saturating_add(2 * s), e, &blocks)
+    }) {
+        peak
     } else if whole_layer_on_host {
         layers.saturating_sub(e)
     } else if part_before_device_layer {
@@ -1728,6 +1844,37 @@ pub fn context_figures(
         ..model.clone()
     };
     let layer_compute = runtime::buffers(&no_vocab, ff, &kv, &g).compute_bytes;
+    let f32_rows = |width: u64| width.saturating_mul(rows).saturating_mul(4);
+    let dense_ff = if ff.length > 0 {
+        ff.length
+    } else {
+        // unknown: 6 × n_embd, as the runtime's replay assumes (errs high)
+        model.embedding_length.saturating_mul(6)
+    };
+    let mut ffn_widths = [FfnWidths {
+        hidden: f32_rows(dense_ff),
+        out: embd,
+        summed: false,
+    }; 3];
+    if let Some(moe) = model.moe {
+        let k = u64::from(moe.experts_used);
+        let w = if ff.expert_length > 0 {
+            ff.expert_length
+        } else {
+            dense_ff
+        };
+        ffn_widths[FFN_EXPERTS] = FfnWidths {
+            hidden: f32_rows(w.saturating_mul(k)),
+            out: embd.saturating_mul(k),
+            summed: true,
+        };
+        let ws = if ff.shared_expert_length > 0 {
+            ff.shared_expert_length
+        } else {
+            w.saturating_mul(u64::from(moe.shared_experts))
+        };
+        ffn_widths[FFN_SHARED].hidden = f32_rows(ws);
+    }
     ContextFigures {
         layer_bytes,
         mask_bytes: masks,
@@ -1741,6 +1888,7 @@ pub fn context_figures(
         boundary_bytes: embd.saturating_mul(boundary_blocks),
         small_inputs_bytes: small,
         rows,
+        ffn_widths,
     }
 }
 
@@ -1926,6 +2074,41 @@ mod tests {
         );
     }
 
+    #[test]
+    fn feed_forward_projections_by_name() {
+        let p = |n: &str| ffn_projection(n).map(|(k, p)| (k, p.gate, p.up, p.down, p.fused));
+        assert_eq!(
+            p("blk.3.ffn_down_exps.weight"),
+            Some((FFN_EXPERTS, false, false, true, false))
+        );
+        assert_eq!(
+            p("blk.3.ffn_up_exps.bias"),
+            Some((FFN_EXPERTS, false, true, false, false))
+        );
+        assert_eq!(
+            p("blk.0.ffn_gate_up_exps.weight"),
+            Some((FFN_EXPERTS, true, true, false, true))
+        );
+        assert_eq!(
+            p("blk.3.ffn_gate_shexp.weight"),
+            Some((FFN_SHARED, true, false, false, false))
+        );
+        assert_eq!(
+            p("blk.0.ffn_down.weight"),
+            Some((FFN_DENSE, false, false, true, false))
+        );
+        // the router, the norms and attention are not feed-forward projections
+        for n in [
+            "blk.0.ffn_gate_inp.weight",
+            "blk.0.ffn_gate_inp_shexp.weight",
+            "blk.0.ffn_norm.weight",
+            "blk.0.attn_q.weight",
+            "output.weight",
+        ] {
+            assert_eq!(p(n), None, "{n}");
+        }
+    }
+
     fn figures(n_layer: u32) -> ContextFigures {
         let e = 8 << 20;
         ContextFigures {
@@ -1939,6 +2122,7 @@ mod tests {
             boundary_bytes: 2 * e,
             small_inputs_bytes: 0,
             rows: 512,
+            ffn_widths: Default::default(),
         }
     }
 

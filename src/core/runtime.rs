@@ -966,6 +966,89 @@ fn replay(
     r.a.max
 }
 
+/// Which projections of one kind of feed-forward block (dense, routed experts or shared
+/// expert) a split runs; `fused`: one gate-and-up projection of twice the width.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FfnProjections {
+    pub gate: bool,
+    pub up: bool,
+    pub down: bool,
+    pub fused: bool,
+}
+
+impl FfnProjections {
+    /// It runs at least one projection.
+    pub fn any(self) -> bool {
+        self.gate || self.up || self.down
+    }
+}
+
+/// The widths of one kind of feed-forward block in f32 bytes over the graph's rows: the GLU
+/// rows (`hidden`, k × n_ff_exp × rows × 4 for routed experts) and the down projection's
+/// output (`out`, k × n_embd × rows × 4 for routed experts, else n_embd × rows × 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FfnWidths {
+    pub hidden: u64,
+    pub out: u64,
+    /// Routed experts: their k outputs are summed into one n_embd × rows block.
+    pub summed: bool,
+}
+
+/// The high-water mark of a buffer whose splits run only feed-forward projections of layers
+/// whose other weights are elsewhere (`-ot ffn_down=CPU`, `--cpu-moe`, `--n-cpu-ffn`), replayed
+/// with ggml-alloc's allocator: `held` bytes throughout (the graph inputs the buffer hands
+/// out), above them a block of `embd` bytes freed before the first split (the token rows once
+/// copied away) under one held to the end, then per kind of block its split alone (each
+/// frees all it allocates): the normed input copied in (`embd`)
+/// when it runs the gate or up projection, the gate and up outputs, the GLU, or the GLU copied
+/// in when it runs only the down projection, the down projection's output, and for routed
+/// experts their sum. A split the scheduler cannot run this way (gate without up, or down
+/// without gate and up but with one of them) returns None.
+pub fn ffn_split_peak(held: u64, embd: u64, blocks: &[(FfnProjections, FfnWidths)]) -> Option<u64> {
+    let mut peak = 0u64;
+    for (p, w) in blocks.iter().filter(|(p, _)| p.any()) {
+        let mut r = Replay::new();
+        let _held = r.alloc(held);
+        let hole = r.alloc(embd);
+        let _above = r.alloc(embd);
+        r.free(hole);
+        let glu = if p.gate && p.up {
+            let input = r.alloc(embd);
+            let (g, u) = if p.fused {
+                (None, r.alloc(w.hidden.saturating_mul(2)))
+            } else {
+                (Some(r.alloc(w.hidden)), r.alloc(w.hidden))
+            };
+            r.free(input);
+            let glu = r.alloc(w.hidden);
+            if let Some(g) = g {
+                r.free(g);
+            }
+            r.free(u);
+            glu
+        } else if !p.gate && !p.up {
+            r.alloc(w.hidden)
+        } else {
+            return None;
+        };
+        if p.down {
+            let out = r.alloc(w.out);
+            r.free(glu);
+            if w.summed {
+                let sum = r.alloc(embd);
+                r.free(out);
+                r.free(sum);
+            } else {
+                r.free(out);
+            }
+        } else {
+            r.free(glu);
+        }
+        peak = peak.max(r.a.max);
+    }
+    Some(peak)
+}
+
 /// Chameleon's image tokens whose logits its graph suppresses (ids 4 to 8,196).
 const CHAMELEON_IMAGE_TOKENS: u64 = 8_196 - 4;
 
@@ -1111,6 +1194,63 @@ mod tests {
                 kv_unified: s.kv_unified,
             },
         )
+    }
+
+    /// The host splits that run only feed-forward projections, against llama.cpp b11434's own
+    /// host compute buffers on its RPC devices (tests/fixtures/llama-cpp/placement, 4,096
+    /// tokens, ub 512, flash attention: the f16 masks are 4 MiB; the small inputs left out).
+    #[test]
+    fn feed_forward_splits_replay_llama_cpp_host_buffers() {
+        let m = 1u64 << 20;
+        let down = FfnProjections {
+            down: true,
+            ..Default::default()
+        };
+        let all = FfnProjections {
+            gate: true,
+            up: true,
+            down: true,
+            fused: false,
+        };
+        let dense = |hidden: u64, embd: u64| FfnWidths {
+            hidden,
+            out: embd,
+            summed: false,
+        };
+        let experts = |hidden: u64, out: u64| FfnWidths {
+            hidden,
+            out,
+            summed: true,
+        };
+        // Llama-3.1-8B (n_embd 4,096, n_ff 14,336): -ot ffn_down=CPU 48.0, --n-cpu-ffn 8 104.0
+        let llama = dense(28 * m, 8 * m);
+        assert_eq!(ffn_split_peak(4 * m, 8 * m, &[(down, llama)]), Some(48 * m));
+        assert_eq!(ffn_split_peak(4 * m, 8 * m, &[(all, llama)]), Some(104 * m));
+        // Qwen3-30B-A3B (n_embd 2,048, 8 of 128 experts of 768): ffn_down 56.0, --cpu-moe 80.0
+        let qwen = experts(12 * m, 32 * m);
+        assert_eq!(ffn_split_peak(4 * m, 4 * m, &[(down, qwen)]), Some(56 * m));
+        assert_eq!(ffn_split_peak(4 * m, 4 * m, &[(all, qwen)]), Some(80 * m));
+        // DeepSeek-V3 (n_embd 7,168, 8 of 256 experts of 2,048, dense n_ff 18,432, a shared
+        // expert of 2,048): ffn_down of all three 176.0, --cpu-moe 240.0
+        let ds = [
+            (down, dense(36 * m, 14 * m)),
+            (down, experts(32 * m, 112 * m)),
+            (down, dense(4 * m, 14 * m)),
+        ];
+        assert_eq!(ffn_split_peak(4 * m, 14 * m, &ds), Some(176 * m));
+        let ds_moe = [(all, experts(32 * m, 112 * m))];
+        assert_eq!(ffn_split_peak(4 * m, 14 * m, &ds_moe), Some(240 * m));
+        // gate without up: not a split this replay knows
+        let gate = FfnProjections {
+            gate: true,
+            ..Default::default()
+        };
+        assert_eq!(ffn_split_peak(4 * m, 8 * m, &[(gate, llama)]), None);
+        // nothing on the host: nothing replayed
+        assert_eq!(
+            ffn_split_peak(4 * m, 8 * m, &[(FfnProjections::default(), llama)]),
+            Some(0)
+        );
     }
 
     fn mib(b: u64) -> f64 {
