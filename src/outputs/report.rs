@@ -96,11 +96,58 @@ fn llama_cpp_command_raw(r: &Report, model_path: &str) -> String {
     if s.offload.no_kv_offload {
         parts.push("-nkvo".into());
     }
-    if let Some(split) = &s.offload.tensor_split {
-        parts.push("-sm".into());
-        parts.push("layer".into());
+    // the machine's RPC servers, in device order (llama.cpp adds them as devices)
+    let rpc: Vec<String> = s
+        .machine
+        .tiers
+        .iter()
+        .filter_map(|t| t.device.as_ref())
+        .filter(|d| d.backend == crate::core::placement::Backend::Rpc)
+        .filter_map(|d| d.endpoint.clone())
+        .collect();
+    if !rpc.is_empty() {
+        parts.push("--rpc".into());
+        parts.push(shell_quote(&rpc.join(",")));
+    }
+    let o = &s.offload;
+    match o.split_mode {
+        crate::core::placement::SplitMode::Layer => {}
+        crate::core::placement::SplitMode::None => {
+            parts.push("-sm".into());
+            parts.push("none".into());
+        }
+        crate::core::placement::SplitMode::Row => {
+            parts.push("-sm".into());
+            parts.push("row".into());
+        }
+    }
+    if o.main_gpu != 0 {
+        parts.push("-mg".into());
+        parts.push(o.main_gpu.to_string());
+    }
+    if let Some(split) = &o.tensor_split {
+        if o.split_mode == crate::core::placement::SplitMode::Layer {
+            parts.push("-sm".into());
+            parts.push("layer".into());
+        }
         parts.push("-ts".into());
         parts.push(crate::core::split::fmt_for_llama_cpp(split));
+    }
+    // tensor overrides as written (each its own -ot, as llama.cpp accepts them repeated)
+    for ot in &o.overrides {
+        parts.push("-ot".into());
+        parts.push(shell_quote(ot));
+    }
+    if o.cpu_moe {
+        parts.push("--cpu-moe".into());
+    }
+    if o.n_cpu_moe != 0 {
+        parts.push("--n-cpu-moe".into());
+        parts.push(o.n_cpu_moe.to_string());
+    }
+    if o.n_cpu_ffn != 0 {
+        parts.push("--n-cpu-ffn".into());
+        parts.push(o.n_cpu_ffn.to_string());
     }
     parts.push("-fit".into());
     parts.push("off".into());
@@ -137,6 +184,46 @@ mod tests {
             crate::workspace::scenario(&cat, &crate::build::ScenarioOptions::default()).unwrap();
         let r = crate::core::evaluate(&s).unwrap();
         llama_cpp_command(&r, model_path)
+    }
+
+    /// The placement flags a scenario sets are all on the line, so the command places the
+    /// tensors as the report does.
+    #[test]
+    fn the_placement_flags_are_reproduced() {
+        let cat = crate::profile::Catalog::builtin();
+        let opts = crate::build::ScenarioOptions {
+            machine: Some("rtx-4090-rpc-laptop".into()),
+            ..Default::default()
+        };
+        let mut s = crate::workspace::scenario(&cat, &opts).unwrap();
+        s.offload.overrides = vec![r"blk\.(1|3)\.ffn_down=CPU".into(), "output=CPU".into()];
+        s.offload.n_cpu_moe = 4;
+        s.offload.n_cpu_ffn = 2;
+        s.offload.cpu_moe = true;
+        s.offload.split_mode = crate::core::placement::SplitMode::None;
+        s.offload.main_gpu = 1;
+        let r = crate::core::evaluate(&s).unwrap();
+        let line = llama_cpp_command(&r, "/m/x.gguf");
+        for part in [
+            " --rpc 192.168.10.2:50052 ",
+            " -sm none -mg 1 ",
+            r" -ot 'blk\.(1|3)\.ffn_down=CPU' -ot output=CPU ",
+            " --cpu-moe --n-cpu-moe 4 --n-cpu-ffn 2 -fit off",
+        ] {
+            assert!(line.contains(part), "{part:?} not in {line}");
+        }
+        // the built-in Mac has none of them
+        let plain = command_for("/m/x.gguf");
+        for flag in [
+            " --rpc ",
+            " -sm ",
+            " -mg ",
+            " -ot ",
+            " --cpu-moe",
+            " --n-cpu-",
+        ] {
+            assert!(!plain.contains(flag), "{flag:?} in {plain}");
+        }
     }
 
     #[test]
