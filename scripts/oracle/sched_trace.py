@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Print llama.cpp's own scheduler splits for one placement fixture case.
+
+Re-runs one case of tests/fixtures/llama-cpp/placement/<model>.json on the oracle build
+(scripts/oracle/build-llama-cpp.sh) with `GGML_SCHED_DEBUG=2`: the same stand-in RPC devices,
+the same arguments (a `fit` case at the arguments llama.cpp chose, with `-fit off`), and prints
+the graph splits of the reserved prompt graph (n_ubatch rows) — which backend runs each
+node, each split's input copies with their sizes — and the compute buffer llama.cpp reserved
+per device. This is how the scheduler's per-device compute buffers are studied
+(`core::placement::ComputeBasis`); it never runs in CI.
+
+    scripts/oracle/sched_trace.py qwen3-30b-a3b-shape 'place-31.748G+15.874G+10.582G-c4096-faon-ub512---cpu-moe'
+    scripts/oracle/sched_trace.py gpt-oss-20b-shape 'fit-15.5215G+10.3477G-c32768-faon-ub512' --all
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import placement as P  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("model", help="fixture name, e.g. qwen3-30b-a3b-shape")
+    ap.add_argument("case", help="case id as in the fixture")
+    ap.add_argument("--all", action="store_true",
+                    help="print every reserved graph, not only the last prompt graph")
+    ap.add_argument("--work", default=tempfile.gettempdir(), help="where the sparse model file goes")
+    a = ap.parse_args()
+
+    from synth import materialise
+    fx = json.loads((P.OUT / f"{a.model}.json").read_text())
+    m = fx["model"]
+    case = next((c for c in fx["cases"] if c["id"] == a.case), None)
+    if case is None:
+        print(f"{a.model}: no case {a.case!r}", file=sys.stderr)
+        return 2
+    header = (P.OUT / m["header"]).resolve()
+    path = Path(a.work) / f"{a.model}.gguf"
+    if not path.exists():
+        materialise(header, path, m["file_size"])
+    eps = P.start_servers(case["device_bytes"])
+    args = list(case["args"])
+    if case["kind"] == "fit":
+        line = case["arguments"]
+        for old, new in zip(case["endpoints"], eps):
+            line = line.replace(old, new)
+        args += ["-fit", "off"] + shlex.split(line)
+    full = ["--fit-print", "on", "-v", "-m", str(path), "--rpc", ",".join(eps)] + args
+    env = dict(os.environ, GGML_SCHED_DEBUG="2")
+    try:
+        r = subprocess.run([str(P.FIT)] + full, env=env, capture_output=True, text=True, timeout=600)
+    finally:
+        P.kill_servers()
+    # the logger prefixes every fragment with a timestamp and level; drop them
+    log = re.sub(r"\d+\.\d\d\.\d\d\d\.\d\d\d [DIWE] ", "", r.stdout + r.stderr)
+    graphs = [g for g in re.split(r"(?=## SPLIT #0:)", log)[1:]]
+    if not graphs:
+        print(log[-2000:], file=sys.stderr)
+        return 1
+    shown = graphs if a.all else graphs[-1:]
+    for g in shown:
+        end = g.find("\nllama_context")
+        print(g if end < 0 else g[:end])
+    for line in log.splitlines():
+        if line.startswith("llmbound-exact: compute buffer="):
+            print(line)
+    return r.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
