@@ -575,6 +575,9 @@ pub struct ContextFigures {
     /// The feed-forward blocks' widths over the rows, per kind ([`FFN_DENSE`], [`FFN_EXPERTS`],
     /// [`FFN_SHARED`]): what a split running only their projections holds.
     pub ffn_widths: [FfnWidths; 3],
+    /// [`Self::layer_compute_bytes`] on a backend whose layers' routed experts run on another
+    /// (`core::runtime::experts_elsewhere_peak`).
+    pub experts_elsewhere_compute_bytes: u64,
 }
 
 /// Index of the dense feed-forward block in per-kind arrays.
@@ -954,7 +957,18 @@ pub fn place(
             }
         }
     }
+    // the first device's MoE layers all have their routed experts in host memory
+    let first_experts_on_host = {
+        let mut moe_layers = (0..host_ffn.len())
+            .filter(|&il| layer_device[il] == Buffer::Device(0) && ffn_kinds[il][FFN_EXPERTS]);
+        let full = |il: usize| {
+            let p = host_ffn[il][FFN_EXPERTS];
+            p.gate && p.up && p.down
+        };
+        moe_layers.next().is_some_and(full) && moe_layers.all(full)
+    };
     let shape = SplitShape {
+        first_experts_on_host,
         layer_device: &layer_device,
         output_device,
         layer_tensors: &layer_tensors,
@@ -1030,6 +1044,8 @@ pub fn place(
 
 /// Where the layers of a placement run: what [`compute_buffers`] needs.
 struct SplitShape<'a> {
+    /// Every MoE layer on the first device has all its routed experts in host memory.
+    first_experts_on_host: bool,
     layer_device: &'a [Buffer],
     output_device: Buffer,
     /// Per repeating layer: its tensors, and how many of them are in host memory.
@@ -1122,6 +1138,11 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
         } else {
             let work = if !runs {
                 0
+            } else if first && !host_layers && sh.first_experts_on_host && offload.is_none() {
+                // its layers' expert outputs are copied in from the host, weighted and summed
+                // here (llama.cpp's splits, `scripts/oracle/sched_trace.py`; Qwen3-30B-A3B
+                // `--cpu-moe` over three RPC devices: 52.0 MiB on the first)
+                ctx.experts_elsewhere_compute_bytes.saturating_sub(e)
             } else if first && !host_layers {
                 layers.saturating_sub(e)
             } else {
@@ -1892,6 +1913,7 @@ pub fn context_figures(
         small_inputs_bytes: small,
         rows,
         ffn_widths,
+        experts_elsewhere_compute_bytes: runtime::experts_elsewhere_peak(&no_vocab, ff, &kv, &g),
     }
 }
 
@@ -2126,6 +2148,7 @@ mod tests {
             small_inputs_bytes: 0,
             rows: 512,
             ffn_widths: Default::default(),
+            experts_elsewhere_compute_bytes: 128 << 20,
         }
     }
 

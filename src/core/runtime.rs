@@ -287,6 +287,7 @@ fn replay(
     g: &GraphSettings,
     t: u64,
     outputs: u64,
+    experts_elsewhere: bool,
 ) -> u64 {
     let f32b = 4u64;
     let e = model
@@ -855,17 +856,29 @@ fn replay(
             let argsort = r.alloc(n_exp * rows * 4);
             let weights = r.alloc(k * rows * f32b);
             r.free(logits);
-            let gate = r.alloc(w * k * rows * f32b);
-            let up = r.alloc(w * k * rows * f32b);
-            if !shared {
-                r.free(fnorm);
-            }
-            let glu = r.alloc(w * k * rows * f32b);
-            r.free(gate);
-            r.free(up);
-            let experts = r.alloc(model.embedding_length * k * rows * f32b);
-            r.free(glu);
-            r.free(argsort);
+            let experts = if experts_elsewhere {
+                // the normed rows and the chosen experts are copied out; the k expert outputs
+                // are copied back in (llama.cpp's scheduler with the expert weights on a
+                // backend without op offload: `scripts/oracle/sched_trace.py`)
+                if !shared {
+                    r.free(fnorm);
+                }
+                r.free(argsort);
+                r.alloc(model.embedding_length * k * rows * f32b)
+            } else {
+                let gate = r.alloc(w * k * rows * f32b);
+                let up = r.alloc(w * k * rows * f32b);
+                if !shared {
+                    r.free(fnorm);
+                }
+                let glu = r.alloc(w * k * rows * f32b);
+                r.free(gate);
+                r.free(up);
+                let experts = r.alloc(model.embedding_length * k * rows * f32b);
+                r.free(glu);
+                r.free(argsort);
+                experts
+            };
             // weighted in place, then the k expert outputs summed into a new tensor
             r.free(weights);
             let moe_out = r.alloc(er);
@@ -1049,6 +1062,21 @@ pub fn ffn_split_peak(held: u64, embd: u64, blocks: &[(FfnProjections, FfnWidths
     Some(peak)
 }
 
+/// The reserved prompt graph's high-water mark (`t` = min(n_ctx, n_ubatch) rows) on a backend
+/// whose layers' routed experts run on another: the normed rows and the chosen experts are
+/// copied out, and the k expert outputs copied back in, weighted in place and summed there,
+/// as llama.cpp's scheduler splits a layer whose expert weights are in host memory on a
+/// backend without op offload.
+pub fn experts_elsewhere_peak(
+    model: &ModelShape,
+    ff: &FeedForward,
+    kv: &KvCache,
+    g: &GraphSettings,
+) -> u64 {
+    let t = kv.allocated_context.min(g.ubatch).max(1);
+    replay(model, ff, kv, g, t, t, true)
+}
+
 /// Chameleon's image tokens whose logits its graph suppresses (ids 4 to 8,196).
 const CHAMELEON_IMAGE_TOKENS: u64 = 8_196 - 4;
 
@@ -1150,8 +1178,8 @@ pub fn buffers(
     let t = kv.allocated_context.min(g.ubatch).max(1);
     // The prompt graph (t rows, t outputs) and the generation graph (one row per sequence);
     // the buffer is the larger of the two reservations.
-    let pp = replay(model, ff, kv, g, t, t);
-    let tg = replay(model, ff, kv, g, b.min(t), b.min(t));
+    let pp = replay(model, ff, kv, g, t, t, false);
+    let tg = replay(model, ff, kv, g, b.min(t), b.min(t), false);
     let extra = if compressed_kv {
         dsv4_attention_bound(model, kv, g, t)
     } else {
