@@ -56,14 +56,16 @@
 //! placements (tests/placement_oracle.rs) and on every Vulkan (llvmpipe) placement but the
 //! tied output sharing the embedding's host buffer (tests/placement_vulkan.rs). Compute
 //! buffers follow the scheduler's structure with working peaks from `core::runtime` (within
-//! 5% / 16 MiB on 839 of 877 RPC fixture buffers, within 1% / 1 MiB on 592; the issue's
+//! 5% / 16 MiB on 842 of 877 RPC fixture buffers, within 1% / 1 MiB on 593; the issue's
 //! Llama-3.1-8B cases within 0.5 MiB on RPC and on llvmpipe). A host whose splits run only
 //! feed-forward projections of device layers from the first such layer on (`-ot
 //! ffn_down=CPU`, `--cpu-moe`, `--n-cpu-moe`, `--n-cpu-ffn`) is replayed split by split
-//! (`runtime::ffn_split_peak`); the rest is a model of the scheduler, not a node-by-node
-//! replay, so other splits unlike whole layers are off, each named in the tests with its
-//! measured error: a device that runs only attention while its experts run on the host
-//! (`--cpu-moe` over several devices), the host holding whole layers' weights of device
+//! (`runtime::ffn_split_peak`), and so is the first device when all its layers' experts run
+//! on the host (`runtime::experts_elsewhere_peak`); the rest is a model of the scheduler, not
+//! a node-by-node replay, so other splits unlike whole layers are off, each named in the tests
+//! with its measured error (`scripts/oracle/sched_trace.py` prints llama.cpp's own splits): a
+//! later device that runs only attention while its experts run on the host (`--cpu-moe` over
+//! several devices), the host holding whole layers' weights of device
 //! layers or `-fit`'s overflow of the last layers' experts, an output device that also runs
 //! another device's overflowing experts, activations over a Vulkan device's tensor limit
 //! (llvmpipe without flash attention). Because `-fit` compares these totals with its targets, a plan can differ from
