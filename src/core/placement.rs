@@ -65,11 +65,11 @@
 //! a node-by-node replay, so other splits unlike whole layers are off, each named in the tests
 //! with its measured error (`scripts/oracle/sched_trace.py` prints llama.cpp's own splits): a
 //! later device that runs only attention while its experts run on the host (`--cpu-moe` over
-//! several devices), the host holding whole layers' weights of device
-//! layers or `-fit`'s overflow of the last layers' experts, an output device that also runs
-//! another device's overflowing experts, activations over a Vulkan device's tensor limit
-//! (llvmpipe without flash attention). Because `-fit` compares these totals with its targets, a plan can differ from
-//! llama.cpp's near a boundary (78 of 82 RPC fixture plans and all 5 Vulkan plans are
+//! several devices), the host holding whole layers' weights of device layers or `-fit`'s
+//! overflow of the last layers' experts, an output device that also runs another device's
+//! overflowing experts, activations over a Vulkan device's tensor limit (llvmpipe without
+//! flash attention). Because `-fit` compares these totals with its targets, a plan can differ
+//! from llama.cpp's near a boundary (78 of 82 RPC fixture plans and all 5 Vulkan plans are
 //! identical). CPU_REPACK (a host buffer type llama.cpp lists on its own row, chosen by the
 //! CPU's features) is counted in the host's model bytes.
 
@@ -887,8 +887,6 @@ pub fn place(
             // type of the layer's list (host memory) takes it; an `-ot` target is taken as given
             buf = Buffer::Host;
         }
-        // the output projection's weight (not the output norm) in host memory: by `-ot` or the
-        // device's tensor limit
         if let TensorLayer::Layer(il) = t.layer
             && let Some((k, _)) = ffn_projection(&t.name)
             && let Some(kinds) = ffn_kinds.get_mut(il as usize)
@@ -900,16 +898,12 @@ pub fn place(
             && buf == Buffer::Host
         {
             match (ffn_projection(&t.name), host_ffn.get_mut(il as usize)) {
-                (Some((k, p)), Some(layer)) => {
-                    let h = &mut layer[k];
-                    h.gate |= p.gate;
-                    h.up |= p.up;
-                    h.down |= p.down;
-                    h.fused |= p.fused;
-                }
+                (Some((k, p)), Some(layer)) => layer[k].merge(p),
                 _ => host_other = true,
             }
         }
+        // the output projection's weight (not the output norm) in host memory: by `-ot` or the
+        // device's tensor limit
         let projection = t.layer == TensorLayer::Output && !t.name.contains("norm");
         output_weight_on_host |= projection && buf == Buffer::Host && t.bytes > 0;
         if projection {
@@ -963,10 +957,7 @@ pub fn place(
     let first_experts_on_host = {
         let mut moe_layers = (0..host_ffn.len())
             .filter(|&il| layer_device[il] == Buffer::Device(0) && ffn_kinds[il][FFN_EXPERTS]);
-        let full = |il: usize| {
-            let p = host_ffn[il][FFN_EXPERTS];
-            p.gate && p.up && p.down
-        };
+        let full = |il: usize| host_ffn[il][FFN_EXPERTS].all();
         moe_layers.next().is_some_and(full) && moe_layers.all(full)
     };
     let shape = SplitShape {
@@ -1871,12 +1862,7 @@ pub fn context_figures(
     };
     let layer_compute = runtime::buffers(&no_vocab, ff, &kv, &g).compute_bytes;
     let f32_rows = |width: u64| width.saturating_mul(rows).saturating_mul(4);
-    let dense_ff = if ff.length > 0 {
-        ff.length
-    } else {
-        // unknown: 6 × n_embd, as the runtime's replay assumes (errs high)
-        model.embedding_length.saturating_mul(6)
-    };
+    let dense_ff = runtime::dense_ff_width(model, ff);
     let mut ffn_widths = [FfnWidths {
         hidden: f32_rows(dense_ff),
         out: embd,

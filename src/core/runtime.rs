@@ -471,12 +471,7 @@ fn replay(
     let mut per_layer_input: Option<Live> = None;
 
     let last = model.layers.len().saturating_sub(1);
-    let dense_ff = if ff.length > 0 {
-        ff.length
-    } else {
-        // Unknown: 6 × n_embd, above every current model's ratio (errs high).
-        model.embedding_length.saturating_mul(6)
-    };
+    let dense_ff = dense_ff_width(model, ff);
     let mut pos_live = Some(pos);
     let mut out_live = Some(out_ids);
     for (il, l) in model.layers.iter().enumerate() {
@@ -993,6 +988,27 @@ impl FfnProjections {
     /// It runs at least one projection.
     pub fn any(self) -> bool {
         self.gate || self.up || self.down
+    }
+    /// It runs the gate, up and down projections (the whole block).
+    pub fn all(self) -> bool {
+        self.gate && self.up && self.down
+    }
+    /// Add another set's projections to this one.
+    pub fn merge(&mut self, other: FfnProjections) {
+        self.gate |= other.gate;
+        self.up |= other.up;
+        self.down |= other.down;
+        self.fused |= other.fused;
+    }
+}
+
+/// The dense FFN width n_ff the graph uses: the model's, or when unknown 6 × n_embd, above
+/// every current model's ratio (errs high).
+pub fn dense_ff_width(model: &ModelShape, ff: &FeedForward) -> u64 {
+    if ff.length > 0 {
+        ff.length
+    } else {
+        model.embedding_length.saturating_mul(6)
     }
 }
 

@@ -16,6 +16,7 @@ pub use json::{JsonReport, to_json};
 pub use text::{Style, write_check, write_worksheet};
 
 use crate::core::Report;
+use crate::core::placement::{Backend, SplitMode};
 use crate::core::scenario::TierKind;
 
 /// Output formats.
@@ -102,7 +103,7 @@ fn llama_cpp_command_raw(r: &Report, model_path: &str) -> String {
         .tiers
         .iter()
         .filter_map(|t| t.device.as_ref())
-        .filter(|d| d.backend == crate::core::placement::Backend::Rpc)
+        .filter(|d| d.backend == Backend::Rpc)
         .filter_map(|d| d.endpoint.clone())
         .collect();
     if !rpc.is_empty() {
@@ -110,26 +111,21 @@ fn llama_cpp_command_raw(r: &Report, model_path: &str) -> String {
         parts.push(shell_quote(&rpc.join(",")));
     }
     let o = &s.offload;
-    match o.split_mode {
-        crate::core::placement::SplitMode::Layer => {}
-        crate::core::placement::SplitMode::None => {
-            parts.push("-sm".into());
-            parts.push("none".into());
-        }
-        crate::core::placement::SplitMode::Row => {
-            parts.push("-sm".into());
-            parts.push("row".into());
-        }
+    // -sm as set (`layer` is the default, spelled out beside -ts)
+    let split_mode = match o.split_mode {
+        SplitMode::None => Some("none"),
+        SplitMode::Row => Some("row"),
+        SplitMode::Layer => o.tensor_split.is_some().then_some("layer"),
+    };
+    if let Some(m) = split_mode {
+        parts.push("-sm".into());
+        parts.push(m.into());
     }
     if o.main_gpu != 0 {
         parts.push("-mg".into());
         parts.push(o.main_gpu.to_string());
     }
     if let Some(split) = &o.tensor_split {
-        if o.split_mode == crate::core::placement::SplitMode::Layer {
-            parts.push("-sm".into());
-            parts.push("layer".into());
-        }
         parts.push("-ts".into());
         parts.push(crate::core::split::fmt_for_llama_cpp(split));
     }
