@@ -389,3 +389,50 @@ fn the_bounds_tail_never_shows_half_a_wrapped_line() {
         }
     }
 }
+
+/// A long list of assumptions fills the Claim pane instead of leaving its rows blank above
+/// `↓ N more`: the lead-in keeps its first item, each further item scrolls on its own, so at
+/// 120×36 (a lead-in of two rows, items of one or two) at most three rows stay blank (the
+/// whole list was one block before: four blank rows on the first page).
+#[test]
+fn the_claim_pane_fills_its_rows_before_marking_more() {
+    let (w, h) = (120, 36);
+    let (mut app, _d) = app();
+    focus(&mut app, Pane::Claim);
+    app.update(Action::SetText("12".into()));
+    assert!(app.claim().is_some());
+    let screens = walk(&mut app, w, h);
+    assert!(screens.len() > 1, "the claim scrolls at {w}×{h}");
+    for s in &screens {
+        if !title(s, "Claim").contains('↓') {
+            continue;
+        }
+        // the Claim pane's own rows: from its top border's column to the right edge
+        let rows: Vec<Vec<char>> = s.lines().map(|l| l.chars().collect()).collect();
+        let top = rows
+            .iter()
+            .position(|l| l.iter().collect::<String>().contains(" Claim"))
+            .unwrap();
+        let col = rows[top]
+            .iter()
+            .position(|c| *c == '┏' || *c == '╭')
+            .unwrap();
+        let body: Vec<String> = rows[top + 1..]
+            .iter()
+            .take_while(|l| !matches!(l.get(col), Some('┗' | '╰')))
+            .map(|l| {
+                let end = l
+                    .iter()
+                    .rposition(|c| matches!(c, '┃' | '│'))
+                    .unwrap_or(col);
+                l[col + 1..end.max(col + 1)].iter().collect()
+            })
+            .collect();
+        let blank_foot = body
+            .iter()
+            .rev()
+            .take_while(|l| l.trim().is_empty())
+            .count();
+        assert!(blank_foot <= 3, "{blank_foot} blank rows above ↓ more\n{s}");
+    }
+}

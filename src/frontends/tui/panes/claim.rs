@@ -68,8 +68,10 @@ impl Widget for ClaimPane<'_> {
         } else {
             t.warn()
         };
-        // Blocks that scroll whole: each headline line, the hint, each ceiling with the
-        // list of assumptions it falsifies.
+        // Blocks that scroll whole: each headline line, the hint, each ceiling with the first
+        // assumption it falsifies (a lead-in never ends a page alone), then each further
+        // assumption on its own, so a long list fills the page instead of leaving its rows
+        // blank above `↓ N more`.
         let mut groups: Vec<Vec<Line<'static>>> = headline(check, self.report, style, t)
             .into_iter()
             .map(|l| vec![l])
@@ -81,9 +83,8 @@ impl Widget for ClaimPane<'_> {
             ))]);
         }
         for l in &check.lines {
-            let mut g = Vec::new();
             if l.exceeded {
-                g.push(Line::from(vec![
+                let lead = Line::from(vec![
                     Span::styled("✗ above ", t.bad()),
                     Span::styled(
                         format!(
@@ -94,15 +95,19 @@ impl Widget for ClaimPane<'_> {
                         t.text(),
                     ),
                     Span::styled(" ⇒ one of these is false:", t.label()),
-                ]));
-                for a in &l.assumptions {
-                    g.push(Line::from(vec![
-                        Span::raw("   · "),
-                        Span::styled(a.clone(), t.label()),
-                    ]));
-                }
+                ]);
+                let item = |a: &String| {
+                    Line::from(vec![Span::raw("   · "), Span::styled(a.clone(), t.label())])
+                };
+                let mut items = l.assumptions.iter();
+                groups.push(
+                    std::iter::once(lead)
+                        .chain(items.next().map(item))
+                        .collect(),
+                );
+                groups.extend(items.map(|a| vec![item(a)]));
             } else {
-                g.push(Line::from(vec![
+                groups.push(vec![Line::from(vec![
                     Span::styled("✓ within ", t.ok()),
                     Span::styled(
                         format!(
@@ -112,9 +117,8 @@ impl Widget for ClaimPane<'_> {
                         ),
                         t.label(),
                     ),
-                ]));
+                ])]);
             }
-            groups.push(g);
         }
         let blocks: Vec<super::scroll::Block> = groups
             .into_iter()
