@@ -20,7 +20,7 @@ use crate::core::Report;
 use crate::core::edit::{self, Edit, EditError, NewModel, Setting};
 use crate::core::gpu_layers::MaxGpuLayers;
 use crate::core::model::ArchFigures;
-use crate::core::scenario::{Scenario, ScenarioError};
+use crate::core::scenario::{Machine, Scenario, ScenarioError};
 use crate::core::units::{self, Provenance};
 use crate::profile::file::{MachineFile, ModelFile, ScenarioFile};
 use crate::profile::save::{self, MachineFigure};
@@ -373,7 +373,8 @@ fn ollama_edits(run: &OllamaRun) -> Vec<Edit> {
 }
 
 /// The Ollama name an opened reference names.
-fn ollama_name(reference: &Path) -> Option<String> {
+/// The Ollama model a `--gguf` reference names (`ollama:NAME`), if it names one.
+pub fn ollama_name(reference: &Path) -> Option<String> {
     match crate::remote::Source::parse(reference) {
         crate::remote::Source::Ollama(n) => Some(n),
         _ => None,
@@ -653,6 +654,35 @@ impl Workspace {
     }
 
     /// Profiles (built-in and the user's).
+    /// The scenario on each of `machines`, each at its own placement (`compare::compare`);
+    /// an Ollama model whose context and sequences are still Ollama's is put on each machine
+    /// at Ollama's plan for it (its default context follows the machine's VRAM).
+    pub fn compare(&self, machines: &[Machine]) -> Vec<compare::CompareRow> {
+        let s = self.scenario();
+        let Some(run) = self.ollama().filter(|r| {
+            r.context_is_ollamas()
+                && !self.is_edited(Setting::Context)
+                && !self.is_edited(Setting::Sequences)
+        }) else {
+            return compare::compare(s, machines);
+        };
+        compare::compare_scenarios(
+            machines
+                .iter()
+                .map(|m| {
+                    let sc = edit::applied(s, &[Edit::Machine(Box::new(m.clone()))])
+                        .map_err(|e| e.to_string())
+                        .and_then(|sc| {
+                            let own = ollama_defaults(&run.name, &sc)?;
+                            edit::applied(&sc, &ollama_edits(&own)).map_err(|e| e.to_string())
+                        })
+                        .map_err(ScenarioError);
+                    (m, sc)
+                })
+                .collect(),
+        )
+    }
+
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
     }

@@ -105,3 +105,122 @@ fn the_explorer_opens_an_ollama_model_at_ollamas_plan() {
     assert_eq!(ws.scenario().cache.context, 2048);
     assert_eq!(ws.ollama().unwrap().reproduce(), params);
 }
+
+/// Comparing machines with an Ollama model in the explorer puts each machine at Ollama's own
+/// plan for it (its default context follows the VRAM: the tiny model's 8,192 trained tokens
+/// on a 24 GiB card, 4,096 without a GPU), until the context is edited.
+#[test]
+fn the_explorers_compare_puts_each_machine_at_ollamas_context() {
+    let Ok(root) = std::env::var("LLMBOUND_TEST_OLLAMA_COMPARE_STORE") else {
+        let dir = tempfile::tempdir().unwrap();
+        store(dir.path(), "plain", "{}");
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "the_explorers_compare_puts_each_machine_at_ollamas_context",
+                "--nocapture",
+            ])
+            .env("LLMBOUND_TEST_OLLAMA_COMPARE_STORE", dir.path())
+            .env("OLLAMA_MODELS", dir.path())
+            .env_remove("OLLAMA_CONTEXT_LENGTH")
+            .env_remove("OLLAMA_NUM_PARALLEL")
+            .env_remove("OLLAMA_GPU_OVERHEAD")
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && log.contains("1 passed"),
+            "{log}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return;
+    };
+    assert_eq!(std::env::var("OLLAMA_MODELS").ok(), Some(root));
+    let cfg = tempfile::tempdir().unwrap();
+    let cat = llmbound::profile::Catalog::load_with(Some(cfg.path().to_path_buf()));
+    let opts = llmbound::build::ScenarioOptions {
+        gguf: Some("ollama:plain".into()),
+        machine: Some("desktop-rtx-4090".into()),
+        ..Default::default()
+    };
+    let mut ws = llmbound::workspace::Workspace::new(cat.clone(), &opts).unwrap();
+    assert_eq!(ws.scenario().cache.context, 8192);
+    let machines: Vec<_> = ["desktop-rtx-4090", "desktop-ddr5-cpu-only"]
+        .iter()
+        .map(|id| llmbound::profile::load::machine(&cat.machine(id).unwrap()))
+        .collect();
+    let contexts = |ws: &llmbound::workspace::Workspace| -> Vec<u64> {
+        ws.compare(&machines)
+            .iter()
+            .map(|r| r.outcome.as_ref().unwrap().context_tokens)
+            .collect()
+    };
+    assert_eq!(contexts(&ws), [8192, 4096]);
+    // an edited context is the user's: every machine at it
+    ws.apply(llmbound::core::edit::Edit::Context(2048)).unwrap();
+    assert_eq!(contexts(&ws), [2048, 2048]);
+}
+
+/// The compare view with an Ollama model: its title says each machine is at Ollama's context
+/// for it, and the context column (hidden otherwise) gives each one's.
+#[test]
+fn the_compare_view_shows_each_machines_ollama_context() {
+    let Ok(root) = std::env::var("LLMBOUND_TEST_OLLAMA_VIEW_STORE") else {
+        let dir = tempfile::tempdir().unwrap();
+        store(dir.path(), "plain", "{}");
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "the_compare_view_shows_each_machines_ollama_context",
+                "--nocapture",
+            ])
+            .env("LLMBOUND_TEST_OLLAMA_VIEW_STORE", dir.path())
+            .env("OLLAMA_MODELS", dir.path())
+            .env_remove("OLLAMA_CONTEXT_LENGTH")
+            .env_remove("OLLAMA_NUM_PARALLEL")
+            .env_remove("OLLAMA_GPU_OVERHEAD")
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && log.contains("1 passed"),
+            "{log}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return;
+    };
+    use llmbound::tui::Action;
+    use llmbound::tui::views::compare::Col;
+    assert_eq!(std::env::var("OLLAMA_MODELS").ok(), Some(root));
+    let cfg = tempfile::tempdir().unwrap();
+    let cat = llmbound::profile::Catalog::load_with(Some(cfg.path().to_path_buf()));
+    let mut app = llmbound::tui::app::App::new(
+        cat,
+        &llmbound::build::ScenarioOptions {
+            gguf: Some("ollama:plain".into()),
+            machine: Some("desktop-rtx-4090".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    app.set_hash_cache(None);
+    app.update(Action::Compare);
+    let v = app.compare();
+    assert!(!v.hidden.contains(&Col::Context), "{:?}", v.hidden);
+    let ctx = |id: &str| {
+        v.rows
+            .iter()
+            .find(|r| r.machine_id == id)
+            .and_then(|r| r.outcome.as_ref().ok())
+            .map(|f| f.context_tokens)
+    };
+    assert_eq!(ctx("desktop-rtx-4090"), Some(8192));
+    assert_eq!(ctx("desktop-ddr5-cpu-only"), Some(4096));
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 36)).unwrap();
+    t.draw(|f| f.render_widget(&app, f.area())).unwrap();
+    let screen = t.backend().to_string();
+    assert!(
+        screen.contains("each machine at Ollama's context for it (context column)"),
+        "{screen}"
+    );
+}

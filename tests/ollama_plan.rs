@@ -575,3 +575,67 @@ fn a_modelfiles_parameters_set_the_plan_and_are_printed() {
         assert!(text.contains(part), "{part:?} not in:\n{text}");
     }
 }
+
+/// `llmbound compare` with an Ollama model: each machine at Ollama's own default context for
+/// its VRAM (two 24 GiB cards 262,144, one 32,768, no GPU 4,096), never the first machine's;
+/// the text says so in its title and gives each row's context in the placement column.
+#[test]
+fn compare_runs_each_machine_at_ollamas_context_for_it() {
+    let dir = tempfile::tempdir().unwrap();
+    long_store(dir.path(), "long", None);
+    let cfg = tempfile::tempdir().unwrap();
+    let run = |format: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_llmbound"))
+            .args([
+                "compare",
+                "--gguf",
+                "ollama:long",
+                "--machine",
+                "desktop-rtx-4090",
+                "--machine",
+                "desktop-dual-rtx-3090",
+                "--machine",
+                "desktop-ddr5-cpu-only",
+                "--format",
+                format,
+            ])
+            .env("LLMBOUND_CONFIG_DIR", cfg.path())
+            .env("OLLAMA_MODELS", dir.path())
+            .env_remove("OLLAMA_CONTEXT_LENGTH")
+            .env_remove("OLLAMA_NUM_PARALLEL")
+            .env_remove("OLLAMA_GPU_OVERHEAD")
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let v: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    let ctx: Vec<(String, u64)> = v["machines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["machine"].as_str().unwrap().to_string(),
+                m["context_tokens"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ctx,
+        [
+            ("desktop-rtx-4090".to_string(), 32_768),
+            ("desktop-dual-rtx-3090".to_string(), 262_144),
+            ("desktop-ddr5-cpu-only".to_string(), 4096),
+        ]
+    );
+    let text = run("text");
+    assert!(text.contains("at each machine's own context"), "{text}");
+    assert!(text.contains("at 262,144 tokens: "), "{text}");
+    assert!(text.contains("at 4,096 tokens: "), "{text}");
+}

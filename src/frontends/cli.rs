@@ -642,7 +642,27 @@ fn compare(
         machine = probe.machine;
         machines.push(machine);
     }
-    let rows = crate::compare::compare(&base, &machines);
+    // An Ollama model: Ollama chooses its context by each machine's VRAM, so each machine's
+    // scenario is built with its own (the options still apply over it).
+    let rows = if args
+        .gguf
+        .as_deref()
+        .and_then(crate::workspace::ollama_name)
+        .is_some()
+    {
+        let scenarios: Vec<_> = machine_ids
+            .iter()
+            .map(|id| {
+                let mut o = args.clone();
+                o.machine = Some(id.clone());
+                crate::workspace::scenario(cat, &o)
+                    .map_err(|e| crate::core::scenario::ScenarioError(e.to_string()))
+            })
+            .collect();
+        crate::compare::compare_scenarios(machines.iter().zip(scenarios).collect())
+    } else {
+        crate::compare::compare(&base, &machines)
+    };
     report::compare::write(&base, &rows, format.into(), out).map_err(io_fail)?;
     Ok(0)
 }

@@ -61,6 +61,11 @@ pub struct CompareFigures {
     pub optimistic_vendor: bool,
     /// Prefill ceiling for the scenario's prompt rows, tokens/s (only with a compute rate).
     pub prefill_tokens_per_second: Option<f64>,
+    /// The context per sequence this machine was evaluated at (each machine's own under
+    /// Ollama, whose default context follows the machine's VRAM), tokens.
+    pub context_tokens: u64,
+    /// The sequences it was evaluated at.
+    pub sequences: u64,
 }
 
 impl CompareFigures {
@@ -130,6 +135,8 @@ impl CompareFigures {
                 r.decode.optimistic_vendor
             },
             prefill_tokens_per_second: r.roofline.prefill_ceiling_tokens_per_second,
+            context_tokens: r.inputs.cache.context,
+            sequences: r.inputs.cache.sequences,
         }
     }
 }
@@ -378,17 +385,31 @@ fn search(all: u32, fits: impl Fn(u32) -> bool) -> Option<u32> {
 /// Evaluate the scenario (model, artifact, cache) on each machine in turn, each at its own
 /// placement (`evaluate_placed`).
 pub fn compare(s: &Scenario, machines: &[Machine]) -> Vec<CompareRow> {
-    machines
-        .iter()
-        .map(|m| {
-            let outcome = crate::core::edit::applied(s, &[Edit::Machine(Box::new(m.clone()))])
-                .map_err(|e| ScenarioError(e.to_string()))
-                .and_then(|sc| evaluate_placed(&sc).map(|r| CompareFigures::of(&r)));
-            CompareRow {
-                machine_id: m.id.clone(),
-                machine_name: m.name.clone(),
-                outcome,
-            }
+    compare_scenarios(
+        machines
+            .iter()
+            .map(|m| {
+                (
+                    m,
+                    crate::core::edit::applied(s, &[Edit::Machine(Box::new(m.clone()))])
+                        .map_err(|e| ScenarioError(e.to_string())),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// Evaluate one scenario per machine, each at its own placement: for a model whose runtime
+/// chooses its settings by machine (Ollama's default context by VRAM), each machine's scenario
+/// is built with that machine's own.
+pub fn compare_scenarios(
+    rows: Vec<(&Machine, Result<Scenario, ScenarioError>)>,
+) -> Vec<CompareRow> {
+    rows.into_iter()
+        .map(|(m, sc)| CompareRow {
+            machine_id: m.id.clone(),
+            machine_name: m.name.clone(),
+            outcome: sc.and_then(|sc| evaluate_placed(&sc).map(|r| CompareFigures::of(&r))),
         })
         .collect()
 }

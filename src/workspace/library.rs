@@ -670,6 +670,8 @@ fn mlx_row(base: &Scenario, index: usize, m: &Result<Arc<MlxArtifact>, String>) 
             bandwidth_provenance,
             optimistic_vendor: false,
             prefill_tokens_per_second: None,
+            context_tokens: base.cache.context,
+            sequences: 1,
         })
     })();
     Row {

@@ -115,13 +115,28 @@ impl App {
                         pending: self.compare_switch(),
                         subject: {
                             let c = &self.ws().scenario().cache;
+                            // machines at their own contexts (Ollama's default by VRAM):
+                            // the context column gives each one's
+                            let own = self.compare().rows.iter().any(|r| {
+                                r.outcome.as_ref().is_ok_and(|f| {
+                                    f.context_tokens != c.context || f.sequences != c.sequences
+                                })
+                            });
+                            let context = if own {
+                                "each machine at Ollama's context for it (context column)"
+                                    .to_string()
+                            } else {
+                                format!(
+                                    "{} token{} × {} sequence{}",
+                                    crate::core::units::fmt_tokens(c.context),
+                                    if c.context == 1 { "" } else { "s" },
+                                    c.sequences,
+                                    if c.sequences == 1 { "" } else { "s" },
+                                )
+                            };
                             format!(
-                                "{} · {} token{} × {} sequence{} · K {} V {}",
+                                "{} · {context} · K {} V {}",
                                 self.ws().scenario().model.name,
-                                crate::core::units::fmt_tokens(c.context),
-                                if c.context == 1 { "" } else { "s" },
-                                c.sequences,
-                                if c.sequences == 1 { "" } else { "s" },
                                 c.type_k,
                                 c.type_v
                             )

@@ -43,6 +43,11 @@ pub struct CompareJson {
     pub name: String,
     /// Why it could not be evaluated.
     pub error: Option<String>,
+    /// The context per sequence this machine was evaluated at, tokens: the scenario's, or
+    /// under Ollama its default for this machine's VRAM.
+    pub context_tokens: Option<u64>,
+    /// The sequences it was evaluated at.
+    pub sequences: Option<u64>,
     /// Every used tier fits.
     pub fits: Option<bool>,
     /// Free runtime memory on the limiting tier (weights, allocated cache, buffers and A
@@ -95,6 +100,8 @@ fn rows_json(rows: &[CompareRow]) -> Vec<CompareJson> {
                 machine: r.machine_id.clone(),
                 name: r.machine_name.clone(),
                 error: None,
+                context_tokens: Some(f.context_tokens),
+                sequences: Some(f.sequences),
                 fits: Some(f.fits),
                 headroom_bytes: Some(f.headroom_bytes),
                 max_context_tokens: f.max_context_tokens,
@@ -119,6 +126,8 @@ fn rows_json(rows: &[CompareRow]) -> Vec<CompareJson> {
                 machine: r.machine_id.clone(),
                 name: r.machine_name.clone(),
                 error: Some(e.to_string()),
+                context_tokens: None,
+                sequences: None,
                 fits: None,
                 headroom_bytes: None,
                 max_context_tokens: None,
@@ -178,18 +187,31 @@ pub fn write<W: Write>(
         );
     }
     let md = format == Format::Markdown;
-    let title = format!(
-        "{} at {} tokens{}, K {} / V {}: decode ceilings and capacity per machine, each at its own placement (llama.cpp's -fit plan, or the most layers that fit)",
-        base.model.name,
-        fmt_tokens(base.cache.context),
-        if base.cache.sequences == 1 {
-            String::new()
-        } else {
-            format!(" × {} sequences", base.cache.sequences)
-        },
-        base.cache.type_k,
-        base.cache.type_v
-    );
+    // Each machine at its own context (Ollama's default follows the VRAM): the title says so
+    // and each row's placement starts with its context.
+    let own_context = json.iter().any(|r| {
+        r.context_tokens.is_some_and(|c| c != base.cache.context)
+            || r.sequences.is_some_and(|n| n != base.cache.sequences)
+    });
+    let title = if own_context {
+        format!(
+            "{} at each machine's own context (Ollama's default by VRAM; the placement column gives it), K {} / V {}: decode ceilings and capacity per machine, each at its own placement (llama.cpp's -fit plan, or the most layers that fit)",
+            base.model.name, base.cache.type_k, base.cache.type_v
+        )
+    } else {
+        format!(
+            "{} at {} tokens{}, K {} / V {}: decode ceilings and capacity per machine, each at its own placement (llama.cpp's -fit plan, or the most layers that fit)",
+            base.model.name,
+            fmt_tokens(base.cache.context),
+            if base.cache.sequences == 1 {
+                String::new()
+            } else {
+                format!(" × {} sequences", base.cache.sequences)
+            },
+            base.cache.type_k,
+            base.cache.type_v
+        )
+    };
     let title = crate::sanitize::text(&title);
     if md {
         writeln!(w, "# {title}\n")?;
@@ -292,7 +314,18 @@ pub fn write<W: Write>(
                 } else {
                     r.bandwidth_provenance.unwrap_or("").to_string()
                 },
-                r.placement.clone().unwrap_or_default(),
+                match (own_context, r.context_tokens) {
+                    (true, Some(c)) => format!(
+                        "at {} tokens{}: {}",
+                        fmt_tokens(c),
+                        match r.sequences {
+                            Some(n) if n > 1 => format!(" × {n} sequences"),
+                            _ => String::new(),
+                        },
+                        r.placement.clone().unwrap_or_default()
+                    ),
+                    _ => r.placement.clone().unwrap_or_default(),
+                },
             ],
         })
         .map(|c| c.map(|s| crate::sanitize::field(&s, md).into_owned()))

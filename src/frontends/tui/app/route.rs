@@ -227,7 +227,7 @@ impl App {
                 machines.push(load::machine(&e.value));
             }
         }
-        let rows = crate::compare::compare(self.ws.scenario(), &machines);
+        let rows = self.ws.compare(&machines);
         self.compare.saved = (self.ws.catalog().machines.iter())
             .filter(|e| matches!(e.origin, Origin::File(_)))
             .map(|e| e.id.clone())

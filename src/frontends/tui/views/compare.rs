@@ -19,6 +19,9 @@ pub enum Col {
     Fits,
     /// The machine's own placement: `-ngl` all, or the most layers that fit.
     Ngl,
+    /// The context per sequence the machine was evaluated at (shown when machines differ:
+    /// Ollama's default context follows each machine's VRAM).
+    Context,
     /// Headroom.
     Headroom,
     /// Largest context.
@@ -43,7 +46,7 @@ pub enum Col {
 
 impl Col {
     /// Every column, left to right.
-    pub const ALL: [Col; 12] = [
+    pub const ALL: [Col; 13] = [
         Col::Fits,
         Col::Ngl,
         Col::Headroom,
@@ -56,12 +59,14 @@ impl Col {
         Col::CapacityTier,
         Col::DecodeTier,
         Col::Basis,
+        Col::Context,
     ];
     /// Header: plain words (the unit is in the view's title line).
     pub fn title(self) -> &'static str {
         match self {
             Col::Fits => "fits",
             Col::Ngl => "-ngl",
+            Col::Context => "context",
             Col::Headroom => "free GiB",
             Col::MaxContext => "max context",
             Col::Short => "short ctx",
@@ -83,6 +88,7 @@ impl Col {
         match self {
             Col::Fits => 4,
             Col::Ngl => 7,
+            Col::Context => 9,
             Col::Headroom => 9,
             Col::MaxContext => 11,
             Col::Short => 9,
@@ -106,6 +112,7 @@ impl Col {
         match self {
             Col::Fits => f.fits as u8 as f64,
             Col::Ngl => f.gpu_layers.map_or(0.0, f64::from),
+            Col::Context => f.context_tokens as f64,
             Col::Headroom => f.headroom_bytes as f64,
             Col::MaxContext => f.max_context_tokens.map_or(f64::INFINITY, |m| m as f64),
             Col::Short => f.ceiling_short_tokens_per_second,
@@ -133,6 +140,7 @@ impl Col {
                 Some(_) => "all".into(),
                 None => "—".into(),
             },
+            Col::Context => units::fmt_tokens(f.context_tokens),
             Col::Headroom => {
                 crate::tui::format::grouped(f.headroom_bytes as f64 / units::GIB as f64, 3)
             }
@@ -204,7 +212,7 @@ impl Default for CompareView {
             order: Vec::new(),
             selected: 0,
             column: 0,
-            hidden: vec![Col::Inventory, Col::Prefill],
+            hidden: vec![Col::Context, Col::Inventory, Col::Prefill],
             sort: None,
             marked: Vec::new(),
             only_marked: false,
@@ -218,6 +226,16 @@ impl CompareView {
     /// New rows (after a change).
     pub fn set_rows(&mut self, rows: Vec<CompareRow>, current: &str) {
         self.rows = rows;
+        // machines evaluated at different contexts (Ollama's default by VRAM): the context
+        // column shows each one's
+        let mut contexts = self
+            .rows
+            .iter()
+            .filter_map(|r| r.outcome.as_ref().ok().map(|f| f.context_tokens));
+        let first = contexts.next();
+        if contexts.any(|c| Some(c) != first) {
+            self.hidden.retain(|c| *c != Col::Context);
+        }
         self.current = current.to_string();
         self.marked
             .retain(|id| self.rows.iter().any(|r| &r.machine_id == id));
@@ -695,6 +713,9 @@ pub fn legend(v: &CompareView, cols: &[Col]) -> String {
     }
     if on(Col::Ngl) {
         parts.push("-ngl: each machine's own".into());
+    }
+    if on(Col::Context) {
+        parts.push("context: each machine's own (Ollama's default by VRAM)".into());
     }
     parts.push(format!("{IN_USE} in use"));
     if !v.marked.is_empty() {
