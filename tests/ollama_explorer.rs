@@ -207,6 +207,8 @@ fn the_compare_view_shows_each_machines_ollama_context() {
     app.update(Action::Compare);
     let v = app.compare();
     assert!(!v.hidden.contains(&Col::Context), "{:?}", v.hidden);
+    // a context is sorted by value, right-aligned, and never starred as "best"
+    assert!(Col::Context.is_number() && !Col::Context.higher_is_better());
     let ctx = |id: &str| {
         v.rows
             .iter()
@@ -220,7 +222,7 @@ fn the_compare_view_shows_each_machines_ollama_context() {
     t.draw(|f| f.render_widget(&app, f.area())).unwrap();
     let screen = t.backend().to_string();
     assert!(
-        screen.contains("each machine at Ollama's context for it (context column)"),
+        screen.contains("Compare machines · Tiny · Ollama's context per machine · K f16 V f16"),
         "{screen}"
     );
 }

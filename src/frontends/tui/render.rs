@@ -123,8 +123,7 @@ impl App {
                                 })
                             });
                             let context = if own {
-                                "each machine at Ollama's context for it (context column)"
-                                    .to_string()
+                                "Ollama's context per machine".to_string()
                             } else {
                                 format!(
                                     "{} token{} × {} sequence{}",

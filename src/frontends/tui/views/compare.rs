@@ -101,11 +101,15 @@ impl Col {
             Col::Basis => 9,
         }
     }
+    /// The column is a number (right-aligned, sorted by value).
+    pub fn is_number(self) -> bool {
+        self.higher_is_better() || self == Col::Context
+    }
     /// The column is a number where more is better (the best fitting machine is marked).
     pub fn higher_is_better(self) -> bool {
         !matches!(
             self,
-            Col::Fits | Col::CapacityTier | Col::DecodeTier | Col::Basis
+            Col::Fits | Col::Context | Col::CapacityTier | Col::DecodeTier | Col::Basis
         )
     }
     fn numeric(self, f: &CompareFigures) -> f64 {
@@ -271,7 +275,7 @@ impl CompareView {
             let g = group(a).cmp(&group(b));
             let o = match (sort, &self.rows[*a].outcome, &self.rows[*b].outcome) {
                 (Some((col, desc)), Ok(x), Ok(y)) => {
-                    let o = if col.higher_is_better() {
+                    let o = if col.is_number() {
                         col.numeric(x).total_cmp(&col.numeric(y))
                     } else {
                         col.text(x, false).cmp(&col.text(y, false))
@@ -577,7 +581,7 @@ impl Widget for CompareScreen<'_> {
                 format!("{}{}", c.title(), sort_mark(*c)),
                 style,
             ));
-            if c.higher_is_better() {
+            if c.is_number() {
                 line.right_aligned()
             } else {
                 line
@@ -652,7 +656,7 @@ impl Widget for CompareScreen<'_> {
                             };
                             let text = if is_best { format!("★{text}") } else { text };
                             let line = Line::from(Span::styled(text, style));
-                            cells.push(if c.higher_is_better() {
+                            cells.push(if c.is_number() {
                                 line.right_aligned()
                             } else {
                                 line
@@ -715,7 +719,7 @@ pub fn legend(v: &CompareView, cols: &[Col]) -> String {
         parts.push("-ngl: each machine's own".into());
     }
     if on(Col::Context) {
-        parts.push("context: each machine's own (Ollama's default by VRAM)".into());
+        parts.push("context: Ollama's, by VRAM".into());
     }
     parts.push(format!("{IN_USE} in use"));
     if !v.marked.is_empty() {
