@@ -586,3 +586,11 @@ fn the_artifact_is_named_once() {
     assert!(!text.contains("artifact artifact"), "{text}");
     assert!(text.contains("artifact gemma-3-270m-q4_k_m.gguf"), "{text}");
 }
+
+/// The RPC link's bytes per token are a hidden state there and back (Qwen3-32B: 5,120 f32
+/// values each way, 40 KiB), printed in a unit that shows them (in MiB they read 0.04).
+#[test]
+fn the_rpc_link_bytes_are_printed_in_their_unit() {
+    let out = stdout(&["report", "--machine", "rtx-4090-rpc-laptop"]);
+    assert!(out.contains("RPC link 40.000 KiB over 1 hop"), "{out}");
+}

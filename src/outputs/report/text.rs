@@ -1135,7 +1135,8 @@ pub fn placement_lines(r: &Report) -> Vec<(String, String)> {
     if p.ceilings.link_bytes > 0 || p.link_missing {
         reads.push(format!(
             "RPC link {} over {} hop{}{}",
-            mib2(p.ceilings.link_bytes),
+            // a hidden state there and back is KiB: in MiB it would read 0.00
+            units::fmt_binary(p.ceilings.link_bytes),
             p.reads.rpc_hops,
             if p.reads.rpc_hops == 1 { "" } else { "s" },
             if p.link_missing {
