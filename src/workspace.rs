@@ -373,8 +373,7 @@ fn ollama_edits(run: &OllamaRun) -> Vec<Edit> {
 }
 
 /// The Ollama name an opened reference names.
-/// The Ollama model a `--gguf` reference names (`ollama:NAME`), if it names one.
-pub fn ollama_name(reference: &Path) -> Option<String> {
+fn ollama_name(reference: &Path) -> Option<String> {
     match crate::remote::Source::parse(reference) {
         crate::remote::Source::Ollama(n) => Some(n),
         _ => None,
@@ -562,6 +561,34 @@ pub fn scenario(cat: &Catalog, o: &ScenarioOptions) -> Result<Scenario, BuildErr
     scenario_and_ollama(cat, o).map(|(s, _)| s)
 }
 
+/// The scenario on each of `machines`, each at its own placement (`compare::compare`); with
+/// Ollama's plan `run` while the scenario's context and sequences are still Ollama's, each
+/// machine is put at Ollama's plan for it (its default context follows the machine's VRAM).
+pub fn compare_machines(
+    s: &Scenario,
+    machines: &[Machine],
+    run: Option<&OllamaRun>,
+) -> Vec<compare::CompareRow> {
+    let Some(run) = run.filter(|r| r.context_is_ollamas()) else {
+        return compare::compare(s, machines);
+    };
+    compare::compare_scenarios(
+        machines
+            .iter()
+            .map(|m| {
+                let sc = edit::applied(s, &[Edit::Machine(Box::new(m.clone()))])
+                    .map_err(|e| e.to_string())
+                    .and_then(|sc| {
+                        let own = ollama_defaults(&run.name, &sc)?;
+                        edit::applied(&sc, &ollama_edits(&own)).map_err(|e| e.to_string())
+                    })
+                    .map_err(ScenarioError);
+                (m, sc)
+            })
+            .collect(),
+    )
+}
+
 /// [`scenario`], with Ollama's plan when `--gguf` named an `ollama:NAME` model.
 pub fn scenario_and_ollama(
     cat: &Catalog,
@@ -658,29 +685,10 @@ impl Workspace {
     /// an Ollama model whose context and sequences are still Ollama's is put on each machine
     /// at Ollama's plan for it (its default context follows the machine's VRAM).
     pub fn compare(&self, machines: &[Machine]) -> Vec<compare::CompareRow> {
-        let s = self.scenario();
-        let Some(run) = self.ollama().filter(|r| {
-            r.context_is_ollamas()
-                && !self.is_edited(Setting::Context)
-                && !self.is_edited(Setting::Sequences)
-        }) else {
-            return compare::compare(s, machines);
-        };
-        compare::compare_scenarios(
-            machines
-                .iter()
-                .map(|m| {
-                    let sc = edit::applied(s, &[Edit::Machine(Box::new(m.clone()))])
-                        .map_err(|e| e.to_string())
-                        .and_then(|sc| {
-                            let own = ollama_defaults(&run.name, &sc)?;
-                            edit::applied(&sc, &ollama_edits(&own)).map_err(|e| e.to_string())
-                        })
-                        .map_err(ScenarioError);
-                    (m, sc)
-                })
-                .collect(),
-        )
+        let run = self
+            .ollama()
+            .filter(|_| !self.is_edited(Setting::Context) && !self.is_edited(Setting::Sequences));
+        compare_machines(self.scenario(), machines, run)
     }
 
     pub fn catalog(&self) -> &Catalog {

@@ -34,34 +34,46 @@ fn store(root: &Path, name: &str, params: &str) {
     .unwrap();
 }
 
+/// Ollama finds its store through OLLAMA_MODELS, read at each use: the test runs itself again
+/// with it set (and `env_key` naming the store), so the variable never leaks into another test.
+/// Returns the store in that second run; in the first, runs it and checks that it passed.
+fn in_store(env_key: &str, test: &str, name: &str, params: &str) -> Option<String> {
+    if let Ok(root) = std::env::var(env_key) {
+        assert_eq!(std::env::var("OLLAMA_MODELS").ok(), Some(root.clone()));
+        return Some(root);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    store(dir.path(), name, params);
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", test, "--nocapture"])
+        .env(env_key, dir.path())
+        .env("OLLAMA_MODELS", dir.path())
+        .env_remove("OLLAMA_CONTEXT_LENGTH")
+        .env_remove("OLLAMA_NUM_PARALLEL")
+        .env_remove("OLLAMA_GPU_OVERHEAD")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && log.contains("1 passed"),
+        "{log}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    None
+}
+
 #[test]
 fn the_explorer_opens_an_ollama_model_at_ollamas_plan() {
-    // The store is found through OLLAMA_MODELS: the test runs itself again with it set.
-    let Ok(root) = std::env::var("LLMBOUND_TEST_OLLAMA_STORE") else {
-        let dir = tempfile::tempdir().unwrap();
-        store(dir.path(), "tuned", r#"{"num_ctx":2048,"num_gpu":1}"#);
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "the_explorer_opens_an_ollama_model_at_ollamas_plan",
-                "--nocapture",
-            ])
-            .env("LLMBOUND_TEST_OLLAMA_STORE", dir.path())
-            .env("OLLAMA_MODELS", dir.path())
-            .env_remove("OLLAMA_CONTEXT_LENGTH")
-            .env_remove("OLLAMA_NUM_PARALLEL")
-            .env_remove("OLLAMA_GPU_OVERHEAD")
-            .output()
-            .unwrap();
-        let log = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && log.contains("1 passed"),
-            "{log}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+    if in_store(
+        "LLMBOUND_TEST_OLLAMA_STORE",
+        "the_explorer_opens_an_ollama_model_at_ollamas_plan",
+        "tuned",
+        r#"{"num_ctx":2048,"num_gpu":1}"#,
+    )
+    .is_none()
+    {
         return;
-    };
-    assert_eq!(std::env::var("OLLAMA_MODELS").ok(), Some(root));
+    }
     let cfg = tempfile::tempdir().unwrap();
     let cat = llmbound::profile::Catalog::load_with(Some(cfg.path().to_path_buf()));
     let opts = llmbound::build::ScenarioOptions {
@@ -111,31 +123,16 @@ fn the_explorer_opens_an_ollama_model_at_ollamas_plan() {
 /// on a 24 GiB card, 4,096 without a GPU), until the context is edited.
 #[test]
 fn the_explorers_compare_puts_each_machine_at_ollamas_context() {
-    let Ok(root) = std::env::var("LLMBOUND_TEST_OLLAMA_COMPARE_STORE") else {
-        let dir = tempfile::tempdir().unwrap();
-        store(dir.path(), "plain", "{}");
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "the_explorers_compare_puts_each_machine_at_ollamas_context",
-                "--nocapture",
-            ])
-            .env("LLMBOUND_TEST_OLLAMA_COMPARE_STORE", dir.path())
-            .env("OLLAMA_MODELS", dir.path())
-            .env_remove("OLLAMA_CONTEXT_LENGTH")
-            .env_remove("OLLAMA_NUM_PARALLEL")
-            .env_remove("OLLAMA_GPU_OVERHEAD")
-            .output()
-            .unwrap();
-        let log = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && log.contains("1 passed"),
-            "{log}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+    if in_store(
+        "LLMBOUND_TEST_OLLAMA_COMPARE_STORE",
+        "the_explorers_compare_puts_each_machine_at_ollamas_context",
+        "plain",
+        "{}",
+    )
+    .is_none()
+    {
         return;
-    };
-    assert_eq!(std::env::var("OLLAMA_MODELS").ok(), Some(root));
+    }
     let cfg = tempfile::tempdir().unwrap();
     let cat = llmbound::profile::Catalog::load_with(Some(cfg.path().to_path_buf()));
     let opts = llmbound::build::ScenarioOptions {
@@ -165,33 +162,18 @@ fn the_explorers_compare_puts_each_machine_at_ollamas_context() {
 /// for it, and the context column (hidden otherwise) gives each one's.
 #[test]
 fn the_compare_view_shows_each_machines_ollama_context() {
-    let Ok(root) = std::env::var("LLMBOUND_TEST_OLLAMA_VIEW_STORE") else {
-        let dir = tempfile::tempdir().unwrap();
-        store(dir.path(), "plain", "{}");
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "the_compare_view_shows_each_machines_ollama_context",
-                "--nocapture",
-            ])
-            .env("LLMBOUND_TEST_OLLAMA_VIEW_STORE", dir.path())
-            .env("OLLAMA_MODELS", dir.path())
-            .env_remove("OLLAMA_CONTEXT_LENGTH")
-            .env_remove("OLLAMA_NUM_PARALLEL")
-            .env_remove("OLLAMA_GPU_OVERHEAD")
-            .output()
-            .unwrap();
-        let log = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && log.contains("1 passed"),
-            "{log}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+    if in_store(
+        "LLMBOUND_TEST_OLLAMA_VIEW_STORE",
+        "the_compare_view_shows_each_machines_ollama_context",
+        "plain",
+        "{}",
+    )
+    .is_none()
+    {
         return;
-    };
+    }
     use llmbound::tui::Action;
     use llmbound::tui::views::compare::Col;
-    assert_eq!(std::env::var("OLLAMA_MODELS").ok(), Some(root));
     let cfg = tempfile::tempdir().unwrap();
     let cat = llmbound::profile::Catalog::load_with(Some(cfg.path().to_path_buf()));
     let mut app = llmbound::tui::app::App::new(

@@ -426,9 +426,14 @@ fn long_store(root: &Path, name: &str, params: Option<&str>) {
 /// `llmbound report` on an Ollama store with the given environment (Ollama's own variables
 /// removed unless given), its stdout.
 fn run_report(store: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
+    run_command(store, "report", args, env)
+}
+
+/// `llmbound COMMAND` on an Ollama store, as [`run_report`].
+fn run_command(store: &Path, command: &str, args: &[&str], env: &[(&str, &str)]) -> String {
     let cfg = tempfile::tempdir().unwrap();
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_llmbound"));
-    c.arg("report")
+    c.arg(command)
         .args(args)
         .env("LLMBOUND_CONFIG_DIR", cfg.path())
         .env("OLLAMA_MODELS", store)
@@ -583,11 +588,11 @@ fn a_modelfiles_parameters_set_the_plan_and_are_printed() {
 fn compare_runs_each_machine_at_ollamas_context_for_it() {
     let dir = tempfile::tempdir().unwrap();
     long_store(dir.path(), "long", None);
-    let cfg = tempfile::tempdir().unwrap();
     let run = |format: &str| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_llmbound"))
-            .args([
-                "compare",
+        run_command(
+            dir.path(),
+            "compare",
+            &[
                 "--gguf",
                 "ollama:long",
                 "--machine",
@@ -598,21 +603,9 @@ fn compare_runs_each_machine_at_ollamas_context_for_it() {
                 "desktop-ddr5-cpu-only",
                 "--format",
                 format,
-            ])
-            .env("LLMBOUND_CONFIG_DIR", cfg.path())
-            .env("OLLAMA_MODELS", dir.path())
-            .env_remove("OLLAMA_CONTEXT_LENGTH")
-            .env_remove("OLLAMA_NUM_PARALLEL")
-            .env_remove("OLLAMA_GPU_OVERHEAD")
-            .env("NO_COLOR", "1")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+            ],
+            &[],
+        )
     };
     let v: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
     let ctx: Vec<(String, u64)> = v["machines"]

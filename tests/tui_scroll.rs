@@ -61,6 +61,31 @@ fn title(screen: &str, name: &str) -> String {
         .to_string()
 }
 
+/// The rows inside a pane, from its top border's column to its right border (the panes
+/// beside it left out), down to its bottom border.
+fn pane_body(screen: &str, name: &str) -> Vec<String> {
+    let rows: Vec<Vec<char>> = screen.lines().map(|l| l.chars().collect()).collect();
+    let top = rows
+        .iter()
+        .position(|l| l.iter().collect::<String>().contains(&format!(" {name}")))
+        .unwrap();
+    let col = rows[top]
+        .iter()
+        .position(|c| *c == '┏' || *c == '╭')
+        .unwrap();
+    rows[top + 1..]
+        .iter()
+        .take_while(|l| !matches!(l.get(col), Some('┗' | '╰')))
+        .map(|l| {
+            let end = l
+                .iter()
+                .rposition(|c| matches!(c, '┃' | '│'))
+                .unwrap_or(col);
+            l[col + 1..end.max(col + 1)].iter().collect()
+        })
+        .collect()
+}
+
 /// Every position from the top to one step past the end: the screens, in order.
 fn walk(app: &mut App, w: u16, h: u16) -> Vec<String> {
     app.update(Action::Home);
@@ -147,21 +172,8 @@ fn the_claim_pane_scrolls_whole_lists_and_marks_them() {
     assert!(!title(last, "Claim").contains("↓"), "at the end\n{last}");
     for s in &screens {
         // The pane never ends on a list's lead-in with its items below the fold.
-        let rows: Vec<&str> = s.lines().collect();
-        let top = rows.iter().position(|l| l.contains(" Claim")).unwrap();
-        let body: Vec<&str> = rows[top + 1..]
-            .iter()
-            .take_while(|l| !l.contains('╰') && !l.contains('┗'))
-            .copied()
-            .collect();
-        let shown: Vec<&str> = body
-            .iter()
-            .copied()
-            .filter(|l| {
-                !l.trim_matches(|c| c == '│' || c == '┃' || c == ' ')
-                    .is_empty()
-            })
-            .collect();
+        let body = pane_body(s, "Claim");
+        let shown: Vec<&String> = body.iter().filter(|l| !l.trim().is_empty()).collect();
         if let Some(l) = shown.last() {
             assert!(!l.contains("one of these is false:"), "orphan lead-in\n{s}");
         }
@@ -407,27 +419,7 @@ fn the_claim_pane_fills_its_rows_before_marking_more() {
         if !title(s, "Claim").contains('↓') {
             continue;
         }
-        // the Claim pane's own rows: from its top border's column to the right edge
-        let rows: Vec<Vec<char>> = s.lines().map(|l| l.chars().collect()).collect();
-        let top = rows
-            .iter()
-            .position(|l| l.iter().collect::<String>().contains(" Claim"))
-            .unwrap();
-        let col = rows[top]
-            .iter()
-            .position(|c| *c == '┏' || *c == '╭')
-            .unwrap();
-        let body: Vec<String> = rows[top + 1..]
-            .iter()
-            .take_while(|l| !matches!(l.get(col), Some('┗' | '╰')))
-            .map(|l| {
-                let end = l
-                    .iter()
-                    .rposition(|c| matches!(c, '┃' | '│'))
-                    .unwrap_or(col);
-                l[col + 1..end.max(col + 1)].iter().collect()
-            })
-            .collect();
+        let body = pane_body(s, "Claim");
         let blank_foot = body
             .iter()
             .rev()

@@ -618,7 +618,7 @@ fn compare(
     }
     let mut first = args.clone();
     first.machine = Some(machine_ids[0].clone());
-    let base = crate::workspace::scenario(cat, &first).map_err(unbuilt)?;
+    let (base, ollama) = crate::workspace::scenario_and_ollama(cat, &first).map_err(unbuilt)?;
     let mut machines = Vec::new();
     for m in machine_ids {
         let file = cat.machine(m).map_err(bad)?;
@@ -642,27 +642,12 @@ fn compare(
         machine = probe.machine;
         machines.push(machine);
     }
-    // An Ollama model: Ollama chooses its context by each machine's VRAM, so each machine's
-    // scenario is built with its own (the options still apply over it).
-    let rows = if args
-        .gguf
-        .as_deref()
-        .and_then(crate::workspace::ollama_name)
-        .is_some()
-    {
-        let scenarios: Vec<_> = machine_ids
-            .iter()
-            .map(|id| {
-                let mut o = args.clone();
-                o.machine = Some(id.clone());
-                crate::workspace::scenario(cat, &o)
-                    .map_err(|e| crate::core::scenario::ScenarioError(e.to_string()))
-            })
-            .collect();
-        crate::compare::compare_scenarios(machines.iter().zip(scenarios).collect())
-    } else {
-        crate::compare::compare(&base, &machines)
-    };
+    // An Ollama model: Ollama chooses its context by each machine's VRAM (unless the options
+    // set the context or sequences)
+    let run = ollama
+        .as_ref()
+        .filter(|_| args.context.is_none() && args.sequences.is_none());
+    let rows = crate::workspace::compare_machines(&base, &machines, run);
     report::compare::write(&base, &rows, format.into(), out).map_err(io_fail)?;
     Ok(0)
 }

@@ -164,6 +164,16 @@ fn placement_statement(r: &Report) -> String {
     }
 }
 
+/// Some machine was evaluated at another context or sequence count than the scenario's (each
+/// at Ollama's own plan for it): the rows' contexts must be stated per machine.
+pub fn at_own_contexts(rows: &[CompareRow], s: &Scenario) -> bool {
+    rows.iter().any(|r| {
+        r.outcome
+            .as_ref()
+            .is_ok_and(|f| f.context_tokens != s.cache.context || f.sequences != s.cache.sequences)
+    })
+}
+
 /// One machine of a comparison.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompareRow {

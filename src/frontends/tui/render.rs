@@ -117,11 +117,10 @@ impl App {
                             let c = &self.ws().scenario().cache;
                             // machines at their own contexts (Ollama's default by VRAM):
                             // the context column gives each one's
-                            let own = self.compare().rows.iter().any(|r| {
-                                r.outcome.as_ref().is_ok_and(|f| {
-                                    f.context_tokens != c.context || f.sequences != c.sequences
-                                })
-                            });
+                            let own = crate::compare::at_own_contexts(
+                                &self.compare().rows,
+                                self.ws().scenario(),
+                            );
                             let context = if own {
                                 "Ollama's context per machine".to_string()
                             } else {

@@ -189,10 +189,7 @@ pub fn write<W: Write>(
     let md = format == Format::Markdown;
     // Each machine at its own context (Ollama's default follows the VRAM): the title says so
     // and each row's placement starts with its context.
-    let own_context = json.iter().any(|r| {
-        r.context_tokens.is_some_and(|c| c != base.cache.context)
-            || r.sequences.is_some_and(|n| n != base.cache.sequences)
-    });
+    let own_context = crate::compare::at_own_contexts(rows, base);
     let title = if own_context {
         format!(
             "{} at each machine's own context (Ollama's default by VRAM; the placement column gives it), K {} / V {}: decode ceilings and capacity per machine, each at its own placement (llama.cpp's -fit plan, or the most layers that fit)",

@@ -234,6 +234,8 @@ impl App {
             .collect();
         // Unsaved edits only: a machine just saved, or another chosen, is not "edited".
         self.compare.current_edited = !self.ws.machine_edits().is_empty();
-        self.compare.set_rows(rows, &self.ws.scenario().machine.id);
+        let own = crate::compare::at_own_contexts(&rows, self.ws.scenario());
+        self.compare
+            .set_rows(rows, &self.ws.scenario().machine.id, own);
     }
 }

@@ -228,16 +228,11 @@ impl Default for CompareView {
 
 impl CompareView {
     /// New rows (after a change).
-    pub fn set_rows(&mut self, rows: Vec<CompareRow>, current: &str) {
+    /// `own_contexts`: machines are at their own contexts (`compare::at_own_contexts`), so
+    /// the context column shows each one's.
+    pub fn set_rows(&mut self, rows: Vec<CompareRow>, current: &str, own_contexts: bool) {
         self.rows = rows;
-        // machines evaluated at different contexts (Ollama's default by VRAM): the context
-        // column shows each one's
-        let mut contexts = self
-            .rows
-            .iter()
-            .filter_map(|r| r.outcome.as_ref().ok().map(|f| f.context_tokens));
-        let first = contexts.next();
-        if contexts.any(|c| Some(c) != first) {
+        if own_contexts {
             self.hidden.retain(|c| *c != Col::Context);
         }
         self.current = current.to_string();
