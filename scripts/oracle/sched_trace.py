@@ -11,6 +11,7 @@ per device. This is how the scheduler's per-device compute buffers are studied
 
     scripts/oracle/sched_trace.py qwen3-30b-a3b-shape 'place-31.748G+15.874G+10.582G-c4096-faon-ub512---cpu-moe'
     scripts/oracle/sched_trace.py gpt-oss-20b-shape 'fit-15.5215G+10.3477G-c32768-faon-ub512' --all
+    scripts/oracle/sched_trace.py gpt-oss-20b-shape 'fit-15.5215G+10.3477G-cauto-faon-ub512' --probe-ctx 131072
 """
 from __future__ import annotations
 
@@ -37,6 +38,9 @@ def main() -> int:
     ap.add_argument("--all", action="store_true",
                     help="print every reserved graph, not only the last prompt graph")
     ap.add_argument("--work", default=tempfile.gettempdir(), help="where the sparse model file goes")
+    ap.add_argument("--probe-ctx", type=int, metavar="N",
+                    help="a fit case as -fit's own probe: at -c N with -fit off and llama.cpp's "
+                         "default placement (its probes run at the trained context and at -fitc)")
     a = ap.parse_args()
 
     from synth import materialise
@@ -52,7 +56,9 @@ def main() -> int:
         materialise(header, path, m["file_size"])
     eps = P.start_servers(case["device_bytes"])
     args = list(case["args"])
-    if case["kind"] == "fit":
+    if case["kind"] == "fit" and a.probe_ctx:
+        args += ["-c", str(a.probe_ctx), "-fit", "off"]
+    elif case["kind"] == "fit":
         line = case["arguments"]
         for old, new in zip(case["endpoints"], eps):
             line = line.replace(old, new)

@@ -142,6 +142,23 @@ pub struct Graph {
     pub embedding_output: bool,
     /// llama.cpp turns flash attention off whatever is asked (`llama_init_from_model`: grok).
     pub flash_attn_off: bool,
+    /// How the graph ends (the families with multi-token prediction keep the last hidden
+    /// state as a graph output, `t_h_nextn`).
+    pub tail: Tail,
+}
+
+/// How a decoder's graph ends after its last layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tail {
+    /// The last layer keeps only the output rows (`ggml_get_rows` on its attention output and
+    /// residual), the output norm in place over its output, then the logits.
+    Plain,
+    /// As [`Tail::Plain`], but the last layer's output is a graph output (never freed), so
+    /// the output norm is a new tensor (deepseek2, glm4moe: `t_h_nextn`).
+    KeptHidden,
+    /// The last layer runs every row; its output is a graph output and the output rows are
+    /// gathered after it (gpt-oss, qwen3next, qwen35, gemma4: `embeddings_nextn_masked` off).
+    LateRows,
 }
 
 /// One architecture of the pinned llama.cpp build.
@@ -178,6 +195,7 @@ impl Arch {
                 ffn: Ffn::Gated,
                 embedding_output: false,
                 flash_attn_off: false,
+                tail: Tail::Plain,
             },
             compressed_kv: false,
         }
@@ -222,6 +240,10 @@ impl Arch {
     }
     const fn embedding_output(mut self) -> Arch {
         self.graph.embedding_output = true;
+        self
+    }
+    const fn tail(mut self, tail: Tail) -> Arch {
+        self.graph.tail = tail;
         self
     }
 }
@@ -272,11 +294,13 @@ pub const ARCHITECTURES: &[Arch] = &[
         above_pct: 2,
         why: UNTRACED,
     }),
-    Arch::new("bailingmoe3", Memory::Hybrid).compute(ComputeStatus::Estimate {
-        below_pct: 5,
-        above_pct: 36,
-        why: UNTRACED,
-    }),
+    Arch::new("bailingmoe3", Memory::Hybrid)
+        .compute(ComputeStatus::Estimate {
+            below_pct: 5,
+            above_pct: 36,
+            why: UNTRACED,
+        })
+        .tail(Tail::LateRows),
     Arch::new("bert", Memory::None)
         .local_attention()
         .ungated_ffn()
@@ -300,14 +324,16 @@ pub const ARCHITECTURES: &[Arch] = &[
         why: UNTRACED,
     }),
     Arch::new("cohere2", Memory::Cache).swa(SwaRule::period(SwaWhen::Always, 4)),
-    Arch::new("cohere2moe", Memory::Cache).swa(SwaRule::dense_first(SwaWhen::Always, 4)),
+    Arch::new("cohere2moe", Memory::Cache)
+        .swa(SwaRule::dense_first(SwaWhen::Always, 4))
+        .tail(Tail::LateRows),
     Arch::new("command-r", Memory::Cache),
     Arch::new("dbrx", Memory::Cache),
     Arch::new("deci", Memory::Cache),
     Arch::new("deepseek", Memory::Cache),
-    Arch::new("deepseek2", Memory::Cache),
+    Arch::new("deepseek2", Memory::Cache).tail(Tail::KeptHidden),
     Arch::new("deepseek2-ocr", Memory::Cache),
-    Arch::new("deepseek32", Memory::Cache),
+    Arch::new("deepseek32", Memory::Cache).tail(Tail::KeptHidden),
     Arch::new("deepseek4", Memory::Hybrid)
         .swa(SwaRule::period(SwaWhen::Always, 0))
         .compute(ComputeStatus::UpperBound(UB_DEEPSEEK4))
@@ -348,19 +374,25 @@ pub const ARCHITECTURES: &[Arch] = &[
     Arch::new("gemma3n", Memory::Cache)
         .swa(SwaRule::period(SwaWhen::Always, 5))
         .compute(ComputeStatus::UpperBound(UB_GEMMA3N)),
-    Arch::new("gemma4", Memory::Cache).swa(SwaRule::per_layer_array(SwaWhen::Always)),
+    Arch::new("gemma4", Memory::Cache)
+        .swa(SwaRule::per_layer_array(SwaWhen::Always))
+        .tail(Tail::LateRows),
     Arch::new("gemma4-assistant", Memory::Cache)
         .swa(SwaRule::per_layer_array(SwaWhen::Always))
         .unsupported(DRAFT),
-    Arch::new("glm-dsa", Memory::Cache).compute(ComputeStatus::Estimate {
-        below_pct: 6,
-        above_pct: 2,
-        why: UNTRACED,
-    }),
+    Arch::new("glm-dsa", Memory::Cache)
+        .compute(ComputeStatus::Estimate {
+            below_pct: 6,
+            above_pct: 2,
+            why: UNTRACED,
+        })
+        .tail(Tail::KeptHidden),
     Arch::new("glm4", Memory::Cache).fused_gate_up(),
-    Arch::new("glm4moe", Memory::Cache),
+    Arch::new("glm4moe", Memory::Cache).tail(Tail::KeptHidden),
     Arch::new("glm5-next", Memory::Hybrid).compute(ComputeStatus::UpperBound(UB_GLM5_NEXT)),
-    Arch::new("gpt-oss", Memory::Cache).swa(SwaRule::period(SwaWhen::Always, 2)),
+    Arch::new("gpt-oss", Memory::Cache)
+        .swa(SwaRule::period(SwaWhen::Always, 2))
+        .tail(Tail::LateRows),
     Arch::new("gpt2", Memory::Cache).ungated_ffn(),
     Arch::new("gptj", Memory::Cache)
         .unsupported("llama.cpp lists it but refuses to load it (unsupported model architecture)"),
@@ -379,7 +411,7 @@ pub const ARCHITECTURES: &[Arch] = &[
     Arch::new("hunyuan-dense", Memory::Cache),
     Arch::new("hunyuan-moe", Memory::Cache),
     Arch::new("hunyuan_vl", Memory::Cache),
-    Arch::new("hy_v3", Memory::Cache),
+    Arch::new("hy_v3", Memory::Cache).tail(Tail::LateRows),
     Arch::new("hy_v4", Memory::Cache).compute(ComputeStatus::Estimate {
         below_pct: 23,
         above_pct: 0,
@@ -463,7 +495,9 @@ pub const ARCHITECTURES: &[Arch] = &[
     Arch::new("nanbeige", Memory::Cache)
         .unsupported("llama.cpp repeats the physical layers in loops"),
     Arch::new("nemotron", Memory::Cache).ungated_ffn(),
-    Arch::new("nemotron_h", Memory::Hybrid).compute(ComputeStatus::Unchecked(SMALL_ONLY)),
+    Arch::new("nemotron_h", Memory::Hybrid)
+        .compute(ComputeStatus::Unchecked(SMALL_ONLY))
+        .tail(Tail::LateRows),
     Arch::new("nemotron_h_moe", Memory::Hybrid).compute(ComputeStatus::Unchecked(SMALL_ONLY)),
     Arch::new("neo-bert", Memory::None)
         .local_attention()
@@ -500,14 +534,18 @@ pub const ARCHITECTURES: &[Arch] = &[
     Arch::new("qwen2moe", Memory::Cache),
     Arch::new("qwen2vl", Memory::Cache),
     Arch::new("qwen3", Memory::Cache),
-    Arch::new("qwen35", Memory::Hybrid),
-    Arch::new("qwen35moe", Memory::Hybrid).compute(ComputeStatus::Unchecked(SMALL_ONLY)),
+    Arch::new("qwen35", Memory::Hybrid).tail(Tail::LateRows),
+    Arch::new("qwen35moe", Memory::Hybrid)
+        .compute(ComputeStatus::Unchecked(SMALL_ONLY))
+        .tail(Tail::LateRows),
     Arch::new("qwen3moe", Memory::Cache),
-    Arch::new("qwen3next", Memory::Hybrid),
+    Arch::new("qwen3next", Memory::Hybrid).tail(Tail::LateRows),
     Arch::new("qwen3tts", Memory::Cache),
     Arch::new("qwen3vl", Memory::Cache),
     Arch::new("qwen3vlmoe", Memory::Cache),
-    Arch::new("qwen4exp", Memory::Hybrid).compute(ComputeStatus::UpperBound(UB_QWEN4EXP)),
+    Arch::new("qwen4exp", Memory::Hybrid)
+        .compute(ComputeStatus::UpperBound(UB_QWEN4EXP))
+        .tail(Tail::KeptHidden),
     Arch::new("refact", Memory::Cache),
     Arch::new("rnd1", Memory::None).local_attention(),
     Arch::new("rwkv6", Memory::Recurrent).compute(ComputeStatus::UpperBound(UB_ARWKV7)),
@@ -523,7 +561,9 @@ pub const ARCHITECTURES: &[Arch] = &[
     Arch::new("stablelm", Memory::Cache),
     Arch::new("starcoder", Memory::Cache).ungated_ffn(),
     Arch::new("starcoder2", Memory::Cache).ungated_ffn(),
-    Arch::new("step35", Memory::Cache).swa(SwaRule::per_layer_array(SwaWhen::Always)),
+    Arch::new("step35", Memory::Cache)
+        .swa(SwaRule::per_layer_array(SwaWhen::Always))
+        .tail(Tail::LateRows),
     Arch::new("t5", Memory::Cache).ungated_ffn(),
     Arch::new("t5encoder", Memory::Cache)
         .local_attention()

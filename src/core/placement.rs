@@ -580,7 +580,34 @@ pub struct ContextFigures {
     /// [`Self::layer_compute_bytes`] on a backend whose layers' routed experts run on another
     /// (`core::runtime::experts_elsewhere_peak`).
     pub experts_elsewhere_compute_bytes: u64,
+    /// The graph inputs every device copies in beside the masks: positions, and per attention
+    /// cache its K and V row indices.
+    pub device_inputs_bytes: u64,
+    /// The output ids (i32 per row) the output device copies in.
+    pub output_ids_bytes: u64,
+    /// The KQ masks as graph inputs: f16 with flash attention, else f32.
+    pub mask_input_bytes: u64,
+    /// The model, cache and graph for replaying one device's split
+    /// (`core::runtime::segment_peak`), when the replay follows it.
+    pub segments: Option<Arc<SegmentReplay>>,
 }
+
+/// What [`runtime::segment_peak`] replays one device's layers over.
+#[derive(Debug)]
+pub struct SegmentReplay {
+    model: ModelShape,
+    ff: FeedForward,
+    kv: KvCache,
+    g: GraphSettings,
+}
+
+impl PartialEq for SegmentReplay {
+    fn eq(&self, other: &Self) -> bool {
+        self.model == other.model && self.ff == other.ff && self.kv == other.kv && self.g == other.g
+    }
+}
+
+impl Eq for SegmentReplay {}
 
 /// Index of the dense feed-forward block in per-kind arrays.
 pub const FFN_DENSE: usize = 0;
@@ -640,11 +667,16 @@ pub enum ComputeBasis {
     /// output layer's device (the host's when the device cannot run the output projection:
     /// its weight in host memory by `-ot` or a tensor limit, or its logits over the limit),
     /// the host's input stage (token and vector embedding inputs), and op offload of
-    /// host-resident weights the first device can take to it, on backends that do it. The
-    /// working peaks are the runtime's whole-graph figures less whole hidden-state blocks (the
-    /// input stage a device does not run), as measured on llama.cpp's own RPC devices; it is
-    /// not a node-by-node replay of every split, so a split whose ops differ from a whole
-    /// layer's (a device holding attention only, the experts of another device) is off.
+    /// host-resident weights the first device can take to it, on backends that do it. A
+    /// device that runs one split of whole layers of a decoder the replay follows (no weight of
+    /// its layers elsewhere, none of another layer's, the cache on it) is replayed node by node
+    /// over its own layers (`core::runtime::segment_peak`): its split inputs held in the
+    /// buffer's prefix with pipeline parallelism, else copied in and freed after their last
+    /// use, and the output stage as the architecture ends its graph. Other working peaks are
+    /// the runtime's whole-graph figures less whole hidden-state blocks (the input stage a
+    /// device does not run), as measured on llama.cpp's own RPC devices, so a split whose ops
+    /// differ from a whole layer's (a device holding attention only, the experts of another
+    /// device) is off.
     SchedulerModel,
 }
 
@@ -866,6 +898,7 @@ pub fn place(
     let mut host_other = false;
     // per layer, the kinds of feed-forward block it has (wherever they are)
     let mut ffn_kinds = vec![[false; 3]; n_layer as usize];
+    let mut foreign = vec![false; nd];
     for t in &model.tensors {
         let natural = match t.layer {
             TensorLayer::Input => Buffer::Host,
@@ -917,6 +950,12 @@ pub fn place(
             if buf == Buffer::Host {
                 c.1 += 1;
             }
+        }
+        if let (TensorLayer::Layer(il), Buffer::Device(d)) = (t.layer, buf)
+            && layer_device.get(il as usize) != Some(&buf)
+            && let Some(f) = foreign.get_mut(d)
+        {
+            *f = true;
         }
         match buf {
             Buffer::Host => {
@@ -1015,6 +1054,8 @@ pub fn place(
             && settings.overrides.is_empty()
             && devs.iter().all(|d| d.backend.pipeline_parallel()),
         offload_to: devs.first().filter(|d| d.backend.offloads_ops()).map(|_| 0),
+        foreign,
+        kv_on_host: settings.no_kv_offload,
     };
     let (dev_compute, host_compute) = compute_buffers(ctx, &shape, nd);
     for (mem, c) in devices_mem.iter_mut().zip(dev_compute) {
@@ -1059,6 +1100,10 @@ struct SplitShape<'a> {
     pipeline_parallel: bool,
     /// The device (index into the devices in use) that takes the ops of host-resident weights.
     offload_to: Option<usize>,
+    /// Per device: it holds weights of a layer that runs elsewhere (an `-ot` to it).
+    foreign: Vec<bool>,
+    /// The KV cache is in host memory (`-nkvo`).
+    kv_on_host: bool,
 }
 
 /// The compute buffer of each device in use and of the host (see [`ComputeBasis`]).
@@ -1100,7 +1145,40 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
         let runs = sh.layer_device.contains(&here);
         let has_output = sh.output_device == here && !sh.output_ops_on_host;
         let first = first_device == Some(here);
-        let v = if sh.pipeline_parallel {
+        let span = sh.layer_device.iter().position(|b| *b == here).zip(
+            sh.layer_device
+                .iter()
+                .rposition(|b| *b == here)
+                .map(|l| l + 1),
+        );
+        let v = if sh.pipeline_parallel
+            && let Some(sr) = &ctx.segments
+            && let Some((start, end)) = span
+            && sh.layer_device[start..end].iter().all(|b| *b == here)
+            && (has_output == (end == sh.layer_device.len()))
+        {
+            // its split inputs held PIPELINE_COPIES times, never freed; then its layers (and
+            // the output) replayed node by node
+            let own = if first {
+                3 * e + ctx.rows.saturating_mul(8)
+            } else {
+                ctx.boundary_bytes
+            };
+            let ids = if has_output { ctx.output_ids_bytes } else { 0 };
+            let held = PIPELINE_COPIES.saturating_mul(
+                ctx.mask_input_bytes
+                    .saturating_add(own)
+                    .saturating_add(ctx.device_inputs_bytes)
+                    .saturating_add(ids),
+            );
+            let seg = runtime::Segment {
+                layers: start..end,
+                first,
+                output: has_output,
+                held: Some(held),
+            };
+            runtime::segment_peak(&sr.model, &sr.ff, &sr.kv, &sr.g, &seg)
+        } else if sh.pipeline_parallel {
             // split inputs held PIPELINE_COPIES times, never freed; then the layers' work
             // without the masks and the input stage
             let crossing = if first { 3 * e } else { ctx.boundary_bytes };
@@ -1128,6 +1206,25 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
             ctx.logits_bytes
                 .saturating_add(host_inputs)
                 .max(layers.saturating_sub(e))
+        } else if let Some(sr) = &ctx.segments
+            && let Some((start, end)) = span
+            && sh.layer_device[start..end].iter().all(|b| *b == here)
+            && sh.layer_tensors[start..end].iter().all(|(_, h)| *h == 0)
+            && !sh.foreign[d]
+            && !sh.kv_on_host
+            && offload.is_none()
+            && (has_output == (end == sh.layer_device.len()))
+            && (sh.output_device == here) == (end == sh.layer_device.len())
+        {
+            // one split of whole layers: its inputs copied in at its start and freed after
+            // their last use, its layers (and the output) replayed node by node
+            let seg = runtime::Segment {
+                layers: start..end,
+                first,
+                output: has_output,
+                held: None,
+            };
+            runtime::segment_peak(&sr.model, &sr.ff, &sr.kv, &sr.g, &seg)
         } else {
             let work = if !runs {
                 0
@@ -1160,8 +1257,16 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
     } else if host_layers {
         layers
     } else if sh.pipeline_parallel {
+        // every graph input PIPELINE_COPIES times (the masks, the token and vector embedding
+        // inputs, token ids, mixed ids and slots, output ids, and what each device copies in),
+        // then the two gathered token-row blocks
         PIPELINE_COPIES
-            .saturating_mul(m.saturating_add(2 * e).saturating_add(2 * s))
+            .saturating_mul(
+                ctx.mask_input_bytes
+                    .saturating_add(2 * e)
+                    .saturating_add(ctx.rows.saturating_mul(20))
+                    .saturating_add(ctx.device_inputs_bytes),
+            )
             .saturating_add(2 * e)
     } else if let Some(peak) = sh.host_ffn.and_then(|p| {
         // the host's splits run only feed-forward projections of device layers (`-ot
@@ -1856,6 +1961,21 @@ pub fn context_figures(
     };
     // positions (i32) and the K and V row indices (i64) per row
     let small = rows.saturating_mul(20);
+    // per attention cache its K and V row indices (without flash attention V is stored
+    // transposed: one index per element)
+    let kinds = kv
+        .caches
+        .iter()
+        .filter(|c| matches!(c.kind, kv::CacheKind::Kv | kv::CacheKind::Swa))
+        .count() as u64;
+    let v_idx = if cs.flash_attn || model.mla.is_some() {
+        rows.saturating_mul(8)
+    } else {
+        rows.saturating_mul(model.v_width_max()).saturating_mul(8)
+    };
+    let device_inputs = rows
+        .saturating_mul(4)
+        .saturating_add(kinds.saturating_mul(rows.saturating_mul(8).saturating_add(v_idx)));
     let no_vocab = ModelShape {
         vocab_size: 0,
         ..model.clone()
@@ -1902,6 +2022,21 @@ pub fn context_figures(
         rows,
         ffn_widths,
         experts_elsewhere_compute_bytes: runtime::experts_elsewhere_peak(&no_vocab, ff, &kv, &g),
+        device_inputs_bytes: device_inputs,
+        mask_input_bytes: if cs.flash_attn {
+            masks_f16
+        } else {
+            masks_f16.saturating_mul(2)
+        },
+        output_ids_bytes: rows.saturating_mul(4),
+        segments: runtime::segment_replayable(model).then(|| {
+            Arc::new(SegmentReplay {
+                model: model.clone(),
+                ff: *ff,
+                kv: kv.clone(),
+                g,
+            })
+        }),
     }
 }
 
@@ -2137,6 +2272,8 @@ mod tests {
             rows: 512,
             ffn_widths: Default::default(),
             experts_elsewhere_compute_bytes: 128 << 20,
+            mask_input_bytes: 4 << 20,
+            ..Default::default()
         }
     }
 
@@ -2149,7 +2286,8 @@ mod tests {
         // all layers over two devices: pipeline parallelism, four copies of every split input
         let p = place(&m, &c, &two, &PlacementSettings::default()).unwrap();
         assert_eq!(p.compute_basis, ComputeBasis::SchedulerModel);
-        assert_eq!(p.host.compute.0, 4 * (mask + 2 * e) + 2 * e);
+        // (every graph input: the masks, two hidden-state blocks, 20 bytes of ids per row)
+        assert_eq!(p.host.compute.0, 4 * (mask + 2 * e + 512 * 20) + 2 * e);
         assert_eq!(
             p.devices[0].compute.0,
             4 * (mask + 3 * e) + (128 << 20) - mask - 3 * e + 2 * e

@@ -26,7 +26,7 @@ use super::kv::KvCache;
 use super::model::{Attention, ModelShape};
 
 pub use super::arch::ComputeStatus;
-use super::arch::{Ffn, Graph};
+use super::arch::{Ffn, Graph, Tail};
 
 /// The replay's status for `arch` (the `compute` column of `core::arch`; an architecture the
 /// table does not know is replayed as a plain decoder and called exact).
@@ -51,6 +51,7 @@ fn graph_of(arch: &str) -> Graph {
             ffn: Ffn::Gated,
             embedding_output: false,
             flash_attn_off: false,
+            tail: Tail::Plain,
         },
         |a| a.graph,
     )
@@ -203,18 +204,110 @@ struct Live(u64, u64);
 
 struct Replay {
     a: DynAlloc,
+    /// Replaying one device's split ([`Segment`]), and how its inputs are held.
+    mode: Mode,
 }
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// The whole graph on one backend.
+    Single,
+    /// One device with pipeline parallelism: the split inputs' copies are held in the
+    /// buffer's prefix, never allocated or freed among the nodes.
+    Held,
+    /// One device without it: the split inputs are copied in at the split's start and freed
+    /// after their last use, like any node.
+    Copied,
+}
+
+/// A tensor held outside the replayed nodes (a graph input's copy on a device, or a tensor of
+/// another backend).
+const HELD: Live = Live(u64::MAX, 0);
 
 impl Replay {
     fn new() -> Replay {
-        Replay { a: DynAlloc::new() }
+        Replay {
+            a: DynAlloc::new(),
+            mode: Mode::Single,
+        }
     }
     fn alloc(&mut self, bytes: u64) -> Live {
         Live(self.a.alloc(bytes), bytes)
     }
-    fn free(&mut self, t: Live) {
-        self.a.free(t.0, t.1);
+    /// A graph input a device copies in.
+    fn input(&mut self, bytes: u64) -> Live {
+        if self.mode == Mode::Held {
+            HELD
+        } else {
+            self.alloc(bytes)
+        }
     }
+    /// A graph input only the host uses (token ids, the embeddings input).
+    fn host_input(&mut self, bytes: u64) -> Live {
+        if self.mode == Mode::Single {
+            self.alloc(bytes)
+        } else {
+            HELD
+        }
+    }
+    fn free(&mut self, t: Live) {
+        if t.0 != HELD.0 {
+            self.a.free(t.0, t.1);
+        }
+    }
+}
+
+/// One device's share of the graph (llama.cpp's scheduler over several backends), replayed
+/// node by node with ggml-alloc over its layers only: with pipeline parallelism (several
+/// devices, every layer on them) every split input is copied in [`Segment::held`] bytes that
+/// are never freed and are allocated before any node; without it, the inputs are copied in at
+/// the split's start and freed after their last use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segment {
+    /// The repeating layers the device runs.
+    pub layers: std::ops::Range<usize>,
+    /// The device runs the input stage (the first device: the mixed embeddings are scattered
+    /// into a copy of the token rows there).
+    pub first: bool,
+    /// The device runs the output layer (norm and logits).
+    pub output: bool,
+    /// With pipeline parallelism: bytes of the split inputs' copies held in the buffer's
+    /// prefix.
+    pub held: Option<u64>,
+}
+
+/// Whether [`segment_peak`] follows llama.cpp's splits for `model`: a decoder whose graph the
+/// replay follows exactly, without inputs or stages that a device split moves elsewhere
+/// (per-layer embeddings, encoders, indexer leafs) and without recurrent layers (their
+/// blocks' inputs and states are not followed across devices: Qwen3-Next's first device came
+/// out 2 MiB under llama.cpp's).
+pub fn segment_replayable(model: &ModelShape) -> bool {
+    let arch = model.architecture.as_str();
+    let quirks = graph_of(arch);
+    compute_status(arch) == ComputeStatus::Exact
+        && !quirks.local_attention
+        && !quirks.embedding_output
+        && !quirks.flash_attn_off
+        && !matches!(
+            arch,
+            "gemma3n" | "t5" | "t5encoder" | "minimax-01" | "minimax-m3" | "chameleon"
+        )
+        && !model.layers.iter().any(|l| l.indexer_key_length > 0)
+        && !model.layers.iter().any(|l| l.recurrent)
+}
+
+/// One device's compute buffer: its split inputs (held in the prefix, or copied in and freed
+/// after their last use), then its layers' nodes (and the output's, on the output device) as
+/// ggml-alloc places them.
+pub fn segment_peak(
+    model: &ModelShape,
+    ff: &FeedForward,
+    kv: &KvCache,
+    g: &GraphSettings,
+    seg: &Segment,
+) -> u64 {
+    let t = kv.allocated_context.min(g.ubatch).max(1);
+    replay_in(model, ff, kv, g, t, t, false, Some(seg))
 }
 
 /// Figures of the DSA lightning indexer of one layer.
@@ -289,6 +382,21 @@ fn replay(
     outputs: u64,
     experts_elsewhere: bool,
 ) -> u64 {
+    replay_in(model, ff, kv, g, t, outputs, experts_elsewhere, None)
+}
+
+/// [`replay`], or one device's segment of it.
+#[allow(clippy::too_many_arguments)]
+fn replay_in(
+    model: &ModelShape,
+    ff: &FeedForward,
+    kv: &KvCache,
+    g: &GraphSettings,
+    t: u64,
+    outputs: u64,
+    experts_elsewhere: bool,
+    seg: Option<&Segment>,
+) -> u64 {
     let f32b = 4u64;
     let e = model
         .embedding_length
@@ -310,21 +418,33 @@ fn replay(
     // a view of the projection, so each gets a new tensor and the projection is freed.
     let qk_norm = true;
     let mut r = Replay::new();
+    if let Some(sg) = seg {
+        r.mode = Mode::Copied;
+        if let Some(held) = sg.held {
+            // the split inputs' copies, allocated first (as leafs) and never freed
+            r.mode = Mode::Held;
+            let _held = r.alloc(held);
+        }
+    }
+    let first_device = seg.is_none_or(|sg| sg.first);
 
     // Inputs (leafs, allocated first, in the order the graph first uses them): token ids, the
     // embeddings input (never consumed, so never freed), the mixed token/embedding inputs,
     // positions, per cache kind the K and V row indices (int64) and the KQ mask, the output ids.
-    let tokens = r.alloc(t * 4);
-    let _inp_embd = r.alloc(e);
-    let mixed_tokens = r.alloc(t * 4);
-    let mixed_slots = r.alloc(t * 8);
-    let mixed_embd = r.alloc(e);
+    let tokens = r.host_input(t * 4);
+    let _inp_embd = r.host_input(e);
+    let mixed_tokens = r.host_input(t * 4);
+    let (mixed_slots, mixed_embd) = if first_device {
+        (r.input(t * 8), r.input(e))
+    } else {
+        (HELD, HELD)
+    };
     // The gemma family scales the input rows by a per-row factor input.
     let scale_rows = model
         .architecture
         .starts_with("gemma")
-        .then(|| r.alloc(t * 4));
-    let pos = r.alloc(t * 4);
+        .then(|| r.input(t * 4));
+    let pos = r.input(t * 4);
     // One set of attention inputs per cache: full layers and windowed layers each have their
     // own (an iSWA model keeps two even with --swa-full), in the order the layers first use them.
     let windowed =
@@ -356,15 +476,15 @@ fn replay(
     };
     let mut kind_inputs = Vec::new();
     for n in &kinds {
-        let ki = r.alloc(t * 8);
-        let vi = r.alloc(v_idx_bytes);
-        let mask = r.alloc(n.saturating_mul(t).saturating_mul(mask_elem));
+        let ki = r.input(t * 8);
+        let vi = r.input(v_idx_bytes);
+        let mask = r.input(n.saturating_mul(t).saturating_mul(mask_elem));
         kind_inputs.push((ki, vi, mask));
     }
     // Encoders with sliding-window layers (llama.cpp builds them without memory, as iSWA
     // inputs): a second, windowed mask over the batch.
     let _swa_mask = (local.is_some() && matches!(arch, "modern-bert" | "gemma-embedding"))
-        .then(|| r.alloc(t.saturating_mul(t).saturating_mul(mask_elem)));
+        .then(|| r.input(t.saturating_mul(t).saturating_mul(mask_elem)));
     // DSA without flash attention: the indexer has its own f16 KQ mask beside the f32 one.
     let has_dsa = model.mla.is_some() && model.layers.iter().any(|l| l.indexer_key_length > 0);
     // Every DSA layer's zero-filled source for unmasking its top-k cells is a graph leaf
@@ -375,22 +495,22 @@ fn replay(
         let n_kv = kinds.first().copied().unwrap_or(0);
         let top = (model.keys.indexer_top_k.unwrap_or(0) as u64).min(n_kv);
         for _ in model.layers.iter().filter(|l| l.indexer_key_length > 0) {
-            let _leaf = r.alloc(top.saturating_mul(t) * 4);
+            let _leaf = r.input(top.saturating_mul(t) * 4);
         }
     }
     let dsa_lid_mask = (has_dsa && !g.flash_attn)
-        .then(|| r.alloc(kinds.first().copied().unwrap_or(0).saturating_mul(t) * 2));
+        .then(|| r.input(kinds.first().copied().unwrap_or(0).saturating_mul(t) * 2));
     // T5: the relative position buckets, one i32 per (cell, row).
     let _pos_bucket = kq_bias.then(|| {
         let n = local.unwrap_or_else(|| kinds.first().copied().unwrap_or(0));
-        r.alloc(n.saturating_mul(t) * 4)
+        r.input(n.saturating_mul(t) * 4)
     });
     // T5's decoder: the encoder output (n_enc × n_embd f32; n_enc = the trained context at
     // reservation) and the cross-attention mask.
     let cross = (arch == "t5").then(|| {
         let n_enc = model.native_context.unwrap_or(t).max(1);
-        let embd = r.alloc(n_enc.saturating_mul(model.embedding_length) * f32b);
-        let mask = r.alloc(n_enc.saturating_mul(t).saturating_mul(mask_elem));
+        let embd = r.input(n_enc.saturating_mul(model.embedding_length) * f32b);
+        let mask = r.input(n_enc.saturating_mul(t).saturating_mul(mask_elem));
         (n_enc, embd, mask)
     });
     // minimax-m3's MSA runs only with flash attention and per-sequence streams (else dense
@@ -400,7 +520,7 @@ fn replay(
         && (g.sequences <= 1 || !g.kv_unified)
         && model.layers.iter().any(|l| l.indexer_key_length > 0);
     let _msa_mask_f32 =
-        msa_on.then(|| r.alloc(kinds.first().copied().unwrap_or(0).saturating_mul(t) * f32b));
+        msa_on.then(|| r.input(kinds.first().copied().unwrap_or(0).saturating_mul(t) * f32b));
     // minimax-01: the lightning attention's diagonal decay input, rows × rows × heads per
     // sequence (f32).
     let _diag_decay = (arch == "minimax-01").then(|| {
@@ -411,7 +531,7 @@ fn replay(
             .first()
             .map_or(1, |l| l.head_count as u64)
             .max(1);
-        r.alloc(
+        r.input(
             per_seq
                 .saturating_mul(per_seq)
                 .saturating_mul(hq)
@@ -419,7 +539,11 @@ fn replay(
                 * f32b,
         )
     });
-    let out_ids = r.alloc(outputs * 4);
+    let out_ids = if seg.is_none_or(|sg| sg.output) {
+        r.input(outputs * 4)
+    } else {
+        HELD
+    };
     // The last layer using each kind frees its inputs after use.
     let last_of_kind: Vec<usize> = (0..kinds.len())
         .map(|k| {
@@ -433,11 +557,13 @@ fn replay(
 
     // inp_embd = get_rows(tok_embd, tokens); the mixed rows are gathered, copied and
     // scattered into it (the copy stays allocated).
-    let mut inp_l = r.alloc(e);
+    // On a device the token rows and the gathered mixed rows are copies from the host (the
+    // scatter's copy is the device's own); a later device takes the previous one's output.
+    let mut inp_l = r.input(e);
     r.free(tokens);
-    let gathered = r.alloc(e);
+    let gathered = if first_device { r.input(e) } else { HELD };
     r.free(mixed_tokens);
-    let _copied = r.alloc(e);
+    let _copied = if first_device { r.alloc(e) } else { HELD };
     r.free(mixed_embd);
     r.free(gathered);
     r.free(mixed_slots);
@@ -475,6 +601,9 @@ fn replay(
     let mut pos_live = Some(pos);
     let mut out_live = Some(out_ids);
     for (il, l) in model.layers.iter().enumerate() {
+        if seg.is_some_and(|sg| !sg.layers.contains(&il)) {
+            continue;
+        }
         let hq = l.head_count as u64;
         let hkv = l.head_count_kv as u64;
         let (dk, dv) = match model.mla {
@@ -817,7 +946,9 @@ fn replay(
             r.free(norm);
             continue;
         };
-        let ffn_inp = if il == last {
+        // the last layer keeps only the output rows (unless they are gathered after it)
+        let cut = il == last && quirks.tail != Tail::LateRows;
+        let ffn_inp = if cut {
             // keep only the output rows of the attention output and of the residual
             let c = r.alloc(e_out);
             r.free(cur);
@@ -834,8 +965,8 @@ fn replay(
             r.free(inp_l);
             cur
         };
-        let rows = if il == last { outputs } else { t };
-        let er = if il == last { e_out } else { e };
+        let rows = if cut { outputs } else { t };
+        let er = if cut { e_out } else { e };
         let fnorm = r.alloc(er);
         let down = if let Some(moe) = model.moe {
             let n_exp = moe.experts as u64;
@@ -952,9 +1083,24 @@ fn replay(
             altup_stack = Some(l_out);
         }
     }
-    // result_norm in place over the last layer's output, then the logits.
+    if let Some(sg) = seg
+        && !sg.output
+    {
+        // the next layer's input norm runs here (it has no weight of the next device's)
+        let _norm = r.alloc(e);
+        return r.a.max;
+    }
+    // result_norm in place over the last layer's output, then the logits. With the last
+    // hidden state a graph output it stays: the output rows are gathered from it (LateRows)
+    // or the norm is a new tensor (KeptHidden).
     if !logits {
         return r.a.max;
+    }
+    if quirks.tail != Tail::Plain {
+        let _rows = r.alloc(e_out);
+        if let Some(o) = out_live.take() {
+            r.free(o);
+        }
     }
     let logits_bytes = model
         .vocab_size
