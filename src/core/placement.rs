@@ -601,6 +601,13 @@ pub struct SegmentReplay {
     g: GraphSettings,
 }
 
+impl SegmentReplay {
+    /// The model has shared experts (which stay with their layer).
+    fn shared_experts(&self) -> bool {
+        self.ff.shared_expert_length > 0 || self.model.moe.is_some_and(|m| m.shared_experts > 0)
+    }
+}
+
 impl PartialEq for SegmentReplay {
     fn eq(&self, other: &Self) -> bool {
         self.model == other.model && self.ff == other.ff && self.kv == other.kv && self.g == other.g
@@ -668,11 +675,13 @@ pub enum ComputeBasis {
     /// its weight in host memory by `-ot` or a tensor limit, or its logits over the limit),
     /// the host's input stage (token and vector embedding inputs), and op offload of
     /// host-resident weights the first device can take to it, on backends that do it. A
-    /// device that runs one split of whole layers of a decoder the replay follows (no weight of
-    /// its layers elsewhere, none of another layer's, the cache on it) is replayed node by node
-    /// over its own layers (`core::runtime::segment_peak`): its split inputs held in the
-    /// buffer's prefix with pipeline parallelism, else copied in and freed after their last
-    /// use, and the output stage as the architecture ends its graph. Other working peaks are
+    /// device that runs a contiguous run of whole layers of a decoder the replay follows (no
+    /// weight of its layers elsewhere but, at most, exactly their routed experts in host
+    /// memory; none of another layer's; the cache on it) is replayed node by node over its own
+    /// layers (`core::runtime::segment_peak`): its split inputs held in the buffer's prefix
+    /// with pipeline parallelism, else copied in by the split that first uses them and freed
+    /// after their last use; the expert outputs of host-run experts copied back in per layer;
+    /// and the output stage as the architecture ends its graph. Other working peaks are
     /// the runtime's whole-graph figures less whole hidden-state blocks (the input stage a
     /// device does not run), as measured on llama.cpp's own RPC devices, so a split whose ops
     /// differ from a whole layer's (a device holding attention only, the experts of another
@@ -896,6 +905,7 @@ pub fn place(
     // them per kind of block, and whether any other weight is there
     let mut host_ffn = vec![[FfnProjections::default(); 3]; n_layer as usize];
     let mut host_other = false;
+    let mut host_other_layer = vec![false; n_layer as usize];
     // per layer, the kinds of feed-forward block it has (wherever they are)
     let mut ffn_kinds = vec![[false; 3]; n_layer as usize];
     let mut foreign = vec![false; nd];
@@ -932,7 +942,12 @@ pub fn place(
         {
             match (ffn_projection(&t.name), host_ffn.get_mut(il as usize)) {
                 (Some((k, p)), Some(layer)) => layer[k].merge(p),
-                _ => host_other = true,
+                _ => {
+                    host_other = true;
+                    if let Some(o) = host_other_layer.get_mut(il as usize) {
+                        *o = true;
+                    }
+                }
             }
         }
         // the output projection's weight (not the output norm) in host memory: by `-ot` or the
@@ -999,8 +1014,19 @@ pub fn place(
         let full = |il: usize| host_ffn[il][FFN_EXPERTS].all();
         moe_layers.next().is_some_and(full) && moe_layers.all(full)
     };
+    // per layer: exactly its routed experts are in host memory
+    let experts_on_host: Vec<bool> = (0..host_ffn.len())
+        .map(|il| {
+            let h = host_ffn[il];
+            h[FFN_EXPERTS].all()
+                && !h[FFN_DENSE].any()
+                && !h[FFN_SHARED].any()
+                && !host_other_layer[il]
+        })
+        .collect();
     let shape = SplitShape {
         first_experts_on_host,
+        experts_on_host: &experts_on_host,
         layer_device: &layer_device,
         output_device,
         layer_tensors: &layer_tensors,
@@ -1102,6 +1128,8 @@ struct SplitShape<'a> {
     offload_to: Option<usize>,
     /// Per device: it holds weights of a layer that runs elsewhere (an `-ot` to it).
     foreign: Vec<bool>,
+    /// Per repeating layer: exactly its routed experts are in host memory.
+    experts_on_host: &'a [bool],
     /// The KV cache is in host memory (`-nkvo`).
     kv_on_host: bool,
 }
@@ -1176,6 +1204,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                 first,
                 output: has_output,
                 held: Some(held),
+                experts_elsewhere: Vec::new(),
             };
             runtime::segment_peak(&sr.model, &sr.ff, &sr.kv, &sr.g, &seg)
         } else if sh.pipeline_parallel {
@@ -1209,7 +1238,8 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
         } else if let Some(sr) = &ctx.segments
             && let Some((start, end)) = span
             && sh.layer_device[start..end].iter().all(|b| *b == here)
-            && sh.layer_tensors[start..end].iter().all(|(_, h)| *h == 0)
+            && (start..end).all(|il| sh.layer_tensors[il].1 == 0 || sh.experts_on_host[il])
+            && !(start > 0 && sh.experts_on_host[start - 1] && sr.shared_experts())
             && !sh.foreign[d]
             && !sh.kv_on_host
             && offload.is_none()
@@ -1223,6 +1253,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                 first,
                 output: has_output,
                 held: None,
+                experts_elsewhere: sh.experts_on_host.to_vec(),
             };
             runtime::segment_peak(&sr.model, &sr.ff, &sr.kv, &sr.g, &seg)
         } else {

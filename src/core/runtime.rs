@@ -274,6 +274,12 @@ pub struct Segment {
     /// With pipeline parallelism: bytes of the split inputs' copies held in the buffer's
     /// prefix.
     pub held: Option<u64>,
+    /// Per layer: its routed experts run on another backend (their weights in host memory:
+    /// `--cpu-moe`, `--n-cpu-moe`). The device copies the normed rows and chosen experts out
+    /// and the k expert outputs back in, weights and sums them; when the layer before its first
+    /// is such a layer, the device runs that layer's tail (its residual and k outputs copied
+    /// in), and its own last such layer ends at the router.
+    pub experts_elsewhere: Vec<bool>,
 }
 
 /// Whether [`segment_peak`] follows llama.cpp's splits for `model`: a decoder whose graph the
@@ -308,6 +314,11 @@ pub fn segment_peak(
 ) -> u64 {
     let t = kv.allocated_context.min(g.ubatch).max(1);
     replay_in(model, ff, kv, g, t, t, false, Some(seg))
+}
+
+/// A segment whose split inputs are copied in per split (no pipeline parallelism).
+fn r_mode_copied(sg: &Segment) -> bool {
+    sg.held.is_none()
 }
 
 /// Figures of the DSA lightning indexer of one layer.
@@ -427,6 +438,23 @@ fn replay_in(
         }
     }
     let first_device = seg.is_none_or(|sg| sg.first);
+    let elsewhere = |il: usize| {
+        experts_elsewhere
+            || seg.is_some_and(|sg| sg.experts_elsewhere.get(il).copied().unwrap_or(false))
+    };
+    // A later device after a layer whose experts ran elsewhere runs that layer's tail: the k
+    // expert outputs, their weights and the layer's residual are its first split's inputs
+    // (copied in before the graph's own inputs, in the order the tail uses them).
+    let tail_in = seg
+        .filter(|sg| !sg.first && sg.layers.start > 0 && elsewhere(sg.layers.start - 1))
+        .and(model.moe)
+        .map(|moe| {
+            let k = moe.experts_used as u64;
+            let outs = r.input(model.embedding_length.saturating_mul(k).saturating_mul(t) * f32b);
+            let w = r.input(k * t * f32b);
+            let resid = r.input(e);
+            (outs, w, resid)
+        });
 
     // Inputs (leafs, allocated first, in the order the graph first uses them): token ids, the
     // embeddings input (never consumed, so never freed), the mixed token/embedding inputs,
@@ -474,12 +502,37 @@ fn replay_in(
     } else {
         t.saturating_mul(v_gqa).saturating_mul(8)
     };
-    let mut kind_inputs = Vec::new();
-    for n in &kinds {
+    // On a device without pipeline parallelism each split copies in the inputs it is the first
+    // to use: a kind first used after a layer whose experts ran elsewhere (a new split, from
+    // the expert outputs' return) is copied in there.
+    let split_of = |il: usize| match seg {
+        Some(sg) if r_mode_copied(sg) => (sg.layers.start..il).filter(|&j| elsewhere(j)).count(),
+        _ => 0,
+    };
+    let kind_split: Vec<usize> = (0..kinds.len())
+        .map(|k| {
+            let from = seg.map_or(0, |sg| sg.layers.start);
+            kind_of_layer
+                .iter()
+                .enumerate()
+                .skip(from)
+                .find(|(_, x)| **x == Some(k))
+                .map_or(0, |(il, _)| split_of(il))
+        })
+        .collect();
+    let kind_input = |r: &mut Replay, n: u64| {
         let ki = r.input(t * 8);
         let vi = r.input(v_idx_bytes);
         let mask = r.input(n.saturating_mul(t).saturating_mul(mask_elem));
-        kind_inputs.push((ki, vi, mask));
+        (ki, vi, mask)
+    };
+    let mut kind_inputs = Vec::new();
+    for (k, n) in kinds.iter().enumerate() {
+        kind_inputs.push(if kind_split[k] == 0 {
+            kind_input(&mut r, *n)
+        } else {
+            (HELD, HELD, HELD)
+        });
     }
     // Encoders with sliding-window layers (llama.cpp builds them without memory, as iSWA
     // inputs): a second, windowed mask over the batch.
@@ -539,15 +592,27 @@ fn replay_in(
                 * f32b,
         )
     });
-    let out_ids = if seg.is_none_or(|sg| sg.output) {
+    // (copied in by the split that first uses them: the last layer's, or the output stage's
+    // when the output rows are gathered after it)
+    let last_layer = model.layers.len().saturating_sub(1);
+    let out_split = if quirks.tail == Tail::LateRows {
+        split_of(last_layer + 1)
+    } else {
+        split_of(last_layer)
+    };
+    let out_ids = if seg.is_none_or(|sg| sg.output) && out_split == 0 {
         r.input(outputs * 4)
     } else {
         HELD
     };
     // The last layer using each kind frees its inputs after use.
+    // (on a device, the last of its own layers: its copies are freed there)
+    let end = seg.map_or(kind_of_layer.len(), |sg| {
+        sg.layers.end.min(kind_of_layer.len())
+    });
     let last_of_kind: Vec<usize> = (0..kinds.len())
         .map(|k| {
-            kind_of_layer
+            kind_of_layer[..end]
                 .iter()
                 .rposition(|x| *x == Some(k))
                 .unwrap_or(0)
@@ -559,7 +624,17 @@ fn replay_in(
     // scattered into it (the copy stays allocated).
     // On a device the token rows and the gathered mixed rows are copies from the host (the
     // scatter's copy is the device's own); a later device takes the previous one's output.
-    let mut inp_l = r.input(e);
+    let mut inp_l = if let Some((outs, w, resid)) = tail_in {
+        // that layer's tail: weighted in place, summed into a new tensor, the residual added
+        // in place
+        r.free(w);
+        let sum = r.alloc(e);
+        r.free(outs);
+        r.free(resid);
+        sum
+    } else {
+        r.input(e)
+    };
     r.free(tokens);
     let gathered = if first_device { r.input(e) } else { HELD };
     r.free(mixed_tokens);
@@ -982,15 +1057,30 @@ fn replay_in(
             let argsort = r.alloc(n_exp * rows * 4);
             let weights = r.alloc(k * rows * f32b);
             r.free(logits);
-            let experts = if experts_elsewhere {
+            if elsewhere(il) && seg.is_some_and(|sg| !sg.output && il + 1 == sg.layers.end) {
+                // the device's last layer: its expert outputs go back to the next device
+                return r.a.max;
+            }
+            let experts = if elsewhere(il) {
                 // the normed rows and the chosen experts are copied out; the k expert outputs
                 // are copied back in (llama.cpp's scheduler with the expert weights on a
-                // backend without op offload: `scripts/oracle/sched_trace.py`)
+                // backend without op offload: `scripts/oracle/sched_trace.py`), a new split
+                // whose first inputs they are
                 if !shared {
                     r.free(fnorm);
                 }
                 r.free(argsort);
-                r.alloc(model.embedding_length * k * rows * f32b)
+                let back = r.alloc(model.embedding_length * k * rows * f32b);
+                let split = split_of(il + 1);
+                for (kk, n) in kinds.iter().enumerate() {
+                    if split > 0 && kind_split[kk] == split {
+                        kind_inputs[kk] = kind_input(&mut r, *n);
+                    }
+                }
+                if split > 0 && out_split == split && seg.is_some_and(|sg| sg.output) {
+                    out_live = Some(r.input(outputs * 4));
+                }
+                back
             } else {
                 let gate = r.alloc(w * k * rows * f32b);
                 let up = r.alloc(w * k * rows * f32b);
