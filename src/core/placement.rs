@@ -1239,7 +1239,9 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
             && let Some((start, end)) = span
             && sh.layer_device[start..end].iter().all(|b| *b == here)
             && (start..end).all(|il| sh.layer_tensors[il].1 == 0 || sh.experts_on_host[il])
-            && !(start > 0 && sh.experts_on_host[start - 1] && sr.shared_experts())
+            && !(start > 0
+                && (sh.experts_on_host[start - 1] || sh.layer_device[start - 1] == Buffer::Host)
+                && sr.shared_experts())
             && !sh.foreign[d]
             && !sh.kv_on_host
             && offload.is_none()
@@ -1253,7 +1255,14 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                 first,
                 output: has_output,
                 held: None,
-                experts_elsewhere: sh.experts_on_host.to_vec(),
+                // a whole MoE layer on the host just before: the host runs its experts and this
+                // device its tail (the scheduler gives the weightless ops to the next device)
+                experts_elsewhere: (0..sh.layer_device.len())
+                    .map(|il| {
+                        sh.experts_on_host[il]
+                            || (il + 1 == start && sh.layer_device[il] == Buffer::Host)
+                    })
+                    .collect(),
             };
             runtime::segment_peak(&sr.model, &sr.ff, &sr.kv, &sr.g, &seg)
         } else {

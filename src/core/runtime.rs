@@ -472,6 +472,11 @@ fn replay_in(
         .architecture
         .starts_with("gemma")
         .then(|| r.input(t * 4));
+    // A later device copies in the previous backend's output and the next layer's norm (first
+    // used, by the layer's norm weight, before anything else); its residual copy comes after
+    // the first layer's attention inputs.
+    let copied_later = r.mode == Mode::Copied && !first_device && tail_in.is_none();
+    let mut pre_norm = copied_later.then(|| r.alloc(e));
     let pos = r.input(t * 4);
     // One set of attention inputs per cache: full layers and windowed layers each have their
     // own (an iSWA model keeps two even with --swa-full), in the order the layers first use them.
@@ -526,13 +531,28 @@ fn replay_in(
         let mask = r.input(n.saturating_mul(t).saturating_mul(mask_elem));
         (ki, vi, mask)
     };
-    let mut kind_inputs = Vec::new();
-    for (k, n) in kinds.iter().enumerate() {
-        kind_inputs.push(if kind_split[k] == 0 {
-            kind_input(&mut r, *n)
-        } else {
-            (HELD, HELD, HELD)
-        });
+    let mut kind_inputs = vec![(HELD, HELD, HELD); kinds.len()];
+    // in the order the device first uses them (the whole graph's order on one backend)
+    let start = seg.map_or(0, |sg| sg.layers.start);
+    let mut order: Vec<usize> = Vec::new();
+    for x in kind_of_layer
+        .iter()
+        .skip(start)
+        .chain(kind_of_layer.iter())
+        .flatten()
+    {
+        if !order.contains(x) {
+            order.push(*x);
+        }
+    }
+    let mut resid_copy = None;
+    for (i, k) in order.into_iter().enumerate() {
+        if kind_split[k] == 0 {
+            kind_inputs[k] = kind_input(&mut r, kinds[k]);
+        }
+        if i == 0 && copied_later {
+            resid_copy = Some(r.input(e));
+        }
     }
     // Encoders with sliding-window layers (llama.cpp builds them without memory, as iSWA
     // inputs): a second, windowed mask over the batch.
@@ -632,6 +652,8 @@ fn replay_in(
         r.free(outs);
         r.free(resid);
         sum
+    } else if let Some(x) = resid_copy {
+        x
     } else {
         r.input(e)
     };
@@ -688,7 +710,10 @@ fn replay_in(
         // attn_norm: inpL has two consumers (norm, residual), so a new tensor.
         // gemma3n: the AltUp predictions (4 streams) for this layer
         let predictions = gemma3n.then(|| r.alloc(4 * e));
-        let norm = r.alloc(e);
+        let norm = match pre_norm.take() {
+            Some(x) => x,
+            None => r.alloc(e),
+        };
         let mut cur: Option<Live> = None;
         if l.recurrent && arch == "minimax-01" {
             // minimax-01's lightning attention: Q, K, V, then per sequence the rows × rows ×
