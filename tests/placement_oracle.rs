@@ -47,7 +47,7 @@ const MIB: f64 = (1u64 << 20) as f64;
 const CTX_IDENTICAL_FLOOR: usize = 34;
 
 /// Compute buffers within 1% or 1 MiB (at least): a band no small buffer hides in.
-const COMPUTE_TIGHT_FLOOR: usize = 685;
+const COMPUTE_TIGHT_FLOOR: usize = 687;
 
 /// Compute buffers equal to llama.cpp's to the byte (at least): the devices replayed node by
 /// node over their own layers (`core::runtime::segment_peak`) among them.
@@ -153,20 +153,6 @@ const KNOWN_COMPUTE_OFF: &[KnownCompute] = &[
         buffer: "host",
         ours_mib: 378.0,
         llama_cpp_mib: 268.0,
-        reason: DEEPSEEK,
-    },
-    KnownCompute {
-        case: "deepseek-v3-shape place-534.929G+267.464G+178.31G-c4096-faon-ub512---cpu-moe",
-        buffer: "dev1",
-        ours_mib: 382.0,
-        llama_cpp_mib: 430.0,
-        reason: DEEPSEEK,
-    },
-    KnownCompute {
-        case: "deepseek-v3-shape place-534.929G+267.464G+178.31G-c4096-faon-ub512---cpu-moe",
-        buffer: "dev2",
-        ours_mib: 382.0,
-        llama_cpp_mib: 430.0,
         reason: DEEPSEEK,
     },
     KnownCompute {

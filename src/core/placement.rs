@@ -1239,9 +1239,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
             && let Some((start, end)) = span
             && sh.layer_device[start..end].iter().all(|b| *b == here)
             && (start..end).all(|il| sh.layer_tensors[il].1 == 0 || sh.experts_on_host[il])
-            && !(start > 0
-                && (sh.experts_on_host[start - 1] || sh.layer_device[start - 1] == Buffer::Host)
-                && sr.shared_experts())
+            && !(start > 0 && sh.layer_device[start - 1] == Buffer::Host && sr.shared_experts())
             && !sh.foreign[d]
             && !sh.kv_on_host
             && offload.is_none()

@@ -445,8 +445,12 @@ fn replay_in(
     // A later device after a layer whose experts ran elsewhere runs that layer's tail: the k
     // expert outputs, their weights and the layer's residual are its first split's inputs
     // (copied in before the graph's own inputs, in the order the tail uses them).
+    // (with a shared expert the layer's device runs it, and the tail stays there)
+    let shared_experts =
+        ff.shared_expert_length > 0 || model.moe.is_some_and(|m| m.shared_experts > 0);
     let tail_in = seg
         .filter(|sg| !sg.first && sg.layers.start > 0 && elsewhere(sg.layers.start - 1))
+        .filter(|_| !shared_experts)
         .and(model.moe)
         .map(|moe| {
             let k = moe.experts_used as u64;
@@ -1082,7 +1086,10 @@ fn replay_in(
             let argsort = r.alloc(n_exp * rows * 4);
             let weights = r.alloc(k * rows * f32b);
             r.free(logits);
-            if elsewhere(il) && seg.is_some_and(|sg| !sg.output && il + 1 == sg.layers.end) {
+            if elsewhere(il)
+                && !shared
+                && seg.is_some_and(|sg| !sg.output && il + 1 == sg.layers.end)
+            {
                 // the device's last layer: its expert outputs go back to the next device
                 return r.a.max;
             }
