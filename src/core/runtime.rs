@@ -313,7 +313,7 @@ pub fn segment_peak(
     seg: &Segment,
 ) -> u64 {
     let t = kv.allocated_context.min(g.ubatch).max(1);
-    replay_in(model, ff, kv, g, t, t, false, Some(seg))
+    replay(model, ff, kv, g, t, t, false, Some(seg))
 }
 
 /// A segment whose split inputs are copied in per split (no pipeline parallelism).
@@ -381,24 +381,12 @@ fn n_kv_of(kv: &KvCache, il: usize, g: &GraphSettings, local: Option<u64>) -> u6
     }
 }
 
-/// Replay the reserved graph with `t` rows and `outputs` output rows; returns the
-/// high-water mark in bytes. The order of allocations and frees follows llama.cpp's node
-/// order for a decoder layer (checked against ggml-alloc's own trace of the graph).
-fn replay(
-    model: &ModelShape,
-    ff: &FeedForward,
-    kv: &KvCache,
-    g: &GraphSettings,
-    t: u64,
-    outputs: u64,
-    experts_elsewhere: bool,
-) -> u64 {
-    replay_in(model, ff, kv, g, t, outputs, experts_elsewhere, None)
-}
-
-/// [`replay`], or one device's segment of it.
+/// Replay the reserved graph with `t` rows and `outputs` output rows, or one device's segment
+/// of it; returns the high-water mark in bytes. The order of allocations and frees follows
+/// llama.cpp's node order for a decoder layer (checked against ggml-alloc's own trace of the
+/// graph).
 #[allow(clippy::too_many_arguments)]
-fn replay_in(
+fn replay(
     model: &ModelShape,
     ff: &FeedForward,
     kv: &KvCache,
@@ -1358,7 +1346,7 @@ pub fn experts_elsewhere_peak(
     g: &GraphSettings,
 ) -> u64 {
     let t = kv.allocated_context.min(g.ubatch).max(1);
-    replay(model, ff, kv, g, t, t, true)
+    replay(model, ff, kv, g, t, t, true, None)
 }
 
 /// Chameleon's image tokens whose logits its graph suppresses (ids 4 to 8,196).
@@ -1462,8 +1450,8 @@ pub fn buffers(
     let t = kv.allocated_context.min(g.ubatch).max(1);
     // The prompt graph (t rows, t outputs) and the generation graph (one row per sequence);
     // the buffer is the larger of the two reservations.
-    let pp = replay(model, ff, kv, g, t, t, false);
-    let tg = replay(model, ff, kv, g, b.min(t), b.min(t), false);
+    let pp = replay(model, ff, kv, g, t, t, false, None);
+    let tg = replay(model, ff, kv, g, b.min(t), b.min(t), false, None);
     let extra = if compressed_kv {
         dsv4_attention_bound(model, kv, g, t)
     } else {
