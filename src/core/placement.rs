@@ -585,6 +585,9 @@ pub struct ContextFigures {
     pub device_inputs_bytes: u64,
     /// The output ids (i32 per row) the output device copies in.
     pub output_ids_bytes: u64,
+    /// Hidden-state blocks live beside the logits: the output norm's rows, and the last
+    /// hidden state when the architecture keeps it as a graph output (`core::arch::Tail`).
+    pub output_rows_blocks: u64,
     /// The KQ masks as graph inputs: f16 with flash attention, else f32.
     pub mask_input_bytes: u64,
     /// The model, cache and graph for replaying one device's split
@@ -1141,7 +1144,11 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
     let s = ctx.small_inputs_bytes;
     let whole_graph = ctx.compute_bytes;
     let layers = ctx.layer_compute_bytes;
-    let logits = ctx.logits_bytes.saturating_add(e);
+    // the logits beside the output norm's rows (and the last hidden state, when the
+    // architecture keeps it as a graph output: `core::arch::Tail`)
+    let logits = ctx
+        .logits_bytes
+        .saturating_add(e.saturating_mul(ctx.output_rows_blocks));
     let host_inputs = ctx.host_inputs_bytes;
     let host_layers = sh.layer_device.contains(&Buffer::Host);
     let first_device = sh.layer_device.first().copied();
@@ -2067,6 +2074,11 @@ pub fn context_figures(
             masks_f16.saturating_mul(2)
         },
         output_ids_bytes: rows.saturating_mul(4),
+        output_rows_blocks: if runtime::keeps_last_hidden(model) {
+            2
+        } else {
+            1
+        },
         segments: runtime::segment_replayable(model).then(|| {
             Arc::new(SegmentReplay {
                 model: model.clone(),
@@ -2311,6 +2323,7 @@ mod tests {
             ffn_widths: Default::default(),
             experts_elsewhere_compute_bytes: 128 << 20,
             mask_input_bytes: 4 << 20,
+            output_rows_blocks: 1,
             ..Default::default()
         }
     }

@@ -282,6 +282,12 @@ pub struct Segment {
     pub experts_elsewhere: Vec<bool>,
 }
 
+/// The architecture keeps the last hidden state as a graph output (`core::arch::Tail`), so it
+/// stays live beside the logits.
+pub fn keeps_last_hidden(model: &ModelShape) -> bool {
+    graph_of(&model.architecture).tail != Tail::Plain
+}
+
 /// Whether [`segment_peak`] follows llama.cpp's splits for `model`: a decoder whose graph the
 /// replay follows exactly, without inputs or stages that a device split moves elsewhere
 /// (per-layer embeddings, encoders, indexer leafs) and without recurrent layers (their
