@@ -1212,6 +1212,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                 output: has_output,
                 held: Some(held),
                 experts_elsewhere: Vec::new(),
+                kv_elsewhere: false,
             };
             runtime::segment_peak(&sr.model, &sr.ff, &sr.kv, &sr.g, &seg)
         } else if sh.pipeline_parallel {
@@ -1248,7 +1249,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
             && (start..end).all(|il| sh.layer_tensors[il].1 == 0 || sh.experts_on_host[il])
             && !(start > 0 && sh.layer_device[start - 1] == Buffer::Host && sr.shared_experts())
             && !sh.foreign[d]
-            && !sh.kv_on_host
+            && !(sh.kv_on_host && sr.model.mla.is_some())
             && offload.is_none()
             && (has_output == (end == sh.layer_device.len()))
             && (sh.output_device == here) == (end == sh.layer_device.len())
@@ -1268,6 +1269,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                             || (il + 1 == start && sh.layer_device[il] == Buffer::Host)
                     })
                     .collect(),
+                kv_elsewhere: sh.kv_on_host,
             };
             runtime::segment_peak(&sr.model, &sr.ff, &sr.kv, &sr.g, &seg)
         } else {

@@ -280,6 +280,10 @@ pub struct Segment {
     /// is such a layer, the device runs that layer's tail (its residual and k outputs copied
     /// in), and its own last such layer ends at the router.
     pub experts_elsewhere: Vec<bool>,
+    /// The cache is in host memory (`-nkvo`): the host writes K and V into it, and for the
+    /// attention the device copies in the layer's whole cached K and V (and the mask, at its
+    /// first use); the row indices stay on the host.
+    pub kv_elsewhere: bool,
 }
 
 /// The architecture keeps the last hidden state as a graph output (`core::arch::Tail`), so it
@@ -523,7 +527,11 @@ fn replay(
                 .map_or(0, |(il, _)| split_of(il))
         })
         .collect();
+    let kv_elsewhere = seg.is_some_and(|sg| sg.kv_elsewhere);
     let kind_input = |r: &mut Replay, n: u64| {
+        if kv_elsewhere {
+            return (HELD, HELD, HELD);
+        }
         let ki = r.input(t * 8);
         let vi = r.input(v_idx_bytes);
         let mask = r.input(n.saturating_mul(t).saturating_mul(mask_elem));
@@ -955,6 +963,19 @@ fn replay(
                         + rows(n_kv, me),
                 )
             });
+            // -nkvo: K and V were copied out to the host's cache; its views come back in
+            let cache_copies = kv_elsewhere.then(|| {
+                let bytes = kv.per_layer.get(il).map_or(0, |c| {
+                    let streams = if g.kv_unified { 1 } else { g.sequences.max(1) };
+                    c.allocated_bytes / streams
+                });
+                let kc = r.alloc(bytes.saturating_mul(dk) / (dk + dv).max(1));
+                let vc = r.alloc(bytes.saturating_mul(dv) / (dk + dv).max(1));
+                if kind_inputs[kind].2.0 == HELD.0 {
+                    kind_inputs[kind].2 = r.alloc(n_kv.saturating_mul(t).saturating_mul(mask_elem));
+                }
+                (kc, vc)
+            });
             let attn = if g.flash_attn && !kq_bias {
                 let o = r.alloc(hq * dv * t * f32b);
                 r.free(q);
@@ -986,6 +1007,10 @@ fn replay(
                 r.free(kqv);
                 cont
             };
+            if let Some((kc, vc)) = cache_copies {
+                r.free(kc);
+                r.free(vc);
+            }
             if let Some(x) = msa {
                 r.free(x);
             }
