@@ -47,7 +47,7 @@ const MIB: f64 = (1u64 << 20) as f64;
 const CTX_IDENTICAL_FLOOR: usize = 34;
 
 /// Compute buffers within 1% or 1 MiB (at least): a band no small buffer hides in.
-const COMPUTE_TIGHT_FLOOR: usize = 702;
+const COMPUTE_TIGHT_FLOOR: usize = 714;
 
 /// Compute buffers equal to llama.cpp's to the byte (at least): the devices replayed node by
 /// node over their own layers (`core::runtime::segment_peak`) among them.

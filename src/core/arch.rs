@@ -289,11 +289,7 @@ pub const ARCHITECTURES: &[Arch] = &[
     Arch::new("arwkv7", Memory::Recurrent).compute(ComputeStatus::UpperBound(UB_ARWKV7)),
     Arch::new("baichuan", Memory::Cache),
     Arch::new("bailingmoe", Memory::Cache),
-    Arch::new("bailingmoe2", Memory::Cache).compute(ComputeStatus::Estimate {
-        below_pct: 12,
-        above_pct: 2,
-        why: UNTRACED,
-    }),
+    Arch::new("bailingmoe2", Memory::Cache),
     Arch::new("bailingmoe3", Memory::Hybrid)
         .compute(ComputeStatus::Estimate {
             below_pct: 5,
@@ -448,7 +444,7 @@ pub const ARCHITECTURES: &[Arch] = &[
     }),
     Arch::new("lfm2moe", Memory::Hybrid).compute(ComputeStatus::Estimate {
         below_pct: 1,
-        above_pct: 37,
+        above_pct: 41,
         why: SHORTCONV,
     }),
     Arch::new("llada", Memory::None)

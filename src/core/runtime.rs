@@ -1091,7 +1091,12 @@ fn replay(
         let rows = if cut { outputs } else { t };
         let er = if cut { e_out } else { e };
         let fnorm = r.alloc(er);
-        let down = if let Some(moe) = model.moe {
+        // the leading dense layers of a MoE model (`leading_dense_block_count`: DeepSeek's
+        // first three) run a dense FFN
+        let moe_here = model
+            .moe
+            .filter(|_| il >= model.keys.leading_dense.unwrap_or(0) as usize);
+        let down = if let Some(moe) = moe_here {
             let n_exp = moe.experts as u64;
             let k = moe.experts_used as u64;
             let w = if ff.expert_length > 0 {

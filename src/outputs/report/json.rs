@@ -1244,7 +1244,7 @@ mod compute_status_tests {
         let (status, why) = compute_status("deepseek4", false);
         assert_eq!(status, "upper_bound");
         assert!(why.is_some_and(|w| w.contains("compressed attention")));
-        let (status, why) = compute_status("bailingmoe2", false);
+        let (status, why) = compute_status("cogvlm", false);
         assert_eq!(status, "estimate");
         assert!(why.is_some_and(|w| w.contains("% below")));
         assert_eq!(compute_status("qwen3", true).0, "upper_bound");
