@@ -604,13 +604,6 @@ pub struct SegmentReplay {
     g: GraphSettings,
 }
 
-impl SegmentReplay {
-    /// The model has shared experts (which stay with their layer).
-    fn shared_experts(&self) -> bool {
-        self.ff.shared_expert_length > 0 || self.model.moe.is_some_and(|m| m.shared_experts > 0)
-    }
-}
-
 impl PartialEq for SegmentReplay {
     fn eq(&self, other: &Self) -> bool {
         self.model == other.model && self.ff == other.ff && self.kv == other.kv && self.g == other.g
@@ -1180,16 +1173,17 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
         let runs = sh.layer_device.contains(&here);
         let has_output = sh.output_device == here && !sh.output_ops_on_host;
         let first = first_device == Some(here);
-        let span = sh.layer_device.iter().position(|b| *b == here).zip(
-            sh.layer_device
-                .iter()
-                .rposition(|b| *b == here)
-                .map(|l| l + 1),
-        );
+        // the device's layers, when they are one contiguous run
+        let span = sh
+            .layer_device
+            .iter()
+            .position(|b| *b == here)
+            .zip(sh.layer_device.iter().rposition(|b| *b == here))
+            .map(|(start, last)| (start, last + 1))
+            .filter(|&(start, end)| sh.layer_device[start..end].iter().all(|b| *b == here));
         let v = if sh.pipeline_parallel
             && let Some(sr) = &ctx.segments
             && let Some((start, end)) = span
-            && sh.layer_device[start..end].iter().all(|b| *b == here)
             && (has_output == (end == sh.layer_device.len()))
         {
             // its split inputs held PIPELINE_COPIES times, never freed; then its layers (and
@@ -1245,9 +1239,10 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                 .max(layers.saturating_sub(e))
         } else if let Some(sr) = &ctx.segments
             && let Some((start, end)) = span
-            && sh.layer_device[start..end].iter().all(|b| *b == here)
             && (start..end).all(|il| sh.layer_tensors[il].1 == 0 || sh.experts_on_host[il])
-            && !(start > 0 && sh.layer_device[start - 1] == Buffer::Host && sr.shared_experts())
+            && !(start > 0
+                && sh.layer_device[start - 1] == Buffer::Host
+                && runtime::has_shared_experts(&sr.model, &sr.ff))
             && !sh.foreign[d]
             && !(sh.kv_on_host && sr.model.mla.is_some())
             && offload.is_none()

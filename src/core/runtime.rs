@@ -286,6 +286,11 @@ pub struct Segment {
     pub kv_elsewhere: bool,
 }
 
+/// The model's MoE layers have shared experts (a width from the file, or a count).
+pub fn has_shared_experts(model: &ModelShape, ff: &FeedForward) -> bool {
+    ff.shared_expert_length > 0 || model.moe.is_some_and(|m| m.shared_experts > 0)
+}
+
 /// The architecture keeps the last hidden state as a graph output (`core::arch::Tail`), so it
 /// stays live beside the logits.
 pub fn keeps_last_hidden(model: &ModelShape) -> bool {
@@ -324,11 +329,6 @@ pub fn segment_peak(
 ) -> u64 {
     let t = kv.allocated_context.min(g.ubatch).max(1);
     replay(model, ff, kv, g, t, t, false, Some(seg))
-}
-
-/// A segment whose split inputs are copied in per split (no pipeline parallelism).
-fn r_mode_copied(sg: &Segment) -> bool {
-    sg.held.is_none()
 }
 
 /// Figures of the DSA lightning indexer of one layer.
@@ -444,8 +444,7 @@ fn replay(
     // expert outputs, their weights and the layer's residual are its first split's inputs
     // (copied in before the graph's own inputs, in the order the tail uses them).
     // (with a shared expert the layer's device runs it, and the tail stays there)
-    let shared_experts =
-        ff.shared_expert_length > 0 || model.moe.is_some_and(|m| m.shared_experts > 0);
+    let shared_experts = has_shared_experts(model, ff);
     let tail_in = seg
         .filter(|sg| !sg.first && sg.layers.start > 0 && elsewhere(sg.layers.start - 1))
         .filter(|_| !shared_experts)
@@ -513,7 +512,7 @@ fn replay(
     // to use: a kind first used after a layer whose experts ran elsewhere (a new split, from
     // the expert outputs' return) is copied in there.
     let split_of = |il: usize| match seg {
-        Some(sg) if r_mode_copied(sg) => (sg.layers.start..il).filter(|&j| elsewhere(j)).count(),
+        Some(sg) if sg.held.is_none() => (sg.layers.start..il).filter(|&j| elsewhere(j)).count(),
         _ => 0,
     };
     let kind_split: Vec<usize> = (0..kinds.len())
@@ -965,10 +964,8 @@ fn replay(
             });
             // -nkvo: K and V were copied out to the host's cache; its views come back in
             let cache_copies = kv_elsewhere.then(|| {
-                let bytes = kv.per_layer.get(il).map_or(0, |c| {
-                    let streams = if g.kv_unified { 1 } else { g.sequences.max(1) };
-                    c.allocated_bytes / streams
-                });
+                // (the views span every stream's cells)
+                let bytes = kv.per_layer.get(il).map_or(0, |c| c.allocated_bytes);
                 let kc = r.alloc(bytes.saturating_mul(dk) / (dk + dv).max(1));
                 let vc = r.alloc(bytes.saturating_mul(dv) / (dk + dv).max(1));
                 if kind_inputs[kind].2.0 == HELD.0 {
@@ -1104,7 +1101,7 @@ fn replay(
             } else {
                 dense_ff
             };
-            let shared = ff.shared_expert_length > 0 || moe.shared_experts > 0;
+            let shared = shared_experts;
             // router logits (softmax/sigmoid in place), top-k argsort, the k weights
             let logits = r.alloc(n_exp * rows * f32b);
             let argsort = r.alloc(n_exp * rows * 4);
