@@ -19,8 +19,13 @@
 //! position bias, and grok without flash attention as llama.cpp forces it. Architectures
 //! whose graph it does not replay are bounded from above or called estimates (the `compute`
 //! column of [`super::arch`]) so that
-//! the figure errs high, never low. GPU backends reserve differently (their own kernels'
-//! scratch, split graphs) and are not modelled.
+//! the figure errs high, never low. GPU kernels' own scratch is not modelled.
+//!
+//! With several backends llama.cpp's scheduler splits the graph and each backend gets its own
+//! buffer; [`segment_peak`] replays one device's share (`core::placement` calls it): its layers
+//! only, the split inputs it copies in (held four times with pipeline parallelism, else copied
+//! by the split that first uses them), the expert outputs of host-run experts copied back,
+//! and the output stage as the architecture ends its graph ([`super::arch::Tail`]).
 
 use super::kv::KvCache;
 use super::model::{Attention, ModelShape};
