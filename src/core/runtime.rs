@@ -468,10 +468,19 @@ fn replay(
     let tokens = r.host_input(t * 4);
     let _inp_embd = r.host_input(e);
     let mixed_tokens = r.host_input(t * 4);
-    let (mixed_slots, mixed_embd) = if first_device {
-        (r.input(t * 8), r.input(e))
-    } else {
-        (HELD, HELD)
+    // The first device without pipeline parallelism copies in what its first nodes use, in
+    // that order: the mixed embeddings, the gathered mixed rows, their slots, the token rows.
+    let first_copies = (r.mode == Mode::Copied && first_device).then(|| {
+        let mixed_embd = r.input(e);
+        let gathered = r.input(e);
+        let slots = r.input(t * 8);
+        let rows = r.input(e);
+        (mixed_embd, gathered, slots, rows)
+    });
+    let (mixed_slots, mixed_embd) = match first_copies {
+        Some((embd, _, slots, _)) => (slots, embd),
+        None if first_device => (r.input(t * 8), r.input(e)),
+        None => (HELD, HELD),
     };
     // The gemma family scales the input rows by a per-row factor input.
     let scale_rows = model
@@ -543,13 +552,22 @@ fn replay(
     };
     let mut kind_inputs = vec![(HELD, HELD, HELD); kinds.len()];
     // in the order the device first uses them (the whole graph's order on one backend)
+    // (a device copies in only the kinds its own layers use)
     let start = seg.map_or(0, |sg| sg.layers.start);
+    let used = match seg {
+        Some(sg) if r.mode == Mode::Copied => {
+            let end = sg.layers.end.min(kind_of_layer.len());
+            &kind_of_layer[start.min(end)..end]
+        }
+        _ => &kind_of_layer[..],
+    };
     let mut order: Vec<usize> = Vec::new();
     for x in kind_of_layer
         .iter()
         .skip(start)
         .chain(kind_of_layer.iter())
         .flatten()
+        .filter(|x| used.contains(&Some(**x)))
     {
         if !order.contains(x) {
             order.push(*x);
@@ -664,11 +682,17 @@ fn replay(
         sum
     } else if let Some(x) = resid_copy {
         x
+    } else if let Some((_, _, _, rows)) = first_copies {
+        rows
     } else {
         r.input(e)
     };
     r.free(tokens);
-    let gathered = if first_device { r.input(e) } else { HELD };
+    let gathered = match first_copies {
+        Some((_, g, _, _)) => g,
+        None if first_device => r.input(e),
+        None => HELD,
+    };
     r.free(mixed_tokens);
     let _copied = if first_device { r.alloc(e) } else { HELD };
     r.free(mixed_embd);
