@@ -2015,6 +2015,12 @@ pub fn context_figures(
     } else {
         rows.saturating_mul(model.v_width_max()).saturating_mul(8)
     };
+    // the KQ masks as graph inputs: f16 with flash attention, else f32
+    let mask_input = if cs.flash_attn {
+        masks_f16
+    } else {
+        masks_f16.saturating_mul(2)
+    };
     let device_inputs = rows
         .saturating_mul(4)
         .saturating_add(kinds.saturating_mul(rows.saturating_mul(8).saturating_add(v_idx)));
@@ -2056,20 +2062,20 @@ pub fn context_figures(
         compute_bytes: rb.compute_bytes,
         logits_bytes: model.vocab_size.saturating_mul(rows).saturating_mul(4),
         embd_bytes: embd,
-        host_inputs_bytes: masks
+        // every graph input: the masks, the token and vector embedding inputs and their two
+        // gathered blocks, token ids, mixed ids and slots, output ids, positions and each
+        // attention cache's row indices
+        host_inputs_bytes: mask_input
             .saturating_add(embd.saturating_mul(4))
-            .saturating_add(small.saturating_mul(2)),
+            .saturating_add(rows.saturating_mul(20))
+            .saturating_add(device_inputs),
         boundary_bytes: embd.saturating_mul(boundary_blocks),
         small_inputs_bytes: small,
         rows,
         ffn_widths,
         experts_elsewhere_compute_bytes: runtime::experts_elsewhere_peak(&no_vocab, ff, &kv, &g),
         device_inputs_bytes: device_inputs,
-        mask_input_bytes: if cs.flash_attn {
-            masks_f16
-        } else {
-            masks_f16.saturating_mul(2)
-        },
+        mask_input_bytes: mask_input,
         output_ids_bytes: rows.saturating_mul(4),
         output_rows_blocks: if runtime::keeps_last_hidden(model) {
             2
