@@ -576,13 +576,13 @@ pub fn compare_machines(
         machines
             .iter()
             .map(|m| {
-                let sc = edit::applied(s, &[Edit::Machine(Box::new(m.clone()))])
-                    .map_err(|e| e.to_string())
-                    .and_then(|sc| {
-                        let own = ollama_defaults(&run.name, &sc)?;
-                        edit::applied(&sc, &ollama_edits(&own)).map_err(|e| e.to_string())
-                    })
-                    .map_err(ScenarioError);
+                let sc = compare::on_machine(s, m).and_then(|sc| {
+                    ollama_defaults(&run.name, &sc)
+                        .and_then(|own| {
+                            edit::applied(&sc, &ollama_edits(&own)).map_err(|e| e.to_string())
+                        })
+                        .map_err(ScenarioError)
+                });
                 (m, sc)
             })
             .collect(),
@@ -680,7 +680,6 @@ impl Workspace {
         self.ollama.as_ref()
     }
 
-    /// Profiles (built-in and the user's).
     /// The scenario on each of `machines`, each at its own placement (`compare::compare`);
     /// an Ollama model whose context and sequences are still Ollama's is put on each machine
     /// at Ollama's plan for it (its default context follows the machine's VRAM).
@@ -691,6 +690,7 @@ impl Workspace {
         compare_machines(self.scenario(), machines, run)
     }
 
+    /// Profiles (built-in and the user's).
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
     }

@@ -62,6 +62,26 @@ fn in_store(env_key: &str, test: &str, name: &str, params: &str) -> Option<Strin
     None
 }
 
+/// A workspace on the RTX 4090 desktop with `gguf` open, its catalog, and the empty user
+/// profile folder it reads (kept alive with it).
+fn on_rtx_4090(
+    gguf: &str,
+) -> (
+    tempfile::TempDir,
+    llmbound::profile::Catalog,
+    llmbound::workspace::Workspace,
+) {
+    let cfg = tempfile::tempdir().unwrap();
+    let cat = llmbound::profile::Catalog::load_with(Some(cfg.path().to_path_buf()));
+    let opts = llmbound::build::ScenarioOptions {
+        gguf: Some(gguf.into()),
+        machine: Some("desktop-rtx-4090".into()),
+        ..Default::default()
+    };
+    let ws = llmbound::workspace::Workspace::new(cat.clone(), &opts).unwrap();
+    (cfg, cat, ws)
+}
+
 #[test]
 fn the_explorer_opens_an_ollama_model_at_ollamas_plan() {
     if in_store(
@@ -74,14 +94,7 @@ fn the_explorer_opens_an_ollama_model_at_ollamas_plan() {
     {
         return;
     }
-    let cfg = tempfile::tempdir().unwrap();
-    let cat = llmbound::profile::Catalog::load_with(Some(cfg.path().to_path_buf()));
-    let opts = llmbound::build::ScenarioOptions {
-        gguf: Some("ollama:tuned".into()),
-        machine: Some("desktop-rtx-4090".into()),
-        ..Default::default()
-    };
-    let mut ws = llmbound::workspace::Workspace::new(cat.clone(), &opts).unwrap();
+    let (_cfg, cat, mut ws) = on_rtx_4090("ollama:tuned");
     assert_eq!(ws.scenario().cache.context, 2048);
     assert_eq!(ws.scenario().offload.ngl(), GpuLayers::Count(1));
     assert_eq!(ws.report().layout.gpu_layers, 1);
@@ -133,14 +146,7 @@ fn the_explorers_compare_puts_each_machine_at_ollamas_context() {
     {
         return;
     }
-    let cfg = tempfile::tempdir().unwrap();
-    let cat = llmbound::profile::Catalog::load_with(Some(cfg.path().to_path_buf()));
-    let opts = llmbound::build::ScenarioOptions {
-        gguf: Some("ollama:plain".into()),
-        machine: Some("desktop-rtx-4090".into()),
-        ..Default::default()
-    };
-    let mut ws = llmbound::workspace::Workspace::new(cat.clone(), &opts).unwrap();
+    let (_cfg, cat, mut ws) = on_rtx_4090("ollama:plain");
     assert_eq!(ws.scenario().cache.context, 8192);
     let machines: Vec<_> = ["desktop-rtx-4090", "desktop-ddr5-cpu-only"]
         .iter()

@@ -154,13 +154,19 @@ fn the_bounds_pane_marks_what_is_below_and_stops_at_the_end() {
     }
 }
 
+/// The default scenario with a claimed rate (tokens/s) checked in the focused Claim pane.
+fn claim_app(rate: &str) -> (App, tempfile::TempDir) {
+    let (mut app, d) = app();
+    focus(&mut app, Pane::Claim);
+    app.update(Action::SetText(rate.into()));
+    assert!(app.claim().is_some());
+    (app, d)
+}
+
 #[test]
 fn the_claim_pane_scrolls_whole_lists_and_marks_them() {
     let (w, h) = (80, 24);
-    let (mut app, _d) = app();
-    focus(&mut app, Pane::Claim);
-    app.update(Action::SetText("20".into()));
-    assert!(app.claim().is_some());
+    let (mut app, _d) = claim_app("20");
     let screens = walk(&mut app, w, h);
     let first = &screens[0];
     assert!(
@@ -409,10 +415,7 @@ fn the_bounds_tail_never_shows_half_a_wrapped_line() {
 #[test]
 fn the_claim_pane_fills_its_rows_before_marking_more() {
     let (w, h) = (120, 36);
-    let (mut app, _d) = app();
-    focus(&mut app, Pane::Claim);
-    app.update(Action::SetText("12".into()));
-    assert!(app.claim().is_some());
+    let (mut app, _d) = claim_app("12");
     let screens = walk(&mut app, w, h);
     assert!(screens.len() > 1, "the claim scrolls at {w}×{h}");
     for s in &screens {

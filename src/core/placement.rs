@@ -1299,16 +1299,9 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
     } else if host_layers {
         layers
     } else if sh.pipeline_parallel {
-        // every graph input PIPELINE_COPIES times (the masks, the token and vector embedding
-        // inputs, token ids, mixed ids and slots, output ids, and what each device copies in),
-        // then the two gathered token-row blocks
+        // every graph input PIPELINE_COPIES times, then the two gathered token-row blocks
         PIPELINE_COPIES
-            .saturating_mul(
-                ctx.mask_input_bytes
-                    .saturating_add(2 * e)
-                    .saturating_add(ctx.rows.saturating_mul(20))
-                    .saturating_add(ctx.device_inputs_bytes),
-            )
+            .saturating_mul(host_inputs.saturating_sub(2 * e))
             .saturating_add(2 * e)
     } else if let Some(peak) = sh.host_ffn.and_then(|p| {
         // the host's splits run only feed-forward projections of device layers (`-ot
@@ -2317,7 +2310,8 @@ mod tests {
             compute_bytes: 300 << 20,
             logits_bytes: 250 << 20,
             embd_bytes: e,
-            host_inputs_bytes: (4 << 20) + 4 * e,
+            // (the masks, four hidden-state blocks, 20 bytes of ids per row: as context_figures)
+            host_inputs_bytes: (4 << 20) + 4 * e + 512 * 20,
             mask_bytes: 4 << 20,
             layer_compute_bytes: 128 << 20,
             boundary_bytes: 2 * e,

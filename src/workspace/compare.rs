@@ -395,18 +395,13 @@ fn search(all: u32, fits: impl Fn(u32) -> bool) -> Option<u32> {
 /// Evaluate the scenario (model, artifact, cache) on each machine in turn, each at its own
 /// placement (`evaluate_placed`).
 pub fn compare(s: &Scenario, machines: &[Machine]) -> Vec<CompareRow> {
-    compare_scenarios(
-        machines
-            .iter()
-            .map(|m| {
-                (
-                    m,
-                    crate::core::edit::applied(s, &[Edit::Machine(Box::new(m.clone()))])
-                        .map_err(|e| ScenarioError(e.to_string())),
-                )
-            })
-            .collect(),
-    )
+    compare_scenarios(machines.iter().map(|m| (m, on_machine(s, m))).collect())
+}
+
+/// The scenario with `m` as its machine (the model, artifact and cache kept).
+pub fn on_machine(s: &Scenario, m: &Machine) -> Result<Scenario, ScenarioError> {
+    crate::core::edit::applied(s, &[Edit::Machine(Box::new(m.clone()))])
+        .map_err(|e| ScenarioError(e.to_string()))
 }
 
 /// Evaluate one scenario per machine, each at its own placement: for a model whose runtime

@@ -117,11 +117,7 @@ impl App {
                             let c = &self.ws().scenario().cache;
                             // machines at their own contexts (Ollama's default by VRAM):
                             // the context column gives each one's
-                            let own = crate::compare::at_own_contexts(
-                                &self.compare().rows,
-                                self.ws().scenario(),
-                            );
-                            let context = if own {
+                            let context = if self.compare().own_contexts {
                                 "Ollama's context per machine".to_string()
                             } else {
                                 format!(

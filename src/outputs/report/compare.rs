@@ -153,6 +153,15 @@ fn rows_json(rows: &[CompareRow]) -> Vec<CompareJson> {
 }
 
 /// Write the comparison.
+/// "N tokens", with " × S sequences" when there are several.
+fn at_context(tokens: u64, sequences: u64) -> String {
+    if sequences > 1 {
+        format!("{} tokens × {sequences} sequences", fmt_tokens(tokens))
+    } else {
+        format!("{} tokens", fmt_tokens(tokens))
+    }
+}
+
 pub fn write<W: Write>(
     base: &Scenario,
     rows: &[CompareRow],
@@ -197,14 +206,9 @@ pub fn write<W: Write>(
         )
     } else {
         format!(
-            "{} at {} tokens{}, K {} / V {}: decode ceilings and capacity per machine, each at its own placement (llama.cpp's -fit plan, or the most layers that fit)",
+            "{} at {}, K {} / V {}: decode ceilings and capacity per machine, each at its own placement (llama.cpp's -fit plan, or the most layers that fit)",
             base.model.name,
-            fmt_tokens(base.cache.context),
-            if base.cache.sequences == 1 {
-                String::new()
-            } else {
-                format!(" × {} sequences", base.cache.sequences)
-            },
+            at_context(base.cache.context, base.cache.sequences),
             base.cache.type_k,
             base.cache.type_v
         )
@@ -313,12 +317,8 @@ pub fn write<W: Write>(
                 },
                 match (own_context, r.context_tokens) {
                     (true, Some(c)) => format!(
-                        "at {} tokens{}: {}",
-                        fmt_tokens(c),
-                        match r.sequences {
-                            Some(n) if n > 1 => format!(" × {n} sequences"),
-                            _ => String::new(),
-                        },
+                        "at {}: {}",
+                        at_context(c, r.sequences.unwrap_or(1)),
                         r.placement.clone().unwrap_or_default()
                     ),
                     _ => r.placement.clone().unwrap_or_default(),

@@ -204,6 +204,9 @@ pub struct CompareView {
     pub filter: String,
     /// A one-line note (why a mark was refused).
     pub note: Option<String>,
+    /// The machines are at their own contexts (`compare::at_own_contexts`: Ollama's default
+    /// by VRAM), so the context column shows each one's.
+    pub own_contexts: bool,
 }
 
 impl Default for CompareView {
@@ -222,16 +225,16 @@ impl Default for CompareView {
             only_marked: false,
             filter: String::new(),
             note: None,
+            own_contexts: false,
         }
     }
 }
 
 impl CompareView {
-    /// New rows (after a change).
-    /// `own_contexts`: machines are at their own contexts (`compare::at_own_contexts`), so
-    /// the context column shows each one's.
+    /// New rows (after a change); `own_contexts` as [`Self::own_contexts`].
     pub fn set_rows(&mut self, rows: Vec<CompareRow>, current: &str, own_contexts: bool) {
         self.rows = rows;
+        self.own_contexts = own_contexts;
         if own_contexts {
             self.hidden.retain(|c| *c != Col::Context);
         }
