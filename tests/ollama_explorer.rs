@@ -213,4 +213,12 @@ fn the_compare_view_shows_each_machines_ollama_context() {
         screen.contains("Compare machines · Tiny · Ollama's context per machine · K f16 V f16"),
         "{screen}"
     );
+    // the title names the per-machine context, so the column stands beside the placement,
+    // on the first screen
+    let header = screen
+        .lines()
+        .find(|l| l.contains("machine") && l.contains("fits"))
+        .unwrap_or_default();
+    let words: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(words.get(2..4), Some(&["-ngl", "context"][..]), "{header}");
 }

@@ -866,7 +866,7 @@ fn compare_marks_filters_sorts_fitting_first_and_asks_before_dropping_edits() {
     app.update(Action::Submit);
     // Columns scroll at 80: the last column is reachable.
     app.update(Action::Home);
-    for _ in 0..10 {
+    for _ in 0..11 {
         app.update(Action::Right);
     }
     let narrow = screen_text(&app, 80, 24);
@@ -1086,7 +1086,7 @@ fn compare_starts_on_the_machine_in_use_and_reads_as_shown() {
     assert_eq!(big.matches("marked only").count(), 1, "{big}");
 
     // Sorted by the short-context column: its header keeps its first letter.
-    for _ in 0..4 {
+    for _ in 0..5 {
         app.update(Action::Right);
     }
     app.update(Action::Reverse);

@@ -49,6 +49,7 @@ impl Col {
     pub const ALL: [Col; 13] = [
         Col::Fits,
         Col::Ngl,
+        Col::Context,
         Col::Headroom,
         Col::MaxContext,
         Col::Short,
@@ -59,7 +60,6 @@ impl Col {
         Col::CapacityTier,
         Col::DecodeTier,
         Col::Basis,
-        Col::Context,
     ];
     /// Header: plain words (the unit is in the view's title line).
     pub fn title(self) -> &'static str {
