@@ -47,11 +47,15 @@ const MIB: f64 = (1u64 << 20) as f64;
 const CTX_IDENTICAL_FLOOR: usize = 34;
 
 /// Compute buffers within 1% or 1 MiB (at least): a band no small buffer hides in.
-const COMPUTE_TIGHT_FLOOR: usize = 721;
+const COMPUTE_TIGHT_FLOOR: usize = 747;
 
 /// Compute buffers equal to llama.cpp's to the byte (at least): the devices replayed node by
 /// node over their own layers (`core::runtime::segment_peak`) among them.
-const COMPUTE_EXACT_FLOOR: usize = 347;
+const COMPUTE_EXACT_FLOOR: usize = 407;
+
+/// Placements whose host runs only feed-forward work of device layers (each equal to
+/// llama.cpp's to the byte).
+const HOST_FFN_ONLY_FLOOR: usize = 65;
 
 /// The issue's measured Llama-3.1-8B cases: every buffer within this of llama.cpp's.
 const ISSUE_COMPUTE_TOLERANCE: f64 = 0.5 * MIB;
@@ -62,11 +66,11 @@ const ISSUE_COMPUTE_TOLERANCE: f64 = 0.5 * MIB;
 // splits unlike whole layers.
 
 /// DeepSeek-V3's shape (MLA, a shared expert, three dense layers): the host's buffer when it
-/// holds whole layers' weights, the output, or -fit's overflow of the last layers' experts, and
-/// the last device's when its layers' experts run elsewhere, are not a whole layer's peak (the
-/// host running the experts of every layer from the first, or only down projections, is
-/// replayed split by split and within the band).
-const DEEPSEEK: &str = "DeepSeek-V3 (MLA, shared expert, dense first layers): the host's split peak with whole layers' weights, the output or -fit's overflow of the last layers' experts in host memory, or the device's when its experts run elsewhere, is not a whole layer's";
+/// holds whole layers' weights or the output. The host running only feed-forward work of device
+/// layers (every `-fit` overflow pattern, `--cpu-moe`, `--n-cpu-moe`, `-ot ffn_down`) is
+/// replayed split by split (`core::runtime::host_ffn_peak`) and equal to llama.cpp's; a device
+/// whose layers' experts or whole MoE blocks run on the host is replayed over its own splits.
+const DEEPSEEK: &str = "DeepSeek-V3 (MLA, shared expert, dense first layers): the host's split peak when it holds whole layers' weights or the output is not replayed";
 
 /// Qwen3-Next (hybrid: gated delta-net layers beside attention): a device that runs its
 /// layers' attention while their experts run on the host. Devices of decoders without
@@ -97,90 +101,6 @@ const KNOWN_COMPUTE_OFF: &[KnownCompute] = &[
         buffer: "host",
         ours_mib: 378.0,
         llama_cpp_mib: 154.0,
-        reason: DEEPSEEK,
-    },
-    KnownCompute {
-        case: "deepseek-v3-shape fit-175.643G-cauto-faon-ub512 (fitted)",
-        buffer: "host",
-        ours_mib: 378.0,
-        llama_cpp_mib: 240.0,
-        reason: DEEPSEEK,
-    },
-    KnownCompute {
-        case: "deepseek-v3-shape fit-175.643G-c32768-faon-ub512 (fitted)",
-        buffer: "host",
-        ours_mib: 378.0,
-        llama_cpp_mib: 268.0,
-        reason: DEEPSEEK,
-    },
-    KnownCompute {
-        case: "deepseek-v3-shape fit-117.095G+117.095G+87.8213G-cauto-faon-ub512 (fitted)",
-        buffer: "dev2",
-        ours_mib: 382.0,
-        llama_cpp_mib: 444.0,
-        reason: DEEPSEEK,
-    },
-    KnownCompute {
-        case: "deepseek-v3-shape fit-117.095G+117.095G+87.8213G-cauto-faon-ub512 (fitted)",
-        buffer: "host",
-        ours_mib: 378.0,
-        llama_cpp_mib: 254.0,
-        reason: DEEPSEEK,
-    },
-    KnownCompute {
-        case: "deepseek-v3-shape fit-117.095G+117.095G+87.8213G-c32768-faon-ub512 (fitted)",
-        buffer: "dev2",
-        ours_mib: 410.0,
-        llama_cpp_mib: 462.0,
-        reason: DEEPSEEK,
-    },
-    KnownCompute {
-        case: "deepseek-v3-shape fit-117.095G+117.095G+87.8213G-c32768-faon-ub512 (fitted)",
-        buffer: "host",
-        ours_mib: 378.0,
-        llama_cpp_mib: 268.0,
-        reason: DEEPSEEK,
-    },
-    KnownCompute {
-        case: "deepseek-v3-shape fit-87.8213G+87.8213G+87.8213G+87.8213G-cauto-faon-ub512 (fitted)",
-        buffer: "host",
-        ours_mib: 378.0,
-        llama_cpp_mib: 254.0,
-        reason: DEEPSEEK,
-    },
-    KnownCompute {
-        case: "deepseek-v3-shape fit-87.8213G+87.8213G+87.8213G+87.8213G-c32768-faon-ub512 (fitted)",
-        buffer: "host",
-        ours_mib: 378.0,
-        llama_cpp_mib: 268.0,
-        reason: DEEPSEEK,
-    },
-    KnownCompute {
-        case: "deepseek-v3-shape fit-175.643G+87.8213G+43.9102G-c32768-faon-ub512 (fitted)",
-        buffer: "dev2",
-        ours_mib: 410.0,
-        llama_cpp_mib: 472.0,
-        reason: DEEPSEEK,
-    },
-    KnownCompute {
-        case: "deepseek-v3-shape fit-175.643G+87.8213G+43.9102G-c32768-faon-ub512 (fitted)",
-        buffer: "host",
-        ours_mib: 378.0,
-        llama_cpp_mib: 268.0,
-        reason: DEEPSEEK,
-    },
-    KnownCompute {
-        case: "deepseek-v3-shape fit-117.095G+87.8213G+70.2568G+58.5469G-c32768-faon-ub512 (fitted)",
-        buffer: "dev3",
-        ours_mib: 410.0,
-        llama_cpp_mib: 472.0,
-        reason: DEEPSEEK,
-    },
-    KnownCompute {
-        case: "deepseek-v3-shape fit-117.095G+87.8213G+70.2568G+58.5469G-c32768-faon-ub512 (fitted)",
-        buffer: "host",
-        ours_mib: 378.0,
-        llama_cpp_mib: 268.0,
         reason: DEEPSEEK,
     },
     KnownCompute {
@@ -270,16 +190,10 @@ const KNOWN_COMPUTE_OFF: &[KnownCompute] = &[
 ];
 
 /// The differing `-fit` plans: each follows from a compute buffer above on one of its probes.
-const KNOWN_FIT_DIFFER: &[KnownFit] = &[
-    KnownFit {
-        case: "deepseek-v3-shape fit-117.095G+117.095G+87.8213G-c32768-faon-ub512",
-        reason: "blk.54's partial layer: llama.cpp keeps ffn_(gate|gate_up|down) on the host (UP), llmbound only ffn_down (GATE) because its probe of the last device is below llama.cpp's (DeepSeek's last-device buffer, 410.0 vs 462.0 MiB on the fitted plan)",
-    },
-    KnownFit {
-        case: "qwen3next-80b-shape fit-21.1016G+10.5508G+5.27539G-c32768-faon-ub512",
-        reason: "blk.36's partial layer: UP fits llmbound's probe, llama.cpp's needs ATTN; the output device's buffer when its layers' experts run elsewhere (304.8 vs 348.8 MiB on the fitted plan)",
-    },
-];
+const KNOWN_FIT_DIFFER: &[KnownFit] = &[KnownFit {
+    case: "qwen3next-80b-shape fit-21.1016G+10.5508G+5.27539G-c32768-faon-ub512",
+    reason: "blk.36's partial layer: UP fits llmbound's probe, llama.cpp's needs ATTN; the output device's buffer when its layers' experts run elsewhere (304.8 vs 348.8 MiB on the fitted plan)",
+}];
 
 #[derive(Debug, Deserialize)]
 struct Fixture {
@@ -473,6 +387,15 @@ struct Tally {
     ctx_interpolated_same: usize,
     /// `-c` unset and llmbound's `-c` differs: (case, ours, llama.cpp's).
     ctx_differ: Vec<(String, u64, u64)>,
+    /// Placements whose host runs only feed-forward work of device layers (every layer and
+    /// the output on devices; in host memory only `blk.N.ffn_*` tensors and the expert score
+    /// bias): (case, llmbound's host compute bytes, llama.cpp's).
+    host_ffn_only: Vec<(String, u64, u64)>,
+}
+
+/// llama.cpp's host compute buffer: the CPU buffer and the other host buffers'.
+fn host_compute_of(m: &Memory) -> u64 {
+    m.host.compute + m.other_buffers.iter().map(|o| o.compute).sum::<u64>()
 }
 
 /// The `-c N` of a fitted argument line.
@@ -520,6 +443,29 @@ fn compare(
             return;
         }
     };
+    // the host's weights of device layers (not the token embedding's)
+    let host_weights: Vec<&str> = p
+        .tensor_buffer
+        .iter()
+        .zip(&l.model.tensors)
+        .filter(|(b, t)| **b == placement::Buffer::Host && t.layer != placement::TensorLayer::Input)
+        .map(|(_, t)| t.name.as_str())
+        .collect();
+    let feed_forward = |name: &str| {
+        name.starts_with("blk.")
+            && name
+                .split('.')
+                .nth(2)
+                .is_some_and(|x| x.starts_with("ffn_") || x == "exp_probs_b")
+    };
+    let host_ffn_only = p.output_device != placement::Buffer::Host
+        && p.layer_device.iter().all(|b| *b != placement::Buffer::Host)
+        && !host_weights.is_empty()
+        && host_weights.iter().all(|n| feed_forward(n));
+    if host_ffn_only {
+        t.host_ffn_only
+            .push((where_.to_string(), p.host.compute.0, host_compute_of(want)));
+    }
     if let Ok(path) = std::env::var("LLMBOUND_PLACEMENT_DUMP") {
         use std::io::Write as _;
         let per_dev: Vec<usize> = (0..p.devices.len())
@@ -543,23 +489,15 @@ fn compare(
                     .map_or(-1, |x| x as i64)
             })
             .collect();
-        let dev_tensors_host: usize = p
-            .tensor_buffer
-            .iter()
-            .zip(&l.model.tensors)
-            .filter(|(b, t)| {
-                **b == placement::Buffer::Host && t.layer != placement::TensorLayer::Input
-            })
-            .count();
         let line = serde_json::json!({
             "where": where_, "args": args, "ndev": devs.len(), "used": p.devices_used,
             "per_dev": per_dev, "first_layer": first_layer, "host_layers": host_layers,
-            "host_tensors": dev_tensors_host,
+            "host_tensors": host_weights.len(),
             "output": format!("{:?}", p.output_device), "n_layer": l.model.n_layer,
             "E": ctx.embd_bytes, "M": ctx.mask_bytes, "L": ctx.logits_bytes,
             "C": ctx.compute_bytes, "C0": ctx.layer_compute_bytes,
             "want_dev": want.devices.iter().map(|d| d.compute).collect::<Vec<_>>(),
-            "want_host": want.host.compute + want.other_buffers.iter().map(|o| o.compute).sum::<u64>(),
+            "want_host": host_compute_of(want),
             "got_dev": p.devices.iter().map(|d| d.compute.0).collect::<Vec<_>>(),
             "got_host": p.host.compute.0,
         });
@@ -624,8 +562,7 @@ fn compare(
     }
     let host_model = want.host.model + want.other_buffers.iter().map(|o| o.model).sum::<u64>();
     let host_ctx = want.host.context + want.other_buffers.iter().map(|o| o.context).sum::<u64>();
-    let host_compute =
-        want.host.compute + want.other_buffers.iter().map(|o| o.compute).sum::<u64>();
+    let host_compute = host_compute_of(want);
     if p.host.model.0 != host_model || p.host.context.0 != host_ctx {
         ok = false;
         msg.push(format!(
@@ -882,6 +819,24 @@ fn placement_matches_llama_cpp() {
         t.compute_exact >= COMPUTE_EXACT_FLOOR,
         "{} compute buffers equal to llama.cpp's to the byte, fewer than {COMPUTE_EXACT_FLOOR}",
         t.compute_exact
+    );
+    // the host's feed-forward splits are replayed as llama.cpp's scheduler and allocator run
+    // them (`core::runtime::host_ffn_peak`): equal to the byte on every such placement
+    println!(
+        "host running only feed-forward work of device layers: {} placements",
+        t.host_ffn_only.len()
+    );
+    let host_off: Vec<String> = t
+        .host_ffn_only
+        .iter()
+        .filter(|(_, ours, theirs)| ours != theirs)
+        .map(|(w, ours, theirs)| format!("  {w}: host {ours} vs llama.cpp {theirs} bytes"))
+        .collect();
+    assert!(
+        t.host_ffn_only.len() >= HOST_FFN_ONLY_FLOOR && host_off.is_empty(),
+        "host feed-forward splits: {} placements (at least {HOST_FFN_ONLY_FLOOR}), not equal to llama.cpp's on:\n{}",
+        t.host_ffn_only.len(),
+        host_off.join("\n")
     );
     let problems = known::check_compute(&t.compute_off_items, KNOWN_COMPUTE_OFF);
     assert!(

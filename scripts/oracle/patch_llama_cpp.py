@@ -12,6 +12,9 @@ The patch only adds log lines and one option: it changes no computation.
   * Vulkan only (ggml-vulkan.cpp, compiled by build-llama-cpp-vulkan.sh alone): the instance
     is created without the validation-layer settings when the headers lack
     VK_EXT_layer_settings, and the device reports `LLMBOUND_VK_MEM_BYTES` bytes when set.
+  * with `LLMBOUND_ALLOC_TRACE` set, ggml-alloc's own allocation trace (upstream's `AT_PRINTF`,
+    compiled out there) goes to stderr, each allocation prefixed with its buffer's index: how
+    the scheduler's per-backend compute buffers are studied (`sched_trace.py --alloc`).
 
 Idempotent: a file that already carries the marker is left alone. Each replacement must
 match exactly once, so a llama.cpp that moved fails loudly here instead of silently
@@ -227,6 +230,24 @@ PATCHES = [
         "        *free = *total = (size_t) strtoull(llmbound_mem, nullptr, 10);\n"
         "    }\n"
         "}\n",
+    ),
+    (
+        "ggml/src/ggml-alloc.c",
+        "#define AT_PRINTF(...)\n",
+        "// llmbound-exact: with LLMBOUND_ALLOC_TRACE set, ggml-alloc's own trace goes to stderr\n"
+        "// (every allocation, reuse and free of the graph allocator, in node order)\n"
+        "#define AT_PRINTF(...) do { if (getenv(\"LLMBOUND_ALLOC_TRACE\")) fprintf(stderr, __VA_ARGS__); } while (0)\n",
+    ),
+    (
+        "ggml/src/ggml-alloc.c",
+        "        hn->buffer_id = buffer_id;\n        hn->addr = ggml_dyn_tallocr_alloc(alloc, size, node);\n",
+        "        hn->buffer_id = buffer_id;\n        AT_PRINTF(\"[buf %d] \", buffer_id);\n        hn->addr = ggml_dyn_tallocr_alloc(alloc, size, node);\n",
+    ),
+    (
+        "ggml/src/ggml-alloc.c",
+        "static void ggml_gallocr_alloc_graph_impl(ggml_gallocr_t galloc, struct ggml_cgraph * graph, const int * node_buffer_ids, const int * leaf_buffer_ids) {\n",
+        "static void ggml_gallocr_alloc_graph_impl(ggml_gallocr_t galloc, struct ggml_cgraph * graph, const int * node_buffer_ids, const int * leaf_buffer_ids) {\n"
+        "    AT_PRINTF(\"llmbound-alloc-graph nodes=%d\\n\", graph->n_nodes);\n",
     ),
 ]
 

@@ -12,6 +12,11 @@ per device. This is how the scheduler's per-device compute buffers are studied
     scripts/oracle/sched_trace.py qwen3-30b-a3b-shape 'place-31.748G+15.874G+10.582G-c4096-faon-ub512---cpu-moe'
     scripts/oracle/sched_trace.py gpt-oss-20b-shape 'fit-15.5215G+10.3477G-c32768-faon-ub512' --all
     scripts/oracle/sched_trace.py gpt-oss-20b-shape 'fit-15.5215G+10.3477G-cauto-faon-ub512' --probe-ctx 131072
+    scripts/oracle/sched_trace.py deepseek-v3-shape 'fit-175.643G-cauto-faon-ub512' --alloc 1
+
+`--alloc B` adds ggml-alloc's own trace of the last reserved graph (the patch's
+LLMBOUND_ALLOC_TRACE) for compute buffer B (0: the first device, …; the host is the last):
+every allocation and free in order, and the tensors live when the buffer reached its size.
 """
 from __future__ import annotations
 
@@ -41,6 +46,8 @@ def main() -> int:
     ap.add_argument("--probe-ctx", type=int, metavar="N",
                     help="a fit case as -fit's own probe: at -c N with -fit off and llama.cpp's "
                          "default placement (its probes run at the trained context and at -fitc)")
+    ap.add_argument("--alloc", type=int, metavar="B",
+                    help="also print ggml-alloc's trace of buffer B (0: first device; the host last)")
     a = ap.parse_args()
 
     from synth import materialise
@@ -65,6 +72,8 @@ def main() -> int:
         args += ["-fit", "off"] + shlex.split(line)
     full = ["--fit-print", "on", "-v", "-m", str(path), "--rpc", ",".join(eps)] + args
     env = dict(os.environ, GGML_SCHED_DEBUG="2")
+    if a.alloc is not None:
+        env["LLMBOUND_ALLOC_TRACE"] = "1"
     try:
         r = subprocess.run([str(P.FIT)] + full, env=env, capture_output=True, text=True, timeout=600)
     finally:
@@ -82,7 +91,54 @@ def main() -> int:
     for line in log.splitlines():
         if line.startswith("llmbound-exact: compute buffer="):
             print(line)
+    if a.alloc is not None:
+        print_alloc(log, a.alloc)
     return r.returncode
+
+
+ALLOC = re.compile(r"\[buf (\d+)\] ggml_dyn_tallocr_alloc: allocating (.+?) \((\d+) bytes\) - "
+                   r"block -?\d+, offset (\d+)")
+REUSE_VIEW = re.compile(r"reusing view parent .+? \((?P<src>.+?)\) for (?P<node>.+)$")
+REUSE = re.compile(r"(?<!not )reusing parent (?P<src>.+?) for (?P<node>.+)$")
+FREE = re.compile(r"ggml_gallocr_free_node: freeing (.+?) at \{chunk=\d+, offset=(\d+)\} \((\d+) bytes\)")
+
+
+def print_alloc(log: str, buf: int) -> None:
+    """The last reserved graph's allocations in buffer `buf`: each allocation and free, and the
+    tensors live (offset, MiB, name) when the buffer reached its high-water mark."""
+    graphs = log.split("llmbound-alloc-graph")
+    if len(graphs) < 2:
+        print("no allocation trace (is the oracle build patched with LLMBOUND_ALLOC_TRACE?)",
+              file=sys.stderr)
+        return
+    live: dict[str, tuple[int, int]] = {}
+    mine: set[str] = set()
+    peak, at_peak = 0, {}
+    mib = 1 << 20
+    print(f"== ggml-alloc, buffer {buf} (offset MiB, size MiB, tensor)")
+    for line in graphs[-1].splitlines():
+        m = ALLOC.search(line)
+        if m and int(m.group(1)) == buf:
+            name, size, off = m.group(2), int(m.group(3)), int(m.group(4))
+            live[name] = (off, size)
+            mine.add(name)
+            print(f"  + {off / mib:9.2f} {size / mib:9.2f} {name}")
+            if off + size > peak:
+                peak, at_peak = off + size, dict(live)
+            continue
+        m = REUSE_VIEW.search(line) or REUSE.search(line)
+        if m and m.group("src") in live:
+            # in place: the node takes its parent's block, which is then freed under its name
+            live[m.group("node")] = live.pop(m.group("src"))
+            mine.add(m.group("node"))
+            continue
+        m = FREE.search(line)
+        if m and m.group(1) in mine:
+            live.pop(m.group(1), None)
+            print(f"  - {int(m.group(2)) / mib:9.2f} {int(m.group(3)) / mib:9.2f} {m.group(1)}")
+    print(f"== live at the high-water mark, {peak / mib:.2f} MiB")
+    for name, (off, size) in sorted(at_peak.items(), key=lambda kv: kv[1][0]):
+        print(f"  {off / mib:9.2f} {size / mib:9.2f} {name}")
 
 
 if __name__ == "__main__":

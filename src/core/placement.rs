@@ -56,20 +56,24 @@
 //! placements (tests/placement_oracle.rs) and on every Vulkan (llvmpipe) placement but the
 //! tied output sharing the embedding's host buffer (tests/placement_vulkan.rs). Compute
 //! buffers follow the scheduler's structure with working peaks from `core::runtime` (within
-//! 5% / 16 MiB on 842 of 877 RPC fixture buffers, within 1% / 1 MiB on 593; the issue's
-//! Llama-3.1-8B cases within 0.5 MiB on RPC and on llvmpipe). A host whose splits run only
-//! feed-forward projections of device layers from the first such layer on (`-ot
-//! ffn_down=CPU`, `--cpu-moe`, `--n-cpu-moe`, `--n-cpu-ffn`) is replayed split by split
-//! (`runtime::ffn_split_peak`), and so is the first device when all its layers' experts run
-//! on the host (`runtime::experts_elsewhere_peak`); the rest is a model of the scheduler, not
-//! a node-by-node replay, so other splits unlike whole layers are off, each named in the tests
-//! with its measured error (`scripts/oracle/sched_trace.py` prints llama.cpp's own splits): a
-//! later device that runs only attention while its experts run on the host (`--cpu-moe` over
-//! several devices), the host holding whole layers' weights of device layers or `-fit`'s
-//! overflow of the last layers' experts, an output device that also runs another device's
-//! overflowing experts, activations over a Vulkan device's tensor limit (llvmpipe without
-//! flash attention). Because `-fit` compares these totals with its targets, a plan can differ
-//! from llama.cpp's near a boundary (78 of 82 RPC fixture plans and all 5 Vulkan plans are
+//! 5% / 16 MiB on 863 of 877 RPC fixture buffers, within 1% / 1 MiB on 747, to the byte on
+//! 407; the Llama-3.1-8B cases within 0.5 MiB on RPC and on llvmpipe). A host whose
+//! splits run only feed-forward work of device layers (`-ot ffn_down=CPU`, `--cpu-moe`,
+//! `--n-cpu-moe`, `--n-cpu-ffn`, and `-fit`'s overflow of the last layers' experts with its
+//! partial layers) is replayed as the scheduler assigns each node of a layer's feed-forward
+//! block and ggml-alloc places the host's share (`runtime::host_ffn_peak`, equal to llama.cpp's
+//! on all 65 such fixture placements); a device that runs one split of whole layers is replayed
+//! over its own splits (`runtime::segment_peak`, also when its layers' experts or whole MoE
+//! blocks run on the host), and the first device when all its layers' experts run on the host
+//! (`runtime::experts_elsewhere_peak`); the rest is a model of the scheduler, not a node-by-node
+//! replay, so other splits unlike whole layers are off, each named in the tests with its
+//! measured error (`scripts/oracle/sched_trace.py` prints llama.cpp's own splits and, with
+//! `--alloc`, ggml-alloc's own trace): a device of a hybrid model that runs only attention while
+//! its experts run on the host, the host holding whole layers' weights of device layers or the
+//! output, an output device that also runs another device's overflowing experts, activations
+//! over a Vulkan device's tensor limit (llvmpipe without flash attention). Because `-fit`
+//! compares these totals with its targets, a plan can differ from llama.cpp's near a boundary
+//! (81 of 82 RPC fixture plans and all 5 Vulkan plans are
 //! identical). CPU_REPACK (a host buffer type llama.cpp lists on its own row, chosen by the
 //! CPU's features) is counted in the host's model bytes.
 
@@ -80,7 +84,7 @@ use regex::Regex;
 
 use super::kv::{self, CacheSettings, KvCache};
 use super::model::ModelShape;
-use super::runtime::{self, FeedForward, FfnProjections, FfnWidths, GraphSettings};
+use super::runtime::{self, FeedForward, FfnProjections, GraphSettings};
 use super::scenario::Scenario;
 use super::tiers::WeightSplit;
 use super::units::{Bytes, MIB};
@@ -574,9 +578,6 @@ pub struct ContextFigures {
     pub small_inputs_bytes: u64,
     /// Rows of the reserved graph, min(n_ctx, n_ubatch).
     pub rows: u64,
-    /// The feed-forward blocks' widths over the rows, per kind ([`FFN_DENSE`], [`FFN_EXPERTS`],
-    /// [`FFN_SHARED`]): what a split running only their projections holds.
-    pub ffn_widths: [FfnWidths; 3],
     /// [`Self::layer_compute_bytes`] on a backend whose layers' routed experts run on another
     /// (`core::runtime::experts_elsewhere_peak`).
     pub experts_elsewhere_compute_bytes: u64,
@@ -593,6 +594,9 @@ pub struct ContextFigures {
     /// The model, cache and graph for replaying one device's split
     /// (`core::runtime::segment_peak`), when the replay follows it.
     pub segments: Option<Arc<SegmentReplay>>,
+    /// The same for the host's feed-forward splits (`core::runtime::host_ffn_peak`), when
+    /// the replay follows them.
+    pub host_replay: Option<Arc<SegmentReplay>>,
 }
 
 /// What [`runtime::segment_peak`] replays one device's layers over.
@@ -656,6 +660,25 @@ fn ffn_projection(name: &str) -> Option<(usize, FfnProjections)> {
         _ => return None,
     };
     Some((kind, p))
+}
+
+/// A feed-forward gate that is not a projection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FfnGate {
+    /// The router (`ffn_gate_inp`, its bias, the expert score bias `exp_probs_b`).
+    Router,
+    /// The shared expert's gate (`ffn_gate_inp_shexp`).
+    Shared,
+}
+
+/// The feed-forward gate a layer's tensor is, by its name.
+fn ffn_gate_tensor(name: &str) -> Option<FfnGate> {
+    let base = name.strip_prefix("blk.")?.split('.').nth(1)?;
+    match base {
+        "ffn_gate_inp" | "exp_probs_b" => Some(FfnGate::Router),
+        "ffn_gate_inp_shexp" => Some(FfnGate::Shared),
+        _ => None,
+    }
 }
 
 /// How a compute figure was obtained.
@@ -902,6 +925,11 @@ pub fn place(
     let mut host_ffn = vec![[FfnProjections::default(); 3]; n_layer as usize];
     let mut host_other = false;
     let mut host_other_layer = vec![false; n_layer as usize];
+    // the device layers' routers and shared-expert gates in host memory (a partial layer's
+    // `ffn_gate.*` pattern takes them), and per layer whether it has a shared-expert gate
+    let mut host_router = vec![false; n_layer as usize];
+    let mut host_shared_gate = vec![false; n_layer as usize];
+    let mut has_shared_gate = vec![false; n_layer as usize];
     // per layer, the kinds of feed-forward block it has (wherever they are)
     let mut ffn_kinds = vec![[false; 3]; n_layer as usize];
     let mut foreign = vec![false; nd];
@@ -932,15 +960,25 @@ pub fn place(
         {
             kinds[k] = true;
         }
+        let gate = ffn_gate_tensor(&t.name);
+        if let TensorLayer::Layer(il) = t.layer
+            && gate == Some(FfnGate::Shared)
+            && let Some(x) = has_shared_gate.get_mut(il as usize)
+        {
+            *x = true;
+        }
         if let TensorLayer::Layer(il) = t.layer
             && natural != Buffer::Host
             && buf == Buffer::Host
         {
-            match (ffn_projection(&t.name), host_ffn.get_mut(il as usize)) {
-                (Some((k, p)), Some(layer)) => layer[k].merge(p),
+            let il = il as usize;
+            match (ffn_projection(&t.name), host_ffn.get_mut(il), gate) {
+                (Some((k, p)), Some(layer), _) => layer[k].merge(p),
+                (None, Some(_), Some(FfnGate::Router)) => host_router[il] = true,
+                (None, Some(_), Some(FfnGate::Shared)) => host_shared_gate[il] = true,
                 _ => {
                     host_other = true;
-                    if let Some(o) = host_other_layer.get_mut(il as usize) {
+                    if let Some(o) = host_other_layer.get_mut(il) {
                         *o = true;
                     }
                 }
@@ -1010,47 +1048,62 @@ pub fn place(
         let full = |il: usize| host_ffn[il][FFN_EXPERTS].all();
         moe_layers.next().is_some_and(full) && moe_layers.all(full)
     };
-    // per layer: exactly its routed experts are in host memory
-    let experts_on_host: Vec<bool> = (0..host_ffn.len())
+    // per layer: its whole MoE block runs on the host (router, experts and shared expert), or
+    // its routed experts' outputs come from there (their down projection is there)
+    let ffn_on_host: Vec<bool> = (0..host_ffn.len())
         .map(|il| {
-            let h = host_ffn[il];
-            h[FFN_EXPERTS].all()
-                && !h[FFN_DENSE].any()
-                && !h[FFN_SHARED].any()
+            host_router[il]
+                && host_ffn[il][FFN_EXPERTS].all()
+                && (!ffn_kinds[il][FFN_SHARED] || host_ffn[il][FFN_SHARED].all())
                 && !host_other_layer[il]
         })
         .collect();
+    let experts_out_on_host: Vec<bool> = (0..host_ffn.len())
+        .map(|il| host_ffn[il][FFN_EXPERTS].down && !host_other_layer[il] && !ffn_on_host[il])
+        .collect();
+    // the host's splits run only feed-forward work of device layers: replayed as llama.cpp's
+    // scheduler splits each layer's block (`runtime::host_ffn_peak`)
+    let host_splits = (!host_other
+        && nd > 0
+        && layer_device.iter().all(|b| *b != Buffer::Host)
+        && (0..host_ffn.len()).any(|il| {
+            host_router[il] || host_shared_gate[il] || host_ffn[il].iter().any(|p| p.any())
+        }))
+    .then(|| {
+        let layer_device = layer_device
+            .iter()
+            .map(|b| match b {
+                Buffer::Device(d) => *d,
+                Buffer::Host => 0,
+            })
+            .collect();
+        let on_host = (0..host_ffn.len())
+            .map(|il| runtime::HostFfn {
+                router: host_router[il],
+                experts: host_ffn[il][FFN_EXPERTS],
+                shared: host_ffn[il][FFN_SHARED],
+                shared_gate: host_shared_gate[il],
+                dense: host_ffn[il][FFN_DENSE],
+            })
+            .collect();
+        let kinds = (0..host_ffn.len())
+            .map(|il| runtime::FfnKinds {
+                experts: ffn_kinds[il][FFN_EXPERTS],
+                shared: ffn_kinds[il][FFN_SHARED],
+                shared_gate: has_shared_gate[il],
+                dense: ffn_kinds[il][FFN_DENSE],
+            })
+            .collect();
+        (layer_device, on_host, kinds)
+    });
     let shape = SplitShape {
         first_experts_on_host,
-        experts_on_host: &experts_on_host,
+        experts_out_on_host: &experts_out_on_host,
+        ffn_on_host: &ffn_on_host,
         layer_device: &layer_device,
         output_device,
         layer_tensors: &layer_tensors,
-        host_ffn: if host_other {
-            None
-        } else {
-            // per kind of block, one split sequence for every layer that has it (the replay's
-            // premise): the same projections in host memory in each such layer, from the
-            // first device layer with that kind of block on (as measured: -ot ffn_down=CPU,
-            // --cpu-moe, --n-cpu-moe, --n-cpu-ffn; -fit's overflow of the last layers'
-            // experts can hold less, and is left to the layer model below)
-            let mut union = [FfnProjections::default(); 3];
-            let mut uniform = true;
-            for k in 0..3 {
-                let mut device_layers = (0..host_ffn.len())
-                    .filter(|&il| layer_device[il] != Buffer::Host && ffn_kinds[il][k]);
-                let Some(first) = device_layers.next() else {
-                    continue;
-                };
-                let set = host_ffn[first][k];
-                uniform &= device_layers.all(|il| {
-                    let p = host_ffn[il][k];
-                    p == set || !p.any()
-                });
-                union[k] = set;
-            }
-            (uniform && union.iter().any(|p| p.any())).then_some(union)
-        },
+        host_splits,
         host_weight_max,
         output_ops_on_host: {
             // op offload takes the projection of a host weight to the first device, if it can
@@ -1106,11 +1159,9 @@ struct SplitShape<'a> {
     output_device: Buffer,
     /// Per repeating layer: its tensors, and how many of them are in host memory.
     layer_tensors: &'a [(u32, u32)],
-    /// The device layers' weights in host memory are feed-forward projections only, the same
-    /// in every such layer, from the first device layer with such blocks on: which, per kind
-    /// of block (None: none, some other weight is there too, layers differ, or only later
-    /// layers).
-    host_ffn: Option<[FfnProjections; 3]>,
+    /// The host's splits run only feed-forward work of device layers (every layer on a
+    /// device): per layer its device, its feed-forward weights in host memory and its blocks.
+    host_splits: Option<(Vec<usize>, Vec<runtime::HostFfn>, Vec<runtime::FfnKinds>)>,
     /// The largest layer weight in host memory (padded) that the first device can take.
     host_weight_max: u64,
     /// The output projection runs on the host although the output layer is on a device (its
@@ -1124,8 +1175,13 @@ struct SplitShape<'a> {
     offload_to: Option<usize>,
     /// Per device: it holds weights of a layer that runs elsewhere (an `-ot` to it).
     foreign: Vec<bool>,
-    /// Per repeating layer: exactly its routed experts are in host memory.
-    experts_on_host: &'a [bool],
+    /// Per repeating layer: its routed experts' down projection is in host memory (with or
+    /// without their other projections, the router or the shared expert's, but not the whole
+    /// block) and no other weight of the layer: the k expert outputs come back from the host.
+    experts_out_on_host: &'a [bool],
+    /// Per repeating layer: its router, routed experts and shared expert are in host memory
+    /// (a partial layer of `-fit`): the device gets the block's output back.
+    ffn_on_host: &'a [bool],
     /// The KV cache is in host memory (`-nkvo`).
     kv_on_host: bool,
 }
@@ -1206,6 +1262,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                 output: has_output,
                 held: Some(held),
                 experts_elsewhere: Vec::new(),
+                ffn_elsewhere: Vec::new(),
                 kv_elsewhere: false,
             };
             runtime::segment_peak(&sr.model, &sr.ff, &sr.kv, &sr.g, &seg)
@@ -1239,11 +1296,15 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                 .max(layers.saturating_sub(e))
         } else if let Some(sr) = &ctx.segments
             && let Some((start, end)) = span
-            && (start..end).all(|il| sh.layer_tensors[il].1 == 0 || sh.experts_on_host[il])
+            && (start..end).all(|il| {
+                sh.layer_tensors[il].1 == 0 || sh.experts_out_on_host[il] || sh.ffn_on_host[il]
+            })
             && !(start > 0
                 && sh.layer_device[start - 1] == Buffer::Host
                 && runtime::has_shared_experts(&sr.model, &sr.ff))
-            && !sh.foreign[d]
+            // a previous device's partial layer whose feed-forward work it runs is followed
+            // only when its own layers' experts run on the host too (those splits set its peak)
+            && (!sh.foreign[d] || (start..end).any(|il| sh.experts_out_on_host[il]))
             && !(sh.kv_on_host && sr.model.mla.is_some())
             && offload.is_none()
             && (has_output == (end == sh.layer_device.len()))
@@ -1260,10 +1321,11 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                 // device its tail (the scheduler gives the weightless ops to the next device)
                 experts_elsewhere: (0..sh.layer_device.len())
                     .map(|il| {
-                        sh.experts_on_host[il]
+                        sh.experts_out_on_host[il]
                             || (il + 1 == start && sh.layer_device[il] == Buffer::Host)
                     })
                     .collect(),
+                ffn_elsewhere: sh.ffn_on_host.to_vec(),
                 kv_elsewhere: sh.kv_on_host,
             };
             runtime::segment_peak(&sr.model, &sr.ff, &sr.kv, &sr.g, &seg)
@@ -1303,16 +1365,30 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
         PIPELINE_COPIES
             .saturating_mul(host_inputs.saturating_sub(2 * e))
             .saturating_add(2 * e)
-    } else if let Some(peak) = sh.host_ffn.and_then(|p| {
-        // the host's splits run only feed-forward projections of device layers (`-ot
-        // ffn_down=CPU`, `--cpu-moe`, `--n-cpu-moe`, `--n-cpu-ffn`): replayed on top of the
-        // masks it hands out and the token rows (measured on llama.cpp's RPC devices at 4,096
-        // tokens, ub 512: ffn_down on the host, Llama-3.1-8B 48.0, Qwen3-30B-A3B 56.0,
-        // DeepSeek-V3 176.0 MiB; --cpu-moe, Qwen3-30B-A3B 80.0, DeepSeek-V3 240.0 MiB)
-        let blocks: Vec<_> = p.into_iter().zip(ctx.ffn_widths).collect();
-        runtime::ffn_split_peak(m.saturating_add(2 * s), e, &blocks)
-    }) {
-        peak
+    } else if let Some(sr) = &ctx.host_replay
+        && let Some((layer_device, on_host, kinds)) = &sh.host_splits
+        && !sh.kv_on_host
+    {
+        let ff = &sr.ff;
+        let expert_width = if ff.expert_length > 0 {
+            ff.expert_length
+        } else {
+            runtime::dense_ff_width(&sr.model, ff)
+        };
+        let shared_width = if ff.shared_expert_length > 0 {
+            ff.shared_expert_length
+        } else {
+            expert_width.saturating_mul(u64::from(sr.model.moe.map_or(0, |m| m.shared_experts)))
+        };
+        let splits = runtime::HostSplits {
+            layer_device,
+            on_host,
+            kinds,
+            dense_width: runtime::dense_ff_width(&sr.model, ff),
+            expert_width,
+            shared_width,
+        };
+        runtime::host_ffn_peak(&sr.model, &sr.kv, &sr.g, &splits)
     } else if whole_layer_on_host {
         layers.saturating_sub(e)
     } else if part_before_device_layer {
@@ -2022,32 +2098,15 @@ pub fn context_figures(
         ..model.clone()
     };
     let layer_compute = runtime::buffers(&no_vocab, ff, &kv, &g).compute_bytes;
-    let f32_rows = |width: u64| width.saturating_mul(rows).saturating_mul(4);
-    let dense_ff = runtime::dense_ff_width(model, ff);
-    let mut ffn_widths = [FfnWidths {
-        hidden: f32_rows(dense_ff),
-        out: embd,
-        summed: false,
-    }; 3];
-    if let Some(moe) = model.moe {
-        let k = u64::from(moe.experts_used);
-        let w = if ff.expert_length > 0 {
-            ff.expert_length
-        } else {
-            dense_ff
-        };
-        ffn_widths[FFN_EXPERTS] = FfnWidths {
-            hidden: f32_rows(w.saturating_mul(k)),
-            out: embd.saturating_mul(k),
-            summed: true,
-        };
-        let ws = if ff.shared_expert_length > 0 {
-            ff.shared_expert_length
-        } else {
-            w.saturating_mul(u64::from(moe.shared_experts))
-        };
-        ffn_widths[FFN_SHARED].hidden = f32_rows(ws);
-    }
+    let segment_replay =
+        (runtime::segment_replayable(model) || runtime::host_splits_replayable(model)).then(|| {
+            Arc::new(SegmentReplay {
+                model: model.clone(),
+                ff: *ff,
+                kv: kv.clone(),
+                g,
+            })
+        });
     ContextFigures {
         layer_bytes,
         mask_bytes: masks,
@@ -2065,7 +2124,6 @@ pub fn context_figures(
         boundary_bytes: embd.saturating_mul(boundary_blocks),
         small_inputs_bytes: small,
         rows,
-        ffn_widths,
         experts_elsewhere_compute_bytes: runtime::experts_elsewhere_peak(&no_vocab, ff, &kv, &g),
         device_inputs_bytes: device_inputs,
         mask_input_bytes: mask_input,
@@ -2075,14 +2133,10 @@ pub fn context_figures(
         } else {
             1
         },
-        segments: runtime::segment_replayable(model).then(|| {
-            Arc::new(SegmentReplay {
-                model: model.clone(),
-                ff: *ff,
-                kv: kv.clone(),
-                g,
-            })
-        }),
+        segments: segment_replay
+            .clone()
+            .filter(|_| runtime::segment_replayable(model)),
+        host_replay: segment_replay.filter(|_| runtime::host_splits_replayable(model)),
     }
 }
 
@@ -2317,7 +2371,6 @@ mod tests {
             boundary_bytes: 2 * e,
             small_inputs_bytes: 0,
             rows: 512,
-            ffn_widths: Default::default(),
             experts_elsewhere_compute_bytes: 128 << 20,
             mask_input_bytes: 4 << 20,
             output_rows_blocks: 1,

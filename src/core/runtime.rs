@@ -25,10 +25,15 @@
 //! buffer; [`segment_peak`] replays one device's share (`core::placement` calls it): its layers
 //! only, the split inputs it copies in (held four times with pipeline parallelism, else copied
 //! by the split that first uses them), the expert outputs of host-run experts copied back,
-//! and the output stage as the architecture ends its graph ([`super::arch::Tail`]).
+//! and the output stage as the architecture ends its graph ([`super::arch::Tail`]);
+//! [`host_ffn_peak`] replays the host's share when it runs only feed-forward work of device
+//! layers (its graph inputs, then per layer the block's nodes the scheduler gives the host).
 
 use super::kv::KvCache;
 use super::model::{Attention, ModelShape};
+
+mod host_splits;
+pub use host_splits::{FfnKinds, HostFfn, HostSplits, host_ffn_peak};
 
 pub use super::arch::ComputeStatus;
 use super::arch::{Ffn, Graph, Tail};
@@ -285,6 +290,10 @@ pub struct Segment {
     /// is such a layer, the device runs that layer's tail (its residual and k outputs copied
     /// in), and its own last such layer ends at the router.
     pub experts_elsewhere: Vec<bool>,
+    /// Per layer: its whole MoE block (router, routed and shared experts) runs on another
+    /// backend (a partial layer of `-fit` with `ffn_(gate|up|gate_up|down).*` in host memory):
+    /// the device copies the normed rows out and the block's output back in.
+    pub ffn_elsewhere: Vec<bool>,
     /// The cache is in host memory (`-nkvo`): the host writes K and V into it, and for the
     /// attention the device copies in the layer's whole cached K and V (and the mask, at its
     /// first use); the row indices stay on the host.
@@ -320,6 +329,24 @@ pub fn segment_replayable(model: &ModelShape) -> bool {
         )
         && !model.layers.iter().any(|l| l.indexer_key_length > 0)
         && !model.layers.iter().any(|l| l.recurrent)
+}
+
+/// Whether [`host_ffn_peak`] follows llama.cpp's host splits for `model`: a decoder whose
+/// graph the replay follows exactly, without per-layer embeddings, encoders or indexers
+/// (recurrent layers run on their devices and only their feed-forward blocks matter here).
+pub fn host_splits_replayable(model: &ModelShape) -> bool {
+    let arch = model.architecture.as_str();
+    let quirks = graph_of(arch);
+    compute_status(arch) == ComputeStatus::Exact
+        && !quirks.local_attention
+        && !quirks.embedding_output
+        && !matches!(
+            arch,
+            "gemma3n" | "t5" | "t5encoder" | "minimax-01" | "minimax-m3" | "chameleon"
+        )
+        && !quirks.flash_attn_off
+        && !arch.starts_with("rwkv")
+        && !model.layers.iter().any(|l| l.indexer_key_length > 0)
 }
 
 /// One device's compute buffer: its split inputs (held in the prefix, or copied in and freed
@@ -445,6 +472,8 @@ fn replay(
         experts_elsewhere
             || seg.is_some_and(|sg| sg.experts_elsewhere.get(il).copied().unwrap_or(false))
     };
+    let ffn_away =
+        |il: usize| seg.is_some_and(|sg| sg.ffn_elsewhere.get(il).copied().unwrap_or(false));
     // A later device after a layer whose experts ran elsewhere runs that layer's tail: the k
     // expert outputs, their weights and the layer's residual are its first split's inputs
     // (copied in before the graph's own inputs, in the order the tail uses them).
@@ -526,7 +555,9 @@ fn replay(
     // to use: a kind first used after a layer whose experts ran elsewhere (a new split, from
     // the expert outputs' return) is copied in there.
     let split_of = |il: usize| match seg {
-        Some(sg) if sg.held.is_none() => (sg.layers.start..il).filter(|&j| elsewhere(j)).count(),
+        Some(sg) if sg.held.is_none() => (sg.layers.start..il)
+            .filter(|&j| elsewhere(j) || ffn_away(j))
+            .count(),
         _ => 0,
     };
     let kind_split: Vec<usize> = (0..kinds.len())
@@ -727,6 +758,25 @@ fn replay(
     });
     let mut per_layer_input: Option<Live> = None;
 
+    // the new split after layer `il`'s block returns from another backend copies in the inputs
+    // it is the first to use
+    let split_inputs = |r: &mut Replay,
+                        il: usize,
+                        kind_inputs: &mut Vec<(Live, Live, Live)>,
+                        out_live: &mut Option<Live>| {
+        let split = split_of(il + 1);
+        if split == 0 {
+            return;
+        }
+        for (kk, n) in kinds.iter().enumerate() {
+            if kind_split[kk] == split {
+                kind_inputs[kk] = kind_input(r, *n);
+            }
+        }
+        if out_split == split && seg.is_some_and(|sg| sg.output) {
+            *out_live = Some(r.input(outputs * 4));
+        }
+    };
     let last = model.layers.len().saturating_sub(1);
     let dense_ff = dense_ff_width(model, ff);
     let mut pos_live = Some(pos);
@@ -1122,7 +1172,14 @@ fn replay(
         let moe_here = model
             .moe
             .filter(|_| il >= model.keys.leading_dense.unwrap_or(0) as usize);
-        let down = if let Some(moe) = moe_here {
+        let down = if moe_here.is_some() && ffn_away(il) {
+            // the block runs elsewhere: its output is copied back in, a new split whose first
+            // inputs it is
+            r.free(fnorm);
+            let back = r.alloc(er);
+            split_inputs(&mut r, il, &mut kind_inputs, &mut out_live);
+            back
+        } else if let Some(moe) = moe_here {
             let n_exp = moe.experts as u64;
             let k = moe.experts_used as u64;
             let w = if ff.expert_length > 0 {
@@ -1153,15 +1210,7 @@ fn replay(
                 }
                 r.free(argsort);
                 let back = r.alloc(model.embedding_length * k * rows * f32b);
-                let split = split_of(il + 1);
-                for (kk, n) in kinds.iter().enumerate() {
-                    if split > 0 && kind_split[kk] == split {
-                        kind_inputs[kk] = kind_input(&mut r, *n);
-                    }
-                }
-                if split > 0 && out_split == split && seg.is_some_and(|sg| sg.output) {
-                    out_live = Some(r.input(outputs * 4));
-                }
+                split_inputs(&mut r, il, &mut kind_inputs, &mut out_live);
                 back
             } else {
                 let gate = r.alloc(w * k * rows * f32b);
@@ -1330,72 +1379,6 @@ pub fn dense_ff_width(model: &ModelShape, ff: &FeedForward) -> u64 {
     }
 }
 
-/// The widths of one kind of feed-forward block in f32 bytes over the graph's rows: the GLU
-/// rows (`hidden`, k × n_ff_exp × rows × 4 for routed experts) and the down projection's
-/// output (`out`, k × n_embd × rows × 4 for routed experts, else n_embd × rows × 4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct FfnWidths {
-    pub hidden: u64,
-    pub out: u64,
-    /// Routed experts: their k outputs are summed into one n_embd × rows block.
-    pub summed: bool,
-}
-
-/// The high-water mark of a buffer whose splits run only feed-forward projections of layers
-/// whose other weights are elsewhere (`-ot ffn_down=CPU`, `--cpu-moe`, `--n-cpu-ffn`), replayed
-/// with ggml-alloc's allocator: `held` bytes throughout (the graph inputs the buffer hands
-/// out), above them a block of `embd` bytes freed before the first split (the token rows once
-/// copied away) under one held to the end, then per kind of block its split alone (each
-/// frees all it allocates): the normed input copied in (`embd`)
-/// when it runs the gate or up projection, the gate and up outputs, the GLU, or the GLU copied
-/// in when it runs only the down projection, the down projection's output, and for routed
-/// experts their sum. A split the scheduler cannot run this way (gate without up, or down
-/// without gate and up but with one of them) returns None.
-pub fn ffn_split_peak(held: u64, embd: u64, blocks: &[(FfnProjections, FfnWidths)]) -> Option<u64> {
-    let mut peak = 0u64;
-    for (p, w) in blocks.iter().filter(|(p, _)| p.any()) {
-        let mut r = Replay::new();
-        let _held = r.alloc(held);
-        let hole = r.alloc(embd);
-        let _above = r.alloc(embd);
-        r.free(hole);
-        let glu = if p.gate && p.up {
-            let input = r.alloc(embd);
-            let (g, u) = if p.fused {
-                (None, r.alloc(w.hidden.saturating_mul(2)))
-            } else {
-                (Some(r.alloc(w.hidden)), r.alloc(w.hidden))
-            };
-            r.free(input);
-            let glu = r.alloc(w.hidden);
-            if let Some(g) = g {
-                r.free(g);
-            }
-            r.free(u);
-            glu
-        } else if !p.gate && !p.up {
-            r.alloc(w.hidden)
-        } else {
-            return None;
-        };
-        if p.down {
-            let out = r.alloc(w.out);
-            r.free(glu);
-            if w.summed {
-                let sum = r.alloc(embd);
-                r.free(out);
-                r.free(sum);
-            } else {
-                r.free(out);
-            }
-        } else {
-            r.free(glu);
-        }
-        peak = peak.max(r.a.max);
-    }
-    Some(peak)
-}
-
 /// The reserved prompt graph's high-water mark (`t` = min(n_ctx, n_ubatch) rows) on a backend
 /// whose layers' routed experts run on another: the normed rows and the chosen experts are
 /// copied out, and the k expert outputs copied back in, weighted in place and summed there,
@@ -1556,63 +1539,6 @@ mod tests {
                 kv_unified: s.kv_unified,
             },
         )
-    }
-
-    /// The host splits that run only feed-forward projections, against llama.cpp b11434's own
-    /// host compute buffers on its RPC devices (tests/fixtures/llama-cpp/placement, 4,096
-    /// tokens, ub 512, flash attention: the f16 masks are 4 MiB; the small inputs left out).
-    #[test]
-    fn feed_forward_splits_replay_llama_cpp_host_buffers() {
-        let m = 1u64 << 20;
-        let down = FfnProjections {
-            down: true,
-            ..Default::default()
-        };
-        let all = FfnProjections {
-            gate: true,
-            up: true,
-            down: true,
-            fused: false,
-        };
-        let dense = |hidden: u64, embd: u64| FfnWidths {
-            hidden,
-            out: embd,
-            summed: false,
-        };
-        let experts = |hidden: u64, out: u64| FfnWidths {
-            hidden,
-            out,
-            summed: true,
-        };
-        // Llama-3.1-8B (n_embd 4,096, n_ff 14,336): -ot ffn_down=CPU 48.0, --n-cpu-ffn 8 104.0
-        let llama = dense(28 * m, 8 * m);
-        assert_eq!(ffn_split_peak(4 * m, 8 * m, &[(down, llama)]), Some(48 * m));
-        assert_eq!(ffn_split_peak(4 * m, 8 * m, &[(all, llama)]), Some(104 * m));
-        // Qwen3-30B-A3B (n_embd 2,048, 8 of 128 experts of 768): ffn_down 56.0, --cpu-moe 80.0
-        let qwen = experts(12 * m, 32 * m);
-        assert_eq!(ffn_split_peak(4 * m, 4 * m, &[(down, qwen)]), Some(56 * m));
-        assert_eq!(ffn_split_peak(4 * m, 4 * m, &[(all, qwen)]), Some(80 * m));
-        // DeepSeek-V3 (n_embd 7,168, 8 of 256 experts of 2,048, dense n_ff 18,432, a shared
-        // expert of 2,048): ffn_down of all three 176.0, --cpu-moe 240.0
-        let ds = [
-            (down, dense(36 * m, 14 * m)),
-            (down, experts(32 * m, 112 * m)),
-            (down, dense(4 * m, 14 * m)),
-        ];
-        assert_eq!(ffn_split_peak(4 * m, 14 * m, &ds), Some(176 * m));
-        let ds_moe = [(all, experts(32 * m, 112 * m))];
-        assert_eq!(ffn_split_peak(4 * m, 14 * m, &ds_moe), Some(240 * m));
-        // gate without up: not a split this replay knows
-        let gate = FfnProjections {
-            gate: true,
-            ..Default::default()
-        };
-        assert_eq!(ffn_split_peak(4 * m, 8 * m, &[(gate, llama)]), None);
-        // nothing on the host: nothing replayed
-        assert_eq!(
-            ffn_split_peak(4 * m, 8 * m, &[(FfnProjections::default(), llama)]),
-            Some(0)
-        );
     }
 
     fn mib(b: u64) -> f64 {

@@ -1,0 +1,667 @@
+//! The host's compute buffer when it runs only feed-forward work of layers that are on devices
+//! (`-ot …=CPU` over FFN or expert weights, `--cpu-moe`, `--n-cpu-moe`, `--n-cpu-ffn`, and
+//! `-fit`'s overflow of the last layers' experts with its partial layers), replayed as
+//! llama.cpp b11434 builds it:
+//!
+//! - the graph inputs first, in the graph's order, each freed when the last device that
+//!   copies it has taken it (`ggml_backend_sched_split_graph` adds a dependency on the source
+//!   at the start of the split that copies it);
+//! - per layer the feed-forward block as a small graph in llama.cpp's node order (router,
+//!   routed experts, their weighted sum, shared expert and its gate, or a dense FFN); every node
+//!   with a weight runs where the weight is, and the weightless ones are assigned by the
+//!   scheduler's own passes (expand the devices down and up, ignoring the host, then any
+//!   backend down and up), so a weightless op between two host matmuls runs on the host and
+//!   one next to device work runs there;
+//! - each host split copies in the device tensors its nodes use (allocated at the split's
+//!   start, kept for later host splits of the layer), and a host tensor a device uses is freed
+//!   when that device's split starts;
+//! - ggml-alloc's rules: best fit, in-place reuse of a parent's block by the ops that allow it
+//!   when the node is the parent's last consumer.
+//!
+//! Checked against ggml-alloc's own trace of the host buffer (`scripts/oracle/sched_trace.py
+//! --alloc`): DeepSeek-V3, gpt-oss-20b, Qwen3-30B-A3B and Qwen3-Next-80B shapes with -fit's
+//! overflow patterns (`ffn_down` only, `ffn_(gate|gate_up|down)`, whole experts).
+
+use super::{Ffn, FfnProjections, GraphSettings, Live, Replay, Tail, graph_of, n_kv_of};
+use crate::core::kv::KvCache;
+use crate::core::model::{Attention, ModelShape};
+
+/// One device layer's feed-forward weights in host memory.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HostFfn {
+    /// The router (`ffn_gate_inp`, its bias and expert score bias).
+    pub router: bool,
+    /// The routed experts' projections.
+    pub experts: FfnProjections,
+    /// The shared expert's projections.
+    pub shared: FfnProjections,
+    /// The shared expert's gate (`ffn_gate_inp_shexp`).
+    pub shared_gate: bool,
+    /// A dense FFN's projections.
+    pub dense: FfnProjections,
+}
+
+impl HostFfn {
+    fn any(&self) -> bool {
+        self.router
+            || self.experts.any()
+            || self.shared.any()
+            || self.shared_gate
+            || self.dense.any()
+    }
+}
+
+/// The layers' feed-forward blocks: which kinds each layer has (wherever their weights are).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FfnKinds {
+    /// Routed experts (with their router).
+    pub experts: bool,
+    /// A shared expert.
+    pub shared: bool,
+    /// A gate on the shared expert's output (`ffn_gate_inp_shexp`).
+    pub shared_gate: bool,
+    /// A dense FFN.
+    pub dense: bool,
+}
+
+/// What [`host_ffn_peak`] replays.
+#[derive(Debug, Clone)]
+pub struct HostSplits<'a> {
+    /// Per repeating layer: the device (index) that runs it.
+    pub layer_device: &'a [usize],
+    /// Per repeating layer: its feed-forward weights in host memory.
+    pub on_host: &'a [HostFfn],
+    /// Per repeating layer: its feed-forward blocks.
+    pub kinds: &'a [FfnKinds],
+    /// The dense FFN's width n_ff.
+    pub dense_width: u64,
+    /// One routed expert's width n_ff_exp.
+    pub expert_width: u64,
+    /// The shared expert's (or experts') width.
+    pub shared_width: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Host,
+    Device,
+}
+
+/// A node of one layer's feed-forward graph.
+#[derive(Debug, Clone)]
+struct Node {
+    bytes: u64,
+    srcs: Vec<usize>,
+    /// The node multiplies a weight that lives there.
+    weight: Option<Side>,
+    /// The op may reuse a parent's block (`ggml_op_can_inplace`) of the same layout.
+    inplace: bool,
+    /// A view of its first source: no block of its own.
+    view: bool,
+}
+
+struct Block {
+    nodes: Vec<Node>,
+}
+
+impl Block {
+    fn push(&mut self, bytes: u64, srcs: &[usize], weight: Option<Side>, inplace: bool) -> usize {
+        self.nodes.push(Node {
+            bytes,
+            srcs: srcs.to_vec(),
+            weight,
+            inplace,
+            view: false,
+        });
+        self.nodes.len() - 1
+    }
+    fn view(&mut self, of: usize, bytes: u64) -> usize {
+        self.nodes.push(Node {
+            bytes,
+            srcs: vec![of],
+            weight: None,
+            inplace: false,
+            view: true,
+        });
+        self.nodes.len() - 1
+    }
+}
+
+fn side(host: bool) -> Option<Side> {
+    Some(if host { Side::Host } else { Side::Device })
+}
+
+/// One layer's feed-forward block in llama.cpp's node order (depth first from the layer's
+/// output): node 0 is the normed input (on the device), the last node the next layer's norm
+/// (a device weight).
+fn layer_block(model: &ModelShape, sh: &HostSplits, h: HostFfn, kinds: FfnKinds, t: u64) -> Block {
+    let f32b = 4u64;
+    let e = model.embedding_length.saturating_mul(t) * f32b;
+    let mut b = Block { nodes: Vec::new() };
+    let x = b.push(e, &[], Some(Side::Device), false);
+    let mut out: Option<usize> = None;
+    if kinds.experts
+        && let Some(moe) = model.moe
+    {
+        let n_exp = u64::from(moe.experts);
+        let k = u64::from(moe.experts_used);
+        let hidden = sh.expert_width.saturating_mul(k).saturating_mul(t) * f32b;
+        let xr = b.view(x, e);
+        let logits = b.push(n_exp * t * f32b, &[x], side(h.router), false);
+        let probs = b.push(n_exp * t * f32b, &[logits], None, true);
+        let argsort = b.push(n_exp * t * 4, &[probs], None, false);
+        // the chosen experts: a strided view of the sorted ids (its bytes span the rows)
+        let topk = b.view(argsort, (n_exp * t.saturating_sub(1) + k) * 4);
+        let probs_r = b.view(probs, n_exp * t * f32b);
+        let weights = b.push(k * t * f32b, &[probs_r, topk], None, false);
+        let sum = b.push(t * f32b, &[weights], None, false);
+        let clamped = b.push(t * f32b, &[sum], None, true);
+        let norm = b.push(k * t * f32b, &[weights, clamped], None, false);
+        let p = h.experts;
+        let (gate, up) = if p.fused {
+            let gu = b.push(2 * hidden, &[xr, topk], side(p.gate), false);
+            (b.view(gu, hidden), b.view(gu, hidden))
+        } else {
+            let gate = b.push(hidden, &[xr, topk], side(p.gate), false);
+            let up = b.push(hidden, &[xr, topk], side(p.up), false);
+            (gate, up)
+        };
+        let glu = b.push(hidden, &[gate, up], None, false);
+        let down = b.push(
+            model.embedding_length.saturating_mul(k).saturating_mul(t) * f32b,
+            &[glu, topk],
+            side(p.down),
+            false,
+        );
+        let norm_r = b.view(norm, k * t * f32b);
+        let weighted = b.push(
+            model.embedding_length.saturating_mul(k).saturating_mul(t) * f32b,
+            &[down, norm_r],
+            None,
+            true,
+        );
+        // the k weighted outputs summed: the first add a new block, the rest in place on it
+        let summed = b.push(e, &[weighted], None, false);
+        out = Some(summed);
+    }
+    if kinds.shared || (kinds.dense && !kinds.experts) {
+        let (p, width) = if kinds.experts {
+            (h.shared, sh.shared_width)
+        } else {
+            (h.dense, sh.dense_width)
+        };
+        let hidden = width.saturating_mul(t) * f32b;
+        let glu = match graph_of(&model.architecture).ffn {
+            // a dense FFN without a gate: up, the activation in place
+            Ffn::Ungated if !kinds.experts => {
+                let up = b.push(hidden, &[x], side(p.up), false);
+                b.push(hidden, &[up], None, true)
+            }
+            // gate and up fused in one `ffn_up` of twice the width, the GLU into n_ff
+            Ffn::FusedGateUp if !kinds.experts => {
+                let up = b.push(hidden, &[x], side(p.up), false);
+                b.push(hidden / 2, &[up], None, false)
+            }
+            _ => {
+                let gate = b.push(hidden, &[x], side(p.gate), false);
+                let up = b.push(hidden, &[x], side(p.up), false);
+                b.push(hidden, &[gate, up], None, false)
+            }
+        };
+        let mut down = b.push(e, &[glu], side(p.down), false);
+        if kinds.shared_gate && kinds.experts {
+            let g = b.push(t * f32b, &[x], side(h.shared_gate), false);
+            let sig = b.push(t * f32b, &[g], None, true);
+            down = b.push(e, &[down, sig], None, true);
+        }
+        out = Some(match out {
+            Some(moe) => b.push(e, &[moe, down], None, true),
+            None => down,
+        });
+    }
+    let l_out = b.push(e, &[out.unwrap_or(x)], None, true);
+    b.push(e, &[l_out], Some(Side::Device), false);
+    b
+}
+
+/// The scheduler's backend assignment over one block: nodes with a weight run where it is;
+/// then the devices are expanded down and up over weightless nodes (a host node stops the
+/// expansion), then any backend down and up; a view runs where its source does.
+fn assign(b: &Block) -> Vec<Side> {
+    let n = b.nodes.len();
+    let mut at: Vec<Option<Side>> = b.nodes.iter().map(|x| x.weight).collect();
+    let order: Vec<usize> = (0..n).filter(|&i| !b.nodes[i].view).collect();
+    for (only_devices, rev) in [(true, false), (true, true), (false, false), (false, true)] {
+        let mut cur: Option<Side> = None;
+        let seq: Box<dyn Iterator<Item = &usize>> = if rev {
+            Box::new(order.iter().rev())
+        } else {
+            Box::new(order.iter())
+        };
+        for &i in seq {
+            match at[i] {
+                Some(s) => {
+                    cur = if only_devices && s == Side::Host {
+                        None
+                    } else {
+                        Some(s)
+                    }
+                }
+                None => at[i] = cur,
+            }
+        }
+    }
+    (0..n)
+        .map(|i| at[base(b, i)].unwrap_or(Side::Device))
+        .collect()
+}
+
+/// The block a view or node stands on (a view's storage is its source's).
+fn base(b: &Block, mut i: usize) -> usize {
+    while b.nodes[i].view {
+        i = b.nodes[i].srcs[0];
+    }
+    i
+}
+
+/// Replay one layer's block, its nodes assigned to `at`, on the host allocator.
+fn replay_block(r: &mut Replay, b: &Block, at: &[Side]) {
+    let n = b.nodes.len();
+    if !(0..n).any(|i| at[i] == Side::Host && !b.nodes[i].view) {
+        return;
+    }
+    // host tensors: remaining consumers (host nodes, and one for the device split that copies
+    // it); device tensors a host node uses get a host copy (per source, kept for the layer)
+    let mut children = vec![0u32; n];
+    let mut device_uses = vec![false; n];
+    let mut copy_children = vec![0u32; n];
+    for i in 0..n {
+        if b.nodes[i].view {
+            continue;
+        }
+        for &s in &b.nodes[i].srcs {
+            let src_side = at[s];
+            if at[i] == Side::Host {
+                if src_side == Side::Host {
+                    children[base(b, s)] += 1;
+                } else {
+                    copy_children[s] += 1;
+                }
+            } else if src_side == Side::Host {
+                device_uses[base(b, s)] = true;
+            }
+        }
+    }
+    for i in 0..n {
+        if device_uses[i] {
+            children[i] += 1;
+        }
+    }
+    let mut live: Vec<Option<Live>> = vec![None; n];
+    let mut copies: Vec<Option<Live>> = vec![None; n];
+    let mut i = 0;
+    while i < n {
+        // one split: a run of nodes on the same side (views go with their source)
+        let s = at[i];
+        let mut end = i;
+        while end < n && (b.nodes[end].view || at[end] == s) {
+            end += 1;
+        }
+        if end == i {
+            end = i + 1;
+        }
+        if s == Side::Device {
+            // the device split's start takes what it copies from the host
+            for j in i..end {
+                if b.nodes[j].view {
+                    continue;
+                }
+                for &src in &b.nodes[j].srcs {
+                    let p = base(b, src);
+                    if at[src] == Side::Host && device_uses[p] {
+                        device_uses[p] = false;
+                        release(r, &mut children, &mut live, p);
+                    }
+                }
+            }
+        } else {
+            // the host split's input copies, at its start, in the order its nodes use them
+            for j in i..end {
+                if b.nodes[j].view {
+                    continue;
+                }
+                for &src in &b.nodes[j].srcs {
+                    if at[src] == Side::Device && copies[src].is_none() {
+                        copies[src] = Some(r.alloc(b.nodes[src].bytes));
+                    }
+                }
+            }
+            for j in i..end {
+                let node = &b.nodes[j];
+                if node.view {
+                    continue;
+                }
+                // in place on a host parent whose last consumer this is, of the same size
+                let reuse = node
+                    .inplace
+                    .then(|| {
+                        node.srcs.iter().copied().find(|&src| {
+                            at[src] == Side::Host
+                                && !b.nodes[src].view
+                                && children[src] == 1
+                                && b.nodes[src].bytes == node.bytes
+                                && live[src].is_some()
+                        })
+                    })
+                    .flatten();
+                match reuse {
+                    Some(p) => {
+                        live[j] = live[p].take();
+                        children[p] = 0;
+                    }
+                    None => live[j] = Some(r.alloc(node.bytes)),
+                }
+                for &src in &node.srcs {
+                    if Some(src) == reuse {
+                        continue;
+                    }
+                    if at[src] == Side::Host {
+                        release(r, &mut children, &mut live, base(b, src));
+                    } else {
+                        copy_children[src] = copy_children[src].saturating_sub(1);
+                        if copy_children[src] == 0
+                            && let Some(c) = copies[src].take()
+                        {
+                            r.free(c);
+                        }
+                    }
+                }
+                if children[j] == 0
+                    && let Some(x) = live[j].take()
+                {
+                    r.free(x);
+                }
+            }
+        }
+        i = end;
+    }
+}
+
+fn release(r: &mut Replay, children: &mut [u32], live: &mut [Option<Live>], p: usize) {
+    children[p] = children[p].saturating_sub(1);
+    if children[p] == 0
+        && let Some(x) = live[p].take()
+    {
+        r.free(x);
+    }
+}
+
+/// The host's compute buffer (bytes) when its splits run only feed-forward work of device
+/// layers ([`HostSplits`]), over the reserved prompt graph's rows.
+pub fn host_ffn_peak(model: &ModelShape, kv: &KvCache, g: &GraphSettings, sh: &HostSplits) -> u64 {
+    let f32b = 4u64;
+    let t = kv.allocated_context.min(g.ubatch).max(1);
+    let e = model.embedding_length.saturating_mul(t) * f32b;
+    let n_layer = model.layers.len();
+    let mask_elem = if g.flash_attn { 2 } else { 4 };
+    let mut r = Replay::new();
+    // the graph inputs (leafs first, in the order the graph uses them)
+    let tokens = r.alloc(t * 4);
+    let _inp_embd = r.alloc(e);
+    let mixed_tokens = r.alloc(t * 4);
+    let mixed_slots = r.alloc(t * 8);
+    let mixed_embd = r.alloc(e);
+    let scale_rows = model
+        .architecture
+        .starts_with("gemma")
+        .then(|| r.alloc(t * 4));
+    let recurrent: Vec<usize> = (0..n_layer)
+        .filter(|&il| model.layers[il].recurrent)
+        .collect();
+    let s_copy = (!recurrent.is_empty()).then(|| r.alloc(g.sequences.max(1) * 4));
+    let pos = r.alloc(t * 4);
+    // per attention cache (full, windowed) in the order the layers first use them
+    let windowed =
+        |a: Attention| matches!(a, Attention::Sliding { .. } | Attention::Chunked { .. });
+    let mut kind_key: Vec<bool> = Vec::new();
+    let mut kind_of_layer: Vec<Option<usize>> = vec![None; n_layer];
+    let mut kind_inputs: Vec<Vec<Live>> = Vec::new();
+    let v_idx = if g.flash_attn {
+        t * 8
+    } else {
+        t.saturating_mul(model.v_width_max()).saturating_mul(8)
+    };
+    for (il, l) in model.layers.iter().enumerate() {
+        if l.attention == Attention::None {
+            continue;
+        }
+        let w = windowed(l.attention);
+        let k = match kind_key.iter().position(|x| *x == w) {
+            Some(k) => k,
+            None => {
+                kind_key.push(w);
+                let mut v = vec![r.alloc(t * 8)];
+                if model.mla.is_none() {
+                    v.push(r.alloc(v_idx));
+                }
+                let n = n_kv_of(kv, il, g, None);
+                v.push(r.alloc(n.saturating_mul(t).saturating_mul(mask_elem)));
+                kind_inputs.push(v);
+                kind_key.len() - 1
+            }
+        };
+        kind_of_layer[il] = Some(k);
+    }
+    let out_ids = r.alloc(t * 4);
+    // the token rows gathered, and the mixed rows scattered into a copy of them
+    let embd = r.alloc(e);
+    r.free(tokens);
+    let scattered = r.alloc(e);
+    // the first device's first split copies the input stage away
+    for x in [mixed_tokens, mixed_embd, scattered, mixed_slots, embd] {
+        r.free(x);
+    }
+    if let Some(x) = scale_rows {
+        r.free(x);
+    }
+    // the layer at whose device split the last copy of an input is taken: per device its
+    // first layer that uses it
+    let last_copy = |uses: &dyn Fn(usize) -> bool| -> Option<usize> {
+        let mut seen: Vec<usize> = Vec::new();
+        let mut at = None;
+        for il in 0..n_layer {
+            let d = sh.layer_device[il];
+            if uses(il) && !seen.contains(&d) {
+                seen.push(d);
+                at = Some(il);
+            }
+        }
+        at
+    };
+    let mut frees: Vec<(usize, Live)> = Vec::new();
+    if let Some(il) = last_copy(&|il| model.layers[il].attention != Attention::None) {
+        frees.push((il, pos));
+    }
+    if let Some(x) = s_copy
+        && let Some(il) = last_copy(&|il| model.layers[il].recurrent)
+    {
+        frees.push((il, x));
+    }
+    for (k, inputs) in kind_inputs.iter().enumerate() {
+        if let Some(il) = last_copy(&|il| kind_of_layer[il] == Some(k)) {
+            frees.extend(inputs.iter().map(|x| (il, *x)));
+        }
+    }
+    // the output ids: taken by the last layer's split, or by the output stage after it
+    if graph_of(&model.architecture).tail != Tail::LateRows {
+        frees.push((n_layer.saturating_sub(1), out_ids));
+    }
+    // (layers with the same weights in host memory and the same blocks share one graph)
+    let mut blocks: Vec<((HostFfn, FfnKinds), Block, Vec<Side>)> = Vec::new();
+    for il in 0..n_layer {
+        for (_, x) in frees.iter().filter(|(at, _)| *at == il) {
+            r.free(*x);
+        }
+        let key = (sh.on_host[il], sh.kinds[il]);
+        if !key.0.any() {
+            continue;
+        }
+        let i = match blocks.iter().position(|(k, _, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                let b = layer_block(model, sh, key.0, key.1, t);
+                let at = assign(&b);
+                blocks.push((key, b, at));
+                blocks.len() - 1
+            }
+        };
+        replay_block(&mut r, &blocks[i].1, &blocks[i].2);
+    }
+    r.a.max
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::kv::{CacheSettings, cache};
+    use crate::core::model::{Moe, PerLayer};
+    use crate::core::units::Provenance;
+
+    /// The Qwen3-30B-A3B shape of the placement fixtures: 48 layers, n_embd 2,048, 32 query
+    /// and 4 KV heads of 128, 8 of 128 experts of 768.
+    fn qwen3_30b_a3b() -> ModelShape {
+        let mut f = crate::core::model::qwen3_32b_figures();
+        f.architecture = "qwen3moe".into();
+        f.layers = 48;
+        f.head_count = PerLayer::Uniform(32);
+        f.head_count_kv = PerLayer::Uniform(4);
+        f.embedding_length = 2048;
+        f.moe = Some(Moe {
+            experts: 128,
+            experts_used: 8,
+            shared_experts: 0,
+        });
+        ModelShape::from_figures("Qwen3-30B-A3B", &f, Provenance::Spec).unwrap()
+    }
+
+    fn peak(m: &ModelShape, context: u64, on_host: &[HostFfn]) -> u64 {
+        let kv = cache(
+            m,
+            &CacheSettings {
+                context,
+                ..CacheSettings::default()
+            },
+        );
+        let g = GraphSettings {
+            ubatch: 512,
+            sequences: 1,
+            flash_attn: true,
+            kv_unified: false,
+        };
+        let n = m.layers.len();
+        let kinds = vec![
+            FfnKinds {
+                experts: true,
+                ..Default::default()
+            };
+            n
+        ];
+        let sh = HostSplits {
+            layer_device: &vec![0; n],
+            on_host,
+            kinds: &kinds,
+            dense_width: 6144,
+            expert_width: 768,
+            shared_width: 0,
+        };
+        host_ffn_peak(m, &kv, &g, &sh)
+    }
+
+    const ALL: FfnProjections = FfnProjections {
+        gate: true,
+        up: true,
+        down: true,
+        fused: false,
+    };
+
+    /// llama.cpp b11434's host compute buffers (the placement fixtures, one RPC device).
+    #[test]
+    fn host_splits_equal_llama_cpp() {
+        let m = qwen3_30b_a3b();
+        let experts = HostFfn {
+            experts: ALL,
+            ..Default::default()
+        };
+        // --cpu-moe at 4,096 tokens: every layer's experts on the host
+        assert_eq!(peak(&m, 4096, &vec![experts; 48]), 83_906_560);
+        // -ot ffn_down=CPU at 4,096 tokens
+        let down = HostFfn {
+            experts: FfnProjections {
+                down: true,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        assert_eq!(peak(&m, 4096, &vec![down; 48]), 58_740_736);
+        // -fit's plan on a 7.9 GiB device at 32,768 tokens: layer 9 with its router in host
+        // memory (`ffn_(gate|up|gate_up|down).*`), the experts of layers 10-47; the 32 MiB mask
+        // is freed once the device has copied it, and the expert splits reuse its space
+        let mut plan = vec![HostFfn::default(); 48];
+        plan[9] = HostFfn {
+            router: true,
+            ..experts
+        };
+        for l in &mut plan[10..] {
+            *l = experts;
+        }
+        assert_eq!(peak(&m, 32_768, &plan), 88_100_864);
+    }
+
+    /// The scheduler's rules: a weightless op next to device work runs on the device, one
+    /// between host matmuls on the host.
+    #[test]
+    fn weightless_ops_follow_the_scheduler() {
+        let m = qwen3_30b_a3b();
+        let mut on_host = vec![HostFfn::default(); 48];
+        // -fit's GATE partial layer: router, gate and down in host memory, up on the device
+        on_host[0] = HostFfn {
+            router: true,
+            experts: FfnProjections {
+                gate: true,
+                down: true,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let kinds = vec![
+            FfnKinds {
+                experts: true,
+                ..Default::default()
+            };
+            48
+        ];
+        let sh = HostSplits {
+            layer_device: &[0; 48],
+            on_host: &on_host,
+            kinds: &kinds,
+            dense_width: 0,
+            expert_width: 768,
+            shared_width: 0,
+        };
+        let b = layer_block(&m, &sh, on_host[0], kinds[0], 512);
+        let at = assign(&b);
+        let sides: Vec<Side> = (0..b.nodes.len())
+            .filter(|&i| !b.nodes[i].view)
+            .map(|i| at[i])
+            .collect();
+        use Side::{Device as D, Host as H};
+        // input, logits, probs, argsort, weights, sum, clamp, norm, gate, up, GLU, down,
+        // weighted, summed, l_out, next norm
+        assert_eq!(
+            sides,
+            [D, H, H, H, H, H, H, H, H, D, D, H, D, D, D, D],
+            "{b:?}",
+            b = b.nodes.len()
+        );
+    }
+}
