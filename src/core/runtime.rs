@@ -311,40 +311,29 @@ pub fn keeps_last_hidden(model: &ModelShape) -> bool {
     graph_of(&model.architecture).tail != Tail::Plain
 }
 
-/// Whether [`segment_peak`] follows llama.cpp's splits for `model`: a decoder whose graph the
-/// replay follows exactly, without inputs or stages that a device split moves elsewhere
-/// (per-layer embeddings, encoders, indexer leafs) and without recurrent layers (their
-/// blocks' inputs and states are not followed across devices: Qwen3-Next's first device came
-/// out 2 MiB under llama.cpp's).
+/// Whether [`segment_peak`] follows llama.cpp's splits for `model`: as
+/// [`host_splits_replayable`], and without recurrent layers (their blocks' inputs and states
+/// are not followed across devices: Qwen3-Next's first device came out 2 MiB under
+/// llama.cpp's).
 pub fn segment_replayable(model: &ModelShape) -> bool {
-    let arch = model.architecture.as_str();
-    let quirks = graph_of(arch);
-    compute_status(arch) == ComputeStatus::Exact
-        && !quirks.local_attention
-        && !quirks.embedding_output
-        && !quirks.flash_attn_off
-        && !matches!(
-            arch,
-            "gemma3n" | "t5" | "t5encoder" | "minimax-01" | "minimax-m3" | "chameleon"
-        )
-        && !model.layers.iter().any(|l| l.indexer_key_length > 0)
-        && !model.layers.iter().any(|l| l.recurrent)
+    host_splits_replayable(model) && !model.layers.iter().any(|l| l.recurrent)
 }
 
 /// Whether [`host_ffn_peak`] follows llama.cpp's host splits for `model`: a decoder whose
-/// graph the replay follows exactly, without per-layer embeddings, encoders or indexers
-/// (recurrent layers run on their devices and only their feed-forward blocks matter here).
+/// graph the replay follows exactly, without inputs or stages that a split moves elsewhere
+/// (per-layer embeddings, encoders, indexer leafs); recurrent layers run on their devices and
+/// only their feed-forward blocks matter to the host.
 pub fn host_splits_replayable(model: &ModelShape) -> bool {
     let arch = model.architecture.as_str();
     let quirks = graph_of(arch);
     compute_status(arch) == ComputeStatus::Exact
         && !quirks.local_attention
         && !quirks.embedding_output
+        && !quirks.flash_attn_off
         && !matches!(
             arch,
             "gemma3n" | "t5" | "t5encoder" | "minimax-01" | "minimax-m3" | "chameleon"
         )
-        && !quirks.flash_attn_off
         && !arch.starts_with("rwkv")
         && !model.layers.iter().any(|l| l.indexer_key_length > 0)
 }
