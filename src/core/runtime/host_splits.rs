@@ -307,9 +307,6 @@ fn replay_block(r: &mut Replay, b: &Block, at: &[Side]) {
         while end < n && (b.nodes[end].view || at[end] == s) {
             end += 1;
         }
-        if end == i {
-            end = i + 1;
-        }
         if s == Side::Device {
             // the device split's start takes what it copies from the host
             for j in i..end {
