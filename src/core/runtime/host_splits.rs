@@ -467,7 +467,7 @@ pub fn host_ffn_peak(model: &ModelShape, kv: &KvCache, g: &GraphSettings, sh: &H
         let mut seen: Vec<usize> = Vec::new();
         let mut at = None;
         for il in 0..n_layer {
-            let d = sh.layer_device[il];
+            let d = sh.layer_device.get(il).copied().unwrap_or(0);
             if uses(il) && !seen.contains(&d) {
                 seen.push(d);
                 at = Some(il);
@@ -499,7 +499,11 @@ pub fn host_ffn_peak(model: &ModelShape, kv: &KvCache, g: &GraphSettings, sh: &H
         for (_, x) in frees.iter().filter(|(at, _)| *at == il) {
             r.free(*x);
         }
-        let key = (sh.on_host[il], sh.kinds[il]);
+        // (a layer the placement's lists do not reach has nothing in host memory)
+        let (Some(h), Some(k)) = (sh.on_host.get(il), sh.kinds.get(il)) else {
+            continue;
+        };
+        let key = (*h, *k);
         if !key.0.any() {
             continue;
         }
@@ -612,6 +616,39 @@ mod tests {
             *l = experts;
         }
         assert_eq!(peak(&m, 32_768, &plan), 88_100_864);
+    }
+
+    /// Lists shorter or longer than the model's layers (a placement over another layer count)
+    /// never index out of bounds.
+    #[test]
+    fn uneven_lists_do_not_panic() {
+        let m = qwen3_30b_a3b();
+        let kv = cache(&m, &CacheSettings::default());
+        let g = GraphSettings {
+            ubatch: 512,
+            sequences: 1,
+            flash_attn: true,
+            kv_unified: false,
+        };
+        let on_host = [HostFfn {
+            experts: ALL,
+            ..Default::default()
+        }; 3];
+        let kinds = [FfnKinds {
+            experts: true,
+            ..Default::default()
+        }; 60];
+        for devices in [&[0usize; 2][..], &[0; 60][..], &[][..]] {
+            let sh = HostSplits {
+                layer_device: devices,
+                on_host: &on_host,
+                kinds: &kinds,
+                dense_width: 0,
+                expert_width: 768,
+                shared_width: 0,
+            };
+            assert!(host_ffn_peak(&m, &kv, &g, &sh) > 0);
+        }
     }
 
     /// The scheduler's rules: a weightless op next to device work runs on the device, one
