@@ -184,21 +184,20 @@ fn layer_block(model: &ModelShape, sh: &HostSplits, h: HostFfn, kinds: FfnKinds,
         let summed = b.push(e, &[weighted], None, false);
         out = Some(summed);
     }
-    if kinds.shared || (kinds.dense && !kinds.experts) {
-        let (p, width) = if kinds.experts {
-            (h.shared, sh.shared_width)
-        } else {
-            (h.dense, sh.dense_width)
-        };
+    // the shared expert beside the routed ones, and a dense FFN (alone, or beside the experts
+    // as some architectures have it), each added to the block's output
+    let shared = (kinds.shared && kinds.experts).then_some((h.shared, sh.shared_width, true));
+    let dense = kinds.dense.then_some((h.dense, sh.dense_width, false));
+    for (p, width, is_shared) in [shared, dense].into_iter().flatten() {
         let hidden = width.saturating_mul(t) * f32b;
         let glu = match graph_of(&model.architecture).ffn {
             // a dense FFN without a gate: up, the activation in place
-            Ffn::Ungated if !kinds.experts => {
+            Ffn::Ungated if !is_shared => {
                 let up = b.push(hidden, &[x], side(p.up), false);
                 b.push(hidden, &[up], None, true)
             }
             // gate and up fused in one `ffn_up` of twice the width, the GLU into n_ff
-            Ffn::FusedGateUp if !kinds.experts => {
+            Ffn::FusedGateUp if !is_shared => {
                 let up = b.push(hidden, &[x], side(p.up), false);
                 b.push(hidden / 2, &[up], None, false)
             }
@@ -209,13 +208,13 @@ fn layer_block(model: &ModelShape, sh: &HostSplits, h: HostFfn, kinds: FfnKinds,
             }
         };
         let mut down = b.push(e, &[glu], side(p.down), false);
-        if kinds.shared_gate && kinds.experts {
+        if is_shared && kinds.shared_gate {
             let g = b.push(t * f32b, &[x], side(h.shared_gate), false);
             let sig = b.push(t * f32b, &[g], None, true);
             down = b.push(e, &[down, sig], None, true);
         }
         out = Some(match out {
-            Some(moe) => b.push(e, &[moe, down], None, true),
+            Some(o) => b.push(e, &[o, down], None, true),
             None => down,
         });
     }
@@ -649,6 +648,50 @@ mod tests {
             };
             assert!(host_ffn_peak(&m, &kv, &g, &sh) > 0);
         }
+    }
+
+    /// A dense FFN beside the routed experts in one layer (some architectures have both): its
+    /// projections in host memory are replayed too, never left out.
+    #[test]
+    fn a_dense_ffn_beside_the_experts_counts() {
+        let m = qwen3_30b_a3b();
+        let kv = cache(&m, &CacheSettings::default());
+        let g = GraphSettings {
+            ubatch: 512,
+            sequences: 1,
+            flash_attn: true,
+            kv_unified: false,
+        };
+        let kinds = [FfnKinds {
+            experts: true,
+            dense: true,
+            ..Default::default()
+        }; 48];
+        let peak = |on_host: &[HostFfn]| {
+            host_ffn_peak(
+                &m,
+                &kv,
+                &g,
+                &HostSplits {
+                    layer_device: &[0; 48],
+                    on_host,
+                    kinds: &kinds,
+                    dense_width: 16_384,
+                    expert_width: 768,
+                    shared_width: 0,
+                },
+            )
+        };
+        let experts = HostFfn {
+            experts: ALL,
+            ..Default::default()
+        };
+        let both = HostFfn {
+            dense: ALL,
+            ..experts
+        };
+        // the dense FFN's 32 MiB intermediates (16,384 × 512 rows, f32) on top of the experts'
+        assert!(peak(&[both; 48]) > peak(&[experts; 48]));
     }
 
     /// The scheduler's rules: a weightless op next to device work runs on the device, one
