@@ -544,7 +544,8 @@ mod tests {
         ModelShape::from_figures("Qwen3-30B-A3B", &f, Provenance::Spec).unwrap()
     }
 
-    fn peak(m: &ModelShape, context: u64, on_host: &[HostFfn]) -> u64 {
+    /// The fixtures' settings: f16 cache, ub 512, one sequence, flash attention.
+    fn graph(m: &ModelShape, context: u64) -> (KvCache, GraphSettings) {
         let kv = cache(
             m,
             &CacheSettings {
@@ -558,6 +559,11 @@ mod tests {
             flash_attn: true,
             kv_unified: false,
         };
+        (kv, g)
+    }
+
+    fn peak(m: &ModelShape, context: u64, on_host: &[HostFfn]) -> u64 {
+        let (kv, g) = graph(m, context);
         let n = m.layers.len();
         let kinds = vec![
             FfnKinds {
@@ -622,13 +628,7 @@ mod tests {
     #[test]
     fn uneven_lists_do_not_panic() {
         let m = qwen3_30b_a3b();
-        let kv = cache(&m, &CacheSettings::default());
-        let g = GraphSettings {
-            ubatch: 512,
-            sequences: 1,
-            flash_attn: true,
-            kv_unified: false,
-        };
+        let (kv, g) = graph(&m, 4096);
         let on_host = [HostFfn {
             experts: ALL,
             ..Default::default()
@@ -655,13 +655,7 @@ mod tests {
     #[test]
     fn a_dense_ffn_beside_the_experts_counts() {
         let m = qwen3_30b_a3b();
-        let kv = cache(&m, &CacheSettings::default());
-        let g = GraphSettings {
-            ubatch: 512,
-            sequences: 1,
-            flash_attn: true,
-            kv_unified: false,
-        };
+        let (kv, g) = graph(&m, 4096);
         let kinds = [FfnKinds {
             experts: true,
             dense: true,
