@@ -1385,24 +1385,11 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
         && let Some((layer_device, on_host, kinds)) = &sh.host_splits
         && !sh.kv_on_host
     {
-        let ff = &sr.ff;
-        let expert_width = if ff.expert_length > 0 {
-            ff.expert_length
-        } else {
-            runtime::dense_ff_width(&sr.model, ff)
-        };
-        let shared_width = if ff.shared_expert_length > 0 {
-            ff.shared_expert_length
-        } else {
-            expert_width.saturating_mul(u64::from(sr.model.moe.map_or(0, |m| m.shared_experts)))
-        };
         let splits = runtime::HostSplits {
             layer_device,
             on_host,
             kinds,
-            dense_width: runtime::dense_ff_width(&sr.model, ff),
-            expert_width,
-            shared_width,
+            ff: sr.ff,
         };
         runtime::host_ffn_peak(&sr.model, &sr.kv, &sr.g, &splits)
     } else if whole_layer_on_host {
@@ -2114,15 +2101,15 @@ pub fn context_figures(
         ..model.clone()
     };
     let layer_compute = runtime::buffers(&no_vocab, ff, &kv, &g).compute_bytes;
-    let segment_replay =
-        (runtime::segment_replayable(model) || runtime::host_splits_replayable(model)).then(|| {
-            Arc::new(SegmentReplay {
-                model: model.clone(),
-                ff: *ff,
-                kv: kv.clone(),
-                g,
-            })
-        });
+    // (a graph the device replay follows is one the host replay follows)
+    let segment_replay = runtime::host_splits_replayable(model).then(|| {
+        Arc::new(SegmentReplay {
+            model: model.clone(),
+            ff: *ff,
+            kv: kv.clone(),
+            g,
+        })
+    });
     ContextFigures {
         layer_bytes,
         mask_bytes: masks,

@@ -1171,11 +1171,7 @@ fn replay(
         } else if let Some(moe) = moe_here {
             let n_exp = moe.experts as u64;
             let k = moe.experts_used as u64;
-            let w = if ff.expert_length > 0 {
-                ff.expert_length
-            } else {
-                dense_ff
-            };
+            let w = expert_ff_width(model, ff);
             let shared = shared_experts;
             // router logits (softmax/sigmoid in place), top-k argsort, the k weights
             let logits = r.alloc(n_exp * rows * f32b);
@@ -1220,11 +1216,7 @@ fn replay(
             let moe_out = r.alloc(er);
             r.free(experts);
             if shared {
-                let ws = if ff.shared_expert_length > 0 {
-                    ff.shared_expert_length
-                } else {
-                    w * moe.shared_experts as u64
-                };
+                let ws = shared_ff_width(model, ff);
                 let sg = r.alloc(ws * rows * f32b);
                 let su = r.alloc(ws * rows * f32b);
                 r.free(fnorm);
@@ -1365,6 +1357,25 @@ pub fn dense_ff_width(model: &ModelShape, ff: &FeedForward) -> u64 {
         ff.length
     } else {
         model.embedding_length.saturating_mul(6)
+    }
+}
+
+/// One routed expert's width n_ff_exp the graph uses: the file's, or the dense width.
+pub fn expert_ff_width(model: &ModelShape, ff: &FeedForward) -> u64 {
+    if ff.expert_length > 0 {
+        ff.expert_length
+    } else {
+        dense_ff_width(model, ff)
+    }
+}
+
+/// The shared expert's (or experts') width: the file's, or the routed width times their count.
+pub fn shared_ff_width(model: &ModelShape, ff: &FeedForward) -> u64 {
+    if ff.shared_expert_length > 0 {
+        ff.shared_expert_length
+    } else {
+        expert_ff_width(model, ff)
+            .saturating_mul(u64::from(model.moe.map_or(0, |m| m.shared_experts)))
     }
 }
 

@@ -22,7 +22,10 @@
 //! --alloc`): DeepSeek-V3, gpt-oss-20b, Qwen3-30B-A3B and Qwen3-Next-80B shapes with -fit's
 //! overflow patterns (`ffn_down` only, `ffn_(gate|gate_up|down)`, whole experts).
 
-use super::{Ffn, FfnProjections, GraphSettings, Live, Replay, Tail, graph_of, n_kv_of};
+use super::{
+    FeedForward, Ffn, FfnProjections, GraphSettings, Live, Replay, Tail, dense_ff_width,
+    expert_ff_width, graph_of, n_kv_of, shared_ff_width,
+};
 use crate::core::kv::KvCache;
 use crate::core::model::{Attention, ModelShape};
 
@@ -73,12 +76,8 @@ pub struct HostSplits<'a> {
     pub on_host: &'a [HostFfn],
     /// Per repeating layer: its feed-forward blocks.
     pub kinds: &'a [FfnKinds],
-    /// The dense FFN's width n_ff.
-    pub dense_width: u64,
-    /// One routed expert's width n_ff_exp.
-    pub expert_width: u64,
-    /// The shared expert's (or experts') width.
-    pub shared_width: u64,
+    /// The feed-forward widths.
+    pub ff: FeedForward,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,7 +144,10 @@ fn layer_block(model: &ModelShape, sh: &HostSplits, h: HostFfn, kinds: FfnKinds,
     {
         let n_exp = u64::from(moe.experts);
         let k = u64::from(moe.experts_used);
-        let hidden = sh.expert_width.saturating_mul(k).saturating_mul(t) * f32b;
+        let hidden = expert_ff_width(model, &sh.ff)
+            .saturating_mul(k)
+            .saturating_mul(t)
+            * f32b;
         let xr = b.view(x, e);
         let logits = b.push(n_exp * t * f32b, &[x], side(h.router), false);
         let probs = b.push(n_exp * t * f32b, &[logits], None, true);
@@ -186,8 +188,11 @@ fn layer_block(model: &ModelShape, sh: &HostSplits, h: HostFfn, kinds: FfnKinds,
     }
     // the shared expert beside the routed ones, and a dense FFN (alone, or beside the experts
     // as some architectures have it), each added to the block's output
-    let shared = (kinds.shared && kinds.experts).then_some((h.shared, sh.shared_width, true));
-    let dense = kinds.dense.then_some((h.dense, sh.dense_width, false));
+    let shared =
+        (kinds.shared && kinds.experts).then(|| (h.shared, shared_ff_width(model, &sh.ff), true));
+    let dense = kinds
+        .dense
+        .then(|| (h.dense, dense_ff_width(model, &sh.ff), false));
     for (p, width, is_shared) in [shared, dense].into_iter().flatten() {
         let hidden = width.saturating_mul(t) * f32b;
         let glu = match graph_of(&model.architecture).ffn {
@@ -576,9 +581,11 @@ mod tests {
             layer_device: &vec![0; n],
             on_host,
             kinds: &kinds,
-            dense_width: 6144,
-            expert_width: 768,
-            shared_width: 0,
+            ff: FeedForward {
+                length: 6144,
+                expert_length: 768,
+                shared_expert_length: 0,
+            },
         };
         host_ffn_peak(m, &kv, &g, &sh)
     }
@@ -642,9 +649,11 @@ mod tests {
                 layer_device: devices,
                 on_host: &on_host,
                 kinds: &kinds,
-                dense_width: 0,
-                expert_width: 768,
-                shared_width: 0,
+                ff: FeedForward {
+                    length: 0,
+                    expert_length: 768,
+                    shared_expert_length: 0,
+                },
             };
             assert!(host_ffn_peak(&m, &kv, &g, &sh) > 0);
         }
@@ -670,9 +679,11 @@ mod tests {
                     layer_device: &[0; 48],
                     on_host,
                     kinds: &kinds,
-                    dense_width: 16_384,
-                    expert_width: 768,
-                    shared_width: 0,
+                    ff: FeedForward {
+                        length: 16_384,
+                        expert_length: 768,
+                        shared_expert_length: 0,
+                    },
                 },
             )
         };
@@ -715,9 +726,11 @@ mod tests {
             layer_device: &[0; 48],
             on_host: &on_host,
             kinds: &kinds,
-            dense_width: 0,
-            expert_width: 768,
-            shared_width: 0,
+            ff: FeedForward {
+                length: 0,
+                expert_length: 768,
+                shared_expert_length: 0,
+            },
         };
         let b = layer_block(&m, &sh, on_host[0], kinds[0], 512);
         let at = assign(&b);
