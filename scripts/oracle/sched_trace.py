@@ -48,9 +48,14 @@ def main() -> int:
                          "default placement (its probes run at the trained context and at -fitc)")
     ap.add_argument("--alloc", type=int, metavar="B",
                     help="also print ggml-alloc's trace of buffer B (0: first device; the host last)")
+    ap.add_argument("--vulkan", action="store_true",
+                    help="a case of the Vulkan fixtures (placement-vulkan/), on the Vulkan build "
+                         "(build-llama-cpp-vulkan.sh) over Mesa's llvmpipe")
     a = ap.parse_args()
 
     from synth import materialise
+    if a.vulkan:
+        return vulkan(a)
     fx = json.loads((P.OUT / f"{a.model}.json").read_text())
     m = fx["model"]
     case = next((c for c in fx["cases"] if c["id"] == a.case), None)
@@ -78,6 +83,36 @@ def main() -> int:
         r = subprocess.run([str(P.FIT)] + full, env=env, capture_output=True, text=True, timeout=600)
     finally:
         P.kill_servers()
+    return report(a, r)
+
+
+def vulkan(a: argparse.Namespace) -> int:
+    """One case of the Vulkan fixtures, re-run on the Vulkan build with the scheduler's trace."""
+    import placement_vulkan as V
+    from synth import materialise
+    fx = json.loads((V.OUT / f"{a.model}.json").read_text())
+    m = fx["model"]
+    case = next((c for c in fx["cases"] if c["id"] == a.case), None)
+    if case is None:
+        print(f"{a.model}: no Vulkan case {a.case!r}", file=sys.stderr)
+        return 2
+    path = Path(a.work) / f"{a.model}.gguf"
+    if not path.exists():
+        materialise((V.OUT / m["header"]).resolve(), path, m["file_size"])
+    args = list(case["args"])
+    if case["kind"] == "fit":
+        args += ["-fit", "off"] + shlex.split(case["arguments"])
+    env = dict(V.env_for(case["device_bytes"][0]), GGML_SCHED_DEBUG="2")
+    if a.alloc is not None:
+        env["LLMBOUND_ALLOC_TRACE"] = "1"
+    full = ["--fit-print", "on", "-v", "-m", str(path)] + args
+    r = subprocess.run([str(V.FIT)] + full, env=env, capture_output=True, text=True, timeout=600)
+    return report(a, r)
+
+
+def report(a: argparse.Namespace, r: subprocess.CompletedProcess) -> int:
+    """Print the run's last reserved graph's splits, its compute buffers and, with --alloc, the
+    allocation trace."""
     # the logger prefixes every fragment with a timestamp and level; drop them
     log = re.sub(r"\d+\.\d\d\.\d\d\d\.\d\d\d [DIWE] ", "", r.stdout + r.stderr)
     graphs = [g for g in re.split(r"(?=## SPLIT #0:)", log)[1:]]

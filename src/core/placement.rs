@@ -624,6 +624,33 @@ pub const FFN_EXPERTS: usize = 1;
 /// Index of the shared expert.
 pub const FFN_SHARED: usize = 2;
 
+/// Record a layer's tensor among the weights op offload copies in one at a time
+/// ([`runtime::OffloadedWeights`], by its name: `blk.N.attn_q.weight`); false for a tensor of
+/// another role (the layer is then not replayed under op offload).
+fn offloaded_weight(w: &mut runtime::OffloadedWeights, name: &str, bytes: u64) -> bool {
+    let Some(role) = name
+        .strip_prefix("blk.")
+        .and_then(|n| n.split_once('.'))
+        .map(|(_, rest)| rest)
+    else {
+        return false;
+    };
+    let slot = match role {
+        "attn_norm.weight" => &mut w.attn_norm,
+        "attn_q.weight" => &mut w.q,
+        "attn_k.weight" => &mut w.k,
+        "attn_v.weight" => &mut w.v,
+        "attn_output.weight" => &mut w.o,
+        "ffn_norm.weight" => &mut w.ffn_norm,
+        "ffn_gate.weight" => &mut w.gate,
+        "ffn_up.weight" => &mut w.up,
+        "ffn_down.weight" => &mut w.down,
+        _ => return false,
+    };
+    *slot = bytes;
+    true
+}
+
 /// The feed-forward projection a layer's tensor is (by its name: `blk.N.ffn_down_exps.weight`):
 /// the kind of block and the projection set (gate, up, down, or the fused gate and up).
 fn ffn_projection(name: &str) -> Option<(usize, FfnProjections)> {
@@ -701,7 +728,12 @@ pub enum ComputeBasis {
     /// layers (`core::runtime::segment_peak`): its split inputs held in the buffer's prefix
     /// with pipeline parallelism, else copied in by the split that first uses them and freed
     /// after their last use; the expert outputs of host-run experts copied back in per layer;
-    /// and the output stage as the architecture ends its graph. Other working peaks are
+    /// and the output stage as the architecture ends its graph. The first device under op
+    /// offload of whole host layers (`-ngl` below the layer count on CUDA, ROCm, Metal or
+    /// Vulkan) is replayed the same way over the host layers and then its own, for decoders
+    /// of plain attention and a gated dense FFN (`runtime::OffloadedWeights`): each host weight
+    /// copied in by its own split, the host layers' cached K and V copied in for their
+    /// attention. Other working peaks are
     /// the runtime's whole-graph figures less whole hidden-state blocks (the input stage a
     /// device does not run), as measured on llama.cpp's own RPC devices, so a split whose ops
     /// differ from a whole layer's (a device holding attention only, the experts of another
@@ -934,6 +966,8 @@ pub fn place(
     // per layer, the kinds of feed-forward block it has (wherever they are)
     let mut ffn_kinds = vec![[false; 3]; n_layer as usize];
     let mut foreign = vec![false; nd];
+    // per layer: its weights as op offload copies them in (None: a tensor of another role)
+    let mut offload_weights = vec![Some(runtime::OffloadedWeights::default()); n_layer as usize];
     for t in &model.tensors {
         let natural = match t.layer {
             TensorLayer::Input => Buffer::Host,
@@ -960,6 +994,15 @@ pub fn place(
             && let Some(kinds) = ffn_kinds.get_mut(il as usize)
         {
             kinds[k] = true;
+        }
+        if let TensorLayer::Layer(il) = t.layer
+            && let Some(slot) = offload_weights.get_mut(il as usize)
+            && let Some(w) = slot
+            && !(buf == Buffer::Host && offloaded_weight(w, &t.name, t.bytes))
+            && (buf == Buffer::Host || natural == Buffer::Host)
+        {
+            // a host layer with a weight of another role, or one of its weights on a device
+            *slot = None;
         }
         let gate = ffn_gate_tensor(&t.name);
         if let TensorLayer::Layer(il) = t.layer
@@ -1097,7 +1140,32 @@ pub fn place(
             .collect();
         (layer_device, on_host, kinds)
     });
+    // op offload over host layers: they come first, every weight of theirs is one op offload
+    // copies in, and no device layer has a weight in host memory
+    let host_prefix = layer_device
+        .iter()
+        .take_while(|b| **b == Buffer::Host)
+        .count();
+    let offloaded = (host_prefix > 0
+        && !settings.no_kv_offload
+        && layer_device[host_prefix..]
+            .iter()
+            .all(|b| *b != Buffer::Host)
+        && layer_tensors[host_prefix..].iter().all(|(_, h)| *h == 0)
+        && offload_weights[..host_prefix].iter().all(|w| {
+            w.is_some_and(|w| {
+                [w.q, w.k, w.v, w.o, w.gate, w.up, w.down]
+                    .iter()
+                    .all(|b| *b > 0)
+            })
+        }))
+    .then(|| {
+        (0..layer_device.len())
+            .map(|il| offload_weights[il].filter(|_| il < host_prefix))
+            .collect()
+    });
     let shape = SplitShape {
+        offloaded,
         first_experts_on_host,
         experts_out_on_host: &experts_out_on_host,
         ffn_on_host: &ffn_on_host,
@@ -1185,6 +1253,9 @@ struct SplitShape<'a> {
     ffn_on_host: &'a [bool],
     /// The KV cache is in host memory (`-nkvo`).
     kv_on_host: bool,
+    /// Op offload over whole host layers that come first (`-ngl` below the layer count): per
+    /// layer, a host layer's weights (see [`runtime::OffloadedWeights`]).
+    offloaded: Option<Vec<Option<runtime::OffloadedWeights>>>,
 }
 
 /// The compute buffer of each device in use and of the host (see [`ComputeBasis`]).
@@ -1277,6 +1348,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                 experts_elsewhere: Vec::new(),
                 ffn_elsewhere: Vec::new(),
                 kv_elsewhere: false,
+                offloaded: Vec::new(),
             };
             runtime::segment_peak(&sr.model, &sr.ff, &sr.kv, &sr.g, &seg)
         } else if sh.pipeline_parallel {
@@ -1343,6 +1415,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                     .collect(),
                 ffn_elsewhere: sh.ffn_on_host.to_vec(),
                 kv_elsewhere: sh.kv_on_host,
+                offloaded: Vec::new(),
             };
             runtime::segment_peak(&sr.model, &sr.ff, &sr.kv, &sr.g, &seg)
         } else {
@@ -1365,12 +1438,48 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
     let host = if nd == 0 {
         whole_graph
     } else if let Some(d) = offload {
-        // the device takes the host's weight ops and copies the weights in, one at a time —
-        // also with no layer on it (`-ngl 0`, the output on the host too): llama.cpp's Vulkan
-        // device reserves the same buffer at -ngl 0 as with some layers
-        dev[d] = dev[d]
-            .max(layers.saturating_sub(2 * e))
-            .saturating_add(sh.host_weight_max);
+        let here = Buffer::Device(d);
+        let h = sh
+            .offloaded
+            .as_ref()
+            .map_or(0, |o| o.iter().take_while(|w| w.is_some()).count());
+        // its own layers: none, or a contiguous run right after the host layers
+        let own_end = sh
+            .layer_device
+            .iter()
+            .rposition(|b| *b == here)
+            .map(|l| l + 1);
+        let contiguous = own_end.is_none_or(|end| {
+            sh.layer_device[h.min(end)..end].iter().all(|b| *b == here)
+                && sh.layer_device.get(h) == Some(&here)
+        });
+        match (&ctx.segments, &sh.offloaded) {
+            (Some(sr), Some(offloaded))
+                if d == 0 && h > 0 && contiguous && runtime::offload_replayable(&sr.model) =>
+            {
+                // the host layers' ops and then its own layers, replayed node by node: each
+                // host weight copied in by its own split, the host layers' cached K and V
+                // copied in for their attention
+                let seg = runtime::Segment {
+                    layers: 0..own_end.unwrap_or(h),
+                    first: true,
+                    output: sh.output_device == here && !sh.output_ops_on_host,
+                    held: None,
+                    experts_elsewhere: Vec::new(),
+                    ffn_elsewhere: Vec::new(),
+                    kv_elsewhere: false,
+                    offloaded: offloaded.clone(),
+                };
+                dev[d] = runtime::segment_peak(&sr.model, &sr.ff, &sr.kv, &sr.g, &seg);
+            }
+            _ => {
+                // the device takes the host's weight ops and copies the weights in, one at
+                // a time — also with no layer on it (`-ngl 0`, the output on the host too)
+                dev[d] = dev[d]
+                    .max(layers.saturating_sub(2 * e))
+                    .saturating_add(sh.host_weight_max);
+            }
+        }
         host_inputs
     } else if sh.output_device == Buffer::Host {
         whole_graph

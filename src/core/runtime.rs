@@ -298,6 +298,46 @@ pub struct Segment {
     /// attention the device copies in the layer's whole cached K and V (and the mask, at its
     /// first use); the row indices stay on the host.
     pub kv_elsewhere: bool,
+    /// Per layer: its weights and cache are in host memory and the device runs its ops (op
+    /// offload, see [`OffloadedWeights`]); such layers come first.
+    pub offloaded: Vec<Option<OffloadedWeights>>,
+}
+
+/// A layer whose weights are in host memory (a host layer of `-ngl`) while a device runs its
+/// ops: op offload (`ggml_backend_sched` with a backend whose `offload_op` takes a batch of at
+/// least 32 rows: CUDA, Vulkan, Metal) moves every op with a host weight to the first device.
+/// Each weight starts a new split (so the previous copies' memory is reused) and is copied
+/// into the device's buffer at its start, freed after its op; the layer's cache stays in host
+/// memory, so the host writes K and V into it and the device copies the cached K and V (and
+/// the mask, at its first use) in for the attention. The bytes of each weight as allocated
+/// (`ggml_nbytes`), in the order the layer uses them. Replayed for dense layers of attention
+/// and a gated FFN (checked against ggml-alloc's trace of llama.cpp's Vulkan device on
+/// llvmpipe, the Llama-3.1-8B shape at `-ngl 0` and `-ngl 20`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OffloadedWeights {
+    pub attn_norm: u64,
+    pub q: u64,
+    pub k: u64,
+    pub v: u64,
+    pub o: u64,
+    pub ffn_norm: u64,
+    pub gate: u64,
+    pub up: u64,
+    pub down: u64,
+}
+
+/// Whether [`segment_peak`] follows op offload's splits ([`OffloadedWeights`]) for `model`: a
+/// decoder of [`segment_replayable`]'s with plain attention and a gated dense FFN in every
+/// layer (no experts, no latent attention). The placement also asks that each host layer have
+/// only the nine weights [`OffloadedWeights`] names.
+pub fn offload_replayable(model: &ModelShape) -> bool {
+    let quirks = graph_of(&model.architecture);
+    segment_replayable(model)
+        && model.moe.is_none()
+        && model.mla.is_none()
+        && quirks.ffn == Ffn::Gated
+        && !quirks.local_attention
+        && !quirks.embedding_output
 }
 
 /// The model's MoE layers have shared experts (a width from the file, or a count).
@@ -457,6 +497,10 @@ fn replay(
         }
     }
     let first_device = seg.is_none_or(|sg| sg.first);
+    // op offload: the layer's weights are copied in one split at a time (`OffloadedWeights`),
+    // and each split copies in the graph inputs it is the first to use
+    let offl = |il: usize| seg.and_then(|sg| sg.offloaded.get(il).copied().flatten());
+    let lazy = seg.is_some_and(|sg| sg.offloaded.iter().any(Option::is_some));
     let elsewhere = |il: usize| {
         experts_elsewhere
             || seg.is_some_and(|sg| sg.experts_elsewhere.get(il).copied().unwrap_or(false))
@@ -510,7 +554,8 @@ fn replay(
     // the first layer's attention inputs.
     let copied_later = r.mode == Mode::Copied && !first_device && tail_in.is_none();
     let mut pre_norm = copied_later.then(|| r.alloc(e));
-    let pos = r.input(t * 4);
+    // (with op offload, copied in by the first layer's Q split)
+    let pos = if lazy { HELD } else { r.input(t * 4) };
     // One set of attention inputs per cache: full layers and windowed layers each have their
     // own (an iSWA model keeps two even with --swa-full), in the order the layers first use them.
     let windowed =
@@ -562,7 +607,7 @@ fn replay(
         .collect();
     let kv_elsewhere = seg.is_some_and(|sg| sg.kv_elsewhere);
     let kind_input = |r: &mut Replay, n: u64| {
-        if kv_elsewhere {
+        if kv_elsewhere || lazy {
             return (HELD, HELD, HELD);
         }
         let ki = r.input(t * 8);
@@ -668,11 +713,14 @@ fn replay(
     } else {
         split_of(last_layer)
     };
-    let out_ids = if seg.is_none_or(|sg| sg.output) && out_split == 0 {
+    let out_ids = if seg.is_none_or(|sg| sg.output) && out_split == 0 && !lazy {
         r.input(outputs * 4)
     } else {
         HELD
     };
+    // with op offload the device runs the last layer's row gathering (its logits may run on
+    // the host): the output ids are copied in by the split that first uses them
+    let mut out_pending = lazy && seg.is_some_and(|sg| sg.layers.end >= model.layers.len());
     // The last layer using each kind frees its inputs after use.
     // (on a device, the last of its own layers: its copies are freed there)
     let end = seg.map_or(kind_of_layer.len(), |sg| {
@@ -769,6 +817,7 @@ fn replay(
     let last = model.layers.len().saturating_sub(1);
     let dense_ff = dense_ff_width(model, ff);
     let mut pos_live = Some(pos);
+    let mut pos_pending = lazy;
     let mut out_live = Some(out_ids);
     for (il, l) in model.layers.iter().enumerate() {
         if seg.is_some_and(|sg| !sg.layers.contains(&il)) {
@@ -787,6 +836,9 @@ fn replay(
             Some(x) => x,
             None => r.alloc(e),
         };
+        let w = offl(il);
+        // (the norm's weight, copied in for its in-place multiply)
+        offloaded_op(&mut r, w.map(|w| w.attn_norm), 0);
         let mut cur: Option<Live> = None;
         if l.recurrent && arch == "minimax-01" {
             // minimax-01's lightning attention: Q, K, V, then per sequence the rows × rows ×
@@ -965,14 +1017,23 @@ fn replay(
             let n_kv = n_kv_of(kv, il, g, local);
             let kind = kind_of_layer[il].unwrap_or(0);
             // build_attn expands Q, V, K in that order, then the two cache writes.
+            let wq = w.map(|w| r.alloc(w.q));
+            if wq.is_some() && pos_pending {
+                pos_live = Some(r.alloc(t * 4));
+                pos_pending = false;
+            }
             let mut q = r.alloc(hq * dk * t * f32b);
+            if let Some(x) = wq {
+                r.free(x);
+            }
             if qk_norm {
                 let qn = r.alloc(hq * dk * t * f32b);
                 r.free(q);
                 q = qn;
             }
-            let v = (model.mla.is_none()).then(|| r.alloc(hkv * dv * t * f32b));
-            let mut k = r.alloc(hkv * dk * t * f32b);
+            let v = (model.mla.is_none())
+                .then(|| offloaded_op(&mut r, w.map(|w| w.v), hkv * dv * t * f32b));
+            let mut k = offloaded_op(&mut r, w.map(|w| w.k), hkv * dk * t * f32b);
             r.free(norm);
             if qk_norm {
                 let kn = r.alloc(hkv * dk * t * f32b);
@@ -1030,8 +1091,9 @@ fn replay(
                         + rows(n_kv, me),
                 )
             });
-            // -nkvo: K and V were copied out to the host's cache; its views come back in
-            let cache_copies = kv_elsewhere.then(|| {
+            // -nkvo, or a layer whose ops are offloaded: K and V were copied out to the host's
+            // cache; its views come back in
+            let cache_copies = (kv_elsewhere || w.is_some()).then(|| {
                 // (the views span every stream's cells)
                 let bytes = kv.per_layer.get(il).map_or(0, |c| c.allocated_bytes);
                 let kc = r.alloc(bytes.saturating_mul(dk) / (dk + dv).max(1));
@@ -1093,7 +1155,16 @@ fn replay(
             } else {
                 attn
             };
+            let wwo = w.map(|w| r.alloc(w.o));
+            if wwo.is_some() && il == last && out_pending {
+                // the last layer's output-row gathering is in this split
+                out_live = Some(r.alloc(outputs * 4));
+                out_pending = false;
+            }
             let mut wo = r.alloc(e);
+            if let Some(x) = wwo {
+                r.free(x);
+            }
             r.free(attn);
             if let Some((n_enc, _, _)) = cross {
                 // T5's decoder: cross-attention over the encoder's n_enc rows (K and V
@@ -1156,6 +1227,7 @@ fn replay(
         let rows = if cut { outputs } else { t };
         let er = if cut { e_out } else { e };
         let fnorm = r.alloc(er);
+        offloaded_op(&mut r, w.map(|w| w.ffn_norm), 0);
         // the leading dense layers of a MoE model (`leading_dense_block_count`: DeepSeek's
         // first three) run a dense FFN
         let moe_here = model
@@ -1245,13 +1317,35 @@ fn replay(
             r.free(glu);
             down
         } else {
-            let gate = r.alloc(dense_ff * rows * f32b);
-            let up = r.alloc(dense_ff * rows * f32b);
+            let gate = offloaded_op(&mut r, w.map(|w| w.gate), dense_ff * rows * f32b);
+            let up = offloaded_op(&mut r, w.map(|w| w.up), dense_ff * rows * f32b);
             r.free(fnorm);
             let glu = r.alloc(dense_ff * rows * f32b);
             r.free(gate);
             r.free(up);
+            let wd = w.map(|w| r.alloc(w.down));
+            if wd.is_some() && il + 1 < end && offl(il + 1).is_none() {
+                // the device's own layers follow in this split: it copies in what they are the
+                // first to use (row indices per cache, the output ids)
+                for (k, ins) in kind_inputs.iter_mut().enumerate() {
+                    let later = (il + 1..end).any(|j| kind_of_layer[j] == Some(k));
+                    if later && ins.0.0 == HELD.0 {
+                        ins.0 = r.alloc(t * 8);
+                        ins.1 = r.alloc(v_idx_bytes);
+                        if ins.2.0 == HELD.0 {
+                            ins.2 = r.alloc(kinds[k].saturating_mul(t).saturating_mul(mask_elem));
+                        }
+                    }
+                }
+                if out_pending {
+                    out_live = Some(r.alloc(outputs * 4));
+                    out_pending = false;
+                }
+            }
             let down = r.alloc(er);
+            if let Some(x) = wd {
+                r.free(x);
+            }
             r.free(glu);
             down
         };
@@ -1320,6 +1414,17 @@ fn replay(
         r.free(clamped);
     }
     r.a.max
+}
+
+/// An op whose weight a device copies in (op offload): the copy, the op's output (none for an
+/// op in place), then the copy freed.
+fn offloaded_op(r: &mut Replay, weight: Option<u64>, out: u64) -> Live {
+    let copy = weight.map(|b| r.alloc(b));
+    let o = if out > 0 { r.alloc(out) } else { HELD };
+    if let Some(c) = copy {
+        r.free(c);
+    }
+    o
 }
 
 /// Which projections of one kind of feed-forward block (dense, routed experts or shared
@@ -1657,6 +1762,72 @@ mod tests {
         let c = mib(b.compute_bytes);
         // llama-fit-params on a header-only file of this shape: 9,076,539,392 bytes.
         assert_eq!(b.compute_bytes, 9_076_539_392, "{c}");
+    }
+
+    /// Op offload: a Vulkan device running every layer of the Llama-3.1-8B shape (Q4_K) whose
+    /// weights stay in host memory (`-ngl 0`), at 32,768 tokens with flash attention. llama.cpp
+    /// b11434's Vulkan device on llvmpipe reserves 209,719,296 bytes at ub 512 (the host cache's
+    /// K and V views and the mask copied in for the first layer's attention) and 704,659,456 at
+    /// ub 2048 (the FFN's activations in the holes the weight copies leave).
+    #[test]
+    fn op_offload_replays_llama_cpp_vulkan_device() {
+        let mut f = figures("llama");
+        f.layers = 32;
+        f.head_count = PerLayer::Uniform(32);
+        f.head_count_kv = PerLayer::Uniform(8);
+        f.embedding_length = 4096;
+        f.vocab_size = 128_256;
+        let m = ModelShape::from_figures("l", &f, Provenance::File).unwrap();
+        let ff = FeedForward {
+            length: 14_336,
+            ..Default::default()
+        };
+        // Q4_K: 144 bytes per 256 weights; the norms f32
+        let q4k = |rows: u64, cols: u64| rows * cols / 256 * 144;
+        let w = OffloadedWeights {
+            attn_norm: 4096 * 4,
+            q: q4k(4096, 4096),
+            k: q4k(1024, 4096),
+            v: q4k(1024, 4096),
+            o: q4k(4096, 4096),
+            ffn_norm: 4096 * 4,
+            gate: q4k(14_336, 4096),
+            up: q4k(14_336, 4096),
+            down: q4k(4096, 14_336),
+        };
+        let peak = |ubatch: u64, offloaded: Vec<Option<OffloadedWeights>>| {
+            let s = CacheSettings {
+                context: 32_768,
+                ubatch,
+                ..CacheSettings::default()
+            };
+            let kv = kv::cache(&m, &s);
+            let g = GraphSettings {
+                ubatch,
+                sequences: 1,
+                flash_attn: true,
+                kv_unified: false,
+            };
+            let seg = Segment {
+                layers: 0..32,
+                first: true,
+                output: false,
+                held: None,
+                experts_elsewhere: Vec::new(),
+                ffn_elsewhere: Vec::new(),
+                kv_elsewhere: false,
+                offloaded,
+            };
+            segment_peak(&m, &ff, &kv, &g, &seg)
+        };
+        assert_eq!(peak(512, vec![Some(w); 32]), 209_719_296);
+        assert_eq!(peak(2048, vec![Some(w); 32]), 704_659_456);
+        // -ngl 20: the first 13 layers' weights and cache in host memory, the rest on the device
+        let mut ngl20 = vec![Some(w); 13];
+        ngl20.resize(32, None);
+        assert_eq!(peak(512, ngl20), 209_719_296);
+        // without op offload the same device needs neither the copies nor the cache views
+        assert!(peak(512, Vec::new()) < 200 << 20);
     }
 
     #[test]
