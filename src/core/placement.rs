@@ -145,6 +145,18 @@ impl Backend {
     pub fn offloads_ops(self) -> bool {
         !matches!(self, Backend::Rpc)
     }
+    /// The largest chunk its compute buffers are allocated in (`ggml_backend_buft_get_max_size`;
+    /// ggml-alloc opens another chunk for what does not fit): Vulkan's suballocation block,
+    /// 1 GiB by default (`GGML_VK_SUBALLOCATION_BLOCK_SIZE`, at most the device's
+    /// `maxMemoryAllocationSize`), for the device's buffer and its pinned host buffer, which
+    /// then holds the host's compute buffer. None: no limit (CUDA, ROCm, RPC; Metal's is the
+    /// device's largest buffer, beyond what a compute buffer reaches).
+    pub fn max_chunk(self) -> Option<u64> {
+        match self {
+            Backend::Vulkan => Some(1 << 30),
+            _ => None,
+        }
+    }
     /// The name as llmbound's profiles and JSON spell it.
     pub fn label(self) -> &'static str {
         match self {
@@ -592,6 +604,9 @@ pub struct ContextFigures {
     pub output_rows_blocks: u64,
     /// The KQ masks as graph inputs: f16 with flash attention, else f32.
     pub mask_input_bytes: u64,
+    /// The largest tensor of a layer's attention ops (`core::runtime::attention_tensor_max`):
+    /// a device whose tensor limit is below it leaves the attention to the host.
+    pub attn_tensor_bytes: u64,
     /// The model, cache and graph for replaying one device's split
     /// (`core::runtime::segment_peak`), when the replay follows it.
     pub segments: Option<Arc<SegmentReplay>>,
@@ -733,7 +748,10 @@ pub enum ComputeBasis {
     /// Vulkan) is replayed the same way over the host layers and then its own, for decoders
     /// of plain attention and a gated dense FFN (`runtime::OffloadedWeights`): each host weight
     /// copied in by its own split, the host layers' cached K and V copied in for their
-    /// attention. Other working peaks are
+    /// attention. A device whose tensor limit is below the attention's largest tensor leaves
+    /// the attention to the host (both replayed: `runtime::Segment::attn_elsewhere`,
+    /// `runtime::HostSplits::attention`), and a Vulkan buffer is allocated in 1 GiB chunks
+    /// ([`Backend::max_chunk`]). Other working peaks are
     /// the runtime's whole-graph figures less whole hidden-state blocks (the input stage a
     /// device does not run), as measured on llama.cpp's own RPC devices, so a split whose ops
     /// differ from a whole layer's (a device holding attention only, the experts of another
@@ -1200,6 +1218,12 @@ pub fn place(
         offload_to: devs.first().filter(|d| d.backend.offloads_ops()).map(|_| 0),
         foreign,
         kv_on_host: settings.no_kv_offload,
+        attn_away: devs
+            .iter()
+            .map(|d| !d.takes_tensor(ctx.attn_tensor_bytes))
+            .collect(),
+        chunk: devs.iter().map(|d| d.backend.max_chunk()).collect(),
+        host_chunk: devs.first().and_then(|d| d.backend.max_chunk()),
     };
     let (dev_compute, host_compute) = compute_buffers(ctx, &shape, nd);
     for (mem, c) in devices_mem.iter_mut().zip(dev_compute) {
@@ -1256,6 +1280,13 @@ struct SplitShape<'a> {
     /// Op offload over whole host layers that come first (`-ngl` below the layer count): per
     /// layer, a host layer's weights (see [`runtime::OffloadedWeights`]).
     offloaded: Option<Vec<Option<runtime::OffloadedWeights>>>,
+    /// Per device: it cannot run the attention (a tensor of it over its limit), so the host
+    /// runs it ([`runtime::Segment::attn_elsewhere`]).
+    attn_away: Vec<bool>,
+    /// Per device: its buffer type's largest chunk ([`Backend::max_chunk`]).
+    chunk: Vec<Option<u64>>,
+    /// The host's compute buffer's largest chunk (the first device's pinned host buffer).
+    host_chunk: Option<u64>,
 }
 
 /// The compute buffer of each device in use and of the host (see [`ComputeBasis`]).
@@ -1321,6 +1352,31 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                     && sh.experts_out_on_host[n - 1])
                     .then_some((n, n))
             });
+        if sh.attn_away.get(d) == Some(&true)
+            && !sh.pipeline_parallel
+            && !sh.kv_on_host
+            && let Some(sr) = &ctx.segments
+            && runtime::offload_replayable(&sr.model)
+            && let Some((start, end)) = span
+            && start < end
+            && sh.layer_tensors[start..end].iter().all(|(_, h)| *h == 0)
+        {
+            // its layers without their attention, which the host runs
+            let seg = runtime::Segment {
+                layers: start..end,
+                first,
+                output: has_output,
+                held: None,
+                experts_elsewhere: Vec::new(),
+                ffn_elsewhere: Vec::new(),
+                kv_elsewhere: false,
+                offloaded: Vec::new(),
+                attn_elsewhere: true,
+                max_chunk: sh.chunk.get(d).copied().flatten(),
+            };
+            *out = runtime::segment_peak(&sr.model, &sr.ff, &sr.kv, &sr.g, &seg);
+            continue;
+        }
         let v = if sh.pipeline_parallel
             && let Some(sr) = &ctx.segments
             && let Some((start, end)) = span
@@ -1349,6 +1405,8 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                 ffn_elsewhere: Vec::new(),
                 kv_elsewhere: false,
                 offloaded: Vec::new(),
+                attn_elsewhere: false,
+                max_chunk: sh.chunk.get(d).copied().flatten(),
             };
             runtime::segment_peak(&sr.model, &sr.ff, &sr.kv, &sr.g, &seg)
         } else if sh.pipeline_parallel {
@@ -1416,6 +1474,8 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                 ffn_elsewhere: sh.ffn_on_host.to_vec(),
                 kv_elsewhere: sh.kv_on_host,
                 offloaded: Vec::new(),
+                attn_elsewhere: false,
+                max_chunk: sh.chunk.get(d).copied().flatten(),
             };
             runtime::segment_peak(&sr.model, &sr.ff, &sr.kv, &sr.g, &seg)
         } else {
@@ -1435,9 +1495,10 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
         };
         *out = v;
     }
-    let host = if nd == 0 {
-        whole_graph
-    } else if let Some(d) = offload {
+    // op offload: the first device runs the host layers' ops
+    if nd > 0
+        && let Some(d) = offload
+    {
         let here = Buffer::Device(d);
         let h = sh
             .offloaded
@@ -1469,6 +1530,8 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                     ffn_elsewhere: Vec::new(),
                     kv_elsewhere: false,
                     offloaded: offloaded.clone(),
+                    attn_elsewhere: sh.attn_away.get(d).copied().unwrap_or(false),
+                    max_chunk: sh.chunk.get(d).copied().flatten(),
                 };
                 dev[d] = runtime::segment_peak(&sr.model, &sr.ff, &sr.kv, &sr.g, &seg);
             }
@@ -1480,6 +1543,72 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                     .saturating_add(sh.host_weight_max);
             }
         }
+    }
+    // every layer's attention runs on the host: its device cannot run it, or it is a host
+    // layer whose other ops op offload takes to such a device
+    let away = |b: &Buffer| match b {
+        Buffer::Device(d) => sh.attn_away.get(*d).copied().unwrap_or(false),
+        Buffer::Host => {
+            sh.offloaded.is_some() && offload.is_some_and(|d| sh.attn_away.get(d) == Some(&true))
+        }
+    };
+    let host_attention = nd > 0
+        && !sh.kv_on_host
+        && !sh.layer_device.is_empty()
+        && sh.layer_device.iter().all(away)
+        && ctx
+            .host_replay
+            .as_ref()
+            .is_some_and(|sr| runtime::offload_replayable(&sr.model));
+    let host_output = sh.output_ops_on_host || sh.output_device == Buffer::Host;
+    // or it runs no layer work, only the output projection (its host layers' ops offloaded)
+    let host_output_only = nd > 0
+        && host_output
+        && !sh.kv_on_host
+        && sh.host_splits.is_none()
+        && (!host_layers || (sh.offloaded.is_some() && offload.is_some()))
+        && sh
+            .layer_tensors
+            .iter()
+            .zip(sh.layer_device)
+            .all(|((_, h), b)| *h == 0 || *b == Buffer::Host)
+        && ctx
+            .host_replay
+            .as_ref()
+            .is_some_and(|sr| runtime::offload_replayable(&sr.model));
+    let host = if nd == 0 {
+        whole_graph
+    } else if (host_attention || host_output_only)
+        && let Some(sr) = &ctx.host_replay
+    {
+        // the host runs every layer's attention and/or the output projection, replayed with
+        // its input stage
+        let layer_device: Vec<usize> = sh
+            .layer_device
+            .iter()
+            .map(|b| match b {
+                Buffer::Device(d) => *d,
+                Buffer::Host => offload.unwrap_or(0),
+            })
+            .collect();
+        let attention = vec![host_attention; sh.layer_device.len()];
+        let cache_here: Vec<bool> = sh.layer_device.iter().map(|b| *b == Buffer::Host).collect();
+        let (on_host, kinds) = sh
+            .host_splits
+            .as_ref()
+            .map_or((&[][..], &[][..]), |(_, o, k)| (&o[..], &k[..]));
+        let splits = runtime::HostSplits {
+            layer_device: &layer_device,
+            on_host,
+            kinds,
+            ff: sr.ff,
+            attention: &attention,
+            cache_here: &cache_here,
+            output: host_output,
+            max_chunk: sh.host_chunk,
+        };
+        runtime::host_ffn_peak(&sr.model, &sr.kv, &sr.g, &splits)
+    } else if offload.is_some() {
         host_inputs
     } else if sh.output_device == Buffer::Host {
         whole_graph
@@ -1499,6 +1628,10 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
             on_host,
             kinds,
             ff: sr.ff,
+            attention: &[],
+            cache_here: &[],
+            output: false,
+            max_chunk: sh.host_chunk,
         };
         runtime::host_ffn_peak(&sr.model, &sr.kv, &sr.g, &splits)
     } else if whole_layer_on_host {
@@ -1516,7 +1649,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
     // the output projection on the host: the logits beside the hidden state copied back and
     // its normed copy (llvmpipe: 266.5 MiB on the Llama-3.1-8B shape at ub 512; `-ot
     // output=CPU` on RPC devices: 404.0 MiB on the gpt-oss-20b shape)
-    let host = if nd > 0 && sh.output_ops_on_host {
+    let host = if nd > 0 && sh.output_ops_on_host && !host_attention && !host_output_only {
         host.max(ctx.logits_bytes.saturating_add(2 * e))
     } else {
         host
@@ -2220,6 +2353,7 @@ pub fn context_figures(
         })
     });
     ContextFigures {
+        attn_tensor_bytes: runtime::attention_tensor_max(model, &kv, &g),
         layer_bytes,
         mask_bytes: masks,
         layer_compute_bytes: layer_compute,

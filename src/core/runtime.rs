@@ -131,79 +131,139 @@ fn align(n: u64) -> u64 {
     n.div_ceil(ALIGN).saturating_mul(ALIGN)
 }
 
-/// ggml-alloc's dynamic tensor allocator over one chunk (the CPU buffer has no size limit):
-/// best fit among the free blocks before the last, else the last block, which grows the
-/// buffer. Frees merge with their neighbours.
-#[derive(Debug, Default)]
+/// ggml-alloc's dynamic tensor allocator (`ggml_dyn_tallocr`, b11434). A buffer is a list of
+/// chunks, each at most the buffer type's maximum size (`ggml_backend_buft_get_max_size`: none
+/// on the CPU, CUDA or RPC; Vulkan's 1 GiB suballocation block, for its device and its pinned
+/// host buffer): best fit among the free blocks before each chunk's last (a later chunk's fit
+/// taking the place of an earlier one's, as ggml-alloc's loop does), else the last block of the
+/// chunk that wastes least (or grows least), else a new chunk as large as the tensor needs. The
+/// buffer is the sum of the chunks' high-water marks. Frees merge with their neighbours.
+/// Addresses carry the chunk above [`CHUNK_SHIFT`].
+#[derive(Debug)]
 struct DynAlloc {
-    /// Free blocks (offset, size), sorted by offset; the last one reaches to "infinity".
+    chunks: Vec<Chunk>,
+    /// A new chunk's size (at least the tensor that opens it).
+    max_chunk: u64,
+    /// The buffer's size: the chunks' high-water marks summed.
+    max: u64,
+}
+
+#[derive(Debug)]
+struct Chunk {
+    /// Free blocks (offset, size), sorted by offset; the last one reaches to the chunk's end.
     blocks: Vec<(u64, u64)>,
     /// High-water mark.
     max: u64,
 }
 
+/// A chunk's index sits above this bit of an address.
+const CHUNK_SHIFT: u32 = 48;
+
+/// No chunk limit (the CPU's buffer type and most devices').
+const UNCHUNKED: u64 = u64::MAX / 4;
+
 impl DynAlloc {
     fn new() -> DynAlloc {
+        DynAlloc::chunked(UNCHUNKED)
+    }
+
+    fn chunked(max_chunk: u64) -> DynAlloc {
         DynAlloc {
-            blocks: vec![(0, u64::MAX / 4)],
+            chunks: vec![Chunk {
+                blocks: vec![(0, max_chunk.max(1))],
+                max: 0,
+            }],
+            max_chunk: max_chunk.max(1),
             max: 0,
         }
     }
 
     fn alloc(&mut self, size: u64) -> u64 {
         let size = align(size);
-        let n = self.blocks.len();
-        let mut best: Option<usize> = None;
-        let mut best_size = u64::MAX;
-        for (i, &(_, s)) in self.blocks.iter().enumerate().take(n.saturating_sub(1)) {
-            if s >= size && s <= best_size {
-                best = Some(i);
-                best_size = s;
+        let mut best: Option<(usize, usize)> = None;
+        for (c, ch) in self.chunks.iter().enumerate() {
+            let mut best_size = u64::MAX;
+            let n = ch.blocks.len();
+            for (i, &(_, s)) in ch.blocks.iter().enumerate().take(n.saturating_sub(1)) {
+                if s >= size && s <= best_size {
+                    best = Some((c, i));
+                    best_size = s;
+                }
             }
         }
-        let i = best.unwrap_or(n - 1);
-        let (off, s) = self.blocks[i];
-        let addr = off;
-        if s == size {
-            self.blocks.remove(i);
-        } else {
-            self.blocks[i] = (off + size, s - size);
+        if best.is_none() {
+            // the last blocks: the one whose chunk then wastes least, else grows least
+            let mut best_reuse = i128::MIN;
+            for (c, ch) in self.chunks.iter().enumerate() {
+                if let Some(&(off, s)) = ch.blocks.last() {
+                    let reuse = i128::from(ch.max) - i128::from(off) - i128::from(size);
+                    let better_reuse = best_reuse < 0 && reuse > best_reuse;
+                    let better_fit = reuse >= 0 && reuse < best_reuse;
+                    if s >= size && (better_reuse || better_fit) {
+                        best = Some((c, ch.blocks.len() - 1));
+                        best_reuse = reuse;
+                    }
+                }
+            }
         }
-        self.max = self.max.max(addr + size);
-        addr
+        let (c, i) = best.unwrap_or_else(|| {
+            self.chunks.push(Chunk {
+                blocks: vec![(0, size.max(self.max_chunk))],
+                max: 0,
+            });
+            (self.chunks.len() - 1, 0)
+        });
+        let ch = &mut self.chunks[c];
+        let (off, s) = ch.blocks[i];
+        if s == size {
+            ch.blocks.remove(i);
+        } else {
+            ch.blocks[i] = (off + size, s - size);
+        }
+        if off + size > ch.max {
+            self.max += off + size - ch.max;
+            ch.max = off + size;
+        }
+        ((c as u64) << CHUNK_SHIFT) | off
     }
 
-    fn free(&mut self, off: u64, size: u64) {
+    fn free(&mut self, addr: u64, size: u64) {
         let size = align(size);
-        for i in 0..self.blocks.len() {
-            let (bo, bs) = self.blocks[i];
+        let c = (addr >> CHUNK_SHIFT) as usize;
+        let off = addr & ((1u64 << CHUNK_SHIFT) - 1);
+        let Some(ch) = self.chunks.get_mut(c) else {
+            return;
+        };
+        let blocks = &mut ch.blocks;
+        for i in 0..blocks.len() {
+            let (bo, bs) = blocks[i];
             if bo + bs == off {
-                self.blocks[i].1 += size;
-                if i + 1 < self.blocks.len() {
-                    let (no, ns) = self.blocks[i + 1];
-                    if self.blocks[i].0 + self.blocks[i].1 == no {
-                        self.blocks[i].1 += ns;
-                        self.blocks.remove(i + 1);
+                blocks[i].1 += size;
+                if i + 1 < blocks.len() {
+                    let (no, ns) = blocks[i + 1];
+                    if blocks[i].0 + blocks[i].1 == no {
+                        blocks[i].1 += ns;
+                        blocks.remove(i + 1);
                     }
                 }
                 return;
             }
             if off + size == bo {
-                self.blocks[i] = (off, bs + size);
+                blocks[i] = (off, bs + size);
                 if i > 0 {
-                    let (po, ps) = self.blocks[i - 1];
+                    let (po, ps) = blocks[i - 1];
                     if po + ps == off {
-                        self.blocks[i - 1].1 += self.blocks[i].1;
-                        self.blocks.remove(i);
+                        blocks[i - 1].1 += blocks[i].1;
+                        blocks.remove(i);
                     }
                 }
                 return;
             }
         }
-        let pos = self.blocks.iter().position(|(o, _)| *o > off);
+        let pos = blocks.iter().position(|(o, _)| *o > off);
         match pos {
-            Some(p) => self.blocks.insert(p, (off, size)),
-            None => self.blocks.push((off, size)),
+            Some(p) => blocks.insert(p, (off, size)),
+            None => blocks.push((off, size)),
         }
     }
 }
@@ -235,9 +295,9 @@ enum Mode {
 const HELD: Live = Live(u64::MAX, 0);
 
 impl Replay {
-    fn new() -> Replay {
+    fn chunked(max_chunk: Option<u64>) -> Replay {
         Replay {
-            a: DynAlloc::new(),
+            a: max_chunk.map_or_else(DynAlloc::new, DynAlloc::chunked),
             mode: Mode::Single,
         }
     }
@@ -301,6 +361,13 @@ pub struct Segment {
     /// Per layer: its weights and cache are in host memory and the device runs its ops (op
     /// offload, see [`OffloadedWeights`]); such layers come first.
     pub offloaded: Vec<Option<OffloadedWeights>>,
+    /// The device cannot run its layers' attention (a tensor of it over the device's limit:
+    /// Vulkan's `maxStorageBufferRange` without 64-bit indexing refuses the op), so the host
+    /// runs it: the device writes K and V into its cache, Q goes to the host, the attention's
+    /// output comes back; the device takes no mask.
+    pub attn_elsewhere: bool,
+    /// The buffer type's largest chunk (Vulkan's 1 GiB suballocation block); None: no limit.
+    pub max_chunk: Option<u64>,
 }
 
 /// A layer whose weights are in host memory (a host layer of `-ngl`) while a device runs its
@@ -338,6 +405,32 @@ pub fn offload_replayable(model: &ModelShape) -> bool {
         && quirks.ffn == Ffn::Gated
         && !quirks.local_attention
         && !quirks.embedding_output
+}
+
+/// The largest tensor of any layer's attention ops in the reserved prompt graph (bytes): the
+/// cached K and V views and the mask, and the KQ scores (f32, heads × cells × rows) without
+/// flash attention. A device whose tensor limit is below it cannot run the attention
+/// (ggml-vulkan's `supports_op` refuses an op with a source or result over
+/// `maxStorageBufferRange`), so llama.cpp runs it on the host.
+pub fn attention_tensor_max(model: &ModelShape, kv: &KvCache, g: &GraphSettings) -> u64 {
+    let t = kv.allocated_context.min(g.ubatch).max(1);
+    let mut m = 0u64;
+    for (il, l) in model.layers.iter().enumerate() {
+        if l.attention == Attention::None {
+            continue;
+        }
+        let n_kv = n_kv_of(kv, il, g, None);
+        let hq = l.head_count as u64;
+        let cache = kv.per_layer.get(il).map_or(0, |c| c.allocated_bytes);
+        let mask = n_kv.saturating_mul(t) * if g.flash_attn { 2 } else { 4 };
+        let kq = if g.flash_attn {
+            0
+        } else {
+            n_kv.saturating_mul(t).saturating_mul(hq) * 4
+        };
+        m = m.max(cache / 2).max(mask).max(kq);
+    }
+    m
 }
 
 /// The model's MoE layers have shared experts (a width from the file, or a count).
@@ -487,7 +580,7 @@ fn replay(
     // The first op on the reshaped Q and K (RoPE, or a per-head norm) cannot run in place on
     // a view of the projection, so each gets a new tensor and the projection is freed.
     let qk_norm = true;
-    let mut r = Replay::new();
+    let mut r = Replay::chunked(seg.and_then(|sg| sg.max_chunk));
     if let Some(sg) = seg {
         r.mode = Mode::Copied;
         if let Some(held) = sg.held {
@@ -606,13 +699,19 @@ fn replay(
         })
         .collect();
     let kv_elsewhere = seg.is_some_and(|sg| sg.kv_elsewhere);
+    let attn_elsewhere = seg.is_some_and(|sg| sg.attn_elsewhere);
     let kind_input = |r: &mut Replay, n: u64| {
         if kv_elsewhere || lazy {
             return (HELD, HELD, HELD);
         }
         let ki = r.input(t * 8);
         let vi = r.input(v_idx_bytes);
-        let mask = r.input(n.saturating_mul(t).saturating_mul(mask_elem));
+        // (the host runs the attention and keeps the mask)
+        let mask = if attn_elsewhere {
+            HELD
+        } else {
+            r.input(n.saturating_mul(t).saturating_mul(mask_elem))
+        };
         (ki, vi, mask)
     };
     let mut kind_inputs = vec![(HELD, HELD, HELD); kinds.len()];
@@ -1093,7 +1192,7 @@ fn replay(
             });
             // -nkvo, or a layer whose ops are offloaded: K and V were copied out to the host's
             // cache; its views come back in
-            let cache_copies = (kv_elsewhere || w.is_some()).then(|| {
+            let cache_copies = ((kv_elsewhere || w.is_some()) && !attn_elsewhere).then(|| {
                 // (the views span every stream's cells)
                 let bytes = kv.per_layer.get(il).map_or(0, |c| c.allocated_bytes);
                 let kc = r.alloc(bytes.saturating_mul(dk) / (dk + dv).max(1));
@@ -1103,7 +1202,19 @@ fn replay(
                 }
                 (kc, vc)
             });
-            let attn = if g.flash_attn && !kq_bias {
+            let attn = if attn_elsewhere {
+                // Q goes to the host, which runs the attention; its output comes back (made
+                // contiguous here without flash attention)
+                r.free(q);
+                let back = r.alloc(hq * dv * t * f32b);
+                if g.flash_attn {
+                    back
+                } else {
+                    let cont = r.alloc(hq * dv * t * f32b);
+                    r.free(back);
+                    cont
+                }
+            } else if g.flash_attn && !kq_bias {
                 let o = r.alloc(hq * dv * t * f32b);
                 r.free(q);
                 o
@@ -1332,7 +1443,7 @@ fn replay(
                     if later && ins.0.0 == HELD.0 {
                         ins.0 = r.alloc(t * 8);
                         ins.1 = r.alloc(v_idx_bytes);
-                        if ins.2.0 == HELD.0 {
+                        if ins.2.0 == HELD.0 && !attn_elsewhere {
                             ins.2 = r.alloc(kinds[k].saturating_mul(t).saturating_mul(mask_elem));
                         }
                     }
@@ -1663,7 +1774,30 @@ mod tests {
         // freeing next to a free block merges them
         a.free(0, 96);
         a.free(y, 64);
-        assert_eq!(a.blocks.len(), 1);
+        assert_eq!(a.chunks[0].blocks.len(), 1);
+    }
+
+    /// Vulkan's 1 GiB chunks (llama.cpp's host buffer at ub 2048 on the Llama-3.1-8B shape:
+    /// the inputs' 256.08 MiB in the first chunk, the 1,002 MiB logits in a second).
+    #[test]
+    fn allocator_opens_a_chunk_for_what_does_not_fit() {
+        let mib = 1u64 << 20;
+        let mut a = DynAlloc::chunked(1024 * mib);
+        let inputs = a.alloc(256 * mib);
+        let _kept = a.alloc(32 * mib);
+        a.free(inputs, 256 * mib);
+        // 1,002 MiB fit neither the 256 MiB hole nor the 736 MiB left after `kept`
+        let logits = a.alloc(1002 * mib);
+        assert_eq!(logits >> CHUNK_SHIFT, 1);
+        assert_eq!(a.max, (256 + 32 + 1002) * mib);
+        // a tensor over the chunk size opens a chunk of its own size; once freed, the chunk
+        // that then wastes least takes the next one
+        let kq = a.alloc(2048 * mib);
+        assert_eq!(kq >> CHUNK_SHIFT, 2);
+        a.free(kq, 2048 * mib);
+        a.free(logits, 1002 * mib);
+        assert_eq!(a.alloc(1500 * mib) >> CHUNK_SHIFT, 2);
+        assert_eq!(a.max, (288 + 1002 + 2048) * mib);
     }
 
     #[test]
@@ -1817,6 +1951,8 @@ mod tests {
                 ffn_elsewhere: Vec::new(),
                 kv_elsewhere: false,
                 offloaded,
+                attn_elsewhere: false,
+                max_chunk: Some(1 << 30),
             };
             segment_peak(&m, &ff, &kv, &g, &seg)
         };
@@ -1828,6 +1964,87 @@ mod tests {
         assert_eq!(peak(512, ngl20), 209_719_296);
         // without op offload the same device needs neither the copies nor the cache views
         assert!(peak(512, Vec::new()) < 200 << 20);
+    }
+
+    /// A Vulkan device with llvmpipe's 128 MiB storage-buffer range cannot run the attention
+    /// without flash attention (2 GiB of KQ scores at 32,768 tokens), so the host runs it, and
+    /// the output projection (its weight in host memory); its pinned buffer is allocated in
+    /// 1 GiB chunks. llama.cpp b11434 (Llama-3.1-8B shape, `-ngl 99`): host 2,369,798,144 bytes
+    /// (the KQ scores in a chunk of their own beside 212 MiB of inputs and copies), device
+    /// 125,839,360; with flash attention at ub 2048 the host holds only the output stage:
+    /// 1,319,190,528 (the inputs' 256 MiB chunk, the 1,002 MiB logits in a second).
+    #[test]
+    fn attention_on_the_host_in_vulkan_chunks() {
+        let mut f = figures("llama");
+        f.layers = 32;
+        f.head_count = PerLayer::Uniform(32);
+        f.head_count_kv = PerLayer::Uniform(8);
+        f.embedding_length = 4096;
+        f.vocab_size = 128_256;
+        let m = ModelShape::from_figures("l", &f, Provenance::File).unwrap();
+        let ff = FeedForward {
+            length: 14_336,
+            ..Default::default()
+        };
+        let run = |ubatch: u64, flash_attn: bool, attention: bool| {
+            let s = CacheSettings {
+                context: 32_768,
+                ubatch,
+                flash_attn,
+                ..CacheSettings::default()
+            };
+            let kv = kv::cache(&m, &s);
+            let g = GraphSettings {
+                ubatch,
+                sequences: 1,
+                flash_attn,
+                kv_unified: false,
+            };
+            let host = host_ffn_peak(
+                &m,
+                &kv,
+                &g,
+                &HostSplits {
+                    layer_device: &[0; 32],
+                    on_host: &[],
+                    kinds: &[],
+                    ff,
+                    attention: &[attention; 32],
+                    cache_here: &[false; 32],
+                    output: true,
+                    max_chunk: Some(1 << 30),
+                },
+            );
+            let seg = Segment {
+                layers: 0..32,
+                first: true,
+                output: false,
+                held: None,
+                experts_elsewhere: Vec::new(),
+                ffn_elsewhere: Vec::new(),
+                kv_elsewhere: false,
+                offloaded: Vec::new(),
+                attn_elsewhere: attention,
+                max_chunk: Some(1 << 30),
+            };
+            (host, segment_peak(&m, &ff, &kv, &g, &seg))
+        };
+        assert_eq!(run(512, false, true), (2_369_798_144, 125_839_360));
+        assert_eq!(run(2048, true, false).0, 1_319_190_528);
+        // what decides it: the attention's largest tensor, the KQ scores (32 heads × 32,768
+        // cells × 512 rows f32)
+        let s = CacheSettings {
+            context: 32_768,
+            flash_attn: false,
+            ..CacheSettings::default()
+        };
+        let g = GraphSettings {
+            ubatch: 512,
+            sequences: 1,
+            flash_attn: false,
+            kv_unified: false,
+        };
+        assert_eq!(attention_tensor_max(&m, &kv::cache(&m, &s), &g), 2 << 30);
     }
 
     #[test]

@@ -78,6 +78,17 @@ pub struct HostSplits<'a> {
     pub kinds: &'a [FfnKinds],
     /// The feed-forward widths.
     pub ff: FeedForward,
+    /// Per repeating layer: its attention runs on the host (its device cannot run it: see
+    /// `Segment::attn_elsewhere`); Q comes in, the output goes back, and the cached K and V
+    /// are copied in unless the layer's cache is in host memory ([`Self::cache_here`]).
+    pub attention: &'a [bool],
+    /// Per repeating layer: its cache is in host memory.
+    pub cache_here: &'a [bool],
+    /// The output projection runs on the host: the output norm's rows come in, the logits.
+    pub output: bool,
+    /// The host buffer type's largest chunk (Vulkan's pinned host buffer: 1 GiB); None: no
+    /// limit.
+    pub max_chunk: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -405,7 +416,7 @@ pub fn host_ffn_peak(model: &ModelShape, kv: &KvCache, g: &GraphSettings, sh: &H
     let e = model.embedding_length.saturating_mul(t) * f32b;
     let n_layer = model.layers.len();
     let mask_elem = if g.flash_attn { 2 } else { 4 };
-    let mut r = Replay::new();
+    let mut r = Replay::chunked(sh.max_chunk);
     // the graph inputs (leafs first, in the order the graph uses them)
     let tokens = r.alloc(t * 4);
     let _inp_embd = r.alloc(e);
@@ -488,9 +499,18 @@ pub fn host_ffn_peak(model: &ModelShape, kv: &KvCache, g: &GraphSettings, sh: &H
     {
         frees.push((il, x));
     }
+    let attn_here = |il: usize| sh.attention.get(il).copied().unwrap_or(false);
     for (k, inputs) in kind_inputs.iter().enumerate() {
         if let Some(il) = last_copy(&|il| kind_of_layer[il] == Some(k)) {
-            frees.extend(inputs.iter().map(|x| (il, *x)));
+            // the mask stays while the host runs attention of the kind's layers
+            let last_here = (0..n_layer)
+                .rev()
+                .find(|&j| kind_of_layer[j] == Some(k) && attn_here(j));
+            let n = inputs.len();
+            frees.extend(inputs.iter().enumerate().map(|(i, x)| match last_here {
+                Some(j) if i + 1 == n => ((j + 1).max(il), *x),
+                _ => (il, *x),
+            }));
         }
     }
     // the output ids: taken by the last layer's split, or by the output stage after it
@@ -502,6 +522,16 @@ pub fn host_ffn_peak(model: &ModelShape, kv: &KvCache, g: &GraphSettings, sh: &H
     for il in 0..n_layer {
         for (_, x) in frees.iter().filter(|(at, _)| *at == il) {
             r.free(*x);
+        }
+        if attn_here(il) && model.layers[il].attention != Attention::None {
+            host_attention(
+                &mut r,
+                model,
+                kv,
+                g,
+                il,
+                !sh.cache_here.get(il).copied().unwrap_or(false),
+            );
         }
         // (a layer the placement's lists do not reach has nothing in host memory)
         let (Some(h), Some(k)) = (sh.on_host.get(il), sh.kinds.get(il)) else {
@@ -522,7 +552,57 @@ pub fn host_ffn_peak(model: &ModelShape, kv: &KvCache, g: &GraphSettings, sh: &H
         };
         replay_block(&mut r, &blocks[i].1, &blocks[i].2);
     }
+    if sh.output {
+        // the output norm's rows copied in, the logits beside them
+        let rows = r.alloc(e);
+        let _logits = r.alloc(model.vocab_size.saturating_mul(t).saturating_mul(f32b));
+        r.free(rows);
+    }
     r.a.max
+}
+
+/// One layer's attention on the host (ggml-alloc's order in llama.cpp's trace): the cached K,
+/// Q and the cached V copied in (K and V only when the cache is a device's), then flash
+/// attention's output, or the KQ scores (softmax in place) and KQ·V; the output goes back.
+fn host_attention(
+    r: &mut Replay,
+    model: &ModelShape,
+    kv: &KvCache,
+    g: &GraphSettings,
+    il: usize,
+    copied: bool,
+) {
+    let f32b = 4u64;
+    let t = kv.allocated_context.min(g.ubatch).max(1);
+    let l = &model.layers[il];
+    let (hq, dk, dv) = (
+        l.head_count as u64,
+        l.key_length as u64,
+        l.value_length as u64,
+    );
+    let n_kv = n_kv_of(kv, il, g, None);
+    let cache = kv.per_layer.get(il).map_or(0, |c| c.allocated_bytes);
+    let k = copied.then(|| r.alloc(cache.saturating_mul(dk) / (dk + dv).max(1)));
+    let q = r.alloc(hq * dk * t * f32b);
+    let v = copied.then(|| r.alloc(cache.saturating_mul(dv) / (dk + dv).max(1)));
+    if g.flash_attn {
+        let o = r.alloc(hq * dv * t * f32b);
+        for x in [k, Some(q), v].into_iter().flatten() {
+            r.free(x);
+        }
+        r.free(o);
+    } else {
+        let kq = r.alloc(n_kv.saturating_mul(t).saturating_mul(hq) * f32b);
+        for x in [k, Some(q)].into_iter().flatten() {
+            r.free(x);
+        }
+        let kqv = r.alloc(hq * dv * t * f32b);
+        if let Some(v) = v {
+            r.free(v);
+        }
+        r.free(kq);
+        r.free(kqv);
+    }
 }
 
 #[cfg(test)]
@@ -578,6 +658,10 @@ mod tests {
             n
         ];
         let sh = HostSplits {
+            attention: &[],
+            cache_here: &[],
+            output: false,
+            max_chunk: None,
             layer_device: &vec![0; n],
             on_host,
             kinds: &kinds,
@@ -646,6 +730,10 @@ mod tests {
         }; 60];
         for devices in [&[0usize; 2][..], &[0; 60][..], &[][..]] {
             let sh = HostSplits {
+                attention: &[],
+                cache_here: &[],
+                output: false,
+                max_chunk: None,
                 layer_device: devices,
                 on_host: &on_host,
                 kinds: &kinds,
@@ -676,6 +764,10 @@ mod tests {
                 &kv,
                 &g,
                 &HostSplits {
+                    attention: &[],
+                    cache_here: &[],
+                    output: false,
+                    max_chunk: None,
                     layer_device: &[0; 48],
                     on_host,
                     kinds: &kinds,
@@ -723,6 +815,10 @@ mod tests {
             48
         ];
         let sh = HostSplits {
+            attention: &[],
+            cache_here: &[],
+            output: false,
+            max_chunk: None,
             layer_device: &[0; 48],
             on_host: &on_host,
             kinds: &kinds,
