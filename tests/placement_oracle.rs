@@ -25,8 +25,11 @@
 #[macro_use]
 #[path = "support/skip.rs"]
 mod skip;
+#[path = "support/fit_args.rs"]
+mod fit_args;
 #[path = "support/known.rs"]
 mod known;
+use fit_args::{split_fitted, without_ctx};
 
 use known::{KnownCompute, KnownFit};
 
@@ -842,40 +845,4 @@ fn placement_matches_llama_cpp() {
         "compute buffers:\n  {}",
         problems.join("\n  ")
     );
-}
-
-/// The fitted argument line split as a shell would (the `-ot` list is one quoted word).
-fn split_fitted(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    for ch in line.chars() {
-        match ch {
-            '"' => quoted = !quoted,
-            ' ' if !quoted => {
-                if !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-            }
-            c => cur.push(c),
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
-
-fn without_ctx(args: &[String]) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        if args[i] == "-c" {
-            i += 2;
-            continue;
-        }
-        out.push(args[i].clone());
-        i += 1;
-    }
-    out
 }

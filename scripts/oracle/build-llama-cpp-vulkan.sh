@@ -10,7 +10,7 @@
 #   scripts/oracle/build-llama-cpp-vulkan.sh
 #   LLAMA_CPP_ROOT=/elsewhere JOBS=4 scripts/oracle/build-llama-cpp-vulkan.sh
 #
-# Needs (Debian): apt-get update && apt-get install -y libvulkan-dev glslc mesa-vulkan-drivers
+# Needs (Debian): apt-get update && apt-get install -y libvulkan-dev glslc mesa-vulkan-drivers vulkan-tools
 # spirv-headers (b11434 finds SPIRV-Headers by its CMake config),
 # plus what build-llama-cpp.sh needs. The shader generation step is long (tens of minutes on
 # two cores); the build runs at the lowest priority (nice -n 19).

@@ -60,6 +60,15 @@ def existing(name: str) -> dict:
             "header_rel": f"../{fx['model']['header']}"}
 
 
+def existing_placement(name: str) -> dict:
+    """A model of the RPC placement fixtures (the same header, so both oracles read one file)."""
+    fx = json.loads((ORACLE / "placement" / f"{name}.json").read_text())
+    m = fx["model"]
+    return {"name": name, "header": ORACLE / "placement" / m["header"], "file_size": m["file_size"],
+            "arch": m["arch"], "layers": m["layers"], "moe": m.get("moe", False),
+            "header_rel": f"../placement/{m['header']}"}
+
+
 def materialise(m: dict, work: Path) -> Path:
     from synth import materialise as mat
     path = work / f"{m['name']}.gguf"
@@ -76,7 +85,28 @@ def base_args(c: dict) -> list[str]:
     return a + c.get("flags", [])
 
 
+def moe_grid(m: dict) -> list[dict]:
+    """A MoE shape: the routed experts in host memory (--cpu-moe, --n-cpu-moe), host layers,
+    every layer on the device; and -fit's expert overflow on devices of half and three quarters
+    of the file (plus its 1 GiB margin)."""
+    w = m["file_size"]
+    cases = []
+    for flags in (["--cpu-moe"], ["--n-cpu-moe", "24"], ["-ngl", "24"], ["-ngl", "99"]):
+        for ub in (512, 2048):
+            cases.append({"kind": "place", "device": 24 * GIB, "ctx": 32768, "fa": "on", "ub": ub,
+                          "flags": flags, "tag": ""})
+    for flags in (["--cpu-moe"], ["-ngl", "99"]):
+        cases.append({"kind": "place", "device": 24 * GIB, "ctx": 32768, "fa": "off", "ub": 512,
+                      "flags": flags, "tag": ""})
+    for dev in (GIB + w // 2, GIB + w * 3 // 4):
+        cases.append({"kind": "fit", "device": (dev // MIB) * MIB, "ctx": 32768, "fa": "on", "ub": 512,
+                      "flags": [], "tag": ""})
+    return cases
+
+
 def grid(m: dict) -> list[dict]:
+    if m.get("moe"):
+        return moe_grid(m)
     n = m["layers"]
     w = m["file_size"]
     big = max(24 * GIB, (w * 3) // 2 + 8 * GIB)
@@ -199,12 +229,17 @@ def main() -> int:
             "tool": "llama-fit-params -v (build-vulkan)",
             "version_output": [line for line in vlog.splitlines() if line.startswith(("version:", "built with"))],
             "vulkan_limits": vulkan_limits()}
+    if "maxStorageBufferRange" not in info["vulkan_limits"]:
+        # the tests read the device's tensor limit from here
+        print(f"no device limits: {info['vulkan_limits'].get('error', 'vulkaninfo printed none')} "
+              "(apt-get install -y vulkan-tools)", file=sys.stderr)
+        return 1
     work = Path(tempfile.mkdtemp(prefix="llmbound-placement-vulkan-"))
     only = set(filter(None, opts.only.split(",")))
-    for name in ("llama-tiny", "llama-3.1-8b-shape"):
+    for name in ("llama-tiny", "llama-3.1-8b-shape", "qwen3-30b-a3b-shape"):
         if only and name not in only:
             continue
-        m = existing(name)
+        m = existing_placement(name) if name == "qwen3-30b-a3b-shape" else existing(name)
         path = materialise(m, work)
         t0 = time.time()
         results = []
@@ -230,7 +265,8 @@ def main() -> int:
             results.append(rec)
             fixture = {"schema": SCHEMA, "llama_cpp": info,
                        "model": {"name": name, "arch": m["arch"], "header": m["header_rel"],
-                                 "file_size": m["file_size"], "layers": m["layers"], "moe": False},
+                                 "file_size": m["file_size"], "layers": m["layers"],
+                                 "moe": bool(m.get("moe"))},
                        "cases": results}
             (OUT / f"{name}.json").write_text(json.dumps(fixture, indent=1) + "\n")
         print(f"{name}: {sum(r['ok'] for r in results)}/{len(results)} ok in {time.time() - t0:.0f}s", flush=True)

@@ -653,13 +653,19 @@ fn offloaded_weight(w: &mut runtime::OffloadedWeights, name: &str, bytes: u64) -
     let slot = match role {
         "attn_norm.weight" => &mut w.attn_norm,
         "attn_q.weight" => &mut w.q,
+        "attn_q_norm.weight" => &mut w.q_norm,
         "attn_k.weight" => &mut w.k,
+        "attn_k_norm.weight" => &mut w.k_norm,
         "attn_v.weight" => &mut w.v,
         "attn_output.weight" => &mut w.o,
         "ffn_norm.weight" => &mut w.ffn_norm,
         "ffn_gate.weight" => &mut w.gate,
         "ffn_up.weight" => &mut w.up,
         "ffn_down.weight" => &mut w.down,
+        "ffn_gate_inp.weight" => &mut w.router,
+        "ffn_gate_exps.weight" => &mut w.gate_exps,
+        "ffn_up_exps.weight" => &mut w.up_exps,
+        "ffn_down_exps.weight" => &mut w.down_exps,
         _ => return false,
     };
     *slot = bytes;
@@ -1164,24 +1170,33 @@ pub fn place(
         .iter()
         .take_while(|b| **b == Buffer::Host)
         .count();
-    let offloaded = (host_prefix > 0
-        && !settings.no_kv_offload
+    // (a host layer: attention and a dense FFN or routed experts; a device layer with weights
+    // in host memory: on the first device, whose ops op offload takes)
+    let whole = |w: &runtime::OffloadedWeights| {
+        [w.q, w.k, w.v, w.o].iter().all(|b| *b > 0)
+            && ([w.gate, w.up, w.down].iter().all(|b| *b > 0)
+                || [w.router, w.gate_exps, w.up_exps, w.down_exps]
+                    .iter()
+                    .all(|b| *b > 0))
+    };
+    let offloaded = (!settings.no_kv_offload
         && layer_device[host_prefix..]
             .iter()
             .all(|b| *b != Buffer::Host)
-        && layer_tensors[host_prefix..].iter().all(|(_, h)| *h == 0)
-        && offload_weights[..host_prefix].iter().all(|w| {
-            w.is_some_and(|w| {
-                [w.q, w.k, w.v, w.o, w.gate, w.up, w.down]
-                    .iter()
-                    .all(|b| *b > 0)
-            })
+        && offload_weights[..host_prefix]
+            .iter()
+            .all(|w| w.as_ref().is_some_and(whole))
+        && (host_prefix..layer_device.len()).all(|il| {
+            layer_tensors[il].1 == 0
+                || (layer_device[il] == Buffer::Device(0) && offload_weights[il].is_some())
         }))
     .then(|| {
-        (0..layer_device.len())
-            .map(|il| offload_weights[il].filter(|_| il < host_prefix))
-            .collect()
-    });
+        let v: Vec<_> = (0..layer_device.len())
+            .map(|il| offload_weights[il].filter(|_| il < host_prefix || layer_tensors[il].1 > 0))
+            .collect();
+        (v, host_prefix)
+    })
+    .filter(|(v, _)| v.iter().any(Option::is_some));
     let shape = SplitShape {
         offloaded,
         first_experts_on_host,
@@ -1277,9 +1292,10 @@ struct SplitShape<'a> {
     ffn_on_host: &'a [bool],
     /// The KV cache is in host memory (`-nkvo`).
     kv_on_host: bool,
-    /// Op offload over whole host layers that come first (`-ngl` below the layer count): per
-    /// layer, a host layer's weights (see [`runtime::OffloadedWeights`]).
-    offloaded: Option<Vec<Option<runtime::OffloadedWeights>>>,
+    /// Op offload of weights in host memory whose ops the first device takes: per layer its
+    /// weights there ([`runtime::OffloadedWeights`]: a host layer's, which come first, or a first
+    /// device layer's), and how many host layers come first.
+    offloaded: Option<(Vec<Option<runtime::OffloadedWeights>>, usize)>,
     /// Per device: it cannot run the attention (a tensor of it over its limit), so the host
     /// runs it ([`runtime::Segment::attn_elsewhere`]).
     attn_away: Vec<bool>,
@@ -1371,6 +1387,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                 ffn_elsewhere: Vec::new(),
                 kv_elsewhere: false,
                 offloaded: Vec::new(),
+                host_prefix: 0,
                 attn_elsewhere: true,
                 max_chunk: sh.chunk.get(d).copied().flatten(),
             };
@@ -1405,6 +1422,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                 ffn_elsewhere: Vec::new(),
                 kv_elsewhere: false,
                 offloaded: Vec::new(),
+                host_prefix: 0,
                 attn_elsewhere: false,
                 max_chunk: sh.chunk.get(d).copied().flatten(),
             };
@@ -1474,6 +1492,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                 ffn_elsewhere: sh.ffn_on_host.to_vec(),
                 kv_elsewhere: sh.kv_on_host,
                 offloaded: Vec::new(),
+                host_prefix: 0,
                 attn_elsewhere: false,
                 max_chunk: sh.chunk.get(d).copied().flatten(),
             };
@@ -1500,10 +1519,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
         && let Some(d) = offload
     {
         let here = Buffer::Device(d);
-        let h = sh
-            .offloaded
-            .as_ref()
-            .map_or(0, |o| o.iter().take_while(|w| w.is_some()).count());
+        let h = sh.offloaded.as_ref().map_or(0, |(_, h)| *h);
         // its own layers: none, or a contiguous run right after the host layers
         let own_end = sh
             .layer_device
@@ -1515,14 +1531,14 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                 && sh.layer_device.get(h) == Some(&here)
         });
         match (&ctx.segments, &sh.offloaded) {
-            (Some(sr), Some(offloaded))
-                if d == 0 && h > 0 && contiguous && runtime::offload_replayable(&sr.model) =>
+            (Some(sr), Some((offloaded, _)))
+                if d == 0 && contiguous && runtime::offload_replayable(&sr.model) =>
             {
                 // the host layers' ops and then its own layers, replayed node by node: each
                 // host weight copied in by its own split, the host layers' cached K and V
                 // copied in for their attention
                 let seg = runtime::Segment {
-                    layers: 0..own_end.unwrap_or(h),
+                    layers: 0..own_end.unwrap_or(h).max(h),
                     first: true,
                     output: sh.output_device == here && !sh.output_ops_on_host,
                     held: None,
@@ -1530,6 +1546,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                     ffn_elsewhere: Vec::new(),
                     kv_elsewhere: false,
                     offloaded: offloaded.clone(),
+                    host_prefix: h,
                     attn_elsewhere: sh.attn_away.get(d).copied().unwrap_or(false),
                     max_chunk: sh.chunk.get(d).copied().flatten(),
                 };
@@ -1562,20 +1579,16 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
             .is_some_and(|sr| runtime::offload_replayable(&sr.model));
     let host_output = sh.output_ops_on_host || sh.output_device == Buffer::Host;
     // or it runs no layer work, only the output projection (its host layers' ops offloaded)
+    // (under op offload the first device runs the ops of every weight in host memory)
+    let ops_offloaded = sh.offloaded.is_some() && offload.is_some();
     let host_output_only = nd > 0
         && host_output
         && !sh.kv_on_host
-        && sh.host_splits.is_none()
-        && (!host_layers || (sh.offloaded.is_some() && offload.is_some()))
-        && sh
-            .layer_tensors
-            .iter()
-            .zip(sh.layer_device)
-            .all(|((_, h), b)| *h == 0 || *b == Buffer::Host)
-        && ctx
-            .host_replay
-            .as_ref()
-            .is_some_and(|sr| runtime::offload_replayable(&sr.model));
+        && (ops_offloaded
+            || (!host_layers
+                && sh.host_splits.is_none()
+                && sh.layer_tensors.iter().all(|(_, h)| *h == 0)))
+        && ctx.host_replay.is_some();
     let host = if nd == 0 {
         whole_graph
     } else if (host_attention || host_output_only)
@@ -1596,6 +1609,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
         let (on_host, kinds) = sh
             .host_splits
             .as_ref()
+            .filter(|_| !ops_offloaded)
             .map_or((&[][..], &[][..]), |(_, o, k)| (&o[..], &k[..]));
         let splits = runtime::HostSplits {
             layer_device: &layer_device,

@@ -358,9 +358,13 @@ pub struct Segment {
     /// attention the device copies in the layer's whole cached K and V (and the mask, at its
     /// first use); the row indices stay on the host.
     pub kv_elsewhere: bool,
-    /// Per layer: its weights and cache are in host memory and the device runs its ops (op
-    /// offload, see [`OffloadedWeights`]); such layers come first.
+    /// Per layer: its weights in host memory whose ops the device runs (op offload, see
+    /// [`OffloadedWeights`]): every weight of a host layer, or some of a device layer's (its
+    /// routed experts under `--cpu-moe`).
     pub offloaded: Vec<Option<OffloadedWeights>>,
+    /// The first layers are host layers (their cache in host memory too; `-ngl` below the
+    /// layer count).
+    pub host_prefix: usize,
     /// The device cannot run its layers' attention (a tensor of it over the device's limit:
     /// Vulkan's `maxStorageBufferRange` without 64-bit indexing refuses the op), so the host
     /// runs it: the device writes K and V into its cache, Q goes to the host, the attention's
@@ -370,37 +374,47 @@ pub struct Segment {
     pub max_chunk: Option<u64>,
 }
 
-/// A layer whose weights are in host memory (a host layer of `-ngl`) while a device runs its
-/// ops: op offload (`ggml_backend_sched` with a backend whose `offload_op` takes a batch of at
+/// A layer's weights in host memory (a host layer of `-ngl`, or a device layer's experts under
+/// `--cpu-moe`) while a device runs their ops: op offload (`ggml_backend_sched` with a backend whose `offload_op` takes a batch of at
 /// least 32 rows: CUDA, Vulkan, Metal) moves every op with a host weight to the first device.
 /// Each weight starts a new split (so the previous copies' memory is reused) and is copied
 /// into the device's buffer at its start, freed after its op; the layer's cache stays in host
 /// memory, so the host writes K and V into it and the device copies the cached K and V (and
-/// the mask, at its first use) in for the attention. The bytes of each weight as allocated
-/// (`ggml_nbytes`), in the order the layer uses them. Replayed for dense layers of attention
-/// and a gated FFN (checked against ggml-alloc's trace of llama.cpp's Vulkan device on
-/// llvmpipe, the Llama-3.1-8B shape at `-ngl 0` and `-ngl 20`).
+/// the mask, at its first use) in for the attention. The bytes of each weight copied in as
+/// allocated (`ggml_nbytes`; 0: not in host memory). Replayed for layers of plain attention and
+/// a gated dense FFN or routed experts without a shared expert (checked against ggml-alloc's
+/// trace of llama.cpp's Vulkan device on llvmpipe: the Llama-3.1-8B shape at `-ngl 0` and
+/// `-ngl 20`, the Qwen3-30B-A3B shape under `--cpu-moe`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct OffloadedWeights {
     pub attn_norm: u64,
     pub q: u64,
+    pub q_norm: u64,
     pub k: u64,
+    pub k_norm: u64,
     pub v: u64,
     pub o: u64,
     pub ffn_norm: u64,
     pub gate: u64,
     pub up: u64,
     pub down: u64,
+    /// The router (`ffn_gate_inp`).
+    pub router: u64,
+    pub gate_exps: u64,
+    pub up_exps: u64,
+    pub down_exps: u64,
 }
 
 /// Whether [`segment_peak`] follows op offload's splits ([`OffloadedWeights`]) for `model`: a
-/// decoder of [`segment_replayable`]'s with plain attention and a gated dense FFN in every
-/// layer (no experts, no latent attention). The placement also asks that each host layer have
-/// only the nine weights [`OffloadedWeights`] names.
+/// decoder of [`segment_replayable`]'s with plain attention and a gated dense FFN or routed
+/// experts without a shared expert (no latent attention). The placement also asks that every
+/// weight in host memory be one [`OffloadedWeights`] names. The host's attention
+/// ([`HostSplits::attention`]) and a device without it ([`Segment::attn_elsewhere`]) ask the
+/// same.
 pub fn offload_replayable(model: &ModelShape) -> bool {
     let quirks = graph_of(&model.architecture);
     segment_replayable(model)
-        && model.moe.is_none()
+        && model.moe.is_none_or(|m| m.shared_experts == 0)
         && model.mla.is_none()
         && quirks.ffn == Ffn::Gated
         && !quirks.local_attention
@@ -593,7 +607,12 @@ fn replay(
     // op offload: the layer's weights are copied in one split at a time (`OffloadedWeights`),
     // and each split copies in the graph inputs it is the first to use
     let offl = |il: usize| seg.and_then(|sg| sg.offloaded.get(il).copied().flatten());
-    let lazy = seg.is_some_and(|sg| sg.offloaded.iter().any(Option::is_some));
+    let hostl = |il: usize| seg.is_some_and(|sg| il < sg.host_prefix);
+    let lazy = seg.is_some_and(|sg| sg.host_prefix > 0);
+    // the bytes of one weight a layer's op copies in
+    let cp = |w: Option<OffloadedWeights>, f: fn(&OffloadedWeights) -> u64| {
+        w.as_ref().map(f).filter(|b| *b > 0)
+    };
     let elsewhere = |il: usize| {
         experts_elsewhere
             || seg.is_some_and(|sg| sg.experts_elsewhere.get(il).copied().unwrap_or(false))
@@ -918,6 +937,28 @@ fn replay(
     let mut pos_live = Some(pos);
     let mut pos_pending = lazy;
     let mut out_live = Some(out_ids);
+    // the last host layer's last weight split runs on into the device's own layers: it copies
+    // in what they are the first to use (row indices per cache, the output ids)
+    macro_rules! device_layers_inputs {
+        ($il:expr) => {
+            if hostl($il) && $il + 1 < end && !hostl($il + 1) {
+                for (k, ins) in kind_inputs.iter_mut().enumerate() {
+                    let later = ($il + 1..end).any(|j| kind_of_layer[j] == Some(k));
+                    if later && ins.0.0 == HELD.0 {
+                        ins.0 = r.alloc(t * 8);
+                        ins.1 = r.alloc(v_idx_bytes);
+                        if ins.2.0 == HELD.0 && !attn_elsewhere {
+                            ins.2 = r.alloc(kinds[k].saturating_mul(t).saturating_mul(mask_elem));
+                        }
+                    }
+                }
+                if out_pending {
+                    out_live = Some(r.alloc(outputs * 4));
+                    out_pending = false;
+                }
+            }
+        };
+    }
     for (il, l) in model.layers.iter().enumerate() {
         if seg.is_some_and(|sg| !sg.layers.contains(&il)) {
             continue;
@@ -937,7 +978,7 @@ fn replay(
         };
         let w = offl(il);
         // (the norm's weight, copied in for its in-place multiply)
-        offloaded_op(&mut r, w.map(|w| w.attn_norm), 0);
+        offloaded_op(&mut r, cp(w, |w| w.attn_norm), 0);
         let mut cur: Option<Live> = None;
         if l.recurrent && arch == "minimax-01" {
             // minimax-01's lightning attention: Q, K, V, then per sequence the rows × rows ×
@@ -1116,7 +1157,7 @@ fn replay(
             let n_kv = n_kv_of(kv, il, g, local);
             let kind = kind_of_layer[il].unwrap_or(0);
             // build_attn expands Q, V, K in that order, then the two cache writes.
-            let wq = w.map(|w| r.alloc(w.q));
+            let wq = cp(w, |w| w.q).map(|b| r.alloc(b));
             if wq.is_some() && pos_pending {
                 pos_live = Some(r.alloc(t * 4));
                 pos_pending = false;
@@ -1129,15 +1170,17 @@ fn replay(
                 let qn = r.alloc(hq * dk * t * f32b);
                 r.free(q);
                 q = qn;
+                offloaded_op(&mut r, cp(w, |w| w.q_norm), 0);
             }
             let v = (model.mla.is_none())
-                .then(|| offloaded_op(&mut r, w.map(|w| w.v), hkv * dv * t * f32b));
-            let mut k = offloaded_op(&mut r, w.map(|w| w.k), hkv * dk * t * f32b);
+                .then(|| offloaded_op(&mut r, cp(w, |w| w.v), hkv * dv * t * f32b));
+            let mut k = offloaded_op(&mut r, cp(w, |w| w.k), hkv * dk * t * f32b);
             r.free(norm);
             if qk_norm {
                 let kn = r.alloc(hkv * dk * t * f32b);
                 r.free(k);
                 k = kn;
+                offloaded_op(&mut r, cp(w, |w| w.k_norm), 0);
             }
             if Some(il) == last_attn
                 && let Some(p) = pos_live.take()
@@ -1192,7 +1235,7 @@ fn replay(
             });
             // -nkvo, or a layer whose ops are offloaded: K and V were copied out to the host's
             // cache; its views come back in
-            let cache_copies = ((kv_elsewhere || w.is_some()) && !attn_elsewhere).then(|| {
+            let cache_copies = ((kv_elsewhere || hostl(il)) && !attn_elsewhere).then(|| {
                 // (the views span every stream's cells)
                 let bytes = kv.per_layer.get(il).map_or(0, |c| c.allocated_bytes);
                 let kc = r.alloc(bytes.saturating_mul(dk) / (dk + dv).max(1));
@@ -1266,7 +1309,7 @@ fn replay(
             } else {
                 attn
             };
-            let wwo = w.map(|w| r.alloc(w.o));
+            let wwo = cp(w, |w| w.o).map(|b| r.alloc(b));
             if wwo.is_some() && il == last && out_pending {
                 // the last layer's output-row gathering is in this split
                 out_live = Some(r.alloc(outputs * 4));
@@ -1338,7 +1381,7 @@ fn replay(
         let rows = if cut { outputs } else { t };
         let er = if cut { e_out } else { e };
         let fnorm = r.alloc(er);
-        offloaded_op(&mut r, w.map(|w| w.ffn_norm), 0);
+        offloaded_op(&mut r, cp(w, |w| w.ffn_norm), 0);
         // the leading dense layers of a MoE model (`leading_dense_block_count`: DeepSeek's
         // first three) run a dense FFN
         let moe_here = model
@@ -1352,12 +1395,13 @@ fn replay(
             split_inputs(&mut r, il, &mut kind_inputs, &mut out_live);
             back
         } else if let Some(moe) = moe_here {
+            let w_copy = w;
             let n_exp = moe.experts as u64;
             let k = moe.experts_used as u64;
             let w = expert_ff_width(model, ff);
             let shared = shared_experts;
             // router logits (softmax/sigmoid in place), top-k argsort, the k weights
-            let logits = r.alloc(n_exp * rows * f32b);
+            let logits = offloaded_op(&mut r, cp(w_copy, |w| w.router), n_exp * rows * f32b);
             let argsort = r.alloc(n_exp * rows * 4);
             let weights = r.alloc(k * rows * f32b);
             r.free(logits);
@@ -1381,15 +1425,21 @@ fn replay(
                 split_inputs(&mut r, il, &mut kind_inputs, &mut out_live);
                 back
             } else {
-                let gate = r.alloc(w * k * rows * f32b);
-                let up = r.alloc(w * k * rows * f32b);
+                // (op offload copies the expert tensors in host memory, one split each)
+                let gate = offloaded_op(&mut r, cp(w_copy, |w| w.gate_exps), w * k * rows * f32b);
+                let up = offloaded_op(&mut r, cp(w_copy, |w| w.up_exps), w * k * rows * f32b);
                 if !shared {
                     r.free(fnorm);
                 }
                 let glu = r.alloc(w * k * rows * f32b);
                 r.free(gate);
                 r.free(up);
+                let wd = cp(w_copy, |w| w.down_exps).map(|b| r.alloc(b));
+                device_layers_inputs!(il);
                 let experts = r.alloc(model.embedding_length * k * rows * f32b);
+                if let Some(x) = wd {
+                    r.free(x);
+                }
                 r.free(glu);
                 r.free(argsort);
                 experts
@@ -1428,31 +1478,14 @@ fn replay(
             r.free(glu);
             down
         } else {
-            let gate = offloaded_op(&mut r, w.map(|w| w.gate), dense_ff * rows * f32b);
-            let up = offloaded_op(&mut r, w.map(|w| w.up), dense_ff * rows * f32b);
+            let gate = offloaded_op(&mut r, cp(w, |w| w.gate), dense_ff * rows * f32b);
+            let up = offloaded_op(&mut r, cp(w, |w| w.up), dense_ff * rows * f32b);
             r.free(fnorm);
             let glu = r.alloc(dense_ff * rows * f32b);
             r.free(gate);
             r.free(up);
-            let wd = w.map(|w| r.alloc(w.down));
-            if wd.is_some() && il + 1 < end && offl(il + 1).is_none() {
-                // the device's own layers follow in this split: it copies in what they are the
-                // first to use (row indices per cache, the output ids)
-                for (k, ins) in kind_inputs.iter_mut().enumerate() {
-                    let later = (il + 1..end).any(|j| kind_of_layer[j] == Some(k));
-                    if later && ins.0.0 == HELD.0 {
-                        ins.0 = r.alloc(t * 8);
-                        ins.1 = r.alloc(v_idx_bytes);
-                        if ins.2.0 == HELD.0 && !attn_elsewhere {
-                            ins.2 = r.alloc(kinds[k].saturating_mul(t).saturating_mul(mask_elem));
-                        }
-                    }
-                }
-                if out_pending {
-                    out_live = Some(r.alloc(outputs * 4));
-                    out_pending = false;
-                }
-            }
+            let wd = cp(w, |w| w.down).map(|b| r.alloc(b));
+            device_layers_inputs!(il);
             let down = r.alloc(er);
             if let Some(x) = wd {
                 r.free(x);
@@ -1530,7 +1563,7 @@ fn replay(
 /// An op whose weight a device copies in (op offload): the copy, the op's output (none for an
 /// op in place), then the copy freed.
 fn offloaded_op(r: &mut Replay, weight: Option<u64>, out: u64) -> Live {
-    let copy = weight.map(|b| r.alloc(b));
+    let copy = weight.filter(|b| *b > 0).map(|b| r.alloc(b));
     let o = if out > 0 { r.alloc(out) } else { HELD };
     if let Some(c) = copy {
         r.free(c);
@@ -1928,8 +1961,10 @@ mod tests {
             gate: q4k(14_336, 4096),
             up: q4k(14_336, 4096),
             down: q4k(4096, 14_336),
+            ..Default::default()
         };
         let peak = |ubatch: u64, offloaded: Vec<Option<OffloadedWeights>>| {
+            let host_prefix = offloaded.iter().take_while(|w| w.is_some()).count();
             let s = CacheSettings {
                 context: 32_768,
                 ubatch,
@@ -1951,6 +1986,7 @@ mod tests {
                 ffn_elsewhere: Vec::new(),
                 kv_elsewhere: false,
                 offloaded,
+                host_prefix,
                 attn_elsewhere: false,
                 max_chunk: Some(1 << 30),
             };
@@ -2024,6 +2060,7 @@ mod tests {
                 ffn_elsewhere: Vec::new(),
                 kv_elsewhere: false,
                 offloaded: Vec::new(),
+                host_prefix: 0,
                 attn_elsewhere: attention,
                 max_chunk: Some(1 << 30),
             };

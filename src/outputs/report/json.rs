@@ -735,7 +735,7 @@ pub struct PlacementCeilingsJson {
 }
 
 /// How the plan's per-device compute buffers are obtained (`core::placement::ComputeBasis`).
-pub const PLACEMENT_COMPUTE_BASIS: &str = "estimate (derived): llama.cpp's scheduler splits per device; a device that runs a run of whole layers is replayed node by node over its own splits with ggml-alloc's allocator (inputs copied in, four copies held with pipeline parallelism, expert outputs copied back from host-run experts, the output stage), the host's feed-forward splits of device layers are replayed likewise (each weightless op where llama.cpp's scheduler puts it), other shares take working peaks from the single-backend graph; the host's input stage; op offload to the first CUDA/ROCm/Metal/Vulkan device; checked against llama.cpp b11434's RPC devices";
+pub const PLACEMENT_COMPUTE_BASIS: &str = "estimate (derived): llama.cpp's scheduler splits per device; a device that runs a run of whole layers is replayed node by node over its own splits with ggml-alloc's allocator (inputs copied in, four copies held with pipeline parallelism, expert outputs copied back from host-run experts, the output stage), the host's feed-forward splits of device layers are replayed likewise (each weightless op where llama.cpp's scheduler puts it), other shares take working peaks from the single-backend graph; the host's input stage; op offload to the first CUDA/ROCm/Metal/Vulkan device replayed with each host weight copied in by its own split (dense and routed-expert layers), the attention on the host where a device's tensor limit refuses it, Vulkan buffers in 1 GiB chunks; checked against llama.cpp b11434's RPC devices and its Vulkan device";
 
 /// `placement`: the plan llama.cpp would choose.
 #[derive(Debug, Clone, Serialize)]
