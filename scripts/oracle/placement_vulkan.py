@@ -88,7 +88,7 @@ def base_args(c: dict) -> list[str]:
 def moe_grid(m: dict) -> list[dict]:
     """A MoE shape: the routed experts in host memory (--cpu-moe, --n-cpu-moe), host layers,
     every layer on the device; and -fit's expert overflow on devices of half and three quarters
-    of the file (plus its 1 GiB margin)."""
+    of the file (plus its 1 GiB margin) and on 16 GiB."""
     w = m["file_size"]
     cases = []
     for flags in (["--cpu-moe"], ["--n-cpu-moe", "24"], ["-ngl", "24"], ["-ngl", "99"]):
@@ -98,7 +98,8 @@ def moe_grid(m: dict) -> list[dict]:
     for flags in (["--cpu-moe"], ["-ngl", "99"]):
         cases.append({"kind": "place", "device": 24 * GIB, "ctx": 32768, "fa": "off", "ub": 512,
                       "flags": flags, "tag": ""})
-    for dev in (GIB + w // 2, GIB + w * 3 // 4):
+    # (16 GiB: issue 22's measured card)
+    for dev in (GIB + w // 2, GIB + w * 3 // 4, 16 * GIB):
         cases.append({"kind": "fit", "device": (dev // MIB) * MIB, "ctx": 32768, "fa": "on", "ub": 512,
                       "flags": [], "tag": ""})
     return cases
