@@ -153,7 +153,12 @@ fn snapshot_devices_moe_16_gib_card() {
 fn scrolling_reaches_both_ends_and_marks_the_title() {
     let dir = tempfile::tempdir().unwrap();
     let gguf = shaped_gguf(dir.path(), "qwen3-30b-a3b-shape");
-    let mut app = devices_app(dir.path(), moe_opts(gguf));
+    // (two devices and the host: more lines than 80×24 shows)
+    let opts = ScenarioOptions {
+        context: Some(32768),
+        ..dual_3090_opts(gguf)
+    };
+    let mut app = devices_app(dir.path(), opts);
     app.update(Action::Resize(80, 24));
     let title = |app: &App| text(app, 80, 24).lines().next().unwrap().to_string();
     let top = text(&app, 80, 24);
@@ -346,11 +351,11 @@ fn the_gpu_layers_row_says_auto_and_the_layers_the_bounds_are_at() {
     let app = App::new(Catalog::load_with(Some(dir.path().to_path_buf())), &opts).unwrap();
     let t = text(&app, 120, 36);
     assert!(t.contains("GPU layers auto: all (49)"), "{t}");
-    assert!(t.contains("W 11.5 C 3.00 X 0.442 A 0 / 16.0 GiB"), "{t}");
+    assert!(t.contains("W 11.6 C 3.00 X 0.337 A 0 / 16.0 GiB"), "{t}");
     let mut app = devices_app(dir.path(), opts);
     app.update(Action::ApplyPlan);
     app.update(Action::Back);
     let t = text(&app, 120, 36);
     assert!(t.contains("GPU layers all (49)"), "{t}");
-    assert!(t.contains("W 11.5 C 3.00 X 0.442 A 0 / 16.0 GiB"), "{t}");
+    assert!(t.contains("W 11.6 C 3.00 X 0.337 A 0 / 16.0 GiB"), "{t}");
 }

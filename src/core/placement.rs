@@ -639,6 +639,14 @@ pub const FFN_EXPERTS: usize = 1;
 /// Index of the shared expert.
 pub const FFN_SHARED: usize = 2;
 
+/// A layer tensor's role: its name between `blk.N.` and `.weight` (`attn_output`).
+fn layer_role(name: &str) -> Option<&str> {
+    name.strip_prefix("blk.")?
+        .split_once('.')?
+        .1
+        .strip_suffix(".weight")
+}
+
 /// Record a layer's tensor among the weights op offload copies in one at a time
 /// ([`runtime::OffloadedWeights`], by its name: `blk.N.attn_q.weight`); false for a tensor of
 /// another role (the layer is then not replayed under op offload).
@@ -981,6 +989,22 @@ pub fn place(
     // them per kind of block, and whether any other weight is there
     let mut host_ffn = vec![[FfnProjections::default(); 3]; n_layer as usize];
     let mut host_other = false;
+    let mut host_attn_out = vec![false; n_layer as usize];
+    let mut host_ffn_norm = vec![false; n_layer as usize];
+    // layers with a norm after the attention or the FFN (Gemma's `post_attention_norm`,
+    // `post_ffw_norm`): the host's splits do not follow their output projection
+    let post_norm: Vec<bool> = {
+        let mut v = vec![false; n_layer as usize];
+        for t in &model.tensors {
+            if let TensorLayer::Layer(il) = t.layer
+                && layer_role(&t.name).is_some_and(|r| r.contains("post"))
+                && let Some(x) = v.get_mut(il as usize)
+            {
+                *x = true;
+            }
+        }
+        v
+    };
     let mut host_other_layer = vec![false; n_layer as usize];
     // the device layers' routers and shared-expert gates in host memory (a partial layer's
     // `ffn_gate.*` pattern takes them), and per layer whether it has a shared-expert gate
@@ -1045,7 +1069,15 @@ pub fn place(
                 (None, Some(_), Some(FfnGate::Router)) => host_router[il] = true,
                 (None, Some(_), Some(FfnGate::Shared)) => host_shared_gate[il] = true,
                 _ => {
-                    host_other = true;
+                    // the attention's output projection and the FFN's input norm are replayed
+                    // with the host's feed-forward splits (their layer is still one with other
+                    // weights in host memory for its device)
+                    let plain = !post_norm.get(il).copied().unwrap_or(true);
+                    match layer_role(&t.name) {
+                        Some("attn_output") if plain => host_attn_out[il] = true,
+                        Some("ffn_norm") if plain => host_ffn_norm[il] = true,
+                        _ => host_other = true,
+                    }
                     if let Some(o) = host_other_layer.get_mut(il) {
                         *o = true;
                     }
@@ -1135,7 +1167,11 @@ pub fn place(
         && nd > 0
         && layer_device.iter().all(|b| *b != Buffer::Host)
         && (0..host_ffn.len()).any(|il| {
-            host_router[il] || host_shared_gate[il] || host_ffn[il].iter().any(|p| p.any())
+            host_router[il]
+                || host_shared_gate[il]
+                || host_attn_out[il]
+                || host_ffn_norm[il]
+                || host_ffn[il].iter().any(|p| p.any())
         }))
     .then(|| {
         let layer_device = layer_device
@@ -1152,6 +1188,8 @@ pub fn place(
                 shared: host_ffn[il][FFN_SHARED],
                 shared_gate: host_shared_gate[il],
                 dense: host_ffn[il][FFN_DENSE],
+                attn_output: host_attn_out[il],
+                ffn_norm: host_ffn_norm[il],
             })
             .collect();
         let kinds = (0..host_ffn.len())

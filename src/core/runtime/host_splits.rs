@@ -42,6 +42,10 @@ pub struct HostFfn {
     pub shared_gate: bool,
     /// A dense FFN's projections.
     pub dense: FfnProjections,
+    /// The attention's output projection (`attn_output`): the attention's result comes in.
+    pub attn_output: bool,
+    /// The FFN's input norm (`ffn_norm`).
+    pub ffn_norm: bool,
 }
 
 impl HostFfn {
@@ -51,6 +55,13 @@ impl HostFfn {
             || self.shared.any()
             || self.shared_gate
             || self.dense.any()
+            || self.attn_output
+            || self.ffn_norm
+    }
+    /// The block starts at the attention's output projection (the residual add and the FFN's
+    /// norm with it).
+    fn starts_at_attention(&self) -> bool {
+        self.attn_output || self.ffn_norm
     }
 }
 
@@ -143,12 +154,39 @@ fn side(host: bool) -> Option<Side> {
 
 /// One layer's feed-forward block in llama.cpp's node order (depth first from the layer's
 /// output): node 0 is the normed input (on the device), the last node the next layer's norm
-/// (a device weight).
-fn layer_block(model: &ModelShape, sh: &HostSplits, h: HostFfn, kinds: FfnKinds, t: u64) -> Block {
+/// (a device weight). With the attention's output projection or the FFN's norm in host memory
+/// the block starts at the attention's result instead: node 0 the layer's input (the residual:
+/// the host's own token rows for the first layer, `resid_here`), node 1 the attention's result,
+/// then the output projection, the residual add, the norm and its weight.
+fn layer_block(
+    model: &ModelShape,
+    sh: &HostSplits,
+    h: HostFfn,
+    kinds: FfnKinds,
+    t: u64,
+    resid_here: bool,
+) -> Block {
     let f32b = 4u64;
     let e = model.embedding_length.saturating_mul(t) * f32b;
     let mut b = Block { nodes: Vec::new() };
-    let x = b.push(e, &[], Some(Side::Device), false);
+    let mut ffn_inp = None;
+    let x = if h.starts_at_attention() {
+        let resid = b.push(e, &[], side(resid_here), false);
+        let l = model.layers.first();
+        let hq = l.map_or(0, |l| l.head_count as u64);
+        let dv = match model.mla {
+            Some(m) => m.value_length_mla as u64,
+            None => l.map_or(0, |l| l.value_length as u64),
+        };
+        let kqv = b.push(hq * dv * t * f32b, &[], Some(Side::Device), false);
+        let attn_out = b.push(e, &[kqv], side(h.attn_output), false);
+        let inp = b.push(e, &[attn_out, resid], None, true);
+        ffn_inp = Some(inp);
+        let norm = b.push(e, &[inp], None, true);
+        b.push(e, &[norm], side(h.ffn_norm), true)
+    } else {
+        b.push(e, &[], Some(Side::Device), false)
+    };
     let mut out: Option<usize> = None;
     if kinds.experts
         && let Some(moe) = model.moe
@@ -234,7 +272,10 @@ fn layer_block(model: &ModelShape, sh: &HostSplits, h: HostFfn, kinds: FfnKinds,
             None => down,
         });
     }
-    let l_out = b.push(e, &[out.unwrap_or(x)], None, true);
+    let l_out = match ffn_inp {
+        Some(inp) => b.push(e, &[out.unwrap_or(x), inp], None, true),
+        None => b.push(e, &[out.unwrap_or(x)], None, true),
+    };
     b.push(e, &[l_out], Some(Side::Device), false);
     b
 }
@@ -279,8 +320,9 @@ fn base(b: &Block, mut i: usize) -> usize {
     i
 }
 
-/// Replay one layer's block, its nodes assigned to `at`, on the host allocator.
-fn replay_block(r: &mut Replay, b: &Block, at: &[Side]) {
+/// Replay one layer's block, its nodes assigned to `at`, on the host allocator; `resid`: node 0
+/// is that host tensor, already live.
+fn replay_block(r: &mut Replay, b: &Block, at: &[Side], resid: Option<Live>) {
     let n = b.nodes.len();
     if !(0..n).any(|i| at[i] == Side::Host && !b.nodes[i].view) {
         return;
@@ -371,6 +413,7 @@ fn replay_block(r: &mut Replay, b: &Block, at: &[Side]) {
                         live[j] = live[p].take();
                         children[p] = 0;
                     }
+                    None if j == 0 && resid.is_some() => live[j] = resid,
                     None => live[j] = Some(r.alloc(node.bytes)),
                 }
                 for &src in &node.srcs {
@@ -469,9 +512,28 @@ pub fn host_ffn_peak(model: &ModelShape, kv: &KvCache, g: &GraphSettings, sh: &H
     let embd = r.alloc(e);
     r.free(tokens);
     let scattered = r.alloc(e);
+    // the first layer's block from the attention on: its residual add runs here on the token
+    // rows, which then stay until it
+    let first = sh
+        .on_host
+        .first()
+        .zip(sh.kinds.first())
+        .filter(|(h, _)| h.starts_at_attention())
+        .map(|(h, k)| {
+            let b = layer_block(model, sh, *h, *k, t, true);
+            let at = assign(&b);
+            (b, at)
+        });
+    let resid_here = first.as_ref().is_some_and(|(b, at)| {
+        (0..b.nodes.len())
+            .any(|i| at[i] == Side::Host && !b.nodes[i].view && b.nodes[i].srcs.contains(&0))
+    });
     // the first device's first split copies the input stage away
-    for x in [mixed_tokens, mixed_embd, scattered, mixed_slots, embd] {
+    for x in [mixed_tokens, mixed_embd, scattered, mixed_slots] {
         r.free(x);
+    }
+    if !resid_here {
+        r.free(embd);
     }
     if let Some(x) = scale_rows {
         r.free(x);
@@ -541,16 +603,23 @@ pub fn host_ffn_peak(model: &ModelShape, kv: &KvCache, g: &GraphSettings, sh: &H
         if !key.0.any() {
             continue;
         }
+        if il == 0
+            && resid_here
+            && let Some((b, at)) = &first
+        {
+            replay_block(&mut r, b, at, Some(embd));
+            continue;
+        }
         let i = match blocks.iter().position(|(k, _, _)| *k == key) {
             Some(i) => i,
             None => {
-                let b = layer_block(model, sh, key.0, key.1, t);
+                let b = layer_block(model, sh, key.0, key.1, t, false);
                 let at = assign(&b);
                 blocks.push((key, b, at));
                 blocks.len() - 1
             }
         };
-        replay_block(&mut r, &blocks[i].1, &blocks[i].2);
+        replay_block(&mut r, &blocks[i].1, &blocks[i].2, None);
     }
     if sh.output {
         // the output norm's rows copied in, the logits beside them
@@ -828,7 +897,7 @@ mod tests {
                 shared_expert_length: 0,
             },
         };
-        let b = layer_block(&m, &sh, on_host[0], kinds[0], 512);
+        let b = layer_block(&m, &sh, on_host[0], kinds[0], 512, false);
         let at = assign(&b);
         let sides: Vec<Side> = (0..b.nodes.len())
             .filter(|&i| !b.nodes[i].view)
