@@ -237,7 +237,7 @@ def main() -> int:
         return 1
     work = Path(tempfile.mkdtemp(prefix="llmbound-placement-vulkan-"))
     only = set(filter(None, opts.only.split(",")))
-    for name in ("llama-tiny", "llama-3.1-8b-shape", "qwen3-30b-a3b-shape"):
+    for name in ("llama-tiny", "llama-3.1-8b-shape", "gemma-3-27b-shape", "qwen3-30b-a3b-shape"):
         if only and name not in only:
             continue
         m = existing_placement(name) if name == "qwen3-30b-a3b-shape" else existing(name)

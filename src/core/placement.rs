@@ -667,6 +667,8 @@ fn offloaded_weight(w: &mut runtime::OffloadedWeights, name: &str, bytes: u64) -
         "attn_v.weight" => &mut w.v,
         "attn_output.weight" => &mut w.o,
         "ffn_norm.weight" => &mut w.ffn_norm,
+        "post_attention_norm.weight" => &mut w.post_attn_norm,
+        "post_ffw_norm.weight" => &mut w.post_ffn_norm,
         "ffn_gate.weight" => &mut w.gate,
         "ffn_up.weight" => &mut w.up,
         "ffn_down.weight" => &mut w.down,

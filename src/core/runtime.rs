@@ -394,10 +394,14 @@ pub struct OffloadedWeights {
     pub k_norm: u64,
     pub v: u64,
     pub o: u64,
+    /// A norm after the attention's output projection (Gemma's `post_attention_norm`).
+    pub post_attn_norm: u64,
     pub ffn_norm: u64,
     pub gate: u64,
     pub up: u64,
     pub down: u64,
+    /// A norm after the FFN (Gemma's `post_ffw_norm`).
+    pub post_ffn_norm: u64,
     /// The router (`ffn_gate_inp`).
     pub router: u64,
     pub gate_exps: u64,
@@ -1320,6 +1324,8 @@ fn replay(
                 r.free(x);
             }
             r.free(attn);
+            // (a norm after it, in place, its weight copied in)
+            offloaded_op(&mut r, cp(w, |w| w.post_attn_norm), 0);
             if let Some((n_enc, _, _)) = cross {
                 // T5's decoder: cross-attention over the encoder's n_enc rows (K and V
                 // projected from them, no position bias, so flash attention applies)
@@ -1491,6 +1497,7 @@ fn replay(
                 r.free(x);
             }
             r.free(glu);
+            offloaded_op(&mut r, cp(w, |w| w.post_ffn_norm), 0);
             down
         };
         // l_out = down + ffn_inp (in place into down)
