@@ -1419,17 +1419,11 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
         {
             // its layers without their attention, which the host runs
             let seg = runtime::Segment {
-                layers: start..end,
                 first,
                 output: has_output,
-                held: None,
-                experts_elsewhere: Vec::new(),
-                ffn_elsewhere: Vec::new(),
-                kv_elsewhere: false,
-                offloaded: Vec::new(),
-                host_prefix: 0,
                 attn_elsewhere: true,
                 max_chunk: sh.chunk.get(d).copied().flatten(),
+                ..runtime::Segment::over(start..end)
             };
             *out = runtime::segment_peak(&sr.model, &sr.ff, &sr.kv, &sr.g, &seg);
             continue;
@@ -1454,17 +1448,11 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                     .saturating_add(ids),
             );
             let seg = runtime::Segment {
-                layers: start..end,
                 first,
                 output: has_output,
                 held: Some(held),
-                experts_elsewhere: Vec::new(),
-                ffn_elsewhere: Vec::new(),
-                kv_elsewhere: false,
-                offloaded: Vec::new(),
-                host_prefix: 0,
-                attn_elsewhere: false,
                 max_chunk: sh.chunk.get(d).copied().flatten(),
+                ..runtime::Segment::over(start..end)
             };
             runtime::segment_peak(&sr.model, &sr.ff, &sr.kv, &sr.g, &seg)
         } else if sh.pipeline_parallel {
@@ -1517,10 +1505,8 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
             // one split of whole layers: its inputs copied in at its start and freed after
             // their last use, its layers (and the output) replayed node by node
             let seg = runtime::Segment {
-                layers: start..end,
                 first,
                 output: has_output,
-                held: None,
                 // a whole MoE layer on the host just before: the host runs its experts and this
                 // device its tail (the scheduler gives the weightless ops to the next device)
                 experts_elsewhere: (0..sh.layer_device.len())
@@ -1531,10 +1517,8 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                     .collect(),
                 ffn_elsewhere: sh.ffn_on_host.to_vec(),
                 kv_elsewhere: sh.kv_on_host,
-                offloaded: Vec::new(),
-                host_prefix: 0,
-                attn_elsewhere: false,
                 max_chunk: sh.chunk.get(d).copied().flatten(),
+                ..runtime::Segment::over(start..end)
             };
             runtime::segment_peak(&sr.model, &sr.ff, &sr.kv, &sr.g, &seg)
         } else {
@@ -1578,17 +1562,13 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                 // host weight copied in by its own split, the host layers' cached K and V
                 // copied in for their attention
                 let seg = runtime::Segment {
-                    layers: 0..own_end.unwrap_or(h).max(h),
                     first: true,
                     output: sh.output_device == here && !sh.output_ops_on_host,
-                    held: None,
-                    experts_elsewhere: Vec::new(),
-                    ffn_elsewhere: Vec::new(),
-                    kv_elsewhere: false,
                     offloaded: offloaded.clone(),
                     host_prefix: h,
                     attn_elsewhere: sh.attn_away.get(d).copied().unwrap_or(false),
                     max_chunk: sh.chunk.get(d).copied().flatten(),
+                    ..runtime::Segment::over(0..own_end.unwrap_or(h).max(h))
                 };
                 dev[d] = runtime::segment_peak(&sr.model, &sr.ff, &sr.kv, &sr.g, &seg);
             }

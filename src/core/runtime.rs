@@ -374,6 +374,26 @@ pub struct Segment {
     pub max_chunk: Option<u64>,
 }
 
+impl Segment {
+    /// A later device's run of `layers` with its inputs copied in, no output stage, nothing of
+    /// its layers elsewhere and no chunk limit: the fields set from here.
+    pub fn over(layers: std::ops::Range<usize>) -> Segment {
+        Segment {
+            layers,
+            first: false,
+            output: false,
+            held: None,
+            experts_elsewhere: Vec::new(),
+            ffn_elsewhere: Vec::new(),
+            kv_elsewhere: false,
+            offloaded: Vec::new(),
+            host_prefix: 0,
+            attn_elsewhere: false,
+            max_chunk: None,
+        }
+    }
+}
+
 /// A layer's weights in host memory (a host layer of `-ngl`, or a device layer's experts under
 /// `--cpu-moe`) while a device runs their ops: op offload (`ggml_backend_sched` with a backend whose `offload_op` takes a batch of at
 /// least 32 rows: CUDA, Vulkan, Metal) moves every op with a host weight to the first device.
@@ -1916,16 +1936,7 @@ mod tests {
     #[test]
     fn llama31_8b_fa_off_ub2048() {
         // llama.cpp: 8,656 MiB (Q4_0, -c 32768, -ub 2048, -fa off).
-        let mut f = figures("llama");
-        f.layers = 32;
-        f.head_count = PerLayer::Uniform(32);
-        f.embedding_length = 4096;
-        f.vocab_size = 128_256;
-        let m = ModelShape::from_figures("l", &f, Provenance::File).unwrap();
-        let ff = FeedForward {
-            length: 14_336,
-            ..Default::default()
-        };
+        let (m, ff) = llama31_8b();
         let s = CacheSettings {
             context: 32_768,
             ubatch: 2048,
@@ -1938,13 +1949,9 @@ mod tests {
         assert_eq!(b.compute_bytes, 9_076_539_392, "{c}");
     }
 
-    /// Op offload: a Vulkan device running every layer of the Llama-3.1-8B shape (Q4_K) whose
-    /// weights stay in host memory (`-ngl 0`), at 32,768 tokens with flash attention. llama.cpp
-    /// b11434's Vulkan device on llvmpipe reserves 209,719,296 bytes at ub 512 (the host cache's
-    /// K and V views and the mask copied in for the first layer's attention) and 704,659,456 at
-    /// ub 2048 (the FFN's activations in the holes the weight copies leave).
-    #[test]
-    fn op_offload_replays_llama_cpp_vulkan_device() {
+    /// The Llama-3.1-8B shape of the placement fixtures: 32 layers, n_embd 4,096, 32 query and
+    /// 8 KV heads of 128, n_ff 14,336, a 128,256-token vocabulary.
+    fn llama31_8b() -> (ModelShape, FeedForward) {
         let mut f = figures("llama");
         f.layers = 32;
         f.head_count = PerLayer::Uniform(32);
@@ -1956,6 +1963,17 @@ mod tests {
             length: 14_336,
             ..Default::default()
         };
+        (m, ff)
+    }
+
+    /// Op offload: a Vulkan device running every layer of the Llama-3.1-8B shape (Q4_K) whose
+    /// weights stay in host memory (`-ngl 0`), at 32,768 tokens with flash attention. llama.cpp
+    /// b11434's Vulkan device on llvmpipe reserves 209,719,296 bytes at ub 512 (the host cache's
+    /// K and V views and the mask copied in for the first layer's attention) and 704,659,456 at
+    /// ub 2048 (the FFN's activations in the holes the weight copies leave).
+    #[test]
+    fn op_offload_replays_llama_cpp_vulkan_device() {
+        let (m, ff) = llama31_8b();
         // Q4_K: 144 bytes per 256 weights; the norms f32
         let q4k = |rows: u64, cols: u64| rows * cols / 256 * 144;
         let w = OffloadedWeights {
@@ -1985,17 +2003,11 @@ mod tests {
                 kv_unified: false,
             };
             let seg = Segment {
-                layers: 0..32,
                 first: true,
-                output: false,
-                held: None,
-                experts_elsewhere: Vec::new(),
-                ffn_elsewhere: Vec::new(),
-                kv_elsewhere: false,
                 offloaded,
                 host_prefix,
-                attn_elsewhere: false,
                 max_chunk: Some(1 << 30),
+                ..Segment::over(0..32)
             };
             segment_peak(&m, &ff, &kv, &g, &seg)
         };
@@ -2018,17 +2030,7 @@ mod tests {
     /// 1,319,190,528 (the inputs' 256 MiB chunk, the 1,002 MiB logits in a second).
     #[test]
     fn attention_on_the_host_in_vulkan_chunks() {
-        let mut f = figures("llama");
-        f.layers = 32;
-        f.head_count = PerLayer::Uniform(32);
-        f.head_count_kv = PerLayer::Uniform(8);
-        f.embedding_length = 4096;
-        f.vocab_size = 128_256;
-        let m = ModelShape::from_figures("l", &f, Provenance::File).unwrap();
-        let ff = FeedForward {
-            length: 14_336,
-            ..Default::default()
-        };
+        let (m, ff) = llama31_8b();
         let run = |ubatch: u64, flash_attn: bool, attention: bool| {
             let s = CacheSettings {
                 context: 32_768,
@@ -2059,17 +2061,10 @@ mod tests {
                 },
             );
             let seg = Segment {
-                layers: 0..32,
                 first: true,
-                output: false,
-                held: None,
-                experts_elsewhere: Vec::new(),
-                ffn_elsewhere: Vec::new(),
-                kv_elsewhere: false,
-                offloaded: Vec::new(),
-                host_prefix: 0,
                 attn_elsewhere: attention,
                 max_chunk: Some(1 << 30),
+                ..Segment::over(0..32)
             };
             (host, segment_peak(&m, &ff, &kv, &g, &seg))
         };
