@@ -102,6 +102,9 @@ def moe_grid(m: dict) -> list[dict]:
     for dev in (GIB + w // 2, GIB + w * 3 // 4, 16 * GIB):
         cases.append({"kind": "fit", "device": (dev // MIB) * MIB, "ctx": 32768, "fa": "on", "ub": 512,
                       "flags": [], "tag": ""})
+    # the user's own overrides: -fit leaves them and prints them with its line
+    cases.append({"kind": "fit", "device": 24 * GIB, "ctx": 32768, "fa": "on", "ub": 512,
+                  "flags": ["--cpu-moe"], "tag": ""})
     return cases
 
 

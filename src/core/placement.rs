@@ -1960,7 +1960,21 @@ pub fn fit(
                 .as_ref()
                 .map(|v| v.iter().map(|x| *x as u32).collect())
                 .unwrap_or_default(),
-            overrides: Vec::new(),
+            // llama-fit-params prints the overrides it leaves as they are: the user's own
+            // (`-ot`, and `--cpu-moe` / `--n-cpu-moe` as their patterns)
+            overrides: settings
+                .overrides
+                .iter()
+                .map(|o| {
+                    let name = match &o.target {
+                        Target::Cpu => "CPU".to_string(),
+                        Target::Device(j) => devices
+                            .get(*j)
+                            .map_or_else(|| format!("device {j}"), |d| d.buffer_name.clone()),
+                    };
+                    (o.pattern.clone(), name)
+                })
+                .collect(),
             settings: settings.clone(),
             placement: p,
             probes: st.probes,
