@@ -206,7 +206,7 @@ fn the_machine_pane_and_bounds_name_the_memory_bases() {
     app.update(Action::Resize(200, 50));
     let t = text(&app, 200, 50);
     assert!(
-        t.contains("9.215 GiB free of the 36 GiB working set"),
+        t.contains("9.164 GiB free of the 36 GiB working set"),
         "{t}"
     );
 }

@@ -379,7 +379,7 @@ fn the_bounds_tail_never_shows_half_a_wrapped_line() {
     // (first row, its continuation) of the two wrapped lines of the default scenario's tail
     let pairs = [
         (
-            "runtime 9.215 GiB free of the 36 GiB",
+            "runtime 9.164 GiB free of the 36 GiB",
             "working set · buffers",
         ),
         (

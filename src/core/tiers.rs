@@ -35,6 +35,11 @@ pub struct Layout {
     /// The placement places by tensor: each tier's weights and the bytes it reads per decode
     /// step, from `core::placement` (None: whole layers, by the fields above).
     pub tensors: Option<TensorTiers>,
+    /// Each tier's cache and compute buffer come from `core::placement`'s per-device figures
+    /// (a machine with devices whose flags `place` accepts), as the Placement section prints
+    /// them; else the cache by the layers above and the CPU backend's one compute figure on
+    /// every tier that runs layers.
+    pub compute_placed: bool,
 }
 
 /// Per-tier weights of a placement by tensor (`-ot`, `--cpu-moe`, `--n-cpu-moe`,
@@ -95,27 +100,45 @@ fn by_tensor(s: &Scenario, c: &CacheSettings) -> Option<ByTensor> {
     if o.overrides.is_empty() && !o.cpu_moe && o.n_cpu_moe == 0 && o.n_cpu_ffn == 0 {
         return None;
     }
+    placed(s, c)
+        .filter(|(_, tensor_flags)| *tensor_flags)
+        .map(|(bt, _)| bt)
+}
+
+/// A whole-layer placement (`-ngl`, `-ts`, `-nkvo`, no flag moving single tensors) on a machine
+/// with devices: `core::placement`'s placement, for each device's cache and compute buffer.
+fn by_layers(s: &Scenario, c: &CacheSettings) -> Option<ByTensor> {
+    placed(s, c)
+        .filter(|(_, tensor_flags)| !*tensor_flags)
+        .map(|(bt, _)| bt)
+}
+
+/// `core::placement`'s placement of a scenario at the cache settings `c`, and whether its flags
+/// move single tensors.
+fn placed(s: &Scenario, c: &CacheSettings) -> Option<(ByTensor, bool)> {
+    let o = &s.offload;
     let devs = s.machine.devices();
     if devs.is_empty() {
         return None;
     }
     let devices: Vec<Device> = devs.iter().map(|(_, d)| d.clone()).collect();
     let settings = o.placement_settings(&devices).ok()?;
-    if settings.overrides.is_empty() {
-        return None;
-    }
+    let tensor_flags = !settings.overrides.is_empty();
     let model = super::plan::placement_model(s);
     let streams = if c.kv_unified { 1 } else { c.sequences.max(1) };
     let n_ctx = u32::try_from(c.context.saturating_mul(streams)).unwrap_or(u32::MAX);
     let ctx = placement::context_figures(&s.model, &s.feed_forward(), c, n_ctx);
     let p = placement::place(&model, &ctx, &devices, &settings).ok()?;
     let device_tier = p.devices_used.iter().map(|&i| devs[i].0).collect();
-    Some(ByTensor {
-        model,
-        placement: p,
-        device_tier,
-        host: host_tier(&s.machine),
-    })
+    Some((
+        ByTensor {
+            model,
+            placement: p,
+            device_tier,
+            host: host_tier(&s.machine),
+        },
+        tensor_flags,
+    ))
 }
 
 /// The layout and per-tier weights of a placement by tensor.
@@ -177,6 +200,7 @@ fn tensor_layout(s: &Scenario, split: &WeightSplit, bt: &ByTensor) -> Layout {
             .min(u32::try_from(l).unwrap_or(u32::MAX)),
         gpu_layers: ngl,
         tensors: Some(t),
+        compute_placed: true,
     }
 }
 
@@ -309,7 +333,9 @@ pub fn layout(s: &Scenario) -> Layout {
     if let Some(bt) = by_tensor(s, &s.cache) {
         return tensor_layout(s, &weight_split(s), &bt);
     }
-    whole_layer_layout(s)
+    let mut l = whole_layer_layout(s);
+    l.compute_placed = by_layers(s, &s.cache).is_some();
+    l
 }
 
 /// Whole layers: llama.cpp's `-ngl`, `-ts` (else capacity) and `-nkvo` rule.
@@ -333,6 +359,7 @@ pub fn whole_layer_layout(s: &Scenario) -> Layout {
             offloaded_layers: 0,
             gpu_layers: 0,
             tensors: None,
+            compute_placed: false,
         };
     }
     let all = all_gpu_layers(&s.model);
@@ -398,6 +425,7 @@ pub fn whole_layer_layout(s: &Scenario) -> Layout {
         offloaded_layers: offloaded as u32,
         gpu_layers: ngl,
         tensors: None,
+        compute_placed: false,
     }
 }
 
@@ -671,11 +699,14 @@ fn memory_at(
 ) -> Vec<TierMemory> {
     let b = s.cache.sequences.max(1);
     let rec = s.model.recurrent_bytes_per_layer(b);
-    let placed = lay
-        .tensors
-        .as_ref()
-        .and_then(|_| by_tensor(s, c))
-        .map(|bt| placed_context_compute(&bt, s.machine.tiers.len()));
+    let placed = if lay.tensors.is_some() {
+        by_tensor(s, c)
+    } else if lay.compute_placed {
+        by_layers(s, c)
+    } else {
+        None
+    }
+    .map(|bt| placed_context_compute(&bt, s.machine.tiers.len()));
     s.machine
         .tiers
         .iter()

@@ -250,7 +250,12 @@ pub fn limitations(r: &Report) -> Vec<String> {
         );
     }
     if r.capacity.other_bytes == 0 {
-        v.push("The article's W + K + A excludes process overhead (A = 0); the runtime memory counts llama.cpp's allocated cache, output and compute buffers (a CPU-backend model; GPU backends reserve differently) but not the OS share or other processes.".into());
+        let buffers = if r.layout.compute_placed {
+            "each device's and the host's as llama.cpp's scheduler splits the graph"
+        } else {
+            "a CPU-backend model; GPU backends reserve differently"
+        };
+        v.push(format!("The article's W + K + A excludes process overhead (A = 0); the runtime memory counts llama.cpp's allocated cache, output and compute buffers ({buffers}) but not the OS share or other processes."));
     }
     v.push("The decode ceilings omit activation traffic, sampling, kernel launches, synchronization, thermal state and attention arithmetic; they assume one complete logical cache read at the retained context.".into());
     v
@@ -964,7 +969,7 @@ fn write_runtime_memory<W: Write>(o: &mut Out<'_, W>, r: &Report) -> io::Result<
     let b = &c.buffers;
     // a placement by tensor charges each device its own compute buffer (the rows below): the
     // figure is their sum, not the CPU model's single figure
-    if r.layout.tensors.is_some() {
+    if r.layout.compute_placed {
         o.row(
             "runtime buffers",
             &format!(

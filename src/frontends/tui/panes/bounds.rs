@@ -167,7 +167,7 @@ impl BoundsPane<'_> {
         });
         // a placement by tensor charges each device its own compute buffer (the bars above):
         // the figure is their sum; whole layers show the one CPU-model figure
-        let (buffers, buffers_base) = if r.layout.tensors.is_some() {
+        let (buffers, buffers_base) = if r.layout.compute_placed {
             (
                 c.runtime_bytes
                     .output_bytes
