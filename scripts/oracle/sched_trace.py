@@ -53,19 +53,12 @@ def main() -> int:
                          "(build-llama-cpp-vulkan.sh) over Mesa's llvmpipe")
     a = ap.parse_args()
 
-    from synth import materialise
     if a.vulkan:
         return vulkan(a)
-    fx = json.loads((P.OUT / f"{a.model}.json").read_text())
-    m = fx["model"]
-    case = next((c for c in fx["cases"] if c["id"] == a.case), None)
-    if case is None:
-        print(f"{a.model}: no case {a.case!r}", file=sys.stderr)
+    loaded = load_case(P.OUT, a)
+    if loaded is None:
         return 2
-    header = (P.OUT / m["header"]).resolve()
-    path = Path(a.work) / f"{a.model}.gguf"
-    if not path.exists():
-        materialise(header, path, m["file_size"])
+    case, path = loaded
     eps = P.start_servers(case["device_bytes"])
     args = list(case["args"])
     if case["kind"] == "fit" and a.probe_ctx:
@@ -86,19 +79,29 @@ def main() -> int:
     return report(a, r)
 
 
-def vulkan(a: argparse.Namespace) -> int:
-    """One case of the Vulkan fixtures, re-run on the Vulkan build with the scheduler's trace."""
-    import placement_vulkan as V
+def load_case(fixtures: Path, a: argparse.Namespace):
+    """The fixture case named on the command line and its sparse model file (made in --work
+    from the fixture's header when absent); None, said on stderr, when there is no such case."""
     from synth import materialise
-    fx = json.loads((V.OUT / f"{a.model}.json").read_text())
+    fx = json.loads((fixtures / f"{a.model}.json").read_text())
     m = fx["model"]
     case = next((c for c in fx["cases"] if c["id"] == a.case), None)
     if case is None:
-        print(f"{a.model}: no Vulkan case {a.case!r}", file=sys.stderr)
-        return 2
+        print(f"{a.model}: no case {a.case!r} in {fixtures.name}/", file=sys.stderr)
+        return None
     path = Path(a.work) / f"{a.model}.gguf"
     if not path.exists():
-        materialise((V.OUT / m["header"]).resolve(), path, m["file_size"])
+        materialise((fixtures / m["header"]).resolve(), path, m["file_size"])
+    return case, path
+
+
+def vulkan(a: argparse.Namespace) -> int:
+    """One case of the Vulkan fixtures, re-run on the Vulkan build with the scheduler's trace."""
+    import placement_vulkan as V
+    loaded = load_case(V.OUT, a)
+    if loaded is None:
+        return 2
+    case, path = loaded
     args = list(case["args"])
     if case["kind"] == "fit":
         args += ["-fit", "off"] + shlex.split(case["arguments"])

@@ -651,31 +651,27 @@ fn layer_role(name: &str) -> Option<&str> {
 /// ([`runtime::OffloadedWeights`], by its name: `blk.N.attn_q.weight`); false for a tensor of
 /// another role (the layer is then not replayed under op offload).
 fn offloaded_weight(w: &mut runtime::OffloadedWeights, name: &str, bytes: u64) -> bool {
-    let Some(role) = name
-        .strip_prefix("blk.")
-        .and_then(|n| n.split_once('.'))
-        .map(|(_, rest)| rest)
-    else {
+    let Some(role) = layer_role(name) else {
         return false;
     };
     let slot = match role {
-        "attn_norm.weight" => &mut w.attn_norm,
-        "attn_q.weight" => &mut w.q,
-        "attn_q_norm.weight" => &mut w.q_norm,
-        "attn_k.weight" => &mut w.k,
-        "attn_k_norm.weight" => &mut w.k_norm,
-        "attn_v.weight" => &mut w.v,
-        "attn_output.weight" => &mut w.o,
-        "ffn_norm.weight" => &mut w.ffn_norm,
-        "post_attention_norm.weight" => &mut w.post_attn_norm,
-        "post_ffw_norm.weight" => &mut w.post_ffn_norm,
-        "ffn_gate.weight" => &mut w.gate,
-        "ffn_up.weight" => &mut w.up,
-        "ffn_down.weight" => &mut w.down,
-        "ffn_gate_inp.weight" => &mut w.router,
-        "ffn_gate_exps.weight" => &mut w.gate_exps,
-        "ffn_up_exps.weight" => &mut w.up_exps,
-        "ffn_down_exps.weight" => &mut w.down_exps,
+        "attn_norm" => &mut w.attn_norm,
+        "attn_q" => &mut w.q,
+        "attn_q_norm" => &mut w.q_norm,
+        "attn_k" => &mut w.k,
+        "attn_k_norm" => &mut w.k_norm,
+        "attn_v" => &mut w.v,
+        "attn_output" => &mut w.o,
+        "ffn_norm" => &mut w.ffn_norm,
+        "post_attention_norm" => &mut w.post_attn_norm,
+        "post_ffw_norm" => &mut w.post_ffn_norm,
+        "ffn_gate" => &mut w.gate,
+        "ffn_up" => &mut w.up,
+        "ffn_down" => &mut w.down,
+        "ffn_gate_inp" => &mut w.router,
+        "ffn_gate_exps" => &mut w.gate_exps,
+        "ffn_up_exps" => &mut w.up_exps,
+        "ffn_down_exps" => &mut w.down_exps,
         _ => return false,
     };
     *slot = bytes;

@@ -1966,6 +1966,23 @@ mod tests {
         (m, ff)
     }
 
+    /// The cache and graph of `m` at 32,768 tokens, one sequence, as the Vulkan cases below run.
+    fn at_32k(m: &ModelShape, ubatch: u64, flash_attn: bool) -> (kv::KvCache, GraphSettings) {
+        let s = CacheSettings {
+            context: 32_768,
+            ubatch,
+            flash_attn,
+            ..CacheSettings::default()
+        };
+        let g = GraphSettings {
+            ubatch,
+            sequences: 1,
+            flash_attn,
+            kv_unified: false,
+        };
+        (kv::cache(m, &s), g)
+    }
+
     /// Op offload: a Vulkan device running every layer of the Llama-3.1-8B shape (Q4_K) whose
     /// weights stay in host memory (`-ngl 0`), at 32,768 tokens with flash attention. llama.cpp
     /// b11434's Vulkan device on llvmpipe reserves 209,719,296 bytes at ub 512 (the host cache's
@@ -1990,18 +2007,7 @@ mod tests {
         };
         let peak = |ubatch: u64, offloaded: Vec<Option<OffloadedWeights>>| {
             let host_prefix = offloaded.iter().take_while(|w| w.is_some()).count();
-            let s = CacheSettings {
-                context: 32_768,
-                ubatch,
-                ..CacheSettings::default()
-            };
-            let kv = kv::cache(&m, &s);
-            let g = GraphSettings {
-                ubatch,
-                sequences: 1,
-                flash_attn: true,
-                kv_unified: false,
-            };
+            let (kv, g) = at_32k(&m, ubatch, true);
             let seg = Segment {
                 first: true,
                 offloaded,
@@ -2032,19 +2038,7 @@ mod tests {
     fn attention_on_the_host_in_vulkan_chunks() {
         let (m, ff) = llama31_8b();
         let run = |ubatch: u64, flash_attn: bool, attention: bool| {
-            let s = CacheSettings {
-                context: 32_768,
-                ubatch,
-                flash_attn,
-                ..CacheSettings::default()
-            };
-            let kv = kv::cache(&m, &s);
-            let g = GraphSettings {
-                ubatch,
-                sequences: 1,
-                flash_attn,
-                kv_unified: false,
-            };
+            let (kv, g) = at_32k(&m, ubatch, flash_attn);
             let host = host_ffn_peak(
                 &m,
                 &kv,
@@ -2072,18 +2066,8 @@ mod tests {
         assert_eq!(run(2048, true, false).0, 1_319_190_528);
         // what decides it: the attention's largest tensor, the KQ scores (32 heads × 32,768
         // cells × 512 rows f32)
-        let s = CacheSettings {
-            context: 32_768,
-            flash_attn: false,
-            ..CacheSettings::default()
-        };
-        let g = GraphSettings {
-            ubatch: 512,
-            sequences: 1,
-            flash_attn: false,
-            kv_unified: false,
-        };
-        assert_eq!(attention_tensor_max(&m, &kv::cache(&m, &s), &g), 2 << 30);
+        let (kv, g) = at_32k(&m, 512, false);
+        assert_eq!(attention_tensor_max(&m, &kv, &g), 2 << 30);
     }
 
     #[test]
