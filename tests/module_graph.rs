@@ -328,7 +328,9 @@ fn scenario_changes(skip_edit: bool) -> Vec<String> {
                         }
                     }
                     let rest = line[j..].trim_start();
-                    let assigns = (rest.starts_with('=') && !rest.starts_with("=="))
+                    let assigns = (rest.starts_with('=')
+                        && !rest.starts_with("==")
+                        && !rest.starts_with("=>"))
                         || ["+=", "-=", "*=", "/=", "|="]
                             .iter()
                             .any(|op| rest.starts_with(op));

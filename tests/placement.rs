@@ -146,6 +146,7 @@ fn gemma_with_inventory(tied: bool, machine: &str) -> llmbound::core::Scenario {
         embedding_bytes: 178_257_920,
         embedding_row_bytes: 680,
         embedding_elements: 262_144 * 640,
+        embedding_type: None,
         tied_output: tied,
         output_bytes: 2_560 + if tied { 0 } else { 178_257_920 },
         layer_bytes: vec![layer; 18],
@@ -207,4 +208,39 @@ fn tied_matrix_is_copied_to_the_output_tier() {
     let inv = r.decode.inventory_short_context.as_ref().unwrap();
     assert_eq!(inv.tier_bytes[0], 18 * 5_000_000 + 2_560 + 178_257_920);
     assert_eq!(inv.tier_bytes[1], 680);
+}
+
+/// The output layer in host memory beside the embedding: one tensor (the x86 CPU does not
+/// repack Q8_0/Q6_K, the usual type of a tied embedding), two copies on Apple silicon's CPU,
+/// which repacks them; the tiers and the Placement section agree.
+#[test]
+fn tied_matrix_in_host_memory_is_copied_only_when_the_cpu_repacks_it() {
+    let file = 18 * 5_000_000 + 2_560 + 178_257_920 + 4_000_000;
+    for (machine, ngl, copies) in [
+        ("epyc-zen5-2vcpu-vm", None, 1),
+        ("desktop-rtx-4090", Some(0), 1),
+        ("macbook-pro-m4-pro-48gb", Some(0), 2),
+        ("macbook-pro-m4-pro-48gb", None, 1),
+    ] {
+        let mut s = gemma_with_inventory(true, machine);
+        s.offload.gpu_layers = ngl;
+        let r = evaluate(&s).unwrap();
+        let w: u64 = r.tiers.iter().map(|t| t.weights_bytes).sum();
+        let extra = if copies == 2 { 178_257_920 } else { 0 };
+        let at = format!("{machine} -ngl {ngl:?}");
+        if ngl == Some(0) || r.tiers.len() == 1 {
+            assert_eq!(w, file + extra, "{at}");
+        }
+        if let Ok(p) = &r.plan
+            && ngl == Some(0)
+        {
+            // the placement's host (no tensor list here: estimated per layer) holds the same
+            let stored = 18 * 5_000_000 + 2_560 + 178_257_920;
+            let host = p.host.model.0;
+            assert!(
+                host >= stored + extra && host < stored + extra + 4096,
+                "{at}: {host}"
+            );
+        }
+    }
 }

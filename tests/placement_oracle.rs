@@ -27,19 +27,20 @@
 mod skip;
 #[path = "support/fit_args.rs"]
 mod fit_args;
+#[path = "support/header_model.rs"]
+mod header_model;
 #[path = "support/known.rs"]
 mod known;
 use fit_args::{split_fitted, without_ctx};
 
+use header_model::Loaded;
 use known::{KnownCompute, KnownFit};
 
 use std::path::{Path, PathBuf};
 
 use llmbound::core::cache::CacheType;
 use llmbound::core::kv::CacheSettings;
-use llmbound::core::model::ModelShape;
-use llmbound::core::placement::{self, Device, FitSettings, PlacementModel};
-use llmbound::core::runtime::FeedForward;
+use llmbound::core::placement::{self, Device, FitSettings};
 use llmbound::core::units::Bytes;
 use llmbound::profile::Catalog;
 use serde::Deserialize;
@@ -284,34 +285,8 @@ fn fixtures() -> Vec<(PathBuf, Fixture)> {
     out
 }
 
-struct Loaded {
-    model: PlacementModel,
-    shape: ModelShape,
-    ff: FeedForward,
-}
-
 fn load(cat: &Catalog, f: &Fixture) -> Loaded {
-    let path = dir().join(&f.model.header);
-    let g = llmbound::workspace::open_gguf(cat, &path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let shape = g.shape().cloned().expect("model shape");
-    let n_layer = shape.layer_count();
-    let n_expert = shape.moe.map_or(0, |m| m.experts);
-    let n_ctx_train = u32::try_from(shape.native_context.unwrap_or(4096)).unwrap_or(u32::MAX);
-    let tensors: Vec<(String, u64)> = g
-        .artifact()
-        .tensors()
-        .map(|t| (t.name().to_string(), t.bytes.unwrap_or(0)))
-        .collect();
-    let model = PlacementModel::from_tensors(
-        tensors.iter().map(|(n, b)| (n.as_str(), *b)),
-        n_layer,
-        n_expert,
-        n_ctx_train,
-        shape.tied_embeddings,
-    );
-    let ff = g.inventory().to_core_inventory().feed_forward;
-    Loaded { model, shape, ff }
+    header_model::load(cat, &dir().join(&f.model.header))
 }
 
 fn devices(c: &Case) -> Vec<Device> {

@@ -836,3 +836,55 @@ fn an_edited_capacity_moves_the_device_free_figure_with_it() {
     assert_eq!(d.free.value, 12 * GIB);
     assert_eq!(d.free.provenance, Provenance::User);
 }
+
+/// Without devices `-fit` still runs, against system memory: `-c 0` on a CPU-only machine
+/// whose 16 GiB cannot hold the Llama-3.1-8B shape's 131,072-token cache gets a reduced
+/// context (llama.cpp's `common_fit_params` with no device), and the report is evaluated there;
+/// with room to spare the plan keeps the context; the flags' own `-c` is not reduced.
+#[test]
+fn fit_reduces_the_context_on_a_machine_without_devices() {
+    let dir = tempfile::tempdir().unwrap();
+    let gguf = shaped_gguf(dir.path(), "llama-3.1-8b-shape");
+    let on = |memory: &str, context: u64| {
+        scenario(ScenarioOptions {
+            machine: Some("epyc-zen5-2vcpu-vm".into()),
+            memory: Some(memory.into()),
+            tier: Some("host".into()),
+            gguf: Some(gguf.clone()),
+            context: Some(context),
+            ..Default::default()
+        })
+    };
+    let s = on("16 GiB", 0);
+    let p = evaluate(&s).unwrap().plan.unwrap();
+    let PlanOrigin::Fitted { arguments, .. } = &p.origin else {
+        panic!("{:?}", p.origin)
+    };
+    assert!(
+        p.n_ctx < 131_072 && p.n_ctx.is_multiple_of(256),
+        "{arguments}"
+    );
+    assert!(p.host.total() + (1 << 30) <= 16 << 30, "{arguments}");
+    let r = llmbound::compare::evaluation(&s).unwrap();
+    assert_eq!(r.inputs.cache.context, u64::from(p.n_ctx));
+    assert!(r.capacity.fits, "{:?}", r.capacity.verdict);
+    // the context is llama.cpp's choice, and the worksheet says so
+    let rows = llmbound::report::text::inputs(&r);
+    let cache = rows.iter().find(|row| row.0 == "cache").unwrap();
+    assert_eq!(cache.2, Provenance::Derived);
+    assert!(
+        cache.3.contains("-fit reduced the trained context 131,072"),
+        "{}",
+        cache.3
+    );
+    let roomy = evaluate(&on("64 GiB", 0)).unwrap().plan.unwrap();
+    assert_eq!(roomy.n_ctx, 131_072);
+    assert!(matches!(roomy.origin, PlanOrigin::Fitted { .. }));
+    // -c set: -fit cannot reduce it and gives up, as llama.cpp does
+    let set = evaluate(&on("16 GiB", 131_072)).unwrap().plan.unwrap();
+    assert!(
+        matches!(set.origin, PlanOrigin::FitRefused { .. }),
+        "{:?}",
+        set.origin
+    );
+}

@@ -107,6 +107,7 @@ fn the_fitted_ot_placement_fits_and_its_tiers_are_the_placements() {
     let plan = r.plan.as_ref().unwrap();
     assert_eq!(plan.devices.len(), 1);
     assert!(plan.devices_fit, "{plan:?}");
+    assert_eq!(plan.host_short(), None);
     // the verdict is the placement's: it fits (whole layers said gpu0 was 3.173 GiB short)
     assert!(r.capacity.fits, "{:?}", r.capacity.verdict);
     let (gpu, host) = (tier(&r, TierKind::Accelerator), tier(&r, TierKind::Host));
@@ -353,9 +354,18 @@ fn whole_layers_by_tensor_equal_the_whole_layer_rule_on_the_fixtures() {
                 }
             }
             let padded: u64 = mt.iter().map(|m| m.model_bytes).sum();
+            // a tied output in host memory beside the embedding is the embedding's tensor
+            // (`dense_bytes` counts what the output projection reads)
+            let shared =
+                if split.tied && lw.output_tier == lw.embedding_tier && !split.tied_host_copy {
+                    split.embedding
+                } else {
+                    0
+                };
             let stored: u64 = t.dense_bytes.iter().sum::<u64>()
                 + t.expert_bytes.iter().sum::<u64>()
-                + t.input_bytes.iter().sum::<u64>();
+                + t.input_bytes.iter().sum::<u64>()
+                - shared;
             assert!(padded >= stored, "{at}");
             assert_eq!(
                 fw.iter().sum::<u64>(),
@@ -494,4 +504,37 @@ fn the_bounds_verdict_and_the_devices_verdict_agree() {
     }
     // both verdicts occur in the grid
     assert!(fits > 5 && short > 5, "{fits} fit, {short} short");
+}
+
+/// Nothing fits (the host too small for what `-fit` leaves it): the report is at llama.cpp's
+/// own plan, so its verdict names the host, not the devices that whole layers would overfill.
+#[test]
+fn when_nothing_fits_the_report_is_at_llama_cpps_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let gguf = shaped_gguf(dir.path(), "qwen3-30b-a3b-shape");
+    let s = scenario(&moe_16_gib(&gguf));
+    let host = tier(&evaluate(&s).unwrap(), TierKind::Host);
+    let s = edit::applied(
+        &s,
+        &[Edit::Capacity {
+            tier: host,
+            bytes: 2 << 30,
+        }],
+    )
+    .unwrap();
+    let r = llmbound::compare::evaluation(&s).unwrap();
+    let plan = r.plan.as_ref().unwrap();
+    assert!(!plan.overrides.is_empty(), "{:?}", plan.origin);
+    assert!(plan.devices_fit);
+    assert!(!r.capacity.fits);
+    // the Placement section and the Devices view say by how much
+    let over = plan.host.total() - (2u64 << 30);
+    assert_eq!(plan.host_short(), Some(over));
+    let gpu = tier(&r, TierKind::Accelerator);
+    // the tiers are the plan's: the device holds what -fit gave it, the host the rest
+    assert_eq!(r.tiers[gpu].weights_bytes, plan.devices[0].memory.model.0);
+    assert_eq!(r.tiers[host].weights_bytes, plan.host.model.0);
+    let v = &r.capacity.verdict;
+    let text = format!("{v:?}");
+    assert!(text.contains("host") && !text.contains("gpu0"), "{text}");
 }

@@ -26,6 +26,9 @@ pub enum Edit {
     /// Retained tokens per sequence N (0: `-c 0`, llama.cpp's default: the trained context,
     /// which `-fit` may reduce).
     Context(u64),
+    /// The context `-fit` chose under `-c 0` (reduced from the trained one): retained tokens
+    /// per sequence, still llama.cpp's choice and not the user's.
+    FitContext(u64),
     /// Sequences decoded together.
     Sequences(u64),
     /// K cache type.
@@ -379,7 +382,7 @@ impl Edit {
     /// model or machine, a name).
     pub fn setting(&self) -> Option<Setting> {
         Some(match self {
-            Edit::Context(_) => Setting::Context,
+            Edit::Context(_) | Edit::FitContext(_) => Setting::Context,
             Edit::Sequences(_) => Setting::Sequences,
             Edit::CacheTypeK(_) => Setting::CacheTypeK,
             Edit::CacheTypeV(_) => Setting::CacheTypeV,
@@ -549,6 +552,10 @@ pub fn apply(s: &mut Scenario, fig: &mut ArchFigures, edit: &Edit) -> Result<(),
         Edit::Context(n) => {
             c.context = *n;
             s.offload.context_auto = false;
+        }
+        Edit::FitContext(n) => {
+            c.context = *n;
+            s.offload.context_auto = true;
         }
         Edit::KvBits(b) => {
             if let Some(b) = b {

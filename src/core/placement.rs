@@ -53,11 +53,12 @@
 //!
 //! Model and context bytes are exact when the tensor list is (each tensor padded to the
 //! buffer's 32-byte alignment): equal to llama.cpp's breakdown on all 300 RPC fixture
-//! placements (tests/placement_oracle.rs) and on every Vulkan (llvmpipe) placement but the
-//! tied output sharing the embedding's host buffer (tests/placement_vulkan.rs). Compute
+//! placements (tests/placement_oracle.rs) and on all 57 Vulkan (llvmpipe) placements
+//! (tests/placement_vulkan.rs); a tied output in host memory is one tensor with the token
+//! embedding unless the CPU repacks its type (see `tied_output_shared`). Compute
 //! buffers follow the scheduler's structure with working peaks from `core::runtime` (within
-//! 5% / 16 MiB on 864 of 877 RPC fixture buffers, within 1% / 1 MiB on 748, to the byte on
-//! 407; the Llama-3.1-8B cases within 0.5 MiB on RPC and on llvmpipe). A host whose
+//! 5% / 16 MiB on 865 of 877 RPC fixture buffers, within 1% / 1 MiB on 751, to the byte on
+//! 410; on llvmpipe 105 of 114, 87 to the byte; the Llama-3.1-8B cases within 0.5 MiB on RPC and on llvmpipe). A host whose
 //! splits run only feed-forward work of device layers (`-ot ffn_down=CPU`, `--cpu-moe`,
 //! `--n-cpu-moe`, `--n-cpu-ffn`, and `-fit`'s overflow of the last layers' experts with its
 //! partial layers) is replayed as the scheduler assigns each node of a layer's feed-forward
@@ -74,9 +75,9 @@
 //! output, an output device that also runs another device's overflowing experts, activations
 //! over a Vulkan device's tensor limit (llvmpipe without flash attention). Because `-fit`
 //! compares these totals with its targets, a plan can differ from llama.cpp's near a boundary
-//! (81 of 82 RPC fixture plans and all 5 Vulkan plans are
+//! (81 of 82 RPC fixture plans and all 11 Vulkan plans are
 //! identical). CPU_REPACK (a host buffer type llama.cpp lists on its own row, chosen by the
-//! CPU's features) is counted in the host's model bytes.
+//! CPU's features, [`HostCpu`]) is counted in the host's model bytes.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -144,6 +145,12 @@ impl Backend {
     /// has enough rows (`ggml_backend_sched` op offload, CUDA/Vulkan/Metal/ROCm `offload_op`)?
     pub fn offloads_ops(self) -> bool {
         !matches!(self, Backend::Rpc)
+    }
+    /// Has it a pinned host buffer type llama.cpp lists first for host weights
+    /// (`ggml_backend_dev_host_buffer_type`: CUDA_Host, ROCm_Host, Vulkan_Host; none for Metal
+    /// and RPC)?
+    pub fn host_buffer(self) -> bool {
+        matches!(self, Backend::Cuda | Backend::Rocm | Backend::Vulkan)
     }
     /// The largest chunk its compute buffers are allocated in (`ggml_backend_buft_get_max_size`;
     /// ggml-alloc opens another chunk for what does not fit): Vulkan's suballocation block,
@@ -445,6 +452,44 @@ pub struct PlacementModel {
     pub n_ctx_train: u32,
     /// The tensor bytes are exact (a GGUF tensor list), not estimated per layer.
     pub exact: bool,
+    /// The token embedding's ggml type id and rows, when known: a tied output in host memory
+    /// shares the embedding's buffer unless the CPU repacks it ([`HostCpu::repacks`]).
+    pub embedding_type: Option<(u32, u64)>,
+}
+
+/// The host CPU as llama.cpp's CPU backend sees it: which weight types its `CPU_REPACK` buffer
+/// type takes (`ggml_repack_get_optimal_repack_type`, ggml-cpu/repack.cpp, b11434). Not in the
+/// machine profiles: derived from the devices (a Metal device: Apple silicon; else x86-64 with
+/// AVX2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostCpu {
+    /// x86-64 with AVX2 (no AVX-512).
+    X86Avx2,
+    /// Arm with NEON and the dot-product extension (Apple M1 and later).
+    ArmDotprod,
+}
+
+impl HostCpu {
+    /// The host CPU of a machine with these devices.
+    pub fn of(devices: &[&Device]) -> HostCpu {
+        if devices.iter().any(|d| d.backend == Backend::Metal) {
+            HostCpu::ArmDotprod
+        } else {
+            HostCpu::X86Avx2
+        }
+    }
+
+    /// Does `CPU_REPACK` take a 2-D weight of this ggml type with `rows` rows (`ne[1]`)?
+    pub fn repacks(self, ggml_type: u32, rows: u64) -> bool {
+        // ggml type ids: Q4_0 2, Q8_0 8, Q4_K 12, Q5_K 13, Q6_K 14, IQ4_NL 20, MXFP4 39, Q1_0 41
+        let every = match (self, ggml_type) {
+            (HostCpu::X86Avx2, 2 | 12 | 20 | 39) => 8,
+            (HostCpu::ArmDotprod, 12..=14) => 8,
+            (HostCpu::ArmDotprod, 2 | 8 | 20 | 39 | 41) => 4,
+            _ => return false,
+        };
+        rows.is_multiple_of(every)
+    }
 }
 
 /// The class of a tensor name.
@@ -507,13 +552,29 @@ impl PlacementModel {
             n_expert,
             n_ctx_train,
             exact: true,
+            embedding_type: None,
+        }
+    }
+
+    /// From a GGUF's inventory: its tensor list (see [`PlacementModel::from_tensors`]) and the
+    /// token embedding's type.
+    pub fn from_inventory(
+        inv: &super::weights::Inventory,
+        n_layer: u32,
+        n_expert: u32,
+        n_ctx_train: u32,
+        tied: bool,
+    ) -> PlacementModel {
+        PlacementModel {
+            embedding_type: inv.embedding_type,
+            ..PlacementModel::from_tensors(inv.tensors.iter(), n_layer, n_expert, n_ctx_train, tied)
         }
     }
 
     /// Without a tensor list: each layer as an attention part and, for MoE, a routed-expert
     /// part, from `tiers::weight_split` (estimated unless the split is exact). `-ot` patterns
-    /// see the names `blk.N.attn.weight`, `blk.N.ffn_up.weight` (dense FFN: none separate) and
-    /// `blk.N.ffn_up_exps.weight`.
+    /// see the names `blk.N.attn.weight`, `blk.N.ffn_up.weight` (dense FFN: none separate),
+    /// `blk.N.ffn_up_exps.weight`, `output.weight` and a tied output's `token_embd.weight`.
     pub fn estimated(split: &WeightSplit, n_expert: u32, n_ctx_train: u32) -> PlacementModel {
         let n_layer = u32::try_from(split.layer.len()).unwrap_or(u32::MAX);
         let mut t = vec![PlacedTensor {
@@ -542,22 +603,28 @@ impl PlacementModel {
                 });
             }
         }
-        let output = if split.tied {
-            split.embedding
-        } else {
-            split.output
-        };
-        t.push(PlacedTensor {
-            name: "output.weight".into(),
-            bytes: output,
-            layer: TensorLayer::Output,
-        });
+        if !split.tied || split.output > 0 {
+            t.push(PlacedTensor {
+                name: "output.weight".into(),
+                bytes: split.output,
+                layer: TensorLayer::Output,
+            });
+        }
+        if split.tied {
+            // llama.cpp's duplicate of the embedding keeps its name (see `from_tensors`)
+            t.push(PlacedTensor {
+                name: "token_embd.weight".into(),
+                bytes: split.embedding,
+                layer: TensorLayer::Output,
+            });
+        }
         PlacementModel {
             tensors: t,
             n_layer,
             n_expert,
             n_ctx_train,
             exact: split.exact,
+            embedding_type: None,
         }
     }
 }
@@ -826,6 +893,31 @@ pub struct Placement {
     pub compute_basis: ComputeBasis,
 }
 
+/// Is `t` a tied output in host memory that shares the token embedding's tensor (see
+/// [`tied_copy_in_host`])?
+fn tied_output_shared(model: &PlacementModel, t: &PlacedTensor, devs: &[&Device]) -> bool {
+    t.layer == TensorLayer::Output
+        && t.name == "token_embd.weight"
+        && !tied_copy_in_host(model.embedding_type, t.bytes, devs)
+}
+
+/// Does llama.cpp hold a second copy of a tied embedding (`bytes`, of this ggml type and rows)
+/// when the output layer is in host memory too? Its `create_tensor` reuses the embedding's
+/// tensor when both select the same buffer type (`select_weight_buft` over
+/// `make_cpu_buft_list`): the first device's pinned host buffer when that device can run the
+/// projection (the CPU buffer instead when the model is memory-mapped), else `CPU_REPACK` when
+/// the CPU repacks the type — the one case with two copies — else the CPU buffer. Without the
+/// type (an estimated model) the usual type of a tied embedding in a quantised file, Q8_0 or
+/// Q6_K, is assumed: one copy on x86-64, two on Apple silicon.
+pub fn tied_copy_in_host(embedding_type: Option<(u32, u64)>, bytes: u64, devs: &[&Device]) -> bool {
+    const Q8_0: u32 = 8;
+    let (ty, rows) = embedding_type.unwrap_or((Q8_0, 0));
+    match devs.iter().find(|d| d.backend.host_buffer()) {
+        Some(d) if d.takes_tensor(bytes) => false,
+        _ => HostCpu::of(devs).repacks(ty, rows),
+    }
+}
+
 fn padded(b: u64) -> u64 {
     b.div_ceil(ALIGNMENT).saturating_mul(ALIGNMENT)
 }
@@ -1089,7 +1181,12 @@ pub fn place(
         if projection {
             output_weight_max = output_weight_max.max(t.bytes);
         }
-        let b = Bytes(padded(t.bytes));
+        let b = if buf == Buffer::Host && tied_output_shared(model, t, &devs) {
+            // one copy in llama.cpp's buffer: the embedding's, already counted
+            Bytes(0)
+        } else {
+            Bytes(padded(t.bytes))
+        };
         if let TensorLayer::Layer(il) = t.layer
             && let Some(c) = layer_tensors.get_mut(il as usize)
         {
@@ -2558,6 +2655,76 @@ mod tests {
         }
     }
 
+    /// A tied output in host memory (`-ngl 0`) is one tensor with the token embedding unless
+    /// the CPU repacks it: gemma-3-270m-q4_k_m.gguf (Q8_0 embedding of 262,144 rows) on
+    /// llama.cpp b11434's x86 CPU backend holds 246,587,904 bytes in all, one copy.
+    #[test]
+    fn tied_output_in_host_memory_shares_the_embedding_unless_repacked() {
+        const Q4_0: u32 = 2;
+        const Q8_0: u32 = 8;
+        const Q6_K: u32 = 14;
+        let tensors = [
+            ("token_embd.weight", 1_000_000u64),
+            ("blk.0.attn_q.weight", 96),
+            ("blk.1.attn_q.weight", 96),
+            ("output_norm.weight", 64),
+        ];
+        let host_model = |ty: Option<(u32, u64)>, devs: &[Device]| {
+            let m = PlacementModel {
+                embedding_type: ty,
+                ..PlacementModel::from_tensors(tensors.iter().copied(), 2, 0, 4096, true)
+            };
+            let s = PlacementSettings {
+                gpu_layers: GpuLayers::Count(0),
+                ..Default::default()
+            };
+            place(&m, &ctx(2, 0), devs, &s).unwrap().host.model.0
+        };
+        let one = 1_000_000 + 96 + 96 + 64;
+        let two = one + 1_000_000;
+        let on = |backend: Backend, max_tensor: Option<Bytes>| Device {
+            backend,
+            max_tensor,
+            ..dev("D", 8)
+        };
+        // x86 CPU only, or with an RPC device: Q8_0 and Q6_K are not repacked, Q4_0 is
+        assert_eq!(host_model(Some((Q8_0, 262_144)), &[]), one);
+        assert_eq!(
+            host_model(Some((Q6_K, 262_144)), &[on(Backend::Rpc, None)]),
+            one
+        );
+        assert_eq!(host_model(Some((Q4_0, 262_144)), &[]), two);
+        // ... unless the rows do not divide into its 8-row blocks
+        assert_eq!(host_model(Some((Q4_0, 262_148)), &[]), one);
+        // Apple silicon: the Arm CPU repacks Q8_0 and Q6_K
+        assert_eq!(
+            host_model(Some((Q8_0, 262_144)), &[on(Backend::Metal, None)]),
+            two
+        );
+        assert_eq!(
+            host_model(Some((Q6_K, 262_144)), &[on(Backend::Metal, None)]),
+            two
+        );
+        // CUDA / Vulkan: their pinned host buffer comes first and takes both
+        assert_eq!(
+            host_model(Some((Q4_0, 262_144)), &[on(Backend::Cuda, None)]),
+            one
+        );
+        // ... unless the device cannot run the projection (over its tensor limit): repacked
+        let small = Some(Bytes(1 << 19));
+        assert_eq!(
+            host_model(Some((Q4_0, 262_144)), &[on(Backend::Vulkan, small)]),
+            two
+        );
+        assert_eq!(
+            host_model(Some((Q6_K, 262_144)), &[on(Backend::Vulkan, small)]),
+            one
+        );
+        // the embedding's type unknown (an estimate): Q8_0 or Q6_K as quantised files have it
+        assert_eq!(host_model(None, &[]), one);
+        assert_eq!(host_model(None, &[on(Backend::Metal, None)]), two);
+    }
+
     #[test]
     fn layers_split_like_llama_cpp() {
         let m = dense(32, 1 << 24);
@@ -2825,6 +2992,7 @@ mod tests {
             layer_experts: vec![60; 4],
             output: 10,
             tied: false,
+            tied_host_copy: false,
             embedding: 20,
             embedding_row: 1,
             other: 0,

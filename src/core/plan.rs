@@ -110,6 +110,14 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// Bytes by which the host's share (model, context and compute) exceeds its tier's
+    /// capacity; None when it fits or the machine has no host tier.
+    pub fn host_short(&self) -> Option<u64> {
+        let c = self.host_capacity?;
+        let total = self.host.total();
+        (total > c).then(|| total - c)
+    }
+
     /// The plan's `-ot` list as llama.cpp takes it, one `PATTERN=BUFFER` entry each (the
     /// `Edit::OverrideTensor` that applies it).
     pub fn override_args(&self) -> Vec<String> {
@@ -138,8 +146,8 @@ pub fn placement_model(s: &Scenario) -> PlacementModel {
     if let Some(inv) = &s.inventory
         && !inv.tensors.is_empty()
     {
-        return PlacementModel::from_tensors(
-            inv.tensors.iter(),
+        return PlacementModel::from_inventory(
+            inv,
             n_layer,
             n_expert,
             n_ctx_train,
@@ -192,30 +200,33 @@ pub fn plan(s: &Scenario) -> Result<Plan, PlanError> {
     let mut tensor_split = Vec::new();
     let mut overrides = Vec::new();
     let mut ngl = settings.gpu_layers.raw();
-    let (origin, placement, n_ctx) = if !s.offload.fit || devices.is_empty() {
-        (PlanOrigin::FitOff, fixed(&settings)?, n_ctx)
-    } else {
-        match placement::fit(&model, &devices, &settings, &fs, &ctx_at) {
-            Ok(p) => {
-                tensor_split = p.tensor_split.clone();
-                overrides = p.overrides.clone();
-                ngl = p.n_gpu_layers;
-                (
-                    PlanOrigin::Fitted {
-                        arguments: p.arguments(),
-                        probes: p.probes,
-                    },
-                    p.placement,
-                    p.n_ctx,
-                )
+    // without devices -fit still runs: against system memory (the host tier's capacity), where
+    // it may only reduce an unset context
+    let (origin, placement, n_ctx) =
+        if !s.offload.fit || (devices.is_empty() && host_capacity.is_none()) {
+            (PlanOrigin::FitOff, fixed(&settings)?, n_ctx)
+        } else {
+            match placement::fit(&model, &devices, &settings, &fs, &ctx_at) {
+                Ok(p) => {
+                    tensor_split = p.tensor_split.clone();
+                    overrides = p.overrides.clone();
+                    ngl = p.n_gpu_layers;
+                    (
+                        PlanOrigin::Fitted {
+                            arguments: p.arguments(),
+                            probes: p.probes,
+                        },
+                        p.placement,
+                        p.n_ctx,
+                    )
+                }
+                Err(r) => (
+                    PlanOrigin::FitRefused { reason: r.0 },
+                    fixed(&settings)?,
+                    n_ctx,
+                ),
             }
-            Err(r) => (
-                PlanOrigin::FitRefused { reason: r.0 },
-                fixed(&settings)?,
-                n_ctx,
-            ),
-        }
-    };
+        };
     let margin_of = |i: usize| -> u64 {
         margins
             .get(i)
@@ -270,11 +281,19 @@ pub fn plan(s: &Scenario) -> Result<Plan, PlanError> {
         &s.cache,
         ExpertCount::Expected,
     );
+    // the host's memory: its RAM, or on a unified-memory machine (Apple silicon, Strix Halo)
+    // the one pool the CPU reads too (its full bandwidth: still a ceiling for the CPU's share)
     let host_bw = s
         .machine
         .tiers
         .iter()
         .find(|t| t.kind == super::scenario::TierKind::Host)
+        .or_else(|| {
+            s.machine
+                .tiers
+                .iter()
+                .find(|t| t.kind == super::scenario::TierKind::Unified)
+        })
         .map_or_else(
             || Sourced::new(super::units::BytesPerSec(0.0), Provenance::Derived, ""),
             |t| t.headline_bandwidth().clone(),

@@ -142,7 +142,7 @@ fn placed(s: &Scenario, c: &CacheSettings) -> Option<(ByTensor, bool)> {
 }
 
 /// The layout and per-tier weights of a placement by tensor.
-fn tensor_layout(s: &Scenario, split: &WeightSplit, bt: &ByTensor) -> Layout {
+fn tensor_layout(s: &Scenario, bt: &ByTensor) -> Layout {
     let p = &bt.placement;
     let n = s.machine.tiers.len();
     let mut t = TensorTiers {
@@ -158,8 +158,6 @@ fn tensor_layout(s: &Scenario, split: &WeightSplit, bt: &ByTensor) -> Layout {
     }
     t.model_bytes[bt.host] = t.model_bytes[bt.host].saturating_add(p.host.model.0);
     let experts = placement::cpu_moe();
-    // llama.cpp's copy of a tied embedding with the output layer is not a file byte
-    let from_file = s.inventory.as_ref().is_some_and(|i| !i.tensors.is_empty());
     let mut file_tensor_bytes = 0u64;
     for (tensor, buf) in bt.model.tensors.iter().zip(&p.tensor_buffer) {
         let ti = bt.tier(*buf);
@@ -169,9 +167,8 @@ fn tensor_layout(s: &Scenario, split: &WeightSplit, bt: &ByTensor) -> Layout {
             _ => &mut t.dense_bytes[ti],
         };
         *slot = slot.saturating_add(tensor.bytes);
-        let copy = tensor.layer == TensorLayer::Output
-            && (tensor.name == "token_embd.weight"
-                || (!from_file && split.tied && tensor.name == "output.weight"));
+        // llama.cpp's copy of a tied embedding with the output layer is not a file byte
+        let copy = tensor.layer == TensorLayer::Output && tensor.name == "token_embd.weight";
         if !copy {
             file_tensor_bytes = file_tensor_bytes.saturating_add(tensor.bytes);
         }
@@ -216,6 +213,9 @@ pub struct WeightSplit {
     /// The output projection is the token embedding matrix (llama.cpp places a copy of it
     /// with the output layer).
     pub tied: bool,
+    /// The output layer is in host memory too and llama.cpp still holds that copy apart from
+    /// the embedding (the CPU repacks its type: `placement::tied_copy_in_host`).
+    pub tied_host_copy: bool,
     /// Token embedding bytes.
     pub embedding: u64,
     /// Bytes of one embedding row.
@@ -231,6 +231,18 @@ impl WeightSplit {
     pub fn has_experts(&self) -> bool {
         self.layer_experts.iter().any(|b| *b > 0)
     }
+}
+
+/// [`placement::tied_copy_in_host`] on the scenario's machine, when its output layer stays in
+/// host memory (no device, or `-ngl 0`; on a unified tier the output layer's tier is the
+/// embedding's wherever llama.cpp puts it).
+fn tied_copy_in_host(s: &Scenario, embedding_type: Option<(u32, u64)>, bytes: u64) -> bool {
+    let devs = s.machine.devices();
+    if !devs.is_empty() && s.offload.gpu_layers != Some(0) {
+        return false;
+    }
+    let devices: Vec<&Device> = devs.iter().map(|(_, d)| d).collect();
+    placement::tied_copy_in_host(embedding_type, bytes, &devices)
 }
 
 /// Split W over the model's pieces.
@@ -259,6 +271,8 @@ pub fn weight_split(s: &Scenario) -> WeightSplit {
             layer_experts: experts,
             output: inv.output_bytes,
             tied: inv.tied_output,
+            tied_host_copy: inv.tied_output
+                && tied_copy_in_host(s, inv.embedding_type, inv.embedding_bytes),
             embedding: inv.embedding_bytes,
             embedding_row: inv.embedding_row_bytes,
             // header, padding, projector and draft files stay with the host copy of the file.
@@ -312,6 +326,7 @@ pub fn weight_split(s: &Scenario) -> WeightSplit {
         layer_experts,
         output: out,
         tied: s.model.tied_embeddings,
+        tied_host_copy: s.model.tied_embeddings && tied_copy_in_host(s, None, emb),
         embedding: emb,
         embedding_row: row,
         other: 0,
@@ -331,7 +346,7 @@ pub fn all_gpu_layers(model: &super::model::ModelShape) -> u32 {
 /// tensors, else whole layers by llama.cpp's `-ngl`/`-ts`/`-nkvo` rule.
 pub fn layout(s: &Scenario) -> Layout {
     if let Some(bt) = by_tensor(s, &s.cache) {
-        return tensor_layout(s, &weight_split(s), &bt);
+        return tensor_layout(s, &bt);
     }
     let mut l = whole_layer_layout(s);
     l.compute_placed = by_layers(s, &s.cache).is_some();
@@ -625,8 +640,9 @@ fn tier_weights(lay: &Layout, split: &WeightSplit, ti: usize) -> u64 {
     let embedding = lay.embedding_tier == ti;
     if lay.output_tier == ti {
         w = w.saturating_add(split.output);
-        if split.tied && !embedding {
-            // llama.cpp loads a copy of the tied matrix with the output layer.
+        if split.tied && (!embedding || split.tied_host_copy) {
+            // llama.cpp loads a copy of the tied matrix with the output layer (in host memory
+            // too when the CPU repacks it).
             w = w.saturating_add(split.embedding);
         }
     }

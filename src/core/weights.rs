@@ -83,6 +83,9 @@ pub struct Inventory {
     pub embedding_row_bytes: u64,
     /// Elements of the token embedding.
     pub embedding_elements: u64,
+    /// The token embedding's ggml type id and rows (`ne[1]`, the vocabulary), when a GGUF gave
+    /// them: whether the CPU repacks a tied output decides if llama.cpp holds it twice.
+    pub embedding_type: Option<(u32, u64)>,
     /// The output projection is tied to the token embedding (no `output.weight`).
     pub tied_output: bool,
     /// Bytes of the output layer (`output.weight`, `output_norm.*`), read fully per token.
@@ -280,6 +283,7 @@ mod tests {
             embedding_bytes: 100,
             embedding_row_bytes: 1,
             embedding_elements: 200,
+            embedding_type: None,
             tied_output: false,
             output_bytes: 100,
             layer_bytes: vec![400, 400],

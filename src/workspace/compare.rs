@@ -248,7 +248,7 @@ fn at_the_plan(
     first: Result<Report, ScenarioError>,
 ) -> Result<Report, ScenarioError> {
     let placed = |r: &Report| r.capacity.fits && crate::core::gpu_layers::keeps_margin(r);
-    if !crate::core::gpu_layers::applies(s) || first.as_ref().is_ok_and(placed) {
+    if first.as_ref().is_ok_and(placed) {
         return first;
     }
     // `-c 0`: the context -fit chose (reduced from the trained one), then its layers.
@@ -265,7 +265,7 @@ fn at_the_plan(
                 // a derived name follows the context (a profile's name stays)
                 let renamed = s.name == s.derived_name();
                 (per > 0 && per != s.cache.context)
-                    .then(|| crate::core::edit::applied(s, &[Edit::Context(per)]).ok())
+                    .then(|| crate::core::edit::applied(s, &[Edit::FitContext(per)]).ok())
                     .flatten()
                     .map(|t| {
                         let name = if renamed {
@@ -290,6 +290,14 @@ fn at_the_plan(
         }
         None => (s, first),
     };
+    // no layers to move (no accelerator tier beside a host tier: the CPU alone, or one
+    // unified pool): the plan's context is all -fit chooses
+    if !crate::core::gpu_layers::applies(sc) {
+        return first;
+    }
+    // nothing fits: the report is at llama.cpp's own plan (what it would load), so the verdict
+    // names the memory that is short under it rather than under all layers on the devices
+    let mut at_plan = None;
     if let Ok(r) = &first
         && let Ok(p) = &r.plan
         && matches!(p.origin, PlanOrigin::Fitted { .. })
@@ -306,13 +314,15 @@ fn at_the_plan(
         }
         if let Ok(t) = crate::core::edit::applied(sc, &edits)
             && let Ok(fitted) = evaluate(&t)
-            && fitted.capacity.fits
         {
-            return Ok(fitted);
+            if fitted.capacity.fits {
+                return Ok(fitted);
+            }
+            at_plan = Some(fitted);
         }
     }
     let Some(found) = most_layers_that_fit(sc) else {
-        return first;
+        return at_plan.map_or(first, Ok);
     };
     // Confirmed by evaluate itself; if it disagrees, step down until it agrees.
     for n in (0..=found).rev() {

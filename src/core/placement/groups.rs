@@ -286,6 +286,7 @@ mod tests {
             n_expert: 8,
             n_ctx_train: 4096,
             exact: true,
+            embedding_type: None,
         };
         let dev = Device {
             buffer_name: "CUDA0".into(),

@@ -784,7 +784,7 @@ pub static ROWS: &[Descriptor] = &[
     },
     Descriptor {
         setting: Setting::NCpuMoe,
-        label: "-n-cpu-moe",
+        label: "moe -ncmoe",
         name: "experts of the first N layers in host memory (--n-cpu-moe N; 0 = none)",
         short: "--n-cpu-moe",
         shown: |s| several_tiers(s) && s.model.moe.is_some(),

@@ -481,6 +481,7 @@ fn add_to_core(inv: &mut Inventory, ctx: &RowContext, t: &TensorInfo) {
         (Role::TokenEmbedding, _) => {
             add(&mut inv.embedding_bytes, bytes);
             add(&mut inv.embedding_elements, t.elements);
+            inv.embedding_type = Some((t.ggml_type.0, t.rows()));
             if let Some(row_bytes) = bytes.checked_div(t.rows()) {
                 inv.embedding_row_bytes = row_bytes;
             }

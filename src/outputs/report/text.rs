@@ -139,6 +139,25 @@ pub fn inputs(r: &Report) -> Vec<(String, String, Provenance, String)> {
         ));
     }
     let c = &s.cache;
+    // `-c 0`: the context is llama.cpp's, not the user's: the trained one, or -fit's choice
+    let cache_provenance = match s.model.native_context {
+        Some(trained) if s.offload.context_auto => (
+            Provenance::Derived,
+            if trained == c.context {
+                format!(
+                    "-c 0: llama.cpp's default, the trained context {}",
+                    fmt_tokens(trained)
+                )
+            } else {
+                format!(
+                    "-c 0: llama.cpp's -fit reduced the trained context {} to {} to fit",
+                    fmt_tokens(trained),
+                    fmt_tokens(c.context)
+                )
+            },
+        ),
+        _ => (Provenance::User, "scenario".to_string()),
+    };
     v.push((
         "cache".into(),
         format!(
@@ -154,8 +173,8 @@ pub fn inputs(r: &Report) -> Vec<(String, String, Provenance, String)> {
             if c.kv_unified { ", unified KV" } else { "" },
             if c.swa_full { ", swa-full" } else { "" }
         ),
-        Provenance::User,
-        "scenario".into(),
+        cache_provenance.0,
+        cache_provenance.1,
     ));
     v.push((
         "other allocations A".into(),
@@ -1111,13 +1130,16 @@ pub fn placement_lines(r: &Report) -> Vec<(String, String)> {
     v.push((
         "host".into(),
         format!(
-            "model {} + context {} + compute {} = {}{}",
+            "model {} + context {} + compute {} = {}{}{}",
             mib2(p.host.model.0),
             mib2(p.host.context.0),
             mib2(p.host.compute.0),
             mib2(p.host.total()),
             p.host_capacity
                 .map(|c| format!(" of {} ({})", mib2(c), units::fmt_gib(c)))
+                .unwrap_or_default(),
+            p.host_short()
+                .map(|b| format!(" → short {}", mib2(b)))
                 .unwrap_or_default()
         ),
     ));

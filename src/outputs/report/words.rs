@@ -347,11 +347,20 @@ pub fn claim_sentence(v: &Verdict) -> String {
 /// The verdict of a rate above the ceilings `names` (each worded by `ceiling_name`) but below
 /// the highest: the claim report's and the bench rows' one sentence.
 pub fn above_lower(names: impl IntoIterator<Item = String>) -> String {
-    let names: Vec<String> = names.into_iter().collect();
-    format!(
-        "possible, but above the {} ceiling: an assumption listed there is false",
-        names.join(", the ")
-    )
+    let names: Vec<String> = names
+        .into_iter()
+        .map(|n| format!("the {n} ceiling"))
+        .collect();
+    let listed = match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => names.concat(),
+    };
+    let there = if names.len() > 1 {
+        "under each"
+    } else {
+        "there"
+    };
+    format!("possible, but above {listed}: an assumption listed {there} is false")
 }
 
 /// A claim check worded: the same shape as `core::ClaimCheck`, every label a sentence.
@@ -437,6 +446,20 @@ pub fn linear_basis(b: LinearBasis) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::bytes_scaled;
+
+    #[test]
+    fn a_rate_above_several_lower_ceilings_names_each() {
+        let one = super::above_lower(["file mode, short context".to_string()]);
+        assert_eq!(
+            one,
+            "possible, but above the file mode, short context ceiling: an assumption listed there is false"
+        );
+        let three = super::above_lower(["a, 1", "b, 2", "c, 3"].map(String::from));
+        assert_eq!(
+            three,
+            "possible, but above the a, 1 ceiling, the b, 2 ceiling and the c, 3 ceiling: an assumption listed under each is false"
+        );
+    }
 
     #[test]
     fn a_shortfall_reads_in_a_unit_that_suits_it() {

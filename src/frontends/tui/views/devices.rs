@@ -429,21 +429,27 @@ pub fn blocks(plan: &Result<Plan, PlanError>, width: usize, t: &Theme) -> Vec<Bl
         ],
         width,
     );
-    push_lines(
-        &mut out,
-        vec![if p.devices_fit {
-            (
-                "✓ every device holds its share within its free memory".to_string(),
-                t.text(),
-            )
-        } else {
-            (
-                "✗ a device cannot hold its share within its free memory".to_string(),
-                t.bad(),
-            )
-        }],
-        width,
-    );
+    let mut verdict = vec![if p.devices_fit {
+        (
+            "✓ every device holds its share within its free memory".to_string(),
+            t.text(),
+        )
+    } else {
+        (
+            "✗ a device cannot hold its share within its free memory".to_string(),
+            t.bad(),
+        )
+    }];
+    if let Some(short) = p.host_short() {
+        verdict.push((
+            format!(
+                "✗ the host's share is {} MiB more than its memory",
+                mib(short)
+            ),
+            t.bad(),
+        ));
+    }
+    push_lines(&mut out, verdict, width);
     out
 }
 
