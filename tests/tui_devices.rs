@@ -98,6 +98,37 @@ fn snapshot_devices_m4_pro() {
     );
 }
 
+/// A machine without devices: `-fit` fits the context to system memory, leaving out the weights
+/// in CPU_REPACK as llama.cpp does, and the view says why the host is then short (no device
+/// verdict: there is no device).
+#[test]
+fn snapshot_devices_cpu_only_fit_leaves_out_repacked_weights() {
+    let dir = tempfile::tempdir().unwrap();
+    let gguf = shaped_gguf(dir.path(), "llama-3.1-8b-shape");
+    let opts = |memory: &str| ScenarioOptions {
+        machine: Some("epyc-zen5-2vcpu-vm".into()),
+        memory: Some(memory.into()),
+        tier: Some("host".into()),
+        gguf: Some(gguf.clone()),
+        context: Some(0),
+        ..Default::default()
+    };
+    let mut app = devices_app(dir.path(), opts("16 GiB"));
+    snap("devices_cpu_only_16gib", &mut app);
+    let t = text(&app, 120, 36);
+    assert!(!t.contains("every device"), "{t}");
+    assert!(t.contains("✗ the host's share is"), "{t}");
+    assert!(t.contains("out of its projection of system memory"), "{t}");
+    // with room for the repacked weights too, the host holds its share
+    let app = devices_app(dir.path(), opts("64 GiB"));
+    let t = text(&app, 120, 36);
+    assert!(
+        t.contains("✓ the host holds its share within its memory"),
+        "{t}"
+    );
+    assert!(!t.contains("CPU_REPACK"), "{t}");
+}
+
 #[test]
 fn snapshot_devices_dual_3090_qwen3_32b() {
     let dir = tempfile::tempdir().unwrap();

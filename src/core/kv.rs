@@ -107,6 +107,12 @@ pub struct KvCache {
     pub per_layer: Vec<KvLayer>,
     /// The V cache type has no effect (MLA: V is a view of K).
     pub v_is_view_of_k: bool,
+    /// K and V cells are f32 (`-ctk f32`, `-ctv f32`): flash attention casts each layer's
+    /// cache views to f16 for the attention (`build_attn_mha`).
+    pub f32_cells: (bool, bool),
+    /// K and V cells are quantized (`-ctk q8_0` …): llama.cpp rotates Q, K, V and the
+    /// attention output by a Hadamard matrix for them (`attn_inp_k_rot`, `attn_inp_v_rot`).
+    pub quantized_cells: (bool, bool),
     /// The buffers llama.cpp allocates, as its log lists them (`llama_kv_cache: size = …`,
     /// `llama_memory_recurrent: size = …`).
     pub caches: Vec<AllocatedCache>,
@@ -619,6 +625,8 @@ fn dsv4_cache(model: &ModelShape, s: &CacheSettings, wd: &Wide) -> KvCache {
         cells_per_stream: base_cells,
         per_layer,
         v_is_view_of_k: true,
+        f32_cells: (s.type_k == CacheType::F32, s.type_k == CacheType::F32),
+        quantized_cells: (s.type_k.is_quantized(), false),
         caches,
         refusals,
     }
@@ -974,6 +982,19 @@ fn walk(model: &ModelShape, s: &CacheSettings, wd: &Wide) -> KvCache {
         cells_per_stream,
         per_layer,
         v_is_view_of_k: model.mla.is_some(),
+        f32_cells: (
+            s.type_k == CacheType::F32,
+            if model.mla.is_some() {
+                s.type_k == CacheType::F32
+            } else {
+                s.type_v == CacheType::F32
+            },
+        ),
+        // (MLA: V is a view of K and is not rotated)
+        quantized_cells: (
+            s.type_k.is_quantized(),
+            model.mla.is_none() && s.type_v.is_quantized(),
+        ),
         caches,
         refusals,
     }

@@ -77,7 +77,10 @@
 //! compares these totals with its targets, a plan can differ from llama.cpp's near a boundary
 //! (81 of 82 RPC fixture plans and all 11 Vulkan plans are
 //! identical). CPU_REPACK (a host buffer type llama.cpp lists on its own row, chosen by the
-//! CPU's features, [`HostCpu`]) is counted in the host's model bytes.
+//! CPU's features, [`HostCpu`]) is counted in the host's model bytes and kept apart as
+//! [`Placement::host_repack`]: without devices `-fit` projects system memory without it, as
+//! `common/fit.cpp` sums only buffers ggml calls host memory (14 of 14 CPU-only plans of
+//! tests/fixtures/llama-cpp/fit-host identical, each dry run's host bytes to the byte).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -90,6 +93,7 @@ use super::runtime::{self, FeedForward, FfnProjections, GraphSettings};
 use super::scenario::Scenario;
 use super::tiers::WeightSplit;
 use super::units::{Bytes, MIB};
+use super::weights::MatmulWeight;
 
 pub mod groups;
 pub mod reads;
@@ -437,6 +441,10 @@ pub struct PlacedTensor {
     pub bytes: u64,
     /// Its layer.
     pub layer: TensorLayer,
+    /// Its ggml type id and rows (`MatmulWeight::rows`: modulo 64, except a tied output's)
+    /// when a matrix multiplication reads it (from a GGUF; None for lookups, norms and an
+    /// estimated model): whether the CPU repacks it in host memory.
+    pub matmul: Option<(u32, u64)>,
 }
 
 /// The model as the placement needs it.
@@ -527,12 +535,36 @@ impl PlacementModel {
     where
         I: IntoIterator<Item = (&'a str, u64)>,
     {
+        Self::from_weights(
+            tensors.into_iter().map(|(n, b)| (n, b, None)),
+            n_layer,
+            n_expert,
+            n_ctx_train,
+            tied,
+            None,
+        )
+    }
+
+    /// As [`PlacementModel::from_tensors`], each tensor with its type and rows when a matrix
+    /// multiplication reads it, and the token embedding's type and rows (the tied output's).
+    fn from_weights<'a, I>(
+        tensors: I,
+        n_layer: u32,
+        n_expert: u32,
+        n_ctx_train: u32,
+        tied: bool,
+        embedding_type: Option<(u32, u64)>,
+    ) -> PlacementModel
+    where
+        I: IntoIterator<Item = (&'a str, u64, Option<MatmulWeight>)>,
+    {
         let mut out: Vec<PlacedTensor> = tensors
             .into_iter()
-            .map(|(name, bytes)| PlacedTensor {
+            .map(|(name, bytes, mm)| PlacedTensor {
                 name: name.to_string(),
                 bytes,
                 layer: tensor_layer(name, n_layer),
+                matmul: mm.map(|m| (m.ggml_type, m.rows)),
             })
             .collect();
         if tied
@@ -544,6 +576,7 @@ impl PlacementModel {
                 name: e.name.clone(),
                 bytes: e.bytes,
                 layer: TensorLayer::Output,
+                matmul: embedding_type,
             });
         }
         PlacementModel {
@@ -552,7 +585,7 @@ impl PlacementModel {
             n_expert,
             n_ctx_train,
             exact: true,
-            embedding_type: None,
+            embedding_type,
         }
     }
 
@@ -565,10 +598,14 @@ impl PlacementModel {
         n_ctx_train: u32,
         tied: bool,
     ) -> PlacementModel {
-        PlacementModel {
-            embedding_type: inv.embedding_type,
-            ..PlacementModel::from_tensors(inv.tensors.iter(), n_layer, n_expert, n_ctx_train, tied)
-        }
+        PlacementModel::from_weights(
+            inv.tensors.iter_weights(),
+            n_layer,
+            n_expert,
+            n_ctx_train,
+            tied,
+            inv.embedding_type,
+        )
     }
 
     /// Without a tensor list: each layer as an attention part and, for MoE, a routed-expert
@@ -581,6 +618,7 @@ impl PlacementModel {
             name: "token_embd.weight".into(),
             bytes: split.embedding,
             layer: TensorLayer::Input,
+            matmul: None,
         }];
         for (il, bytes) in split.layer.iter().enumerate() {
             let il32 = u32::try_from(il).unwrap_or(u32::MAX);
@@ -594,12 +632,14 @@ impl PlacementModel {
                 name: format!("blk.{il}.attn.weight"),
                 bytes: bytes - exps,
                 layer: TensorLayer::Layer(il32),
+                matmul: None,
             });
             if exps > 0 {
                 t.push(PlacedTensor {
                     name: format!("blk.{il}.ffn_up_exps.weight"),
                     bytes: exps,
                     layer: TensorLayer::Layer(il32),
+                    matmul: None,
                 });
             }
         }
@@ -608,6 +648,7 @@ impl PlacementModel {
                 name: "output.weight".into(),
                 bytes: split.output,
                 layer: TensorLayer::Output,
+                matmul: None,
             });
         }
         if split.tied {
@@ -616,6 +657,7 @@ impl PlacementModel {
                 name: "token_embd.weight".into(),
                 bytes: split.embedding,
                 layer: TensorLayer::Output,
+                matmul: None,
             });
         }
         PlacementModel {
@@ -885,6 +927,11 @@ pub struct Placement {
     pub devices: Vec<Memory>,
     /// The host.
     pub host: Memory,
+    /// Of the host's model bytes, the weights in `CPU_REPACK` (matrices of a type the CPU
+    /// repacks, where no device's pinned host buffer takes them). Not host memory to
+    /// llama.cpp's `-fit` (`ggml_backend_buft_is_host` is false for it): without devices it
+    /// projects system memory without them.
+    pub host_repack: Bytes,
     /// The `-ngl` in effect.
     pub gpu_layers: u32,
     /// The tensor bytes were exact.
@@ -912,6 +959,14 @@ fn tied_output_shared(model: &PlacementModel, t: &PlacedTensor, devs: &[&Device]
 pub fn tied_copy_in_host(embedding_type: Option<(u32, u64)>, bytes: u64, devs: &[&Device]) -> bool {
     const Q8_0: u32 = 8;
     let (ty, rows) = embedding_type.unwrap_or((Q8_0, 0));
+    in_cpu_repack(ty, rows, bytes, devs)
+}
+
+/// Does a matrix multiplication's weight in host memory (this ggml type, rows and bytes) go to
+/// `CPU_REPACK`? Host weights take the first buffer type of `make_cpu_buft_list` that runs
+/// their op: the first device's pinned host buffer when it has one and can run it (CUDA, ROCm,
+/// Vulkan), else `CPU_REPACK` when the CPU repacks the type, else the CPU buffer.
+fn in_cpu_repack(ty: u32, rows: u64, bytes: u64, devs: &[&Device]) -> bool {
     match devs.iter().find(|d| d.backend.host_buffer()) {
         Some(d) if d.takes_tensor(bytes) => false,
         _ => HostCpu::of(devs).repacks(ty, rows),
@@ -1067,6 +1122,7 @@ pub fn place(
     let index = OverrideIndex::new(&settings.overrides);
     let mut devices_mem = vec![Memory::default(); nd];
     let mut host = Memory::default();
+    let mut host_repack = Bytes(0);
     let mut tensor_buffer = Vec::with_capacity(model.tensors.len());
     // per repeating layer: tensors, and those in host memory (overrides)
     let mut layer_tensors = vec![(0u32, 0u32); n_layer as usize];
@@ -1204,6 +1260,11 @@ pub fn place(
         match buf {
             Buffer::Host => {
                 host.model.0 = host.model.0.saturating_add(b.0);
+                if let Some((ty, rows)) = t.matmul
+                    && in_cpu_repack(ty, rows, t.bytes, &devs)
+                {
+                    host_repack.0 = host_repack.0.saturating_add(b.0);
+                }
                 // op offload copies a host weight to the first device, if it can take it
                 if t.layer != TensorLayer::Input
                     && devs.first().is_some_and(|d| d.takes_tensor(t.bytes))
@@ -1386,6 +1447,7 @@ pub fn place(
         cache_device,
         devices: devices_mem,
         host,
+        host_repack,
         gpu_layers: ngl,
         exact_model: model.exact,
         compute_basis: ComputeBasis::SchedulerModel,
@@ -2043,6 +2105,11 @@ pub fn fit(
             .or(fs.margins.first())
             .map_or(DEFAULT_FIT_MARGIN.0, |b| b.0) as i64
     };
+    // llama.cpp's first dry run is at the trained context; with several streams and `-c` unset
+    // it measures again at the trained context per stream (the first figures are not used)
+    if n_ctx_auto && n_streams > 1 {
+        st.probes += 1;
+    }
     let full = st.measure(settings, n_ctx)?;
     let done = |st: &FitState, n_ctx: u32, p: Placement| -> FitPlan {
         FitPlan {
@@ -2078,8 +2145,11 @@ pub fn fit(
     let mut sum_projected_free = 0i64;
     let mut sum_projected_used = 0i64;
     let mut sum_projected_model = 0i64;
+    // without devices -fit projects the host's buffers that are host memory to ggml: the
+    // weights in CPU_REPACK are left out (common/fit.cpp sums `ggml_backend_buft_is_host`)
+    let host_projected = |p: &Placement| p.host.total().saturating_sub(p.host_repack.0) as i64;
     if nd == 0 {
-        sum_projected_used = full.host.total() as i64;
+        sum_projected_used = host_projected(&full);
         sum_free = fs.host_free.0 as i64;
         sum_projected_free = sum_free - sum_projected_used;
         if sum_projected_free >= margin(0) {
@@ -2124,7 +2194,7 @@ pub fn fit(
         n_ctx = n_ctx_min_total;
         let min_p = st.measure(settings, n_ctx)?;
         let used_min: i64 = if nd == 0 {
-            min_p.host.total() as i64
+            host_projected(&min_p)
         } else {
             min_p.devices.iter().map(|m| m.total() as i64).sum()
         };
@@ -2135,7 +2205,10 @@ pub fn fit(
             let align = 256 * n_streams;
             n_ctx = (n_ctx - n_ctx % align).max(n_ctx_min_total);
             if nd <= 1 {
+                // llama.cpp returns here without another dry run: the placement at the chosen
+                // context is llmbound's own (not counted as one of llama.cpp's probes)
                 let p = st.measure(settings, n_ctx)?;
+                st.probes -= 1;
                 return Ok(done(&st, n_ctx, p));
             }
         }
@@ -2723,6 +2796,44 @@ mod tests {
         // the embedding's type unknown (an estimate): Q8_0 or Q6_K as quantised files have it
         assert_eq!(host_model(None, &[]), one);
         assert_eq!(host_model(None, &[on(Backend::Metal, None)]), two);
+    }
+
+    /// The host's `CPU_REPACK` share: its matrices of a type the CPU repacks, unless a device's
+    /// pinned host buffer takes them (llama.cpp's breakdown lists `CPU_REPACK` apart; `-fit`
+    /// without devices leaves it out of system memory).
+    #[test]
+    fn host_repack_is_the_host_matrices_the_cpu_repacks() {
+        const Q4_0: u32 = 2;
+        const Q6_K: u32 = 14;
+        let mm = |ggml_type: u32| Some(MatmulWeight::new(ggml_type, 4096));
+        let tensors = [
+            ("token_embd.weight", 1_000u64, None),
+            ("blk.0.attn_q.weight", 4_096, mm(Q4_0)),
+            ("blk.0.attn_norm.weight", 64, None),
+            ("blk.1.ffn_up.weight", 8_192, mm(Q6_K)),
+            ("output.weight", 2_048, mm(Q6_K)),
+        ];
+        let repack = |devs: &[Device]| {
+            let m = PlacementModel::from_weights(tensors.iter().copied(), 2, 0, 4096, false, None);
+            let s = PlacementSettings {
+                gpu_layers: GpuLayers::Count(0),
+                ..Default::default()
+            };
+            let p = place(&m, &ctx(2, 0), devs, &s).unwrap();
+            assert_eq!(p.host.model.0, 1_024 + 4_096 + 64 + 8_192 + 2_048);
+            p.host_repack.0
+        };
+        let on = |backend: Backend| Device {
+            backend,
+            ..dev("D", 8)
+        };
+        // x86-64: Q4_0 repacked, Q6_K not
+        assert_eq!(repack(&[]), 4_096);
+        assert_eq!(repack(&[on(Backend::Rpc)]), 4_096);
+        // Apple silicon: both
+        assert_eq!(repack(&[on(Backend::Metal)]), 4_096 + 8_192 + 2_048);
+        // CUDA's pinned host buffer comes first
+        assert_eq!(repack(&[on(Backend::Cuda)]), 0);
     }
 
     #[test]

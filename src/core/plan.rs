@@ -86,6 +86,8 @@ pub struct Plan {
     pub devices: Vec<PlanDevice>,
     /// The host's share.
     pub host: Memory,
+    /// Of the host's model bytes, the weights in `CPU_REPACK` (`Placement::host_repack`).
+    pub host_repack: u64,
     /// The tensor groups the host holds.
     pub host_holds: Holding,
     /// The host tier's capacity, when the machine has one.
@@ -116,6 +118,16 @@ impl Plan {
         let c = self.host_capacity?;
         let total = self.host.total();
         (total > c).then(|| total - c)
+    }
+
+    /// `-fit` chose this plan without devices while the host is short: llama.cpp's projection of
+    /// system memory leaves out the weights in `CPU_REPACK` (these bytes), which it allocates.
+    pub fn fit_left_out_repack(&self) -> Option<u64> {
+        (matches!(self.origin, PlanOrigin::Fitted { .. })
+            && self.devices.is_empty()
+            && self.host_repack > 0
+            && self.host_short().is_some())
+        .then_some(self.host_repack)
     }
 
     /// The plan's `-ot` list as llama.cpp takes it, one `PATTERN=BUFFER` entry each (the
@@ -341,6 +353,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, PlanError> {
         offloadable_layers,
         n_layer: model.n_layer,
         host: placement.host,
+        host_repack: placement.host_repack.0,
         host_holds,
         host_capacity,
         exact_model: placement.exact_model,

@@ -127,6 +127,9 @@ struct TensorListData {
     ends: Vec<u32>,
     /// Per tensor: its data bytes.
     bytes: Vec<u64>,
+    /// Per tensor: its type and rows when a matrix multiplication reads it, packed in 16 bits
+    /// ([`MatmulWeight::pack`]: a header can list hundreds of thousands of tensors).
+    matmul: Vec<u16>,
     /// The names would pass 4 GiB: nothing is kept (the placement then estimates per layer).
     too_large: bool,
 }
@@ -140,6 +143,7 @@ impl TensorList {
                     names: String::with_capacity(name_bytes),
                     ends: Vec::with_capacity(n),
                     bytes: Vec::with_capacity(n),
+                    matmul: Vec::with_capacity(n),
                     too_large: false,
                 }
             } else {
@@ -152,6 +156,10 @@ impl TensorList {
     }
     /// Append one tensor (once the names would pass 4 GiB the list empties and stays empty).
     pub fn push(&mut self, name: &str, bytes: u64) {
+        self.push_weight(name, bytes, None);
+    }
+    /// Append one tensor with its type and rows when a matrix multiplication reads it.
+    pub fn push_weight(&mut self, name: &str, bytes: u64, matmul: Option<MatmulWeight>) {
         let d = std::sync::Arc::make_mut(&mut self.inner);
         if d.too_large {
             return;
@@ -166,6 +174,7 @@ impl TensorList {
         d.names.push_str(name);
         d.ends.push(end);
         d.bytes.push(bytes);
+        d.matmul.push(matmul.map_or(0, MatmulWeight::pack));
     }
     /// Number of tensors.
     pub fn len(&self) -> usize {
@@ -184,6 +193,48 @@ impl TensorList {
             let name = &d.names[start..end];
             start = end;
             (name, bytes)
+        })
+    }
+    /// (name, data bytes, its type and rows when a matrix multiplication reads it) in file
+    /// order.
+    pub fn iter_weights(&self) -> impl Iterator<Item = (&str, u64, Option<MatmulWeight>)> + '_ {
+        self.iter()
+            .zip(&self.inner.matmul)
+            .map(|((name, bytes), m)| (name, bytes, MatmulWeight::unpack(*m)))
+    }
+}
+
+/// A weight matrix a matrix multiplication reads as a 2-D matrix (`MUL_MAT`) or as routed
+/// experts (`MUL_MAT_ID`): what decides whether llama.cpp's CPU backend repacks it
+/// (`CPU_REPACK`): its type, and whether its rows divide into the repacked blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MatmulWeight {
+    /// The ggml type id.
+    pub ggml_type: u32,
+    /// `ne[1]`, the rows of one matrix, modulo 64 (the repacked blocks take 4, 8 or 16 rows).
+    pub rows: u64,
+}
+
+impl MatmulWeight {
+    /// A weight of this type with `rows` rows (kept modulo 64).
+    pub fn new(ggml_type: u32, rows: u64) -> MatmulWeight {
+        MatmulWeight {
+            ggml_type,
+            rows: rows % 64,
+        }
+    }
+    /// 1 bit present, 9 bits of type (ggml's ids are below 512), 6 bits of rows modulo 64;
+    /// 0 when the type id does not fit (no such type repacks).
+    fn pack(self) -> u16 {
+        match u16::try_from(self.ggml_type) {
+            Ok(ty) if ty < 512 => 0x8000 | (ty << 6) | (self.rows % 64) as u16,
+            _ => 0,
+        }
+    }
+    fn unpack(p: u16) -> Option<MatmulWeight> {
+        (p & 0x8000 != 0).then(|| MatmulWeight {
+            ggml_type: u32::from((p >> 6) & 0x1ff),
+            rows: u64::from(p & 0x3f),
         })
     }
 }
@@ -275,6 +326,32 @@ pub fn total_bytes(files: &[WeightFile]) -> (u64, Provenance) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn matmul_weights_pack_into_the_tensor_list() {
+        let mut l = TensorList::with_capacity(3, 64);
+        l.push_weight("blk.0.attn_q.weight", 10, Some(MatmulWeight::new(2, 4096)));
+        l.push("blk.0.attn_norm.weight", 4);
+        l.push_weight(
+            "blk.0.ffn_up_exps.weight",
+            30,
+            Some(MatmulWeight::new(39, 2884)),
+        );
+        // a type id beyond ggml's range is kept as no weight the CPU repacks
+        l.push_weight("odd.weight", 1, Some(MatmulWeight::new(70_000, 8)));
+        let got: Vec<_> = l.iter_weights().map(|(_, _, m)| m).collect();
+        assert_eq!(
+            got,
+            vec![
+                Some(MatmulWeight::new(2, 0)),
+                None,
+                Some(MatmulWeight::new(39, 2884 % 64)),
+                None
+            ]
+        );
+        assert_eq!(got[2].unwrap().rows % 4, 0);
+        assert_ne!(got[2].unwrap().rows % 8, 0);
+    }
 
     fn inv() -> Inventory {
         Inventory {

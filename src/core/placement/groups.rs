@@ -264,6 +264,7 @@ mod tests {
             name: name.into(),
             bytes,
             layer: crate::core::placement::tensor_layer(name, n_layer),
+            matmul: None,
         }
     }
 

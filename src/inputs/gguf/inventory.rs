@@ -7,7 +7,7 @@
 use super::split::Artifact;
 use super::types::{GgmlType, TensorInfo};
 use crate::core::units::group_digits;
-use crate::core::weights::Inventory;
+use crate::core::weights::{Inventory, MatmulWeight};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -469,7 +469,15 @@ fn add_to_core(inv: &mut Inventory, ctx: &RowContext, t: &TensorInfo) {
     let layer = layer_of(name);
     let linear = ctx.is_linear(t, role);
     let bytes = t.bytes.unwrap_or(0);
-    inv.tensors.push(name, bytes);
+    // a matrix multiplication's weight (the output projection of a tied model reads the
+    // embedding, which `core::placement` duplicates with the embedding's type)
+    // (MUL_MAT's repack takes 2-D weights, MUL_MAT_ID's the 3-D routed experts; a 3-D matrix
+    // of heads, as MLA's k_b / v_b, is not repacked)
+    let dims = t.dims().len();
+    let repackable = dims == 2 || (dims == 3 && role == Role::RoutedExpert);
+    let matmul = (is_matrix(t, role) && repackable)
+        .then(|| MatmulWeight::new(t.ggml_type.0, t.dims().get(1).copied().unwrap_or(1)));
+    inv.tensors.push_weight(name, bytes, matmul);
     if let Some(l) = layer {
         let need = l as usize + 1;
         if inv.layer_bytes.len() < need {

@@ -755,6 +755,9 @@ pub struct PlacementJson {
     pub devices: Vec<PlacementDeviceJson>,
     /// The host's share.
     pub host: Option<PlacementMemoryJson>,
+    /// Of the host's model bytes, the weights in `CPU_REPACK` (left out of `-fit`'s projection
+    /// of system memory when there are no devices).
+    pub host_repack_bytes: Option<u64>,
     /// Per-layer tensor bytes: "file" (the GGUF's tensor list) or "estimated" (from W).
     pub tensor_bytes: &'static str,
     /// How the compute buffers were obtained.
@@ -778,6 +781,7 @@ pub fn placement_json(r: &Report) -> PlacementJson {
             gpu_layers: None,
             devices: Vec::new(),
             host: None,
+            host_repack_bytes: None,
             tensor_bytes: if r.inputs.inventory.is_some() {
                 "file"
             } else {
@@ -827,6 +831,7 @@ pub fn placement_json(r: &Report) -> PlacementJson {
                     })
                     .collect(),
                 host: Some((&p.host).into()),
+                host_repack_bytes: Some(p.host_repack),
                 tensor_bytes: if p.exact_model { "file" } else { "estimated" },
                 compute_basis: basis,
                 devices_fit: Some(p.devices_fit),

@@ -1084,6 +1084,12 @@ pub fn placement_lines(r: &Report) -> Vec<(String, String)> {
         )),
         PlanOrigin::FitOff => v.push(("-fit off".into(), "the placement flags as given".into())),
     }
+    if let Some(b) = p.fit_left_out_repack() {
+        v.push((
+            String::new(),
+            format!("{} (below)", super::words::fit_left_out_repack(&mib2(b))),
+        ));
+    }
     let all = p.n_layer.saturating_add(1);
     v.push((
         "placement".into(),

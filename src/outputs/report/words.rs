@@ -64,6 +64,14 @@ pub fn warnings(ws: &[Warning]) -> Vec<String> {
 /// What a ceiling on a vendor's (spec) bandwidth is called, everywhere it is named.
 pub const VENDOR_CEILING: &str = "optimistic vendor ceiling";
 
+/// `-fit` without devices kept a context the host cannot hold: its projection leaves out the
+/// weights in `CPU_REPACK` (`repack` the figure, formatted).
+pub fn fit_left_out_repack(repack: &str) -> String {
+    format!(
+        "llama.cpp's -fit leaves the {repack} of weights in CPU_REPACK out of its projection of system memory, so it keeps this context although the host is short"
+    )
+}
+
 /// A ceiling's label by its bandwidth's provenance: a spec bandwidth makes it an
 /// [`VENDOR_CEILING`], any other a "ceiling".
 pub fn ceiling_label(bandwidth: crate::core::units::Provenance) -> &'static str {

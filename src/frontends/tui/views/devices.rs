@@ -429,17 +429,25 @@ pub fn blocks(plan: &Result<Plan, PlanError>, width: usize, t: &Theme) -> Vec<Bl
         ],
         width,
     );
-    let mut verdict = vec![if p.devices_fit {
-        (
+    let mut verdict = Vec::new();
+    if p.devices.is_empty() {
+        if p.host_capacity.is_some() && p.host_short().is_none() {
+            verdict.push((
+                "✓ the host holds its share within its memory".to_string(),
+                t.text(),
+            ));
+        }
+    } else if p.devices_fit {
+        verdict.push((
             "✓ every device holds its share within its free memory".to_string(),
             t.text(),
-        )
+        ));
     } else {
-        (
+        verdict.push((
             "✗ a device cannot hold its share within its free memory".to_string(),
             t.bad(),
-        )
-    }];
+        ));
+    }
     if let Some(short) = p.host_short() {
         verdict.push((
             format!(
@@ -447,6 +455,12 @@ pub fn blocks(plan: &Result<Plan, PlanError>, width: usize, t: &Theme) -> Vec<Bl
                 mib(short)
             ),
             t.bad(),
+        ));
+    }
+    if let Some(b) = p.fit_left_out_repack() {
+        verdict.push((
+            crate::outputs::report::words::fit_left_out_repack(&format!("{} MiB", mib(b))),
+            t.text(),
         ));
     }
     push_lines(&mut out, verdict, width);
