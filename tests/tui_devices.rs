@@ -119,6 +119,20 @@ fn snapshot_devices_cpu_only_fit_leaves_out_repacked_weights() {
     assert!(!t.contains("every device"), "{t}");
     assert!(t.contains("✗ the host's share is"), "{t}");
     assert!(t.contains("out of its projection of system memory"), "{t}");
+    // the Cache pane's context row is the context -fit chose, which the bounds are at
+    let main = App::new(
+        Catalog::load_with(Some(dir.path().to_path_buf())),
+        &opts("16 GiB"),
+    )
+    .unwrap();
+    let n_ctx = main.ws().report().plan.clone().unwrap().n_ctx;
+    assert!(n_ctx < 131_072);
+    let t = text(&main, 120, 36);
+    let shown = format!(
+        "context    auto: {}",
+        llmbound::core::units::group_digits(u128::from(n_ctx))
+    );
+    assert!(t.contains(&shown), "{shown}\n{t}");
     // with room for the repacked weights too, the host holds its share
     let app = devices_app(dir.path(), opts("64 GiB"));
     let t = text(&app, 120, 36);

@@ -27,17 +27,12 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent.parent
-ROOT = Path(os.environ.get("LLAMA_CPP_ROOT", "/work/llama-cpp"))
-SRC = ROOT / "src"
-BIN = SRC / "build" / "bin"
-FIT = Path(os.environ.get("LLAMA_FIT_PARAMS", BIN / "llama-fit-params"))
 sys.path.insert(0, str(HERE))
 
 import tool  # noqa: E402
+from placement import FIT, ORACLE  # noqa: E402  (the CPU build's llama-fit-params)
 from placement_vulkan import existing_placement, materialise  # noqa: E402
 
-ORACLE = REPO / "tests" / "fixtures" / "llama-cpp"
 OUT = ORACLE / "fit-host"
 SCHEMA = "llmbound-llama-cpp-fit-host/1"
 

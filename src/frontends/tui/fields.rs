@@ -173,6 +173,9 @@ pub struct Ctx<'a> {
     /// With the placement left to llama.cpp (`-ngl auto`, `-fit on`), the whole layers the
     /// bounds are evaluated at (`compare::evaluation`: the `-fit` plan's, or the most that fit).
     pub placed_gpu_layers: Option<u32>,
+    /// With `-c 0` (the context left to llama.cpp), the context per sequence the bounds are
+    /// evaluated at (`-fit`'s, or the trained context).
+    pub placed_context: Option<u64>,
     /// The runtimes that apply to what is open (the runtime row cycles through them).
     pub runtimes: Vec<Runtime>,
 }
@@ -216,6 +219,11 @@ impl<'a> Ctx<'a> {
             max_gpu_layers: ws.max_gpu_layers(),
             placed_gpu_layers: crate::compare::left_to_fit(ws.scenario())
                 .then(|| ws.report().layout.gpu_layers),
+            placed_context: ws
+                .scenario()
+                .offload
+                .context_auto
+                .then(|| ws.report().inputs.cache.context),
             runtimes: ws.runtimes(),
         }
     }
@@ -394,7 +402,8 @@ pub static ROWS: &[Descriptor] = &[
         name: "context length (tokens per sequence)",
         short: "context",
         step: Step::By(|c, dir| {
-            let n = c.s.cache.context;
+            // from -c 0: a step from the context the bounds are evaluated at
+            let n = c.placed_context.unwrap_or(c.s.cache.context);
             Some(Edit::Context(if dir > 0 {
                 context_step_up(n)
             } else {
@@ -402,15 +411,20 @@ pub static ROWS: &[Descriptor] = &[
             }))
         }),
         show: |c| {
-            let (s, n) = (c.s, c.s.cache.context);
+            // -c 0: the context llama.cpp's -fit chose, which the bounds are evaluated at
+            let (s, n) = (c.s, c.placed_context.unwrap_or(c.s.cache.context));
             let top = context_slider_top(s) as f64;
             let native = s.model.native_context;
+            let text = match c.placed_context {
+                Some(_) => format!("auto: {}", units::fmt_tokens(n)),
+                None => units::fmt_tokens(n),
+            };
             Shown {
                 slider: Some(SliderPos {
                     fraction: log_fraction(n as f64, top),
                     marker: native.map(|m| log_fraction(m as f64, top)),
                 }),
-                ..shown(units::fmt_tokens(n))
+                ..shown(text)
             }
             .tag_if(native.is_some_and(|m| n > m), Tag::Warn("> native".into()))
         },
