@@ -107,12 +107,8 @@ pub struct KvCache {
     pub per_layer: Vec<KvLayer>,
     /// The V cache type has no effect (MLA: V is a view of K).
     pub v_is_view_of_k: bool,
-    /// K and V cells are f32 (`-ctk f32`, `-ctv f32`): flash attention casts each layer's
-    /// cache views to f16 for the attention (`build_attn_mha`).
-    pub f32_cells: (bool, bool),
-    /// K and V cells are quantized (`-ctk q8_0` …): llama.cpp rotates Q, K, V and the
-    /// attention output by a Hadamard matrix for them (`attn_inp_k_rot`, `attn_inp_v_rot`).
-    pub quantized_cells: (bool, bool),
+    /// The element types of the K and V cells (V's is K's when V is a view of K).
+    pub cell_types: (CacheType, CacheType),
     /// The buffers llama.cpp allocates, as its log lists them (`llama_kv_cache: size = …`,
     /// `llama_memory_recurrent: size = …`).
     pub caches: Vec<AllocatedCache>,
@@ -228,6 +224,19 @@ impl std::fmt::Display for CacheRefusal {
 }
 
 impl KvCache {
+    /// K and V cells are f32 (`-ctk f32`, `-ctv f32`): flash attention casts each layer's
+    /// cache views to f16 for the attention (`build_attn_mha`).
+    pub fn f32_cells(&self) -> (bool, bool) {
+        let (k, v) = self.cell_types;
+        (k == CacheType::F32, v == CacheType::F32)
+    }
+    /// K and V cells are quantized (`-ctk q8_0` …): llama.cpp rotates Q, K, V and the
+    /// attention output by a Hadamard matrix for them (`attn_inp_k_rot`, `attn_inp_v_rot`);
+    /// V is not rotated when it is a view of K.
+    pub fn quantized_cells(&self) -> (bool, bool) {
+        let (k, v) = self.cell_types;
+        (k.is_quantized(), !self.v_is_view_of_k && v.is_quantized())
+    }
     /// The logical capacity term K: attention cache plus recurrent state.
     pub fn total_bytes(&self) -> u64 {
         self.bytes.saturating_add(self.recurrent_bytes)
@@ -625,8 +634,7 @@ fn dsv4_cache(model: &ModelShape, s: &CacheSettings, wd: &Wide) -> KvCache {
         cells_per_stream: base_cells,
         per_layer,
         v_is_view_of_k: true,
-        f32_cells: (s.type_k == CacheType::F32, s.type_k == CacheType::F32),
-        quantized_cells: (s.type_k.is_quantized(), false),
+        cell_types: (s.type_k, s.type_k),
         caches,
         refusals,
     }
@@ -982,18 +990,13 @@ fn walk(model: &ModelShape, s: &CacheSettings, wd: &Wide) -> KvCache {
         cells_per_stream,
         per_layer,
         v_is_view_of_k: model.mla.is_some(),
-        f32_cells: (
-            s.type_k == CacheType::F32,
+        cell_types: (
+            s.type_k,
             if model.mla.is_some() {
-                s.type_k == CacheType::F32
+                s.type_k
             } else {
-                s.type_v == CacheType::F32
+                s.type_v
             },
-        ),
-        // (MLA: V is a view of K and is not rotated)
-        quantized_cells: (
-            s.type_k.is_quantized(),
-            model.mla.is_none() && s.type_v.is_quantized(),
         ),
         caches,
         refusals,

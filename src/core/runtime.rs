@@ -775,7 +775,7 @@ fn replay(
                 if it.all(|x| x == first) { first } else { 0 }
             };
             let (hk, hv) = (uniform(|l| l.key_length), uniform(|l| l.value_length));
-            let nk = if kv.quantized_cells.0 && hk > 0 && hk.is_multiple_of(64) {
+            let nk = if kv.quantized_cells().0 && hk > 0 && hk.is_multiple_of(64) {
                 let mut n = 64;
                 while hk.is_multiple_of(2 * n) {
                     n *= 2;
@@ -784,7 +784,7 @@ fn replay(
             } else {
                 0
             };
-            let nv = if kv.quantized_cells.1 && hv > 0 && hv.is_multiple_of(64) {
+            let nv = if kv.quantized_cells().1 && hv > 0 && hv.is_multiple_of(64) {
                 64
             } else {
                 0
@@ -1358,8 +1358,8 @@ fn replay(
                 let cast = |on: bool, d: u64, r: &mut Replay| {
                     (on && local.is_none()).then(|| r.alloc(cells.saturating_mul(hkv * d) * 2))
                 };
-                let kc = cast(kv.f32_cells.0, dk, &mut r);
-                let vc = cast(kv.f32_cells.1, dv, &mut r);
+                let kc = cast(kv.f32_cells().0, dk, &mut r);
+                let vc = cast(kv.f32_cells().1, dv, &mut r);
                 let o = r.alloc(hq * dv * t * f32b);
                 r.free(q);
                 for c in [kc, vc].into_iter().flatten() {
