@@ -70,11 +70,10 @@ struct Buffer {
 const CASES_FLOOR: usize = 14;
 
 /// Dry runs whose host compute buffer is llama.cpp's to the byte.
-const COMPUTE_EXACT_FLOOR: usize = 17;
+const COMPUTE_EXACT_FLOOR: usize = 20;
 
-/// The host compute buffer's largest difference allowed (of 21 dry runs, 4 are not to the
-/// byte: Gemma 3 27B with a q8_0 cache and `--swa-full` 160 KiB low at both contexts,
-/// DeepSeek-V3 4 KiB high, Qwen3-Next 32 bytes low — all in the single-backend graph replay).
+/// The host compute buffer's largest difference allowed (of 21 dry runs, 1 is not to the
+/// byte: DeepSeek-V3 4 KiB high, in the single-backend graph replay).
 const COMPUTE_BAND: u64 = 1 << 20;
 
 fn dir() -> PathBuf {
@@ -215,4 +214,5 @@ fn fit_without_devices_is_llama_cpps() {
         exact >= COMPUTE_EXACT_FLOOR,
         "{exact} dry runs to the byte (at least {COMPUTE_EXACT_FLOOR})"
     );
+    eprintln!("fit-host: {plans} plans equal, {runs} dry runs in the band, {exact} to the byte");
 }

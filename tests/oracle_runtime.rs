@@ -238,12 +238,13 @@ fn output_and_compute_buffers_match_llama_cpp() {
     }
     for r in rows.iter().filter(|r| r.got != r.want) {
         eprintln!(
-            "  {} {}: {:.2} MiB vs {:.2} MiB ({:+.2}%)",
+            "  {} {}: {:.2} MiB vs {:.2} MiB ({:+.2}%, {:+} B)",
             r.name,
             r.case,
             r.got as f64 / MIB,
             r.want as f64 / MIB,
-            100.0 * (r.got as f64 - r.want as f64) / r.want.max(1) as f64
+            100.0 * (r.got as f64 - r.want as f64) / r.want.max(1) as f64,
+            r.got as i64 - r.want as i64
         );
     }
     eprintln!(

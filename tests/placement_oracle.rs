@@ -51,11 +51,11 @@ const MIB: f64 = (1u64 << 20) as f64;
 const CTX_IDENTICAL_FLOOR: usize = 34;
 
 /// Compute buffers within 1% or 1 MiB (at least): a band no small buffer hides in.
-const COMPUTE_TIGHT_FLOOR: usize = 751;
+const COMPUTE_TIGHT_FLOOR: usize = 763;
 
 /// Compute buffers equal to llama.cpp's to the byte (at least): the devices replayed node by
 /// node over their own layers (`core::runtime::segment_peak`) among them.
-const COMPUTE_EXACT_FLOOR: usize = 410;
+const COMPUTE_EXACT_FLOOR: usize = 434;
 
 /// Placements whose host runs only feed-forward work of device layers (each equal to
 /// llama.cpp's to the byte).
@@ -78,22 +78,6 @@ const ISSUE_COMPUTE_TOLERANCE: f64 = 0.5 * MIB;
 /// whole MoE blocks run on the host is replayed over its own splits.
 const DEEPSEEK: &str = "DeepSeek-V3 (MLA, shared expert, dense first layers): the host's split peak when it holds whole layers' weights is not replayed";
 
-/// Qwen3-Next (hybrid: gated delta-net layers beside attention): a device that runs its
-/// layers' attention while their experts run on the host. Devices of decoders without
-/// recurrent layers are replayed over their own splits (`core::runtime::segment_peak`: the
-/// previous device's last expert tail, the expert outputs copied back per layer, each split's
-/// inputs copied in where first used) and are within the band; the recurrent blocks are not
-/// followed across devices.
-const ATTN_ONLY: &str = "Qwen3-Next: a device runs attention while its layers' experts run on the host (--cpu-moe / --n-cpu-moe over several devices); its recurrent blocks are not replayed per device, so the device keeps the whole-layer model";
-
-/// Qwen3-Next's output device when its last layers' experts run on the host: the last layer's
-/// expert outputs, copied back, land below its last hidden state, so the logits are placed above
-/// both (348.8 MiB); under `--cpu-moe` they land in a hole above and the logits stay low (304.8).
-/// Which happens follows from the recurrent layers' leftovers, which the device replay does not
-/// follow (decoders without recurrent layers are replayed over their splits, also with another
-/// device's overflow, and within the band).
-const OVERFLOW_DEVICE: &str = "Qwen3-Next: the output device whose last layers' experts run on the host; where ggml-alloc puts the expert outputs copied back (below or above the last hidden state) depends on the recurrent layers' leftovers, which are not replayed per device";
-
 /// RWKV-7: the time-mix and channel-mix splits.
 const RWKV: &str = "RWKV-7's time-mix state and token-shift inputs: the host's or a device's split peak when layers, cache or FFN are apart is not a whole layer's";
 
@@ -106,62 +90,6 @@ const KNOWN_COMPUTE_OFF: &[KnownCompute] = &[
         ours_mib: 396.0,
         llama_cpp_mib: 368.0,
         reason: DEEPSEEK,
-    },
-    KnownCompute {
-        case: "qwen3next-80b-shape place-71.3051G+71.3051G-c32768-faon-ub512---n-cpu-moe_24",
-        buffer: "dev0",
-        ours_mib: 118.0,
-        llama_cpp_mib: 102.0,
-        reason: ATTN_ONLY,
-    },
-    KnownCompute {
-        case: "qwen3next-80b-shape fit-14.0674G+14.0674G+10.5508G-cauto-faon-ub512 (fitted)",
-        buffer: "dev2",
-        ours_mib: 304.8,
-        llama_cpp_mib: 348.8,
-        reason: OVERFLOW_DEVICE,
-    },
-    KnownCompute {
-        case: "qwen3next-80b-shape fit-14.0674G+14.0674G+10.5508G-c32768-faon-ub512 (fitted)",
-        buffer: "dev2",
-        ours_mib: 304.8,
-        llama_cpp_mib: 348.8,
-        reason: OVERFLOW_DEVICE,
-    },
-    KnownCompute {
-        case: "qwen3next-80b-shape fit-10.5508G+10.5508G+10.5508G+10.5508G-cauto-faon-ub512 (fitted)",
-        buffer: "dev3",
-        ours_mib: 304.8,
-        llama_cpp_mib: 348.8,
-        reason: OVERFLOW_DEVICE,
-    },
-    KnownCompute {
-        case: "qwen3next-80b-shape fit-10.5508G+10.5508G+10.5508G+10.5508G-c32768-faon-ub512 (fitted)",
-        buffer: "dev3",
-        ours_mib: 304.8,
-        llama_cpp_mib: 348.8,
-        reason: OVERFLOW_DEVICE,
-    },
-    KnownCompute {
-        case: "qwen3next-80b-shape place-71.3047G+35.6523G+23.7676G-c4096-faon-ub512---cpu-moe",
-        buffer: "dev1",
-        ours_mib: 86.0,
-        llama_cpp_mib: 66.0,
-        reason: ATTN_ONLY,
-    },
-    KnownCompute {
-        case: "qwen3next-80b-shape fit-21.1016G+10.5508G+5.27539G-c32768-faon-ub512 (fitted)",
-        buffer: "dev2",
-        ours_mib: 304.8,
-        llama_cpp_mib: 348.8,
-        reason: OVERFLOW_DEVICE,
-    },
-    KnownCompute {
-        case: "qwen3next-80b-shape fit-14.0674G+10.5508G+8.44043G+7.0332G-c32768-faon-ub512 (fitted)",
-        buffer: "dev3",
-        ours_mib: 304.8,
-        llama_cpp_mib: 348.8,
-        reason: OVERFLOW_DEVICE,
     },
     KnownCompute {
         case: "rwkv7-2.9b-shape place-24G-c4096-faon-ub512--ngl_32",
@@ -187,10 +115,7 @@ const KNOWN_COMPUTE_OFF: &[KnownCompute] = &[
 ];
 
 /// The differing `-fit` plans: each follows from a compute buffer above on one of its probes.
-const KNOWN_FIT_DIFFER: &[KnownFit] = &[KnownFit {
-    case: "qwen3next-80b-shape fit-21.1016G+10.5508G+5.27539G-c32768-faon-ub512",
-    reason: "blk.36's partial layer: UP fits llmbound's probe, llama.cpp's needs ATTN; the output device's buffer when its layers' experts run elsewhere (304.8 vs 348.8 MiB on the fitted plan)",
-}];
+const KNOWN_FIT_DIFFER: &[KnownFit] = &[];
 
 #[derive(Debug, Deserialize)]
 struct Fixture {

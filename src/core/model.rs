@@ -231,6 +231,13 @@ pub struct CacheKeys {
     pub ple_conv_kernel: Option<u32>,
     /// `hyper_connection.count`: residual streams (qwen4exp, deepseek4, glm5-next).
     pub hc_mult: Option<u32>,
+    /// Per layer, from the tensor inventory (not a key): Qwen3-Next's linear attention takes
+    /// Q, K, V and the output gate from one projection (`blk.N.ssm_in`, the first conversions)
+    /// rather than from `attn_qkv` and `attn_gate`. Empty when no layer does.
+    pub fused_qkvz: Vec<bool>,
+    /// `rope.dimension_sections` names at least two sections (llama.cpp `use_mrope`): glm4,
+    /// glm4moe, bailingmoe3 and hunyuan_vl then rotate with M-RoPE, four positions per token.
+    pub mrope_sections: bool,
 }
 
 /// Recurrent state of one recurrent layer and one sequence, in f32 elements: llama.cpp's

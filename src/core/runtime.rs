@@ -30,7 +30,7 @@
 //! layers (its graph inputs, then per layer the block's nodes the scheduler gives the host).
 
 use super::kv::KvCache;
-use super::model::{Attention, LayerShape, ModelShape};
+use super::model::{Attention, LayerShape, ModelShape, Ssm};
 
 mod host_splits;
 pub use host_splits::{FfnKinds, HostFfn, HostSplits, host_ffn_peak};
@@ -483,11 +483,12 @@ pub fn keeps_last_hidden(model: &ModelShape) -> bool {
 }
 
 /// Whether [`segment_peak`] follows llama.cpp's splits for `model`: as
-/// [`host_splits_replayable`], and without recurrent layers (their blocks' inputs and states
-/// are not followed across devices: Qwen3-Next's first device came out 2 MiB under
-/// llama.cpp's).
+/// [`host_splits_replayable`], and without recurrent layers other than gated delta nets
+/// (replayed node by node, [`delta_net_block`]; the other recurrent blocks are bounds, which
+/// a device's split would not follow).
 pub fn segment_replayable(model: &ModelShape) -> bool {
-    host_splits_replayable(model) && !model.layers.iter().any(|l| l.recurrent)
+    host_splits_replayable(model)
+        && (gated_delta_net(&model.architecture) || !model.layers.iter().any(|l| l.recurrent))
 }
 
 /// Whether [`host_ffn_peak`] follows llama.cpp's host splits for `model`: a decoder whose
@@ -581,6 +582,186 @@ fn n_kv_of(kv: &KvCache, il: usize, g: &GraphSettings, local: Option<u64>) -> u6
     } else {
         cells / g.sequences.max(1)
     }
+}
+
+/// Positions per token in the graph's position input: four with M-RoPE / interleaved M-RoPE
+/// (llama.cpp `n_pos_per_embd`, by `llama_model_rope_type`), else one.
+pub fn positions_per_token(model: &ModelShape) -> u64 {
+    let always = matches!(
+        model.architecture.as_str(),
+        "qwen2vl"
+            | "paddleocr"
+            | "qwen3vl"
+            | "qwen3vlmoe"
+            | "qwen35"
+            | "qwen35moe"
+            | "clef"
+            | "qwen4exp"
+            | "qwen3tts"
+    );
+    let by_sections = matches!(
+        model.architecture.as_str(),
+        "glm4" | "glm4moe" | "bailingmoe3" | "hunyuan_vl"
+    ) && model.keys.mrope_sections;
+    if always || by_sections { 4 } else { 1 }
+}
+
+/// The figures of one gated delta-net block.
+#[derive(Clone, Copy)]
+struct DeltaNet<'a> {
+    arch: &'a str,
+    s: Ssm,
+    /// Q, K, V and the gate from one projection
+    /// ([`CacheKeys::fused_qkvz`](super::model::CacheKeys::fused_qkvz)).
+    fused_qkvz: bool,
+    /// Rows and sequences of the ubatch.
+    t: u64,
+    seqs: u64,
+    /// One n_embd × rows f32 block.
+    e: u64,
+}
+
+/// Architectures whose attention projects Q with a per-head output gate (`Qcur_full`, twice
+/// Q's width) and multiplies the attention output by its sigmoid.
+fn gated_q(arch: &str) -> bool {
+    matches!(arch, "qwen3next" | "qwen35" | "qwen35moe")
+}
+
+/// MoE architectures whose top-k expert weights are normalised to sum to one (llama.cpp
+/// `build_moe_ffn` with `norm_w`), replayed where checked against ggml-alloc's trace: the sum
+/// and the normalised copy are small, but where they land moves what a split copies in.
+fn moe_weights_normed(arch: &str) -> bool {
+    matches!(arch, "qwen3next" | "qwen35moe" | "qwen3moe" | "qwen3vlmoe")
+}
+
+/// Architectures whose recurrent layers are llama.cpp's gated delta net
+/// (`llm_build_delta_net_base`, fused `GATED_DELTA_NET`), replayed by [`delta_net_block`].
+fn gated_delta_net(arch: &str) -> bool {
+    matches!(arch, "qwen3next" | "qwen35" | "qwen35moe")
+}
+
+/// One gated delta-net block as llama.cpp builds it (`build_layer_attn_linear` with fused
+/// `GATED_DELTA_NET`, checked against ggml-alloc's trace of Qwen3-Next): the conv states
+/// gathered, the QKV projection concatenated after them, the SSM state gathered, the
+/// convolution (SiLU in place), the L2-normed Q and K (Qwen3-Next repeats them to the value
+/// heads), the decay and beta inputs, the fused op's output and new state, the gated RMS norm
+/// (the gate's projection is the layer norm's last consumer, so `norm` is freed here), and the
+/// output projection, which is returned.
+fn delta_net_block(r: &mut Replay, dn: &DeltaNet, norm: &Live, s_copy: Option<Live>) -> Live {
+    let DeltaNet {
+        arch,
+        s,
+        fused_qkvz,
+        t,
+        seqs,
+        e,
+    } = *dn;
+    let f32b = 4u64;
+    // head_k_dim = head_v_dim = d_state (llama.cpp asserts S_k == S_v); k heads n_group,
+    // v heads d_inner / d_state
+    let sk = s.d_state.max(1);
+    let hk = s.n_group.max(1);
+    let hv = (s.d_inner / sk).max(1);
+    let key_dim = sk * hk;
+    let conv_dim = 2 * key_dim + s.d_inner;
+    let hist = s.d_conv.saturating_sub(1);
+    let conv_states = r.alloc(hist * conv_dim * seqs * f32b);
+    // one projection of Q, K, V and the gate: Q and K made contiguous and concatenated, V made
+    // contiguous and concatenated after them; the projection stays live for the gate
+    let (qkv, qkvz) = if fused_qkvz {
+        let qkvz = r.alloc((2 * key_dim + 2 * s.d_inner) * t * f32b);
+        let qf = r.alloc(key_dim * t * f32b);
+        let kf = r.alloc(key_dim * t * f32b);
+        let qk = r.alloc(2 * key_dim * t * f32b);
+        r.free(qf);
+        r.free(kf);
+        let vf = r.alloc(s.d_inner * t * f32b);
+        let qkv = r.alloc(conv_dim * t * f32b);
+        r.free(qk);
+        r.free(vf);
+        (qkv, Some(qkvz))
+    } else {
+        (r.alloc(conv_dim * t * f32b), None)
+    };
+    let conv_in = r.alloc(conv_dim * (t + hist * seqs) * f32b);
+    r.free(conv_states);
+    r.free(qkv);
+    let state = r.alloc(sk * sk * hv * seqs * f32b);
+    // the state copy indices' last use is the last recurrent layer's state gather
+    if let Some(sc) = s_copy {
+        r.free(sc);
+    }
+    let conv_out = r.alloc(conv_dim * t * f32b);
+    r.free(conv_in);
+    // the L2 norm (RMS norm, then a scale in place); Qwen3-Next repeats the k heads to the v
+    // heads (Qwen3.5 leaves that to the fused op)
+    let repeat = arch == "qwen3next" && hk != hv;
+    let l2 = |r: &mut Replay| {
+        let n = r.alloc(key_dim * t * f32b);
+        if repeat {
+            let rep = r.alloc(sk * hv * t * f32b);
+            r.free(n);
+            rep
+        } else {
+            n
+        }
+    };
+    let q = l2(r);
+    let k = l2(r);
+    // the decay and beta rows
+    let (gate, beta) = if arch == "qwen3next" {
+        // one projection for both, each half made contiguous (the bias add, softplus, scale
+        // and sigmoid in place)
+        let ba = r.alloc(2 * hv * t * f32b);
+        if fused_qkvz {
+            // (the layer norm's last consumer when the gate comes from the fused projection)
+            r.free(Live(norm.0, norm.1));
+        }
+        let a = r.alloc(hv * t * f32b);
+        let b = r.alloc(hv * t * f32b);
+        r.free(ba);
+        (a, b)
+    } else {
+        // two projections; the bias add and the sigmoid on their reshaped views are new
+        // tensors (softplus and the scale then in place)
+        let alpha = r.alloc(hv * t * f32b);
+        let a = r.alloc(hv * t * f32b);
+        r.free(alpha);
+        let beta = r.alloc(hv * t * f32b);
+        let b = r.alloc(hv * t * f32b);
+        r.free(beta);
+        (a, b)
+    };
+    let gdn = r.alloc((sk * hv * t + sk * sk * hv * seqs) * f32b);
+    r.free(q);
+    r.free(k);
+    r.free(conv_out);
+    r.free(gate);
+    r.free(beta);
+    r.free(state);
+    // the gated norm: RMS norm of the output (its weight in place), the gate's projection,
+    // its SiLU, the product in place; then the output projection
+    let o_norm = r.alloc(s.d_inner * t * f32b);
+    r.free(gdn);
+    let z = match qkvz {
+        // the gate made contiguous out of the fused projection (its last consumer)
+        Some(qkvz) => {
+            let z = r.alloc(s.d_inner * t * f32b);
+            r.free(qkvz);
+            z
+        }
+        None => {
+            let z = r.alloc(s.d_inner * t * f32b);
+            r.free(Live(norm.0, norm.1));
+            z
+        }
+    };
+    let z_silu = r.alloc(s.d_inner * t * f32b);
+    r.free(z);
+    r.free(z_silu);
+    let out = r.alloc(e);
+    r.free(o_norm);
+    out
 }
 
 /// Replay the reserved graph with `t` rows and `outputs` output rows, or one device's segment
@@ -690,8 +871,6 @@ fn replay(
     // the first layer's attention inputs.
     let copied_later = r.mode == Mode::Copied && !first_device && tail_in.is_none();
     let mut pre_norm = copied_later.then(|| r.alloc(e));
-    // (with op offload, copied in by the first layer's Q split)
-    let pos = if lazy { HELD } else { r.input(t * 4) };
     // One set of attention inputs per cache: full layers and windowed layers each have their
     // own (an iSWA model keeps two even with --swa-full), in the order the layers first use them.
     let windowed =
@@ -741,6 +920,36 @@ fn replay(
                 .map_or(0, |(il, _)| split_of(il))
         })
         .collect();
+    // The recurrent state copy indices (one int32 per sequence), before the positions (for
+    // the gated delta nets, whose last recurrent layer frees them; a device copies them in
+    // and frees them after its own last recurrent layer).
+    let in_seg = |il: usize| seg.is_none_or(|sg| sg.layers.contains(&il));
+    let last_recurrent = (0..model.layers.len())
+        .rev()
+        .find(|&il| in_seg(il) && model.layers[il].recurrent);
+    let mut s_copy = last_recurrent
+        .filter(|_| gated_delta_net(arch))
+        .map(|_| r.input(g.sequences.max(1) * 4));
+    // A later device whose first layer is recurrent uses the previous device's output (its
+    // residual) before any attention input.
+    let first_recurrent = seg.is_some_and(|sg| {
+        model
+            .layers
+            .get(sg.layers.start)
+            .is_some_and(|l| l.recurrent)
+    });
+    let early_resid = (copied_later && first_recurrent && s_copy.is_some()).then(|| r.input(e));
+    // The positions: copied in by the split of the first attention layer (with op offload,
+    // by the first layer's Q split).
+    let pos_bytes = t * 4 * positions_per_token(model);
+    let pos_split = (0..model.layers.len())
+        .find(|&il| in_seg(il) && model.layers[il].attention != Attention::None)
+        .map_or(0, split_of);
+    let pos = if lazy || pos_split > 0 {
+        HELD
+    } else {
+        r.input(pos_bytes)
+    };
     let kv_elsewhere = seg.is_some_and(|sg| sg.kv_elsewhere);
     let attn_elsewhere = seg.is_some_and(|sg| sg.attn_elsewhere);
     let kind_input = |r: &mut Replay, n: u64| {
@@ -815,7 +1024,7 @@ fn replay(
             order.push(*x);
         }
     }
-    let mut resid_copy = None;
+    let mut resid_copy = early_resid;
     for (i, k) in order.into_iter().enumerate() {
         if kind_split[k] == 0 {
             if !(kv_elsewhere || lazy) {
@@ -827,7 +1036,7 @@ fn replay(
             }
             kind_inputs[k] = kind_input(&mut r, kinds[k]);
         }
-        if i == 0 && copied_later {
+        if i == 0 && copied_later && resid_copy.is_none() {
             resid_copy = Some(r.input(e));
         }
     }
@@ -984,10 +1193,14 @@ fn replay(
     let split_inputs = |r: &mut Replay,
                         il: usize,
                         kind_inputs: &mut Vec<(Live, Live, Live)>,
-                        out_live: &mut Option<Live>| {
+                        out_live: &mut Option<Live>,
+                        pos_live: &mut Option<Live>| {
         let split = split_of(il + 1);
         if split == 0 {
             return;
+        }
+        if split == pos_split && !lazy {
+            *pos_live = Some(r.input(pos_bytes));
         }
         for (kk, n) in kinds.iter().enumerate() {
             if kind_split[kk] == split {
@@ -1000,7 +1213,7 @@ fn replay(
     };
     let last = model.layers.len().saturating_sub(1);
     let dense_ff = dense_ff_width(model, ff);
-    let mut pos_live = Some(pos);
+    let mut pos_live = (pos.0 != HELD.0 || lazy).then_some(pos);
     let mut pos_pending = lazy;
     let mut out_live = Some(out_ids);
     // the last host layer's last weight split runs on into the device's own layers: it copies
@@ -1046,6 +1259,12 @@ fn replay(
         // (the norm's weight, copied in for its in-place multiply)
         offloaded_op(&mut r, cp(w, |w| w.attn_norm), 0);
         let mut cur: Option<Live> = None;
+        // the layer's norm freed inside its block (the gated delta net's last consumer of it
+        // is the gate's projection)
+        let mut norm_gone = false;
+        // the block returns a reshaped view of its output, so the residual add runs in place
+        // in the layer's input instead
+        let mut resid_in_input = false;
         if l.recurrent && arch == "minimax-01" {
             // minimax-01's lightning attention: Q, K, V, then per sequence the rows × rows ×
             // heads scores, the decay scaled into a new tensor (its exponent in place) and
@@ -1065,6 +1284,22 @@ fn replay(
             r.free(qk);
             r.free(qkv);
             cur = Some(o);
+        } else if l.recurrent
+            && let Some(s) = model.ssm.filter(|_| gated_delta_net(arch))
+        {
+            let dn = DeltaNet {
+                arch,
+                s,
+                fused_qkvz: model.keys.fused_qkvz.get(il).copied().unwrap_or(false),
+                t,
+                seqs: g.sequences.max(1),
+                e,
+            };
+            let last_recurrent = last_recurrent == Some(il);
+            let s_copy = s_copy.take_if(|_| last_recurrent);
+            cur = Some(delta_net_block(&mut r, &dn, &norm, s_copy));
+            norm_gone = true;
+            resid_in_input = true;
         } else if l.recurrent {
             // SSM block: in_proj, the conv input (state + rows), conv output, scan output
             // (y and the new states), the gated y, out_proj.
@@ -1225,16 +1460,24 @@ fn replay(
             // build_attn expands Q, V, K in that order, then the two cache writes.
             let wq = cp(w, |w| w.q).map(|b| r.alloc(b));
             if wq.is_some() && pos_pending {
-                pos_live = Some(r.alloc(t * 4));
+                pos_live = Some(r.alloc(pos_bytes));
                 pos_pending = false;
             }
-            let mut q = r.alloc(hq * dk * t * f32b);
+            // Qwen3-Next / Qwen3.5: the projection gives Q and an output gate per head; the Q
+            // half is normed into a new tensor and the projection stays live for the gate
+            let gated = gated_q(arch);
+            let mut q = r.alloc(hq * dk * t * f32b * if gated { 2 } else { 1 });
             if let Some(x) = wq {
                 r.free(x);
             }
+            let mut q_full = None;
             if qk_norm {
                 let qn = r.alloc(hq * dk * t * f32b);
-                r.free(q);
+                if gated {
+                    q_full = Some(q);
+                } else {
+                    r.free(q);
+                }
                 q = qn;
                 offloaded_op(&mut r, cp(w, |w| w.q_norm), 0);
             }
@@ -1417,6 +1660,17 @@ fn replay(
             if last_here && let Some(vr) = kind_rot[kind].1 {
                 r.free(vr);
             }
+            // the gate made contiguous out of the projection (its last consumer); its sigmoid
+            // and the product with the attention output in place
+            let attn = match q_full {
+                Some(qf) => {
+                    let gate = r.alloc(hq * dk * t * f32b);
+                    r.free(qf);
+                    r.free(attn);
+                    gate
+                }
+                None => attn,
+            };
             let wwo = cp(w, |w| w.o).map(|b| r.alloc(b));
             if wwo.is_some() && il == last && out_pending {
                 // the last layer's output-row gathering is in this split
@@ -1462,7 +1716,7 @@ fn replay(
                 }
                 None => wo,
             });
-        } else if cur.is_some() {
+        } else if cur.is_some() && !norm_gone {
             r.free(norm);
         }
         let Some(cur) = cur else {
@@ -1483,6 +1737,9 @@ fn replay(
             // ffn_inp = c + s, in place into c
             r.free(s);
             c
+        } else if resid_in_input {
+            r.free(cur);
+            inp_l
         } else {
             // ffn_inp = cur + inpL, in place into cur; inpL's last consumer
             r.free(inp_l);
@@ -1502,7 +1759,7 @@ fn replay(
             // inputs it is
             r.free(fnorm);
             let back = r.alloc(er);
-            split_inputs(&mut r, il, &mut kind_inputs, &mut out_live);
+            split_inputs(&mut r, il, &mut kind_inputs, &mut out_live, &mut pos_live);
             back
         } else if let Some(moe) = moe_here {
             let w_copy = w;
@@ -1513,8 +1770,16 @@ fn replay(
             // router logits (softmax/sigmoid in place), top-k argsort, the k weights
             let logits = offloaded_op(&mut r, cp(w_copy, |w| w.router), n_exp * rows * f32b);
             let argsort = r.alloc(n_exp * rows * 4);
-            let weights = r.alloc(k * rows * f32b);
+            let mut weights = r.alloc(k * rows * f32b);
             r.free(logits);
+            if moe_weights_normed(arch) {
+                // the k weights summed per row (clamped in place), divided into a new tensor
+                let sum = r.alloc(rows * f32b);
+                let normed = r.alloc(k * rows * f32b);
+                r.free(weights);
+                r.free(sum);
+                weights = normed;
+            }
             if elsewhere(il)
                 && !shared
                 && seg.is_some_and(|sg| !sg.output && il + 1 == sg.layers.end)
@@ -1532,7 +1797,7 @@ fn replay(
                 }
                 r.free(argsort);
                 let back = r.alloc(model.embedding_length * k * rows * f32b);
-                split_inputs(&mut r, il, &mut kind_inputs, &mut out_live);
+                split_inputs(&mut r, il, &mut kind_inputs, &mut out_live, &mut pos_live);
                 back
             } else {
                 // (op offload copies the expert tensors in host memory, one split each)
@@ -1560,14 +1825,27 @@ fn replay(
             r.free(experts);
             if shared {
                 let ws = shared_ff_width(model, ff);
+                // Qwen3-Next / Qwen3.5-MoE gate the shared expert's output by a sigmoid of a
+                // projection of the normed rows, computed after it (its last consumer)
+                let gated = matches!(arch, "qwen3next" | "qwen35moe");
                 let sg = r.alloc(ws * rows * f32b);
                 let su = r.alloc(ws * rows * f32b);
-                r.free(fnorm);
+                let fnorm = if gated {
+                    Some(fnorm)
+                } else {
+                    r.free(fnorm);
+                    None
+                };
                 let sglu = r.alloc(ws * rows * f32b);
                 r.free(sg);
                 r.free(su);
                 let sd = r.alloc(er);
                 r.free(sglu);
+                if let Some(fnorm) = fnorm {
+                    let gate = r.alloc(rows * f32b);
+                    r.free(fnorm);
+                    r.free(gate);
+                }
                 r.free(sd);
             }
             moe_out

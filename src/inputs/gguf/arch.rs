@@ -263,6 +263,12 @@ pub fn arch_report(artifact: &Artifact) -> Result<ArchReport, GgufError> {
         ple_heads_per_ngram: m.get_u32(&k("ple.heads_per_ngram"))?,
         ple_conv_kernel: m.get_u32(&k("ple.conv_kernel"))?,
         hc_mult: m.get_u32(&k("hyper_connection.count"))?,
+        fused_qkvz: fused_qkvz_layers(artifact, &arch, layers),
+        mrope_sections: m
+            .get_u32_array(&k("rope.dimension_sections"))
+            .ok()
+            .flatten()
+            .is_some_and(|v| v.first().is_some_and(|x| *x > 0) && v.get(1).is_some_and(|x| *x > 0)),
     };
     if keys.nextn_layers > layers {
         return Err(GgufError::Implausible {
@@ -318,4 +324,37 @@ pub fn model_shape_and_figures(
     warnings.append(&mut shape.warnings);
     shape.warnings = warnings;
     Ok((shape, report.figures))
+}
+
+/// Qwen3-Next's layers whose linear attention projects Q, K, V and the gate in one tensor
+/// (`blk.N.ssm_in.weight` without `attn_qkv`); empty for other architectures or when no
+/// layer does.
+fn fused_qkvz_layers(artifact: &Artifact, arch: &str, layers: u32) -> Vec<bool> {
+    if arch != "qwen3next" {
+        return Vec::new();
+    }
+    // (llama.cpp takes `attn_qkv` when a layer has both)
+    let (mut fused, mut split) = (vec![false; layers as usize], vec![false; layers as usize]);
+    for t in artifact.tensors() {
+        let Some((n, name)) = t
+            .name()
+            .strip_prefix("blk.")
+            .and_then(|r| r.split_once('.'))
+        else {
+            continue;
+        };
+        let Ok(i) = n.parse::<usize>() else {
+            continue;
+        };
+        let which = match name {
+            "ssm_in.weight" => &mut fused,
+            "attn_qkv.weight" => &mut split,
+            _ => continue,
+        };
+        if let Some(x) = which.get_mut(i) {
+            *x = true;
+        }
+    }
+    let v: Vec<bool> = fused.iter().zip(&split).map(|(f, s)| *f && !*s).collect();
+    if v.iter().any(|x| *x) { v } else { Vec::new() }
 }
