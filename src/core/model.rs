@@ -235,6 +235,9 @@ pub struct CacheKeys {
     /// Q, K, V and the output gate from one projection (`blk.N.ssm_in`, the first conversions)
     /// rather than from `attn_qkv` and `attn_gate`. Empty when no layer does.
     pub fused_qkvz: Vec<bool>,
+    /// Per layer, from the tensor inventory: the layer projects Q, K and V in one tensor
+    /// (`blk.N.attn_qkv`), which stays live beside its views. Empty when no layer does.
+    pub attn_qkv: Vec<bool>,
     /// `rope.dimension_sections` names at least two sections (llama.cpp `use_mrope`): glm4,
     /// glm4moe, bailingmoe3 and hunyuan_vl then rotate with M-RoPE, four positions per token.
     pub mrope_sections: bool,

@@ -1482,15 +1482,19 @@ fn replay(
                 offloaded_op(&mut r, cp(w, |w| w.q_norm), 0);
             }
             // a quantized cache: Q, V, K and the attention output each rotated into a new tensor
-            // (with flash attention. Without it, replaying them too makes 379 more CPU fixture
-            // cases exact, the Llama-3.1-8B shape's among them, but puts Falcon's and
-            // Qwen3-Next's 4% further below llama.cpp's: ggml-alloc's trace shows their fused
-            // or gated Q projection live beside the rotations, which the replay does not hold;
-            // so without flash attention only the matrices are counted)
+            // (without flash attention only the matrices are counted where the layer projects
+            // Q, K and V in one tensor (`attn_qkv`: Falcon's views stay live beside the
+            // rotations, which the replay does not hold; replayed, Falcon-7B came out 8.7%
+            // under llama.cpp), in models without memory and under T5's position bias)
             let (rot_k, rot_v) = rot
                 .get(kind)
                 .copied()
-                .filter(|_| g.flash_attn)
+                .filter(|_| {
+                    g.flash_attn
+                        || !(model.no_memory
+                            || kq_bias
+                            || model.keys.attn_qkv.get(il).copied().unwrap_or(false))
+                })
                 .unwrap_or((0, 0));
             let rotate = |r: &mut Replay, x: Live, n: u64, on: u64| {
                 if on > 0 {

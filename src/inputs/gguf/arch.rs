@@ -237,6 +237,7 @@ pub fn arch_report(artifact: &Artifact) -> Result<ArchReport, GgufError> {
         None
     };
 
+    let (ssm_in, qkv) = projection_layers(artifact, layers);
     let keys = CacheKeys {
         nextn_layers: m.get_u32(&k("nextn_predict_layers"))?.unwrap_or(0),
         shared_kv_layers: m.get_u32(&k("attention.shared_kv_layers"))?,
@@ -263,7 +264,12 @@ pub fn arch_report(artifact: &Artifact) -> Result<ArchReport, GgufError> {
         ple_heads_per_ngram: m.get_u32(&k("ple.heads_per_ngram"))?,
         ple_conv_kernel: m.get_u32(&k("ple.conv_kernel"))?,
         hc_mult: m.get_u32(&k("hyper_connection.count"))?,
-        fused_qkvz: fused_qkvz_layers(artifact, &arch, layers),
+        fused_qkvz: fused_qkvz_layers(&arch, &ssm_in, &qkv),
+        attn_qkv: if qkv.iter().any(|x| *x) {
+            qkv.clone()
+        } else {
+            Vec::new()
+        },
         mrope_sections: m
             .get_u32_array(&k("rope.dimension_sections"))
             .ok()
@@ -326,15 +332,10 @@ pub fn model_shape_and_figures(
     Ok((shape, report.figures))
 }
 
-/// Qwen3-Next's layers whose linear attention projects Q, K, V and the gate in one tensor
-/// (`blk.N.ssm_in.weight` without `attn_qkv`); empty for other architectures or when no
-/// layer does.
-fn fused_qkvz_layers(artifact: &Artifact, arch: &str, layers: u32) -> Vec<bool> {
-    if arch != "qwen3next" {
-        return Vec::new();
-    }
-    // (llama.cpp takes `attn_qkv` when a layer has both)
-    let (mut fused, mut split) = (vec![false; layers as usize], vec![false; layers as usize]);
+/// Per layer, from the tensor inventory: whether it holds `blk.N.ssm_in.weight` and
+/// `blk.N.attn_qkv.weight` (one pass over the tensors).
+fn projection_layers(artifact: &Artifact, layers: u32) -> (Vec<bool>, Vec<bool>) {
+    let (mut ssm_in, mut qkv) = (vec![false; layers as usize], vec![false; layers as usize]);
     for t in artifact.tensors() {
         let Some((n, name)) = t
             .name()
@@ -347,14 +348,24 @@ fn fused_qkvz_layers(artifact: &Artifact, arch: &str, layers: u32) -> Vec<bool> 
             continue;
         };
         let which = match name {
-            "ssm_in.weight" => &mut fused,
-            "attn_qkv.weight" => &mut split,
+            "ssm_in.weight" => &mut ssm_in,
+            "attn_qkv.weight" => &mut qkv,
             _ => continue,
         };
         if let Some(x) = which.get_mut(i) {
             *x = true;
         }
     }
-    let v: Vec<bool> = fused.iter().zip(&split).map(|(f, s)| *f && !*s).collect();
+    (ssm_in, qkv)
+}
+
+/// Qwen3-Next's layers whose linear attention projects Q, K, V and the gate in one tensor
+/// (`ssm_in` without `attn_qkv`: llama.cpp takes `attn_qkv` when a layer has both); empty
+/// for other architectures or when no layer does.
+fn fused_qkvz_layers(arch: &str, ssm_in: &[bool], qkv: &[bool]) -> Vec<bool> {
+    if arch != "qwen3next" {
+        return Vec::new();
+    }
+    let v: Vec<bool> = ssm_in.iter().zip(qkv).map(|(f, s)| *f && !*s).collect();
     if v.iter().any(|x| *x) { v } else { Vec::new() }
 }
