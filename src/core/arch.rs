@@ -546,7 +546,7 @@ pub const ARCHITECTURES: &[Arch] = &[
     Arch::new("rnd1", Memory::None).local_attention(),
     Arch::new("rwkv6", Memory::Recurrent).compute(ComputeStatus::UpperBound(UB_ARWKV7)),
     Arch::new("rwkv6qwen2", Memory::Recurrent).compute(ComputeStatus::UpperBound(UB_ARWKV7)),
-    Arch::new("rwkv7", Memory::Recurrent).compute(ComputeStatus::UpperBound(UB_ARWKV7)),
+    Arch::new("rwkv7", Memory::Recurrent),
     Arch::new("seed_oss", Memory::Cache),
     Arch::new("smallthinker", Memory::Cache)
         .swa(SwaRule::dense_first(SwaWhen::WindowPositive, 4).forced_window(4096)),

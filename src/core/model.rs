@@ -238,6 +238,9 @@ pub struct CacheKeys {
     /// Per layer, from the tensor inventory: the layer projects Q, K and V in one tensor
     /// (`blk.N.attn_qkv`), which stays live beside its views. Empty when no layer does.
     pub attn_qkv: Vec<bool>,
+    /// RWKV-7's low-rank projections (`attention.decay_lora_rank`, `iclr_lora_rank`,
+    /// `value_residual_mix_lora_rank`, `gate_lora_rank`), when the file gives all four.
+    pub rwkv7_lora_ranks: Option<[u32; 4]>,
     /// `rope.dimension_sections` names at least two sections (llama.cpp `use_mrope`): glm4,
     /// glm4moe, bailingmoe3 and hunyuan_vl then rotate with M-RoPE, four positions per token.
     pub mrope_sections: bool,

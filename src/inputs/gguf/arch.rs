@@ -270,6 +270,15 @@ pub fn arch_report(artifact: &Artifact) -> Result<ArchReport, GgufError> {
         } else {
             Vec::new()
         },
+        rwkv7_lora_ranks: match (
+            m.get_u32(&k("attention.decay_lora_rank"))?,
+            m.get_u32(&k("attention.iclr_lora_rank"))?,
+            m.get_u32(&k("attention.value_residual_mix_lora_rank"))?,
+            m.get_u32(&k("attention.gate_lora_rank"))?,
+        ) {
+            (Some(w), Some(a), Some(v), Some(g)) => Some([w, a, v, g]),
+            _ => None,
+        },
         mrope_sections: m
             .get_u32_array(&k("rope.dimension_sections"))
             .ok()
