@@ -764,6 +764,15 @@ fn delta_net_block(r: &mut Replay, dn: &DeltaNet, norm: &Live, s_copy: Option<Li
     out
 }
 
+/// RWKV-7's channel-mix width: the file's `feed_forward_length` (its inventory has no FFN
+/// tensors by the usual names).
+fn rwkv7_ffn_width(model: &ModelShape) -> Option<u64> {
+    (model.architecture == "rwkv7")
+        .then(|| model.keys.feed_forward.as_ref().map(|p| u64::from(p.max())))
+        .flatten()
+        .filter(|w| *w > 0)
+}
+
 /// RWKV-7's whole graph on one backend (`llm_build_rwkv7_base`, checked against ggml-alloc's
 /// trace of the RWKV-7 2.9B shape): per layer the token-shift and WKV state rows gathered (the
 /// next layer's right after this layer's shift is stored), the time mix — the shifted rows
@@ -793,7 +802,7 @@ fn rwkv7_peak(
     let (e, eo) = (n * t * f, n * outputs * f);
     let seqs = g.sequences.max(1);
     let n_layer = model.layers.len();
-    let n_ff = dense_ff_width(model, ff);
+    let n_ff = rwkv7_ffn_width(model).unwrap_or_else(|| dense_ff_width(model, ff));
     let shift_rows = 2 * n * seqs * f;
     let state_rows = hs * n * seqs * f;
     let mut r = Replay::chunked(None);
@@ -2337,7 +2346,7 @@ pub fn buffers(
         output_bytes: output_bytes(model, b),
         compute_bytes: pp.max(tg).saturating_add(extra),
         graph_tokens: t,
-        ffn_estimated: ff.length == 0,
+        ffn_estimated: ff.length == 0 && rwkv7_ffn_width(model).is_none(),
     }
 }
 
