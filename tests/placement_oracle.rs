@@ -48,18 +48,18 @@ use serde::Deserialize;
 const MIB: f64 = (1u64 << 20) as f64;
 
 /// Fit cases with `-c` unset whose context is llama.cpp's (of the fixtures' cases that ran).
-const CTX_IDENTICAL_FLOOR: usize = 34;
+const CTX_IDENTICAL_FLOOR: usize = 40;
 
 /// Compute buffers within 1% or 1 MiB (at least): a band no small buffer hides in.
-const COMPUTE_TIGHT_FLOOR: usize = 763;
+const COMPUTE_TIGHT_FLOOR: usize = 846;
 
 /// Compute buffers equal to llama.cpp's to the byte (at least): the devices replayed node by
 /// node over their own layers (`core::runtime::segment_peak`) among them.
-const COMPUTE_EXACT_FLOOR: usize = 434;
+const COMPUTE_EXACT_FLOOR: usize = 475;
 
 /// Placements whose host runs only feed-forward work of device layers (each equal to
 /// llama.cpp's to the byte).
-const HOST_FFN_ONLY_FLOOR: usize = 65;
+const HOST_FFN_ONLY_FLOOR: usize = 66;
 
 /// The issue's measured Llama-3.1-8B cases: every buffer within this of llama.cpp's.
 const ISSUE_COMPUTE_TOLERANCE: f64 = 0.5 * MIB;

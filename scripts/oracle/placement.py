@@ -317,7 +317,7 @@ def main() -> int:
     models = [("llama-3.1-8b-shape", 32, False), ("qwen3-30b-a3b-shape", 48, True),
               ("gemma-3-27b-shape", 62, False), ("gpt-oss-20b-shape", 24, True),
               ("qwen3next-80b-shape", 48, True), ("deepseek-v3-shape", 61, True),
-              ("rwkv7-2.9b-shape", 32, False)]
+              ("rwkv7-2.9b-shape", 32, False), ("qwen3.5-27b-shape", 48, False)]
     only = set(filter(None, opts.only.split(",")))
     try:
         for name, n_layer, moe in models:

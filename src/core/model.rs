@@ -241,6 +241,9 @@ pub struct CacheKeys {
     /// RWKV-7's low-rank projections (`attention.decay_lora_rank`, `iclr_lora_rank`,
     /// `value_residual_mix_lora_rank`, `gate_lora_rank`), when the file gives all four.
     pub rwkv7_lora_ranks: Option<[u32; 4]>,
+    /// Qwen3.5's classifier head (`cls.output.weight`, from the tensor inventory): its output
+    /// width. The graph projects the output rows through it beside the logits.
+    pub cls_out_width: Option<u64>,
     /// `rope.dimension_sections` names at least two sections (llama.cpp `use_mrope`): glm4,
     /// glm4moe, bailingmoe3 and hunyuan_vl then rotate with M-RoPE, four positions per token.
     pub mrope_sections: bool,

@@ -711,6 +711,9 @@ pub struct ContextFigures {
     /// Hidden-state blocks live beside the logits: the output norm's rows, and the last
     /// hidden state when the architecture keeps it as a graph output (`core::arch::Tail`).
     pub output_rows_blocks: u64,
+    /// Qwen3.5's classifier-head projection of the output rows, a graph output live beside
+    /// the logits (0 without a `cls.output` tensor).
+    pub output_proj_bytes: u64,
     /// The KQ masks as graph inputs: f16 with flash attention, else f32.
     pub mask_input_bytes: u64,
     /// The largest tensor of a layer's attention ops (`core::runtime::attention_tensor_max`):
@@ -1511,6 +1514,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
     // architecture keeps it as a graph output: `core::arch::Tail`)
     let logits = ctx
         .logits_bytes
+        .saturating_add(ctx.output_proj_bytes)
         .saturating_add(e.saturating_mul(ctx.output_rows_blocks));
     let host_inputs = ctx.host_inputs_bytes;
     let host_layers = sh.layer_device.contains(&Buffer::Host);
@@ -1636,6 +1640,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
             // the whole graph but the input stage: the logits beside copies of the host's
             // inputs, or the layers' peak
             ctx.logits_bytes
+                .saturating_add(ctx.output_proj_bytes)
                 .saturating_add(host_inputs)
                 .max(layers.saturating_sub(e))
         } else if let Some(sr) = &ctx.segments
@@ -1673,6 +1678,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                 ffn_elsewhere: sh.ffn_on_host.to_vec(),
                 kv_elsewhere: sh.kv_on_host,
                 max_chunk: sh.chunk.get(d).copied().flatten(),
+                after_host: start > 0 && sh.layer_device[start - 1] == Buffer::Host,
                 ..runtime::Segment::over(start..end)
             };
             runtime::segment_peak(&sr.model, &sr.ff, &sr.kv, &sr.g, &seg)
@@ -1839,7 +1845,11 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
     // its normed copy (llvmpipe: 266.5 MiB on the Llama-3.1-8B shape at ub 512; `-ot
     // output=CPU` on RPC devices: 404.0 MiB on the gpt-oss-20b shape)
     let host = if nd > 0 && sh.output_ops_on_host && !host_attention && !host_output_only {
-        host.max(ctx.logits_bytes.saturating_add(2 * e))
+        host.max(
+            ctx.logits_bytes
+                .saturating_add(ctx.output_proj_bytes)
+                .saturating_add(2 * e),
+        )
     } else {
         host
     };
@@ -2573,6 +2583,12 @@ pub fn context_figures(
         layer_compute_bytes: layer_compute,
         compute_bytes: rb.compute_bytes,
         logits_bytes: model.vocab_size.saturating_mul(rows).saturating_mul(4),
+        output_proj_bytes: model
+            .keys
+            .cls_out_width
+            .unwrap_or(0)
+            .saturating_mul(rows)
+            .saturating_mul(4),
         embd_bytes: embd,
         // every graph input: the masks, the token and vector embedding inputs and their two
         // gathered blocks, token ids, mixed ids and slots, output ids, positions and each
@@ -2942,6 +2958,7 @@ mod tests {
             experts_elsewhere_compute_bytes: 128 << 20,
             mask_input_bytes: 4 << 20,
             output_rows_blocks: 1,
+            output_proj_bytes: 0,
             ..Default::default()
         }
     }

@@ -372,6 +372,10 @@ pub struct Segment {
     pub attn_elsewhere: bool,
     /// The buffer type's largest chunk (Vulkan's 1 GiB suballocation block); None: no limit.
     pub max_chunk: Option<u64>,
+    /// The layer before its first runs on the host (its weights in host memory, no op
+    /// offload): the host hands over that layer's FFN output and residual, and the device
+    /// adds them (the scheduler gives the weightless add and norm to the device).
+    pub after_host: bool,
 }
 
 impl Segment {
@@ -390,6 +394,7 @@ impl Segment {
             host_prefix: 0,
             attn_elsewhere: false,
             max_chunk: None,
+            after_host: false,
         }
     }
 }
@@ -1038,6 +1043,13 @@ fn replay(
             let resid = r.input(e);
             (outs, w, resid)
         });
+    // A later device after a host layer (no op offload) takes that layer's FFN output and its
+    // residual: the host hands them over, and the add (and the next layer's norm), weightless,
+    // run here.
+    let host_hand = (seg.is_some_and(|sg| sg.after_host && !sg.first)
+        && tail_in.is_none()
+        && r.mode == Mode::Copied)
+        .then(|| (r.input(e), r.input(e)));
 
     // Inputs (leafs, allocated first, in the order the graph first uses them): token ids, the
     // embeddings input (never consumed, so never freed), the mixed token/embedding inputs,
@@ -1067,7 +1079,8 @@ fn replay(
     // A later device copies in the previous backend's output and the next layer's norm (first
     // used, by the layer's norm weight, before anything else); its residual copy comes after
     // the first layer's attention inputs.
-    let copied_later = r.mode == Mode::Copied && !first_device && tail_in.is_none();
+    let copied_later =
+        r.mode == Mode::Copied && !first_device && tail_in.is_none() && host_hand.is_none();
     let mut pre_norm = copied_later.then(|| r.alloc(e));
     // One set of attention inputs per cache: full layers and windowed layers each have their
     // own (an iSWA model keeps two even with --swa-full), in the order the layers first use them.
@@ -1339,6 +1352,10 @@ fn replay(
         r.free(outs);
         r.free(resid);
         sum
+    } else if let Some((ffn_out, resid)) = host_hand {
+        // the host layer's last add, in place into its FFN output
+        r.free(resid);
+        ffn_out
     } else if let Some(x) = resid_copy {
         x
     } else if let Some((_, _, _, rows)) = first_copies {
@@ -2132,6 +2149,11 @@ fn replay(
         if let Some(o) = out_live.take() {
             r.free(o);
         }
+    }
+    // Qwen3.5's classifier head projects the output rows too (a graph output, its bias in
+    // place)
+    if let Some(n_cls) = model.keys.cls_out_width {
+        let _embd_proj = r.alloc(n_cls.saturating_mul(outputs).saturating_mul(f32b));
     }
     let logits_bytes = model
         .vocab_size

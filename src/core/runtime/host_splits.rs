@@ -474,7 +474,7 @@ pub fn host_ffn_peak(model: &ModelShape, kv: &KvCache, g: &GraphSettings, sh: &H
         .filter(|&il| model.layers[il].recurrent)
         .collect();
     let s_copy = (!recurrent.is_empty()).then(|| r.alloc(g.sequences.max(1) * 4));
-    let pos = r.alloc(t * 4);
+    let pos = r.alloc(t * 4 * super::positions_per_token(model));
     // per attention cache (full, windowed) in the order the layers first use them
     let windowed =
         |a: Attention| matches!(a, Attention::Sliding { .. } | Attention::Chunked { .. });

@@ -270,6 +270,10 @@ pub fn arch_report(artifact: &Artifact) -> Result<ArchReport, GgufError> {
         } else {
             Vec::new()
         },
+        cls_out_width: (arch == "qwen35")
+            .then(|| artifact.tensor("cls.output.weight"))
+            .flatten()
+            .and_then(|t| t.dims().get(1).copied()),
         rwkv7_lora_ranks: match (
             m.get_u32(&k("attention.decay_lora_rank"))?,
             m.get_u32(&k("attention.iclr_lora_rank"))?,
