@@ -114,6 +114,16 @@ const KNOWN_COMPUTE_OFF: &[KnownCompute] = &[
     },
 ];
 
+/// `-fit` cases whose plan is llama.cpp's but whose dry-run count is not: RWKV-7's device
+/// shares over several devices are the bounded layer model (`core::runtime::rwkv7_peak` is
+/// the single-backend graph), so the bisection over a device's layers takes one step fewer.
+const KNOWN_DRY_RUNS_DIFFER: &[&str] = &[
+    "rwkv7-2.9b-shape fit-2.18945G+2G-cauto-faon-ub512",
+    "rwkv7-2.9b-shape fit-2.18945G+2G-c32768-faon-ub512",
+    "rwkv7-2.9b-shape fit-2G+2G+2G-cauto-faon-ub512",
+    "rwkv7-2.9b-shape fit-2G+2G+2G-c32768-faon-ub512",
+];
+
 /// The differing `-fit` plans: each follows from a compute buffer above on one of its probes.
 const KNOWN_FIT_DIFFER: &[KnownFit] = &[];
 
@@ -179,6 +189,8 @@ struct Case {
     arguments: Option<String>,
     #[serde(default)]
     fitted_placement: Option<Run>,
+    #[serde(default)]
+    dry_runs: Option<u32>,
 }
 
 fn dir() -> PathBuf {
@@ -287,6 +299,9 @@ struct Tally {
     /// the output on devices; in host memory only `blk.N.ffn_*` tensors and the expert score
     /// bias): (case, llmbound's host compute bytes, llama.cpp's).
     host_ffn_only: Vec<(String, u64, u64)>,
+    /// `-fit` cases whose dry-run count (the `-fit` line's "N dry runs") is llama.cpp's.
+    dry_runs_same: usize,
+    dry_runs_differ: Vec<String>,
 }
 
 /// llama.cpp's host compute buffer: the CPU buffer and the other host buffers'.
@@ -577,6 +592,19 @@ fn placement_matches_llama_cpp() {
                             t.ctx_differ.push((where_.clone(), ours, theirs));
                         }
                     }
+                    // every dry run prints one compute buffer per backend (the devices and
+                    // the CPU)
+                    if let (Ok(plan), Some(lines)) = (&result, c.dry_runs) {
+                        let theirs = lines / (devs.len() as u32 + 1);
+                        if plan.probes == theirs {
+                            t.dry_runs_same += 1;
+                        } else {
+                            t.dry_runs_differ.push(format!(
+                                "{where_}: {} dry runs, llama.cpp {theirs}",
+                                plan.probes
+                            ));
+                        }
+                    }
                     match result {
                         Ok(plan) if plan.arguments() == want => {
                             t.fit_same += 1;
@@ -699,6 +727,33 @@ fn placement_matches_llama_cpp() {
         "-fit's context with -c unset: {} identical ({} interpolated), fewer than {CTX_IDENTICAL_FLOOR}",
         t.ctx_same,
         t.ctx_interpolated_same
+    );
+    eprintln!(
+        "-fit's dry-run count llama.cpp's on {} cases, different on {}",
+        t.dry_runs_same,
+        t.dry_runs_differ.len()
+    );
+    // a named case that matches, or an unnamed one that differs, fails
+    let stale: Vec<&&str> = KNOWN_DRY_RUNS_DIFFER
+        .iter()
+        .filter(|k| {
+            !t.dry_runs_differ
+                .iter()
+                .any(|d| d.starts_with(&format!("{k}:")))
+        })
+        .collect();
+    let unnamed: Vec<&String> = t
+        .dry_runs_differ
+        .iter()
+        .filter(|d| {
+            !KNOWN_DRY_RUNS_DIFFER
+                .iter()
+                .any(|k| d.starts_with(&format!("{k}:")))
+        })
+        .collect();
+    assert!(
+        unnamed.is_empty() && stale.is_empty(),
+        "dry runs differ, not named: {unnamed:?}; named but equal now: {stale:?}"
     );
     let problems = known::check_fits(&t.fit_differ_cases, KNOWN_FIT_DIFFER);
     assert!(

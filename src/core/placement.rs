@@ -2451,7 +2451,10 @@ fn finish(
     n_ctx: u32,
 ) -> Result<FitPlan, FitRefusal> {
     let (s, ts, printed) = st.settings_for(ngl, overflow)?;
+    // (llmbound's own placement at the plan: llama.cpp prints the plan without another dry
+    // run, so it is not counted as one)
     let p = st.measure(&s, n_ctx)?;
+    st.probes -= 1;
     let n_gpu_layers = i64::from(ngl.iter().map(|n| n.n_layer).sum::<u32>());
     Ok(FitPlan {
         n_ctx,
