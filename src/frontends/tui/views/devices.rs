@@ -191,14 +191,28 @@ pub fn bar(model: u64, context: u64, compute: u64, free: u64, margin: u64, width
     out.into_iter().collect()
 }
 
-/// A line wrapped to `width`: at spaces, a word longer than the width split into pieces (the
-/// argument line's `-ot` list has no spaces), continuation rows indented by `indent`.
+/// Units a figure is never wrapped away from.
+const UNITS: [&str; 8] = ["B", "bytes", "KiB", "MiB", "GiB", "TiB", "MB", "GB"];
+
+/// A line wrapped to `width`: at spaces (a figure stays with its unit), a word longer than the
+/// width split into pieces (the argument line's `-ot` list has no spaces), continuation rows
+/// indented by `indent`.
 fn wrap(s: &str, width: usize, indent: usize) -> Vec<String> {
     let width = width.max(indent + 8);
     let lead = s.chars().take_while(|c| *c == ' ').count();
     let mut out: Vec<String> = Vec::new();
     let mut cur = " ".repeat(lead);
-    for word in s[lead..].split(' ').filter(|w| !w.is_empty()) {
+    let mut words: Vec<String> = Vec::new();
+    for w in s[lead..].split(' ').filter(|w| !w.is_empty()) {
+        match words.last_mut() {
+            Some(prev) if UNITS.contains(&w) && prev.ends_with(|c: char| c.is_ascii_digit()) => {
+                prev.push(' ');
+                prev.push_str(w);
+            }
+            _ => words.push(w.to_string()),
+        }
+    }
+    for word in &words {
         let cur_len = cur.chars().count();
         let sep = usize::from(!cur.trim().is_empty());
         let wl = word.chars().count();
@@ -563,6 +577,12 @@ mod tests {
             text,
             vec!["llama.cpp refuses these flags: bad -ts".to_string()]
         );
+    }
+
+    #[test]
+    fn a_figure_stays_with_its_unit() {
+        let w = wrap("  margin 1,024 · left 32 MiB", 24, 4);
+        assert_eq!(w, vec!["  margin 1,024 · left", "    32 MiB"]);
     }
 
     #[test]
