@@ -49,16 +49,21 @@
 //!   ([`Device::max_tensor`], Vulkan's `maxStorageBufferRange` without 64-bit indexing) cannot
 //!   run an op on a larger weight, so the weight stays in host memory (an `-ot` target is
 //!   taken as given); the output projection then runs on the host with its logits, as it does
-//!   when `-ot` puts an untied output weight in host memory and no device offloads it.
+//!   when `-ot` puts an untied output weight in host memory and no device offloads it. An op
+//!   whose activation is over the limit runs on the host too: a layer's attention (its KQ
+//!   scores without flash attention, per layer: a sliding-window layer's may fit where a full
+//!   layer's does not) and a dense FFN (its gate, up and GLU, with the device's FFN weights
+//!   copied into the host's buffer one split each), both replayed node by node.
 //!
 //! Model and context bytes are exact when the tensor list is (each tensor padded to the
-//! buffer's 32-byte alignment): equal to llama.cpp's breakdown on all 300 RPC fixture
+//! buffer's 32-byte alignment): equal to llama.cpp's breakdown on all 333 RPC fixture
 //! placements (tests/placement_oracle.rs) and on all 57 Vulkan (llvmpipe) placements
 //! (tests/placement_vulkan.rs); a tied output in host memory is one tensor with the token
 //! embedding unless the CPU repacks its type (see `tied_output_shared`). Compute
 //! buffers follow the scheduler's structure with working peaks from `core::runtime` (within
-//! 5% / 16 MiB on 865 of 877 RPC fixture buffers, within 1% / 1 MiB on 751, to the byte on
-//! 410; on llvmpipe 105 of 114, 87 to the byte; the Llama-3.1-8B cases within 0.5 MiB on RPC and on llvmpipe). A host whose
+//! 5% / 16 MiB on 966 of 970 RPC fixture buffers, within 1% / 1 MiB on 846, to the byte on
+//! 475; on llvmpipe all 114, 100 to the byte; the Llama-3.1-8B cases within 0.5 MiB on
+//! RPC and on llvmpipe). A host whose
 //! splits run only feed-forward work of device layers (`-ot ffn_down=CPU`, `--cpu-moe`,
 //! `--n-cpu-moe`, `--n-cpu-ffn`, and `-fit`'s overflow of the last layers' experts with its
 //! partial layers) is replayed as the scheduler assigns each node of a layer's feed-forward
@@ -72,11 +77,9 @@
 //! measured error (`scripts/oracle/sched_trace.py` prints llama.cpp's own splits and, with
 //! `--alloc`, ggml-alloc's own trace): a device of a hybrid model that runs only attention while
 //! its experts run on the host, the host holding whole layers' weights of device layers or the
-//! output, an output device that also runs another device's overflowing experts, activations
-//! over a Vulkan device's tensor limit (llvmpipe without flash attention). Because `-fit`
-//! compares these totals with its targets, a plan can differ from llama.cpp's near a boundary
-//! (81 of 82 RPC fixture plans and all 11 Vulkan plans are
-//! identical). CPU_REPACK (a host buffer type llama.cpp lists on its own row, chosen by the
+//! output, an output device that also runs another device's overflowing experts. Because
+//! `-fit` compares these totals with its targets, a plan can differ from llama.cpp's near a
+//! boundary (all 92 RPC fixture plans and all 11 Vulkan plans are identical). CPU_REPACK (a host buffer type llama.cpp lists on its own row, chosen by the
 //! CPU's features, [`HostCpu`]) is counted in the host's model bytes and kept apart as
 //! [`Placement::host_repack`]: without devices `-fit` projects system memory without it, as
 //! `common/fit.cpp` sums only buffers ggml calls host memory (14 of 14 CPU-only plans of
@@ -716,9 +719,14 @@ pub struct ContextFigures {
     pub output_proj_bytes: u64,
     /// The KQ masks as graph inputs: f16 with flash attention, else f32.
     pub mask_input_bytes: u64,
-    /// The largest tensor of a layer's attention ops (`core::runtime::attention_tensor_max`):
-    /// a device whose tensor limit is below it leaves the attention to the host.
-    pub attn_tensor_bytes: u64,
+    /// Per repeating layer, the largest tensor of its attention ops
+    /// (`core::runtime::attention_tensor_of`): a device whose tensor limit is below it leaves
+    /// that layer's attention to the host (llvmpipe without flash attention: a full-attention
+    /// layer's KQ scores, not a sliding-window layer's).
+    pub attn_tensor_bytes: Vec<u64>,
+    /// The largest activation of a dense FFN layer's ops (`core::runtime::ffn_tensor_max`): a
+    /// device whose tensor limit is below it leaves the dense FFNs to the host.
+    pub ffn_tensor_bytes: u64,
     /// The model, cache and graph for replaying one device's split
     /// (`core::runtime::segment_peak`), when the replay follows it.
     pub segments: Option<Arc<SegmentReplay>>,
@@ -1162,6 +1170,9 @@ pub fn place(
     let mut has_shared_gate = vec![false; n_layer as usize];
     // per layer, the kinds of feed-forward block it has (wherever they are)
     let mut ffn_kinds = vec![[false; 3]; n_layer as usize];
+    // per layer, its dense FFN's gate, up and down weights on a device (bytes), which the host
+    // copies in when that device cannot run their ops (`runtime::HostFfn::dense_copied`)
+    let mut dense_on_device = vec![[0u64; 3]; n_layer as usize];
     let mut foreign = vec![false; nd];
     // per layer: its weights as op offload copies them in (None: a tensor of another role)
     let mut offload_weights = vec![Some(runtime::OffloadedWeights::default()); n_layer as usize];
@@ -1187,10 +1198,24 @@ pub fn place(
             buf = Buffer::Host;
         }
         if let TensorLayer::Layer(il) = t.layer
-            && let Some((k, _)) = ffn_projection(&t.name)
+            && let Some((k, p)) = ffn_projection(&t.name)
             && let Some(kinds) = ffn_kinds.get_mut(il as usize)
         {
             kinds[k] = true;
+            if k == FFN_DENSE
+                && matches!(buf, Buffer::Device(_))
+                && let Some(w) = dense_on_device.get_mut(il as usize)
+            {
+                // (a fused gate-and-up projection is the up projection's slot)
+                let slot = if p.gate && !p.fused {
+                    0
+                } else if p.up {
+                    1
+                } else {
+                    2
+                };
+                w[slot] = t.bytes;
+            }
         }
         if let TensorLayer::Layer(il) = t.layer
             && let Some(slot) = offload_weights.get_mut(il as usize)
@@ -1349,6 +1374,7 @@ pub fn place(
                 dense: host_ffn[il][FFN_DENSE],
                 attn_output: host_attn_out[il],
                 ffn_norm: host_ffn_norm[il],
+                dense_copied: None,
             })
             .collect();
         let kinds = (0..host_ffn.len())
@@ -1432,8 +1458,19 @@ pub fn place(
         kv_on_host: settings.no_kv_offload,
         attn_away: devs
             .iter()
-            .map(|d| !d.takes_tensor(ctx.attn_tensor_bytes))
+            .map(|d| {
+                ctx.attn_tensor_bytes
+                    .iter()
+                    .map(|b| !d.takes_tensor(*b))
+                    .collect()
+            })
             .collect(),
+        ffn_away: devs
+            .iter()
+            .map(|d| ctx.ffn_tensor_bytes > 0 && !d.takes_tensor(ctx.ffn_tensor_bytes))
+            .collect(),
+        dense_on_device: &dense_on_device,
+        dense_layer: &ffn_kinds.iter().map(|k| k[FFN_DENSE]).collect::<Vec<_>>(),
         chunk: devs.iter().map(|d| d.backend.max_chunk()).collect(),
         host_chunk: devs.first().and_then(|d| d.backend.max_chunk()),
     };
@@ -1494,9 +1531,17 @@ struct SplitShape<'a> {
     /// weights there ([`runtime::OffloadedWeights`]: a host layer's, which come first, or a first
     /// device layer's), and how many host layers come first.
     offloaded: Option<(Vec<Option<runtime::OffloadedWeights>>, usize)>,
-    /// Per device: it cannot run the attention (a tensor of it over its limit), so the host
-    /// runs it ([`runtime::Segment::attn_elsewhere`]).
-    attn_away: Vec<bool>,
+    /// Per device, per repeating layer: it cannot run the layer's attention (a tensor of it
+    /// over its limit), so the host runs it ([`runtime::Segment::attn_elsewhere`]).
+    attn_away: Vec<Vec<bool>>,
+    /// Per device: it cannot run a dense FFN's ops (an activation over its limit,
+    /// `runtime::ffn_tensor_max`), so the host runs them ([`runtime::Segment::ffn_elsewhere`],
+    /// [`runtime::HostFfn::dense_copied`]).
+    ffn_away: Vec<bool>,
+    /// Per repeating layer: its dense FFN's gate, up and down weights on a device (bytes).
+    dense_on_device: &'a [[u64; 3]],
+    /// Per repeating layer: it has a dense FFN.
+    dense_layer: &'a [bool],
     /// Per device: its buffer type's largest chunk ([`Backend::max_chunk`]).
     chunk: Vec<Option<u64>>,
     /// The host's compute buffer's largest chunk (the first device's pinned host buffer).
@@ -1541,6 +1586,16 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
     let offload = sh
         .offload_to
         .filter(|_| host_weight_work && ctx.rows >= OP_OFFLOAD_MIN_ROWS && nd > 0);
+    // per device: its layers' dense FFNs run on the host (their activations over its limit)
+    let ffn_elsewhere = |d: usize| -> Vec<bool> {
+        if sh.ffn_away.get(d) == Some(&true) {
+            sh.dense_layer.to_vec()
+        } else {
+            Vec::new()
+        }
+    };
+    // per device: the layers whose attention the host runs
+    let attn_away_at = |d: usize| -> Vec<bool> { sh.attn_away.get(d).cloned().unwrap_or_default() };
     let mut dev = vec![0u64; nd];
     for (d, out) in dev.iter_mut().enumerate() {
         let here = Buffer::Device(d);
@@ -1567,7 +1622,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                     && sh.experts_out_on_host[n - 1])
                     .then_some((n, n))
             });
-        if sh.attn_away.get(d) == Some(&true)
+        if (attn_away_at(d).contains(&true) || sh.ffn_away.get(d) == Some(&true))
             && !sh.pipeline_parallel
             && !sh.kv_on_host
             && let Some(sr) = &ctx.segments
@@ -1576,11 +1631,12 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
             && start < end
             && sh.layer_tensors[start..end].iter().all(|(_, h)| *h == 0)
         {
-            // its layers without their attention, which the host runs
+            // its layers without their attention and/or dense FFNs, which the host runs
             let seg = runtime::Segment {
                 first,
                 output: has_output,
-                attn_elsewhere: true,
+                attn_elsewhere: attn_away_at(d),
+                ffn_elsewhere: ffn_elsewhere(d),
                 max_chunk: sh.chunk.get(d).copied().flatten(),
                 ..runtime::Segment::over(start..end)
             };
@@ -1727,7 +1783,8 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                     output: sh.output_device == here && !sh.output_ops_on_host,
                     offloaded: offloaded.clone(),
                     host_prefix: h,
-                    attn_elsewhere: sh.attn_away.get(d).copied().unwrap_or(false),
+                    attn_elsewhere: attn_away_at(d),
+                    ffn_elsewhere: ffn_elsewhere(d),
                     max_chunk: sh.chunk.get(d).copied().flatten(),
                     ..runtime::Segment::over(0..own_end.unwrap_or(h).max(h))
                 };
@@ -1742,18 +1799,30 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
             }
         }
     }
-    // every layer's attention runs on the host: its device cannot run it, or it is a host
+    // per layer: its attention runs on the host: its device cannot run it, or it is a host
     // layer whose other ops op offload takes to such a device
-    let away = |b: &Buffer| match b {
-        Buffer::Device(d) => sh.attn_away.get(*d).copied().unwrap_or(false),
-        Buffer::Host => {
-            sh.offloaded.is_some() && offload.is_some_and(|d| sh.attn_away.get(d) == Some(&true))
+    let away = |il: usize, b: &Buffer| {
+        let of = |d: usize| sh.attn_away.get(d).and_then(|v| v.get(il)) == Some(&true);
+        match b {
+            Buffer::Device(d) => of(*d),
+            Buffer::Host => sh.offloaded.is_some() && offload.is_some_and(of),
         }
     };
+    let attention: Vec<bool> = sh
+        .layer_device
+        .iter()
+        .enumerate()
+        .map(|(il, b)| away(il, b))
+        .collect();
+    // (a host layer whose attention a device runs is not followed by the host replay)
     let host_attention = nd > 0
         && !sh.kv_on_host
-        && !sh.layer_device.is_empty()
-        && sh.layer_device.iter().all(away)
+        && attention.contains(&true)
+        && sh
+            .layer_device
+            .iter()
+            .enumerate()
+            .all(|(il, b)| *b != Buffer::Host || attention[il] || sh.offloaded.is_some())
         && ctx
             .host_replay
             .as_ref()
@@ -1770,13 +1839,33 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                 && sh.host_splits.is_none()
                 && sh.layer_tensors.iter().all(|(_, h)| *h == 0)))
         && ctx.host_replay.is_some();
+    // or the dense FFNs of layers whose device cannot run them (a host layer's: the device op
+    // offload takes its other ops to), their weights copied in from the device (a host layer's
+    // are here)
+    let ffn_here = |b: &Buffer| match b {
+        Buffer::Device(d) => sh.ffn_away.get(*d) == Some(&true),
+        Buffer::Host => ops_offloaded && offload.is_some_and(|d| sh.ffn_away.get(d) == Some(&true)),
+    };
+    let host_ffn = nd > 0
+        && !sh.kv_on_host
+        && sh.host_splits.is_none()
+        && (!host_layers || ops_offloaded)
+        && sh
+            .layer_device
+            .iter()
+            .zip(sh.dense_layer)
+            .any(|(b, dense)| *dense && ffn_here(b))
+        && ctx
+            .host_replay
+            .as_ref()
+            .is_some_and(|sr| runtime::offload_replayable(&sr.model));
     let host = if nd == 0 {
         whole_graph
-    } else if (host_attention || host_output_only)
+    } else if (host_attention || host_output_only || host_ffn)
         && let Some(sr) = &ctx.host_replay
     {
-        // the host runs every layer's attention and/or the output projection, replayed with
-        // its input stage
+        // the host runs every layer's attention, the dense FFNs its devices cannot run and/or
+        // the output projection, replayed with its input stage
         let layer_device: Vec<usize> = sh
             .layer_device
             .iter()
@@ -1785,13 +1874,46 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                 Buffer::Host => offload.unwrap_or(0),
             })
             .collect();
-        let attention = vec![host_attention; sh.layer_device.len()];
+        let attention: Vec<bool> = attention.iter().map(|a| *a && host_attention).collect();
         let cache_here: Vec<bool> = sh.layer_device.iter().map(|b| *b == Buffer::Host).collect();
-        let (on_host, kinds) = sh
-            .host_splits
-            .as_ref()
-            .filter(|_| !ops_offloaded)
-            .map_or((&[][..], &[][..]), |(_, o, k)| (&o[..], &k[..]));
+        let ffn_blocks: Option<(Vec<runtime::HostFfn>, Vec<runtime::FfnKinds>)> =
+            host_ffn.then(|| {
+                (0..sh.layer_device.len())
+                    .map(|il| {
+                        let dense = sh.dense_layer.get(il).copied().unwrap_or(false);
+                        let b = sh.layer_device[il];
+                        let h = match b {
+                            _ if !dense || !ffn_here(&b) => runtime::HostFfn::default(),
+                            Buffer::Device(_) => runtime::HostFfn {
+                                dense_copied: sh.dense_on_device.get(il).copied(),
+                                ..Default::default()
+                            },
+                            Buffer::Host => runtime::HostFfn {
+                                dense: FfnProjections {
+                                    gate: true,
+                                    up: true,
+                                    down: true,
+                                    fused: false,
+                                },
+                                ..Default::default()
+                            },
+                        };
+                        let k = runtime::FfnKinds {
+                            dense,
+                            ..Default::default()
+                        };
+                        (h, k)
+                    })
+                    .unzip()
+            });
+        let (on_host, kinds) = match &ffn_blocks {
+            Some((o, k)) => (&o[..], &k[..]),
+            None => sh
+                .host_splits
+                .as_ref()
+                .filter(|_| !ops_offloaded)
+                .map_or((&[][..], &[][..]), |(_, o, k)| (&o[..], &k[..])),
+        };
         let splits = runtime::HostSplits {
             layer_device: &layer_device,
             on_host,
@@ -1844,15 +1966,16 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
     // the output projection on the host: the logits beside the hidden state copied back and
     // its normed copy (llvmpipe: 266.5 MiB on the Llama-3.1-8B shape at ub 512; `-ot
     // output=CPU` on RPC devices: 404.0 MiB on the gpt-oss-20b shape)
-    let host = if nd > 0 && sh.output_ops_on_host && !host_attention && !host_output_only {
-        host.max(
-            ctx.logits_bytes
-                .saturating_add(ctx.output_proj_bytes)
-                .saturating_add(2 * e),
-        )
-    } else {
-        host
-    };
+    let host =
+        if nd > 0 && sh.output_ops_on_host && !host_attention && !host_output_only && !host_ffn {
+            host.max(
+                ctx.logits_bytes
+                    .saturating_add(ctx.output_proj_bytes)
+                    .saturating_add(2 * e),
+            )
+        } else {
+            host
+        };
     (dev, host)
 }
 
@@ -2580,7 +2703,10 @@ pub fn context_figures(
         })
     });
     ContextFigures {
-        attn_tensor_bytes: runtime::attention_tensor_max(model, &kv, &g),
+        attn_tensor_bytes: (0..model.layers.len())
+            .map(|il| runtime::attention_tensor_of(model, &kv, &g, il))
+            .collect(),
+        ffn_tensor_bytes: runtime::ffn_tensor_max(model, ff, &kv, &g),
         layer_bytes,
         mask_bytes: masks,
         layer_compute_bytes: layer_compute,

@@ -350,9 +350,11 @@ pub struct Segment {
     /// is such a layer, the device runs that layer's tail (its residual and k outputs copied
     /// in), and its own last such layer ends at the router.
     pub experts_elsewhere: Vec<bool>,
-    /// Per layer: its whole MoE block (router, routed and shared experts) runs on another
-    /// backend (a partial layer of `-fit` with `ffn_(gate|up|gate_up|down).*` in host memory):
-    /// the device copies the normed rows out and the block's output back in.
+    /// Per layer: its whole feed-forward block runs on another backend — a MoE block (router,
+    /// routed and shared experts: a partial layer of `-fit` with `ffn_(gate|up|gate_up|down).*`
+    /// in host memory), or a dense FFN whose activations are over the device's tensor limit
+    /// ([`ffn_tensor_max`]): the device copies the normed rows out and the block's output back
+    /// in.
     pub ffn_elsewhere: Vec<bool>,
     /// The cache is in host memory (`-nkvo`): the host writes K and V into it, and for the
     /// attention the device copies in the layer's whole cached K and V (and the mask, at its
@@ -369,7 +371,7 @@ pub struct Segment {
     /// Vulkan's `maxStorageBufferRange` without 64-bit indexing refuses the op), so the host
     /// runs it: the device writes K and V into its cache, Q goes to the host, the attention's
     /// output comes back; the device takes no mask.
-    pub attn_elsewhere: bool,
+    pub attn_elsewhere: Vec<bool>,
     /// The buffer type's largest chunk (Vulkan's 1 GiB suballocation block); None: no limit.
     pub max_chunk: Option<u64>,
     /// The layer before its first runs on the host (its weights in host memory, no op
@@ -392,7 +394,7 @@ impl Segment {
             kv_elsewhere: false,
             offloaded: Vec::new(),
             host_prefix: 0,
-            attn_elsewhere: false,
+            attn_elsewhere: Vec::new(),
             max_chunk: None,
             after_host: false,
         }
@@ -456,24 +458,60 @@ pub fn offload_replayable(model: &ModelShape) -> bool {
 /// (ggml-vulkan's `supports_op` refuses an op with a source or result over
 /// `maxStorageBufferRange`), so llama.cpp runs it on the host.
 pub fn attention_tensor_max(model: &ModelShape, kv: &KvCache, g: &GraphSettings) -> u64 {
+    (0..model.layers.len())
+        .map(|il| attention_tensor_of(model, kv, g, il))
+        .max()
+        .unwrap_or(0)
+}
+
+/// [`attention_tensor_max`] for one layer (0 for a layer without attention): a sliding-window
+/// layer's scores span its window, a full layer's the whole context, so a device may run the
+/// one and leave the other to the host.
+pub fn attention_tensor_of(model: &ModelShape, kv: &KvCache, g: &GraphSettings, il: usize) -> u64 {
+    let Some(l) = model
+        .layers
+        .get(il)
+        .filter(|l| l.attention != Attention::None)
+    else {
+        return 0;
+    };
     let t = kv.allocated_context.min(g.ubatch).max(1);
-    let mut m = 0u64;
-    for (il, l) in model.layers.iter().enumerate() {
-        if l.attention == Attention::None {
-            continue;
-        }
-        let n_kv = n_kv_of(kv, il, g, None);
-        let hq = l.head_count as u64;
-        let cache = kv.per_layer.get(il).map_or(0, |c| c.allocated_bytes);
-        let mask = n_kv.saturating_mul(t) * if g.flash_attn { 2 } else { 4 };
-        let kq = if g.flash_attn {
-            0
-        } else {
-            n_kv.saturating_mul(t).saturating_mul(hq) * 4
-        };
-        m = m.max(cache / 2).max(mask).max(kq);
+    let n_kv = n_kv_of(kv, il, g, None);
+    let hq = l.head_count as u64;
+    let cache = kv.per_layer.get(il).map_or(0, |c| c.allocated_bytes);
+    let mask = n_kv.saturating_mul(t) * if g.flash_attn { 2 } else { 4 };
+    let kq = if g.flash_attn {
+        0
+    } else {
+        n_kv.saturating_mul(t).saturating_mul(hq) * 4
+    };
+    (cache / 2).max(mask).max(kq)
+}
+
+/// The largest activation of a dense FFN layer's ops in the reserved prompt graph (bytes): the
+/// gate and up projections' outputs and their GLU (f32, width × rows). A device whose tensor limit is below it cannot run the FFN (ggml-vulkan's
+/// `supports_op`), so llama.cpp runs it on the host, copying the device's FFN weights in
+/// ([`HostFfn::dense_copied`]). 0 for a model without dense FFN layers (routed experts' limits
+/// are not modelled).
+pub fn ffn_tensor_max(
+    model: &ModelShape,
+    ff: &FeedForward,
+    kv: &KvCache,
+    g: &GraphSettings,
+) -> u64 {
+    let t = kv.allocated_context.min(g.ubatch).max(1);
+    let leading = model.keys.leading_dense.unwrap_or(0) as usize;
+    let dense_layers = match model.moe {
+        Some(_) => leading.min(model.layers.len()),
+        None => model.layers.len(),
+    };
+    if dense_layers == 0 {
+        return 0;
     }
-    m
+    // (a fused gate-and-up projection's width is already `ffn_up`'s, twice n_ff)
+    dense_ff_width(model, ff)
+        .saturating_mul(t)
+        .saturating_mul(4)
 }
 
 /// The model's MoE layers have shared experts (a width from the file, or a count).
@@ -1162,15 +1200,24 @@ fn replay(
         r.input(pos_bytes)
     };
     let kv_elsewhere = seg.is_some_and(|sg| sg.kv_elsewhere);
-    let attn_elsewhere = seg.is_some_and(|sg| sg.attn_elsewhere);
-    let kind_input = |r: &mut Replay, n: u64| {
+    // per layer: the host runs its attention; per cache kind: every layer of it
+    let attn_away =
+        |il: usize| seg.is_some_and(|sg| sg.attn_elsewhere.get(il).copied().unwrap_or(false));
+    let kind_away: Vec<bool> = (0..kinds.len())
+        .map(|k| {
+            let mut of_kind = (0..model.layers.len()).filter(|&il| kind_of_layer[il] == Some(k));
+            of_kind.next().is_some_and(attn_away) && of_kind.all(attn_away)
+        })
+        .collect();
+    let kind_input = |r: &mut Replay, k: usize| {
+        let n = kinds[k];
         if kv_elsewhere || lazy {
             return (HELD, HELD, HELD);
         }
         let ki = r.input(t * 8);
         let vi = r.input(v_idx_bytes);
         // (the host runs the attention and keeps the mask)
-        let mask = if attn_elsewhere {
+        let mask = if kind_away[k] {
             HELD
         } else {
             r.input(n.saturating_mul(t).saturating_mul(mask_elem))
@@ -1245,7 +1292,7 @@ fn replay(
                     (nv > 0).then(|| r.input(nv * nv * 4)),
                 );
             }
-            kind_inputs[k] = kind_input(&mut r, kinds[k]);
+            kind_inputs[k] = kind_input(&mut r, k);
         }
         if i == 0 && copied_later && resid_copy.is_none() {
             resid_copy = Some(r.input(e));
@@ -1417,9 +1464,9 @@ fn replay(
         if split == pos_split && !lazy {
             *pos_live = Some(r.input(pos_bytes));
         }
-        for (kk, n) in kinds.iter().enumerate() {
+        for kk in 0..kinds.len() {
             if kind_split[kk] == split {
-                kind_inputs[kk] = kind_input(r, *n);
+                kind_inputs[kk] = kind_input(r, kk);
             }
         }
         if out_split == split && seg.is_some_and(|sg| sg.output) {
@@ -1428,6 +1475,11 @@ fn replay(
     };
     let last = model.layers.len().saturating_sub(1);
     let dense_ff = dense_ff_width(model, ff);
+    // a sliding-window cache beside the full one (llama.cpp's `llama_kv_cache_iswa`)
+    let swa_cache = kv
+        .caches
+        .iter()
+        .any(|c| c.kind == super::kv::CacheKind::Swa);
     let mut pos_live = (pos.0 != HELD.0 || lazy).then_some(pos);
     let mut pos_pending = lazy;
     let mut out_live = Some(out_ids);
@@ -1441,7 +1493,7 @@ fn replay(
                     if later && ins.0.0 == HELD.0 {
                         ins.0 = r.alloc(t * 8);
                         ins.1 = r.alloc(v_idx_bytes);
-                        if ins.2.0 == HELD.0 && !attn_elsewhere {
+                        if ins.2.0 == HELD.0 && !kind_away[k] {
                             ins.2 = r.alloc(kinds[k].saturating_mul(t).saturating_mul(mask_elem));
                         }
                     }
@@ -1674,7 +1726,10 @@ fn replay(
             let kind = kind_of_layer[il].unwrap_or(0);
             // build_attn expands Q, V, K in that order, then the two cache writes.
             let wq = cp(w, |w| w.q).map(|b| r.alloc(b));
-            if wq.is_some() && pos_pending {
+            // (the positions are an input of the split that runs the RoPE: the Q norm's when
+            // its weight is copied in by a split of its own)
+            let wqn = cp(w, |w| w.q_norm).filter(|_| qk_norm);
+            if wq.is_some() && wqn.is_none() && pos_pending {
                 pos_live = Some(r.alloc(pos_bytes));
                 pos_pending = false;
             }
@@ -1694,7 +1749,14 @@ fn replay(
                     r.free(q);
                 }
                 q = qn;
-                offloaded_op(&mut r, cp(w, |w| w.q_norm), 0);
+                if let Some(b) = wqn {
+                    let x = r.alloc(b);
+                    if pos_pending {
+                        pos_live = Some(r.alloc(pos_bytes));
+                        pos_pending = false;
+                    }
+                    r.free(x);
+                }
             }
             // a quantized cache: Q, V, K and the attention output each rotated into a new tensor
             // (without flash attention only the matrices are counted where the layer projects
@@ -1721,12 +1783,19 @@ fn replay(
                 }
             };
             q = rotate(&mut r, q, hq * dk * t * f32b, rot_k);
-            let v = (model.mla.is_none()).then(|| {
-                let v = offloaded_op(&mut r, cp(w, |w| w.v), hkv * dv * t * f32b);
-                rotate(&mut r, v, hkv * dv * t * f32b, rot_v)
-            });
+            let build_v = |r: &mut Replay| {
+                (model.mla.is_none()).then(|| {
+                    let v = offloaded_op(r, cp(w, |w| w.v), hkv * dv * t * f32b);
+                    rotate(r, v, hkv * dv * t * f32b, rot_v)
+                })
+            };
+            // (with a sliding-window cache beside the full one, `build_attn` over
+            // `llm_graph_input_attn_kv_iswa` expands K before V: V is the norm's last consumer)
+            let v = if swa_cache { None } else { build_v(&mut r) };
             let mut k = offloaded_op(&mut r, cp(w, |w| w.k), hkv * dk * t * f32b);
-            r.free(norm);
+            if !swa_cache {
+                r.free(norm);
+            }
             if qk_norm {
                 let kn = r.alloc(hkv * dk * t * f32b);
                 r.free(k);
@@ -1744,6 +1813,13 @@ fn replay(
             {
                 r.free(p);
             }
+            let v = if swa_cache {
+                let v = build_v(&mut r);
+                r.free(norm);
+                v
+            } else {
+                v
+            };
             r.free(k);
             let last_here = last_of_kind.get(kind) == Some(&il);
             if last_here {
@@ -1792,17 +1868,22 @@ fn replay(
             });
             // -nkvo, or a layer whose ops are offloaded: K and V were copied out to the host's
             // cache; its views come back in
-            let cache_copies = ((kv_elsewhere || hostl(il)) && !attn_elsewhere).then(|| {
-                // (the views span every stream's cells)
+            let mut cache_copies = ((kv_elsewhere || hostl(il)) && !attn_away(il)).then(|| {
+                // (the views span every stream's cells; in the order the attention uses them:
+                // without flash attention the mask before V)
                 let bytes = kv.per_layer.get(il).map_or(0, |c| c.allocated_bytes);
                 let kc = r.alloc(bytes.saturating_mul(dk) / (dk + dv).max(1));
+                let mask_first = !g.flash_attn && kind_inputs[kind].2.0 == HELD.0;
+                if mask_first {
+                    kind_inputs[kind].2 = r.alloc(n_kv.saturating_mul(t).saturating_mul(mask_elem));
+                }
                 let vc = r.alloc(bytes.saturating_mul(dv) / (dk + dv).max(1));
                 if kind_inputs[kind].2.0 == HELD.0 {
                     kind_inputs[kind].2 = r.alloc(n_kv.saturating_mul(t).saturating_mul(mask_elem));
                 }
                 (kc, vc)
             });
-            let attn = if attn_elsewhere {
+            let attn = if attn_away(il) {
                 // Q goes to the host, which runs the attention; its output comes back (made
                 // contiguous here without flash attention)
                 r.free(q);
@@ -1834,7 +1915,17 @@ fn replay(
                 let v_cont = (kq_bias && g.flash_attn && local.is_none())
                     .then(|| r.alloc(n_kv.saturating_mul(hkv * dv) * 2));
                 let mut kq = r.alloc(n_kv.saturating_mul(t).saturating_mul(hq) * f32b);
+                // (copied cache views: K's last use is the scores, V's the product)
+                let copies = cache_copies.take().filter(|_| !kq_bias);
+                if let Some((kc, _)) = copies {
+                    r.free(kc);
+                }
                 r.free(q);
+                // (the mask's last use is the softmax of the scores)
+                if last_of_kind.get(kind) == Some(&il) && !kq_bias {
+                    r.free(kind_inputs[kind].2);
+                    kind_inputs[kind].2 = HELD;
+                }
                 if kq_bias {
                     // T5's relative position bias, per layer: the bucketed bias gathered
                     // (heads × n_kv × rows), made contiguous, and added to the scores.
@@ -1847,6 +1938,9 @@ fn replay(
                     kq = sum;
                 }
                 let kqv = r.alloc(hq * dv * t * f32b);
+                if let Some((_, vc)) = copies {
+                    r.free(vc);
+                }
                 r.free(kq);
                 if let Some(vc) = v_cont {
                     r.free(vc);
@@ -1973,12 +2067,36 @@ fn replay(
         let moe_here = model
             .moe
             .filter(|_| il >= model.keys.leading_dense.unwrap_or(0) as usize);
-        let down = if moe_here.is_some() && ffn_away(il) {
+        let down = if ffn_away(il) {
             // the block runs elsewhere: its output is copied back in, a new split whose first
-            // inputs it is
+            // inputs it is (a norm after it in place, its weight copied in under op offload)
             r.free(fnorm);
             let back = r.alloc(er);
+            let wpn = cp(w, |w| w.post_ffn_norm)
+                .filter(|_| moe_here.is_none())
+                .map(|b| r.alloc(b));
             split_inputs(&mut r, il, &mut kind_inputs, &mut out_live, &mut pos_live);
+            if lazy && il + 1 < end && !hostl(il + 1) {
+                // under op offload the split runs into the next layer (one of the device's
+                // own): it copies in what that layer is the first to use
+                if let Some(k) = kind_of_layer[il + 1]
+                    && let Some(ins) = kind_inputs.get_mut(k)
+                    && ins.0.0 == HELD.0
+                {
+                    ins.0 = r.alloc(t * 8);
+                    ins.1 = r.alloc(v_idx_bytes);
+                    if ins.2.0 == HELD.0 && !kind_away[k] {
+                        ins.2 = r.alloc(kinds[k].saturating_mul(t).saturating_mul(mask_elem));
+                    }
+                }
+                if out_pending && il + 1 == last {
+                    out_live = Some(r.alloc(outputs * 4));
+                    out_pending = false;
+                }
+            }
+            if let Some(x) = wpn {
+                r.free(x);
+            }
             back
         } else if let Some(moe) = moe_here {
             let w_copy = w;
@@ -2642,7 +2760,7 @@ mod tests {
             );
             let seg = Segment {
                 first: true,
-                attn_elsewhere: attention,
+                attn_elsewhere: vec![attention; 32],
                 max_chunk: Some(1 << 30),
                 ..Segment::over(0..32)
             };

@@ -46,6 +46,11 @@ pub struct HostFfn {
     pub attn_output: bool,
     /// The FFN's input norm (`ffn_norm`).
     pub ffn_norm: bool,
+    /// A dense FFN whose weights are on the layer's device but whose ops that device cannot
+    /// run (their activations over its tensor limit, `runtime::ffn_tensor_max`): the host runs
+    /// the projections and the GLU, each weight copied in by a split of its own (bytes of the
+    /// gate, up and down weights; 0: none) and freed after its op.
+    pub dense_copied: Option<[u64; 3]>,
 }
 
 impl HostFfn {
@@ -57,6 +62,7 @@ impl HostFfn {
             || self.dense.any()
             || self.attn_output
             || self.ffn_norm
+            || self.dense_copied.is_some()
     }
     /// The block starts at the attention's output projection (the residual add and the FFN's
     /// norm with it).
@@ -119,6 +125,8 @@ struct Node {
     inplace: bool,
     /// A view of its first source: no block of its own.
     view: bool,
+    /// A device weight a host node copies in (no op: left out of the scheduler's assignment).
+    leaf: bool,
 }
 
 struct Block {
@@ -133,6 +141,19 @@ impl Block {
             weight,
             inplace,
             view: false,
+            leaf: false,
+        });
+        self.nodes.len() - 1
+    }
+    /// A device weight of `bytes` that a host node copies in.
+    fn weight_copy(&mut self, bytes: u64) -> usize {
+        self.nodes.push(Node {
+            bytes,
+            srcs: Vec::new(),
+            weight: Some(Side::Device),
+            inplace: false,
+            view: false,
+            leaf: true,
         });
         self.nodes.len() - 1
     }
@@ -143,6 +164,7 @@ impl Block {
             weight: None,
             inplace: false,
             view: true,
+            leaf: false,
         });
         self.nodes.len() - 1
     }
@@ -244,6 +266,35 @@ fn layer_block(
         .then(|| (h.dense, dense_ff_width(model, &sh.ff), false));
     for (p, width, is_shared) in [shared, dense].into_iter().flatten() {
         let hidden = width.saturating_mul(t) * f32b;
+        if let Some([wg, wu, wd]) = h.dense_copied.filter(|_| !is_shared) {
+            // every op on the host, its weight copied in from the device
+            let host = Some(Side::Host);
+            let matmul = |b: &mut Block, bytes: u64, src: usize, w: u64| {
+                let w = b.weight_copy(w);
+                b.push(bytes, &[w, src], host, false)
+            };
+            let glu = match graph_of(&model.architecture).ffn {
+                Ffn::Ungated => {
+                    let up = matmul(&mut b, hidden, x, wu);
+                    b.push(hidden, &[up], host, true)
+                }
+                Ffn::FusedGateUp => {
+                    let up = matmul(&mut b, hidden, x, wu);
+                    b.push(hidden / 2, &[up], host, false)
+                }
+                _ => {
+                    let gate = matmul(&mut b, hidden, x, wg);
+                    let up = matmul(&mut b, hidden, x, wu);
+                    b.push(hidden, &[gate, up], host, false)
+                }
+            };
+            let down = matmul(&mut b, e, glu, wd);
+            out = Some(match out {
+                Some(o) => b.push(e, &[o, down], None, true),
+                None => down,
+            });
+            continue;
+        }
         let glu = match graph_of(&model.architecture).ffn {
             // a dense FFN without a gate: up, the activation in place
             Ffn::Ungated if !is_shared => {
@@ -286,7 +337,9 @@ fn layer_block(
 fn assign(b: &Block) -> Vec<Side> {
     let n = b.nodes.len();
     let mut at: Vec<Option<Side>> = b.nodes.iter().map(|x| x.weight).collect();
-    let order: Vec<usize> = (0..n).filter(|&i| !b.nodes[i].view).collect();
+    let order: Vec<usize> = (0..n)
+        .filter(|&i| !b.nodes[i].view && !b.nodes[i].leaf)
+        .collect();
     for (only_devices, rev) in [(true, false), (true, true), (false, false), (false, true)] {
         let mut cur: Option<Side> = None;
         let seq: Box<dyn Iterator<Item = &usize>> = if rev {
@@ -361,13 +414,18 @@ fn replay_block(r: &mut Replay, b: &Block, at: &[Side], resid: Option<Live>) {
         // one split: a run of nodes on the same side (views go with their source)
         let s = at[i];
         let mut end = i;
-        while end < n && (b.nodes[end].view || at[end] == s) {
+        while end < n && (b.nodes[end].view || b.nodes[end].leaf || at[end] == s) {
+            // a node that copies a weight in starts a split of its own (the scheduler keeps one
+            // weight copy at a time)
+            if end > i && s == Side::Host && b.nodes[end].srcs.iter().any(|&x| b.nodes[x].leaf) {
+                break;
+            }
             end += 1;
         }
         if s == Side::Device {
             // the device split's start takes what it copies from the host
             for j in i..end {
-                if b.nodes[j].view {
+                if b.nodes[j].view || b.nodes[j].leaf {
                     continue;
                 }
                 for &src in &b.nodes[j].srcs {
@@ -381,7 +439,7 @@ fn replay_block(r: &mut Replay, b: &Block, at: &[Side], resid: Option<Live>) {
         } else {
             // the host split's input copies, at its start, in the order its nodes use them
             for j in i..end {
-                if b.nodes[j].view {
+                if b.nodes[j].view || b.nodes[j].leaf {
                     continue;
                 }
                 for &src in &b.nodes[j].srcs {
@@ -392,7 +450,7 @@ fn replay_block(r: &mut Replay, b: &Block, at: &[Side], resid: Option<Live>) {
             }
             for j in i..end {
                 let node = &b.nodes[j];
-                if node.view {
+                if node.view || node.leaf {
                     continue;
                 }
                 // in place on a host parent whose last consumer this is, of the same size

@@ -172,7 +172,8 @@ pub struct TierFile {
     pub endpoint: Option<String>,
     /// The largest tensor an op on the device may read or write (Vulkan's
     /// `maxStorageBufferRange` without 64-bit shader indexing): larger weights stay in host
-    /// memory. Absent: no limit.
+    /// memory, and ops with larger activations (a layer's KQ scores, a dense FFN's
+    /// intermediates) run on the host. Absent: no limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tensor: Option<Figure<SizeValue>>,
 }
