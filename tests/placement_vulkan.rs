@@ -636,3 +636,49 @@ bandwidth = {{ value = "50 GB/s", provenance = "spec" }}
     assert!(p.devices[0].model.0 > want.devices[0].model);
     assert!(p.host.model.0 < host_model);
 }
+
+/// What the tensor limit leaves to the host is stated per device (`Placement::limited`, the
+/// report's `host_runs`): Gemma 3 27B at ub 2048 on llvmpipe — every layer's FFN (168 MiB of
+/// activations over the 128 MiB limit; llama.cpp's host buffer holds the FFN's splits, 2,838.6
+/// MiB with flash attention) and, without flash attention, every layer's attention (8 GiB of KQ
+/// scores on a full layer); -ub 1,560 is the largest ubatch whose FFN stays on the device. At ub
+/// 512 with flash attention nothing is left to the host.
+#[test]
+fn what_the_limit_leaves_to_the_host_is_stated() {
+    let fx = fixtures();
+    let Some(f) = fx.iter().find(|f| f.model.name == "gemma-3-27b-shape") else {
+        skipped!("no Gemma 3 27B Vulkan fixture in {}", dir().display());
+        return;
+    };
+    let limit = f.llama_cpp.vulkan_limits.max_storage_buffer_range;
+    let cat = Catalog::builtin();
+    let l = load(&cat, f);
+    let run = |id: &str| {
+        let case = f.cases.iter().find(|c| c.id == id).expect("the case");
+        let devs = devices(case, limit);
+        let parsed = placement::parse_args(&case.args, &devs).unwrap();
+        let cs = cache_settings(&parsed.rest);
+        let ctx = placement::context_figures(&l.shape, &l.ff, &cs, parsed.n_ctx.unwrap());
+        let p = placement::place(&l.model, &ctx, &devs, &parsed.settings).unwrap();
+        (
+            p.limited[0],
+            p.host.compute.0,
+            case.memory.as_ref().map(|m| m.host.compute),
+        )
+    };
+    let (lo, host, want) = run("place-29.2306G-c32768-faon-ub2048--ngl_99");
+    let lo = lo.expect("the FFN on the host");
+    assert_eq!(lo.limit, 128 << 20);
+    assert_eq!(lo.rows, 2048);
+    assert_eq!((lo.ffn_layers, lo.ffn_tensor), (62, 21_504 * 2048 * 4));
+    assert_eq!(lo.ffn_max_ubatch, 1560);
+    assert!(21_504 * 1560 * 4 <= lo.limit && 21_504 * 1561 * 4 > lo.limit);
+    assert_eq!(lo.attention_layers, 0);
+    assert_eq!(Some(host), want, "the host's FFN splits, as llama.cpp's");
+    let (lo, _, _) = run("place-29.2306G-c32768-faoff-ub2048--ngl_99");
+    let lo = lo.expect("attention and FFN on the host");
+    assert_eq!((lo.attention_layers, lo.ffn_layers), (62, 62));
+    assert_eq!(lo.attention_tensor, 32_768 * 2048 * 32 * 4);
+    let (lo, _, _) = run("place-29.2306G-c32768-faon-ub512--ngl_99");
+    assert_eq!(lo, None);
+}

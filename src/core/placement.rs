@@ -949,6 +949,31 @@ pub struct Placement {
     pub exact_model: bool,
     /// How the compute figures were obtained.
     pub compute_basis: ComputeBasis,
+    /// Per device in use: the prompt graph's ops its tensor limit leaves to the host (None:
+    /// none, or no limit).
+    pub limited: Vec<Option<LimitedOps>>,
+}
+
+/// What a device with a tensor limit ([`Device::max_tensor`]) leaves to the host in the
+/// reserved prompt graph: ggml-vulkan's `supports_op` refuses an op with a source or result over
+/// the limit, so llama.cpp runs it on the host (with the device's FFN weights copied in per
+/// ubatch for a dense FFN). The decode graph's activations are one row per sequence, far under
+/// any limit: this is prompt processing's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LimitedOps {
+    /// The device's tensor limit (bytes).
+    pub limit: u64,
+    /// The graph's rows (`-ub`, at most the context).
+    pub rows: u64,
+    /// Layers run by the device (or whose ops it takes under op offload) whose attention the
+    /// host runs, and the largest such tensor (without flash attention the KQ scores).
+    pub attention_layers: u32,
+    pub attention_tensor: u64,
+    /// Layers whose dense FFN the host runs, and the FFN's activation bytes.
+    pub ffn_layers: u32,
+    pub ffn_tensor: u64,
+    /// The largest ubatch whose FFN activations are within the limit.
+    pub ffn_max_ubatch: u64,
 }
 
 /// Is `t` a tied output in host memory that shares the token embedding's tensor (see
@@ -1474,6 +1499,42 @@ pub fn place(
         chunk: devs.iter().map(|d| d.backend.max_chunk()).collect(),
         host_chunk: devs.first().and_then(|d| d.backend.max_chunk()),
     };
+    // what each device's tensor limit leaves to the host (a host layer's ops under op offload
+    // are the offload device's)
+    let offload_dev = shape
+        .offload_to
+        .filter(|_| ctx.rows >= OP_OFFLOAD_MIN_ROWS && shape.offloaded.is_some());
+    let limited: Vec<Option<LimitedOps>> = (0..nd)
+        .map(|d| {
+            let limit = devs[d].max_tensor?.0;
+            let mut lo = LimitedOps {
+                limit,
+                rows: ctx.rows,
+                ffn_tensor: ctx.ffn_tensor_bytes,
+                ffn_max_ubatch: limit / (ctx.ffn_tensor_bytes / ctx.rows.max(1)).max(1),
+                ..LimitedOps::default()
+            };
+            for (il, b) in layer_device.iter().enumerate() {
+                let runner = match b {
+                    Buffer::Device(x) => Some(*x),
+                    Buffer::Host => offload_dev,
+                };
+                if runner != Some(d) {
+                    continue;
+                }
+                if shape.attn_away[d].get(il) == Some(&true) {
+                    lo.attention_layers += 1;
+                    lo.attention_tensor = lo
+                        .attention_tensor
+                        .max(ctx.attn_tensor_bytes.get(il).copied().unwrap_or(0));
+                }
+                if shape.ffn_away[d] && shape.dense_layer.get(il) == Some(&true) {
+                    lo.ffn_layers += 1;
+                }
+            }
+            (lo.attention_layers > 0 || lo.ffn_layers > 0).then_some(lo)
+        })
+        .collect();
     let (dev_compute, host_compute) = compute_buffers(ctx, &shape, nd);
     for (mem, c) in devices_mem.iter_mut().zip(dev_compute) {
         mem.compute = Bytes(c);
@@ -1491,6 +1552,7 @@ pub fn place(
         gpu_layers: ngl,
         exact_model: model.exact,
         compute_basis: ComputeBasis::SchedulerModel,
+        limited,
     })
 }
 

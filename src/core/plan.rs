@@ -61,6 +61,8 @@ pub struct PlanDevice {
     pub base: Option<MemoryBase>,
     /// The tensor groups it holds.
     pub holds: Holding,
+    /// The prompt graph's ops its tensor limit leaves to the host.
+    pub limited: Option<placement::LimitedOps>,
 }
 
 /// The plan.
@@ -251,7 +253,8 @@ pub fn plan(s: &Scenario) -> Result<Plan, PlanError> {
         .iter()
         .zip(&placement.devices)
         .zip(device_holds)
-        .map(|((&i, mem), holds)| {
+        .enumerate()
+        .map(|(k, ((&i, mem), holds))| {
             let (tier, d) = &devs[i];
             let t = &s.machine.tiers[*tier];
             let spec = t.device_or_default();
@@ -281,6 +284,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, PlanError> {
                 free,
                 base: groups::memory_base(t),
                 holds,
+                limited: placement.limited.get(k).copied().flatten(),
             }
         })
         .collect();

@@ -714,6 +714,28 @@ pub struct PlacementDeviceJson {
     pub bandwidth_bytes_per_second: f64,
     /// Its provenance.
     pub bandwidth_provenance: &'static str,
+    /// The prompt graph's ops its tensor limit leaves to the host; null when none.
+    pub host_runs: Option<HostRunsJson>,
+}
+
+/// What a device's tensor limit leaves to the host in the prompt graph
+/// (`core::placement::LimitedOps`).
+#[derive(Debug, Clone, Serialize)]
+pub struct HostRunsJson {
+    /// The device's tensor limit.
+    pub limit_bytes: u64,
+    /// The prompt graph's rows (`-ub`).
+    pub ubatch: u64,
+    /// Layers whose attention the host runs, and the largest such tensor.
+    pub attention_layers: u32,
+    pub attention_tensor_bytes: u64,
+    /// Layers whose dense FFN the host runs, and the FFN's activation bytes.
+    pub ffn_layers: u32,
+    pub ffn_tensor_bytes: u64,
+    /// The largest `-ub` whose FFN activations are within the limit.
+    pub ffn_max_ubatch: u64,
+    /// The same in one sentence.
+    pub sentence: String,
 }
 
 /// The decode ceilings of the plan (docs/bounds.md §6).
@@ -828,6 +850,16 @@ pub fn placement_json(r: &Report) -> PlacementJson {
                             .headline_bandwidth()
                             .provenance
                             .label(),
+                        host_runs: d.limited.as_ref().map(|lo| HostRunsJson {
+                            limit_bytes: lo.limit,
+                            ubatch: lo.rows,
+                            attention_layers: lo.attention_layers,
+                            attention_tensor_bytes: lo.attention_tensor,
+                            ffn_layers: lo.ffn_layers,
+                            ffn_tensor_bytes: lo.ffn_tensor,
+                            ffn_max_ubatch: lo.ffn_max_ubatch,
+                            sentence: super::words::limited_ops(&d.buffer_name, lo),
+                        }),
                     })
                     .collect(),
                 host: Some((&p.host).into()),

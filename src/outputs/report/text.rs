@@ -1132,6 +1132,9 @@ pub fn placement_lines(r: &Report) -> Vec<(String, String)> {
                 mib2_signed(d.left_after_margin),
             ),
         ));
+        if let Some(lo) = &d.limited {
+            v.push((String::new(), super::words::limited_ops(&d.buffer_name, lo)));
+        }
     }
     v.push((
         "host".into(),

@@ -72,6 +72,48 @@ pub fn fit_left_out_repack(repack: &str) -> String {
     )
 }
 
+/// What a device's tensor limit leaves to the host in the prompt graph, in one sentence
+/// (`device`: its buffer name): the text report, JSON's `host_runs.sentence` and the explorer's
+/// Devices view.
+pub fn limited_ops(device: &str, lo: &crate::core::placement::LimitedOps) -> String {
+    let mut parts = Vec::new();
+    if lo.ffn_layers > 0 {
+        parts.push(format!(
+            "the FFN of {} (activations {})",
+            plural_layers(lo.ffn_layers),
+            units::fmt_binary(lo.ffn_tensor)
+        ));
+    }
+    if lo.attention_layers > 0 {
+        parts.push(format!(
+            "the attention of {} (a tensor of {})",
+            plural_layers(lo.attention_layers),
+            units::fmt_binary(lo.attention_tensor)
+        ));
+    }
+    let mut out = format!(
+        "prompt processing at -ub {}: the host runs {}, over {device}'s {} tensor limit",
+        units::group_digits(u128::from(lo.rows)),
+        parts.join(" and "),
+        units::fmt_binary(lo.limit)
+    );
+    if lo.ffn_layers > 0 {
+        out.push_str(&format!(
+            " (the FFN weights copied to the host each ubatch; -ub {} or less keeps the FFN on the device)",
+            units::group_digits(u128::from(lo.ffn_max_ubatch))
+        ));
+    }
+    out
+}
+
+fn plural_layers(n: u32) -> String {
+    if n == 1 {
+        "1 layer".into()
+    } else {
+        format!("{n} layers")
+    }
+}
+
 /// A ceiling's label by its bandwidth's provenance: a spec bandwidth makes it an
 /// [`VENDOR_CEILING`], any other a "ceiling".
 pub fn ceiling_label(bandwidth: crate::core::units::Provenance) -> &'static str {

@@ -398,10 +398,23 @@ pub fn blocks(plan: &Result<Plan, PlanError>, width: usize, t: &Theme) -> Vec<Bl
                     over,
                 ),
                 (format!("  holds {}", holding_words(&d.holds)), t.text()),
-                (String::new(), t.text()),
             ],
             width,
         );
+        if let Some(lo) = &d.limited {
+            push_lines(
+                &mut out,
+                vec![(
+                    format!(
+                        "  {}",
+                        crate::outputs::report::words::limited_ops(&d.buffer_name, lo)
+                    ),
+                    t.warn(),
+                )],
+                width,
+            );
+        }
+        push_lines(&mut out, vec![(String::new(), t.text())], width);
     }
     push_lines(
         &mut out,
