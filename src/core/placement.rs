@@ -79,8 +79,9 @@
 //! its experts run on the host, the host holding whole layers' weights of device layers or the
 //! output, an output device that also runs another device's overflowing experts. Because
 //! `-fit` compares these totals with its targets, a plan can differ from llama.cpp's near a
-//! boundary (all 92 RPC fixture plans and all 11 Vulkan plans are identical). CPU_REPACK (a host buffer type llama.cpp lists on its own row, chosen by the
-//! CPU's features, [`HostCpu`]) is counted in the host's model bytes and kept apart as
+//! boundary (all 92 RPC fixture plans and all 11 Vulkan plans are identical). CPU_REPACK (a
+//! host buffer type llama.cpp lists on its own row, chosen by the CPU's features, [`HostCpu`])
+//! is counted in the host's model bytes and kept apart as
 //! [`Placement::host_repack`]: without devices `-fit` projects system memory without it, as
 //! `common/fit.cpp` sums only buffers ggml calls host memory (14 of 14 CPU-only plans of
 //! tests/fixtures/llama-cpp/fit-host identical, each dry run's host bytes to the byte).

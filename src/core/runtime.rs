@@ -489,10 +489,10 @@ pub fn attention_tensor_of(model: &ModelShape, kv: &KvCache, g: &GraphSettings, 
 }
 
 /// The largest activation of a dense FFN layer's ops in the reserved prompt graph (bytes): the
-/// gate and up projections' outputs and their GLU (f32, width × rows). A device whose tensor limit is below it cannot run the FFN (ggml-vulkan's
-/// `supports_op`), so llama.cpp runs it on the host, copying the device's FFN weights in
-/// ([`HostFfn::dense_copied`]). 0 for a model without dense FFN layers (routed experts' limits
-/// are not modelled).
+/// gate and up projections' outputs and their GLU (f32, width × rows). A device whose tensor
+/// limit is below it cannot run the FFN (ggml-vulkan's `supports_op`), so llama.cpp runs it on
+/// the host, copying the device's FFN weights in ([`HostFfn::dense_copied`]). 0 for a model
+/// without dense FFN layers (routed experts' activations over a limit are not modelled).
 pub fn ffn_tensor_max(
     model: &ModelShape,
     ff: &FeedForward,
@@ -1724,7 +1724,8 @@ fn replay(
         } else if l.attention != Attention::None {
             let n_kv = n_kv_of(kv, il, g, local);
             let kind = kind_of_layer[il].unwrap_or(0);
-            // build_attn expands Q, V, K in that order, then the two cache writes.
+            // build_attn expands Q, V, K in that order (Q, K, V with a sliding-window cache
+            // beside the full one, below), then the two cache writes.
             let wq = cp(w, |w| w.q).map(|b| r.alloc(b));
             // (the positions are an input of the split that runs the RoPE: the Q norm's when
             // its weight is copied in by a split of its own)
