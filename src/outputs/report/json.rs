@@ -732,8 +732,9 @@ pub struct HostRunsJson {
     /// Layers whose dense FFN the host runs, and the FFN's activation bytes.
     pub ffn_layers: u32,
     pub ffn_tensor_bytes: u64,
-    /// The largest `-ub` whose FFN activations are within the limit.
-    pub ffn_max_ubatch: u64,
+    /// The largest `-ub` whose FFN activations are within the limit (null when the host runs
+    /// no FFN).
+    pub ffn_max_ubatch: Option<u64>,
     /// The same in one sentence.
     pub sentence: String,
 }
@@ -857,7 +858,7 @@ pub fn placement_json(r: &Report) -> PlacementJson {
                             attention_tensor_bytes: lo.attention_tensor,
                             ffn_layers: lo.ffn_layers,
                             ffn_tensor_bytes: lo.ffn_tensor,
-                            ffn_max_ubatch: lo.ffn_max_ubatch,
+                            ffn_max_ubatch: (lo.ffn_layers > 0).then_some(lo.ffn_max_ubatch),
                             sentence: super::words::limited_ops(&d.buffer_name, lo),
                         }),
                     })
