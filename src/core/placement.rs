@@ -52,8 +52,8 @@
 //!   when `-ot` puts an untied output weight in host memory and no device offloads it. An op
 //!   whose activation is over the limit runs on the host too: a layer's attention (its KQ
 //!   scores without flash attention, per layer: a sliding-window layer's may fit where a full
-//!   layer's does not) and a dense FFN (its gate, up and GLU, with the device's FFN weights
-//!   copied into the host's buffer one split each), both replayed node by node.
+//!   layer's does not) and a dense FFN (its gate, up, GLU and down, with the device's FFN
+//!   weights copied into the host's buffer one split each), both replayed node by node.
 //!
 //! Model and context bytes are exact when the tensor list is (each tensor padded to the
 //! buffer's 32-byte alignment): equal to llama.cpp's breakdown on all 333 RPC fixture
@@ -973,6 +973,8 @@ pub struct LimitedOps {
     /// Layers whose dense FFN the host runs, and the FFN's activation bytes.
     pub ffn_layers: u32,
     pub ffn_tensor: u64,
+    /// Of those, layers whose FFN weights are on the device (copied to the host each ubatch).
+    pub ffn_weights_copied: u32,
     /// The largest ubatch whose FFN activations are within the limit.
     pub ffn_max_ubatch: u64,
 }
@@ -1230,6 +1232,7 @@ pub fn place(
             kinds[k] = true;
             if k == FFN_DENSE
                 && matches!(buf, Buffer::Device(_))
+                && t.name.ends_with(".weight")
                 && let Some(w) = dense_on_device.get_mut(il as usize)
             {
                 // (a fused gate-and-up projection is the up projection's slot)
@@ -1493,7 +1496,11 @@ pub fn place(
             .collect(),
         ffn_away: devs
             .iter()
-            .map(|d| ctx.ffn_tensor_bytes > 0 && !d.takes_tensor(ctx.ffn_tensor_bytes))
+            .map(|d| {
+                ctx.ffn_tensor_bytes > 0
+                    && !d.takes_tensor(ctx.ffn_tensor_bytes)
+                    && ffn_kinds.iter().any(|k| k[FFN_DENSE])
+            })
             .collect(),
         dense_on_device: &dense_on_device,
         dense_layer: &ffn_kinds.iter().map(|k| k[FFN_DENSE]).collect::<Vec<_>>(),
@@ -1523,7 +1530,8 @@ pub fn place(
                 if runner != Some(d) {
                     continue;
                 }
-                if shape.attn_away[d].get(il) == Some(&true) {
+                // (with -nkvo the host runs every attention anyway)
+                if shape.attn_away[d].get(il) == Some(&true) && !settings.no_kv_offload {
                     lo.attention_layers += 1;
                     lo.attention_tensor = lo
                         .attention_tensor
@@ -1531,6 +1539,12 @@ pub fn place(
                 }
                 if shape.ffn_away[d] && shape.dense_layer.get(il) == Some(&true) {
                     lo.ffn_layers += 1;
+                    if dense_on_device
+                        .get(il)
+                        .is_some_and(|w| w.iter().any(|b| *b > 0))
+                    {
+                        lo.ffn_weights_copied += 1;
+                    }
                 }
             }
             (lo.attention_layers > 0 || lo.ffn_layers > 0).then_some(lo)
@@ -1650,8 +1664,22 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
         .offload_to
         .filter(|_| host_weight_work && ctx.rows >= OP_OFFLOAD_MIN_ROWS && nd > 0);
     // per device: its layers' dense FFNs run on the host (their activations over its limit)
+    // (the host's replay follows such FFNs only beside its own input stage: no cache in host
+    // memory, no other host splits, no pipeline copies, host layers only under op offload; else
+    // both sides keep the estimate that counts the FFN on the device)
+    let ops_offloaded = sh.offloaded.is_some() && offload.is_some();
+    let ffn_host_ok = nd > 0
+        && !sh.kv_on_host
+        && sh.host_splits.is_none()
+        && !sh.pipeline_parallel
+        && (!host_layers || ops_offloaded)
+        && ctx
+            .host_replay
+            .as_ref()
+            .is_some_and(|sr| runtime::offload_replayable(&sr.model));
+    let ffn_away_at = |d: usize| ffn_host_ok && sh.ffn_away.get(d) == Some(&true);
     let ffn_elsewhere = |d: usize| -> Vec<bool> {
-        if sh.ffn_away.get(d) == Some(&true) {
+        if ffn_away_at(d) {
             sh.dense_layer.to_vec()
         } else {
             Vec::new()
@@ -1685,7 +1713,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                     && sh.experts_out_on_host[n - 1])
                     .then_some((n, n))
             });
-        if (attn_away_at(d).contains(&true) || sh.ffn_away.get(d) == Some(&true))
+        if (attn_away_at(d).contains(&true) || ffn_away_at(d))
             && !sh.pipeline_parallel
             && !sh.kv_on_host
             && let Some(sr) = &ctx.segments
@@ -1893,7 +1921,6 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
     let host_output = sh.output_ops_on_host || sh.output_device == Buffer::Host;
     // or it runs no layer work, only the output projection (its host layers' ops offloaded)
     // (under op offload the first device runs the ops of every weight in host memory)
-    let ops_offloaded = sh.offloaded.is_some() && offload.is_some();
     let host_output_only = nd > 0
         && host_output
         && !sh.kv_on_host
@@ -1906,22 +1933,15 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
     // offload takes its other ops to), their weights copied in from the device (a host layer's
     // are here)
     let ffn_here = |b: &Buffer| match b {
-        Buffer::Device(d) => sh.ffn_away.get(*d) == Some(&true),
-        Buffer::Host => ops_offloaded && offload.is_some_and(|d| sh.ffn_away.get(d) == Some(&true)),
+        Buffer::Device(d) => ffn_away_at(*d),
+        Buffer::Host => ops_offloaded && offload.is_some_and(ffn_away_at),
     };
-    let host_ffn = nd > 0
-        && !sh.kv_on_host
-        && sh.host_splits.is_none()
-        && (!host_layers || ops_offloaded)
+    let host_ffn = ffn_host_ok
         && sh
             .layer_device
             .iter()
             .zip(sh.dense_layer)
-            .any(|(b, dense)| *dense && ffn_here(b))
-        && ctx
-            .host_replay
-            .as_ref()
-            .is_some_and(|sr| runtime::offload_replayable(&sr.model));
+            .any(|(b, dense)| *dense && ffn_here(b));
     let host = if nd == 0 {
         whole_graph
     } else if (host_attention || host_output_only || host_ffn)

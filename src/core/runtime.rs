@@ -367,10 +367,10 @@ pub struct Segment {
     /// The first layers are host layers (their cache in host memory too; `-ngl` below the
     /// layer count).
     pub host_prefix: usize,
-    /// The device cannot run its layers' attention (a tensor of it over the device's limit:
+    /// Per layer: the device cannot run its attention (a tensor of it over the device's limit:
     /// Vulkan's `maxStorageBufferRange` without 64-bit indexing refuses the op), so the host
     /// runs it: the device writes K and V into its cache, Q goes to the host, the attention's
-    /// output comes back; the device takes no mask.
+    /// output comes back; the device takes no mask of a cache kind all of whose layers are so.
     pub attn_elsewhere: Vec<bool>,
     /// The buffer type's largest chunk (Vulkan's 1 GiB suballocation block); None: no limit.
     pub max_chunk: Option<u64>,
@@ -491,8 +491,9 @@ pub fn attention_tensor_of(model: &ModelShape, kv: &KvCache, g: &GraphSettings, 
 /// The largest activation of a dense FFN layer's ops in the reserved prompt graph (bytes): the
 /// gate and up projections' outputs and their GLU (f32, width × rows). A device whose tensor
 /// limit is below it cannot run the FFN (ggml-vulkan's `supports_op`), so llama.cpp runs it on
-/// the host, copying the device's FFN weights in ([`HostFfn::dense_copied`]). 0 for a model
-/// without dense FFN layers (routed experts' activations over a limit are not modelled).
+/// the host, copying the device's FFN weights in ([`HostFfn::dense_copied`]). Which layers
+/// have a dense FFN is the tensor list's to say (the placement's); routed experts' activations
+/// over a limit are not modelled.
 pub fn ffn_tensor_max(
     model: &ModelShape,
     ff: &FeedForward,
@@ -500,14 +501,6 @@ pub fn ffn_tensor_max(
     g: &GraphSettings,
 ) -> u64 {
     let t = kv.allocated_context.min(g.ubatch).max(1);
-    let leading = model.keys.leading_dense.unwrap_or(0) as usize;
-    let dense_layers = match model.moe {
-        Some(_) => leading.min(model.layers.len()),
-        None => model.layers.len(),
-    };
-    if dense_layers == 0 {
-        return 0;
-    }
     // (a fused gate-and-up projection's width is already `ffn_up`'s, twice n_ff)
     dense_ff_width(model, ff)
         .saturating_mul(t)
@@ -1917,7 +1910,7 @@ fn replay(
                     .then(|| r.alloc(n_kv.saturating_mul(hkv * dv) * 2));
                 let mut kq = r.alloc(n_kv.saturating_mul(t).saturating_mul(hq) * f32b);
                 // (copied cache views: K's last use is the scores, V's the product)
-                let copies = cache_copies.take().filter(|_| !kq_bias);
+                let copies = if kq_bias { None } else { cache_copies.take() };
                 if let Some((kc, _)) = copies {
                     r.free(kc);
                 }

@@ -726,12 +726,14 @@ pub struct HostRunsJson {
     pub limit_bytes: u64,
     /// The prompt graph's rows (`-ub`).
     pub ubatch: u64,
-    /// Layers whose attention the host runs, and the largest such tensor.
+    /// Layers whose attention the host runs, and the largest such tensor (null when none).
     pub attention_layers: u32,
-    pub attention_tensor_bytes: u64,
-    /// Layers whose dense FFN the host runs, and the FFN's activation bytes.
+    pub attention_tensor_bytes: Option<u64>,
+    /// Layers whose dense FFN the host runs, and the FFN's activation bytes (null when none).
     pub ffn_layers: u32,
-    pub ffn_tensor_bytes: u64,
+    pub ffn_tensor_bytes: Option<u64>,
+    /// Of those, layers whose FFN weights are on the device (copied to the host each ubatch).
+    pub ffn_weights_copied_layers: u32,
     /// The largest `-ub` whose FFN activations are within the limit (null when the host runs
     /// no FFN).
     pub ffn_max_ubatch: Option<u64>,
@@ -855,9 +857,11 @@ pub fn placement_json(r: &Report) -> PlacementJson {
                             limit_bytes: lo.limit,
                             ubatch: lo.rows,
                             attention_layers: lo.attention_layers,
-                            attention_tensor_bytes: lo.attention_tensor,
+                            attention_tensor_bytes: (lo.attention_layers > 0)
+                                .then_some(lo.attention_tensor),
                             ffn_layers: lo.ffn_layers,
-                            ffn_tensor_bytes: lo.ffn_tensor,
+                            ffn_tensor_bytes: (lo.ffn_layers > 0).then_some(lo.ffn_tensor),
+                            ffn_weights_copied_layers: lo.ffn_weights_copied,
                             ffn_max_ubatch: (lo.ffn_layers > 0).then_some(lo.ffn_max_ubatch),
                             sentence: super::words::limited_ops(&d.buffer_name, lo),
                         }),

@@ -98,9 +98,18 @@ pub fn limited_ops(device: &str, lo: &crate::core::placement::LimitedOps) -> Str
         units::fmt_binary(lo.limit)
     );
     if lo.ffn_layers > 0 {
+        // (the flag as llama.cpp takes it: no digit grouping)
+        let copied = match lo.ffn_weights_copied {
+            0 => String::new(),
+            n if n == lo.ffn_layers => "the FFN weights copied to the host each ubatch; ".into(),
+            n => format!(
+                "the FFN weights of {} copied to the host each ubatch; ",
+                plural_layers(n)
+            ),
+        };
         out.push_str(&format!(
-            " (the FFN weights copied to the host each ubatch; -ub {} or less keeps the FFN on the device)",
-            units::group_digits(u128::from(lo.ffn_max_ubatch))
+            " ({copied}-ub {} or less keeps the FFN on the device)",
+            lo.ffn_max_ubatch
         ));
     }
     out
