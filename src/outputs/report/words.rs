@@ -93,7 +93,7 @@ pub fn limited_ops(device: &str, lo: &crate::core::placement::LimitedOps) -> Str
     }
     let mut out = format!(
         "prompt processing at -ub {}: the host runs {}, over {device}'s {} tensor limit",
-        units::group_digits(u128::from(lo.rows)),
+        lo.rows,
         parts.join(" and "),
         units::fmt_binary(lo.limit)
     );
