@@ -1509,46 +1509,8 @@ pub fn place(
     };
     // what each device's tensor limit leaves to the host (a host layer's ops under op offload
     // are the offload device's)
-    let offload_dev = shape
-        .offload_to
-        .filter(|_| ctx.rows >= OP_OFFLOAD_MIN_ROWS && shape.offloaded.is_some());
     let limited: Vec<Option<LimitedOps>> = (0..nd)
-        .map(|d| {
-            let limit = devs[d].max_tensor?.0;
-            let mut lo = LimitedOps {
-                limit,
-                rows: ctx.rows,
-                ffn_tensor: ctx.ffn_tensor_bytes,
-                ffn_max_ubatch: limit / (ctx.ffn_tensor_bytes / ctx.rows.max(1)).max(1),
-                ..LimitedOps::default()
-            };
-            for (il, b) in layer_device.iter().enumerate() {
-                let runner = match b {
-                    Buffer::Device(x) => Some(*x),
-                    Buffer::Host => offload_dev,
-                };
-                if runner != Some(d) {
-                    continue;
-                }
-                // (with -nkvo the host runs every attention anyway)
-                if shape.attn_away[d].get(il) == Some(&true) && !settings.no_kv_offload {
-                    lo.attention_layers += 1;
-                    lo.attention_tensor = lo
-                        .attention_tensor
-                        .max(ctx.attn_tensor_bytes.get(il).copied().unwrap_or(0));
-                }
-                if shape.ffn_away[d] && shape.dense_layer.get(il) == Some(&true) {
-                    lo.ffn_layers += 1;
-                    if dense_on_device
-                        .get(il)
-                        .is_some_and(|w| w.iter().any(|b| *b > 0))
-                    {
-                        lo.ffn_weights_copied += 1;
-                    }
-                }
-            }
-            (lo.attention_layers > 0 || lo.ffn_layers > 0).then_some(lo)
-        })
+        .map(|d| limited_ops(ctx, &shape, d, devs[d], settings.no_kv_offload))
         .collect();
     let (dev_compute, host_compute) = compute_buffers(ctx, &shape, nd);
     for (mem, c) in devices_mem.iter_mut().zip(dev_compute) {
@@ -1569,6 +1531,45 @@ pub fn place(
         compute_basis: ComputeBasis::SchedulerModel,
         limited,
     })
+}
+
+/// What device `d`'s tensor limit leaves to the host in the prompt graph ([`LimitedOps`]):
+/// the layers whose ops it runs ([`SplitShape::op_device`]) whose attention or dense FFN it
+/// refuses (with `-nkvo` the host runs every attention anyway).
+fn limited_ops(
+    ctx: &ContextFigures,
+    sh: &SplitShape,
+    d: usize,
+    dev: &Device,
+    kv_on_host: bool,
+) -> Option<LimitedOps> {
+    let limit = dev.max_tensor?.0;
+    let mut lo = LimitedOps {
+        limit,
+        rows: ctx.rows,
+        ffn_tensor: ctx.ffn_tensor_bytes,
+        ffn_max_ubatch: limit / (ctx.ffn_tensor_bytes / ctx.rows.max(1)).max(1),
+        ..LimitedOps::default()
+    };
+    let ffn_away = sh.ffn_away.get(d) == Some(&true);
+    for il in (0..sh.layer_device.len()).filter(|&il| sh.op_device(il, ctx.rows) == Some(d)) {
+        if sh.attn_away_at(d).get(il) == Some(&true) && !kv_on_host {
+            lo.attention_layers += 1;
+            let bytes = ctx.attn_tensor_bytes.get(il).copied().unwrap_or(0);
+            lo.attention_tensor = lo.attention_tensor.max(bytes);
+        }
+        if ffn_away && sh.dense_layer.get(il) == Some(&true) {
+            lo.ffn_layers += 1;
+            if sh
+                .dense_on_device
+                .get(il)
+                .is_some_and(|w| w.iter().any(|b| *b > 0))
+            {
+                lo.ffn_weights_copied += 1;
+            }
+        }
+    }
+    (lo.attention_layers > 0 || lo.ffn_layers > 0).then_some(lo)
 }
 
 /// Where the layers of a placement run: what [`compute_buffers`] needs.
@@ -1623,6 +1624,26 @@ struct SplitShape<'a> {
     chunk: Vec<Option<u64>>,
     /// The host's compute buffer's largest chunk (the first device's pinned host buffer).
     host_chunk: Option<u64>,
+}
+
+impl SplitShape<'_> {
+    /// The device that runs repeating layer `il`'s ops: its own, or for a host layer the one op
+    /// offload takes them to (weights in host memory, a batch of at least
+    /// [`OP_OFFLOAD_MIN_ROWS`] `rows`); None: the host runs them.
+    fn op_device(&self, il: usize, rows: u64) -> Option<usize> {
+        match self.layer_device.get(il)? {
+            Buffer::Device(d) => Some(*d),
+            Buffer::Host => self
+                .offloaded
+                .as_ref()
+                .and(self.offload_to)
+                .filter(|_| rows >= OP_OFFLOAD_MIN_ROWS),
+        }
+    }
+    /// Per repeating layer: device `d` cannot run its attention.
+    fn attn_away_at(&self, d: usize) -> &[bool] {
+        self.attn_away.get(d).map_or(&[], |v| &v[..])
+    }
 }
 
 /// The compute buffer of each device in use and of the host (see [`ComputeBasis`]).
@@ -1686,7 +1707,6 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
         }
     };
     // per device: the layers whose attention the host runs
-    let attn_away_at = |d: usize| -> Vec<bool> { sh.attn_away.get(d).cloned().unwrap_or_default() };
     let mut dev = vec![0u64; nd];
     for (d, out) in dev.iter_mut().enumerate() {
         let here = Buffer::Device(d);
@@ -1713,7 +1733,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                     && sh.experts_out_on_host[n - 1])
                     .then_some((n, n))
             });
-        if (attn_away_at(d).contains(&true) || ffn_away_at(d))
+        if (sh.attn_away_at(d).contains(&true) || ffn_away_at(d))
             && !sh.pipeline_parallel
             && !sh.kv_on_host
             && let Some(sr) = &ctx.segments
@@ -1726,7 +1746,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
             let seg = runtime::Segment {
                 first,
                 output: has_output,
-                attn_elsewhere: attn_away_at(d),
+                attn_elsewhere: sh.attn_away_at(d).to_vec(),
                 ffn_elsewhere: ffn_elsewhere(d),
                 max_chunk: sh.chunk.get(d).copied().flatten(),
                 ..runtime::Segment::over(start..end)
@@ -1874,7 +1894,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                     output: sh.output_device == here && !sh.output_ops_on_host,
                     offloaded: offloaded.clone(),
                     host_prefix: h,
-                    attn_elsewhere: attn_away_at(d),
+                    attn_elsewhere: sh.attn_away_at(d).to_vec(),
                     ffn_elsewhere: ffn_elsewhere(d),
                     max_chunk: sh.chunk.get(d).copied().flatten(),
                     ..runtime::Segment::over(0..own_end.unwrap_or(h).max(h))
@@ -1892,18 +1912,11 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
     }
     // per layer: its attention runs on the host: its device cannot run it, or it is a host
     // layer whose other ops op offload takes to such a device
-    let away = |il: usize, b: &Buffer| {
-        let of = |d: usize| sh.attn_away.get(d).and_then(|v| v.get(il)) == Some(&true);
-        match b {
-            Buffer::Device(d) => of(*d),
-            Buffer::Host => sh.offloaded.is_some() && offload.is_some_and(of),
-        }
-    };
-    let attention: Vec<bool> = sh
-        .layer_device
-        .iter()
-        .enumerate()
-        .map(|(il, b)| away(il, b))
+    let attention: Vec<bool> = (0..sh.layer_device.len())
+        .map(|il| {
+            sh.op_device(il, ctx.rows)
+                .is_some_and(|d| sh.attn_away_at(d).get(il) == Some(&true))
+        })
         .collect();
     // (a host layer whose attention a device runs is not followed by the host replay)
     let host_attention = nd > 0
@@ -1932,16 +1945,10 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
     // or the dense FFNs of layers whose device cannot run them (a host layer's: the device op
     // offload takes its other ops to), their weights copied in from the device (a host layer's
     // are here)
-    let ffn_here = |b: &Buffer| match b {
-        Buffer::Device(d) => ffn_away_at(*d),
-        Buffer::Host => ops_offloaded && offload.is_some_and(ffn_away_at),
+    let ffn_here = |il: usize| {
+        sh.dense_layer.get(il) == Some(&true) && sh.op_device(il, ctx.rows).is_some_and(ffn_away_at)
     };
-    let host_ffn = ffn_host_ok
-        && sh
-            .layer_device
-            .iter()
-            .zip(sh.dense_layer)
-            .any(|(b, dense)| *dense && ffn_here(b));
+    let host_ffn = ffn_host_ok && (0..sh.layer_device.len()).any(ffn_here);
     let host = if nd == 0 {
         whole_graph
     } else if (host_attention || host_output_only || host_ffn)
@@ -1964,9 +1971,8 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                 (0..sh.layer_device.len())
                     .map(|il| {
                         let dense = sh.dense_layer.get(il).copied().unwrap_or(false);
-                        let b = sh.layer_device[il];
-                        let h = match b {
-                            _ if !dense || !ffn_here(&b) => runtime::HostFfn::default(),
+                        let h = match sh.layer_device[il] {
+                            _ if !ffn_here(il) => runtime::HostFfn::default(),
                             Buffer::Device(_) => runtime::HostFfn {
                                 dense_copied: sh.dense_on_device.get(il).copied(),
                                 ..Default::default()

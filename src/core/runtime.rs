@@ -803,10 +803,11 @@ fn delta_net_block(r: &mut Replay, dn: &DeltaNet, norm: &Live, s_copy: Option<Li
 /// RWKV-7's channel-mix width: the file's `feed_forward_length` (its inventory has no FFN
 /// tensors by the usual names).
 fn rwkv7_ffn_width(model: &ModelShape) -> Option<u64> {
-    (model.architecture == "rwkv7")
-        .then(|| model.keys.feed_forward.as_ref().map(|p| u64::from(p.max())))
-        .flatten()
-        .filter(|w| *w > 0)
+    if model.architecture != "rwkv7" {
+        return None;
+    }
+    let w = u64::from(model.keys.feed_forward.as_ref()?.max());
+    (w > 0).then_some(w)
 }
 
 /// RWKV-7's whole graph on one backend (`llm_build_rwkv7_base`, checked against ggml-alloc's
@@ -1478,17 +1479,23 @@ fn replay(
     let mut out_live = Some(out_ids);
     // the last host layer's last weight split runs on into the device's own layers: it copies
     // in what they are the first to use (row indices per cache, the output ids)
+    // under op offload a cache kind's row indices (and its mask, unless the host runs every
+    // attention of the kind) are copied in by the first split of a device layer that uses them
+    let copy_kind_in = |r: &mut Replay, ins: &mut (Live, Live, Live), k: usize| {
+        if ins.0.0 == HELD.0 {
+            ins.0 = r.alloc(t * 8);
+            ins.1 = r.alloc(v_idx_bytes);
+            if ins.2.0 == HELD.0 && !kind_away[k] {
+                ins.2 = r.alloc(kinds[k].saturating_mul(t).saturating_mul(mask_elem));
+            }
+        }
+    };
     macro_rules! device_layers_inputs {
         ($il:expr) => {
             if hostl($il) && $il + 1 < end && !hostl($il + 1) {
                 for (k, ins) in kind_inputs.iter_mut().enumerate() {
-                    let later = ($il + 1..end).any(|j| kind_of_layer[j] == Some(k));
-                    if later && ins.0.0 == HELD.0 {
-                        ins.0 = r.alloc(t * 8);
-                        ins.1 = r.alloc(v_idx_bytes);
-                        if ins.2.0 == HELD.0 && !kind_away[k] {
-                            ins.2 = r.alloc(kinds[k].saturating_mul(t).saturating_mul(mask_elem));
-                        }
+                    if ($il + 1..end).any(|j| kind_of_layer[j] == Some(k)) {
+                        copy_kind_in(&mut r, ins, k);
                     }
                 }
                 if out_pending {
@@ -1785,7 +1792,10 @@ fn replay(
             };
             // (with a sliding-window cache beside the full one, `build_attn` over
             // `llm_graph_input_attn_kv_iswa` expands K before V: V is the norm's last consumer)
-            let v = if swa_cache { None } else { build_v(&mut r) };
+            let mut v = None;
+            if !swa_cache {
+                v = build_v(&mut r);
+            }
             let mut k = offloaded_op(&mut r, cp(w, |w| w.k), hkv * dk * t * f32b);
             if !swa_cache {
                 r.free(norm);
@@ -1807,13 +1817,10 @@ fn replay(
             {
                 r.free(p);
             }
-            let v = if swa_cache {
-                let v = build_v(&mut r);
+            if swa_cache {
+                v = build_v(&mut r);
                 r.free(norm);
-                v
-            } else {
-                v
-            };
+            }
             r.free(k);
             let last_here = last_of_kind.get(kind) == Some(&il);
             if last_here {
@@ -2075,13 +2082,8 @@ fn replay(
                 // own): it copies in what that layer is the first to use
                 if let Some(k) = kind_of_layer[il + 1]
                     && let Some(ins) = kind_inputs.get_mut(k)
-                    && ins.0.0 == HELD.0
                 {
-                    ins.0 = r.alloc(t * 8);
-                    ins.1 = r.alloc(v_idx_bytes);
-                    if ins.2.0 == HELD.0 && !kind_away[k] {
-                        ins.2 = r.alloc(kinds[k].saturating_mul(t).saturating_mul(mask_elem));
-                    }
+                    copy_kind_in(&mut r, ins, k);
                 }
                 if out_pending && il + 1 == last {
                     out_live = Some(r.alloc(outputs * 4));

@@ -266,53 +266,36 @@ fn layer_block(
         .then(|| (h.dense, dense_ff_width(model, &sh.ff), false));
     for (p, width, is_shared) in [shared, dense].into_iter().flatten() {
         let hidden = width.saturating_mul(t) * f32b;
-        if let Some([wg, wu, wd]) = h.dense_copied.filter(|_| !is_shared) {
-            // every op on the host, its weight copied in from the device
-            let host = Some(Side::Host);
-            let matmul = |b: &mut Block, bytes: u64, src: usize, w: u64| {
-                let w = b.weight_copy(w);
-                b.push(bytes, &[w, src], host, false)
+        // a dense FFN its device cannot run: every op on the host, each projection's weight
+        // copied in from the device (the GLU, weightless, is the host's too)
+        let copied = h.dense_copied.filter(|_| !is_shared);
+        let act = copied.map(|_| Side::Host);
+        let matmul =
+            |b: &mut Block, bytes: u64, src: usize, on_host: bool, slot: usize| match copied {
+                Some(w) => {
+                    let w = b.weight_copy(w[slot]);
+                    b.push(bytes, &[w, src], Some(Side::Host), false)
+                }
+                None => b.push(bytes, &[src], side(on_host), false),
             };
-            let glu = match graph_of(&model.architecture).ffn {
-                Ffn::Ungated => {
-                    let up = matmul(&mut b, hidden, x, wu);
-                    b.push(hidden, &[up], host, true)
-                }
-                Ffn::FusedGateUp => {
-                    let up = matmul(&mut b, hidden, x, wu);
-                    b.push(hidden / 2, &[up], host, false)
-                }
-                _ => {
-                    let gate = matmul(&mut b, hidden, x, wg);
-                    let up = matmul(&mut b, hidden, x, wu);
-                    b.push(hidden, &[gate, up], host, false)
-                }
-            };
-            let down = matmul(&mut b, e, glu, wd);
-            out = Some(match out {
-                Some(o) => b.push(e, &[o, down], None, true),
-                None => down,
-            });
-            continue;
-        }
         let glu = match graph_of(&model.architecture).ffn {
             // a dense FFN without a gate: up, the activation in place
             Ffn::Ungated if !is_shared => {
-                let up = b.push(hidden, &[x], side(p.up), false);
-                b.push(hidden, &[up], None, true)
+                let up = matmul(&mut b, hidden, x, p.up, 1);
+                b.push(hidden, &[up], act, true)
             }
             // gate and up fused in one `ffn_up` of twice the width, the GLU into n_ff
             Ffn::FusedGateUp if !is_shared => {
-                let up = b.push(hidden, &[x], side(p.up), false);
-                b.push(hidden / 2, &[up], None, false)
+                let up = matmul(&mut b, hidden, x, p.up, 1);
+                b.push(hidden / 2, &[up], act, false)
             }
             _ => {
-                let gate = b.push(hidden, &[x], side(p.gate), false);
-                let up = b.push(hidden, &[x], side(p.up), false);
-                b.push(hidden, &[gate, up], None, false)
+                let gate = matmul(&mut b, hidden, x, p.gate, 0);
+                let up = matmul(&mut b, hidden, x, p.up, 1);
+                b.push(hidden, &[gate, up], act, false)
             }
         };
-        let mut down = b.push(e, &[glu], side(p.down), false);
+        let mut down = matmul(&mut b, e, glu, p.down, 2);
         if is_shared && kinds.shared_gate {
             let g = b.push(t * f32b, &[x], side(h.shared_gate), false);
             let sig = b.push(t * f32b, &[g], None, true);

@@ -1,6 +1,7 @@
 //! The worksheet as text or markdown: inputs with provenance, derivations with the numbers
 //! substituted, the inference and the limitations, in the article's order.
 
+use super::words::plural;
 use crate::core::Report;
 use crate::core::decode::Ceiling;
 use crate::core::evaluate::ClaimCheck;
@@ -183,14 +184,6 @@ pub fn inputs(r: &Report) -> Vec<(String, String, Provenance, String)> {
         s.other_bytes.source.clone(),
     ));
     v
-}
-
-fn plural(n: u64, word: &str) -> String {
-    if n == 1 {
-        format!("1 {word}")
-    } else {
-        format!("{} {word}s", fmt_tokens(n))
-    }
 }
 
 fn shape_summary(r: &Report) -> String {

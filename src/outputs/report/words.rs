@@ -80,14 +80,14 @@ pub fn limited_ops(device: &str, lo: &crate::core::placement::LimitedOps) -> Str
     if lo.ffn_layers > 0 {
         parts.push(format!(
             "the FFN of {} (activations {})",
-            plural_layers(lo.ffn_layers),
+            plural(u64::from(lo.ffn_layers), "layer"),
             units::fmt_binary(lo.ffn_tensor)
         ));
     }
     if lo.attention_layers > 0 {
         parts.push(format!(
             "the attention of {} (a tensor of {})",
-            plural_layers(lo.attention_layers),
+            plural(u64::from(lo.attention_layers), "layer"),
             units::fmt_binary(lo.attention_tensor)
         ));
     }
@@ -104,7 +104,7 @@ pub fn limited_ops(device: &str, lo: &crate::core::placement::LimitedOps) -> Str
             n if n == lo.ffn_layers => "the FFN weights copied to the host each ubatch; ".into(),
             n => format!(
                 "the FFN weights of {} copied to the host each ubatch; ",
-                plural_layers(n)
+                plural(u64::from(n), "layer")
             ),
         };
         out.push_str(&format!(
@@ -115,11 +115,13 @@ pub fn limited_ops(device: &str, lo: &crate::core::placement::LimitedOps) -> Str
     out
 }
 
-fn plural_layers(n: u32) -> String {
+/// `1 layer`, `62 layers`, `1,024 dry-run projections`: a count and its noun, the count in the
+/// one digit grouping.
+pub fn plural(n: u64, word: &str) -> String {
     if n == 1 {
-        "1 layer".into()
+        format!("1 {word}")
     } else {
-        format!("{n} layers")
+        format!("{} {word}s", units::fmt_tokens(n))
     }
 }
 
