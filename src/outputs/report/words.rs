@@ -76,6 +76,19 @@ pub fn fit_left_out_repack(repack: &str) -> String {
 /// (`device`: its buffer name): the text report, JSON's `host_runs.sentence` and the explorer's
 /// Devices view.
 pub fn limited_ops(device: &str, lo: &crate::core::placement::LimitedOps) -> String {
+    let (what, hint) = limited_ops_parts(device, lo);
+    match hint {
+        Some(h) => format!("{what} ({h})"),
+        None => what,
+    }
+}
+
+/// [`limited_ops`] in its two parts: what the host runs, and (with FFN layers) the weights
+/// copied and the `-ub` that avoids it — two lines where a view wraps them.
+pub fn limited_ops_parts(
+    device: &str,
+    lo: &crate::core::placement::LimitedOps,
+) -> (String, Option<String>) {
     let mut parts = Vec::new();
     if lo.ffn_layers > 0 {
         parts.push(format!(
@@ -91,13 +104,13 @@ pub fn limited_ops(device: &str, lo: &crate::core::placement::LimitedOps) -> Str
             units::fmt_binary(lo.attention_tensor)
         ));
     }
-    let mut out = format!(
+    let what = format!(
         "prompt processing at -ub {}: the host runs {}, over {device}'s {} tensor limit",
         lo.rows,
         parts.join(" and "),
         units::fmt_binary(lo.limit)
     );
-    if lo.ffn_layers > 0 {
+    let hint = (lo.ffn_layers > 0).then(|| {
         // (the flag as llama.cpp takes it: no digit grouping)
         let copied = match lo.ffn_weights_copied {
             0 => String::new(),
@@ -107,12 +120,12 @@ pub fn limited_ops(device: &str, lo: &crate::core::placement::LimitedOps) -> Str
                 plural(u64::from(n), "layer")
             ),
         };
-        out.push_str(&format!(
-            " ({copied}-ub {} or less keeps the FFN on the device)",
+        format!(
+            "{copied}-ub {} or less keeps the FFN on the device",
             lo.ffn_max_ubatch
-        ));
-    }
-    out
+        )
+    });
+    (what, hint)
 }
 
 /// `1 layer`, `62 layers`, `1,024 dry-run projections`: a count and its noun, the count in the
@@ -544,5 +557,44 @@ mod tests {
             bytes_scaled(3 << 50),
             "3,377,699,720,527,872 bytes = 3.000 PiB"
         );
+    }
+
+    /// The limit sentence in its two parts (the Devices view's two lines, neither cut at 80
+    /// columns) is the report's sentence; without FFN layers there is no `-ub` hint.
+    #[test]
+    fn the_limit_sentence_splits_into_what_and_how_to_avoid_it() {
+        let lo = crate::core::placement::LimitedOps {
+            limit: 128 << 20,
+            rows: 2048,
+            attention_layers: 62,
+            attention_tensor: 8 << 30,
+            ffn_layers: 62,
+            ffn_tensor: 21_504 * 2048 * 4,
+            ffn_weights_copied: 19,
+            ffn_max_ubatch: 1560,
+        };
+        let (what, hint) = super::limited_ops_parts("Vulkan0", &lo);
+        let hint = hint.expect("a hint with FFN layers");
+        assert_eq!(
+            super::limited_ops("Vulkan0", &lo),
+            format!("{what} ({hint})")
+        );
+        assert!(
+            what.starts_with("prompt processing at -ub 2048: the host runs the FFN of 62 layers")
+        );
+        assert!(
+            what.ends_with("over Vulkan0's 128.000 MiB tensor limit"),
+            "{what}"
+        );
+        assert_eq!(
+            hint,
+            "the FFN weights of 19 layers copied to the host each ubatch; -ub 1560 or less keeps the FFN on the device"
+        );
+        let attention_only = crate::core::placement::LimitedOps {
+            ffn_layers: 0,
+            ffn_weights_copied: 0,
+            ..lo
+        };
+        assert_eq!(super::limited_ops_parts("Vulkan0", &attention_only).1, None);
     }
 }

@@ -402,17 +402,13 @@ pub fn blocks(plan: &Result<Plan, PlanError>, width: usize, t: &Theme) -> Vec<Bl
             width,
         );
         if let Some(lo) = &d.limited {
-            push_lines(
-                &mut out,
-                vec![(
-                    format!(
-                        "  {}",
-                        crate::outputs::report::words::limited_ops(&d.buffer_name, lo)
-                    ),
-                    t.warn(),
-                )],
-                width,
-            );
+            // (two lines, so that neither is cut at 80 columns)
+            let (what, hint) = crate::outputs::report::words::limited_ops_parts(&d.buffer_name, lo);
+            let lines = std::iter::once(what)
+                .chain(hint)
+                .map(|l| (format!("  {l}"), t.warn()))
+                .collect();
+            push_lines(&mut out, lines, width);
         }
         push_lines(&mut out, vec![(String::new(), t.text())], width);
     }
