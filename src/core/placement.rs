@@ -734,6 +734,8 @@ pub struct ContextFigures {
     /// The same for the host's feed-forward splits (`core::runtime::host_ffn_peak`), when
     /// the replay follows them.
     pub host_replay: Option<Arc<SegmentReplay>>,
+    /// The same for RWKV-7's per-backend shares (`core::runtime::rwkv7_share_peak`).
+    pub rwkv7: Option<Arc<SegmentReplay>>,
 }
 
 /// What [`runtime::segment_peak`] replays one device's layers over.
@@ -1754,6 +1756,44 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
             *out = runtime::segment_peak(&sr.model, &sr.ff, &sr.kv, &sr.g, &seg);
             continue;
         }
+        // RWKV-7: a run of whole layers after the host's or another device's, or a pipeline's
+        // first
+        if let Some(sr) = &ctx.rwkv7
+            && !sh.kv_on_host
+            && offload.is_none()
+            && let Some((start, end)) = span
+            && start < end
+            && (start > 0 || sh.pipeline_parallel)
+            && has_output == (end == sh.layer_device.len())
+            && sh.layer_tensors[start..end].iter().all(|(_, h)| *h == 0)
+            && (start == 0
+                || sh.layer_device[start - 1] == Buffer::Host
+                || sh.layer_tensors[start - 1].1 == 0)
+            && let Some(peak) = runtime::rwkv7_share(
+                &sr.model,
+                &sr.ff,
+                &sr.kv,
+                &sr.g,
+                &runtime::Rwkv7Share {
+                    layers: start..end,
+                    after: (start > 0).then(|| {
+                        if sh.layer_device[start - 1] == Buffer::Host {
+                            runtime::Rwkv7Before::Host
+                        } else {
+                            runtime::Rwkv7Before::Device
+                        }
+                    }),
+                    held_copies: if sh.pipeline_parallel {
+                        PIPELINE_COPIES
+                    } else {
+                        0
+                    },
+                },
+            )
+        {
+            *out = peak;
+            continue;
+        }
         let v = if sh.pipeline_parallel
             && let Some(sr) = &ctx.segments
             && let Some((start, end)) = span
@@ -2018,6 +2058,24 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
         host_inputs
     } else if sh.output_device == Buffer::Host {
         whole_graph
+    } else if host_layers
+        && let Some(sr) = &ctx.rwkv7
+        && let Some(peak) = rwkv7_host_prefix(sh).and_then(|k| {
+            runtime::rwkv7_share(
+                &sr.model,
+                &sr.ff,
+                &sr.kv,
+                &sr.g,
+                &runtime::Rwkv7Share {
+                    layers: 0..k,
+                    after: None,
+                    held_copies: 0,
+                },
+            )
+        })
+    {
+        // RWKV-7's first layers on the host, the rest on devices
+        peak
     } else if host_layers {
         layers
     } else if sh.pipeline_parallel {
@@ -2066,6 +2124,25 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
             host
         };
     (dev, host)
+}
+
+/// The host's run of RWKV-7 layers when it is the first `k` whole layers and devices run the
+/// rest and the output with all of their weights (the host's share [`runtime::Rwkv7Share`]
+/// follows).
+fn rwkv7_host_prefix(sh: &SplitShape) -> Option<usize> {
+    let k = sh
+        .layer_device
+        .iter()
+        .take_while(|b| **b == Buffer::Host)
+        .count();
+    (k > 0
+        && k < sh.layer_device.len()
+        && !sh.kv_on_host
+        && !sh.output_ops_on_host
+        && sh.output_device != Buffer::Host
+        && sh.layer_device[k..].iter().all(|b| *b != Buffer::Host)
+        && sh.layer_tensors[k..].iter().all(|(_, h)| *h == 0))
+    .then_some(k)
 }
 
 /// `-fit`'s own settings.
@@ -2783,14 +2860,15 @@ pub fn context_figures(
     };
     let layer_compute = runtime::buffers(&no_vocab, ff, &kv, &g).compute_bytes;
     // (a graph the device replay follows is one the host replay follows)
-    let segment_replay = runtime::host_splits_replayable(model).then(|| {
-        Arc::new(SegmentReplay {
-            model: model.clone(),
-            ff: *ff,
-            kv: kv.clone(),
-            g,
-        })
-    });
+    let segment_replay = (runtime::host_splits_replayable(model) || model.architecture == "rwkv7")
+        .then(|| {
+            Arc::new(SegmentReplay {
+                model: model.clone(),
+                ff: *ff,
+                kv: kv.clone(),
+                g,
+            })
+        });
     ContextFigures {
         attn_tensor_bytes: (0..model.layers.len())
             .map(|il| runtime::attention_tensor_of(model, &kv, &g, il))
@@ -2830,7 +2908,10 @@ pub fn context_figures(
         segments: segment_replay
             .clone()
             .filter(|_| runtime::segment_replayable(model)),
-        host_replay: segment_replay.filter(|_| runtime::host_splits_replayable(model)),
+        host_replay: segment_replay
+            .clone()
+            .filter(|_| runtime::host_splits_replayable(model)),
+        rwkv7: segment_replay.filter(|_| model.architecture == "rwkv7"),
     }
 }
 

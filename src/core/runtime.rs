@@ -560,6 +560,20 @@ pub fn segment_peak(
     replay(model, ff, kv, g, t, t, false, Some(seg))
 }
 
+/// One backend's share of RWKV-7's graph under a layer split ([`Rwkv7Share`]); None for other
+/// architectures, a file without RWKV-7's widths, or a share without the output stage that
+/// ends at the last layer.
+pub fn rwkv7_share(
+    model: &ModelShape,
+    ff: &FeedForward,
+    kv: &KvCache,
+    g: &GraphSettings,
+    share: &Rwkv7Share,
+) -> Option<u64> {
+    let t = kv.allocated_context.min(g.ubatch).max(1);
+    rwkv7_share_peak(model, ff, g, t, t, share)
+}
+
 /// Figures of the DSA lightning indexer of one layer.
 struct DsaInputs {
     heads: u64,
@@ -810,15 +824,40 @@ fn rwkv7_ffn_width(model: &ModelShape) -> Option<u64> {
     (w > 0).then_some(w)
 }
 
-/// RWKV-7's whole graph on one backend (`llm_build_rwkv7_base`, checked against ggml-alloc's
-/// trace of the RWKV-7 2.9B shape): per layer the token-shift and WKV state rows gathered (the
-/// next layer's right after this layer's shift is stored), the time mix — the shifted rows
-/// repeated for the six lerps, the receptance, the decay, key and in-context-rate projections
-/// (their low-rank inner rows), the value and, past the first layer, its residual mix (the first
-/// layer's value stays live to the end), the L2-normed key, the WKV7 output with its state,
-/// the group norm, the bonus term, the gate and the output projection — then the channel mix
-/// (key n_ff wide, value); the last layer keeps only the output rows. `None` for other
-/// architectures, or when the file does not give the head size and the four low-rank widths.
+/// Which backend ran the layers before an RWKV-7 share ([`Rwkv7Share::after`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rwkv7Before {
+    /// The host (no op offload): the device adds the residual and norms the rows itself, the
+    /// host hands over the channel mix's output and its input.
+    Host,
+    /// Another device: it adds the residual and norms the next layer's rows (the scheduler's
+    /// expansion keeps weightless ops on the device that ran the op before them) and hands over
+    /// the normed rows and the residual.
+    Device,
+}
+
+/// The part of RWKV-7's graph one backend runs when the layers are split between backends
+/// without pipeline copies (`-ngl` below the layer count, `-nkvo`, …): its run of whole layers.
+/// At each boundary the later device gathers its first layer's token-shift and state rows and
+/// computes the previous layer's channel-mix shift (from the shift state and the normed rows
+/// copied in), which goes back for the channel mix; every device copies the first layer's
+/// value from the backend that holds it and keeps that copy to the end (as ggml-alloc's trace
+/// of llama.cpp's splits shows, `scripts/oracle/sched_trace.py`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rwkv7Share {
+    /// The layers whose weights it holds (a later backend takes the rest).
+    pub layers: std::ops::Range<usize>,
+    /// None: it runs the input stage (the host, or the only backend; with `held`, the first
+    /// device of a pipeline).
+    pub after: Option<Rwkv7Before>,
+    /// Pipeline parallelism: how many copies of each split input it holds in the buffer's
+    /// prefix (0: none, each input copied in at its split and freed after its last use).
+    pub held_copies: u64,
+}
+
+/// RWKV-7's whole graph on one backend (`llm_build_rwkv7_base`), checked against ggml-alloc's
+/// trace of the RWKV-7 2.9B shape; `None` for other architectures, or when the file does not
+/// give the head size and the four low-rank widths. See [`rwkv7_share_peak`].
 fn rwkv7_peak(
     model: &ModelShape,
     ff: &FeedForward,
@@ -827,9 +866,36 @@ fn rwkv7_peak(
     outputs: u64,
 ) -> Option<u64> {
     // (a model without its vocabulary is the placement's per-device layer model, which keeps
-    // the bound: a device's splits — the first layer's value handed between devices, the
-    // pipeline's input copies — are not replayed for RWKV-7)
-    if model.architecture != "rwkv7" || model.vocab_size == 0 {
+    // the bound: the placement asks for each backend's share instead)
+    if model.vocab_size == 0 {
+        return None;
+    }
+    let whole = Rwkv7Share {
+        layers: 0..model.layers.len(),
+        after: None,
+        held_copies: 0,
+    };
+    rwkv7_share_peak(model, ff, g, t, outputs, &whole)
+}
+
+/// One backend's share of RWKV-7's graph ([`Rwkv7Share`]): per layer the token-shift and WKV
+/// state rows gathered (the next layer's right after this layer's shift is stored), the time
+/// mix — the shifted rows repeated for the six lerps, the receptance, the decay, key and
+/// in-context-rate projections (their low-rank inner rows), the value and, past the first
+/// layer, its residual mix (the first layer's value stays live to the end), the L2-normed key,
+/// the WKV7 output with its state, the group norm, the bonus term, the gate and the output
+/// projection — then the channel mix (key n_ff wide, value); the last layer keeps only the
+/// output rows. `None` for other architectures, without the head size and the four low-rank
+/// widths, or for a share that ends at the last layer without the output stage.
+fn rwkv7_share_peak(
+    model: &ModelShape,
+    ff: &FeedForward,
+    g: &GraphSettings,
+    t: u64,
+    outputs: u64,
+    share: &Rwkv7Share,
+) -> Option<u64> {
+    if model.architecture != "rwkv7" {
         return None;
     }
     let hs = u64::from(model.keys.wkv_head_size?).max(1);
@@ -839,36 +905,149 @@ fn rwkv7_peak(
     let (e, eo) = (n * t * f, n * outputs * f);
     let seqs = g.sequences.max(1);
     let n_layer = model.layers.len();
+    let layers = share.layers.start..share.layers.end.min(n_layer);
+    if layers.is_empty() {
+        return Some(0);
+    }
+    // it runs the output stage with the last layer
+    let output = layers.end == n_layer;
     let n_ff = rwkv7_ffn_width(model).unwrap_or_else(|| dense_ff_width(model, ff));
     let shift_rows = 2 * n * seqs * f;
     let state_rows = hs * n * seqs * f;
     let mut r = Replay::chunked(None);
-    // inputs: token ids, the embeddings input, the mixed ids, slots and rows, the state copy
-    // indices, the output ids; then the token rows and the mixed rows scattered into a copy
-    let tokens = r.alloc(t * 4);
-    let _inp_embd = r.alloc(e);
-    let mixed_tokens = r.alloc(t * 4);
-    let mixed_slots = r.alloc(t * 8);
-    let mixed_embd = r.alloc(e);
-    let _s_copy = r.alloc(seqs * 4);
-    let mut out_ids = Some(r.alloc(outputs * 4));
-    let embd = r.alloc(e);
-    r.free(tokens);
-    let gathered = r.alloc(e);
-    r.free(mixed_tokens);
-    let _copied = r.alloc(e);
-    r.free(mixed_embd);
-    r.free(gathered);
-    r.free(mixed_slots);
-    let mut shift = r.alloc(shift_rows);
-    let mut state = r.alloc(state_rows);
-    // the token embedding's norm (weight and bias in place)
-    let mut inp_l = r.alloc(e);
-    r.free(embd);
+    let held = share.held_copies > 0;
+    // the split inputs it copies in, in the splits' order: with pipeline parallelism each is
+    // held several times in the buffer's prefix (and an op that would run in place in
+    // a copy gets a tensor of its own), else allocated at its split and freed after its last use
+    if held {
+        let mut copies = match share.after {
+            None => vec![e, e, t * 8, seqs * 4, e],
+            Some(_) => vec![
+                seqs * 4,
+                n * seqs * f,
+                n * t.saturating_sub(1) * f,
+                e,
+                e,
+                e,
+                e,
+            ],
+        };
+        if output && share.after.is_some() {
+            copies.push(outputs * 4);
+        }
+        if !output {
+            copies.push(e);
+        }
+        for b in copies {
+            for _ in 0..share.held_copies {
+                r.alloc(b);
+            }
+        }
+    }
+    let copy_in = |r: &mut Replay, bytes: u64| if held { HELD } else { r.alloc(bytes) };
     // (the first layer's value, used by every later layer's value mix)
     let mut v_first = None;
-    for il in 0..n_layer {
-        let att = r.alloc(e);
+    let (mut s_copy, mut out_ids, mut shift, mut state, mut inp_l, mut att) = match share.after {
+        None if held => {
+            // the first device of a pipeline: the mixed rows scattered into a copy of the
+            // token rows, its first layer's rows gathered, the token embedding's norm
+            let _copied = r.alloc(e);
+            let shift = r.alloc(shift_rows);
+            let state = r.alloc(state_rows);
+            let inp_l = r.alloc(e);
+            (HELD, None, shift, state, inp_l, None)
+        }
+        None => {
+            // inputs: token ids, the embeddings input, the mixed ids, slots and rows, the state
+            // copy indices, the output ids; then the token rows and the mixed rows scattered
+            // into a copy
+            let tokens = r.alloc(t * 4);
+            let _inp_embd = r.alloc(e);
+            let mixed_tokens = r.alloc(t * 4);
+            let mixed_slots = r.alloc(t * 8);
+            let mixed_embd = r.alloc(e);
+            let _s_copy = r.alloc(seqs * 4);
+            let out_ids = r.alloc(outputs * 4);
+            let embd = r.alloc(e);
+            r.free(tokens);
+            let gathered = r.alloc(e);
+            r.free(mixed_tokens);
+            let _copied = r.alloc(e);
+            r.free(mixed_embd);
+            r.free(gathered);
+            r.free(mixed_slots);
+            let shift = r.alloc(shift_rows);
+            let state = r.alloc(state_rows);
+            // the token embedding's norm (weight and bias in place)
+            let inp_l = r.alloc(e);
+            r.free(embd);
+            // (a graph input: never freed)
+            (HELD, Some(out_ids), shift, state, inp_l, None)
+        }
+        Some(before) => {
+            // the first split: the state copy indices, the channel-mix half of the shift state
+            // and the previous layer's normed rows (all but the last row, and all) copied in;
+            // this device gathers its first layer's rows, and the previous layer's shifted rows
+            // (concatenated, minus the normed rows) go back
+            let s_copy = copy_in(&mut r, seqs * 4);
+            let shift_half = copy_in(&mut r, n * seqs * f);
+            let rows_but_last = copy_in(&mut r, n * t.saturating_sub(1) * f);
+            let normed = copy_in(&mut r, e);
+            let shift = r.alloc(shift_rows);
+            let state = r.alloc(state_rows);
+            // (the copied indices are freed after the device's last gather)
+            let s_copy = if layers.len() == 1 {
+                r.free(s_copy);
+                HELD
+            } else {
+                s_copy
+            };
+            let concat = r.alloc(e);
+            r.free(shift_half);
+            r.free(rows_but_last);
+            if held {
+                let sx = r.alloc(e);
+                r.free(concat);
+                r.free(sx);
+            } else {
+                // (the difference in place in the normed rows' copy)
+                r.free(concat);
+                r.free(normed);
+            }
+            // the second split: what the previous backend hands over, the first layer's value
+            // and, with the output here, the output ids
+            match before {
+                Rwkv7Before::Host => {
+                    // the channel mix's output and its input: the residual added (in place)
+                    let ffn_out = copy_in(&mut r, e);
+                    let ffn_inp = copy_in(&mut r, e);
+                    v_first = Some(copy_in(&mut r, e));
+                    let ids = output.then(|| copy_in(&mut r, outputs * 4));
+                    let l_out = if held {
+                        r.alloc(e)
+                    } else {
+                        r.free(ffn_inp);
+                        ffn_out
+                    };
+                    (s_copy, ids, shift, state, l_out, None)
+                }
+                Rwkv7Before::Device => {
+                    // the next layer's normed rows (their weight and bias in place) and the
+                    // residual
+                    let norm = copy_in(&mut r, e);
+                    v_first = Some(copy_in(&mut r, e));
+                    let l_out = copy_in(&mut r, e);
+                    let ids = output.then(|| copy_in(&mut r, outputs * 4));
+                    (s_copy, ids, shift, state, l_out, (!held).then_some(norm))
+                }
+            }
+        }
+    };
+    for il in layers.clone() {
+        let last_here = il + 1 == layers.end;
+        // the attention norm (weight and bias in place); a device after a device has it
+        // copied in
+        let att = att.take().unwrap_or_else(|| r.alloc(e));
         // the previous rows (shift state + this ubatch's), minus the normed rows in place,
         // repeated for the six lerps (scaled and added in place)
         let x_prev = r.alloc(e);
@@ -888,13 +1067,21 @@ fn rwkv7_peak(
         r.free(ka);
         let v = r.alloc(e);
         if il > 0 {
-            let diff = r.alloc(e);
-            if il + 1 == n_layer
-                && let Some(vf) = v_first.take()
-            {
-                // the first layer's value, last used here
-                r.free(vf);
-            }
+            let diff = match v_first.take_if(|_| last_here && share.after.is_some() && !held) {
+                // a device's copy of the first layer's value, last used here: the difference
+                // in place in it
+                Some(copy) => copy,
+                None => {
+                    let diff = r.alloc(e);
+                    if il + 1 == n_layer
+                        && let Some(vf) = v_first.take()
+                    {
+                        // the first layer's value, last used here
+                        r.free(vf);
+                    }
+                    diff
+                }
+            };
             let v1 = r.alloc(rv * t * f);
             let v2 = r.alloc(e);
             r.free(v1);
@@ -938,15 +1125,47 @@ fn rwkv7_peak(
         r.free(g2);
         let out = r.alloc(e);
         r.free(cur);
-        let ffn_inp = r.alloc(e);
-        r.free(out);
-        r.free(inp_l);
+        let ffn_inp = if il == layers.start && share.after == Some(Rwkv7Before::Device) && !held {
+            // the residual added in place in the copied-in residual (a copy has no views)
+            r.free(out);
+            inp_l
+        } else {
+            let ffn_inp = r.alloc(e);
+            r.free(out);
+            r.free(inp_l);
+            ffn_inp
+        };
         let ffn_norm = r.alloc(e);
         // the token shift stored (the last rows of both norms, concatenated)
         let stored = r.alloc(shift_rows);
         r.free(att);
         r.free(stored);
+        if last_here && !output {
+            // the next device gathers the next layer's rows and this layer's shifted rows,
+            // copied back in for the channel mix
+            r.free(shift);
+            let sx = copy_in(&mut r, e);
+            r.free(ffn_norm);
+            let key = r.alloc(n_ff * t * f);
+            r.free(sx);
+            let val = r.alloc(e);
+            r.free(key);
+            if share.after.is_some() {
+                // a device: the residual added in place and the next layer's norm here
+                r.free(ffn_inp);
+                let norm = r.alloc(e);
+                r.free(norm);
+                r.free(val);
+            } else {
+                r.free(val);
+                r.free(ffn_inp);
+            }
+            break;
+        }
         let next = (il + 1 < n_layer).then(|| (r.alloc(shift_rows), r.alloc(state_rows)));
+        if il + 2 == layers.end {
+            r.free(std::mem::replace(&mut s_copy, HELD));
+        }
         // the channel mix
         let cm_prev = r.alloc(e);
         r.free(shift);
@@ -982,14 +1201,16 @@ fn rwkv7_peak(
         };
         (shift, state) = next.unwrap_or((HELD, HELD));
     }
-    if let Some(o) = out_ids {
-        r.free(o);
+    if output {
+        if let Some(o) = out_ids {
+            r.free(o);
+        }
+        // the output norm (weight and bias in place) and the logits
+        let norm = r.alloc(eo);
+        r.free(inp_l);
+        let _logits = r.alloc(model.vocab_size.saturating_mul(outputs) * f);
+        r.free(norm);
     }
-    // the output norm (weight and bias in place) and the logits
-    let norm = r.alloc(eo);
-    r.free(inp_l);
-    let _logits = r.alloc(model.vocab_size.saturating_mul(outputs) * f);
-    r.free(norm);
     Some(r.a.max)
 }
 
