@@ -1756,14 +1756,17 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
             *out = runtime::segment_peak(&sr.model, &sr.ff, &sr.kv, &sr.g, &seg);
             continue;
         }
-        // RWKV-7: a run of whole layers after the host's or another device's, or a pipeline's
-        // first
+        // RWKV-7: a device's run of whole layers (the only device's, the whole graph but the
+        // input stage, is the figure below)
         if let Some(sr) = &ctx.rwkv7
-            && !sh.kv_on_host
             && offload.is_none()
             && let Some((start, end)) = span
             && start < end
-            && (start > 0 || sh.pipeline_parallel)
+            && if sh.kv_on_host {
+                start == 0 && !has_output
+            } else {
+                start > 0 || sh.pipeline_parallel || !has_output
+            }
             && has_output == (end == sh.layer_device.len())
             && sh.layer_tensors[start..end].iter().all(|(_, h)| *h == 0)
             && (start == 0
@@ -1776,18 +1779,21 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                 &sr.g,
                 &runtime::Rwkv7Share {
                     layers: start..end,
-                    after: (start > 0).then(|| {
-                        if sh.layer_device[start - 1] == Buffer::Host {
-                            runtime::Rwkv7Before::Host
-                        } else {
-                            runtime::Rwkv7Before::Device
+                    start: match start.checked_sub(1).map(|p| sh.layer_device[p]) {
+                        None => runtime::Rwkv7Start::FirstDevice,
+                        Some(Buffer::Host) => {
+                            runtime::Rwkv7Start::After(runtime::Rwkv7Before::Host)
                         }
-                    }),
+                        Some(Buffer::Device(_)) => {
+                            runtime::Rwkv7Start::After(runtime::Rwkv7Before::Device)
+                        }
+                    },
                     held_copies: if sh.pipeline_parallel {
                         PIPELINE_COPIES
                     } else {
                         0
                     },
+                    state_on_host: sh.kv_on_host,
                 },
             )
         {
@@ -2068,8 +2074,9 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
                 &sr.g,
                 &runtime::Rwkv7Share {
                     layers: 0..k,
-                    after: None,
+                    start: runtime::Rwkv7Start::Graph,
                     held_copies: 0,
+                    state_on_host: false,
                 },
             )
         })
@@ -2078,6 +2085,27 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
         peak
     } else if host_layers {
         layers
+    } else if sh.kv_on_host
+        && sh.output_device != Buffer::Host
+        && !sh.output_ops_on_host
+        && sh.layer_tensors.iter().all(|(_, h)| *h == 0)
+        && let Some(sr) = &ctx.rwkv7
+        && let Some(peak) = runtime::rwkv7_share(
+            &sr.model,
+            &sr.ff,
+            &sr.kv,
+            &sr.g,
+            &runtime::Rwkv7Share {
+                layers: 0..0,
+                start: runtime::Rwkv7Start::Graph,
+                held_copies: 0,
+                state_on_host: true,
+            },
+        )
+    {
+        // RWKV-7 with its state in host memory: the host runs the whole input stage (its
+        // gathers and stores of each layer's state rows are smaller)
+        peak
     } else if sh.pipeline_parallel {
         // every graph input PIPELINE_COPIES times, then the two gathered token-row blocks
         PIPELINE_COPIES

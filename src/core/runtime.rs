@@ -836,23 +836,37 @@ pub enum Rwkv7Before {
     Device,
 }
 
-/// The part of RWKV-7's graph one backend runs when the layers are split between backends
-/// without pipeline copies (`-ngl` below the layer count, `-nkvo`, …): its run of whole layers.
-/// At each boundary the later device gathers its first layer's token-shift and state rows and
-/// computes the previous layer's channel-mix shift (from the shift state and the normed rows
-/// copied in), which goes back for the channel mix; every device copies the first layer's
-/// value from the backend that holds it and keeps that copy to the end (as ggml-alloc's trace
-/// of llama.cpp's splits shows, `scripts/oracle/sched_trace.py`).
+/// Where an RWKV-7 share begins ([`Rwkv7Share::start`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rwkv7Start {
+    /// It holds the graph's inputs and runs the input stage (the host, or the only backend).
+    Graph,
+    /// The first device: the token rows copied in (a pipeline's first device also takes the
+    /// mixed rows, their slots and the state indices, and scatters the rows itself); with the
+    /// state cache in host memory, each layer's shift and state rows come from the host.
+    FirstDevice,
+    /// A later device.
+    After(Rwkv7Before),
+}
+
+/// The part of RWKV-7's graph one backend runs when the layers are split between backends:
+/// its run of whole layers. At each boundary the later device gathers its first layer's
+/// token-shift and state rows and computes the previous layer's channel-mix shift (from the
+/// shift state and the normed rows copied in), which goes back for the channel mix; every
+/// device copies the first layer's value from the backend that holds it (as ggml-alloc's
+/// trace of llama.cpp's splits shows, `scripts/oracle/sched_trace.py`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rwkv7Share {
     /// The layers whose weights it holds (a later backend takes the rest).
     pub layers: std::ops::Range<usize>,
-    /// None: it runs the input stage (the host, or the only backend; with `held`, the first
-    /// device of a pipeline).
-    pub after: Option<Rwkv7Before>,
+    /// Where it begins.
+    pub start: Rwkv7Start,
     /// Pipeline parallelism: how many copies of each split input it holds in the buffer's
     /// prefix (0: none, each input copied in at its split and freed after its last use).
     pub held_copies: u64,
+    /// The state cache is in host memory (`-nkvo`): the host gathers each layer's shift and
+    /// state rows and stores them back, and the device runs each channel mix whole.
+    pub state_on_host: bool,
 }
 
 /// RWKV-7's whole graph on one backend (`llm_build_rwkv7_base`), checked against ggml-alloc's
@@ -872,8 +886,9 @@ fn rwkv7_peak(
     }
     let whole = Rwkv7Share {
         layers: 0..model.layers.len(),
-        after: None,
+        start: Rwkv7Start::Graph,
         held_copies: 0,
+        state_on_host: false,
     };
     rwkv7_share_peak(model, ff, g, t, outputs, &whole)
 }
@@ -886,7 +901,8 @@ fn rwkv7_peak(
 /// the WKV7 output with its state, the group norm, the bonus term, the gate and the output
 /// projection — then the channel mix (key n_ff wide, value); the last layer keeps only the
 /// output rows. `None` for other architectures, without the head size and the four low-rank
-/// widths, or for a share that ends at the last layer without the output stage.
+/// widths. A share of the graph's inputs without layers is the input stage (the host's
+/// peak when the devices run every layer and it only gathers and stores their state rows).
 fn rwkv7_share_peak(
     model: &ModelShape,
     ff: &FeedForward,
@@ -906,9 +922,10 @@ fn rwkv7_share_peak(
     let seqs = g.sequences.max(1);
     let n_layer = model.layers.len();
     let layers = share.layers.start..share.layers.end.min(n_layer);
-    if layers.is_empty() {
+    if layers.is_empty() && share.start != Rwkv7Start::Graph {
         return Some(0);
     }
+    let nkvo = share.state_on_host;
     // it runs the output stage with the last layer
     let output = layers.end == n_layer;
     let n_ff = rwkv7_ffn_width(model).unwrap_or_else(|| dense_ff_width(model, ff));
@@ -920,19 +937,26 @@ fn rwkv7_share_peak(
     // held several times in the buffer's prefix (and an op that would run in place in
     // a copy gets a tensor of its own), else allocated at its split and freed after its last use
     if held {
-        let mut copies = match share.after {
-            None => vec![e, e, t * 8, seqs * 4, e],
-            Some(_) => vec![
-                seqs * 4,
-                n * seqs * f,
-                n * t.saturating_sub(1) * f,
-                e,
-                e,
-                e,
-                e,
-            ],
+        // (the first device's: the mixed rows and the gathered rows, the slots, the state
+        // indices, the token rows; a later device's: the state indices, the shift state's
+        // channel-mix half, the normed rows but the last and all of them, then the three the
+        // previous device hands over)
+        let mut copies = match share.start {
+            Rwkv7Start::Graph => return None,
+            Rwkv7Start::FirstDevice => vec![e, e, t * 8, seqs * 4, e],
+            Rwkv7Start::After(_) => {
+                vec![
+                    seqs * 4,
+                    n * seqs * f,
+                    n * t.saturating_sub(1) * f,
+                    e,
+                    e,
+                    e,
+                    e,
+                ]
+            }
         };
-        if output && share.after.is_some() {
+        if output && matches!(share.start, Rwkv7Start::After(_)) {
             copies.push(outputs * 4);
         }
         if !output {
@@ -947,17 +971,37 @@ fn rwkv7_share_peak(
     let copy_in = |r: &mut Replay, bytes: u64| if held { HELD } else { r.alloc(bytes) };
     // (the first layer's value, used by every later layer's value mix)
     let mut v_first = None;
-    let (mut s_copy, mut out_ids, mut shift, mut state, mut inp_l, mut att) = match share.after {
-        None if held => {
-            // the first device of a pipeline: the mixed rows scattered into a copy of the
-            // token rows, its first layer's rows gathered, the token embedding's norm
+    let (mut s_copy, mut out_ids, mut shift, mut state, mut inp_l, mut att) = match share.start {
+        Rwkv7Start::FirstDevice if nkvo && !held => {
+            // the token rows, the first layer's shift (its time-mix half) and state rows copied
+            // in; the token embedding's norm
+            let embd = r.alloc(e);
+            let shift = r.alloc(n * seqs * f);
+            let state = r.alloc(state_rows);
+            let inp_l = r.alloc(e);
+            r.free(embd);
+            (HELD, None, shift, state, inp_l, None)
+        }
+        Rwkv7Start::FirstDevice => {
+            // the mixed rows, the gathered rows, their slots, the state indices and the token
+            // rows copied in; the mixed rows scattered into a copy of the token rows, its first
+            // layer's rows gathered, the token embedding's norm
+            let mixed = copy_in(&mut r, e);
+            let gathered = copy_in(&mut r, e);
+            let slots = copy_in(&mut r, t * 8);
+            let s_copy = copy_in(&mut r, seqs * 4);
+            let embd = copy_in(&mut r, e);
             let _copied = r.alloc(e);
+            r.free(mixed);
+            r.free(gathered);
+            r.free(slots);
             let shift = r.alloc(shift_rows);
             let state = r.alloc(state_rows);
             let inp_l = r.alloc(e);
-            (HELD, None, shift, state, inp_l, None)
+            r.free(embd);
+            (s_copy, None, shift, state, inp_l, None)
         }
-        None => {
+        Rwkv7Start::Graph => {
             // inputs: token ids, the embeddings input, the mixed ids, slots and rows, the state
             // copy indices, the output ids; then the token rows and the mixed rows scattered
             // into a copy
@@ -984,7 +1028,7 @@ fn rwkv7_share_peak(
             // (a graph input: never freed)
             (HELD, Some(out_ids), shift, state, inp_l, None)
         }
-        Some(before) => {
+        Rwkv7Start::After(before) => {
             // the first split: the state copy indices, the channel-mix half of the shift state
             // and the previous layer's normed rows (all but the last row, and all) copied in;
             // this device gathers its first layer's rows, and the previous layer's shifted rows
@@ -1043,6 +1087,10 @@ fn rwkv7_share_peak(
             }
         }
     };
+    if layers.is_empty() {
+        // the input stage alone
+        return Some(r.a.max);
+    }
     for il in layers.clone() {
         let last_here = il + 1 == layers.end;
         // the attention norm (weight and bias in place); a device after a device has it
@@ -1051,6 +1099,10 @@ fn rwkv7_share_peak(
         // the previous rows (shift state + this ubatch's), minus the normed rows in place,
         // repeated for the six lerps (scaled and added in place)
         let x_prev = r.alloc(e);
+        if nkvo {
+            // (the time-mix half of the shift rows, copied in from the host)
+            r.free(std::mem::replace(&mut shift, HELD));
+        }
         let lerps = r.alloc(6 * e);
         r.free(x_prev);
         let recept = r.alloc(e);
@@ -1067,7 +1119,8 @@ fn rwkv7_share_peak(
         r.free(ka);
         let v = r.alloc(e);
         if il > 0 {
-            let diff = match v_first.take_if(|_| last_here && share.after.is_some() && !held) {
+            let after = matches!(share.start, Rwkv7Start::After(_));
+            let diff = match v_first.take_if(|_| last_here && after && !held) {
                 // a device's copy of the first layer's value, last used here: the difference
                 // in place in it
                 Some(copy) => copy,
@@ -1125,22 +1178,24 @@ fn rwkv7_share_peak(
         r.free(g2);
         let out = r.alloc(e);
         r.free(cur);
-        let ffn_inp = if il == layers.start && share.after == Some(Rwkv7Before::Device) && !held {
-            // the residual added in place in the copied-in residual (a copy has no views)
-            r.free(out);
-            inp_l
-        } else {
-            let ffn_inp = r.alloc(e);
-            r.free(out);
-            r.free(inp_l);
-            ffn_inp
-        };
+        let ffn_inp =
+            if il == layers.start && share.start == Rwkv7Start::After(Rwkv7Before::Device) && !held
+            {
+                // the residual added in place in the copied-in residual (a copy has no views)
+                r.free(out);
+                inp_l
+            } else {
+                let ffn_inp = r.alloc(e);
+                r.free(out);
+                r.free(inp_l);
+                ffn_inp
+            };
         let ffn_norm = r.alloc(e);
         // the token shift stored (the last rows of both norms, concatenated)
         let stored = r.alloc(shift_rows);
         r.free(att);
         r.free(stored);
-        if last_here && !output {
+        if last_here && !output && !nkvo {
             // the next device gathers the next layer's rows and this layer's shifted rows,
             // copied back in for the channel mix
             r.free(shift);
@@ -1150,7 +1205,7 @@ fn rwkv7_share_peak(
             r.free(sx);
             let val = r.alloc(e);
             r.free(key);
-            if share.after.is_some() {
+            if share.start != Rwkv7Start::Graph {
                 // a device: the residual added in place and the next layer's norm here
                 r.free(ffn_inp);
                 let norm = r.alloc(e);
@@ -1162,7 +1217,14 @@ fn rwkv7_share_peak(
             }
             break;
         }
-        let next = (il + 1 < n_layer).then(|| (r.alloc(shift_rows), r.alloc(state_rows)));
+        let next = if nkvo {
+            // from the host: this layer's channel-mix half of the shift rows, and the next
+            // layer's time-mix half and state rows when it runs here
+            shift = r.alloc(n * seqs * f);
+            (il + 1 < layers.end).then(|| (r.alloc(n * seqs * f), r.alloc(state_rows)))
+        } else {
+            (il + 1 < n_layer).then(|| (r.alloc(shift_rows), r.alloc(state_rows)))
+        };
         if il + 2 == layers.end {
             r.free(std::mem::replace(&mut s_copy, HELD));
         }
@@ -1199,6 +1261,14 @@ fn rwkv7_share_peak(
             r.free(ir);
             val
         };
+        if last_here && !output {
+            // (the state rows in host memory) the residual added in place and the next
+            // layer's norm here; the next device takes both
+            let norm = r.alloc(e);
+            r.free(norm);
+            r.free(inp_l);
+            break;
+        }
         (shift, state) = next.unwrap_or((HELD, HELD));
     }
     if output {
