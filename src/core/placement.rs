@@ -2126,6 +2126,25 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
             max_chunk: sh.host_chunk,
         };
         runtime::host_ffn_peak(&sr.model, &sr.kv, &sr.g, &splits)
+    } else if whole_layer_on_host
+        && !sh.kv_on_host
+        && sh.output_device != Buffer::Host
+        && !sh.output_ops_on_host
+        && sh.layer_tensors.iter().all(|(n, h)| *h == 0 || h == n)
+        && let Some(sr) = &ctx.rwkv7
+        && let Some(peak) = runtime::rwkv7_host_layers_peak(
+            &sr.model,
+            &sr.ff,
+            &sr.kv,
+            &sr.g,
+            &sh.layer_tensors
+                .iter()
+                .map(|(n, h)| *h > 0 && h == n)
+                .collect::<Vec<_>>(),
+        )
+    {
+        // RWKV-7 layers whose weights are in host memory among device layers
+        peak
     } else if whole_layer_on_host {
         layers.saturating_sub(e)
     } else if part_before_device_layer {

@@ -561,8 +561,7 @@ pub fn segment_peak(
 }
 
 /// One backend's share of RWKV-7's graph under a layer split ([`Rwkv7Share`]); None for other
-/// architectures, a file without RWKV-7's widths, or a share without the output stage that
-/// ends at the last layer.
+/// architectures or a file without RWKV-7's widths.
 pub fn rwkv7_share(
     model: &ModelShape,
     ff: &FeedForward,
@@ -572,6 +571,128 @@ pub fn rwkv7_share(
 ) -> Option<u64> {
     let t = kv.allocated_context.min(g.ubatch).max(1);
     rwkv7_share_peak(model, ff, g, t, t, share)
+}
+
+/// The host's compute buffer for RWKV-7 when every layer is offloaded but some layers' weights
+/// are in host memory (`-ot "blk\.1\.=CPU"`) and no op offload takes them to a device: per
+/// such layer the host runs its weight ops between the device's (llama.cpp pins each norm to
+/// its layer's device when every layer is offloaded; the device gathers the state rows and runs
+/// the L2 norm, the WKV and the group norm). `host_layer[il]`: layer il's weights are in host
+/// memory. None for other architectures, without RWKV-7's widths, or with the first layer's
+/// weights in host memory (the first layer's value is then made there).
+pub fn rwkv7_host_layers_peak(
+    model: &ModelShape,
+    ff: &FeedForward,
+    kv: &KvCache,
+    g: &GraphSettings,
+    host_layer: &[bool],
+) -> Option<u64> {
+    if model.architecture != "rwkv7" || host_layer.first() != Some(&false) {
+        return None;
+    }
+    let hs = u64::from(model.keys.wkv_head_size?).max(1);
+    let [rw, ra, rv, rg] = model.keys.rwkv7_lora_ranks?.map(u64::from);
+    let t = kv.allocated_context.min(g.ubatch).max(1);
+    let f = 4u64;
+    let n = model.embedding_length;
+    let e = n * t * f;
+    let seqs = g.sequences.max(1);
+    let n_ff = rwkv7_ffn_width(model).unwrap_or_else(|| dense_ff_width(model, ff));
+    let mut r = Replay::chunked(None);
+    // the input stage: every input but the output ids goes to the first device
+    let tokens = r.alloc(t * 4);
+    let _inp_embd = r.alloc(e);
+    let mixed_tokens = r.alloc(t * 4);
+    let mixed_slots = r.alloc(t * 8);
+    let mixed_embd = r.alloc(e);
+    let s_copy = r.alloc(seqs * 4);
+    let out_ids = r.alloc(t * 4);
+    let embd = r.alloc(e);
+    r.free(tokens);
+    let gathered = r.alloc(e);
+    r.free(mixed_tokens);
+    r.free(mixed_embd);
+    r.free(gathered);
+    r.free(mixed_slots);
+    r.free(s_copy);
+    r.free(embd);
+    let last = host_layer.iter().rposition(|h| *h);
+    let mut v_first = None;
+    for (il, _) in host_layer.iter().enumerate().filter(|(_, h)| **h) {
+        // copied in: the normed rows (weight and bias in place), the time-mix half of the
+        // shift rows and, once, the first layer's value
+        let att = r.alloc(e);
+        let shift_half = r.alloc(n * seqs * f);
+        if v_first.is_none() {
+            v_first = Some(r.alloc(e));
+        }
+        let x_prev = r.alloc(e);
+        r.free(shift_half);
+        let lerps = r.alloc(6 * e);
+        r.free(x_prev);
+        let recept = r.alloc(e);
+        let w1 = r.alloc(rw * t * f);
+        let w = r.alloc(e);
+        r.free(w1);
+        let k = r.alloc(e);
+        let a1 = r.alloc(ra * t * f);
+        let a = r.alloc(e);
+        r.free(a1);
+        let ka = r.alloc(e);
+        let k_new = r.alloc(e);
+        r.free(ka);
+        let v = r.alloc(e);
+        // the value mix; at the last such layer the difference in place in the value's copy
+        let diff = match v_first.take_if(|_| Some(il) == last) {
+            Some(copy) => copy,
+            None => r.alloc(e),
+        };
+        let v1 = r.alloc(rv * t * f);
+        let v2 = r.alloc(e);
+        r.free(v1);
+        r.free(v2);
+        r.free(diff);
+        // k, w and a go to the device for the L2 norm and the WKV; the group-normed output and
+        // the residual come back
+        r.free(k);
+        r.free(w);
+        r.free(a);
+        let cur = r.alloc(e);
+        let residual = r.alloc(e);
+        // the bonus term (added in place in the normed output)
+        let krk = r.alloc(e);
+        r.free(k_new);
+        r.free(recept);
+        let rk = r.alloc((n / hs).max(1) * t * f);
+        r.free(krk);
+        let vrk = r.alloc(e);
+        r.free(v);
+        r.free(rk);
+        r.free(vrk);
+        // the gate and the output projection; the residual added in place in its copy, the
+        // FFN norm (its weight and bias in place)
+        let g1 = r.alloc(rg * t * f);
+        r.free(lerps);
+        let g2 = r.alloc(e);
+        r.free(g1);
+        r.free(g2);
+        let out = r.alloc(e);
+        r.free(cur);
+        r.free(out);
+        let ffn_norm = r.alloc(e);
+        r.free(att);
+        // the channel mix of the shifted rows the device computes
+        let sx = r.alloc(e);
+        r.free(ffn_norm);
+        let key = r.alloc(n_ff * t * f);
+        r.free(sx);
+        let val = r.alloc(e);
+        r.free(key);
+        r.free(val);
+        r.free(residual);
+    }
+    r.free(out_ids);
+    Some(r.a.max)
 }
 
 /// Figures of the DSA lightning indexer of one layer.
