@@ -51,11 +51,11 @@ const MIB: f64 = (1u64 << 20) as f64;
 const CTX_IDENTICAL_FLOOR: usize = 40;
 
 /// Compute buffers within 1% or 1 MiB (at least): a band no small buffer hides in.
-const COMPUTE_TIGHT_FLOOR: usize = 904;
+const COMPUTE_TIGHT_FLOOR: usize = 905;
 
 /// Compute buffers equal to llama.cpp's to the byte (at least): the devices replayed node by
 /// node over their own layers (`core::runtime::segment_peak`) among them.
-const COMPUTE_EXACT_FLOOR: usize = 533;
+const COMPUTE_EXACT_FLOOR: usize = 534;
 
 /// Placements whose host runs only feed-forward work of device layers (each equal to
 /// llama.cpp's to the byte).
@@ -64,29 +64,80 @@ const HOST_FFN_ONLY_FLOOR: usize = 66;
 /// The issue's measured Llama-3.1-8B cases: every buffer within this of llama.cpp's.
 const ISSUE_COMPUTE_TOLERANCE: f64 = 0.5 * MIB;
 
-// Why the named differences below are not reached. A device that runs one split of whole
-// layers is replayed node by node (`core::runtime::segment_peak`); the others are a model of
-// the scheduler's splits (`core::placement::ComputeBasis::SchedulerModel`), and these are the
-// splits unlike whole layers.
-
-/// DeepSeek-V3's shape (MLA, a shared expert, three dense layers): the host's buffer when it
-/// holds whole layers' weights. The host running only feed-forward work of device layers
-/// (every `-fit` overflow pattern, `--cpu-moe`, `--n-cpu-moe`, `-ot ffn_down`), and with it
-/// their attention output projections and FFN norms (`-ot "blk\.0\.ffn=CPU,output=CPU"`, where
-/// `output` matches every `attn_output`: 154.02 MiB), is replayed split by split
-/// (`core::runtime::host_ffn_peak`) and equal to llama.cpp's; a device whose layers' experts or
-/// whole MoE blocks run on the host is replayed over its own splits.
-const DEEPSEEK: &str = "DeepSeek-V3 (MLA, shared expert, dense first layers): the host's split peak when it holds whole layers' weights is not replayed";
+// Why the named differences below are not reached: none is left. A device that runs one split
+// of whole layers is replayed node by node (`core::runtime::segment_peak`), and so are the
+// host's feed-forward and attention splits of device layers (`core::runtime::host_ffn_peak`)
+// and RWKV-7's backend shares; the rest is a model of the scheduler's splits
+// (`core::placement::ComputeBasis::SchedulerModel`).
 
 /// The differing compute buffers, each with llmbound's and llama.cpp's figure (MiB) as
 /// measured against the b11434 fixtures.
-const KNOWN_COMPUTE_OFF: &[KnownCompute] = &[KnownCompute {
-    case: "deepseek-v3-shape place-534.929G-c4096-faon-ub512--ot_blk.(1|3|5).=CPU",
-    buffer: "host",
-    ours_mib: 396.0,
-    llama_cpp_mib: 368.0,
-    reason: DEEPSEEK,
-}];
+const KNOWN_COMPUTE_OFF: &[KnownCompute] = &[];
+
+/// Buffers of splits replayed node by node that must equal llama.cpp's to the byte: RWKV-7's
+/// backend shares (`core::runtime::Rwkv7Share`: the host's first layers, a device after the
+/// host or another device, a pipeline's devices, `-nkvo`, single host layers among device
+/// layers) and an MLA attention whose weights are in host memory (`runtime::HostFfn::attention`,
+/// DeepSeek-V3 `-ot "blk\.(1|3|5)\.=CPU"`).
+const SPLITS_TO_THE_BYTE: &[(&str, &str)] = &[
+    (
+        "rwkv7-2.9b-shape place-24G-c4096-faon-ub512--ngl_16",
+        "host",
+    ),
+    (
+        "rwkv7-2.9b-shape place-24G-c4096-faon-ub512--ngl_32",
+        "host",
+    ),
+    (
+        "rwkv7-2.9b-shape place-24G+24G-c4096-faon-ub512--ngl_16",
+        "dev0",
+    ),
+    (
+        "rwkv7-2.9b-shape fit-2G+2G+2G-cauto-faon-ub512 (fitted)",
+        "dev0",
+    ),
+    (
+        "rwkv7-2.9b-shape fit-2G+2G+2G-cauto-faon-ub512 (fitted)",
+        "dev1",
+    ),
+    (
+        "rwkv7-2.9b-shape fit-2G+2G+2G-cauto-faon-ub512 (fitted)",
+        "dev2",
+    ),
+    (
+        "rwkv7-2.9b-shape place-24G+24G+24G+24G-c4096-faon-ub512",
+        "dev0",
+    ),
+    (
+        "rwkv7-2.9b-shape place-24G+24G+24G+24G-c4096-faon-ub512",
+        "dev1",
+    ),
+    (
+        "rwkv7-2.9b-shape place-24G+24G+24G+24G-c4096-faon-ub512",
+        "dev3",
+    ),
+    ("rwkv7-2.9b-shape place-24G+24G-c4096-faon-ub2048", "dev0"),
+    (
+        "rwkv7-2.9b-shape place-24G+24G-c4096-faon-ub512--nkvo",
+        "dev0",
+    ),
+    (
+        "rwkv7-2.9b-shape place-24G+24G-c4096-faon-ub512--nkvo",
+        "host",
+    ),
+    (
+        "rwkv7-2.9b-shape place-24G+24G-c4096-faon-ub512---n-cpu-ffn_16",
+        "dev0",
+    ),
+    (
+        "rwkv7-2.9b-shape place-24G-c4096-faon-ub512--ot_blk.(1|3|5).=CPU",
+        "host",
+    ),
+    (
+        "deepseek-v3-shape place-534.929G-c4096-faon-ub512--ot_blk.(1|3|5).=CPU",
+        "host",
+    ),
+];
 
 /// `-fit` cases whose plan is llama.cpp's but whose dry-run count is not (none now: RWKV-7's
 /// device shares, which the bisection's steps depend on, are replayed as llama.cpp's splits).
@@ -267,6 +318,8 @@ struct Tally {
     /// the output on devices; in host memory only `blk.N.ffn_*` tensors and the expert score
     /// bias): (case, llmbound's host compute bytes, llama.cpp's).
     host_ffn_only: Vec<(String, u64, u64)>,
+    /// Every compute buffer: case, buffer (`dev0`, …, `host`), llmbound's and llama.cpp's bytes.
+    buffers: Vec<(String, String, u64, u64)>,
     /// `-fit` cases whose dry-run count (the `-fit` line's "N dry runs") is llama.cpp's.
     dry_runs_same: usize,
     dry_runs_differ: Vec<String>,
@@ -416,6 +469,12 @@ fn compare(
                 w.compute,
             ));
         }
+        t.buffers.push((
+            where_.to_string(),
+            format!("dev{i}"),
+            got.compute.0,
+            w.compute,
+        ));
         let err = got.compute.0 as f64 - w.compute as f64;
         if err.abs() <= tight(w.compute) {
             t.compute_tight += 1;
@@ -462,6 +521,12 @@ fn compare(
             host_compute,
         ));
     }
+    t.buffers.push((
+        where_.to_string(),
+        "host".into(),
+        p.host.compute.0,
+        host_compute,
+    ));
     let err = p.host.compute.0 as f64 - host_compute as f64;
     if err.abs() <= tight(host_compute) {
         t.compute_tight += 1;
@@ -762,5 +827,23 @@ fn placement_matches_llama_cpp() {
         problems.is_empty(),
         "compute buffers:\n  {}",
         problems.join("\n  ")
+    );
+    // the splits replayed node by node that the band alone would not guard
+    let not_exact: Vec<String> = SPLITS_TO_THE_BYTE
+        .iter()
+        .filter_map(|(case, buf)| {
+            match t.buffers.iter().find(|(w, b, _, _)| w == case && b == buf) {
+                Some((_, _, ours, theirs)) if ours == theirs => None,
+                Some((_, _, ours, theirs)) => {
+                    Some(format!("{case} {buf}: {ours} vs llama.cpp {theirs} bytes"))
+                }
+                None => Some(format!("{case} {buf}: not among the fixtures' buffers")),
+            }
+        })
+        .collect();
+    assert!(
+        not_exact.is_empty(),
+        "replayed splits not equal to llama.cpp's:\n  {}",
+        not_exact.join("\n  ")
     );
 }

@@ -770,6 +770,19 @@ fn layer_role(name: &str) -> Option<&str> {
         .strip_suffix(".weight")
 }
 
+/// The roles of an MLA attention's weights but its output projection: with all of them in host
+/// memory the host's splits follow the layer (`runtime::HostFfn::attention`).
+const MLA_ATTENTION: [&str; 8] = [
+    "attn_norm",
+    "attn_q_a",
+    "attn_q_a_norm",
+    "attn_q_b",
+    "attn_kv_a_mqa",
+    "attn_kv_a_norm",
+    "attn_k_b",
+    "attn_v_b",
+];
+
 /// Record a layer's tensor among the weights op offload copies in one at a time
 /// ([`runtime::OffloadedWeights`], by its name: `blk.N.attn_q.weight`); false for a tensor of
 /// another role (the layer is then not replayed under op offload).
@@ -1175,7 +1188,6 @@ pub fn place(
     // the device layers' weights in host memory: per layer the feed-forward projections among
     // them per kind of block, and whether any other weight is there
     let mut host_ffn = vec![[FfnProjections::default(); 3]; n_layer as usize];
-    let mut host_other = false;
     let mut host_attn_out = vec![false; n_layer as usize];
     let mut host_ffn_norm = vec![false; n_layer as usize];
     // layers with a norm after the attention or the FFN (Gemma's `post_attention_norm`,
@@ -1193,6 +1205,10 @@ pub fn place(
         v
     };
     let mut host_other_layer = vec![false; n_layer as usize];
+    // per device layer: its MLA attention weights (but the output projection) in host memory,
+    // and how many it has (the host's splits follow a layer with all of them there)
+    let mut host_mla_attn = vec![(0u32, 0u32); n_layer as usize];
+    let mut other_host_role = false;
     // the device layers' routers and shared-expert gates in host memory (a partial layer's
     // `ffn_gate.*` pattern takes them), and per layer whether it has a shared-expert gate
     let mut host_router = vec![false; n_layer as usize];
@@ -1265,6 +1281,12 @@ pub fn place(
             *x = true;
         }
         if let TensorLayer::Layer(il) = t.layer
+            && layer_role(&t.name).is_some_and(|r| MLA_ATTENTION.contains(&r))
+            && let Some(c) = host_mla_attn.get_mut(il as usize)
+        {
+            c.1 += 1;
+        }
+        if let TensorLayer::Layer(il) = t.layer
             && natural != Buffer::Host
             && buf == Buffer::Host
         {
@@ -1281,7 +1303,12 @@ pub fn place(
                     match layer_role(&t.name) {
                         Some("attn_output") if plain => host_attn_out[il] = true,
                         Some("ffn_norm") if plain => host_ffn_norm[il] = true,
-                        _ => host_other = true,
+                        Some(r) if plain && MLA_ATTENTION.contains(&r) => {
+                            if let Some(c) = host_mla_attn.get_mut(il) {
+                                c.0 += 1;
+                            }
+                        }
+                        _ => other_host_role = true,
                     }
                     if let Some(o) = host_other_layer.get_mut(il) {
                         *o = true;
@@ -1337,6 +1364,24 @@ pub fn place(
         }
         tensor_buffer.push(buf);
     }
+    // a device layer's MLA attention is followed on the host with all of its weights there and
+    // flash attention (see `runtime::HostFfn::attention`)
+    let host_attn: Vec<bool> = host_mla_attn
+        .iter()
+        .map(|&(here, all)| {
+            here > 0
+                && here == all
+                && ctx
+                    .host_replay
+                    .as_ref()
+                    .is_some_and(|sr| sr.g.flash_attn && sr.model.mla.is_some())
+        })
+        .collect();
+    let host_other = other_host_role
+        || host_mla_attn
+            .iter()
+            .zip(&host_attn)
+            .any(|(&(here, _), whole)| here > 0 && !whole);
     let cache_device: Vec<Buffer> = layer_device
         .iter()
         .map(|d| {
@@ -1382,7 +1427,8 @@ pub fn place(
         && nd > 0
         && layer_device.iter().all(|b| *b != Buffer::Host)
         && (0..host_ffn.len()).any(|il| {
-            host_router[il]
+            host_attn[il]
+                || host_router[il]
                 || host_shared_gate[il]
                 || host_attn_out[il]
                 || host_ffn_norm[il]
@@ -1405,6 +1451,7 @@ pub fn place(
                 dense: host_ffn[il][FFN_DENSE],
                 attn_output: host_attn_out[il],
                 ffn_norm: host_ffn_norm[il],
+                attention: host_attn[il],
                 dense_copied: None,
             })
             .collect();

@@ -46,6 +46,11 @@ pub struct HostFfn {
     pub attn_output: bool,
     /// The FFN's input norm (`ffn_norm`).
     pub ffn_norm: bool,
+    /// Every weight of an MLA attention but its output projection (`attn_norm`, `attn_q_a`,
+    /// its norm, `attn_q_b`, `attn_kv_a_mqa`, its norm, `attn_k_b`, `attn_v_b`), with flash
+    /// attention: the host runs the projections and the latent's decompression, the device
+    /// the first norm, the cache write and the attention over its cache.
+    pub attention: bool,
     /// A dense FFN whose weights are on the layer's device but whose ops that device cannot
     /// run (their activations over its tensor limit, `runtime::ffn_tensor_max`): the host runs
     /// the projections and the GLU, each weight copied in by a split of its own (bytes of the
@@ -62,12 +67,13 @@ impl HostFfn {
             || self.dense.any()
             || self.attn_output
             || self.ffn_norm
+            || self.attention
             || self.dense_copied.is_some()
     }
     /// The block starts at the attention's output projection (the residual add and the FFN's
-    /// norm with it).
+    /// norm with it), or at the layer's input with the attention's weights here.
     fn starts_at_attention(&self) -> bool {
-        self.attn_output || self.ffn_norm
+        self.attn_output || self.ffn_norm || self.attention
     }
 }
 
@@ -127,6 +133,9 @@ struct Node {
     view: bool,
     /// A device weight a host node copies in (no op: left out of the scheduler's assignment).
     leaf: bool,
+    /// A host graph input held outside the block (the positions): no op, never allocated or
+    /// freed here.
+    held: bool,
 }
 
 struct Block {
@@ -142,6 +151,7 @@ impl Block {
             inplace,
             view: false,
             leaf: false,
+            held: false,
         });
         self.nodes.len() - 1
     }
@@ -154,6 +164,20 @@ impl Block {
             inplace: false,
             view: false,
             leaf: true,
+            held: false,
+        });
+        self.nodes.len() - 1
+    }
+    /// A host graph input the block's nodes read (see [`Node::held`]).
+    fn held(&mut self, bytes: u64) -> usize {
+        self.nodes.push(Node {
+            bytes,
+            srcs: Vec::new(),
+            weight: Some(Side::Host),
+            inplace: false,
+            view: false,
+            leaf: false,
+            held: true,
         });
         self.nodes.len() - 1
     }
@@ -165,6 +189,7 @@ impl Block {
             inplace: false,
             view: true,
             leaf: false,
+            held: false,
         });
         self.nodes.len() - 1
     }
@@ -200,7 +225,10 @@ fn layer_block(
             Some(m) => m.value_length_mla as u64,
             None => l.map_or(0, |l| l.value_length as u64),
         };
-        let kqv = b.push(hq * dv * t * f32b, &[], Some(Side::Device), false);
+        let kqv = match model.mla.filter(|_| h.attention) {
+            Some(m) => mla_attention(&mut b, model, m, resid, t),
+            None => b.push(hq * dv * t * f32b, &[], Some(Side::Device), false),
+        };
         let attn_out = b.push(e, &[kqv], side(h.attn_output), false);
         let inp = b.push(e, &[attn_out, resid], None, true);
         ffn_inp = Some(inp);
@@ -314,6 +342,83 @@ fn layer_block(
     b
 }
 
+/// An MLA attention whose weights are in host memory, from the layer's input `resid` to the
+/// decompressed, contiguous per-head values (the output projection's input), in llama.cpp's
+/// node order (deepseek2's absorbed form with flash attention): the norm, its weight, the
+/// compressed query (normed, weighted), its projection to the heads, the absorbed no-rope part
+/// and the rotated rope part concatenated; the compressed latent with its rope part, the
+/// latent's norm and weight; then the rotated key rope, the cache row and its write, and the
+/// flash attention over the device's cache; the latent decompressed per head (`attn_v_b`) and
+/// made contiguous. The weightless ops fall where the scheduler's passes put them: the first
+/// norm with the device's residual, the query's and latent's norms and the query's RoPE and
+/// concatenation with the host's projections, the key's RoPE and the cache row with the
+/// device's cache write.
+fn mla_attention(
+    b: &mut Block,
+    model: &ModelShape,
+    m: crate::core::model::Mla,
+    resid: usize,
+    t: u64,
+) -> usize {
+    let f32b = 4u64;
+    let e = model.embedding_length.saturating_mul(t) * f32b;
+    let hq = model.layers.first().map_or(0, |l| l.head_count as u64);
+    let (lora, rope) = (m.kv_lora_rank as u64, m.rope_dim as u64);
+    let ql = model.keys.q_lora_rank.map_or(lora, u64::from);
+    let rows = |w: u64| w.saturating_mul(t) * f32b;
+    let pos = b.held(t * 4 * super::positions_per_token(model));
+    let norm = b.push(e, &[resid], None, true);
+    let attn_norm = b.push(e, &[norm], Some(Side::Host), true);
+    let qa = b.push(rows(ql), &[attn_norm], Some(Side::Host), false);
+    let qa_norm = b.push(rows(ql), &[qa], None, true);
+    let qa_w = b.push(rows(ql), &[qa_norm], Some(Side::Host), true);
+    let qb = b.push(
+        rows(hq * m.key_length_mla as u64),
+        &[qa_w],
+        Some(Side::Host),
+        false,
+    );
+    let q_nope = b.view(
+        qb,
+        rows(hq * (m.key_length_mla as u64).saturating_sub(rope)),
+    );
+    let absorbed = b.push(rows(hq * lora), &[q_nope], Some(Side::Host), false);
+    let q_pe_rows = b.view(qb, rows(hq * rope));
+    let q_pe = b.push(rows(hq * rope), &[q_pe_rows, pos], None, true);
+    let absorbed_perm = b.view(absorbed, rows(hq * lora));
+    let qcur = b.push(
+        rows(hq * (lora + rope)),
+        &[absorbed_perm, q_pe],
+        None,
+        false,
+    );
+    let kv = b.push(rows(lora + rope), &[attn_norm], Some(Side::Host), false);
+    let latent = b.view(kv, rows(lora));
+    let kv_norm = b.push(rows(lora), &[latent], None, true);
+    let kv_w = b.push(rows(lora), &[kv_norm], Some(Side::Host), true);
+    let k_pe_rows = b.view(kv, rows(rope));
+    // (the device's RoPE takes the positions it copied at its first split)
+    let k_pe = b.push(rows(rope), &[k_pe_rows], None, true);
+    let k_cur = b.push(rows(lora + rope), &[kv_w, k_pe], None, false);
+    let write = b.push(0, &[k_cur], Some(Side::Device), false);
+    let q = b.view(qcur, rows(hq * (lora + rope)));
+    let attn = b.push(rows(hq * lora), &[q, write], Some(Side::Device), false);
+    let attn_perm = b.view(attn, rows(hq * lora));
+    let vb = b.push(
+        rows(hq * m.value_length_mla as u64),
+        &[attn_perm],
+        Some(Side::Host),
+        false,
+    );
+    let vb_perm = b.view(vb, rows(hq * m.value_length_mla as u64));
+    b.push(
+        rows(hq * m.value_length_mla as u64),
+        &[vb_perm],
+        None,
+        false,
+    )
+}
+
 /// The scheduler's backend assignment over one block: nodes with a weight run where it is;
 /// then the devices are expanded down and up over weightless nodes (a host node stops the
 /// expansion), then any backend down and up; a view runs where its source does.
@@ -321,7 +426,7 @@ fn assign(b: &Block) -> Vec<Side> {
     let n = b.nodes.len();
     let mut at: Vec<Option<Side>> = b.nodes.iter().map(|x| x.weight).collect();
     let order: Vec<usize> = (0..n)
-        .filter(|&i| !b.nodes[i].view && !b.nodes[i].leaf)
+        .filter(|&i| !b.nodes[i].view && !b.nodes[i].leaf && !b.nodes[i].held)
         .collect();
     for (only_devices, rev) in [(true, false), (true, true), (false, false), (false, true)] {
         let mut cur: Option<Side> = None;
@@ -397,7 +502,9 @@ fn replay_block(r: &mut Replay, b: &Block, at: &[Side], resid: Option<Live>) {
         // one split: a run of nodes on the same side (views go with their source)
         let s = at[i];
         let mut end = i;
-        while end < n && (b.nodes[end].view || b.nodes[end].leaf || at[end] == s) {
+        while end < n
+            && (b.nodes[end].view || b.nodes[end].leaf || b.nodes[end].held || at[end] == s)
+        {
             // a node that copies a weight in starts a split of its own (the scheduler keeps one
             // weight copy at a time)
             if end > i && s == Side::Host && b.nodes[end].srcs.iter().any(|&x| b.nodes[x].leaf) {
@@ -408,7 +515,7 @@ fn replay_block(r: &mut Replay, b: &Block, at: &[Side], resid: Option<Live>) {
         if s == Side::Device {
             // the device split's start takes what it copies from the host
             for j in i..end {
-                if b.nodes[j].view || b.nodes[j].leaf {
+                if b.nodes[j].view || b.nodes[j].leaf || b.nodes[j].held {
                     continue;
                 }
                 for &src in &b.nodes[j].srcs {
@@ -422,7 +529,7 @@ fn replay_block(r: &mut Replay, b: &Block, at: &[Side], resid: Option<Live>) {
         } else {
             // the host split's input copies, at its start, in the order its nodes use them
             for j in i..end {
-                if b.nodes[j].view || b.nodes[j].leaf {
+                if b.nodes[j].view || b.nodes[j].leaf || b.nodes[j].held {
                     continue;
                 }
                 for &src in &b.nodes[j].srcs {
@@ -433,7 +540,7 @@ fn replay_block(r: &mut Replay, b: &Block, at: &[Side], resid: Option<Live>) {
             }
             for j in i..end {
                 let node = &b.nodes[j];
-                if node.view || node.leaf {
+                if node.view || node.leaf || node.held {
                     continue;
                 }
                 // in place on a host parent whose last consumer this is, of the same size
@@ -449,16 +556,34 @@ fn replay_block(r: &mut Replay, b: &Block, at: &[Side], resid: Option<Live>) {
                         })
                     })
                     .flatten();
-                match reuse {
-                    Some(p) => {
+                // or on a device tensor's copy whose last consumer this is (a copy has no views)
+                let reuse_copy = node
+                    .inplace
+                    .then(|| {
+                        node.srcs.iter().copied().find(|&src| {
+                            at[src] == Side::Device
+                                && !b.nodes[src].view
+                                && copy_children[src] == 1
+                                && b.nodes[src].bytes == node.bytes
+                                && copies[src].is_some()
+                        })
+                    })
+                    .flatten()
+                    .filter(|_| reuse.is_none());
+                match (reuse, reuse_copy) {
+                    (Some(p), _) => {
                         live[j] = live[p].take();
                         children[p] = 0;
                     }
-                    None if j == 0 && resid.is_some() => live[j] = resid,
-                    None => live[j] = Some(r.alloc(node.bytes)),
+                    (None, Some(c)) => {
+                        live[j] = copies[c].take();
+                        copy_children[c] = 0;
+                    }
+                    _ if j == 0 && resid.is_some() => live[j] = resid,
+                    _ => live[j] = Some(r.alloc(node.bytes)),
                 }
                 for &src in &node.srcs {
-                    if Some(src) == reuse {
+                    if Some(src) == reuse || Some(src) == reuse_copy {
                         continue;
                     }
                     if at[src] == Side::Host {
