@@ -173,7 +173,11 @@ proptest! {
         let c = check_claim(&r, tps);
         let v = llmbound::report::words::claim_verdict(&c);
         if v.starts_with("IMPOSSIBLE") && tps <= hs {
-            prop_assert!(v.contains("tokens retained") && v.contains("at most"), "{v}");
+            prop_assert!(
+                v.contains(" retained")
+                    && (v.contains("at most") || v.contains("only with no tokens retained")),
+                "{v}"
+            );
         }
         if c.impossible && tps > hs {
             prop_assert!(v.contains("at every context"), "{v}");

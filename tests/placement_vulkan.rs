@@ -247,6 +247,10 @@ struct Tally {
     fit_differ: Vec<String>,
     fit_differ_cases: Vec<String>,
     skipped: Vec<String>,
+    /// Cases where llama.cpp aborts on a cache tensor over the tensor limit that llmbound
+    /// refuses too, and those it does not.
+    aborts_said: usize,
+    aborts_missed: Vec<String>,
     /// Every compute buffer compared: (case, buffer, llmbound's bytes, llama.cpp's).
     all_compute: Vec<(String, String, u64, u64)>,
 }
@@ -357,7 +361,13 @@ fn vulkan_placement_matches_llama_cpp() {
                     format!(" [{}]", c.tag)
                 }
             );
-            if !c.ok {
+            // llama.cpp aborts on a cache tensor over the device's tensor limit: llmbound must
+            // say it will not start
+            let aborts = !c.ok
+                && c.error
+                    .as_deref()
+                    .is_some_and(|e| e.contains("pre-allocated tensor (cache_"));
+            if !c.ok && !aborts {
                 t.skipped.push(format!(
                     "{where_}: llama.cpp failed: {}",
                     c.error.clone().unwrap_or_default()
@@ -367,6 +377,16 @@ fn vulkan_placement_matches_llama_cpp() {
             cases += 1;
             let devs = devices(c, limit);
             match c.kind.as_str() {
+                "place" if aborts => {
+                    let parsed = placement::parse_args(&c.args, &devs).unwrap();
+                    let cs = cache_settings(&parsed.rest);
+                    let n_ctx = parsed.n_ctx.unwrap_or(l.model.n_ctx_train);
+                    let ctx = placement::context_figures(&l.shape, &l.ff, &cs, n_ctx);
+                    match placement::place(&l.model, &ctx, &devs, &parsed.settings) {
+                        Ok(p) if p.cache_over_limit.is_some() => t.aborts_said += 1,
+                        _ => t.aborts_missed.push(where_.clone()),
+                    }
+                }
                 "place" => compare(
                     &where_,
                     &l,
@@ -388,7 +408,15 @@ fn vulkan_placement_matches_llama_cpp() {
                     let ff = l.ff;
                     let ctx_at = |n: u32| placement::context_figures(shape, &ff, &cs, n);
                     let want = c.arguments.clone().unwrap_or_default();
-                    match placement::fit(&l.model, &devs, &parsed.settings, &fs, &ctx_at) {
+                    let result = placement::fit(&l.model, &devs, &parsed.settings, &fs, &ctx_at);
+                    if aborts {
+                        match result {
+                            Err(e) if e.0.contains("tensor limit") => t.aborts_said += 1,
+                            _ => t.aborts_missed.push(where_.clone()),
+                        }
+                        continue;
+                    }
+                    match result {
                         Ok(plan) if plan.arguments() == want => t.fit_same += 1,
                         Ok(plan) => {
                             t.fit_differ.push(format!(
@@ -433,7 +461,7 @@ fn vulkan_placement_matches_llama_cpp() {
     let mut err = std::io::stderr().lock();
     let _ = writeln!(
         err,
-        "vulkan placement oracle: {cases} cases; model+context exact on {}, wrong on {}; compute in band on {} buffers, off on {} ({} named); fit arguments identical on {}, different on {}; {} skipped",
+        "vulkan placement oracle: {cases} cases; model+context exact on {}, wrong on {}; compute in band on {} buffers, off on {} ({} named); fit arguments identical on {}, different on {}; llama.cpp's aborts on a cache tensor over the limit said on {}; {} skipped",
         t.exact,
         t.wrong.len(),
         t.in_band,
@@ -441,6 +469,7 @@ fn vulkan_placement_matches_llama_cpp() {
         KNOWN_COMPUTE_OFF.len(),
         t.fit_same,
         t.fit_differ.len(),
+        t.aborts_said,
         t.skipped.len()
     );
     for s in t.lines.iter().chain(&t.skipped) {
@@ -486,6 +515,15 @@ fn vulkan_placement_matches_llama_cpp() {
     assert!(
         exact >= COMPUTE_EXACT_FLOOR,
         "{exact} compute buffers equal to llama.cpp's to the byte, fewer than {COMPUTE_EXACT_FLOOR}"
+    );
+    // llama.cpp b11434 aborts at -c unset (the trained context) on the 128 MiB device:
+    // Llama-3.1-8B's K cache of 256 MiB per layer, Gemma 3 27B's full-attention layers'
+    // 512 MiB; llmbound refuses both (`Placement::cache_over_limit`, -fit's first dry run)
+    assert!(
+        t.aborts_missed.is_empty() && t.aborts_said >= 2,
+        "cache tensors over the tensor limit: llama.cpp aborts, llmbound said so on {} cases, not on {:?}",
+        t.aborts_said,
+        t.aborts_missed
     );
     let problems = known::check_compute(&t.off_band, KNOWN_COMPUTE_OFF);
     assert!(
@@ -681,4 +719,84 @@ fn what_the_limit_leaves_to_the_host_is_stated() {
     assert_eq!(lo.attention_tensor, 32_768 * 2048 * 32 * 4);
     let (lo, _, _) = run("place-29.2306G-c32768-faon-ub512--ngl_99");
     assert_eq!(lo, None);
+}
+
+/// A cache tensor over the device's tensor limit is a configuration llama.cpp aborts on
+/// (b11434 at `-c` unset on llvmpipe: `pre-allocated tensor (cache_k_l0) in a buffer
+/// (Vulkan0) that cannot run the operation`): `report` says llama.cpp will not start, why,
+/// and the context that avoids it, and exits 1; at that context it fits, and the largest
+/// context names the limit.
+#[test]
+fn a_cache_tensor_over_the_tensor_limit_will_not_start() {
+    use assert_cmd::Command;
+    let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llama-cpp");
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fx.join("llama-3.1-8b-shape.json")).unwrap())
+            .unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let gguf = d.path().join("llama-3.1-8b-shape.gguf");
+    std::fs::copy(fx.join("models/llama-3.1-8b-shape.header.gguf"), &gguf).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&gguf)
+        .unwrap()
+        .set_len(j["model"]["file_size"].as_u64().unwrap())
+        .unwrap();
+    let machine = d.path().join("llvmpipe.toml");
+    std::fs::write(
+        &machine,
+        r#"id = "llvmpipe-24g"
+name = "Mesa llvmpipe as a 24 GiB Vulkan device"
+[[tier]]
+name = "llvmpipe"
+kind = "accelerator"
+capacity = { value = "24 GiB", provenance = "user" }
+bandwidth = { value = "50 GB/s", provenance = "user" }
+backend = "vulkan"
+max-tensor = { value = "128 MiB", provenance = "measured" }
+[[tier]]
+name = "ram"
+kind = "host"
+capacity = { value = "64 GiB", provenance = "spec" }
+bandwidth = { value = "50 GB/s", provenance = "spec" }
+"#,
+    )
+    .unwrap();
+    let run = |context: &str| {
+        let mut c = Command::cargo_bin("llmbound").unwrap();
+        c.env("LLMBOUND_CONFIG_DIR", d.path())
+            .args(["report", "--gguf"])
+            .arg(&gguf)
+            .arg("--machine")
+            .arg(&machine)
+            .args(["--context", context]);
+        c.output().unwrap()
+    };
+    // -c unset: the trained 131,072 tokens, a K tensor of 256 MiB per layer
+    let out = run("0");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    let why = "llama.cpp will not start: layer 0's cache tensor (256.000 MiB) is over Vulkan0's 128.000 MiB tensor limit (it aborts reserving the graph); a context of 65,536 tokens or less keeps every cache tensor within it";
+    assert!(stderr.contains(why), "{stderr}");
+    assert!(
+        stdout.contains(&format!("verdict                {why}")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "largest context        65,536 tokens per sequence (every cache tensor within its device's tensor limit)"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("-fit stops: a cache tensor is over its device's tensor limit"));
+    // at 65,536 tokens the K tensor is 128 MiB, within the limit; one more block is not
+    let out = run("65536");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("verdict                fits"), "{stdout}");
+    assert!(stdout.contains("largest context        65,536 tokens per sequence (every cache tensor within its device's tensor limit)"), "{stdout}");
+    assert_eq!(run("65792").status.code(), Some(1));
 }

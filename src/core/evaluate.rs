@@ -85,8 +85,12 @@ pub struct Capacity {
     pub article_fits: bool,
     /// Every used tier holds the runtime's memory (allocated cache + buffers + A): the verdict.
     pub fits: bool,
-    /// Largest context per sequence whose runtime memory fits (None: memory sets no limit).
+    /// Largest context per sequence whose runtime memory fits (None: memory sets no limit),
+    /// and whose cache tensors stay within their devices' tensor limits.
     pub max_context_tokens: Option<u64>,
+    /// `max_context_tokens` is set by a device's tensor limit (a longer cache tensor is over
+    /// it), not by memory.
+    pub max_context_by_tensor_limit: bool,
     /// Largest logical context per sequence with W + K + A ≤ M (the article's figure).
     pub article_max_context_tokens: Option<u64>,
     /// The largest context is above the model's native context.
@@ -125,6 +129,15 @@ impl Capacity {
     /// largest context that fits is not a figure to show.
     pub fn refused(&self) -> bool {
         matches!(self.verdict, FitVerdict::WillNotStart { .. })
+    }
+    /// llama.cpp will not start at any context (a refusal a shorter cache does not avoid).
+    pub fn starts_at_no_context(&self) -> bool {
+        match &self.verdict {
+            FitVerdict::WillNotStart { refusals } => {
+                refusals.iter().any(|r| r.max_context().is_none())
+            }
+            _ => false,
+        }
     }
 }
 
@@ -318,6 +331,37 @@ fn linear(s: &Scenario, w: u64) -> Option<Linear> {
 pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
     let mut r = evaluate_bounds(s)?;
     r.plan = super::plan::plan(s);
+    // a cache tensor over its device's tensor limit: llama.cpp aborts reserving the graph
+    if let Ok(p) = &r.plan
+        && let Some(c) = p.cache_over_limit
+    {
+        let refusal = kv::CacheRefusal::CacheTensorOverLimit {
+            device: p
+                .devices
+                .get(c.device)
+                .map_or_else(|| format!("device {}", c.device), |d| d.buffer_name.clone()),
+            layer: c.layer,
+            bytes: c.bytes,
+            limit: c.limit,
+            max_context: c.max_context,
+        };
+        r.warnings.push(Warning::CacheRefused(refusal.clone()));
+        let mut refusals = match &r.capacity.verdict {
+            FitVerdict::WillNotStart { refusals } => refusals.clone(),
+            _ => Vec::new(),
+        };
+        refusals.push(refusal);
+        r.capacity.verdict = FitVerdict::WillNotStart { refusals };
+    }
+    // a longer context would put a cache tensor over its device's limit
+    if let Ok(p) = &r.plan
+        && let Some(cap) = p.cache_max_context
+        && r.capacity.max_context_tokens.is_none_or(|m| m > cap)
+    {
+        r.capacity.max_context_tokens = Some(cap);
+        r.capacity.max_context_by_tensor_limit = true;
+        r.capacity.max_context_exceeds_native = s.model.native_context.is_some_and(|n| cap > n);
+    }
     Ok(r)
 }
 
@@ -345,7 +389,7 @@ pub fn evaluate_bounds(s: &Scenario) -> Result<Report, ScenarioError> {
     let w = s.weight_bytes();
     let w_prov = s.weight_provenance();
     let kv = kv::cache(&s.model, &s.cache);
-    warnings.extend(kv.refusals.iter().copied().map(Warning::CacheRefused));
+    warnings.extend(kv.refusals.iter().cloned().map(Warning::CacheRefused));
     if let super::runtime::ComputeStatus::Estimate {
         below_pct,
         above_pct,
@@ -486,6 +530,7 @@ pub fn evaluate_bounds(s: &Scenario) -> Result<Report, ScenarioError> {
         article_fits,
         fits,
         max_context_tokens: max_ctx,
+        max_context_by_tensor_limit: false,
         article_max_context_tokens: article_max_ctx,
         max_context_exceeds_native: match (max_ctx, s.model.native_context) {
             (Some(m), Some(n)) => m > n,

@@ -71,6 +71,10 @@ pub struct KvLayer {
     pub allocated_cells: u64,
     /// Bytes llama.cpp allocates for this layer.
     pub allocated_bytes: u64,
+    /// The largest single tensor of this layer's cache llama.cpp allocates (its K or its V,
+    /// or an indexer's, over every stream): what a device's tensor limit is held against.
+    /// 0 where it is not computed (DeepSeek-V4's compressed caches).
+    pub largest_tensor_bytes: u64,
 }
 
 /// The cache of a scenario.
@@ -167,8 +171,9 @@ impl AllocatedCache {
     }
 }
 
-/// A cache configuration llama.cpp refuses at start-up (`llama_init_from_model` returns null).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A cache configuration llama.cpp refuses at start-up (`llama_init_from_model` returns null),
+/// or one it aborts on when it reserves the graph.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CacheRefusal {
     /// MLA models (and deepseek4) need the same K and V cache type.
     MixedTypesOnMla {
@@ -197,6 +202,34 @@ pub enum CacheRefusal {
         /// The head size it does not divide.
         head: u32,
     },
+    /// A layer's cache tensor is over its device's tensor limit (Vulkan's
+    /// `maxStorageBufferRange` without 64-bit indexing): llama.cpp aborts when it reserves
+    /// the graph (`pre-allocated tensor … in a buffer … that cannot run the operation`), and
+    /// `-fit` in its first dry run.
+    CacheTensorOverLimit {
+        /// The device's buffer-type name (`Vulkan0`).
+        device: String,
+        /// The first such layer.
+        layer: u32,
+        /// Its largest cache tensor (bytes).
+        bytes: u64,
+        /// The device's tensor limit (bytes).
+        limit: u64,
+        /// The largest context per sequence that keeps every cache tensor within its
+        /// device's limit (None: none does).
+        max_context: Option<u64>,
+    },
+}
+
+impl CacheRefusal {
+    /// A smaller context starts (the refusal is the tensor limit's, which a shorter cache
+    /// keeps to): the largest such context.
+    pub fn max_context(&self) -> Option<u64> {
+        match self {
+            CacheRefusal::CacheTensorOverLimit { max_context, .. } => *max_context,
+            _ => None,
+        }
+    }
 }
 
 impl std::fmt::Display for CacheRefusal {
@@ -219,6 +252,28 @@ impl std::fmt::Display for CacheRefusal {
                 "llama.cpp will not start: {which} cache type {ty} with block size {} does not divide the head size {head}",
                 ty.block().1
             ),
+            CacheRefusal::CacheTensorOverLimit {
+                device,
+                layer,
+                bytes,
+                limit,
+                max_context,
+            } => {
+                write!(
+                    f,
+                    "llama.cpp will not start: layer {layer}'s cache tensor ({}) is over {device}'s {} tensor limit (it aborts reserving the graph)",
+                    crate::core::units::fmt_binary(*bytes),
+                    crate::core::units::fmt_binary(*limit)
+                )?;
+                match max_context {
+                    Some(c) => write!(
+                        f,
+                        "; a context of {} tokens or less keeps every cache tensor within it",
+                        crate::core::units::fmt_tokens(*c)
+                    ),
+                    None => write!(f, "; no context keeps it within (a windowed cache)"),
+                }
+            }
         }
     }
 }
@@ -557,6 +612,7 @@ fn dsv4_cache(model: &ModelShape, s: &CacheSettings, wd: &Wide) -> KvCache {
                 0
             },
             allocated_bytes: layer_alloc,
+            largest_tensor_bytes: 0,
         });
     }
     let buf = |kind, layers: u32, k: u128, cells: u64| AllocatedCache {
@@ -831,6 +887,16 @@ fn walk(model: &ModelShape, s: &CacheSettings, wd: &Wide) -> KvCache {
             bytes: layer_bytes,
             allocated_cells: layer_cells,
             allocated_bytes: layer_alloc,
+            largest_tensor_bytes: wd.narrow(
+                Alloc,
+                Some(
+                    [k_cells, v_cells, ik_cells, iv_cells]
+                        .into_iter()
+                        .max()
+                        .unwrap_or(0)
+                        .div_ceil(32),
+                ),
+            ),
         });
     }
     // qwen4exp's PLE rows are attributed to the PLE layers (per-layer figures add up)

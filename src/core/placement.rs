@@ -725,6 +725,12 @@ pub struct ContextFigures {
     /// that layer's attention to the host (llvmpipe without flash attention: a full-attention
     /// layer's KQ scores, not a sliding-window layer's).
     pub attn_tensor_bytes: Vec<u64>,
+    /// Per repeating layer: the largest tensor of its cache (its K or V over every stream;
+    /// [`crate::core::kv::KvLayer::largest_tensor_bytes`]), and its bytes per cell of one
+    /// stream when it grows with the context (0: a windowed or no cache).
+    pub cache_tensor_bytes: Vec<(u64, u64)>,
+    /// The cache's streams (one per sequence, or one with `-kvu`).
+    pub cache_streams: u64,
     /// The largest activation of a dense FFN layer's ops (`core::runtime::ffn_tensor_max`): a
     /// device whose tensor limit is below it leaves the dense FFNs to the host.
     pub ffn_tensor_bytes: u64,
@@ -968,6 +974,28 @@ pub struct Placement {
     /// Per device in use: the prompt graph's ops its tensor limit leaves to the host (None:
     /// none, or no limit).
     pub limited: Vec<Option<LimitedOps>>,
+    /// A layer's cache tensor over its device's tensor limit: llama.cpp aborts when it reserves
+    /// the graph (`pre-allocated tensor … in a buffer … that cannot run the operation`).
+    pub cache_over_limit: Option<CacheOverLimit>,
+    /// The largest context per sequence (a multiple of 256) whose cache tensors all stay within
+    /// their devices' tensor limits (None: no cache is on a device with a limit; 0: none).
+    pub cache_max_context: Option<u64>,
+}
+
+/// A cache tensor over a device's tensor limit ([`Placement::cache_over_limit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheOverLimit {
+    /// The device (index among those in use).
+    pub device: usize,
+    /// The first such layer.
+    pub layer: u32,
+    /// Its largest cache tensor (bytes).
+    pub bytes: u64,
+    /// The device's tensor limit (bytes).
+    pub limit: u64,
+    /// The largest context per sequence (a multiple of 256) that keeps every cache tensor on
+    /// a limited device within its limit; None: none does (a windowed cache is over it).
+    pub max_context: Option<u64>,
 }
 
 /// What a device with a tensor limit ([`Device::max_tensor`]) leaves to the host in the
@@ -1561,6 +1589,7 @@ pub fn place(
     let limited: Vec<Option<LimitedOps>> = (0..nd)
         .map(|d| limited_ops(ctx, &shape, d, devs[d], settings.no_kv_offload))
         .collect();
+    let (cache_over_limit, cache_max_context) = cache_limits(ctx, &cache_device, &devs);
     let (dev_compute, host_compute) = compute_buffers(ctx, &shape, nd);
     for (mem, c) in devices_mem.iter_mut().zip(dev_compute) {
         mem.compute = Bytes(c);
@@ -1579,7 +1608,48 @@ pub fn place(
         exact_model: model.exact,
         compute_basis: ComputeBasis::SchedulerModel,
         limited,
+        cache_over_limit,
+        cache_max_context,
     })
+}
+
+/// The first layer whose cache tensor is over its device's tensor limit, and the largest
+/// context per sequence (a multiple of 256) that keeps every cache tensor of a device with a
+/// limit within it (None: no cache is on such a device; 0: no context does, a windowed cache
+/// is over it).
+fn cache_limits(
+    ctx: &ContextFigures,
+    cache_device: &[Buffer],
+    devs: &[&Device],
+) -> (Option<CacheOverLimit>, Option<u64>) {
+    let on_limited = |il: usize| match cache_device.get(il) {
+        Some(Buffer::Device(d)) => devs.get(*d).and_then(|x| x.max_tensor).map(|m| (*d, m.0)),
+        _ => None,
+    };
+    let mut cap: Option<u64> = None;
+    let mut over = None;
+    for (il, &(bytes, per_cell)) in ctx.cache_tensor_bytes.iter().enumerate() {
+        let Some((d, limit)) = on_limited(il) else {
+            continue;
+        };
+        let c = match per_cell {
+            0 if bytes > limit => 0,
+            0 => continue,
+            p => limit / p / 256 * 256,
+        };
+        cap = Some(cap.map_or(c, |x| x.min(c)));
+        if bytes > limit && over.is_none() {
+            over = Some((d, il as u32, bytes, limit));
+        }
+    }
+    let over = over.map(|(device, layer, bytes, limit)| CacheOverLimit {
+        device,
+        layer,
+        bytes,
+        limit,
+        max_context: cap.filter(|c| *c > 0),
+    });
+    (over, cap)
 }
 
 /// What device `d`'s tensor limit leaves to the host in the prompt graph ([`LimitedOps`]):
@@ -2504,6 +2574,12 @@ pub fn fit(
         st.probes += 1;
     }
     let full = st.measure(settings, n_ctx)?;
+    // a cache tensor over a device's tensor limit: llama.cpp aborts in this first dry run
+    if full.cache_over_limit.is_some() {
+        return Err(FitRefusal(
+            "a cache tensor is over its device's tensor limit, and llama.cpp aborts in -fit's first dry run".into(),
+        ));
+    }
     let done = |st: &FitState, n_ctx: u32, p: Placement| -> FitPlan {
         FitPlan {
             n_ctx,
@@ -2967,6 +3043,20 @@ pub fn context_figures(
         attn_tensor_bytes: (0..model.layers.len())
             .map(|il| runtime::attention_tensor_of(model, &kv, &g, il))
             .collect(),
+        cache_tensor_bytes: kv
+            .per_layer
+            .iter()
+            .map(|l| {
+                let per_cell = match l.attention {
+                    crate::core::model::Attention::Full if l.allocated_cells > 0 => {
+                        l.largest_tensor_bytes / l.allocated_cells * streams
+                    }
+                    _ => 0,
+                };
+                (l.largest_tensor_bytes, per_cell)
+            })
+            .collect(),
+        cache_streams: streams,
         ffn_tensor_bytes: runtime::ffn_tensor_max(model, ff, &kv, &g),
         layer_bytes,
         mask_bytes: masks,
@@ -3354,6 +3444,62 @@ mod tests {
             output_proj_bytes: 0,
             ..Default::default()
         }
+    }
+
+    /// A cache tensor over a device's tensor limit: llama.cpp aborts (the placement says which
+    /// layer and the largest context that avoids it); on the host, or with `-nkvo`, no limit.
+    #[test]
+    fn cache_tensor_over_the_tensor_limit() {
+        let m = dense(4, 1 << 24);
+        let mut c = figures(4);
+        // layers 0-2 grow with the context (256 MiB at it, 8 KiB per cell); layer 3 is a
+        // window of 96 MiB
+        c.cache_tensor_bytes = vec![
+            (256 << 20, 8 << 10),
+            (256 << 20, 8 << 10),
+            (256 << 20, 8 << 10),
+            (96 << 20, 0),
+        ];
+        let limited = Device {
+            backend: Backend::Vulkan,
+            max_tensor: Some(Bytes(128 << 20)),
+            ..dev("Vulkan0", 24)
+        };
+        let p = place(
+            &m,
+            &c,
+            std::slice::from_ref(&limited),
+            &PlacementSettings::default(),
+        )
+        .unwrap();
+        let o = p.cache_over_limit.expect("over the limit");
+        assert_eq!(
+            (o.device, o.layer, o.bytes, o.limit),
+            (0, 0, 256 << 20, 128 << 20)
+        );
+        // 128 MiB / 8 KiB = 16,384 cells
+        assert_eq!(o.max_context, Some(16_384));
+        assert_eq!(p.cache_max_context, Some(16_384));
+        // a window over the limit: no context avoids it
+        c.cache_tensor_bytes[3] = (160 << 20, 0);
+        let p = place(
+            &m,
+            &c,
+            std::slice::from_ref(&limited),
+            &PlacementSettings::default(),
+        )
+        .unwrap();
+        assert_eq!(p.cache_over_limit.map(|o| o.max_context), Some(None));
+        assert_eq!(p.cache_max_context, Some(0));
+        // the cache in host memory, or no limit: nothing over it
+        let nkvo = PlacementSettings {
+            no_kv_offload: true,
+            ..PlacementSettings::default()
+        };
+        let p = place(&m, &c, &[limited], &nkvo).unwrap();
+        assert_eq!((p.cache_over_limit, p.cache_max_context), (None, None));
+        let p = place(&m, &c, &[dev("RPC0", 24)], &PlacementSettings::default()).unwrap();
+        assert_eq!((p.cache_over_limit, p.cache_max_context), (None, None));
     }
 
     #[test]

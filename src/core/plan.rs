@@ -111,6 +111,11 @@ pub struct Plan {
     /// The plan has RPC hops but the machine names no `[[link]]` to their tiers: the hops
     /// take no time in `ceilings`.
     pub link_missing: bool,
+    /// A layer's cache tensor over its device's tensor limit (the device index is into
+    /// `devices`): llama.cpp aborts reserving the graph.
+    pub cache_over_limit: Option<placement::CacheOverLimit>,
+    /// [`placement::Placement::cache_max_context`].
+    pub cache_max_context: Option<u64>,
 }
 
 impl Plan {
@@ -368,5 +373,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, PlanError> {
         reads,
         ceilings,
         link_missing,
+        cache_over_limit: placement.cache_over_limit,
+        cache_max_context: placement.cache_max_context,
     })
 }

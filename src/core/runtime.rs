@@ -945,7 +945,7 @@ fn rwkv7_ffn_width(model: &ModelShape) -> Option<u64> {
     (w > 0).then_some(w)
 }
 
-/// Which backend ran the layers before an RWKV-7 share ([`Rwkv7Share::after`]).
+/// Which backend ran the layers before an RWKV-7 share ([`Rwkv7Start::After`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rwkv7Before {
     /// The host (no op offload): the device adds the residual and norms the rows itself, the

@@ -111,7 +111,7 @@ impl CompareFigures {
                 .map(|t| t.memory.free_bytes)
                 .min()
                 .unwrap_or(r.capacity.headroom_bytes),
-            max_context_tokens: if r.capacity.refused() {
+            max_context_tokens: if r.capacity.starts_at_no_context() {
                 Some(0)
             } else {
                 r.capacity.max_context_tokens

@@ -1047,13 +1047,13 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
             headroom_bytes: r.capacity.headroom_bytes,
             fits: r.capacity.fits,
             article_fits: r.capacity.article_fits,
-            starts: !r.capacity.refused(),
+            starts: !r.capacity.starts_at_no_context(),
             verdict: super::words::verdict(&r.capacity),
             // No context fits a configuration llama.cpp refuses.
             max_context_tokens: r
                 .capacity
                 .max_context_tokens
-                .filter(|_| !r.capacity.refused()),
+                .filter(|_| !r.capacity.starts_at_no_context()),
             article_max_context_tokens: r.capacity.article_max_context_tokens,
             memory: {
                 let t = &r.capacity.runtime_bytes;
@@ -1114,7 +1114,9 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
                         memory_bytes: t.capacity_bytes,
                         headroom_bytes: t.headroom_bytes,
                         fits: t.fits,
-                        max_context_tokens: t.max_context_tokens.filter(|_| !r.capacity.refused()),
+                        max_context_tokens: t
+                            .max_context_tokens
+                            .filter(|_| !r.capacity.starts_at_no_context()),
                         memory: MemoryJson {
                             model_bytes: t.memory.model_bytes,
                             context_bytes: t.memory.context_bytes,

@@ -552,7 +552,13 @@ pub fn write_worksheet_with<W: Write>(
     o.row(
         "largest context",
         &match c.max_context_tokens {
-            _ if c.refused() => "none: llama.cpp will not start with these settings".into(),
+            _ if c.starts_at_no_context() => {
+                "none: llama.cpp will not start with these settings".into()
+            }
+            Some(m) if c.max_context_by_tensor_limit => format!(
+                "{} tokens per sequence (every cache tensor within its device's tensor limit)",
+                fmt_tokens(m)
+            ),
             Some(m) => format!(
                 "{} tokens per sequence (runtime memory){}{}",
                 fmt_tokens(m),
@@ -1071,6 +1077,9 @@ pub fn placement_lines(r: &Report) -> Vec<(String, String)> {
                 plural(u64::from(*probes), "dry-run projection")
             ),
         )),
+        PlanOrigin::FitRefused { reason } if p.cache_over_limit.is_some() => {
+            v.push(("-fit on".into(), format!("-fit stops: {reason}")))
+        }
         PlanOrigin::FitRefused { reason } => v.push((
             "-fit on".into(),
             format!("-fit gives up ({reason}): llama.cpp loads the flags as given"),

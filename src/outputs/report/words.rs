@@ -241,13 +241,13 @@ pub fn verdict(c: &Capacity) -> String {
 
 /// The name of a ceiling at `context_tokens` retained tokens per sequence.
 pub fn ceiling_name(kind: CeilingKind, context_tokens: u64) -> String {
-    let n = units::fmt_tokens(context_tokens);
+    let n = plural(context_tokens, "token");
     match kind {
         CeilingKind::FileShort => "file mode, short context".into(),
-        CeilingKind::FileFull => format!("file mode, {n} tokens"),
+        CeilingKind::FileFull => format!("file mode, {n}"),
         CeilingKind::InventoryShort => "inventory mode, short context".into(),
         CeilingKind::InventoryFull { estimated } => format!(
-            "inventory mode{}, {n} tokens",
+            "inventory mode{}, {n}",
             if estimated {
                 " (estimate from active parameters)"
             } else {
@@ -255,25 +255,23 @@ pub fn ceiling_name(kind: CeilingKind, context_tokens: u64) -> String {
             }
         ),
         CeilingKind::Placement { overlap: false } => {
-            format!("plan's placement, memories one after another (sum bound), {n} tokens")
+            format!("plan's placement, memories one after another (sum bound), {n}")
         }
         CeilingKind::Placement { overlap: true } => {
-            format!("plan's placement, the slowest memory alone (overlap bound), {n} tokens")
+            format!("plan's placement, the slowest memory alone (overlap bound), {n}")
         }
         CeilingKind::Highest {
             basis: HighestBasis::Inventory,
-        } => format!(
-            "highest: inventory bytes, fewest experts, highest bandwidth on record, {n} tokens"
-        ),
+        } => format!("highest: inventory bytes, fewest experts, highest bandwidth on record, {n}"),
         CeilingKind::Highest {
             basis: HighestBasis::EstimatedActive,
         } => format!(
-            "highest without a tensor inventory: estimated active bytes, fewest experts, highest bandwidth on record, {n} tokens"
+            "highest without a tensor inventory: estimated active bytes, fewest experts, highest bandwidth on record, {n}"
         ),
         CeilingKind::Highest {
             basis: HighestBasis::FileBytes,
         } => format!(
-            "highest without a tensor inventory: file bytes, highest bandwidth on record, {n} tokens"
+            "highest without a tensor inventory: file bytes, highest bandwidth on record, {n}"
         ),
     }
 }
@@ -354,13 +352,13 @@ pub fn claim_verdict(c: &ClaimCheck) -> String {
 /// possible with at most M retained (`Verdict::max_context_tokens`).
 pub fn claim_sentence(v: &Verdict) -> String {
     let h = rate(v.highest_tokens_per_second);
-    let n = units::fmt_tokens(v.context_tokens);
+    let n = plural(v.context_tokens, "token");
     let tps = rate(v.tokens_per_second);
     let agg = across_sequences(v.sequences);
     // Both highest figures, each with its context, when they differ.
     let both = match v.highest_short_tokens_per_second {
         Some(s) if s > v.highest_tokens_per_second => {
-            format!("{} tokens/s at a short context, {h} at {n} tokens", rate(s))
+            format!("{} tokens/s at a short context, {h} at {n}", rate(s))
         }
         _ => format!("{h} tokens/s"),
     };
@@ -388,7 +386,7 @@ pub fn claim_sentence(v: &Verdict) -> String {
     let decides = v.context_decides();
     match v.outcome {
         ClaimOutcome::AboveMeasured if decides => format!(
-            "above the measured ceiling with {n} tokens retained ({h} tokens/s{agg}): the measured bandwidth ({}) does not describe this path, not impossible (no peak bandwidth is on record for the tier); {within}",
+            "above the measured ceiling with {n} retained ({h} tokens/s{agg}): the measured bandwidth ({}) does not describe this path, not impossible (no peak bandwidth is on record for the tier); {within}",
             units::fmt_bandwidth(v.highest_bandwidth)
         ),
         ClaimOutcome::AboveMeasured => format!(
@@ -396,13 +394,13 @@ pub fn claim_sentence(v: &Verdict) -> String {
             units::fmt_bandwidth(v.highest_bandwidth)
         ),
         ClaimOutcome::Impossible if decides => format!(
-            "IMPOSSIBLE with {n} tokens retained: {tps} tokens/s{agg} is above the highest ceiling at {n} tokens ({h} tokens/s); {reach}"
+            "IMPOSSIBLE with {n} retained: {tps} tokens/s{agg} is above the highest ceiling at {n} ({h} tokens/s); {reach}"
         ),
         ClaimOutcome::Impossible => format!(
             "IMPOSSIBLE: {tps} tokens/s{agg} is above the highest ceiling at every context ({both})"
         ),
         ClaimOutcome::AboveWithoutInventory if decides => format!(
-            "above the ceiling at {n} tokens computed without a tensor inventory ({h} tokens/s{agg}); {within}; open the GGUF to decide whether it is impossible"
+            "above the ceiling at {n} computed without a tensor inventory ({h} tokens/s{agg}); {within}; open the GGUF to decide whether it is impossible"
         ),
         ClaimOutcome::AboveWithoutInventory => format!(
             "above every ceiling computed without a tensor inventory ({both}{agg}): open the GGUF to decide whether it is impossible"
@@ -520,6 +518,20 @@ pub fn linear_basis(b: LinearBasis) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::bytes_scaled;
+
+    /// One token is one token (a context of 1, as the claim verdicts' property test reaches).
+    #[test]
+    fn a_ceiling_at_one_token_is_singular() {
+        use crate::core::decode::CeilingKind;
+        assert_eq!(
+            super::ceiling_name(CeilingKind::FileFull, 1),
+            "file mode, 1 token"
+        );
+        assert_eq!(
+            super::ceiling_name(CeilingKind::FileFull, 32_768),
+            "file mode, 32,768 tokens"
+        );
+    }
 
     #[test]
     fn a_rate_above_several_lower_ceilings_names_each() {

@@ -178,7 +178,7 @@ impl App {
         }
         let c = &self.ws.report().capacity;
         match c.max_context_tokens {
-            _ if c.refused() => {
+            _ if c.starts_at_no_context() => {
                 self.info("no context fits: llama.cpp will not start with these settings")
             }
             None => self.info("memory sets no limit on the context"),

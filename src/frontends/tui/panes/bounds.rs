@@ -290,7 +290,7 @@ impl BoundsPane<'_> {
         }
         let max = match c.max_context_tokens {
             // A refused configuration starts at no context: no figure under the ✗.
-            _ if c.refused() => vec![
+            _ if c.starts_at_no_context() => vec![
                 Span::styled("largest context that fits ", t.label()),
                 Span::styled("none: llama.cpp will not start", t.bad()),
             ],
@@ -308,8 +308,12 @@ impl BoundsPane<'_> {
                 if c.max_context_exceeds_native {
                     v.push(Span::styled(" (> native)", t.warn()));
                 }
+                if c.max_context_by_tensor_limit {
+                    v.push(Span::styled(" (tensor limit)", t.label()));
+                }
                 if let Some(a) = c.article_max_context_tokens
                     && a != m
+                    && !c.max_context_by_tensor_limit
                 {
                     v.push(Span::styled(
                         format!(" · W+K+A alone {}", units::fmt_tokens(a)),

@@ -298,6 +298,9 @@ pub fn blocks(plan: &Result<Plan, PlanError>, width: usize, t: &Theme) -> Vec<Bl
             "-fit on chooses ({probes} dry run{}): {arguments}",
             if *probes == 1 { "" } else { "s" }
         ),
+        PlanOrigin::FitRefused { reason } if p.cache_over_limit.is_some() => {
+            format!("-fit on stops: {reason}")
+        }
         PlanOrigin::FitRefused { reason } => {
             format!("-fit on gives up: {reason}; llama.cpp loads the flags as given")
         }
