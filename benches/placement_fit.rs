@@ -21,6 +21,10 @@
 //! replayed node by node (load average 1.5, `taskset -c 0`): 4 RPC first 7.4 ms wall, median
 //! 8.1 ms; 4 CUDA + 1 RPC first 9.4 ms, median 7.1 ms (5.2 / 5.6 ms before, same session) —
 //! still about 600× faster than llama-fit-params, with the same plans.
+//! 2026-12-03, with RWKV-7's backend shares, the host's MLA attention splits and the cache
+//! tensor limit in the placement (load average about 2, unpinned): 4 RPC first 10.6 ms wall,
+//! median 9.0 ms, 27 projections (llama-fit-params' 135 breakdown lines are 27 dry runs of
+//! five buffers); 4 CUDA + 1 RPC first 8.9 ms, median 9.0 ms, 33 projections — the same plans.
 //! The fit's overflow patterns are compiled once per search and shared, so each regex keeps
 //! one warm search cache; `place` searches a `blk\.N\.` pattern only in block N's tensor names.
 

@@ -332,19 +332,7 @@ pub fn evaluate(s: &Scenario) -> Result<Report, ScenarioError> {
     let mut r = evaluate_bounds(s)?;
     r.plan = super::plan::plan(s);
     // a cache tensor over its device's tensor limit: llama.cpp aborts reserving the graph
-    if let Ok(p) = &r.plan
-        && let Some(c) = p.cache_over_limit
-    {
-        let refusal = kv::CacheRefusal::CacheTensorOverLimit {
-            device: p
-                .devices
-                .get(c.device)
-                .map_or_else(|| format!("device {}", c.device), |d| d.buffer_name.clone()),
-            layer: c.layer,
-            bytes: c.bytes,
-            limit: c.limit,
-            max_context: c.max_context,
-        };
+    if let Some(refusal) = r.plan.as_ref().ok().and_then(|p| p.cache_refusal()) {
         r.warnings.push(Warning::CacheRefused(refusal.clone()));
         let mut refusals = match &r.capacity.verdict {
             FitVerdict::WillNotStart { refusals } => refusals.clone(),

@@ -119,6 +119,21 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// llama.cpp's refusal when a cache tensor is over its device's tensor limit
+    /// ([`Self::cache_over_limit`]): it aborts reserving the graph.
+    pub fn cache_refusal(&self) -> Option<super::kv::CacheRefusal> {
+        let c = self.cache_over_limit?;
+        Some(super::kv::CacheRefusal::CacheTensorOverLimit {
+            device: self
+                .devices
+                .get(c.device)
+                .map_or_else(|| format!("device {}", c.device), |d| d.buffer_name.clone()),
+            layer: c.layer,
+            bytes: c.bytes,
+            limit: c.limit,
+            max_context: c.max_context,
+        })
+    }
     /// Bytes by which the host's share (model, context and compute) exceeds its tier's
     /// capacity; None when it fits or the machine has no host tier.
     pub fn host_short(&self) -> Option<u64> {

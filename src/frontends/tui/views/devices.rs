@@ -474,6 +474,9 @@ pub fn blocks(plan: &Result<Plan, PlanError>, width: usize, t: &Theme) -> Vec<Bl
             t.bad(),
         ));
     }
+    if let Some(r) = p.cache_refusal() {
+        verdict.push((format!("✗ {r}"), t.bad()));
+    }
     if let Some(short) = p.host_short() {
         verdict.push((
             format!(
