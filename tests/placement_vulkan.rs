@@ -284,6 +284,13 @@ fn compare(
             return;
         }
     };
+    // llama.cpp ran this placement: no cache tensor may be called over the limit
+    if let Some(c) = p.cache_over_limit {
+        t.wrong.push(format!(
+            "{where_}: llmbound says layer {}'s cache tensor ({} bytes) is over the limit; llama.cpp ran it",
+            c.layer, c.bytes
+        ));
+    }
     let host_model = want.host.model + want.other_buffers.iter().map(|o| o.model).sum::<u64>();
     let host_ctx = want.host.context + want.other_buffers.iter().map(|o| o.context).sum::<u64>();
     let host_compute =
@@ -779,7 +786,7 @@ bandwidth = { value = "50 GB/s", provenance = "spec" }
         String::from_utf8_lossy(&out.stderr),
     );
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
-    let why = "llama.cpp will not start: layer 0's cache tensor (256.000 MiB) is over Vulkan0's 128.000 MiB tensor limit (it aborts reserving the graph); a context of 65,536 tokens or less keeps every cache tensor within it";
+    let why = "llama.cpp will not start: layer 0's cache tensor (256.000 MiB) is over Vulkan0's 128.000 MiB tensor limit (it aborts reserving the graph); a context of 65,536 tokens per sequence or less keeps every cache tensor within it";
     assert!(stderr.contains(why), "{stderr}");
     assert!(
         stdout.contains(&format!("verdict                {why}")),
@@ -792,6 +799,12 @@ bandwidth = { value = "50 GB/s", provenance = "spec" }
         "{stdout}"
     );
     assert!(stdout.contains("-fit stops: a cache tensor is over its device's tensor limit"));
+    // the layers llama.cpp can offload at that context: none (their caches would be on the
+    // device)
+    assert!(
+        stdout.contains("most GPU layers        -ngl 0 of 33"),
+        "{stdout}"
+    );
     // at 65,536 tokens the K tensor is 128 MiB, within the limit; one more block is not
     let out = run("65536");
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -125,12 +125,13 @@ impl Capacity {
         self.fits && !self.refused()
     }
 
-    /// llama.cpp refuses the configuration whatever the context: no context "fits", and the
-    /// largest context that fits is not a figure to show.
+    /// llama.cpp will not start with these settings (the verdict says why); whether a shorter
+    /// context would: [`Self::starts_at_no_context`].
     pub fn refused(&self) -> bool {
         matches!(self.verdict, FitVerdict::WillNotStart { .. })
     }
-    /// llama.cpp will not start at any context (a refusal a shorter cache does not avoid).
+    /// llama.cpp will not start at any context (a refusal a shorter cache does not avoid): the
+    /// largest context that fits is not a figure to show.
     pub fn starts_at_no_context(&self) -> bool {
         match &self.verdict {
             FitVerdict::WillNotStart { refusals } => {

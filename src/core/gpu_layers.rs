@@ -42,7 +42,28 @@ pub fn with_gpu_layers(s: &Scenario, n: u32) -> Scenario {
 /// Every used tier fits with `-ngl n`, as `evaluate` decides it, and every used accelerator
 /// keeps llama.cpp's `-fit` margin ([`keeps_margin`]); an invalid scenario fits nowhere.
 pub fn fits_at(s: &Scenario, n: u32) -> bool {
-    evaluate_bounds(&with_gpu_layers(s, n)).is_ok_and(|r| r.capacity.fits && keeps_margin(&r))
+    evaluate_bounds(&with_gpu_layers(s, n))
+        .is_ok_and(|r| r.capacity.fits && keeps_margin(&r) && caches_within_limit(s, n))
+}
+
+/// The caches of the layers `-ngl n` offloads (the last n of them) stay within the devices'
+/// tensor limit (the smallest of the machine's, [`super::placement::Device::max_tensor`]):
+/// llama.cpp aborts on one over it (`Plan::cache_refusal`).
+fn caches_within_limit(s: &Scenario, n: u32) -> bool {
+    let Some(limit) = s
+        .machine
+        .devices()
+        .iter()
+        .filter_map(|(_, d)| d.max_tensor.map(|m| m.0))
+        .min()
+    else {
+        return true;
+    };
+    let kv = super::kv::cache(&s.model, &s.cache);
+    let offloaded = kv.per_layer.len().min(n as usize);
+    kv.per_layer[kv.per_layer.len() - offloaded..]
+        .iter()
+        .all(|l| l.largest_tensor_bytes <= limit)
 }
 
 /// Every used accelerator keeps llama.cpp's `-fit` margin (`-fitt`, 1024 MiB by default) free
@@ -80,7 +101,7 @@ pub fn max_gpu_layers(s: &Scenario) -> Option<MaxGpuLayers> {
     let all = super::tiers::all_gpu_layers(&s.model);
     let found = (0..=all).rev().find_map(|n| {
         let r = evaluate_bounds(&with_gpu_layers(s, n)).ok()?;
-        (r.capacity.fits && keeps_margin(&r)).then_some((n, r))
+        (r.capacity.fits && keeps_margin(&r) && caches_within_limit(s, n)).then_some((n, r))
     });
     Some(match found {
         Some((n, r)) => MaxGpuLayers {

@@ -268,7 +268,7 @@ impl std::fmt::Display for CacheRefusal {
                 match max_context {
                     Some(c) => write!(
                         f,
-                        "; a context of {} tokens or less keeps every cache tensor within it",
+                        "; a context of {} tokens per sequence or less keeps every cache tensor within it",
                         crate::core::units::fmt_tokens(*c)
                     ),
                     None => write!(f, "; no context keeps it within (a windowed cache)"),

@@ -729,8 +729,6 @@ pub struct ContextFigures {
     /// [`crate::core::kv::KvLayer::largest_tensor_bytes`]), and its bytes per cell of one
     /// stream when it grows with the context (0: a windowed or no cache).
     pub cache_tensor_bytes: Vec<(u64, u64)>,
-    /// The cache's streams (one per sequence, or one with `-kvu`).
-    pub cache_streams: u64,
     /// The largest activation of a dense FFN layer's ops (`core::runtime::ffn_tensor_max`): a
     /// device whose tensor limit is below it leaves the dense FFNs to the host.
     pub ffn_tensor_bytes: u64,
@@ -1394,16 +1392,13 @@ pub fn place(
     }
     // a device layer's MLA attention is followed on the host with all of its weights there and
     // flash attention (see `runtime::HostFfn::attention`)
+    // (the replay follows deepseek2's absorbed MLA with flash attention and a compressed query)
+    let mla_followed = ctx.host_replay.as_ref().is_some_and(|sr| {
+        sr.g.flash_attn && sr.model.mla.is_some() && sr.model.keys.q_lora_rank.is_some()
+    });
     let host_attn: Vec<bool> = host_mla_attn
         .iter()
-        .map(|&(here, all)| {
-            here > 0
-                && here == all
-                && ctx
-                    .host_replay
-                    .as_ref()
-                    .is_some_and(|sr| sr.g.flash_attn && sr.model.mla.is_some())
-        })
+        .map(|&(here, all)| here > 0 && here == all && mla_followed)
         .collect();
     let host_other = other_host_role
         || host_mla_attn
@@ -3056,7 +3051,6 @@ pub fn context_figures(
                 (l.largest_tensor_bytes, per_cell)
             })
             .collect(),
-        cache_streams: streams,
         ffn_tensor_bytes: runtime::ffn_tensor_max(model, ff, &kv, &g),
         layer_bytes,
         mask_bytes: masks,

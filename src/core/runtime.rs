@@ -304,7 +304,8 @@ impl Replay {
     fn alloc(&mut self, bytes: u64) -> Live {
         Live(self.a.alloc(bytes), bytes)
     }
-    /// A graph input a device copies in.
+    /// A graph or split input a device copies in (held in the buffer's prefix with pipeline
+    /// parallelism: [`Mode::Held`]).
     fn input(&mut self, bytes: u64) -> Live {
         if self.mode == Mode::Held {
             HELD
@@ -1089,7 +1090,8 @@ fn rwkv7_share_peak(
             }
         }
     }
-    let copy_in = |r: &mut Replay, bytes: u64| if held { HELD } else { r.alloc(bytes) };
+    // (a split input: held in the prefix, or copied in at its split)
+    r.mode = if held { Mode::Held } else { Mode::Copied };
     // (the first layer's value, used by every later layer's value mix)
     let mut v_first = None;
     let (mut s_copy, mut out_ids, mut shift, mut state, mut inp_l, mut att) = match share.start {
@@ -1107,17 +1109,24 @@ fn rwkv7_share_peak(
             // the mixed rows, the gathered rows, their slots, the state indices and the token
             // rows copied in; the mixed rows scattered into a copy of the token rows, its first
             // layer's rows gathered, the token embedding's norm
-            let mixed = copy_in(&mut r, e);
-            let gathered = copy_in(&mut r, e);
-            let slots = copy_in(&mut r, t * 8);
-            let s_copy = copy_in(&mut r, seqs * 4);
-            let embd = copy_in(&mut r, e);
+            let mixed = r.input(e);
+            let gathered = r.input(e);
+            let slots = r.input(t * 8);
+            let s_copy = r.input(seqs * 4);
+            let embd = r.input(e);
             let _copied = r.alloc(e);
             r.free(mixed);
             r.free(gathered);
             r.free(slots);
             let shift = r.alloc(shift_rows);
             let state = r.alloc(state_rows);
+            // (the copied indices are freed after the device's last gather)
+            let s_copy = if layers.len() == 1 {
+                r.free(s_copy);
+                HELD
+            } else {
+                s_copy
+            };
             let inp_l = r.alloc(e);
             r.free(embd);
             (s_copy, None, shift, state, inp_l, None)
@@ -1154,10 +1163,10 @@ fn rwkv7_share_peak(
             // and the previous layer's normed rows (all but the last row, and all) copied in;
             // this device gathers its first layer's rows, and the previous layer's shifted rows
             // (concatenated, minus the normed rows) go back
-            let s_copy = copy_in(&mut r, seqs * 4);
-            let shift_half = copy_in(&mut r, n * seqs * f);
-            let rows_but_last = copy_in(&mut r, n * t.saturating_sub(1) * f);
-            let normed = copy_in(&mut r, e);
+            let s_copy = r.input(seqs * 4);
+            let shift_half = r.input(n * seqs * f);
+            let rows_but_last = r.input(n * t.saturating_sub(1) * f);
+            let normed = r.input(e);
             let shift = r.alloc(shift_rows);
             let state = r.alloc(state_rows);
             // (the copied indices are freed after the device's last gather)
@@ -1184,10 +1193,10 @@ fn rwkv7_share_peak(
             match before {
                 Rwkv7Before::Host => {
                     // the channel mix's output and its input: the residual added (in place)
-                    let ffn_out = copy_in(&mut r, e);
-                    let ffn_inp = copy_in(&mut r, e);
-                    v_first = Some(copy_in(&mut r, e));
-                    let ids = output.then(|| copy_in(&mut r, outputs * 4));
+                    let ffn_out = r.input(e);
+                    let ffn_inp = r.input(e);
+                    v_first = Some(r.input(e));
+                    let ids = output.then(|| r.input(outputs * 4));
                     let l_out = if held {
                         r.alloc(e)
                     } else {
@@ -1199,10 +1208,10 @@ fn rwkv7_share_peak(
                 Rwkv7Before::Device => {
                     // the next layer's normed rows (their weight and bias in place) and the
                     // residual
-                    let norm = copy_in(&mut r, e);
-                    v_first = Some(copy_in(&mut r, e));
-                    let l_out = copy_in(&mut r, e);
-                    let ids = output.then(|| copy_in(&mut r, outputs * 4));
+                    let norm = r.input(e);
+                    v_first = Some(r.input(e));
+                    let l_out = r.input(e);
+                    let ids = output.then(|| r.input(outputs * 4));
                     (s_copy, ids, shift, state, l_out, (!held).then_some(norm))
                 }
             }
@@ -1320,7 +1329,7 @@ fn rwkv7_share_peak(
             // the next device gathers the next layer's rows and this layer's shifted rows,
             // copied back in for the channel mix
             r.free(shift);
-            let sx = copy_in(&mut r, e);
+            let sx = r.input(e);
             r.free(ffn_norm);
             let key = r.alloc(n_ff * t * f);
             r.free(sx);

@@ -203,8 +203,9 @@ fn side(host: bool) -> Option<Side> {
 /// output): node 0 is the normed input (on the device), the last node the next layer's norm
 /// (a device weight). With the attention's output projection or the FFN's norm in host memory
 /// the block starts at the attention's result instead: node 0 the layer's input (the residual:
-/// the host's own token rows for the first layer, `resid_here`), node 1 the attention's result,
-/// then the output projection, the residual add, the norm and its weight.
+/// the host's own token rows for the first layer, `resid_here`), then the attention's result
+/// (one device node, or with the attention's weights here the MLA attention's nodes,
+/// [`mla_attention`]), the output projection, the residual add, the norm and its weight.
 fn layer_block(
     model: &ModelShape,
     sh: &HostSplits,
@@ -226,7 +227,7 @@ fn layer_block(
             None => l.map_or(0, |l| l.value_length as u64),
         };
         let kqv = match model.mla.filter(|_| h.attention) {
-            Some(m) => mla_attention(&mut b, model, m, resid, t),
+            Some(m) => mla_attention(&mut b, model, m, resid, hq, t),
             None => b.push(hq * dv * t * f32b, &[], Some(Side::Device), false),
         };
         let attn_out = b.push(e, &[kqv], side(h.attn_output), false);
@@ -358,13 +359,14 @@ fn mla_attention(
     model: &ModelShape,
     m: crate::core::model::Mla,
     resid: usize,
+    hq: u64,
     t: u64,
 ) -> usize {
     let f32b = 4u64;
     let e = model.embedding_length.saturating_mul(t) * f32b;
-    let hq = model.layers.first().map_or(0, |l| l.head_count as u64);
     let (lora, rope) = (m.kv_lora_rank as u64, m.rope_dim as u64);
-    let ql = model.keys.q_lora_rank.map_or(lora, u64::from);
+    // (the placement follows such a layer only with a compressed query)
+    let ql = model.keys.q_lora_rank.map_or(0, u64::from);
     let rows = |w: u64| w.saturating_mul(t) * f32b;
     let pos = b.held(t * 4 * super::positions_per_token(model));
     let norm = b.push(e, &[resid], None, true);

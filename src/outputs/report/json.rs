@@ -265,13 +265,15 @@ pub struct CapacityJson {
     pub fits: bool,
     /// The article's W + K + A ≤ M on every used tier.
     pub article_fits: bool,
-    /// llama.cpp accepts the cache configuration (false: it will not start whatever the
-    /// context; `verdict` says why).
+    /// llama.cpp starts with these settings (false: `verdict` says why — a cache
+    /// configuration it refuses at any context, or a cache tensor over a device's tensor limit,
+    /// which a context up to `max_context_tokens` avoids).
     pub starts: bool,
     /// Verdict in words.
     pub verdict: String,
-    /// Largest context per sequence whose runtime memory fits (null: memory sets no limit, or
-    /// llama.cpp will not start at any context — `starts` tells them apart).
+    /// Largest context per sequence whose runtime memory fits and whose cache tensors stay
+    /// within their devices' tensor limits (null: memory sets no limit, or llama.cpp will not
+    /// start at any context — `starts` and `verdict` tell them apart).
     pub max_context_tokens: Option<u64>,
     /// Largest logical context per sequence with W + K + A ≤ M (the article's figure).
     pub article_max_context_tokens: Option<u64>,
@@ -1047,7 +1049,7 @@ pub fn to_json(r: &Report, model_path: &str) -> JsonReport {
             headroom_bytes: r.capacity.headroom_bytes,
             fits: r.capacity.fits,
             article_fits: r.capacity.article_fits,
-            starts: !r.capacity.starts_at_no_context(),
+            starts: !r.capacity.refused(),
             verdict: super::words::verdict(&r.capacity),
             // No context fits a configuration llama.cpp refuses.
             max_context_tokens: r

@@ -556,8 +556,12 @@ pub fn write_worksheet_with<W: Write>(
                 "none: llama.cpp will not start with these settings".into()
             }
             Some(m) if c.max_context_by_tensor_limit => format!(
-                "{} tokens per sequence (every cache tensor within its device's tensor limit)",
-                fmt_tokens(m)
+                "{} tokens per sequence (every cache tensor within its device's tensor limit){}",
+                fmt_tokens(m),
+                match s.model.native_context {
+                    Some(nat) if m > nat => format!(" (above the native {})", fmt_tokens(nat)),
+                    _ => String::new(),
+                }
             ),
             Some(m) => format!(
                 "{} tokens per sequence (runtime memory){}{}",
