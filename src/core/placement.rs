@@ -3042,11 +3042,14 @@ pub fn context_figures(
             .per_layer
             .iter()
             .map(|l| {
-                let per_cell = match l.attention {
-                    crate::core::model::Attention::Full if l.allocated_cells > 0 => {
-                        l.largest_tensor_bytes / l.allocated_cells * streams
-                    }
-                    _ => 0,
+                // a cache as long as the context grows with it (a full layer's, or a sliding
+                // one's with --swa-full); a window's does not
+                let grows = l.allocated_cells > 0
+                    && l.allocated_cells >= kv.cells_per_stream.saturating_mul(streams);
+                let per_cell = if grows {
+                    l.largest_tensor_bytes / l.allocated_cells * streams
+                } else {
+                    0
                 };
                 (l.largest_tensor_bytes, per_cell)
             })
