@@ -574,6 +574,104 @@ pub fn rwkv7_share(
     rwkv7_share_peak(model, ff, g, t, t, share)
 }
 
+/// RWKV-7's time-mix tensors up to the value ([`rwkv7_projections`]).
+struct Rwkv7Mix {
+    lerps: Live,
+    recept: Live,
+    w: Live,
+    k: Live,
+    a: Live,
+    k_new: Live,
+    v: Live,
+}
+
+/// RWKV-7's time-mix projections: the previous rows (shift state + this ubatch's) minus the
+/// normed rows in place, repeated for the six lerps (scaled and added in place); the
+/// receptance, the decay, key and in-context-rate projections (their low-rank inner rows);
+/// k + a·(k·k_a) − k·k_a, whose sum lands in the product's tensor; the value. `shift_used`: the
+/// shift rows last used by the previous rows, freed after them.
+fn rwkv7_projections(
+    r: &mut Replay,
+    e: u64,
+    [rw, ra]: [u64; 2],
+    t: u64,
+    shift_used: Option<Live>,
+) -> Rwkv7Mix {
+    let f = 4u64;
+    let x_prev = r.alloc(e);
+    if let Some(x) = shift_used {
+        r.free(x);
+    }
+    let lerps = r.alloc(6 * e);
+    r.free(x_prev);
+    let recept = r.alloc(e);
+    let w1 = r.alloc(rw * t * f);
+    let w = r.alloc(e);
+    r.free(w1);
+    let k = r.alloc(e);
+    let a1 = r.alloc(ra * t * f);
+    let a = r.alloc(e);
+    r.free(a1);
+    let ka = r.alloc(e);
+    let k_new = r.alloc(e);
+    r.free(ka);
+    let v = r.alloc(e);
+    Rwkv7Mix {
+        lerps,
+        recept,
+        w,
+        k,
+        a,
+        k_new,
+        v,
+    }
+}
+
+/// RWKV-7's value mix past the first layer over `diff` (the first layer's value minus this
+/// one's): the low-rank gate's inner rows and its output, then the difference freed.
+fn rwkv7_value_mix(r: &mut Replay, e: u64, rv: u64, t: u64, diff: Live) {
+    let v1 = r.alloc(rv * t * 4);
+    let v2 = r.alloc(e);
+    r.free(v1);
+    r.free(v2);
+    r.free(diff);
+}
+
+/// RWKV-7's bonus term — (k·r·r_k) summed per head, times v, added in place into `cur` (the
+/// group-normed output) — then the gate (its sigmoid in place, multiplied in place) and the
+/// output projection, which it returns; `v`: the value, freed after the bonus unless it is the
+/// first layer's (kept).
+fn rwkv7_bonus_and_output(
+    r: &mut Replay,
+    e: u64,
+    [heads, rg]: [u64; 2],
+    t: u64,
+    m: Rwkv7Mix,
+    cur: Live,
+    free_v: bool,
+) -> Live {
+    let f = 4u64;
+    let krk = r.alloc(e);
+    r.free(m.k_new);
+    r.free(m.recept);
+    let rk = r.alloc(heads * t * f);
+    r.free(krk);
+    let vrk = r.alloc(e);
+    if free_v {
+        r.free(m.v);
+    }
+    r.free(rk);
+    r.free(vrk);
+    let g1 = r.alloc(rg * t * f);
+    r.free(m.lerps);
+    let g2 = r.alloc(e);
+    r.free(g1);
+    r.free(g2);
+    let out = r.alloc(e);
+    r.free(cur);
+    out
+}
+
 /// The host's compute buffer for RWKV-7 when every layer is offloaded but some layers' weights
 /// are in host memory (`-ot "blk\.1\.=CPU"`) and no op offload takes them to a device: per
 /// such layer the host runs its weight ops between the device's (llama.cpp pins each norm to
@@ -627,58 +725,23 @@ pub fn rwkv7_host_layers_peak(
         if v_first.is_none() {
             v_first = Some(r.alloc(e));
         }
-        let x_prev = r.alloc(e);
-        r.free(shift_half);
-        let lerps = r.alloc(6 * e);
-        r.free(x_prev);
-        let recept = r.alloc(e);
-        let w1 = r.alloc(rw * t * f);
-        let w = r.alloc(e);
-        r.free(w1);
-        let k = r.alloc(e);
-        let a1 = r.alloc(ra * t * f);
-        let a = r.alloc(e);
-        r.free(a1);
-        let ka = r.alloc(e);
-        let k_new = r.alloc(e);
-        r.free(ka);
-        let v = r.alloc(e);
+        let m = rwkv7_projections(&mut r, e, [rw, ra], t, Some(shift_half));
         // the value mix; at the last such layer the difference in place in the value's copy
         let diff = match v_first.take_if(|_| Some(il) == last) {
             Some(copy) => copy,
             None => r.alloc(e),
         };
-        let v1 = r.alloc(rv * t * f);
-        let v2 = r.alloc(e);
-        r.free(v1);
-        r.free(v2);
-        r.free(diff);
+        rwkv7_value_mix(&mut r, e, rv, t, diff);
         // k, w and a go to the device for the L2 norm and the WKV; the group-normed output and
         // the residual come back
-        r.free(k);
-        r.free(w);
-        r.free(a);
+        r.free(m.k);
+        r.free(m.w);
+        r.free(m.a);
         let cur = r.alloc(e);
         let residual = r.alloc(e);
-        // the bonus term (added in place in the normed output)
-        let krk = r.alloc(e);
-        r.free(k_new);
-        r.free(recept);
-        let rk = r.alloc((n / hs).max(1) * t * f);
-        r.free(krk);
-        let vrk = r.alloc(e);
-        r.free(v);
-        r.free(rk);
-        r.free(vrk);
-        // the gate and the output projection; the residual added in place in its copy, the
-        // FFN norm (its weight and bias in place)
-        let g1 = r.alloc(rg * t * f);
-        r.free(lerps);
-        let g2 = r.alloc(e);
-        r.free(g1);
-        r.free(g2);
-        let out = r.alloc(e);
-        r.free(cur);
+        // the bonus, the gate and the output projection; the residual added in place in its
+        // copy, the FFN norm (its weight and bias in place)
+        let out = rwkv7_bonus_and_output(&mut r, e, [(n / hs).max(1), rg], t, m, cur, true);
         r.free(out);
         let ffn_norm = r.alloc(e);
         r.free(att);
@@ -1226,28 +1289,9 @@ fn rwkv7_share_peak(
         // the attention norm (weight and bias in place); a device after a device has it
         // copied in
         let att = att.take().unwrap_or_else(|| r.alloc(e));
-        // the previous rows (shift state + this ubatch's), minus the normed rows in place,
-        // repeated for the six lerps (scaled and added in place)
-        let x_prev = r.alloc(e);
-        if nkvo {
-            // (the time-mix half of the shift rows, copied in from the host)
-            r.free(std::mem::replace(&mut shift, HELD));
-        }
-        let lerps = r.alloc(6 * e);
-        r.free(x_prev);
-        let recept = r.alloc(e);
-        let w1 = r.alloc(rw * t * f);
-        let w = r.alloc(e);
-        r.free(w1);
-        let k = r.alloc(e);
-        let a1 = r.alloc(ra * t * f);
-        let a = r.alloc(e);
-        r.free(a1);
-        // k + a·(k·k_a) − k·k_a: the sum lands in the product's tensor
-        let ka = r.alloc(e);
-        let k_new = r.alloc(e);
-        r.free(ka);
-        let v = r.alloc(e);
+        // (with the state in host memory, the time-mix half of the shift rows copied in)
+        let shift_used = nkvo.then(|| std::mem::replace(&mut shift, HELD));
+        let m = rwkv7_projections(&mut r, e, [rw, ra], t, shift_used);
         if il > 0 {
             let after = matches!(share.start, Rwkv7Start::After(_));
             let diff = match v_first.take_if(|_| last_here && after && !held) {
@@ -1265,19 +1309,15 @@ fn rwkv7_share_peak(
                     diff
                 }
             };
-            let v1 = r.alloc(rv * t * f);
-            let v2 = r.alloc(e);
-            r.free(v1);
-            r.free(v2);
-            r.free(diff);
+            rwkv7_value_mix(&mut r, e, rv, t, diff);
         }
         // the L2-normed key (k·k_k in place in k), its negation, kk·a in place
         let kk = r.alloc(e);
-        r.free(k);
+        r.free(m.k);
         let neg = r.alloc(e);
-        r.free(a);
+        r.free(m.a);
         let wkv = r.alloc(e + state_rows);
-        r.free(w);
+        r.free(m.w);
         r.free(neg);
         r.free(kk);
         r.free(state);
@@ -1286,28 +1326,11 @@ fn rwkv7_share_peak(
         r.free(wkv);
         let cur = r.alloc(e);
         r.free(ln);
-        // the bonus: (k·r·r_k) summed per head, times v, added in place
-        let krk = r.alloc(e);
-        r.free(k_new);
-        r.free(recept);
-        let rk = r.alloc((n / hs).max(1) * t * f);
-        r.free(krk);
-        let vrk = r.alloc(e);
+        // the bonus, the gate and the output projection (the first layer's value kept)
         if il == 0 {
-            v_first = Some(v);
-        } else {
-            r.free(v);
+            v_first = Some(m.v);
         }
-        r.free(rk);
-        r.free(vrk);
-        // the gate (its sigmoid in place), multiplied in place; the output projection
-        let g1 = r.alloc(rg * t * f);
-        r.free(lerps);
-        let g2 = r.alloc(e);
-        r.free(g1);
-        r.free(g2);
-        let out = r.alloc(e);
-        r.free(cur);
+        let out = rwkv7_bonus_and_output(&mut r, e, [(n / hs).max(1), rg], t, m, cur, il > 0);
         let ffn_inp =
             if il == layers.start && share.start == Rwkv7Start::After(Rwkv7Before::Device) && !held
             {
