@@ -259,6 +259,15 @@ fn mib(b: u64) -> String {
     format!("{:.1}", b as f64 / MIB)
 }
 
+/// llmbound's placement of a fixture case's arguments (the context as given, or the trained one).
+fn placed(l: &Loaded, devs: &[Device], args: &[String]) -> Result<placement::Placement, String> {
+    let parsed = placement::parse_args(args, devs).map_err(|e| format!("args not parsed: {e}"))?;
+    let cs = cache_settings(&parsed.rest);
+    let n_ctx = parsed.n_ctx.unwrap_or(l.model.n_ctx_train);
+    let ctx = placement::context_figures(&l.shape, &l.ff, &cs, n_ctx);
+    placement::place(&l.model, &ctx, devs, &parsed.settings).map_err(|e| format!("refused: {e}"))
+}
+
 fn compare(
     where_: &str,
     l: &Loaded,
@@ -267,20 +276,10 @@ fn compare(
     want: &Memory,
     t: &mut Tally,
 ) {
-    let parsed = match placement::parse_args(args, devs) {
+    let p = match placed(l, devs, args) {
         Ok(p) => p,
         Err(e) => {
-            t.wrong.push(format!("{where_}: args not parsed: {e}"));
-            return;
-        }
-    };
-    let cs = cache_settings(&parsed.rest);
-    let n_ctx = parsed.n_ctx.unwrap_or(l.model.n_ctx_train);
-    let ctx = placement::context_figures(&l.shape, &l.ff, &cs, n_ctx);
-    let p = match placement::place(&l.model, &ctx, devs, &parsed.settings) {
-        Ok(p) => p,
-        Err(e) => {
-            t.wrong.push(format!("{where_}: refused: {e}"));
+            t.wrong.push(format!("{where_}: {e}"));
             return;
         }
     };
@@ -384,16 +383,10 @@ fn vulkan_placement_matches_llama_cpp() {
             cases += 1;
             let devs = devices(c, limit);
             match c.kind.as_str() {
-                "place" if aborts => {
-                    let parsed = placement::parse_args(&c.args, &devs).unwrap();
-                    let cs = cache_settings(&parsed.rest);
-                    let n_ctx = parsed.n_ctx.unwrap_or(l.model.n_ctx_train);
-                    let ctx = placement::context_figures(&l.shape, &l.ff, &cs, n_ctx);
-                    match placement::place(&l.model, &ctx, &devs, &parsed.settings) {
-                        Ok(p) if p.cache_over_limit.is_some() => t.aborts_said += 1,
-                        _ => t.aborts_missed.push(where_.clone()),
-                    }
-                }
+                "place" if aborts => match placed(&l, &devs, &c.args) {
+                    Ok(p) if p.cache_over_limit.is_some() => t.aborts_said += 1,
+                    _ => t.aborts_missed.push(where_.clone()),
+                },
                 "place" => compare(
                     &where_,
                     &l,

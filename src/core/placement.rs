@@ -751,6 +751,17 @@ pub struct SegmentReplay {
     g: GraphSettings,
 }
 
+impl SegmentReplay {
+    /// RWKV-7's share of one backend (`runtime::rwkv7_share`).
+    fn rwkv7_share(&self, share: &runtime::Rwkv7Share) -> Option<u64> {
+        runtime::rwkv7_share(&self.model, &self.ff, &self.kv, &self.g, share)
+    }
+    /// The host's RWKV-7 layers among device layers (`runtime::rwkv7_host_layers_peak`).
+    fn rwkv7_host_layers(&self, host_layer: &[bool]) -> Option<u64> {
+        runtime::rwkv7_host_layers_peak(&self.model, &self.ff, &self.kv, &self.g, host_layer)
+    }
+}
+
 impl PartialEq for SegmentReplay {
     fn eq(&self, other: &Self) -> bool {
         self.model == other.model && self.ff == other.ff && self.kv == other.kv && self.g == other.g
@@ -1884,30 +1895,22 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
             && (start == 0
                 || sh.layer_device[start - 1] == Buffer::Host
                 || sh.layer_tensors[start - 1].1 == 0)
-            && let Some(peak) = runtime::rwkv7_share(
-                &sr.model,
-                &sr.ff,
-                &sr.kv,
-                &sr.g,
-                &runtime::Rwkv7Share {
-                    layers: start..end,
-                    start: match start.checked_sub(1).map(|p| sh.layer_device[p]) {
-                        None => runtime::Rwkv7Start::FirstDevice,
-                        Some(Buffer::Host) => {
-                            runtime::Rwkv7Start::After(runtime::Rwkv7Before::Host)
-                        }
-                        Some(Buffer::Device(_)) => {
-                            runtime::Rwkv7Start::After(runtime::Rwkv7Before::Device)
-                        }
-                    },
-                    held_copies: if sh.pipeline_parallel {
-                        PIPELINE_COPIES
-                    } else {
-                        0
-                    },
-                    state_on_host: sh.kv_on_host,
+            && let Some(peak) = sr.rwkv7_share(&runtime::Rwkv7Share {
+                layers: start..end,
+                start: match start.checked_sub(1).map(|p| sh.layer_device[p]) {
+                    None => runtime::Rwkv7Start::FirstDevice,
+                    Some(Buffer::Host) => runtime::Rwkv7Start::After(runtime::Rwkv7Before::Host),
+                    Some(Buffer::Device(_)) => {
+                        runtime::Rwkv7Start::After(runtime::Rwkv7Before::Device)
+                    }
                 },
-            )
+                held_copies: if sh.pipeline_parallel {
+                    PIPELINE_COPIES
+                } else {
+                    0
+                },
+                state_on_host: sh.kv_on_host,
+            })
         {
             *out = peak;
             continue;
@@ -2179,18 +2182,12 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
     } else if host_layers
         && let Some(sr) = &ctx.rwkv7
         && let Some(peak) = rwkv7_host_prefix(sh).and_then(|k| {
-            runtime::rwkv7_share(
-                &sr.model,
-                &sr.ff,
-                &sr.kv,
-                &sr.g,
-                &runtime::Rwkv7Share {
-                    layers: 0..k,
-                    start: runtime::Rwkv7Start::Graph,
-                    held_copies: 0,
-                    state_on_host: false,
-                },
-            )
+            sr.rwkv7_share(&runtime::Rwkv7Share {
+                layers: 0..k,
+                start: runtime::Rwkv7Start::Graph,
+                held_copies: 0,
+                state_on_host: false,
+            })
         })
     {
         // RWKV-7's first layers on the host, the rest on devices
@@ -2202,18 +2199,12 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
         && !sh.output_ops_on_host
         && sh.layer_tensors.iter().all(|(_, h)| *h == 0)
         && let Some(sr) = &ctx.rwkv7
-        && let Some(peak) = runtime::rwkv7_share(
-            &sr.model,
-            &sr.ff,
-            &sr.kv,
-            &sr.g,
-            &runtime::Rwkv7Share {
-                layers: 0..0,
-                start: runtime::Rwkv7Start::Graph,
-                held_copies: 0,
-                state_on_host: true,
-            },
-        )
+        && let Some(peak) = sr.rwkv7_share(&runtime::Rwkv7Share {
+            layers: 0..0,
+            start: runtime::Rwkv7Start::Graph,
+            held_copies: 0,
+            state_on_host: true,
+        })
     {
         // RWKV-7 with its state in host memory: the host runs the whole input stage (its
         // gathers and stores of each layer's state rows are smaller)
@@ -2244,11 +2235,7 @@ fn compute_buffers(ctx: &ContextFigures, sh: &SplitShape, nd: usize) -> (Vec<u64
         && !sh.output_ops_on_host
         && sh.layer_tensors.iter().all(|(n, h)| *h == 0 || h == n)
         && let Some(sr) = &ctx.rwkv7
-        && let Some(peak) = runtime::rwkv7_host_layers_peak(
-            &sr.model,
-            &sr.ff,
-            &sr.kv,
-            &sr.g,
+        && let Some(peak) = sr.rwkv7_host_layers(
             &sh.layer_tensors
                 .iter()
                 .map(|(n, h)| *h > 0 && h == n)
@@ -3462,13 +3449,10 @@ mod tests {
             max_tensor: Some(Bytes(128 << 20)),
             ..dev("Vulkan0", 24)
         };
-        let p = place(
-            &m,
-            &c,
-            std::slice::from_ref(&limited),
-            &PlacementSettings::default(),
-        )
-        .unwrap();
+        let on_limited = |c: &ContextFigures, s: &PlacementSettings| {
+            place(&m, c, std::slice::from_ref(&limited), s).unwrap()
+        };
+        let p = on_limited(&c, &PlacementSettings::default());
         let o = p.cache_over_limit.expect("over the limit");
         assert_eq!(
             (o.device, o.layer, o.bytes, o.limit),
@@ -3479,13 +3463,7 @@ mod tests {
         assert_eq!(p.cache_max_context, Some(16_384));
         // a window over the limit: no context avoids it
         c.cache_tensor_bytes[3] = (160 << 20, 0);
-        let p = place(
-            &m,
-            &c,
-            std::slice::from_ref(&limited),
-            &PlacementSettings::default(),
-        )
-        .unwrap();
+        let p = on_limited(&c, &PlacementSettings::default());
         assert_eq!(p.cache_over_limit.map(|o| o.max_context), Some(None));
         assert_eq!(p.cache_max_context, Some(0));
         // the cache in host memory, or no limit: nothing over it
@@ -3493,7 +3471,7 @@ mod tests {
             no_kv_offload: true,
             ..PlacementSettings::default()
         };
-        let p = place(&m, &c, &[limited], &nkvo).unwrap();
+        let p = on_limited(&c, &nkvo);
         assert_eq!((p.cache_over_limit, p.cache_max_context), (None, None));
         let p = place(&m, &c, &[dev("RPC0", 24)], &PlacementSettings::default()).unwrap();
         assert_eq!((p.cache_over_limit, p.cache_max_context), (None, None));

@@ -321,6 +321,15 @@ impl Replay {
             HELD
         }
     }
+    /// Free `t` now when `now` (it is then [`HELD`]), else keep it.
+    fn free_if(&mut self, t: Live, now: bool) -> Live {
+        if now {
+            self.free(t);
+            HELD
+        } else {
+            t
+        }
+    }
     fn free(&mut self, t: Live) {
         if t.0 != HELD.0 {
             self.a.free(t.0, t.1);
@@ -574,6 +583,42 @@ pub fn rwkv7_share(
     rwkv7_share_peak(model, ff, g, t, t, share)
 }
 
+/// RWKV-7's graph inputs with the token rows and the mixed rows gathered
+/// ([`rwkv7_inputs`]).
+struct Rwkv7Inputs {
+    mixed_slots: Live,
+    mixed_embd: Live,
+    s_copy: Live,
+    out_ids: Live,
+    embd: Live,
+    gathered: Live,
+}
+
+/// RWKV-7's graph inputs on the backend that holds them (token ids, the embeddings input, the
+/// mixed ids, slots and rows, the state copy indices, the output ids), then the token rows and
+/// the mixed rows gathered.
+fn rwkv7_inputs(r: &mut Replay, e: u64, t: u64, seqs: u64, outputs: u64) -> Rwkv7Inputs {
+    let tokens = r.alloc(t * 4);
+    let _inp_embd = r.alloc(e);
+    let mixed_tokens = r.alloc(t * 4);
+    let mixed_slots = r.alloc(t * 8);
+    let mixed_embd = r.alloc(e);
+    let s_copy = r.alloc(seqs * 4);
+    let out_ids = r.alloc(outputs * 4);
+    let embd = r.alloc(e);
+    r.free(tokens);
+    let gathered = r.alloc(e);
+    r.free(mixed_tokens);
+    Rwkv7Inputs {
+        mixed_slots,
+        mixed_embd,
+        s_copy,
+        out_ids,
+        embd,
+        gathered,
+    }
+}
+
 /// RWKV-7's time-mix tensors up to the value ([`rwkv7_projections`]).
 struct Rwkv7Mix {
     lerps: Live,
@@ -699,22 +744,10 @@ pub fn rwkv7_host_layers_peak(
     let n_ff = rwkv7_ffn_width(model).unwrap_or_else(|| dense_ff_width(model, ff));
     let mut r = Replay::chunked(None);
     // the input stage: every input but the output ids goes to the first device
-    let tokens = r.alloc(t * 4);
-    let _inp_embd = r.alloc(e);
-    let mixed_tokens = r.alloc(t * 4);
-    let mixed_slots = r.alloc(t * 8);
-    let mixed_embd = r.alloc(e);
-    let s_copy = r.alloc(seqs * 4);
-    let out_ids = r.alloc(t * 4);
-    let embd = r.alloc(e);
-    r.free(tokens);
-    let gathered = r.alloc(e);
-    r.free(mixed_tokens);
-    r.free(mixed_embd);
-    r.free(gathered);
-    r.free(mixed_slots);
-    r.free(s_copy);
-    r.free(embd);
+    let i = rwkv7_inputs(&mut r, e, t, seqs, t);
+    for x in [i.mixed_embd, i.gathered, i.mixed_slots, i.s_copy, i.embd] {
+        r.free(x);
+    }
     let last = host_layer.iter().rposition(|h| *h);
     let mut v_first = None;
     for (il, _) in host_layer.iter().enumerate().filter(|(_, h)| **h) {
@@ -755,7 +788,7 @@ pub fn rwkv7_host_layers_peak(
         r.free(val);
         r.free(residual);
     }
-    r.free(out_ids);
+    r.free(i.out_ids);
     Some(r.a.max)
 }
 
@@ -1184,42 +1217,25 @@ fn rwkv7_share_peak(
             let shift = r.alloc(shift_rows);
             let state = r.alloc(state_rows);
             // (the copied indices are freed after the device's last gather)
-            let s_copy = if layers.len() == 1 {
-                r.free(s_copy);
-                HELD
-            } else {
-                s_copy
-            };
+            let s_copy = r.free_if(s_copy, layers.len() == 1);
             let inp_l = r.alloc(e);
             r.free(embd);
             (s_copy, None, shift, state, inp_l, None)
         }
         Rwkv7Start::Graph => {
-            // inputs: token ids, the embeddings input, the mixed ids, slots and rows, the state
-            // copy indices, the output ids; then the token rows and the mixed rows scattered
-            // into a copy
-            let tokens = r.alloc(t * 4);
-            let _inp_embd = r.alloc(e);
-            let mixed_tokens = r.alloc(t * 4);
-            let mixed_slots = r.alloc(t * 8);
-            let mixed_embd = r.alloc(e);
-            let _s_copy = r.alloc(seqs * 4);
-            let out_ids = r.alloc(outputs * 4);
-            let embd = r.alloc(e);
-            r.free(tokens);
-            let gathered = r.alloc(e);
-            r.free(mixed_tokens);
+            // the inputs; the mixed rows scattered into a copy of the token rows
+            let i = rwkv7_inputs(&mut r, e, t, seqs, outputs);
             let _copied = r.alloc(e);
-            r.free(mixed_embd);
-            r.free(gathered);
-            r.free(mixed_slots);
+            r.free(i.mixed_embd);
+            r.free(i.gathered);
+            r.free(i.mixed_slots);
             let shift = r.alloc(shift_rows);
             let state = r.alloc(state_rows);
             // the token embedding's norm (weight and bias in place)
             let inp_l = r.alloc(e);
-            r.free(embd);
-            // (a graph input: never freed)
-            (HELD, Some(out_ids), shift, state, inp_l, None)
+            r.free(i.embd);
+            // (the state indices: a graph input, never freed)
+            (HELD, Some(i.out_ids), shift, state, inp_l, None)
         }
         Rwkv7Start::After(before) => {
             // the first split: the state copy indices, the channel-mix half of the shift state
@@ -1233,12 +1249,7 @@ fn rwkv7_share_peak(
             let shift = r.alloc(shift_rows);
             let state = r.alloc(state_rows);
             // (the copied indices are freed after the device's last gather)
-            let s_copy = if layers.len() == 1 {
-                r.free(s_copy);
-                HELD
-            } else {
-                s_copy
-            };
+            let s_copy = r.free_if(s_copy, layers.len() == 1);
             let concat = r.alloc(e);
             r.free(shift_half);
             r.free(rows_but_last);
@@ -1378,9 +1389,7 @@ fn rwkv7_share_peak(
         } else {
             (il + 1 < n_layer).then(|| (r.alloc(shift_rows), r.alloc(state_rows)))
         };
-        if il + 2 == layers.end {
-            r.free(std::mem::replace(&mut s_copy, HELD));
-        }
+        s_copy = r.free_if(s_copy, il + 2 == layers.end);
         // the channel mix
         let cm_prev = r.alloc(e);
         r.free(shift);

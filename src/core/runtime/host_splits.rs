@@ -545,47 +545,43 @@ fn replay_block(r: &mut Replay, b: &Block, at: &[Side], resid: Option<Live>) {
                 if node.view || node.leaf || node.held {
                     continue;
                 }
-                // in place on a host parent whose last consumer this is, of the same size
+                // in place on a parent whose last consumer this is, of the same size: a host
+                // tensor, else a device tensor's copy (a copy has no views)
+                let last_use = |src: usize, side: Side| {
+                    at[src] == side
+                        && !b.nodes[src].view
+                        && b.nodes[src].bytes == node.bytes
+                        && match side {
+                            Side::Host => children[src] == 1 && live[src].is_some(),
+                            Side::Device => copy_children[src] == 1 && copies[src].is_some(),
+                        }
+                };
                 let reuse = node
                     .inplace
                     .then(|| {
-                        node.srcs.iter().copied().find(|&src| {
-                            at[src] == Side::Host
-                                && !b.nodes[src].view
-                                && children[src] == 1
-                                && b.nodes[src].bytes == node.bytes
-                                && live[src].is_some()
+                        [Side::Host, Side::Device].into_iter().find_map(|side| {
+                            node.srcs
+                                .iter()
+                                .copied()
+                                .find(|&src| last_use(src, side))
+                                .map(|src| (src, side))
                         })
                     })
                     .flatten();
-                // or on a device tensor's copy whose last consumer this is (a copy has no views)
-                let reuse_copy = node
-                    .inplace
-                    .then(|| {
-                        node.srcs.iter().copied().find(|&src| {
-                            at[src] == Side::Device
-                                && !b.nodes[src].view
-                                && copy_children[src] == 1
-                                && b.nodes[src].bytes == node.bytes
-                                && copies[src].is_some()
-                        })
-                    })
-                    .flatten()
-                    .filter(|_| reuse.is_none());
-                match (reuse, reuse_copy) {
-                    (Some(p), _) => {
+                match reuse {
+                    Some((p, Side::Host)) => {
                         live[j] = live[p].take();
                         children[p] = 0;
                     }
-                    (None, Some(c)) => {
+                    Some((c, Side::Device)) => {
                         live[j] = copies[c].take();
                         copy_children[c] = 0;
                     }
-                    _ if j == 0 && resid.is_some() => live[j] = resid,
-                    _ => live[j] = Some(r.alloc(node.bytes)),
+                    None if j == 0 && resid.is_some() => live[j] = resid,
+                    None => live[j] = Some(r.alloc(node.bytes)),
                 }
                 for &src in &node.srcs {
-                    if Some(src) == reuse || Some(src) == reuse_copy {
+                    if reuse.is_some_and(|(p, _)| p == src) {
                         continue;
                     }
                     if at[src] == Side::Host {
